@@ -1,0 +1,135 @@
+package lsh
+
+import (
+	"sync"
+	"testing"
+)
+
+var (
+	benchOnce  sync.Once
+	benchTexts []string
+	benchBytes int64
+)
+
+// benchCorpus is testdata/corpus5000.jsonl.gz: the first 5,000 documents of the shared
+// corpus (Debian books in 17 languages, SPDX licenses, npm READMEs), each cut to its first
+// 2,000 bytes.
+func benchCorpus(b *testing.B) ([]string, int64) {
+	benchOnce.Do(func() {
+		for _, d := range readJSONLGz[struct{ ID, Text string }](b, "testdata/corpus5000.jsonl.gz") {
+			benchTexts = append(benchTexts, d.Text)
+			benchBytes += int64(len(d.Text))
+		}
+	})
+	return benchTexts, benchBytes
+}
+
+func reportDocs(b *testing.B, docs int) {
+	b.ReportMetric(float64(docs)*float64(b.N)/b.Elapsed().Seconds(), "docs/s")
+}
+
+// BenchmarkShingles measures normalization, tokenizing, shingling, base hashing and
+// deduplication on one core: everything before the permutations.
+func BenchmarkShingles(b *testing.B) {
+	texts, n := benchCorpus(b)
+	for _, text := range []string{"word5", "char5"} {
+		spec := mustSpec(b, "size=5 level="+text[:4])
+		b.Run(text, func(b *testing.B) {
+			h, _ := NewHasher(spec)
+			b.SetBytes(n)
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, t := range texts {
+					h.hashShingles(t)
+				}
+			}
+			reportDocs(b, len(texts))
+		})
+	}
+}
+
+// BenchmarkSignatures measures text in, signatures out, on all cores (Spec.Signatures).
+// Run with -cpu 1 for the single-core figure.
+func BenchmarkSignatures(b *testing.B) {
+	texts, n := benchCorpus(b)
+	for _, k := range []int{128, 256} {
+		for _, scheme := range []string{"classic", "fast"} {
+			spec := mustSpec(b, "size=5 k="+itoa(k)+" scheme="+scheme)
+			b.Run("word5-k"+itoa(k)+"-"+scheme, func(b *testing.B) {
+				b.SetBytes(n)
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := spec.Signatures(texts); err != nil {
+						b.Fatal(err)
+					}
+				}
+				reportDocs(b, len(texts))
+			})
+		}
+	}
+}
+
+// BenchmarkKernel compares the permutation kernels on one document's worth of hashes.
+func BenchmarkKernel(b *testing.B) {
+	p := newPermutations(Classic, 1, 256)
+	xs := make([]uint64, 1000)
+	for i := range xs {
+		xs[i] = uint64(i) * 2654435761 & maxHash
+	}
+	acc := make([]uint64, 256)
+	b.Run("generic", func(b *testing.B) {
+		for b.Loop() {
+			permuteMinGeneric(xs, p.a, p.b, acc)
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(xs)*len(acc)), "ns/op-perm")
+	})
+	if hasAVX512 {
+		b.Run("avx512", func(b *testing.B) {
+			for b.Loop() {
+				permuteMin(xs, p.a, p.b, acc)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(xs)*len(acc)), "ns/op-perm")
+		})
+	}
+}
+
+// BenchmarkCandidates measures batch candidate generation over 5,000 real documents
+// (word 5-shingle, k=128 signatures) for a few shapes.
+func BenchmarkCandidates(b *testing.B) {
+	texts, _ := benchCorpus(b)
+	sigs, err := mustSpec(b, "size=5 k=128").Signatures(texts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, sh := range []Shape{{20, 5}, {9, 13}, {32, 4}} {
+		b.Run("docs5000-"+sh.String(), func(b *testing.B) {
+			var pairs int
+			for b.Loop() {
+				c, err := Candidates(sigs, sh)
+				if err != nil {
+					b.Fatal(err)
+				}
+				pairs = len(c)
+			}
+			b.ReportMetric(float64(pairs), "pairs")
+			reportDocs(b, len(sigs))
+		})
+	}
+}
+
+// BenchmarkExactJaccard measures the merge intersection of two shingle sets of real
+// documents (the pair of the sample's two longest texts).
+func BenchmarkExactJaccard(b *testing.B) {
+	texts, _ := benchCorpus(b)
+	h, _ := NewHasher(mustSpec(b, "size=5"))
+	sets := make([][]uint64, 0, 2)
+	var bytes int64
+	for _, i := range []int{0, 1} {
+		sets = append(sets, h.ShingleSet(texts[i]))
+		bytes += int64(len(texts[i]))
+	}
+	b.SetBytes(bytes)
+	for b.Loop() {
+		ExactJaccard(sets[0], sets[1])
+	}
+}

@@ -1,0 +1,7 @@
+//go:build !amd64
+
+package lsh
+
+const hasAVX512 = false
+
+func permuteMin(xs, a, b, acc []uint64) { permuteMinGeneric(xs, a, b, acc) }

@@ -1,0 +1,635 @@
+package lsh
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestSpecRoundTrip(t *testing.T) {
+	t.Parallel()
+	specs := []Spec{DefaultSpec()}
+	for _, text := range []string{
+		"level=char size=5",
+		"scheme=fast k=256 seed=7",
+		"scheme=datasketch k=64 seed=42",
+		"scheme=milvus level=char size=3 hash=sha1",
+		"norm=none hash=xxh3",
+		"norm=nfkc+lower+punct+digits+space size=1 k=1",
+	} {
+		specs = append(specs, mustSpec(t, text))
+	}
+	ids := map[string]Spec{}
+	for _, s := range specs {
+		back, err := ParseSpec(s.String())
+		if err != nil {
+			t.Fatalf("ParseSpec(%q): %v", s.String(), err)
+		}
+		if back != s {
+			t.Errorf("ParseSpec(%q) = %+v; want %+v", s.String(), back, s)
+		}
+		if other, dup := ids[s.ID()]; dup {
+			t.Errorf("%v and %v share ID %s", s, other, s.ID())
+		}
+		ids[s.ID()] = s
+		if s.ID() != back.ID() {
+			t.Errorf("ID changed over a round trip: %s vs %s", s.ID(), back.ID())
+		}
+	}
+	// Every single-field change gives a new ID.
+	base := DefaultSpec()
+	variants := []func(*Spec){
+		func(s *Spec) { s.Scheme = Fast },
+		func(s *Spec) { s.Norm.NFKC = false },
+		func(s *Spec) { s.Norm.Lower = false },
+		func(s *Spec) { s.Norm.StripPunct = true },
+		func(s *Spec) { s.Norm.FoldDigits = true },
+		func(s *Spec) { s.Norm.CollapseSpace = false },
+		func(s *Spec) { s.Level = Char },
+		func(s *Spec) { s.Size = 4 },
+		func(s *Spec) { s.Hashes = 256 },
+		func(s *Spec) { s.Hash = SHA1 },
+		func(s *Spec) { s.Seed = 2 },
+	}
+	for i, change := range variants {
+		v := base
+		change(&v)
+		if v.ID() == base.ID() {
+			t.Errorf("variant %d (%v) has the default's ID", i, v)
+		}
+	}
+}
+
+func TestParseSpecErrors(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ text, field string }{
+		{"scheme=bogus", "scheme"},
+		{"level=line", "level"},
+		{"size=0", "size"},
+		{"k=abc", "k"},
+		{"k=100000", "k"},
+		{"hash=md5", "hash"},
+		{"norm=upper", "norm"},
+		{"colour=blue", "colour"},
+		{"size=3 size=4", "size"},
+		{"v9 size=3", "version"},
+		{"scheme=milvus hash=xxhash", "hash"},
+		{"scheme=datasketch seed=99999999999", "seed"},
+	} {
+		_, err := ParseSpec(tc.text)
+		var se *SpecError
+		if !errors.As(err, &se) || se.Field != tc.field {
+			t.Errorf("ParseSpec(%q) error = %v; want a SpecError on %q", tc.text, err, tc.field)
+		}
+	}
+}
+
+func TestNormalize(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		norm Norm
+		in   string
+		want string
+	}{
+		{Norm{}, "A  B", "A  B"},
+		{Norm{NFKC: true}, "ﬁ Ｆｕｌｌ", "fi Full"},
+		{Norm{Lower: true}, "ÉCOLE Straße", "école straße"},
+		{Norm{CollapseSpace: true}, " \t a \n\n b\u00a0 c ", "a b c"},
+		{Norm{StripPunct: true}, "Hello, world! (c) «x» $5", "Hello world c x 5"},
+		{Norm{FoldDigits: true}, "v2.100 2023-02-04 ٣", "v0.000 0000-00-00 0"},
+		{Norm{StripPunct: true, CollapseSpace: true}, "a , b", "a b"},
+		{Norm{}, "bad \xff byte", "bad \uFFFD byte"},
+	} {
+		if got := tc.norm.Normalize(tc.in); got != tc.want {
+			t.Errorf("%v.Normalize(%q) = %q; want %q", tc.norm, tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestShingles(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		spec string
+		text string
+		want []string
+	}{
+		{"size=3", "The quick  brown\nfox jumps", []string{"the quick brown", "quick brown fox", "brown fox jumps"}},
+		{"size=3 norm=none", "a  b\tc d", []string{"a b c", "b c d"}},
+		{"size=5", "only three words", []string{"only three words"}},
+		{"size=5", "   ", nil},
+		{"size=2", "a b a b a b", []string{"a b", "b a"}},
+		{"level=char size=3 norm=none", "añob", []string{"año", "ñob"}},
+		{"level=char size=5", "ab", []string{"ab"}},
+		{"scheme=milvus size=2", "Milvus is a vector-db.", []string{"milvusis", "isa", "avector", "vectordb"}},
+		{"scheme=milvus level=char size=2 norm=none", "ñb", []string{"\xc3\xb1", "\xb1b"}},
+	} {
+		h, err := NewHasher(mustSpec(t, tc.spec))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := h.Shingles(tc.text); !slices.Equal(got, tc.want) {
+			t.Errorf("[%s] Shingles(%q) = %q; want %q", tc.spec, tc.text, got, tc.want)
+		}
+	}
+}
+
+func TestEmptyDocumentSignature(t *testing.T) {
+	t.Parallel()
+	for _, scheme := range []string{"classic", "fast", "datasketch", "milvus"} {
+		h, err := NewHasher(mustSpec(t, "scheme="+scheme+" k=64"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sig := h.Signature(" \n ", nil)
+		for i, v := range sig {
+			if v != maxHash {
+				t.Fatalf("%s: empty document signature[%d] = %#x; want 0xFFFFFFFF", scheme, i, v)
+			}
+		}
+	}
+}
+
+// Deduplicating shingles must not change a signature: a document repeated twice has the
+// same shingle set up to the one shingle that spans the seam.
+func TestDuplicateShinglesIgnored(t *testing.T) {
+	t.Parallel()
+	for _, scheme := range []string{"classic", "fast"} {
+		h, _ := NewHasher(mustSpec(t, "scheme="+scheme+" size=1"))
+		a := h.Signature("one two three", nil)
+		b := h.Signature("one two three three two one one", nil)
+		if !slices.Equal(a, b) {
+			t.Errorf("%s: repeating shingles changed the signature", scheme)
+		}
+	}
+}
+
+// The AVX-512 kernel and the pure-Go kernel must agree bit for bit, including at the edges
+// of the arithmetic (x = 0 and 2^32-1, a = 1 and P-1, b = 0 and P-1, products that wrap).
+func TestKernelsAgree(t *testing.T) {
+	t.Parallel()
+	if !hasAVX512 {
+		t.Skip("no AVX-512 on this CPU: only the pure-Go kernel runs here")
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, k := range []int{32, 64, 96, 128, 256, 40, 7} {
+		for _, n := range []int{1, 2, 7, 100, 1000} {
+			p := newPermutations(Classic, rng.Uint64(), k)
+			p.a[0], p.b[0] = 1, 0
+			p.a[k-1], p.b[k-1] = mersenne61-1, mersenne61-1
+			xs := make([]uint64, n)
+			for i := range xs {
+				xs[i] = uint64(rng.Uint32())
+			}
+			xs[0] = 0
+			xs[n-1] = maxHash
+			want := make([]uint64, k)
+			got := make([]uint64, k)
+			for i := range want {
+				want[i], got[i] = maxHash, maxHash
+			}
+			permuteMinGeneric(xs, p.a, p.b, want)
+			permuteMin(xs, p.a, p.b, got)
+			if !slices.Equal(got, want) {
+				t.Fatalf("k=%d n=%d: AVX-512 kernel differs from the generic one", k, n)
+			}
+		}
+	}
+}
+
+// setPair returns two sets of random 64-bit elements with |A∩B| = inter and |A∪B| = union.
+func setPair(rng *rand.Rand, inter, union int) (a, b []uint64) {
+	onlyA := (union - inter) / 2
+	onlyB := union - inter - onlyA
+	for range inter {
+		v := rng.Uint64()
+		a = append(a, v)
+		b = append(b, v)
+	}
+	for range onlyA {
+		a = append(a, rng.Uint64())
+	}
+	for range onlyB {
+		b = append(b, rng.Uint64())
+	}
+	return a, b
+}
+
+func signatureOf(h *Hasher, set []uint64) Signature {
+	h.base = append(h.base[:0], set...)
+	return h.signatureOfBase(nil)
+}
+
+// meanAbsError returns the mean |estimate - s| over trials of a scheme at Jaccard s.
+func meanAbsError(t *testing.T, scheme string, k, union int, s float64, trials int, seed uint64) float64 {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, uint64(s*1000)))
+	inter := int(math.Round(s * float64(union)))
+	exact := float64(inter) / float64(union)
+	sum := 0.0
+	for trial := range trials {
+		h, err := NewHasher(mustSpec(t, "scheme="+scheme+" k="+itoa(k)+" seed="+itoa(trial+1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, b := setPair(rng, inter, union)
+		sum += math.Abs(Estimate(signatureOf(h, a), signatureOf(h, b)) - exact)
+	}
+	return sum / float64(trials)
+}
+
+// At k=256 the estimate is a binomial share: its standard deviation is sqrt(s(1-s)/k) and
+// its mean absolute error sqrt(2/pi) times that. The MAE must sit inside the 1/sqrt(k)
+// envelope and within 20% of the binomial value (400 trials: the MAE's own relative
+// standard error is about 4%).
+func TestEstimateError(t *testing.T) {
+	t.Parallel()
+	const k, trials = 256, 400
+	for _, s := range []float64{0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9} {
+		mae := meanAbsError(t, "classic", k, 600, s, trials, 11)
+		want := math.Sqrt(2/math.Pi) * math.Sqrt(s*(1-s)/k)
+		if mae > 1/math.Sqrt(k) {
+			t.Errorf("s=%.1f: MAE %.4f outside the 1/sqrt(k) = %.4f envelope", s, mae, 1/math.Sqrt(k))
+		}
+		if math.Abs(mae-want) > 0.2*want {
+			t.Errorf("s=%.1f: MAE %.4f; want %.4f ± 20%% (binomial)", s, mae, want)
+		}
+	}
+}
+
+// The fast scheme (one-permutation hashing, optimal densification) must estimate as well
+// as the classic one: same MAE within statistical tolerance, for large sets (few empty
+// bins) and for small ones (most bins densified).
+func TestFastSchemeMatchesClassicError(t *testing.T) {
+	t.Parallel()
+	const k, trials = 256, 400
+	for _, union := range []int{2000, 120} {
+		for _, s := range []float64{0.2, 0.5, 0.8, 0.9} {
+			classic := meanAbsError(t, "classic", k, union, s, trials, 5)
+			fast := meanAbsError(t, "fast", k, union, s, trials, 5)
+			// Two independent MAE estimates, each with ~4% relative standard error:
+			// their ratio stays within ±25% unless the estimators differ.
+			if fast > 1.25*classic || fast < 0.75*classic {
+				t.Errorf("union=%d s=%.1f: fast MAE %.4f vs classic %.4f", union, s, fast, classic)
+			}
+		}
+	}
+}
+
+func TestTextbookTable(t *testing.T) {
+	t.Parallel()
+	sh := Shape{Bands: 20, Rows: 5}
+	want := map[float64]float64{.2: .006, .3: .047, .4: .186, .5: .470, .6: .802, .7: .975, .8: .9996}
+	for s, p := range want {
+		got := Probability(s, sh)
+		digits := 3.0
+		if s == .8 {
+			digits = 4
+		}
+		if math.Abs(got-p) > 0.5*math.Pow(10, -digits) {
+			t.Errorf("P(%.1f; 20, 5) = %.5f; want %v", s, got, p)
+		}
+	}
+	if got := ThresholdApprox(sh); math.Abs(got-0.5493) > 1e-4 {
+		t.Errorf("ThresholdApprox(20x5) = %.4f; want 0.5493", got)
+	}
+}
+
+func TestAreas(t *testing.T) {
+	t.Parallel()
+	// For b = r = 1, P(s) = s: FP = t²/2, FN = (1-t)²/2.
+	sh := Shape{Bands: 1, Rows: 1}
+	for _, th := range []float64{0, 0.3, 0.9, 1} {
+		if got, want := FalsePositiveArea(th, sh), th*th/2; math.Abs(got-want) > 1e-12 {
+			t.Errorf("FP(%v; 1x1) = %v; want %v", th, got, want)
+		}
+		if got, want := FalseNegativeArea(th, sh), (1-th)*(1-th)/2; math.Abs(got-want) > 1e-12 {
+			t.Errorf("FN(%v; 1x1) = %v; want %v", th, got, want)
+		}
+	}
+	// 1-(1-s^2)^2 = 2s^2 - s^4: integral over [0, t] is 2t^3/3 - t^5/5.
+	th := 0.7
+	want := 2*math.Pow(th, 3)/3 - math.Pow(th, 5)/5
+	if got := FalsePositiveArea(th, Shape{Bands: 2, Rows: 2}); math.Abs(got-want) > 1e-12 {
+		t.Errorf("FP(0.7; 2x2) = %v; want %v", got, want)
+	}
+}
+
+func TestOptimalShape(t *testing.T) {
+	t.Parallel()
+	got, err := OptimalShape(0.9, 128, EqualWeights)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Shape != (Shape{Bands: 5, Rows: 25}) {
+		t.Errorf("OptimalShape(0.9, 128) = %v; want 5x25 (datasketch)", got.Shape)
+	}
+	// Weighting false negatives up must not raise the false-negative area.
+	fnHeavy, _ := OptimalShape(0.9, 128, Weights{FP: 0.1, FN: 0.9})
+	if fnHeavy.FN > got.FN {
+		t.Errorf("FN-heavy weights gave FN %.4f > equal weights' %.4f", fnHeavy.FN, got.FN)
+	}
+	for _, bad := range []struct {
+		t float64
+		k int
+		w Weights
+	}{{1.5, 128, EqualWeights}, {0.5, 0, EqualWeights}, {0.5, 128, Weights{}}, {math.NaN(), 128, EqualWeights}} {
+		if _, err := OptimalShape(bad.t, bad.k, bad.w); err == nil {
+			t.Errorf("OptimalShape(%v, %d, %v) accepted bad input", bad.t, bad.k, bad.w)
+		}
+	}
+}
+
+// Against an observed distribution, a sample whose pairs all sit far from the threshold
+// is served by a broad, cheap curve, while one crowded near the threshold needs a steep
+// one: the observed optimizer must pick more rows (a steeper S) in the second case.
+func TestOptimalShapeObserved(t *testing.T) {
+	t.Parallel()
+	far := []float64{0.05, 0.1, 0.1, 0.15, 0.95, 0.98, 1}
+	near := []float64{0.7, 0.72, 0.75, 0.78, 0.82, 0.85, 0.88}
+	a, err := OptimalShapeObserved(0.8, 128, EqualWeights, far)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := OptimalShapeObserved(0.8, 128, EqualWeights, near)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Shape.Rows <= a.Shape.Rows && b.Error >= a.Error {
+		t.Errorf("near-threshold sample chose %v (err %.4f), far sample %v (err %.4f)", b.Shape, b.Error, a.Shape, a.Error)
+	}
+	// Its error is what it says: recompute for the chosen shape.
+	var fp, fn float64
+	for _, s := range near {
+		p := Probability(s, b.Shape)
+		if s < 0.8 {
+			fp += p
+		} else {
+			fn += 1 - p
+		}
+	}
+	n := float64(len(near))
+	if math.Abs(b.FP-fp/n) > 1e-12 || math.Abs(b.FN-fn/n) > 1e-12 {
+		t.Errorf("reported FP/FN %.4f/%.4f; recomputed %.4f/%.4f", b.FP, b.FN, fp/n, fn/n)
+	}
+	if _, err := OptimalShapeObserved(0.8, 128, EqualWeights, []float64{1.2}); err == nil {
+		t.Error("accepted a similarity above 1")
+	}
+}
+
+// The measured rate at which pairs of known Jaccard s become candidates, over many seeds,
+// must lie within a 99.9% binomial confidence interval of P(s; b, r).
+func TestBandCollisionRate(t *testing.T) {
+	t.Parallel()
+	const trials = 600
+	const union = 400
+	for _, sh := range []Shape{{20, 5}, {10, 10}, {32, 4}, {5, 25}} {
+		for _, s := range []float64{0.3, 0.5, 0.7, 0.85} {
+			rng := rand.New(rand.NewPCG(uint64(sh.Bands), uint64(s*100)))
+			inter := int(math.Round(s * union))
+			exact := float64(inter) / union
+			hits := 0
+			for trial := range trials {
+				h, _ := NewHasher(mustSpec(t, "k=128 seed="+itoa(trial+100)))
+				a, b := setPair(rng, inter, union)
+				cands, err := Candidates([]Signature{signatureOf(h, a), signatureOf(h, b)}, sh)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(cands) == 1 {
+					hits++
+				}
+			}
+			p := Probability(exact, sh)
+			rate := float64(hits) / trials
+			// normal approximation with a continuity correction; z = 3.29 for 99.9%
+			half := 3.29*math.Sqrt(p*(1-p)/trials) + 0.5/trials
+			if math.Abs(rate-p) > half {
+				t.Errorf("%v at s=%.2f: collision rate %.3f; want %.3f ± %.3f", sh, exact, rate, p, half)
+			}
+		}
+	}
+}
+
+func randomSignatures(rng *rand.Rand, n, k int) []Signature {
+	// Families of near-copies so that bands collide: each doc copies a family root and
+	// changes a few positions.
+	roots := make([]Signature, n/5+1)
+	for i := range roots {
+		roots[i] = make(Signature, k)
+		for j := range roots[i] {
+			roots[i][j] = rng.Uint32()
+		}
+	}
+	sigs := make([]Signature, n)
+	for i := range sigs {
+		sigs[i] = slices.Clone(roots[rng.IntN(len(roots))])
+		for range rng.IntN(k / 2) {
+			sigs[i][rng.IntN(k)] = rng.Uint32()
+		}
+	}
+	return sigs
+}
+
+func TestCandidatesMatchBruteForce(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(3, 4))
+	sigs := randomSignatures(rng, 300, 64)
+	sh := Shape{Bands: 8, Rows: 4}
+	got, err := Candidates(sigs, sh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []Candidate
+	for a := range sigs {
+		for b := a + 1; b < len(sigs); b++ {
+			n := 0
+			for band := range sh.Bands {
+				lo, hi := band*sh.Rows, (band+1)*sh.Rows
+				if slices.Equal(sigs[a][lo:hi], sigs[b][lo:hi]) {
+					n++
+				}
+			}
+			if n > 0 {
+				want = append(want, Candidate{A: a, B: b, Bands: n})
+			}
+		}
+	}
+	if len(want) < 50 {
+		t.Fatalf("fixture too sparse: %d pairs", len(want))
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("Candidates found %d pairs; brute force %d", len(got), len(want))
+	}
+	if _, err := Candidates(sigs, Shape{Bands: 20, Rows: 4}); err == nil {
+		t.Error("accepted a shape needing 80 values from 64-value signatures")
+	}
+}
+
+// Equal values in different bands must not collide: the band index is part of the key.
+func TestBandKeysIncludeBandIndex(t *testing.T) {
+	t.Parallel()
+	a := Signature{1, 2, 3, 4}
+	b := Signature{3, 4, 1, 2}
+	if c, _ := Candidates([]Signature{a, b}, Shape{Bands: 2, Rows: 2}); len(c) != 0 {
+		t.Errorf("bands with equal contents at different indexes collided: %v", c)
+	}
+}
+
+func TestIndex(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(5, 6))
+	sigs := randomSignatures(rng, 120, 64)
+	sh := Shape{Bands: 16, Rows: 4}
+	ix, err := NewIndex(sh, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range sigs {
+		if err := ix.Insert(itoa(i), s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ix.Insert("0", sigs[0]); err == nil {
+		t.Error("inserted a duplicate id")
+	}
+	cands, _ := Candidates(sigs, sh)
+	want := map[[2]int]int{}
+	for _, c := range cands {
+		want[[2]int{c.A, c.B}] = c.Bands
+	}
+	for q := range sigs {
+		ms, err := ix.Query(sigs[q])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range ms {
+			other := atoi(t, m.ID)
+			if other == q {
+				if m.Bands != sh.Bands {
+					t.Errorf("doc %d matches itself in %d bands; want %d", q, m.Bands, sh.Bands)
+				}
+				continue
+			}
+			key := [2]int{min(q, other), max(q, other)}
+			if want[key] != m.Bands {
+				t.Errorf("query %d: %d shares %d bands; batch says %d", q, other, m.Bands, want[key])
+			}
+		}
+	}
+	if !ix.Remove("7") || ix.Remove("7") {
+		t.Error("Remove did not report presence correctly")
+	}
+	ms, _ := ix.Query(sigs[7])
+	for _, m := range ms {
+		if m.ID == "7" {
+			t.Error("removed id still returned")
+		}
+	}
+	if ix.Len() != len(sigs)-1 {
+		t.Errorf("Len = %d; want %d", ix.Len(), len(sigs)-1)
+	}
+	if _, err := ix.Query(make(Signature, 32)); err == nil {
+		t.Error("query with a short signature accepted")
+	}
+}
+
+func TestExactJaccard(t *testing.T) {
+	t.Parallel()
+	h, _ := NewHasher(mustSpec(t, "size=1"))
+	a := h.ShingleSet("a b c d")
+	b := h.ShingleSet("c d e f g h")
+	if got := ExactJaccard(a, b); got != 2.0/8 {
+		t.Errorf("ExactJaccard = %v; want 0.25", got)
+	}
+	if got := ExactJaccard(nil, nil); got != 1 {
+		t.Errorf("ExactJaccard(empty, empty) = %v; want 1", got)
+	}
+	if got := ExactJaccard(a, nil); got != 0 {
+		t.Errorf("ExactJaccard(a, empty) = %v; want 0", got)
+	}
+}
+
+// Signatures (parallel) must equal one Hasher's sequential results.
+func TestSignaturesParallelMatchesSequential(t *testing.T) {
+	t.Parallel()
+	docs := readJSONLGz[struct{ ID, Text string }](t, "testdata/corpus5000.jsonl.gz")[:300]
+	texts := make([]string, len(docs))
+	for i, d := range docs {
+		texts[i] = d.Text
+	}
+	for _, text := range []string{"k=128", "scheme=fast k=128", "scheme=milvus k=64"} {
+		spec := mustSpec(t, text)
+		got, err := spec.Signatures(texts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, _ := NewHasher(spec)
+		for i, text := range texts {
+			if want := h.Signature(text, nil); !slices.Equal(got[i], want) {
+				t.Fatalf("%v: doc %d differs between Signatures and Hasher.Signature", spec, i)
+			}
+		}
+	}
+}
+
+func FuzzShingles(f *testing.F) {
+	for _, s := range []string{"", "a", "Hello, World!", "ﬁ ﬂ", "\xff\xfe", "a\x00b", "\ufeffBOM", "x\r\ny", strings.Repeat("long ", 100), "日本語のテキスト"} {
+		f.Add(s, uint8(3), true)
+	}
+	specs := []Spec{}
+	for _, text := range []string{"size=3", "level=char size=3", "scheme=milvus size=2", "norm=nfkc+lower+punct+digits+space size=2", "norm=none level=char size=1"} {
+		s, err := ParseSpec(text + " k=8")
+		if err != nil {
+			f.Fatal(err)
+		}
+		specs = append(specs, s)
+	}
+	f.Fuzz(func(t *testing.T, text string, pick uint8, valid bool) {
+		if valid && !utf8.ValidString(text) {
+			return
+		}
+		spec := specs[int(pick)%len(specs)]
+		h, _ := NewHasher(spec)
+		n := spec.Norm.Normalize(text)
+		if !utf8.ValidString(n) {
+			t.Fatalf("Normalize(%q) = %q: invalid UTF-8", text, n)
+		}
+		if n2 := spec.Norm.Normalize(text); n2 != n {
+			t.Fatalf("Normalize not deterministic")
+		}
+		sh := h.Shingles(text)
+		for _, s := range sh {
+			if s == "" {
+				t.Fatalf("empty shingle from %q", text)
+			}
+			if spec.Scheme != Milvus && !utf8.ValidString(s) {
+				t.Fatalf("shingle %q of %q is not valid UTF-8", s, text)
+			}
+		}
+		// Non-blank text always yields a shingle (Milvus's analyzer may drop every segment).
+		if spec.Scheme != Milvus && len(strings.Fields(n)) > 0 && len(sh) == 0 {
+			t.Fatalf("no shingles from %q (normalized %q)", text, n)
+		}
+		a := h.Signature(text, nil)
+		b := h.Signature(text, nil)
+		if !slices.Equal(a, b) {
+			t.Fatalf("signature of %q not deterministic", text)
+		}
+	})
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}

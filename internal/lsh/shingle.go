@@ -1,0 +1,332 @@
+package lsh
+
+import (
+	"bytes"
+	"crypto/sha1"
+	"encoding/binary"
+	"unicode"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/rivo/uniseg"
+	"github.com/zeebo/xxh3"
+)
+
+// span is a token's byte range in the normalized text.
+type span struct{ start, end int32 }
+
+// Hasher turns documents into shingles, shingle hashes and signatures under one Spec.
+// It keeps its buffers between documents, so after warming up it allocates nothing per
+// shingle or per document; it is not safe for concurrent use: give each goroutine its own
+// (Spec.Signatures does).
+type Hasher struct {
+	spec  Spec
+	perm  permutations
+	fast  fastParams
+	ascii *asciiTable
+	norm  []byte
+	nfkc  []byte
+	toks  []span
+	buf   []byte
+	base  []uint64 // one 64-bit base hash per distinct shingle, in first-seen order
+	set   []uint64 // open-addressing table deduplicating base
+	spare []uint64 // the table's previous memory, reused when it grows
+	zero  bool     // base holds the hash 0
+	xs    []uint64 // the 32-bit base hashes the permutations take, in uint64 lanes
+	acc   []uint64
+	empty []bool
+}
+
+// NewHasher returns a Hasher for s, or the reason s is not valid.
+func NewHasher(s Spec) (*Hasher, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	h := &Hasher{spec: s, ascii: buildASCIITable(s.Norm)}
+	if s.Scheme == Fast {
+		h.fast = newFastParams(s.Seed)
+	} else {
+		h.perm = newPermutations(s.Scheme, s.Seed, s.Hashes)
+	}
+	return h, nil
+}
+
+// Spec returns the representation h computes.
+func (h *Hasher) Spec() Spec { return h.spec }
+
+// Shingles returns the distinct shingles of text in first-seen order, as the bytes that
+// are hashed. It allocates; it is for inspection and tests, not for the hot path.
+func (h *Hasher) Shingles(text string) []string {
+	var out []string
+	seen := map[string]bool{}
+	h.eachShingle(text, func(b []byte) {
+		if !seen[string(b)] {
+			seen[string(b)] = true
+			out = append(out, string(b))
+		}
+	})
+	return out
+}
+
+// ShingleSet returns the sorted distinct 64-bit hashes of text's shingles: the set that
+// ExactJaccard compares. The slice is owned by the caller.
+func (h *Hasher) ShingleSet(text string) []uint64 {
+	h.hashShingles(text)
+	out := append([]uint64(nil), h.base...)
+	sortUint64s(out)
+	return out
+}
+
+// hashShingles fills h.base with the distinct 64-bit base hashes of text's shingles.
+func (h *Hasher) hashShingles(text string) {
+	h.base = h.base[:0]
+	h.resetSet(len(text))
+	h.eachShingle(text, h.addShingle)
+}
+
+// hashAllShingles fills h.base with the base hashes of text's shingles, repeats included:
+// for the fast scheme, whose per-bin minimum makes deduplication a no-op.
+func (h *Hasher) hashAllShingles(text string) {
+	h.base = h.base[:0]
+	h.eachShingle(text, h.appendShingle)
+}
+
+func (h *Hasher) addShingle(b []byte) { h.insert(h.baseHash(b)) }
+
+func (h *Hasher) appendShingle(b []byte) { h.base = append(h.base, h.baseHash(b)) }
+
+func (h *Hasher) baseHash(b []byte) uint64 {
+	switch h.spec.Hash {
+	case SHA1:
+		sum := sha1.Sum(b)
+		return binary.LittleEndian.Uint64(sum[:8])
+	case XXH3:
+		return xxh3.Hash(b)
+	default:
+		return xxhash.Sum64(b)
+	}
+}
+
+// resetSet empties the dedup table, sized for a document of n bytes (about n/6 word
+// shingles); insert grows it when a document has more. The table keeps its memory
+// between documents.
+func (h *Hasher) resetSet(n int) {
+	size := 64
+	for size < n/2 && size < 1<<16 {
+		size <<= 1
+	}
+	h.zero = false
+	h.set = resize(h.set, size)
+}
+
+func resize(s []uint64, size int) []uint64 {
+	if cap(s) < size {
+		return make([]uint64, size)
+	}
+	s = s[:size]
+	clear(s)
+	return s
+}
+
+// insert adds v to base unless it is there already. The table holds the hashes themselves
+// (uniformly distributed already, so their low bits index it); 0 marks an empty slot, so a
+// hash of 0 is tracked by a flag.
+func (h *Hasher) insert(v uint64) {
+	if v == 0 {
+		if !h.zero {
+			h.zero = true
+			h.base = append(h.base, 0)
+		}
+		return
+	}
+	if 2*len(h.base) >= len(h.set) {
+		h.growSet()
+	}
+	mask := uint64(len(h.set) - 1)
+	for i := v & mask; ; i = (i + 1) & mask {
+		switch h.set[i] {
+		case v:
+			return
+		case 0:
+			h.set[i] = v
+			h.base = append(h.base, v)
+			return
+		}
+	}
+}
+
+func (h *Hasher) growSet() {
+	h.spare = resize(h.spare, 2*len(h.set))
+	h.set, h.spare = h.spare, h.set
+	mask := uint64(len(h.set) - 1)
+	for _, v := range h.base {
+		if v == 0 {
+			continue
+		}
+		i := v & mask
+		for h.set[i] != 0 {
+			i = (i + 1) & mask
+		}
+		h.set[i] = v
+	}
+}
+
+// eachShingle normalizes text and calls fn with the bytes of every shingle, duplicates
+// included. The slice passed to fn is only valid during the call.
+func (h *Hasher) eachShingle(text string, fn func([]byte)) {
+	h.norm, h.nfkc = h.spec.Norm.appendNormalized(h.norm[:0], h.nfkc, h.ascii, text)
+	t := h.norm
+	n := h.spec.Size
+	if len(t) == 0 {
+		return
+	}
+	milvus := h.spec.Scheme == Milvus
+	if h.spec.Level == Char {
+		if milvus { // Milvus shingles bytes
+			if len(t) <= n {
+				fn(t)
+				return
+			}
+			for i := 0; i+n <= len(t); i++ {
+				fn(t[i : i+n])
+			}
+			return
+		}
+		h.runeStarts(t)
+		starts := h.toks // start offsets in .start; a sentinel at len(t)
+		if len(starts)-1 <= n {
+			fn(t)
+			return
+		}
+		for i := 0; i+n < len(starts); i++ {
+			fn(t[starts[i].start:starts[i+n].start])
+		}
+		return
+	}
+	switch {
+	case milvus:
+		h.analyzerTokens(t)
+	case h.spec.Norm.CollapseSpace:
+		h.spaceTokens(t)
+	default:
+		h.fieldTokens(t)
+	}
+	toks := h.toks
+	if len(toks) == 0 {
+		return
+	}
+	if len(toks) < n {
+		n = len(toks)
+	}
+	// Single-space-separated tokens (always so with collapsed whitespace) are hashed in
+	// place; otherwise the shingle is assembled in buf.
+	inPlace := !milvus && h.spec.Norm.CollapseSpace
+	for i := 0; i+n <= len(toks); i++ {
+		if inPlace {
+			fn(t[toks[i].start:toks[i+n-1].end])
+			continue
+		}
+		h.buf = h.buf[:0]
+		for j := i; j < i+n; j++ {
+			if j > i && !milvus {
+				h.buf = append(h.buf, ' ')
+			}
+			h.buf = append(h.buf, t[toks[j].start:toks[j].end]...)
+		}
+		fn(h.buf)
+	}
+}
+
+// spaceTokens splits t at single spaces: the only white space left after CollapseSpace.
+func (h *Hasher) spaceTokens(t []byte) {
+	h.toks = h.toks[:0]
+	start := 0
+	for {
+		i := bytes.IndexByte(t[start:], ' ')
+		if i < 0 {
+			h.toks = append(h.toks, span{int32(start), int32(len(t))})
+			return
+		}
+		h.toks = append(h.toks, span{int32(start), int32(start + i)})
+		start += i + 1
+	}
+}
+
+// fieldTokens splits t at Unicode white space, like strings.Fields.
+func (h *Hasher) fieldTokens(t []byte) {
+	h.toks = h.toks[:0]
+	start := -1
+	for i := 0; i < len(t); {
+		c := t[i]
+		var r rune
+		size := 1
+		if c < utf8.RuneSelf {
+			r = rune(c)
+		} else {
+			r, size = utf8.DecodeRune(t[i:])
+		}
+		if isSpace(r) {
+			if start >= 0 {
+				h.toks = append(h.toks, span{int32(start), int32(i)})
+				start = -1
+			}
+		} else if start < 0 {
+			start = i
+		}
+		i += size
+	}
+	if start >= 0 {
+		h.toks = append(h.toks, span{int32(start), int32(len(t))})
+	}
+}
+
+// analyzerTokens approximates Milvus's "standard" analyzer: Unicode (UAX #29) word
+// segmentation, keeping the segments that hold a letter or a digit. Lowercasing is the
+// Spec's Lower step, on by default for the milvus scheme.
+func (h *Hasher) analyzerTokens(t []byte) {
+	h.toks = h.toks[:0]
+	state := -1
+	pos := 0
+	rest := t
+	for len(rest) > 0 {
+		var word []byte
+		word, rest, state = uniseg.FirstWord(rest, state)
+		if hasWordRune(word) {
+			h.toks = append(h.toks, span{int32(pos), int32(pos + len(word))})
+		}
+		pos += len(word)
+	}
+}
+
+func hasWordRune(b []byte) bool {
+	for _, r := range unsafeString(b) {
+		if unicode.IsLetter(r) || unicode.IsNumber(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// runeStarts records the byte offset of every rune of t in h.toks[i].start, plus a
+// sentinel at len(t).
+func (h *Hasher) runeStarts(t []byte) {
+	h.toks = h.toks[:0]
+	for i := 0; i < len(t); {
+		h.toks = append(h.toks, span{start: int32(i)})
+		if t[i] < utf8.RuneSelf {
+			i++
+		} else {
+			_, size := utf8.DecodeRune(t[i:])
+			i += size
+		}
+	}
+	h.toks = append(h.toks, span{start: int32(len(t))})
+}
+
+func unsafeString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
