@@ -1,0 +1,79 @@
+// Command server is Dedup Studio: with no arguments (or "serve") it serves the web
+// application; its other subcommands are the engine's command-line face.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "error:", err)
+		}
+		os.Exit(2)
+	}
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	cmd := "serve"
+	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "serve":
+		return serve(args, stderr)
+	case "signatures":
+		return signatures(args, stdout, stderr)
+	case "shape":
+		return shape(args, stdout, stderr)
+	case "help":
+		usage(stdout)
+		return nil
+	default:
+		usage(stderr)
+		return fmt.Errorf("unknown command %q", cmd)
+	}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `Dedup Studio: calibrate and review MinHash LSH near-duplicate removal.
+
+Usage:
+  server [serve] [-addr 127.0.0.1:8080]     start the web application
+  server signatures -spec SPEC -in F -out F compute MinHash signatures of a JSONL file
+  server shape -threshold T -hashes K       choose bands x rows for a threshold
+
+Run "server COMMAND -h" for a command's flags and an example.
+`)
+}
+
+// newFlagSet returns a flag set whose -h prints the usage line, the example and the flags.
+func newFlagSet(name, synopsis, example string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "%s\n\nExample:\n  %s\n\nFlags:\n", synopsis, example)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+func newLogger(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}
+
+func signalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}

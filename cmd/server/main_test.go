@@ -1,0 +1,116 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dedupstudio/dedupstudio/internal/lsh"
+)
+
+func TestShapeCommand(t *testing.T) {
+	var out, errb bytes.Buffer
+	if err := run([]string{"shape", "-threshold", "0.9", "-hashes", "128", "-curve"}, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	s := out.String()
+	for _, want := range []string{"bands\t5\n", "rows\t25\n", "threshold_approx\t0.9377\n", "0.50\t0.000000\n", "1.00\t1.000000\n"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("shape output lacks %q:\n%s", want, s)
+		}
+	}
+	if err := run([]string{"shape", "-threshold", "1.5"}, &out, &errb); err == nil {
+		t.Error("threshold 1.5 accepted")
+	}
+}
+
+func TestHelpShowsExample(t *testing.T) {
+	for _, cmd := range []string{"serve", "signatures", "shape"} {
+		var out, errb bytes.Buffer
+		run([]string{cmd, "-h"}, &out, &errb)
+		if !strings.Contains(errb.String(), "Example:\n  go run ./cmd/server") {
+			t.Errorf("%s -h lacks an example:\n%s", cmd, errb.String())
+		}
+	}
+}
+
+func TestSignaturesCommand(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "docs.jsonl")
+	docs := []string{"the quick brown fox jumps over the lazy dog", "the quick brown fox jumps over the lazy cat", "nothing alike at all here"}
+	var b strings.Builder
+	for i, d := range docs {
+		json.NewEncoder(&b).Encode(map[string]any{"doc_id": i, "body": d})
+	}
+	os.WriteFile(in, []byte(b.String()), 0o644)
+	spec := "level=word size=2 k=64"
+	out := filepath.Join(dir, "sigs.jsonl")
+	var stdout, stderr bytes.Buffer
+	if err := run([]string{"signatures", "-spec", spec, "-in", in, "-out", out, "-id-field", "doc_id", "-text-field", "body"}, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "signatures: 3 docs") {
+		t.Errorf("no final progress line on stderr: %q", stderr.String())
+	}
+	h, _ := lsh.NewHasher(mustParse(t, spec))
+	lines := strings.Split(strings.TrimSpace(readFile(t, out)), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%d output lines; want 3", len(lines))
+	}
+	for i, l := range lines {
+		var rec struct {
+			ID        string   `json:"id"`
+			Signature []uint32 `json:"signature"`
+		}
+		if err := json.Unmarshal([]byte(l), &rec); err != nil {
+			t.Fatal(err)
+		}
+		want := h.Signature(docs[i], nil)
+		if rec.ID != []string{"0", "1", "2"}[i] || len(rec.Signature) != 64 || lsh.Estimate(rec.Signature, want) != 1 {
+			t.Errorf("line %d: id %q, signature differs from the engine's", i, rec.ID)
+		}
+	}
+	// Binary: k*4 little-endian bytes per document, ids beside.
+	bin := filepath.Join(dir, "sigs.bin")
+	if err := run([]string{"signatures", "-q", "-spec", spec, "-in", in, "-out", bin, "-format", "binary", "-id-field", "doc_id", "-text-field", "body"}, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	raw := []byte(readFile(t, bin))
+	if len(raw) != 3*64*4 {
+		t.Fatalf("binary output %d bytes; want %d", len(raw), 3*64*4)
+	}
+	got, _ := lsh.SignatureFromBytes(raw[64*4 : 2*64*4])
+	if lsh.Estimate(got, h.Signature(docs[1], nil)) != 1 {
+		t.Error("second binary vector differs from the engine's signature")
+	}
+	if ids := readFile(t, bin+".ids"); ids != "0\n1\n2\n" {
+		t.Errorf("ids file = %q", ids)
+	}
+	// A bad record fails the command, naming file and line.
+	os.WriteFile(in, []byte(`{"id":"a","text":"ok"}`+"\n"+`{"id":"b"}`+"\n"), 0o644)
+	err := run([]string{"signatures", "-q", "-in", in, "-out", out}, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "docs.jsonl:2: field text: missing") {
+		t.Errorf("bad record error = %v; want it to name docs.jsonl:2 and the text field", err)
+	}
+}
+
+func mustParse(t *testing.T, s string) lsh.Spec {
+	t.Helper()
+	spec, err := lsh.ParseSpec(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return spec
+}
+
+func readFile(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

@@ -1,0 +1,163 @@
+package server
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+)
+
+// startServer runs the real server (the same Run as the binary) on a free loopback port.
+func startServer(t *testing.T) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, Config{Addr: "127.0.0.1:0", Version: "test", Ready: func(u string) { ready <- u }})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	select {
+	case u := <-ready:
+		return u
+	case err := <-done:
+		t.Fatalf("server did not start: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("server did not start in 10s")
+	}
+	return ""
+}
+
+// browser returns a chromedp context on Debian's headless Chromium. Without Chromium the
+// test skips, unless DEDUP_REQUIRE_BROWSER=1 (set by .ci/run) makes that a failure.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	path := os.Getenv("CHROMIUM")
+	if path == "" {
+		for _, p := range []string{"chromium", "chromium-browser", "google-chrome"} {
+			if found, err := exec.LookPath(p); err == nil {
+				path = found
+				break
+			}
+		}
+	}
+	if path == "" {
+		if os.Getenv("DEDUP_REQUIRE_BROWSER") == "1" {
+			t.Fatal("Chromium not found and DEDUP_REQUIRE_BROWSER=1: install Debian's chromium package")
+		}
+		t.Skip("SKIPPED: browser test needs Chromium (apt-get install chromium); .ci/run installs it and makes this test mandatory")
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(path),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 1000),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(actx)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 60*time.Second)
+	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
+	return ctx
+}
+
+// TestBrowserShapeCalculator loads the start page in headless Chromium, uses the shape
+// calculator by keyboard the way a person would, and checks the chart was served.
+func TestBrowserShapeCalculator(t *testing.T) {
+	base := startServer(t)
+	ctx := browser(t)
+	text := func(sel string) string {
+		t.Helper()
+		v, err := chromedp.Run(ctx, chromedp.Text(sel))
+		if err != nil {
+			t.Fatalf("text of %s: %v", sel, err)
+		}
+		return v
+	}
+	do := func(steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(ctx, steps...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// waitFor polls a JavaScript condition from Go, riding out page navigations.
+	waitFor := func(cond string) {
+		t.Helper()
+		deadline := time.Now().Add(15 * time.Second)
+		for time.Now().Before(deadline) {
+			if ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](cond)); err == nil && ok {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		loc, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.location.href + " | " + (document.activeElement && document.activeElement.outerHTML.slice(0, 200))`))
+		t.Fatalf("timed out waiting for %s (page: %s)", cond, loc)
+	}
+	do(
+		chromedp.Navigate(base+"/"),
+		chromedp.WaitVisible(`[data-testid="shape-result"]`),
+		// "/" focuses the threshold field; type 0.9 and submit with Enter.
+		chromedp.KeyEvent("/"),
+		chromedp.KeyEvent("0.9"),
+		chromedp.KeyEvent(kb.Enter),
+	)
+	waitFor(`document.location.search.includes("threshold=0.9") && document.readyState === "complete"`)
+	do(chromedp.WaitVisible(`[data-testid="shape-bands"]`))
+	bands, rows, approx := text(`[data-testid="shape-bands"]`), text(`[data-testid="shape-rows"]`), text(`[data-testid="shape-approx"]`)
+	chartLoaded, err := chromedp.Run(ctx, chromedp.Poll[bool](
+		`(() => { const i = document.querySelector('[data-testid="shape-chart"]'); return i.complete && i.naturalWidth > 0; })()`,
+		chromedp.WithPollingTimeout(10*time.Second)))
+	if err != nil {
+		t.Fatalf("chart: %v", err)
+	}
+	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// "?" opens the shortcut help.
+	do(chromedp.Click(`h1`), chromedp.KeyEvent("?"))
+	helpOpen, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById("help").open`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A bad threshold names the field.
+	do(chromedp.Navigate(base + "/?threshold=2"))
+	errText := text(`[data-testid="shape-error"]`)
+	if bands != "5" || rows != "25" {
+		t.Errorf("threshold 0.9, 128 hashes: page shows %s x %s; want 5 x 25", bands, rows)
+	}
+	if approx != "0.938" {
+		t.Errorf("threshold approximation shown %q; want 0.938", approx)
+	}
+	if !chartLoaded {
+		t.Error("S-curve chart did not load")
+	}
+	if !helpOpen {
+		t.Error("? did not open the keyboard help")
+	}
+	if !strings.Contains(errText, "threshold") {
+		t.Errorf("error for threshold=2 is %q; want it to name the threshold field", errText)
+	}
+	if dir := os.Getenv("DEDUP_SCREENSHOTS"); dir != "" {
+		os.WriteFile(filepath.Join(dir, "home.png"), shot, 0o644)
+	}
+}

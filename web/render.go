@@ -1,0 +1,31 @@
+package web
+
+import (
+	"bytes"
+	"net/http"
+
+	"github.com/a-h/templ"
+
+	"github.com/dedupstudio/dedupstudio/web/templates"
+)
+
+func (s *server) page(r *http.Request, title string) templates.Page {
+	return templates.Page{Title: title, Nonce: nonceOf(r), Version: s.version}
+}
+
+// render writes c with status, buffering first so a rendering failure becomes a clean 500.
+func (s *server) render(w http.ResponseWriter, r *http.Request, status int, c templ.Component) {
+	var buf bytes.Buffer
+	if err := c.Render(r.Context(), &buf); err != nil {
+		s.log.Error("render", "err", err, "request_id", requestIDOf(r))
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	w.Write(buf.Bytes())
+}
+
+func (s *server) renderError(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	s.render(w, r, status, templates.Error(templates.ErrorPage{Page: s.page(r, http.StatusText(status)), Status: status, Message: msg}))
+}

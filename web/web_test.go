@@ -1,0 +1,116 @@
+package web
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func get(t *testing.T, h http.Handler, path string) (*http.Response, string) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+	res := rec.Result()
+	b, _ := io.ReadAll(res.Body)
+	return res, string(b)
+}
+
+func TestHomeShapeCalculator(t *testing.T) {
+	t.Parallel()
+	h := New(Deps{Version: "test"})
+	for _, tc := range []struct {
+		path       string
+		status     int
+		bands      string
+		rows       string
+		wantInBody string
+	}{
+		{"/", 200, "9", "13", `value="0.8"`},
+		{"/?threshold=0.9&hashes=128", 200, "5", "25", `value="0.9"`},
+		{"/?threshold=0.5&hashes=256", 200, "", "", ""},
+		{"/?threshold=abc", 422, "", "", "threshold: &#34;abc&#34; is not a number between 0 and 1"},
+		{"/?hashes=0", 422, "", "", "hashes:"},
+		{"/?w-fp=0&w-fn=0", 422, "", "", "cannot both be 0"},
+	} {
+		res, body := get(t, h, tc.path)
+		if res.StatusCode != tc.status {
+			t.Errorf("GET %s: status %d; want %d", tc.path, res.StatusCode, tc.status)
+		}
+		if tc.bands != "" && !strings.Contains(body, `data-testid="shape-bands">`+tc.bands+`<`) {
+			t.Errorf("GET %s: bands %s not shown", tc.path, tc.bands)
+		}
+		if tc.rows != "" && !strings.Contains(body, `data-testid="shape-rows">`+tc.rows+`<`) {
+			t.Errorf("GET %s: rows %s not shown", tc.path, tc.rows)
+		}
+		if !strings.Contains(body, tc.wantInBody) {
+			t.Errorf("GET %s: body lacks %q", tc.path, tc.wantInBody)
+		}
+	}
+}
+
+func TestSecurityHeaders(t *testing.T) {
+	t.Parallel()
+	h := New(Deps{})
+	for _, path := range []string{"/", "/nope", "/static/app.css", "/shape.svg?bands=2&rows=3"} {
+		res, _ := get(t, h, path)
+		csp := res.Header.Get("Content-Security-Policy")
+		for _, want := range []string{"object-src 'none'", "base-uri 'none'", "frame-ancestors 'none'", "script-src 'self' 'nonce-"} {
+			if !strings.Contains(csp, want) {
+				t.Errorf("GET %s: CSP %q lacks %q", path, csp, want)
+			}
+		}
+		if res.Header.Get("X-Content-Type-Options") != "nosniff" || res.Header.Get("Referrer-Policy") == "" {
+			t.Errorf("GET %s: missing nosniff or Referrer-Policy", path)
+		}
+	}
+	// The nonce in the header is the one on the page's script tag, and changes per request.
+	res1, body1 := get(t, h, "/")
+	res2, _ := get(t, h, "/")
+	n1 := strings.TrimSuffix(strings.SplitN(strings.SplitN(res1.Header.Get("Content-Security-Policy"), "'nonce-", 2)[1], "'", 2)[0], "")
+	if !strings.Contains(body1, `nonce="`+n1+`"`) {
+		t.Errorf("page script does not carry the header's nonce %q", n1)
+	}
+	if res1.Header.Get("Content-Security-Policy") == res2.Header.Get("Content-Security-Policy") {
+		t.Error("nonce repeated across requests")
+	}
+}
+
+func TestShapeDownloads(t *testing.T) {
+	t.Parallel()
+	h := New(Deps{})
+	res, body := get(t, h, "/shape.svg?bands=20&rows=5&threshold=0.5&download=1")
+	if res.StatusCode != 200 || res.Header.Get("Content-Type") != "image/svg+xml" || !strings.HasPrefix(strings.TrimSpace(body), "<?xml") {
+		t.Errorf("SVG: status %d, type %q", res.StatusCode, res.Header.Get("Content-Type"))
+	}
+	if !strings.Contains(res.Header.Get("Content-Disposition"), `s-curve-20x5.svg`) {
+		t.Errorf("SVG download disposition %q", res.Header.Get("Content-Disposition"))
+	}
+	res, body = get(t, h, "/shape.csv?bands=20&rows=5")
+	lines := strings.Split(strings.TrimSpace(body), "\n")
+	if res.StatusCode != 200 || len(lines) != 102 || lines[0] != "similarity,p_candidate,bands,rows" {
+		t.Fatalf("CSV: status %d, %d lines, header %q", res.StatusCode, len(lines), lines[0])
+	}
+	// s = 0.50 on 20x5 is the textbook 0.470.
+	if lines[51] != "0.50,0.470051,20,5" {
+		t.Errorf("CSV row for s=0.5 is %q", lines[51])
+	}
+	if res, _ := get(t, h, "/shape.svg?bands=0&rows=5"); res.StatusCode != 422 {
+		t.Errorf("bands=0: status %d; want 422", res.StatusCode)
+	}
+}
+
+func TestNotFoundAndMethods(t *testing.T) {
+	t.Parallel()
+	h := New(Deps{})
+	res, body := get(t, h, "/no/such/page")
+	if res.StatusCode != 404 || !strings.Contains(body, `data-testid="error-status">404<`) {
+		t.Errorf("404 page: status %d", res.StatusCode)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/", nil))
+	if rec.Code != http.StatusMethodNotAllowed {
+		t.Errorf("POST /: status %d; want 405", rec.Code)
+	}
+}
