@@ -8,7 +8,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 func TestSpecRoundTrip(t *testing.T) {
@@ -632,4 +635,95 @@ func atoi(t *testing.T, s string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// referenceNormalize is the plain definition: NFKC of the whole text first, then the
+// other steps rune by rune.
+func referenceNormalize(n Norm, text string) string {
+	text = string([]rune(text)) // each invalid byte becomes U+FFFD, as range does
+	if n.NFKC {
+		text = norm.NFKC.String(text)
+	}
+	var b strings.Builder
+	pending, wrote := false, false
+	for _, r := range text {
+		switch {
+		case n.CollapseSpace && unicode.IsSpace(r):
+			pending = wrote
+			continue
+		case n.StripPunct && (unicode.IsPunct(r) || unicode.IsSymbol(r)):
+			continue
+		}
+		if n.FoldDigits && unicode.IsDigit(r) {
+			r = '0'
+		}
+		if n.Lower {
+			r = unicode.ToLower(r)
+		}
+		if pending {
+			b.WriteByte(' ')
+			pending = false
+		}
+		b.WriteRune(r)
+		wrote = true
+	}
+	return b.String()
+}
+
+var allNorms = []Norm{
+	{NFKC: true},
+	{NFKC: true, Lower: true, CollapseSpace: true},
+	{NFKC: true, Lower: true, StripPunct: true, FoldDigits: true, CollapseSpace: true},
+	{Lower: true, StripPunct: true},
+}
+
+func TestNormalizeMatchesReference(t *testing.T) {
+	t.Parallel()
+	texts := []string{
+		"e\u0301 cafe\u0301", "ﬁnal ﬂow", "\u1100\u1161\u11a8 한국어", "a\u00a0b\u2003c", "Ｆｕｌｌ（ｗｉｄｔｈ）",
+		"x\u0323\u0302y", "\u0301leading mark", "😀 emoji \U0001D400 math", "½ ² ㎏", "bad\xffbyte e\xcc",
+	}
+	for _, d := range readJSONLGz[struct{ ID, Text string }](t, "testdata/corpus5000.jsonl.gz")[:2000] {
+		texts = append(texts, d.Text)
+	}
+	for _, n := range allNorms {
+		for _, text := range texts {
+			if got, want := n.Normalize(text), referenceNormalize(n, text); got != want {
+				t.Fatalf("%v.Normalize(%.60q) = %.80q; want %.80q", n, text, got, want)
+			}
+		}
+	}
+}
+
+func FuzzNormalizeMatchesReference(f *testing.F) {
+	for _, s := range []string{"e\u0301", "ﬁ", "\u1100\u1161\u11a8", "a\u00a0b", "x\u0323\u0302", "\xff", "Ａ１"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		for _, n := range allNorms {
+			if got, want := n.Normalize(text), referenceNormalize(n, text); got != want {
+				t.Fatalf("%v.Normalize(%q) = %q; want %q", n, text, got, want)
+			}
+		}
+	})
+}
+
+// After warming up on a document, a Hasher allocates nothing per document or shingle.
+func TestSignatureAllocatesNothing(t *testing.T) {
+	docs := readJSONLGz[struct{ ID, Text string }](t, "testdata/corpus5000.jsonl.gz")
+	for _, text := range []string{"k=256", "scheme=fast k=256", "level=char size=5 k=64"} {
+		h, _ := NewHasher(mustSpec(t, text))
+		dst := make(Signature, 0, 256)
+		for _, d := range docs[:200] { // warm up on texts of every kind
+			dst = h.Signature(d.Text, dst)
+		}
+		allocs := testing.AllocsPerRun(5, func() {
+			for _, d := range docs[:200] {
+				dst = h.Signature(d.Text, dst)
+			}
+		})
+		if allocs != 0 {
+			t.Errorf("%s: %.0f allocations per 200 documents; want 0", text, allocs)
+		}
+	}
 }

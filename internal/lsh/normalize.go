@@ -2,6 +2,7 @@ package lsh
 
 import (
 	"slices"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -12,66 +13,153 @@ import (
 // replaced by U+FFFD so the output is always valid UTF-8 (importers reject invalid UTF-8
 // before it gets here; this keeps the engine total).
 func (n Norm) Normalize(text string) string {
-	out, _ := n.appendNormalized(nil, nil, buildASCIITable(n), text)
-	return string(out)
+	var it norm.Iter
+	return string(n.appendNormalized(nil, &it, buildASCIITable(n), text))
 }
 
-// appendNormalized appends the normalized text to dst. scratch is reused for the NFKC
-// step; both are returned grown so a caller can keep them between documents.
-// table is n's ASCII table (buildASCIITable), kept by the caller.
-func (n Norm) appendNormalized(dst, scratch []byte, table *asciiTable, text string) ([]byte, []byte) {
-	if n.NFKC && norm.NFKC.QuickSpanString(text) < len(text) {
-		scratch = norm.NFKC.AppendString(scratch[:0], text)
-		text = unsafeString(scratch)
+// appendNormalized appends the normalized text to dst and returns it. it and table (n's
+// buildASCIITable) are kept by the caller between documents, so nothing is allocated once
+// dst has grown.
+//
+// NFKC is applied segment by segment, only where the text needs it: a rune that NFKC
+// leaves alone in any context (nfkcStable: every ASCII byte, most letters of most
+// scripts) passes through with one bit lookup; at the first rune that might change, the
+// text from the previous rune up to the next stable rune is composed with x/text's norm
+// and fed through the other steps. Normalization works between boundaries, so the result
+// equals composing the whole text first.
+func (n Norm) appendNormalized(dst []byte, it *norm.Iter, table *asciiTable, text string) []byte {
+	if n == (Norm{}) && utf8.ValidString(text) {
+		return append(dst, text...)
 	}
-	if n == (Norm{NFKC: n.NFKC}) && utf8.ValidString(text) {
-		return append(dst, text...), scratch
-	}
-	dst = slices.Grow(dst, len(text))
-	pendingSpace := false
-	wrote := false
+	st := stepper{n: n, table: table, dst: slices.Grow(dst, len(text))}
+	// Where the previous rune started, in text and in the output, and the state before it.
+	prevAt, prevLen, prevPending, prevWrote := 0, len(st.dst), false, false
 	for i := 0; i < len(text); {
 		c := text[i]
 		if c < utf8.RuneSelf {
-			// ASCII fast path: one table lookup says what the byte becomes.
+			prevAt, prevLen, prevPending, prevWrote = i, len(st.dst), st.pending, st.wrote
+			st.ascii(c)
 			i++
-			switch m := table[c]; m {
-			case asciiDrop:
-			case asciiSpace:
-				pendingSpace = wrote
-			default:
-				if pendingSpace {
-					dst = append(dst, ' ')
-					pendingSpace = false
-				}
-				dst = append(dst, byte(m))
-				wrote = true
-			}
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(text[i:])
-		i += size
-		if n.CollapseSpace && isSpace(r) {
-			pendingSpace = wrote
+		if r == utf8.RuneError && size == 1 {
+			// An invalid byte becomes U+FFFD and nothing composes with it.
+			st.rune(r)
+			i++
+			prevAt, prevLen, prevPending, prevWrote = i, len(st.dst), st.pending, st.wrote
 			continue
 		}
-		if n.StripPunct && isPunct(r) {
+		if !n.NFKC || nfkcStable(r) {
+			prevAt, prevLen, prevPending, prevWrote = i, len(st.dst), st.pending, st.wrote
+			st.rune(r)
+			i += size
 			continue
 		}
-		if n.FoldDigits && isDigit(r) {
-			r = '0'
+		// Compose text[prevAt:end], where end is the next stable rune, after undoing the
+		// previous rune, which may compose with this one.
+		end := i + size
+		for end < len(text) {
+			c := text[end]
+			if c < utf8.RuneSelf {
+				break
+			}
+			r, size := utf8.DecodeRuneInString(text[end:])
+			if (r == utf8.RuneError && size == 1) || nfkcStable(r) {
+				break
+			}
+			end += size
 		}
-		if n.Lower {
-			r = toLower(r)
+		st.dst, st.pending, st.wrote = st.dst[:prevLen], prevPending, prevWrote
+		it.InitString(norm.NFKC, text[prevAt:end])
+		for !it.Done() {
+			for _, r := range unsafeString(it.Next()) {
+				if r < utf8.RuneSelf {
+					st.ascii(byte(r))
+				} else {
+					st.rune(r)
+				}
+			}
 		}
-		if pendingSpace {
-			dst = append(dst, ' ')
-			pendingSpace = false
-		}
-		dst = utf8.AppendRune(dst, r)
-		wrote = true
+		// The composed segment is never split again: the next rune starts a new one.
+		prevAt, prevLen, prevPending, prevWrote = end, len(st.dst), st.pending, st.wrote
+		i = end
 	}
-	return dst, scratch
+	return st.dst
+}
+
+// stepper applies every step but NFKC, rune by rune.
+type stepper struct {
+	n       Norm
+	table   *asciiTable
+	dst     []byte
+	pending bool // a collapsed space is owed before the next output
+	wrote   bool // something has been written (no leading space)
+}
+
+// ascii handles one ASCII byte with a table lookup.
+func (st *stepper) ascii(c byte) {
+	switch m := st.table[c]; m {
+	case asciiDrop:
+	case asciiSpace:
+		st.pending = st.wrote
+	default:
+		if st.pending {
+			st.dst = append(st.dst, ' ')
+			st.pending = false
+		}
+		st.dst = append(st.dst, byte(m))
+		st.wrote = true
+	}
+}
+
+// rune handles one non-ASCII rune.
+func (st *stepper) rune(r rune) {
+	n := st.n
+	if n.CollapseSpace && isSpace(r) {
+		st.pending = st.wrote
+		return
+	}
+	if n.StripPunct && isPunct(r) {
+		return
+	}
+	if n.FoldDigits && isDigit(r) {
+		r = '0'
+	}
+	if n.Lower {
+		r = toLower(r)
+	}
+	if st.pending {
+		st.dst = append(st.dst, ' ')
+		st.pending = false
+	}
+	st.dst = utf8.AppendRune(st.dst, r)
+	st.wrote = true
+}
+
+// nfkcSafe has a bit per Basic Multilingual Plane rune that NFKC leaves alone wherever it
+// stands: it is normalized on its own and always has a normalization boundary before it
+// (no combining class, never composes with what precedes it). A string of such runes is
+// already in NFKC, since normalization works segment by segment between boundaries.
+var nfkcSafe = sync.OnceValue(func() *[1 << 16 / 64]uint64 {
+	var bits [1 << 16 / 64]uint64
+	var buf [4]byte
+	for r := rune(0); r < 1<<16; r++ {
+		if r >= 0xD800 && r <= 0xDFFF {
+			continue
+		}
+		s := buf[:utf8.EncodeRune(buf[:], r)]
+		if norm.NFKC.Properties(s).BoundaryBefore() && norm.NFKC.IsNormal(s) {
+			bits[r/64] |= 1 << (r % 64)
+		}
+	}
+	return &bits
+})
+
+// nfkcStable reports whether rune r is certainly unchanged by NFKC in any context.
+// Runes outside the BMP are rare in text and take the caller's slow path.
+func nfkcStable(r rune) bool {
+	return r < 1<<16 && nfkcSafe()[r/64]&(1<<(r%64)) != 0
 }
 
 func isSpace(r rune) bool {

@@ -11,6 +11,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 	"github.com/rivo/uniseg"
 	"github.com/zeebo/xxh3"
+	"golang.org/x/text/unicode/norm"
 )
 
 // span is a token's byte range in the normalized text.
@@ -26,7 +27,7 @@ type Hasher struct {
 	fast  fastParams
 	ascii *asciiTable
 	norm  []byte
-	nfkc  []byte
+	iter  norm.Iter
 	toks  []span
 	buf   []byte
 	base  []uint64 // one 64-bit base hash per distinct shingle, in first-seen order
@@ -175,7 +176,7 @@ func (h *Hasher) growSet() {
 // eachShingle normalizes text and calls fn with the bytes of every shingle, duplicates
 // included. The slice passed to fn is only valid during the call.
 func (h *Hasher) eachShingle(text string, fn func([]byte)) {
-	h.norm, h.nfkc = h.spec.Norm.appendNormalized(h.norm[:0], h.nfkc, h.ascii, text)
+	h.norm = h.spec.Norm.appendNormalized(h.norm[:0], &h.iter, h.ascii, text)
 	t := h.norm
 	n := h.spec.Size
 	if len(t) == 0 {
