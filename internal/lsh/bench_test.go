@@ -67,6 +67,19 @@ func BenchmarkSignatures(b *testing.B) {
 			})
 		}
 	}
+	// The classic scheme without the AVX-512 kernel, for comparison.
+	if hasAVX512 {
+		spec := mustSpec(b, "size=5 k=256")
+		b.Run("word5-k256-classic-purego", func(b *testing.B) {
+			hasAVX512 = false
+			defer func() { hasAVX512 = true }()
+			b.SetBytes(n)
+			for b.Loop() {
+				spec.Signatures(texts)
+			}
+			reportDocs(b, len(texts))
+		})
+	}
 }
 
 // BenchmarkKernel compares the permutation kernels on one document's worth of hashes.

@@ -2,6 +2,6 @@
 
 package lsh
 
-const hasAVX512 = false
+var hasAVX512 = false
 
 func permuteMin(xs, a, b, acc []uint64) { permuteMinGeneric(xs, a, b, acc) }
