@@ -13,16 +13,16 @@ import (
 
 func signatures(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("signatures",
-		"server signatures: read {\"id\":..,\"text\":..} JSONL lines (plain or .gz) and write MinHash signatures,\n"+
+		"server signatures: read documents (JSONL, CSV/TSV or Parquet; .gz and .zst too) and write MinHash signatures,\n"+
 			"on all cores. -format jsonl writes {\"id\":..,\"signature\":[uint32...]} lines; -format binary writes k*4\n"+
 			"little-endian bytes per document (a Milvus BINARY_VECTOR of dim 32*k) and the ids, one a line, to OUT.ids.",
 		`go run ./cmd/server signatures -spec 'level=word size=5 k=128' -in docs.jsonl.gz -out sigs.jsonl`, stderr)
 	specText := fs.String("spec", lsh.DefaultSpec().String(), "representation, e.g. 'scheme=milvus level=word size=3 k=128' (omitted fields keep their defaults)")
-	in := fs.String("in", "", "input JSONL file, plain or gzip-compressed (- for standard input)")
+	in := fs.String("in", "", "input file: .jsonl, .csv, .tsv or .parquet, optionally .gz or .zst (- for JSONL on standard input)")
 	out := fs.String("out", "", "output file (- or empty for standard output)")
 	format := fs.String("format", "jsonl", "output format: jsonl or binary")
-	idField := fs.String("id-field", "id", "JSON field holding the document id")
-	textField := fs.String("text-field", "text", "JSON field holding the document text")
+	idField := fs.String("id-field", "id", "field (JSON key, CSV column, Parquet column) holding the document id")
+	textField := fs.String("text-field", "text", "field holding the document text")
 	quiet := fs.Bool("q", false, "no progress line on standard error")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -35,20 +35,17 @@ func signatures(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var src io.Reader = os.Stdin
-	if *in != "-" {
-		f, err := os.Open(*in)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		src = f
+	opts := corpus.Options{IDField: *idField, TextField: *textField, MetaFields: []string{}}
+	var r corpus.Reader
+	if *in == "-" {
+		r, err = corpus.NewReader(os.Stdin, "stdin", corpus.JSONL, opts)
+	} else {
+		r, err = corpus.OpenFile(*in, "", opts)
 	}
-	r, err := corpus.NewJSONLReader(src, *in)
 	if err != nil {
 		return err
 	}
-	r.IDField, r.TextField = *idField, *textField
+	defer r.Close()
 
 	var dst io.Writer = stdout
 	var outFile *os.File

@@ -1,171 +1,259 @@
-// Package corpus reads documents in: JSONL (plain or gzip-compressed) records with an id
-// and a text field, validated, streamed with bounded memory. It does no SQL.
+// Package corpus reads documents in: JSONL, CSV/TSV (plain, gzip or zstd) and Parquet,
+// validated record by record and streamed with bounded memory. A bad record is a
+// *RecordError that names its place (file, line or row group and row, field) and the
+// reason; reading goes on after it. The package does no SQL.
 package corpus
 
 import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
 	"unicode/utf8"
+
+	"github.com/klauspost/compress/zstd"
 )
 
-// Doc is one document: an external id and its text.
-type Doc struct {
+// Record is one document read from a file.
+type Record struct {
 	ID   string
 	Text string
+	// Meta holds the other fields chosen as metadata, with JSON-compatible values.
+	Meta  map[string]any
+	Place Place
 }
 
-// DefaultMaxDocBytes is the default cap on one document's text.
-const DefaultMaxDocBytes = 1 << 20
+// Place says where a record came from.
+type Place struct {
+	File     string
+	Line     int // JSONL and CSV: 1-based line where the record starts
+	RowGroup int // Parquet: 0-based row group
+	Row      int // Parquet: 0-based row within the group
+	Parquet  bool
+}
 
-// RecordError is a record that was rejected, with the place it came from.
+func (p Place) String() string {
+	if p.Parquet {
+		return fmt.Sprintf("%s: row group %d, row %d", p.File, p.RowGroup, p.Row)
+	}
+	return fmt.Sprintf("%s:%d", p.File, p.Line)
+}
+
+// RecordError is a rejected record.
 type RecordError struct {
-	File  string
-	Line  int
+	Place
 	Field string // empty when the whole record is at fault
 	Msg   string
 }
 
 func (e *RecordError) Error() string {
-	place := fmt.Sprintf("%s:%d", e.File, e.Line)
+	s := e.Place.String()
 	if e.Field != "" {
-		place += ": field " + e.Field
+		s += ": field " + e.Field
 	}
-	return place + ": " + e.Msg
+	return s + ": " + e.Msg
 }
 
-// JSONLReader reads one JSON object per line. Blank lines are skipped.
-type JSONLReader struct {
-	File      string // for error messages
+// DefaultMaxDocBytes is the default cap on one document's text.
+const DefaultMaxDocBytes = 1 << 20
+
+// Options choose the fields.
+type Options struct {
 	IDField   string // default "id"
 	TextField string // default "text"
-	MaxBytes  int    // per document text; default DefaultMaxDocBytes
-
-	r     *bufio.Reader
-	line  int
-	bytes int64
+	// MetaFields lists the fields kept as metadata; nil keeps every other field, an empty
+	// non-nil slice keeps none.
+	MetaFields []string
+	MaxBytes   int // cap on a document's text; default DefaultMaxDocBytes
 }
 
-// NewJSONLReader reads r, which may be gzip-compressed (detected by its magic bytes).
-func NewJSONLReader(r io.Reader, file string) (*JSONLReader, error) {
-	br := bufio.NewReaderSize(r, 1<<16)
-	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", file, err)
-		}
-		br = bufio.NewReaderSize(zr, 1<<16)
+func (o *Options) defaults() {
+	if o.IDField == "" {
+		o.IDField = "id"
 	}
-	if bom, _ := br.Peek(3); bytes.Equal(bom, []byte("\xef\xbb\xbf")) {
-		br.Discard(3) // a UTF-8 byte order mark is not part of the first record
+	if o.TextField == "" {
+		o.TextField = "text"
 	}
-	return &JSONLReader{File: file, IDField: "id", TextField: "text", MaxBytes: DefaultMaxDocBytes, r: br}, nil
-}
-
-// BytesRead returns the uncompressed bytes consumed so far.
-func (jr *JSONLReader) BytesRead() int64 { return jr.bytes }
-
-// Line returns the number of the last line read.
-func (jr *JSONLReader) Line() int { return jr.line }
-
-// Next returns the next document, io.EOF at the end, a *RecordError for a bad record
-// (reading may go on after it), or another error when the input itself fails.
-func (jr *JSONLReader) Next() (Doc, error) {
-	for {
-		line, err := jr.readLine()
-		if err != nil {
-			return Doc{}, err
-		}
-		jr.line++
-		jr.bytes += int64(len(line))
-		line = bytes.TrimRight(line, "\r\n")
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		return jr.parse(line)
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = DefaultMaxDocBytes
 	}
 }
 
-// readLine reads a whole line however long, but stops collecting past the document cap
-// (plus room for the JSON around it) so a huge line cannot exhaust memory.
-func (jr *JSONLReader) readLine() ([]byte, error) {
-	limit := jr.MaxBytes*2 + 1<<16
-	var buf []byte
-	tooLong := false
-	for {
-		chunk, err := jr.r.ReadSlice('\n')
-		if !tooLong {
-			if len(buf)+len(chunk) > limit {
-				tooLong = true
-				buf = nil
-			} else {
-				buf = append(buf, chunk...)
-			}
+func (o *Options) keepMeta(field string) bool {
+	if field == o.IDField || field == o.TextField {
+		return false
+	}
+	if o.MetaFields == nil {
+		return true
+	}
+	for _, f := range o.MetaFields {
+		if f == field {
+			return true
 		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		if err == io.EOF && (len(buf) > 0 || tooLong) {
-			err = nil
-		}
-		if err != nil {
+	}
+	return false
+}
+
+// Reader yields records.
+type Reader interface {
+	// Next returns the next record, io.EOF at the end, a *RecordError for a bad record
+	// (call Next again for the rest), or another error when the input itself fails.
+	Next() (Record, error)
+	// BytesRead is the input consumed so far (uncompressed, for JSONL and CSV).
+	BytesRead() int64
+	// Close releases what the reader opened.
+	Close() error
+}
+
+// Format is a file format.
+type Format string
+
+// Formats.
+const (
+	JSONL   Format = "jsonl"
+	CSV     Format = "csv"
+	TSV     Format = "tsv"
+	Parquet Format = "parquet"
+)
+
+// DetectFormat guesses the format from a file name, ignoring a .gz or .zst suffix.
+func DetectFormat(name string) (Format, error) {
+	base := strings.ToLower(name)
+	base = strings.TrimSuffix(strings.TrimSuffix(base, ".gz"), ".zst")
+	switch filepath.Ext(base) {
+	case ".jsonl", ".ndjson", ".json":
+		return JSONL, nil
+	case ".csv":
+		return CSV, nil
+	case ".tsv", ".tab":
+		return TSV, nil
+	case ".parquet", ".pq":
+		return Parquet, nil
+	}
+	return "", fmt.Errorf("%s: cannot tell the format from the name (want .jsonl, .csv, .tsv or .parquet, optionally .gz or .zst)", name)
+}
+
+// OpenFile opens path in the given format ("" to detect it from the name).
+func OpenFile(path string, format Format, opt Options) (Reader, error) {
+	if format == "" {
+		var err error
+		if format, err = DetectFormat(path); err != nil {
 			return nil, err
 		}
-		if tooLong {
-			jr.line++
-			return nil, &RecordError{File: jr.File, Line: jr.line, Msg: fmt.Sprintf("line longer than %d bytes", limit)}
-		}
-		return buf, nil
 	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	name := filepath.Base(path)
+	if format == Parquet {
+		st, err := f.Stat()
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		r, err := newParquetReader(f, st.Size(), name, opt)
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		return r, nil
+	}
+	r, err := NewReader(f, name, format, opt)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &closeBoth{Reader: r, c: f}, nil
 }
 
-func (jr *JSONLReader) parse(line []byte) (Doc, error) {
-	fail := func(field, format string, args ...any) (Doc, error) {
-		return Doc{}, &RecordError{File: jr.File, Line: jr.line, Field: field, Msg: fmt.Sprintf(format, args...)}
+type closeBoth struct {
+	Reader
+	c io.Closer
+}
+
+func (c *closeBoth) Close() error { return errors.Join(c.Reader.Close(), c.c.Close()) }
+
+// NewReader reads a stream of JSONL or CSV/TSV, decompressing gzip or zstd when the
+// stream starts with their magic bytes. Parquet needs random access: use OpenFile.
+func NewReader(r io.Reader, name string, format Format, opt Options) (Reader, error) {
+	opt.defaults()
+	src, closer, err := decompress(r, name)
+	if err != nil {
+		return nil, err
 	}
-	if !utf8.Valid(line) {
-		return fail("", "invalid UTF-8 at byte %d", firstInvalid(line))
+	switch format {
+	case JSONL:
+		return &jsonlReader{name: name, opt: opt, r: src, closer: closer}, nil
+	case CSV, TSV:
+		return newCSVReader(src, closer, name, format, opt)
+	case Parquet:
+		return nil, fmt.Errorf("%s: Parquet needs a file, not a stream", name)
 	}
-	var rec map[string]json.RawMessage
-	if err := json.Unmarshal(line, &rec); err != nil {
-		return fail("", "malformed JSON: %v", err)
-	}
-	var d Doc
-	raw, ok := rec[jr.IDField]
-	if !ok {
-		return fail(jr.IDField, "missing")
-	}
-	var idNum json.Number
-	if err := json.Unmarshal(raw, &d.ID); err != nil {
-		if err := json.Unmarshal(raw, &idNum); err != nil {
-			return fail(jr.IDField, "want a string or a number")
+	return nil, fmt.Errorf("%s: unknown format %q", name, format)
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func decompress(r io.Reader, name string) (*bufio.Reader, func() error, error) {
+	br := bufio.NewReaderSize(r, 1<<16)
+	magic, _ := br.Peek(4)
+	switch {
+	case len(magic) >= 2 && magic[0] == 0x1f && magic[1] == 0x8b:
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", name, err)
 		}
-		d.ID = idNum.String()
-	}
-	if d.ID == "" {
-		return fail(jr.IDField, "empty")
-	}
-	raw, ok = rec[jr.TextField]
-	if !ok {
-		return fail(jr.TextField, "missing")
-	}
-	if err := json.Unmarshal(raw, &d.Text); err != nil {
-		return fail(jr.TextField, "want a string")
-	}
-	if bytes.Contains(raw, []byte(`\ud`)) || bytes.Contains(raw, []byte(`\uD`)) {
-		// encoding/json replaces lone surrogates with U+FFFD; reject instead of altering text.
-		if !validEscapes(raw) {
-			return fail(jr.TextField, "invalid UTF-16 surrogate escape")
+		return bufio.NewReaderSize(zr, 1<<16), zr.Close, nil
+	case bytes.Equal(magic, []byte{0x28, 0xb5, 0x2f, 0xfd}):
+		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1))
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", name, err)
 		}
+		return bufio.NewReaderSize(zr, 1<<16), func() error { zr.Close(); return nil }, nil
 	}
-	if len(d.Text) > jr.MaxBytes {
-		return fail(jr.TextField, "document of %d bytes exceeds the %d-byte cap", len(d.Text), jr.MaxBytes)
+	return br, func() error { return nil }, nil
+}
+
+// checkText validates an id and a text, returning the field at fault.
+func checkRecord(rec *Record, opt *Options) *RecordError {
+	fail := func(field, format string, args ...any) *RecordError {
+		return &RecordError{Place: rec.Place, Field: field, Msg: fmt.Sprintf(format, args...)}
 	}
-	return d, nil
+	if rec.ID == "" {
+		return fail(opt.IDField, "missing or empty")
+	}
+	if !utf8.ValidString(rec.ID) {
+		return fail(opt.IDField, "invalid UTF-8")
+	}
+	if len(rec.ID) > 1024 {
+		return fail(opt.IDField, "id longer than 1024 bytes")
+	}
+	if !utf8.ValidString(rec.Text) {
+		return fail(opt.TextField, "invalid UTF-8 at byte %d", firstInvalid([]byte(rec.Text)))
+	}
+	if len(rec.Text) > opt.MaxBytes {
+		return fail(opt.TextField, "document of %d bytes exceeds the %d-byte cap", len(rec.Text), opt.MaxBytes)
+	}
+	if strings.ContainsRune(rec.Text, 0) {
+		return fail(opt.TextField, "contains a NUL character")
+	}
+	return nil
 }
 
 func firstInvalid(b []byte) int {
@@ -179,50 +267,8 @@ func firstInvalid(b []byte) int {
 	return -1
 }
 
-// validEscapes reports whether every \uD800-\uDFFF escape in a JSON string is part of a
-// high-low surrogate pair.
-func validEscapes(raw []byte) bool {
-	for i := 0; i+5 < len(raw); i++ {
-		if raw[i] != '\\' {
-			continue
-		}
-		if raw[i+1] != 'u' {
-			i++ // skip the escaped character
-			continue
-		}
-		v := hex4(raw[i+2 : i+6])
-		switch {
-		case v >= 0xD800 && v < 0xDC00:
-			if i+11 >= len(raw) || raw[i+6] != '\\' || raw[i+7] != 'u' {
-				return false
-			}
-			if lo := hex4(raw[i+8 : i+12]); lo < 0xDC00 || lo > 0xDFFF {
-				return false
-			}
-			i += 11
-		case v >= 0xDC00 && v <= 0xDFFF:
-			return false
-		default:
-			i += 5
-		}
-	}
-	return true
-}
-
-func hex4(b []byte) int {
-	v := 0
-	for _, c := range b {
-		v <<= 4
-		switch {
-		case c >= '0' && c <= '9':
-			v |= int(c - '0')
-		case c >= 'a' && c <= 'f':
-			v |= int(c-'a') + 10
-		case c >= 'A' && c <= 'F':
-			v |= int(c-'A') + 10
-		default:
-			return -1
-		}
-	}
-	return v
+// IDFieldName is the id field's name, defaults applied.
+func (o Options) IDFieldName() string {
+	o.defaults()
+	return o.IDField
 }

@@ -45,7 +45,7 @@ type Options struct {
 
 // Write reads documents from r and writes their signatures under spec to w. It stops at
 // the first bad record, reporting its place.
-func Write(r *corpus.JSONLReader, w io.Writer, spec lsh.Spec, opt Options) (int, error) {
+func Write(r corpus.Reader, w io.Writer, spec lsh.Spec, opt Options) (int, error) {
 	if err := spec.Validate(); err != nil {
 		return 0, err
 	}

@@ -23,7 +23,7 @@ func TestWriteBatchesInOrder(t *testing.T) {
 	}
 	spec, _ := lsh.ParseSpec("size=2 k=16")
 	want, _ := spec.Signatures(texts)
-	r, _ := corpus.NewJSONLReader(strings.NewReader(in.String()), "in.jsonl")
+	r, _ := corpus.NewReader(strings.NewReader(in.String()), "in.jsonl", corpus.JSONL, corpus.Options{})
 	var out bytes.Buffer
 	var calls []Progress
 	n, err := Write(r, &out, spec, Options{BatchSize: 4, Progress: func(p Progress) { calls = append(calls, p) }})

@@ -1,0 +1,252 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Dataset is one named, versioned import.
+type Dataset struct {
+	ID          int64
+	Name        string
+	Version     int
+	State       string // importing or ready
+	SourceFile  string
+	ContentHash string
+	Docs        int
+	Rejected    int
+	CreatedAt   time.Time
+}
+
+const datasetColumns = `id, name, version, state, source_file, content_hash, doc_count, rejected, created_at`
+
+func scanDataset(sc interface{ Scan(...any) error }) (Dataset, error) {
+	var ds Dataset
+	var created string
+	err := sc.Scan(&ds.ID, &ds.Name, &ds.Version, &ds.State, &ds.SourceFile, &ds.ContentHash, &ds.Docs, &ds.Rejected, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return ds, ErrNotFound
+	}
+	ds.CreatedAt, _ = time.Parse(time.RFC3339Nano, created)
+	return ds, err
+}
+
+// BeginDataset starts an import: a new version of the named dataset in state
+// 'importing', invisible to every reader until FinishDataset.
+func (d *DB) BeginDataset(ctx context.Context, name, sourceFile string, by int64) (Dataset, error) {
+	var ds Dataset
+	err := d.inTx(ctx, func(tx *sql.Tx) error {
+		var v int
+		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) + 1 FROM datasets WHERE name = ?`, name).Scan(&v); err != nil {
+			return err
+		}
+		now := d.stamp()
+		res, err := tx.ExecContext(ctx, `INSERT INTO datasets (name, version, state, source_file, created_by, created_at, heartbeat_at)
+			VALUES (?, ?, 'importing', ?, ?, ?, ?)`, name, v, sourceFile, nullID(by), now, now)
+		if err != nil {
+			return err
+		}
+		id, _ := res.LastInsertId()
+		row := tx.QueryRowContext(ctx, `SELECT `+datasetColumns+` FROM datasets WHERE id = ?`, id)
+		ds, err = scanDataset(row)
+		return err
+	})
+	return ds, err
+}
+
+func nullID(id int64) any {
+	if id == 0 {
+		return nil
+	}
+	return id
+}
+
+// NewDocument is a document to insert.
+type NewDocument struct {
+	ExtID       string
+	Text        string
+	ContentHash string
+	Source      string
+	Domain      string
+	Lang        string
+	Meta        []byte // a JSON object
+}
+
+// InsertDocuments adds docs to an importing dataset in one transaction. A document whose
+// external id is already in the dataset is not inserted; its index in docs is returned
+// so the caller can report it.
+func (d *DB) InsertDocuments(ctx context.Context, datasetID int64, docs []NewDocument) (duplicates []int, err error) {
+	err = d.inTx(ctx, func(tx *sql.Tx) error {
+		duplicates = duplicates[:0]
+		var state string
+		if err := tx.QueryRowContext(ctx, `SELECT state FROM datasets WHERE id = ?`, datasetID).Scan(&state); err != nil {
+			if errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("dataset %d: %w", datasetID, ErrNotFound)
+			}
+			return err
+		}
+		if state != "importing" {
+			return fmt.Errorf("dataset %d is %s: documents go in only while importing", datasetID, state)
+		}
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO documents (dataset_id, ext_id, text, content_hash, bytes, source, domain, lang, meta)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (dataset_id, ext_id) DO NOTHING`)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		for i, doc := range docs {
+			meta := doc.Meta
+			if len(meta) == 0 {
+				meta = []byte("{}")
+			}
+			res, err := stmt.ExecContext(ctx, datasetID, doc.ExtID, doc.Text, doc.ContentHash, len(doc.Text), doc.Source, doc.Domain, doc.Lang, string(meta))
+			if err != nil {
+				return fmt.Errorf("document %q: %w", doc.ExtID, err)
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				duplicates = append(duplicates, i)
+			}
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE datasets SET heartbeat_at = ? WHERE id = ?`, d.stamp(), datasetID)
+		return err
+	})
+	return duplicates, err
+}
+
+// FinishDataset makes an import visible, recording its content hash and counts.
+func (d *DB) FinishDataset(ctx context.Context, id int64, contentHash string, rejected int, actor string) (Dataset, error) {
+	var ds Dataset
+	err := d.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE datasets SET state = 'ready', content_hash = ?, rejected = ?,
+			doc_count = (SELECT count(*) FROM documents WHERE dataset_id = ?) WHERE id = ? AND state = 'importing'`,
+			contentHash, rejected, id, id)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n != 1 {
+			return fmt.Errorf("dataset %d is not importing: %w", id, ErrNotFound)
+		}
+		ds, err = scanDataset(tx.QueryRowContext(ctx, `SELECT `+datasetColumns+` FROM datasets WHERE id = ?`, id))
+		if err != nil {
+			return err
+		}
+		return d.audit(ctx, tx, actor, "dataset.import", fmt.Sprintf("dataset:%d", id), map[string]any{
+			"name": ds.Name, "version": ds.Version, "documents": ds.Docs, "rejected": rejected, "content_hash": contentHash, "file": ds.SourceFile,
+		})
+	})
+	return ds, err
+}
+
+// DiscardDataset removes an import that failed, with its documents.
+func (d *DB) DiscardDataset(ctx context.Context, id int64) error {
+	return d.inTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM datasets WHERE id = ? AND state = 'importing'`, id)
+		return err
+	})
+}
+
+// StaleImportAge is how long an import may go without inserting before it counts as dead
+// (its process killed) and is removed.
+const StaleImportAge = 10 * time.Minute
+
+// CleanStaleImports removes imports that have not inserted anything for olderThan.
+func (d *DB) CleanStaleImports(ctx context.Context, olderThan time.Duration) (int, error) {
+	cutoff := d.now().Add(-olderThan).UTC().Format(time.RFC3339Nano)
+	var n int64
+	err := d.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM datasets WHERE state = 'importing' AND heartbeat_at <= ?`, cutoff)
+		if err != nil {
+			return err
+		}
+		n, _ = res.RowsAffected()
+		return nil
+	})
+	return int(n), err
+}
+
+func (d *DB) cleanStaleImports(ctx context.Context) error {
+	_, err := d.CleanStaleImports(ctx, StaleImportAge)
+	return err
+}
+
+// Datasets returns the ready datasets, newest first.
+func (d *DB) Datasets(ctx context.Context) ([]Dataset, error) {
+	rows, err := d.r.QueryContext(ctx, `SELECT `+datasetColumns+` FROM datasets WHERE state = 'ready' ORDER BY id DESC`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Dataset
+	for rows.Next() {
+		ds, err := scanDataset(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ds)
+	}
+	return out, rows.Err()
+}
+
+// LatestDataset returns the newest ready version of the named dataset.
+func (d *DB) LatestDataset(ctx context.Context, name string) (Dataset, error) {
+	return scanDataset(d.r.QueryRowContext(ctx, `SELECT `+datasetColumns+` FROM datasets
+		WHERE name = ? AND state = 'ready' ORDER BY version DESC LIMIT 1`, name))
+}
+
+// Dataset returns a ready dataset by id.
+func (d *DB) Dataset(ctx context.Context, id int64) (Dataset, error) {
+	return scanDataset(d.r.QueryRowContext(ctx, `SELECT `+datasetColumns+` FROM datasets WHERE id = ? AND state = 'ready'`, id))
+}
+
+// CountDocuments returns the number of documents in ready datasets.
+func (d *DB) CountDocuments(ctx context.Context) (int, error) {
+	var n int
+	err := d.r.QueryRowContext(ctx, `SELECT count(*) FROM documents JOIN datasets ON datasets.id = documents.dataset_id
+		WHERE datasets.state = 'ready'`).Scan(&n)
+	return n, err
+}
+
+// audit appends to the audit log inside tx.
+func (d *DB) audit(ctx context.Context, tx *sql.Tx, actor, action, subject string, detail map[string]any) error {
+	b, err := json.Marshal(detail)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO audit_log (at, actor, action, subject, detail) VALUES (?, ?, ?, ?, ?)`,
+		d.stamp(), actor, action, subject, string(b))
+	return err
+}
+
+// AuditEvent is one entry of the audit log.
+type AuditEvent struct {
+	ID      int64
+	At      time.Time
+	Actor   string
+	Action  string
+	Subject string
+	Detail  string
+}
+
+// AuditLog returns the newest audit events, at most limit.
+func (d *DB) AuditLog(ctx context.Context, limit int) ([]AuditEvent, error) {
+	rows, err := d.r.QueryContext(ctx, `SELECT id, at, actor, action, subject, detail FROM audit_log ORDER BY id DESC LIMIT ?`, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []AuditEvent
+	for rows.Next() {
+		var e AuditEvent
+		var at string
+		if err := rows.Scan(&e.ID, &at, &e.Actor, &e.Action, &e.Subject, &e.Detail); err != nil {
+			return nil, err
+		}
+		e.At, _ = time.Parse(time.RFC3339Nano, at)
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}

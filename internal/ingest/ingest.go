@@ -1,0 +1,266 @@
+// Package ingest brings documents and labels into the store. A document import streams
+// its file in batches into a new dataset version that stays invisible until the import
+// finishes, so a failing or killed import never changes what users see: by default one
+// bad record means nothing lands (every bad record is still reported, with its place);
+// with SkipBad the good records land and the bad ones go to a rejects file.
+package ingest
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/dedupstudio/dedupstudio/internal/corpus"
+	"github.com/dedupstudio/dedupstudio/internal/db"
+)
+
+// Options tune a document import.
+type Options struct {
+	Dataset   string         // dataset name; default: the file name without extensions
+	Format    corpus.Format  // "" detects it from the file name
+	Corpus    corpus.Options // fields and size cap
+	SkipBad   bool           // import the good records, report and skip the bad ones
+	Rejects   io.Writer      // receives each rejected record as a JSON line
+	BatchSize int            // documents per transaction; default 1000
+	Progress  func(Progress) // called after every batch and at the end
+	Actor     string         // who imports, for the audit log
+	UserID    int64
+	// MaxListed bounds the rejected records kept in the Report (all go to Rejects).
+	MaxListed int
+}
+
+// Progress is a running import's state.
+type Progress struct {
+	Docs     int   // accepted so far
+	Rejected int   // rejected so far
+	Bytes    int64 // input read so far
+	Total    int64 // input size when known, else 0
+	Elapsed  time.Duration
+	Done     bool
+}
+
+// Report says what an import did.
+type Report struct {
+	Dataset  db.Dataset // the new version (zero when nothing landed)
+	Accepted int
+	Rejected int
+	Errors   []*corpus.RecordError // the first MaxListed rejections
+	Bytes    int64
+}
+
+// Error is a failed import: nothing landed. It carries the report of what was found.
+type Error struct {
+	Report Report
+	Err    error // the cause when it was not bad records (I/O, cancellation)
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return "import failed, nothing was imported: " + e.Err.Error()
+	}
+	msg := fmt.Sprintf("import refused, nothing was imported: %d bad record(s) of %d", e.Report.Rejected, e.Report.Accepted+e.Report.Rejected)
+	if len(e.Report.Errors) > 0 {
+		msg += "; first: " + e.Report.Errors[0].Error()
+	}
+	return msg + " (fix them, or import with -skip-bad to leave them out)"
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// DatasetName derives a dataset name from a file name: its base without extensions.
+func DatasetName(file string) string {
+	base := filepath.Base(file)
+	for {
+		ext := filepath.Ext(base)
+		if ext == "" || ext == base {
+			return base
+		}
+		base = strings.TrimSuffix(base, ext)
+	}
+}
+
+// File imports the documents of path.
+func File(ctx context.Context, store *db.DB, path string, opt Options) (Report, error) {
+	r, err := corpus.OpenFile(path, opt.Format, opt.Corpus)
+	if err != nil {
+		return Report{}, err
+	}
+	defer r.Close()
+	if opt.Dataset == "" {
+		opt.Dataset = DatasetName(path)
+	}
+	return Documents(ctx, store, r, filepath.Base(path), opt)
+}
+
+// promoted are metadata fields stored in their own columns.
+var promoted = map[string]string{"source": "source", "domain": "domain", "lang": "lang", "language": "lang"}
+
+// Documents imports the records of r as a new version of opt.Dataset.
+func Documents(ctx context.Context, store *db.DB, r corpus.Reader, sourceFile string, opt Options) (rep Report, err error) {
+	if opt.Dataset == "" {
+		opt.Dataset = DatasetName(sourceFile)
+	}
+	if opt.BatchSize <= 0 {
+		opt.BatchSize = 1000
+	}
+	if opt.MaxListed <= 0 {
+		opt.MaxListed = 100
+	}
+	start := time.Now()
+	ds, err := store.BeginDataset(ctx, opt.Dataset, sourceFile, opt.UserID)
+	if err != nil {
+		return rep, err
+	}
+	landed := false
+	defer func() {
+		if !landed {
+			// Nothing from a failing import stays; a fresh context, since ctx may be done.
+			cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+			defer cancel()
+			if derr := store.DiscardDataset(cleanup, ds.ID); derr != nil && err == nil {
+				err = derr
+			}
+		}
+	}()
+	hash := sha256.New()
+	var batch []db.NewDocument
+	var places []corpus.Place
+	report := func(done bool) {
+		if opt.Progress != nil {
+			opt.Progress(Progress{Docs: rep.Accepted, Rejected: rep.Rejected, Bytes: r.BytesRead(), Elapsed: time.Since(start), Done: done})
+		}
+	}
+	reject := func(e *corpus.RecordError) error {
+		rep.Rejected++
+		if len(rep.Errors) < opt.MaxListed {
+			rep.Errors = append(rep.Errors, e)
+		}
+		if opt.Rejects != nil {
+			b, _ := json.Marshal(map[string]any{"place": e.Place.String(), "field": e.Field, "reason": e.Msg})
+			if _, err := opt.Rejects.Write(append(b, '\n')); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	failing := func() bool { return rep.Rejected > 0 && !opt.SkipBad }
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		if failing() {
+			batch, places = batch[:0], places[:0] // keep reading to report every bad record
+			return nil
+		}
+		dups, err := store.InsertDocuments(ctx, ds.ID, batch)
+		if err != nil {
+			return err
+		}
+		isDup := map[int]bool{}
+		for _, i := range dups {
+			isDup[i] = true
+			if err := reject(&corpus.RecordError{Place: places[i], Field: opt.Corpus.IDFieldName(), Msg: fmt.Sprintf("duplicate id %q", batch[i].ExtID)}); err != nil {
+				return err
+			}
+		}
+		for i, d := range batch {
+			if !isDup[i] {
+				rep.Accepted++
+				fmt.Fprintf(hash, "%s\x00%s\n", d.ExtID, d.ContentHash)
+			}
+		}
+		batch, places = batch[:0], places[:0]
+		report(false)
+		return nil
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return rep, &Error{Report: rep, Err: err}
+		}
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		var re *corpus.RecordError
+		if errors.As(err, &re) {
+			if err := reject(re); err != nil {
+				return rep, &Error{Report: rep, Err: err}
+			}
+			continue
+		}
+		if err != nil {
+			return rep, &Error{Report: rep, Err: err}
+		}
+		doc, bad := newDocument(rec)
+		if bad != nil {
+			if err := reject(bad); err != nil {
+				return rep, &Error{Report: rep, Err: err}
+			}
+			continue
+		}
+		batch = append(batch, doc)
+		places = append(places, rec.Place)
+		if len(batch) >= opt.BatchSize {
+			if err := flush(); err != nil {
+				return rep, &Error{Report: rep, Err: err}
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return rep, &Error{Report: rep, Err: err}
+	}
+	rep.Bytes = r.BytesRead()
+	if failing() {
+		report(true)
+		return rep, &Error{Report: rep}
+	}
+	if rep.Accepted == 0 {
+		return rep, &Error{Report: rep, Err: errors.New("no documents in the file")}
+	}
+	ds, err = store.FinishDataset(ctx, ds.ID, hex.EncodeToString(hash.Sum(nil)), rep.Rejected, opt.Actor)
+	if err != nil {
+		return rep, &Error{Report: rep, Err: err}
+	}
+	landed = true
+	rep.Dataset = ds
+	report(true)
+	return rep, nil
+}
+
+func newDocument(rec corpus.Record) (db.NewDocument, *corpus.RecordError) {
+	sum := sha256.Sum256([]byte(rec.Text))
+	d := db.NewDocument{ExtID: rec.ID, Text: rec.Text, ContentHash: hex.EncodeToString(sum[:])}
+	meta := map[string]any{}
+	for k, v := range rec.Meta {
+		col, ok := promoted[strings.ToLower(k)]
+		if !ok {
+			meta[k] = v
+			continue
+		}
+		s, isString := v.(string)
+		if !isString && v != nil {
+			return d, &corpus.RecordError{Place: rec.Place, Field: k, Msg: "want a string"}
+		}
+		switch col {
+		case "source":
+			d.Source = s
+		case "domain":
+			d.Domain = s
+		case "lang":
+			d.Lang = s
+		}
+	}
+	b, err := json.Marshal(meta)
+	if err != nil {
+		return d, &corpus.RecordError{Place: rec.Place, Msg: "metadata: " + err.Error()}
+	}
+	d.Meta = b
+	return d, nil
+}

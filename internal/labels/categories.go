@@ -1,0 +1,88 @@
+// Package labels holds what people say about pairs of documents: categories and their
+// duplicate decisions, label validation, and (with the labeling workflow) sampling and
+// agreement statistics.
+package labels
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Decision says whether a category settles the duplicate question.
+type Decision string
+
+// Decisions.
+const (
+	Yes Decision = "yes" // a duplicate: remove one of the pair
+	No  Decision = "no"  // not a duplicate: keep both
+	Ask Decision = "ask" // the annotator decides per pair (y/n)
+)
+
+// Category is one answer an annotator can give about a pair.
+type Category struct {
+	Key       string   `json:"key"`
+	Name      string   `json:"name"`
+	Duplicate Decision `json:"duplicate"`
+	Help      string   `json:"help,omitempty"`
+}
+
+// DefaultCategories is the default campaign list; its order gives the keyboard keys 1-7.
+var DefaultCategories = []Category{
+	{Key: "exact", Name: "exact copy", Duplicate: Yes, Help: "the same text, byte for byte or after whitespace"},
+	{Key: "format", Name: "formatting change", Duplicate: Yes, Help: "the same content in another markup or layout (plain text vs Markdown, wrapped lines)"},
+	{Key: "minor", Name: "minor edits", Duplicate: Yes, Help: "a changed date, name, footer or a few sentences"},
+	{Key: "boilerplate", Name: "boilerplate-heavy", Duplicate: Ask, Help: "mostly shared boilerplate (license headers, templates) around different content"},
+	{Key: "partial", Name: "partial overlap", Duplicate: Ask, Help: "one contains a large part of the other, or they share whole sections"},
+	{Key: "translation", Name: "translation", Duplicate: No, Help: "the same content in another language"},
+	{Key: "different", Name: "different", Duplicate: No, Help: "unrelated documents, or related but genuinely different"},
+}
+
+// Find looks a category up by key, name or 1-based position, ignoring case.
+func Find(cats []Category, s string) (Category, bool) {
+	s = strings.TrimSpace(s)
+	if n, err := strconv.Atoi(s); err == nil && n >= 1 && n <= len(cats) {
+		return cats[n-1], true
+	}
+	for _, c := range cats {
+		if strings.EqualFold(c.Key, s) || strings.EqualFold(c.Name, s) {
+			return c, true
+		}
+	}
+	return Category{}, false
+}
+
+// Keys lists the category keys, for messages.
+func Keys(cats []Category) string {
+	keys := make([]string, len(cats))
+	for i, c := range cats {
+		keys[i] = c.Key
+	}
+	return strings.Join(keys, ", ")
+}
+
+// ResolveDuplicate returns the duplicate decision for a label of category c with the
+// given duplicate column (empty, or yes/no/true/false/1/0/y/n).
+func ResolveDuplicate(c Category, given string) (bool, error) {
+	given = strings.ToLower(strings.TrimSpace(given))
+	var v, set bool
+	switch given {
+	case "":
+	case "yes", "y", "true", "1":
+		v, set = true, true
+	case "no", "n", "false", "0":
+		v, set = false, true
+	default:
+		return false, fmt.Errorf("%q is not yes or no", given)
+	}
+	switch {
+	case set:
+		return v, nil
+	case c.Duplicate == Yes:
+		return true, nil
+	case c.Duplicate == No:
+		return false, nil
+	default:
+		return false, fmt.Errorf("required for category %q (it does not settle the question)", c.Key)
+	}
+}
