@@ -104,3 +104,28 @@ func nonceOf(r *http.Request) string {
 	n, _ := r.Context().Value(keyNonce).(string)
 	return n
 }
+
+// crossOriginProtection refuses cross-site state-changing requests (Go's
+// http.CrossOriginProtection: Sec-Fetch-Site and Origin checks) with 403.
+func crossOriginProtection(next http.Handler) http.Handler {
+	cop := http.NewCrossOriginProtection()
+	return cop.Handler(next)
+}
+
+// limitBodies caps request bodies; upload routes set their own, larger cap.
+func limitBodies(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > maxBody && !isUpload(r) {
+			http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
+			return
+		}
+		if !isUpload(r) {
+			r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func isUpload(r *http.Request) bool {
+	return r.Method == http.MethodPost && (r.URL.Path == "/datasets" || r.URL.Path == "/labels")
+}

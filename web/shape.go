@@ -103,6 +103,12 @@ func (s *server) showHome(w http.ResponseWriter, r *http.Request) {
 			h.Rows10 = append(h.Rows10, templates.ShapeRow{S: x, P: lsh.Probability(x, choice.Shape)})
 		}
 	}
+	datasets, err := s.datasetViews(r.Context(), true)
+	if err != nil {
+		s.internalError(w, r, err)
+		return
+	}
+	h.Datasets = datasets
 	s.render(w, r, status, templates.HomePage(h))
 }
 

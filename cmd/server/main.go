@@ -38,6 +38,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return signatures(args, stdout, stderr)
 	case "shape":
 		return shape(args, stdout, stderr)
+	case "import":
+		return importDocs(args, stdout, stderr)
+	case "import-labels":
+		return importLabels(args, stdout, stderr)
 	case "help":
 		usage(stdout)
 		return nil
@@ -54,6 +58,8 @@ Usage:
   server [serve] [-addr 127.0.0.1:8080]     start the web application
   server signatures -spec SPEC -in F -out F compute MinHash signatures of a JSONL file
   server shape -threshold T -hashes K       choose bands x rows for a threshold
+  server import -db F -in F [-dataset N]    import documents (JSONL, CSV/TSV, Parquet)
+  server import-labels -db F -dataset N -in F  import labeled pairs
 
 Run "server COMMAND -h" for a command's flags and an example.
 `)

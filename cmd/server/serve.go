@@ -3,18 +3,31 @@ package main
 import (
 	"io"
 
+	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/server"
 )
 
 func serve(args []string, stderr io.Writer) error {
 	fs := newFlagSet("serve", "server serve: start the Dedup Studio web application.",
-		"go run ./cmd/server -addr 127.0.0.1:8080", stderr)
+		"go run ./cmd/server -addr 127.0.0.1:8080 -db dedupstudio.db", stderr)
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on (host:port)")
+	dbPath := fs.String("db", "dedupstudio.db", "database file (created if missing)")
+	loadDemo := fs.Bool("demo", true, "load the demo sample when the database has no datasets")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	ctx, stop := signalContext()
 	defer stop()
 	log := newLogger(stderr)
-	return server.Run(ctx, server.Config{Addr: *addr, Log: log, Version: version})
+	store, err := db.Open(ctx, *dbPath)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	if *loadDemo {
+		if err := server.LoadDemoIfEmpty(ctx, store, log); err != nil {
+			return err
+		}
+	}
+	return server.Run(ctx, server.Config{Addr: *addr, Log: log, Version: version, Store: store})
 }

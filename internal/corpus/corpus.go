@@ -59,6 +59,15 @@ func (e *RecordError) Error() string {
 	return s + ": " + e.Msg
 }
 
+// FormatError is a file that cannot be read as its format at all (not gzip, not Parquet,
+// no header row, a name that says no format).
+type FormatError struct {
+	File string
+	Msg  string
+}
+
+func (e *FormatError) Error() string { return e.File + ": " + e.Msg }
+
 // DefaultMaxDocBytes is the default cap on one document's text.
 const DefaultMaxDocBytes = 1 << 20
 
@@ -135,7 +144,7 @@ func DetectFormat(name string) (Format, error) {
 	case ".parquet", ".pq":
 		return Parquet, nil
 	}
-	return "", fmt.Errorf("%s: cannot tell the format from the name (want .jsonl, .csv, .tsv or .parquet, optionally .gz or .zst)", name)
+	return "", &FormatError{File: name, Msg: "cannot tell the format from the name (want .jsonl, .csv, .tsv or .parquet, optionally .gz or .zst)"}
 }
 
 // OpenFile opens path in the given format ("" to detect it from the name).
@@ -193,9 +202,9 @@ func NewReader(r io.Reader, name string, format Format, opt Options) (Reader, er
 	case CSV, TSV:
 		return newCSVReader(src, closer, name, format, opt)
 	case Parquet:
-		return nil, fmt.Errorf("%s: Parquet needs a file, not a stream", name)
+		return nil, &FormatError{File: name, Msg: "Parquet needs a file, not a stream"}
 	}
-	return nil, fmt.Errorf("%s: unknown format %q", name, format)
+	return nil, &FormatError{File: name, Msg: fmt.Sprintf("unknown format %q", format)}
 }
 
 // countingReader counts the bytes read through it.
@@ -217,13 +226,13 @@ func decompress(r io.Reader, name string) (*bufio.Reader, func() error, error) {
 	case len(magic) >= 2 && magic[0] == 0x1f && magic[1] == 0x8b:
 		zr, err := gzip.NewReader(br)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", name, err)
+			return nil, nil, &FormatError{File: name, Msg: "bad gzip data: " + err.Error()}
 		}
 		return bufio.NewReaderSize(zr, 1<<16), zr.Close, nil
 	case bytes.Equal(magic, []byte{0x28, 0xb5, 0x2f, 0xfd}):
 		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1))
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", name, err)
+			return nil, nil, &FormatError{File: name, Msg: "bad zstd data: " + err.Error()}
 		}
 		return bufio.NewReaderSize(zr, 1<<16), func() error { zr.Close(); return nil }, nil
 	}

@@ -35,16 +35,16 @@ func newCSVReader(src *bufio.Reader, closer func() error, name string, format Fo
 	header, err := cr.Read()
 	if err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("%s: empty file: want a header row naming the fields", name)
+			return nil, &FormatError{File: name, Msg: "empty file: want a header row naming the fields"}
 		}
-		return nil, fmt.Errorf("%s:1: header: %v", name, err)
+		return nil, &RecordError{Place: Place{File: name, Line: 1}, Msg: "header: " + err.Error()}
 	}
 	if len(header) > 0 {
 		header[0] = strings.TrimPrefix(header[0], "\ufeff")
 	}
 	for i, h := range header {
 		if !utf8.ValidString(h) {
-			return nil, fmt.Errorf("%s:1: header column %d: invalid UTF-8", name, i+1)
+			return nil, &RecordError{Place: Place{File: name, Line: 1}, Msg: fmt.Sprintf("header column %d: invalid UTF-8", i+1)}
 		}
 		switch h {
 		case opt.IDField:

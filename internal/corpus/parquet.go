@@ -30,7 +30,7 @@ func newParquetReader(ra io.ReaderAt, size int64, name string, opt Options) (*pa
 	opt.defaults()
 	f, err := parquet.OpenFile(ra, size)
 	if err != nil {
-		return nil, fmt.Errorf("%s: not a readable Parquet file: %w", name, err)
+		return nil, &FormatError{File: name, Msg: "not a readable Parquet file: " + err.Error()}
 	}
 	r := &parquetReader{name: name, opt: opt, file: f, buf: make([]parquet.Row, 64), size: size}
 	var haveID, haveText bool

@@ -21,6 +21,9 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/db"
 )
 
+// ErrEmpty is an import of a file without a single document.
+var ErrEmpty = errors.New("no documents in the file")
+
 // Options tune a document import.
 type Options struct {
 	Dataset   string         // dataset name; default: the file name without extensions
@@ -49,7 +52,8 @@ type Progress struct {
 // Report says what an import did.
 type Report struct {
 	Dataset  db.Dataset // the new version (zero when nothing landed)
-	Accepted int
+	Accepted int        // documents that landed
+	Valid    int        // records that passed validation (all land unless the import is refused)
 	Rejected int
 	Errors   []*corpus.RecordError // the first MaxListed rejections
 	Bytes    int64
@@ -65,11 +69,11 @@ func (e *Error) Error() string {
 	if e.Err != nil {
 		return "import failed, nothing was imported: " + e.Err.Error()
 	}
-	msg := fmt.Sprintf("import refused, nothing was imported: %d bad record(s) of %d", e.Report.Rejected, e.Report.Accepted+e.Report.Rejected)
+	msg := fmt.Sprintf("import refused, nothing was imported: %d bad record(s) of %d", e.Report.Rejected, e.Report.Valid+e.Report.Rejected)
 	if len(e.Report.Errors) > 0 {
 		msg += "; first: " + e.Report.Errors[0].Error()
 	}
-	return msg + " (fix them, or import with -skip-bad to leave them out)"
+	return msg + " (fix them, or choose to skip bad records)"
 }
 
 func (e *Error) Unwrap() error { return e.Err }
@@ -166,6 +170,7 @@ func Documents(ctx context.Context, store *db.DB, r corpus.Reader, sourceFile st
 		isDup := map[int]bool{}
 		for _, i := range dups {
 			isDup[i] = true
+			rep.Valid--
 			if err := reject(&corpus.RecordError{Place: places[i], Field: opt.Corpus.IDFieldName(), Msg: fmt.Sprintf("duplicate id %q", batch[i].ExtID)}); err != nil {
 				return err
 			}
@@ -205,6 +210,7 @@ func Documents(ctx context.Context, store *db.DB, r corpus.Reader, sourceFile st
 			}
 			continue
 		}
+		rep.Valid++
 		batch = append(batch, doc)
 		places = append(places, rec.Place)
 		if len(batch) >= opt.BatchSize {
@@ -222,7 +228,7 @@ func Documents(ctx context.Context, store *db.DB, r corpus.Reader, sourceFile st
 		return rep, &Error{Report: rep}
 	}
 	if rep.Accepted == 0 {
-		return rep, &Error{Report: rep, Err: errors.New("no documents in the file")}
+		return rep, &Error{Report: rep, Err: ErrEmpty}
 	}
 	ds, err = store.FinishDataset(ctx, ds.ID, hex.EncodeToString(hash.Sum(nil)), rep.Rejected, opt.Actor)
 	if err != nil {

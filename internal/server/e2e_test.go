@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,18 +12,29 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"github.com/dedupstudio/dedupstudio/internal/db"
 )
 
-// startServer runs the real server (the same Run as the binary) on a free loopback port.
+// startServer runs the real server (the same Run as the binary) on a free loopback port,
+// over a fresh database file that, like a first start, gets the demo sample.
 func startServer(t *testing.T) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
+	store, err := db.Open(ctx, filepath.Join(t.TempDir(), "e2e.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := LoadDemoIfEmpty(ctx, store, slog.New(slog.DiscardHandler)); err != nil {
+		t.Fatal(err)
+	}
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(ctx, Config{Addr: "127.0.0.1:0", Version: "test", Ready: func(u string) { ready <- u }})
+		done <- Run(ctx, Config{Addr: "127.0.0.1:0", Version: "test", Store: store, Ready: func(u string) { ready <- u }})
 	}()
 	t.Cleanup(func() {
+		defer store.Close()
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("Run: %v", err)
@@ -78,6 +90,100 @@ func browser(t *testing.T) context.Context {
 	ctx, cancelTimeout := context.WithTimeout(ctx, 60*time.Second)
 	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
 	return ctx
+}
+
+// page wraps a browser tab with the few actions the tests need.
+type page struct {
+	t   *testing.T
+	ctx context.Context
+}
+
+func (p page) text(sel string) string {
+	p.t.Helper()
+	v, err := chromedp.Run(p.ctx, chromedp.Text(sel))
+	if err != nil {
+		p.t.Fatalf("text of %s: %v", sel, err)
+	}
+	return v
+}
+
+func (p page) do(steps ...chromedp.Action[chromedp.Void]) {
+	p.t.Helper()
+	if err := chromedp.Do(p.ctx, steps...); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// waitFor polls a JavaScript condition from Go, riding out page navigations.
+func (p page) waitFor(cond string) {
+	p.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if ok, err := chromedp.Run(p.ctx, chromedp.Evaluate[bool](cond)); err == nil && ok {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	loc, _ := chromedp.Run(p.ctx, chromedp.Evaluate[string](`document.location.href + " | " + document.body.innerText.slice(0, 300)`))
+	p.t.Fatalf("timed out waiting for %s (page: %s)", cond, loc)
+}
+
+func (p page) screenshot(name string) {
+	if dir := os.Getenv("DEDUP_SCREENSHOTS"); dir != "" {
+		shot, err := chromedp.Run(p.ctx, chromedp.FullScreenshot(100))
+		if err == nil {
+			os.WriteFile(filepath.Join(dir, name+".png"), shot, 0o644)
+		}
+	}
+}
+
+// TestBrowserImport checks the first start and the import page as a person meets them:
+// the demo sample on the start page, a refused upload that lists every bad record with
+// its line and field, then a good CSV that lands as a new dataset.
+func TestBrowserImport(t *testing.T) {
+	base := startServer(t)
+	p := page{t, browser(t)}
+	p.do(chromedp.Navigate(base + "/"))
+	p.waitFor(`!!document.querySelector('[data-testid="demo-note"]')`)
+	if docs := p.text(`[data-testid="dataset-demo"] [data-testid="dataset-docs"]`); docs != "2136" {
+		t.Errorf("demo dataset shows %s documents; want 2136", docs)
+	}
+	cats := p.text(`[data-testid="dataset-demo"] [data-testid="counts-categories"]`)
+	for _, c := range []string{"exact", "format", "minor", "boilerplate", "partial", "translation", "different"} {
+		if !strings.Contains(cats, c) {
+			t.Errorf("label counts lack category %s: %q", c, cats)
+		}
+	}
+	p.screenshot("home-demo")
+
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.jsonl")
+	os.WriteFile(bad, []byte(`{"id":"a","text":"fine"}`+"\n"+`{"id":"b"}`+"\n"+`{"id":"c","text":"bad `+"\xff"+`"}`+"\n"), 0o644)
+	p.do(chromedp.Navigate(base+"/datasets/new"), chromedp.SetUploadFiles(`[data-testid="upload-file"]`, []string{bad}),
+		chromedp.Click(`[data-testid="upload-submit"]`))
+	p.waitFor(`document.querySelector('[data-testid="import-status"]')?.dataset.state === "failed"`)
+	rejects := p.text(`[data-testid="import-rejects"]`)
+	for _, want := range []string{"bad.jsonl:2", "text", "missing", "bad.jsonl:3", "invalid UTF-8"} {
+		if !strings.Contains(rejects, want) {
+			t.Errorf("rejects table lacks %q:\n%s", want, rejects)
+		}
+	}
+	if msg := p.text(`[data-testid="import-failed"]`); !strings.Contains(msg, "nothing was imported") {
+		t.Errorf("failure message %q does not say nothing was imported", msg)
+	}
+	p.screenshot("import-refused")
+
+	good := filepath.Join(dir, "mysample.csv")
+	os.WriteFile(good, []byte("doc_id,body,lang\n1,hello world,en\n2,\"hallo, welt\",de\n"), 0o644)
+	p.do(chromedp.Navigate(base+"/datasets/new"), chromedp.SetUploadFiles(`[data-testid="upload-file"]`, []string{good}),
+		chromedp.SetValue(`input[name="id_field"]`, "doc_id"), chromedp.SetValue(`input[name="text_field"]`, "body"),
+		chromedp.Click(`[data-testid="upload-submit"]`))
+	p.waitFor(`document.querySelector('[data-testid="import-status"]')?.dataset.state === "done"`)
+	p.do(chromedp.Navigate(base + "/"))
+	p.waitFor(`!!document.querySelector('[data-testid="dataset-mysample"]')`)
+	if docs := p.text(`[data-testid="dataset-mysample"] [data-testid="dataset-docs"]`); docs != "2" {
+		t.Errorf("new dataset shows %s documents; want 2", docs)
+	}
 }
 
 // TestBrowserShapeCalculator loads the start page in headless Chromium, uses the shape

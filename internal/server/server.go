@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/jobs"
 	"github.com/dedupstudio/dedupstudio/web"
 )
 
@@ -18,6 +20,7 @@ import (
 type Config struct {
 	Addr    string // host:port; port 0 picks a free one
 	Log     *slog.Logger
+	Store   *db.DB
 	Version string
 	// Ready, if set, is called with the URL the server listens on once it accepts connections.
 	Ready func(url string)
@@ -33,7 +36,7 @@ func Run(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
 	srv := &http.Server{
-		Handler:           web.New(web.Deps{Log: cfg.Log, Version: cfg.Version}),
+		Handler:           web.New(web.Deps{Log: cfg.Log, Version: cfg.Version, Store: cfg.Store, Jobs: jobs.NewRegistry()}),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       5 * time.Minute, // uploads of large samples
 		WriteTimeout:      5 * time.Minute, // large exports
