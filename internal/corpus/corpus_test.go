@@ -273,3 +273,20 @@ func FuzzReaders(f *testing.F) {
 		}
 	})
 }
+
+func TestCSVHugeRecordStops(t *testing.T) {
+	t.Parallel()
+	in := "id,text\na,short\nb,\"" + strings.Repeat("z", 3<<20) + "\"\nc,never\n"
+	r, err := NewReader(strings.NewReader(in), "big.csv", CSV, Options{MaxBytes: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec, err := r.Next(); err != nil || rec.ID != "a" {
+		t.Fatalf("first record: %v %v", rec, err)
+	}
+	_, err = r.Next()
+	var fe *FormatError
+	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "big.csv: after line 2: a record longer than") {
+		t.Errorf("huge record: %v", err)
+	}
+}

@@ -16,6 +16,8 @@ type csvReader struct {
 	opt    Options
 	cr     *csv.Reader
 	count  *countingReader
+	guard  *recordGuard
+	line   int // last line of the last record read
 	closer func() error
 	header []string
 	idCol  int
@@ -24,14 +26,15 @@ type csvReader struct {
 
 func newCSVReader(src *bufio.Reader, closer func() error, name string, format Format, opt Options) (*csvReader, error) {
 	count := &countingReader{r: src}
-	cr := csv.NewReader(count)
+	guard := &recordGuard{r: count, limit: 2*int64(opt.MaxBytes) + 1<<16}
+	cr := csv.NewReader(guard)
 	if format == TSV {
 		cr.Comma = '\t'
 		cr.LazyQuotes = true
 	}
 	cr.FieldsPerRecord = 0 // every row as long as the header
 	cr.ReuseRecord = false
-	r := &csvReader{name: name, opt: opt, cr: cr, count: count, closer: closer, idCol: -1, txtCol: -1}
+	r := &csvReader{name: name, opt: opt, cr: cr, count: count, guard: guard, closer: closer, idCol: -1, txtCol: -1}
 	header, err := cr.Read()
 	if err != nil {
 		if errors.Is(err, io.EOF) {
@@ -69,7 +72,12 @@ func (r *csvReader) Close() error     { return r.closer() }
 
 func (r *csvReader) Next() (Record, error) {
 	for {
+		r.guard.reset()
 		row, err := r.cr.Read()
+		if errors.Is(err, errRecordTooLong) {
+			// csv cannot resume inside a record: the import stops here, saying where.
+			return Record{}, &FormatError{File: r.name, Msg: fmt.Sprintf("after line %d: a record longer than %d bytes (raise the document size cap or fix the file)", r.line, r.guard.limit)}
+		}
 		if err != nil {
 			var pe *csv.ParseError
 			if errors.As(err, &pe) {
@@ -78,6 +86,7 @@ func (r *csvReader) Next() (Record, error) {
 			return Record{}, err
 		}
 		line, _ := r.cr.FieldPos(0)
+		r.line, _ = r.cr.FieldPos(len(row) - 1)
 		if len(row) == 1 && row[0] == "" {
 			continue // blank line
 		}
@@ -99,4 +108,26 @@ func (r *csvReader) Next() (Record, error) {
 		}
 		return rec, nil
 	}
+}
+
+var errRecordTooLong = errors.New("record too long")
+
+// recordGuard fails a read once more than limit bytes were read since the last reset, so
+// one huge CSV record cannot exhaust memory. csv.Reader reads ahead in 4 KB chunks, which
+// the limit's slack covers.
+type recordGuard struct {
+	r     io.Reader
+	n     int64
+	limit int64
+}
+
+func (g *recordGuard) reset() { g.n = 0 }
+
+func (g *recordGuard) Read(p []byte) (int, error) {
+	if g.n > g.limit {
+		return 0, errRecordTooLong
+	}
+	n, err := g.r.Read(p)
+	g.n += int64(n)
+	return n, err
 }
