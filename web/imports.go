@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/ingest"
@@ -24,7 +25,9 @@ import (
 
 func (s *server) uploadView(r *http.Request) (templates.Upload, error) {
 	datasets, err := s.datasetViews(r.Context(), false)
+	role := auth.Role(userOf(r).Role)
 	return templates.Upload{Page: s.page(r, "Import"), MaxMB: s.maxUpload >> 20, Datasets: datasets,
+		ShowData: role.Can(auth.ImportData), ShowLabels: role.Can(auth.ImportLabels),
 		IDField: "id", TextField: "text"}, err
 }
 
@@ -34,6 +37,16 @@ func (s *server) showUpload(w http.ResponseWriter, r *http.Request) {
 		s.internalError(w, r, err)
 		return
 	}
+	s.render(w, r, http.StatusOK, templates.UploadPage(u))
+}
+
+func (s *server) showLabelsUpload(w http.ResponseWriter, r *http.Request) {
+	u, err := s.uploadView(r)
+	if err != nil {
+		s.internalError(w, r, err)
+		return
+	}
+	u.ShowData = false
 	s.render(w, r, http.StatusOK, templates.UploadPage(u))
 }
 
@@ -128,9 +141,12 @@ func (s *server) uploadDataset(w http.ResponseWriter, r *http.Request) {
 		SkipBad: r.FormValue("skip_bad") != "",
 		Actor:   "web",
 	}
-	id := s.jobs.Start("import", name, 0, func(ctx context.Context, report jobs.Reporter) (any, error) {
+	owner := userOf(r)
+	opt.Actor = owner.Name
+	id := s.jobs.Start("import", name, owner.ID, func(ctx context.Context, report jobs.Reporter) (any, error) {
 		defer os.RemoveAll(filepath.Dir(path))
 		opt.Progress = func(p ingest.Progress) { report(p) }
+		opt.UserID = owner.ID
 		rep, err := ingest.File(ctx, s.store, path, opt)
 		if err != nil && !userError(err) {
 			s.log.Error("import failed", "file", name, "err", err)
@@ -212,7 +228,7 @@ func (s *server) uploadLabels(w http.ResponseWriter, r *http.Request) {
 		s.internalError(w, r, err)
 		return
 	}
-	rep, err := ingest.LabelsFile(r.Context(), s.store, path, ingest.LabelOptions{DatasetID: dsID, Actor: "web"})
+	rep, err := ingest.LabelsFile(r.Context(), s.store, path, ingest.LabelOptions{DatasetID: dsID, Actor: userOf(r).Name, Annotator: userOf(r).Name})
 	var le *ingest.LabelError
 	if errors.As(err, &le) {
 		var lines []string

@@ -13,15 +13,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
 )
 
 type fixture struct {
-	t     *testing.T
-	h     http.Handler
-	store *db.DB
-	jobs  *jobs.Registry
+	t       *testing.T
+	h       http.Handler
+	store   *db.DB
+	jobs    *jobs.Registry
+	cookies map[string]*http.Cookie
+	admin   *http.Cookie // the cookie requests carry unless told otherwise
 }
 
 func newFixture(t *testing.T, maxUpload int64) *fixture {
@@ -32,7 +35,33 @@ func newFixture(t *testing.T, maxUpload int64) *fixture {
 	}
 	t.Cleanup(func() { store.Close() })
 	reg := jobs.NewRegistry()
-	return &fixture{t: t, h: New(Deps{Store: store, Jobs: reg, MaxUpload: maxUpload}), store: store, jobs: reg}
+	f := &fixture{t: t, h: New(Deps{Store: store, Jobs: reg, MaxUpload: maxUpload, KDF: cheapKDF}), store: store, jobs: reg,
+		cookies: map[string]*http.Cookie{}}
+	f.admin = f.signIn("admin")
+	return f
+}
+
+var cheapKDF = auth.Params{Memory: 1024, Time: 1, Threads: 1}
+
+// signIn creates a user named after role (once) and returns a live session cookie.
+func (f *fixture) signIn(role string) *http.Cookie {
+	f.t.Helper()
+	if c, ok := f.cookies[role]; ok {
+		return c
+	}
+	ctx := context.Background()
+	hash, _ := auth.HashPassword(role+"-password", cheapKDF)
+	u, err := f.store.CreateUser(ctx, "test", role, role, hash)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	token, th := auth.NewToken()
+	if err := f.store.CreateSession(ctx, u.ID, th, time.Hour); err != nil {
+		f.t.Fatal(err)
+	}
+	c := &http.Cookie{Name: cookieName, Value: token}
+	f.cookies[role] = c
+	return c
 }
 
 func (f *fixture) upload(path, fileName, body string, fields map[string]string) *httptest.ResponseRecorder {
@@ -48,6 +77,7 @@ func (f *fixture) upload(path, fileName, body string, fields map[string]string) 
 	req := httptest.NewRequest(http.MethodPost, path, &buf)
 	req.Header.Set("Content-Type", mw.FormDataContentType())
 	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	req.AddCookie(f.admin)
 	rec := httptest.NewRecorder()
 	f.h.ServeHTTP(rec, req)
 	return rec
@@ -61,7 +91,7 @@ func (f *fixture) waitJob(location string) (int, string) {
 	if _, err := f.jobs.Wait(ctx, id); err != nil {
 		f.t.Fatal(err)
 	}
-	res, body := get(f.t, f.h, location)
+	res, body := get(f.t, f.h, location, f.admin)
 	return res.StatusCode, body
 }
 
@@ -93,7 +123,7 @@ func TestUploadImport(t *testing.T) {
 	if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(rec.Body.String(), "cannot tell the format") {
 		t.Errorf("txt upload: %d", rec.Code)
 	}
-	if res, _ := get(t, f.h, "/imports/import-999"); res.StatusCode != 404 {
+	if res, _ := get(t, f.h, "/imports/import-999", f.admin); res.StatusCode != 404 {
 		t.Errorf("unknown import: %d", res.StatusCode)
 	}
 }
@@ -108,6 +138,7 @@ func TestUploadLimitsAndCrossOrigin(t *testing.T) {
 	// Other POST bodies are capped at 1 MB.
 	req := httptest.NewRequest(http.MethodPost, "/imports/x/cancel", strings.NewReader(strings.Repeat("x", 2<<20)))
 	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	req.AddCookie(f.admin)
 	w := httptest.NewRecorder()
 	f.h.ServeHTTP(w, req)
 	if w.Code != http.StatusRequestEntityTooLarge {
@@ -130,6 +161,7 @@ func TestUploadLabels(t *testing.T) {
 	f.waitJob(rec.Header().Get("Location"))
 	list, _ := f.store.Datasets(context.Background())
 	id := list[0].ID
+	f.admin = f.signIn("reviewer") // labels are a reviewer's (and admin's) to import
 	rec = f.upload("/labels", "l.csv", "a,b,category\na,b,minor\na,zz,different\n", map[string]string{"dataset_id": itoa64(id)})
 	if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(rec.Body.String(), `l.csv:3: field b: unknown document id &#34;zz&#34;`) {
 		t.Errorf("bad labels: %d\n%s", rec.Code, rec.Body.String())

@@ -6,11 +6,23 @@ import (
 
 	"github.com/a-h/templ"
 
+	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/web/templates"
 )
 
 func (s *server) page(r *http.Request, title string) templates.Page {
-	return templates.Page{Title: title, Nonce: nonceOf(r), Version: s.version}
+	p := templates.Page{Title: title, Nonce: nonceOf(r), Version: s.version}
+	if u := userOf(r); u != nil {
+		role := auth.Role(u.Role)
+		p.User, p.Role, p.Admin = u.Name, u.Role, role.Can(auth.ManageUsers)
+		switch {
+		case role.Can(auth.ImportData):
+			p.Import = "/datasets/new"
+		case role.Can(auth.ImportLabels):
+			p.Import = "/labels/new"
+		}
+	}
+	return p
 }
 
 // render writes c with status, buffering first so a rendering failure becomes a clean 500.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
 )
@@ -22,6 +23,12 @@ type Deps struct {
 	Now     func() time.Time // defaults to time.Now
 	// MaxUpload caps an uploaded sample, in bytes; default 512 MB.
 	MaxUpload int64
+	// SetupToken, when set, is the one-time link token that creates the first admin.
+	SetupToken string
+	// TrustProxy trusts X-Forwarded-Proto: https from a reverse proxy for cookie security.
+	TrustProxy bool
+	// KDF is the password hashing cost; default auth.DefaultParams.
+	KDF auth.Params
 }
 
 // maxBody caps every other request body.
@@ -34,7 +41,13 @@ type server struct {
 	jobs      *jobs.Registry
 	now       func() time.Time
 	maxUpload int64
-	tmpDir    string
+
+	setup        setup
+	trustProxy   bool
+	kdf          auth.Params
+	dummyHash    string
+	addrLimit    *auth.Limiter
+	accountLimit *auth.Limiter
 }
 
 // New returns the application's handler.
@@ -46,6 +59,17 @@ func New(d Deps) http.Handler {
 	if s.jobs == nil {
 		s.jobs = jobs.NewRegistry()
 	}
+	s.trustProxy = d.TrustProxy
+	s.kdf = d.KDF
+	if s.kdf == (auth.Params{}) {
+		s.kdf = auth.DefaultParams
+	}
+	if d.SetupToken != "" {
+		s.setup.hash = auth.HashToken(d.SetupToken)
+	}
+	s.dummyHash, _ = auth.HashPassword("no such account", s.kdf)
+	s.addrLimit = auth.NewLimiter(30, 15*time.Minute)
+	s.accountLimit = auth.NewLimiter(5, 15*time.Minute)
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -57,7 +81,7 @@ func New(d Deps) http.Handler {
 
 func (s *server) routes() http.Handler {
 	r := chi.NewRouter()
-	r.Use(s.requestID, s.logRequests, s.recoverPanics, securityHeaders, crossOriginProtection, limitBodies)
+	r.Use(s.requestID, s.logRequests, s.recoverPanics, securityHeaders, crossOriginProtection, limitBodies, s.authenticate)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.renderError(w, r, http.StatusNotFound, "There is no page at "+r.URL.Path+".")
 	})
@@ -65,18 +89,42 @@ func (s *server) routes() http.Handler {
 		s.renderError(w, r, http.StatusMethodNotAllowed, "This page does not take "+r.Method+" requests.")
 	})
 
-	r.Handle("/static/*", staticHandler())
+	r.Get("/static/*", staticHandler().ServeHTTP)
 	r.Get("/healthz", s.health)
 
-	r.Get("/", s.showHome)
-	r.Get("/shape.svg", s.shapeSVG)
-	r.Get("/shape.csv", s.shapeCSV)
+	// Public: signing in and joining.
+	r.Get("/login", s.showLogin)
+	r.Post("/login", s.login)
+	r.Post("/logout", s.logout)
+	r.Get("/setup", s.showSetup)
+	r.Post("/setup", s.completeSetup)
+	r.Get("/invite/{token}", s.showInvite)
+	r.Post("/invite/{token}", s.acceptInvite)
 
-	r.Get("/datasets/new", s.showUpload)
-	r.Post("/datasets", s.uploadDataset)
-	r.Post("/labels", s.uploadLabels)
-	r.Get("/imports/{job}", s.showImport)
-	r.Post("/imports/{job}/cancel", s.cancelImport)
+	// Everything else needs a signed-in user with the right role.
+	r.With(s.require(auth.View)).Group(func(r chi.Router) {
+		r.Get("/", s.showHome)
+		r.Get("/shape.svg", s.shapeSVG)
+		r.Get("/shape.csv", s.shapeCSV)
+		r.Get("/audit", s.showAudit)
+	})
+	r.With(s.require(auth.ImportData)).Group(func(r chi.Router) {
+		r.Get("/datasets/new", s.showUpload)
+		r.Post("/datasets", s.uploadDataset)
+		r.Get("/imports/{job}", s.showImport)
+		r.Post("/imports/{job}/cancel", s.cancelImport)
+	})
+	r.With(s.require(auth.ImportLabels)).Group(func(r chi.Router) {
+		r.Get("/labels/new", s.showLabelsUpload)
+		r.Post("/labels", s.uploadLabels)
+	})
+	r.With(s.require(auth.ManageUsers)).Group(func(r chi.Router) {
+		r.Get("/admin/users", s.showUsers)
+		r.Post("/admin/invites", s.createInvite)
+		r.Post("/admin/users/{id}/role", s.setUserRole)
+		r.Post("/admin/users/{id}/disable", s.setUserDisabled(true))
+		r.Post("/admin/users/{id}/enable", s.setUserDisabled(false))
+	})
 	return r
 }
 

@@ -8,10 +8,14 @@ import (
 	"testing"
 )
 
-func get(t *testing.T, h http.Handler, path string) (*http.Response, string) {
+func get(t *testing.T, h http.Handler, path string, cookies ...*http.Cookie) (*http.Response, string) {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+	req := httptest.NewRequest(http.MethodGet, path, nil)
+	for _, c := range cookies {
+		req.AddCookie(c)
+	}
+	h.ServeHTTP(rec, req)
 	res := rec.Result()
 	b, _ := io.ReadAll(res.Body)
 	return res, string(b)
@@ -19,7 +23,8 @@ func get(t *testing.T, h http.Handler, path string) (*http.Response, string) {
 
 func TestHomeShapeCalculator(t *testing.T) {
 	t.Parallel()
-	h := New(Deps{Version: "test"})
+	f := newFixture(t, 0)
+	h, me := f.h, f.signIn("annotator")
 	for _, tc := range []struct {
 		path       string
 		status     int
@@ -34,7 +39,7 @@ func TestHomeShapeCalculator(t *testing.T) {
 		{"/?hashes=0", 422, "", "", "hashes:"},
 		{"/?w-fp=0&w-fn=0", 422, "", "", "cannot both be 0"},
 	} {
-		res, body := get(t, h, tc.path)
+		res, body := get(t, h, tc.path, me)
 		if res.StatusCode != tc.status {
 			t.Errorf("GET %s: status %d; want %d", tc.path, res.StatusCode, tc.status)
 		}
@@ -52,9 +57,10 @@ func TestHomeShapeCalculator(t *testing.T) {
 
 func TestSecurityHeaders(t *testing.T) {
 	t.Parallel()
-	h := New(Deps{})
-	for _, path := range []string{"/", "/nope", "/static/app.css", "/shape.svg?bands=2&rows=3"} {
-		res, _ := get(t, h, path)
+	f := newFixture(t, 0)
+	h, me := f.h, f.signIn("annotator")
+	for _, path := range []string{"/", "/nope", "/static/app.css", "/shape.svg?bands=2&rows=3", "/login"} {
+		res, _ := get(t, h, path, me)
 		csp := res.Header.Get("Content-Security-Policy")
 		for _, want := range []string{"object-src 'none'", "base-uri 'none'", "frame-ancestors 'none'", "script-src 'self' 'nonce-"} {
 			if !strings.Contains(csp, want) {
@@ -66,8 +72,8 @@ func TestSecurityHeaders(t *testing.T) {
 		}
 	}
 	// The nonce in the header is the one on the page's script tag, and changes per request.
-	res1, body1 := get(t, h, "/")
-	res2, _ := get(t, h, "/")
+	res1, body1 := get(t, h, "/", me)
+	res2, _ := get(t, h, "/", me)
 	n1 := strings.TrimSuffix(strings.SplitN(strings.SplitN(res1.Header.Get("Content-Security-Policy"), "'nonce-", 2)[1], "'", 2)[0], "")
 	if !strings.Contains(body1, `nonce="`+n1+`"`) {
 		t.Errorf("page script does not carry the header's nonce %q", n1)
@@ -79,15 +85,16 @@ func TestSecurityHeaders(t *testing.T) {
 
 func TestShapeDownloads(t *testing.T) {
 	t.Parallel()
-	h := New(Deps{})
-	res, body := get(t, h, "/shape.svg?bands=20&rows=5&threshold=0.5&download=1")
+	f := newFixture(t, 0)
+	h, me := f.h, f.signIn("annotator")
+	res, body := get(t, h, "/shape.svg?bands=20&rows=5&threshold=0.5&download=1", me)
 	if res.StatusCode != 200 || res.Header.Get("Content-Type") != "image/svg+xml" || !strings.HasPrefix(strings.TrimSpace(body), "<?xml") {
 		t.Errorf("SVG: status %d, type %q", res.StatusCode, res.Header.Get("Content-Type"))
 	}
 	if !strings.Contains(res.Header.Get("Content-Disposition"), `s-curve-20x5.svg`) {
 		t.Errorf("SVG download disposition %q", res.Header.Get("Content-Disposition"))
 	}
-	res, body = get(t, h, "/shape.csv?bands=20&rows=5")
+	res, body = get(t, h, "/shape.csv?bands=20&rows=5", me)
 	lines := strings.Split(strings.TrimSpace(body), "\n")
 	if res.StatusCode != 200 || len(lines) != 102 || lines[0] != "similarity,p_candidate,bands,rows" {
 		t.Fatalf("CSV: status %d, %d lines, header %q", res.StatusCode, len(lines), lines[0])
@@ -96,20 +103,23 @@ func TestShapeDownloads(t *testing.T) {
 	if lines[51] != "0.50,0.470051,20,5" {
 		t.Errorf("CSV row for s=0.5 is %q", lines[51])
 	}
-	if res, _ := get(t, h, "/shape.svg?bands=0&rows=5"); res.StatusCode != 422 {
+	if res, _ := get(t, h, "/shape.svg?bands=0&rows=5", me); res.StatusCode != 422 {
 		t.Errorf("bands=0: status %d; want 422", res.StatusCode)
 	}
 }
 
 func TestNotFoundAndMethods(t *testing.T) {
 	t.Parallel()
-	h := New(Deps{})
+	f := newFixture(t, 0)
+	h := f.h
 	res, body := get(t, h, "/no/such/page")
 	if res.StatusCode != 404 || !strings.Contains(body, `data-testid="error-status">404<`) {
 		t.Errorf("404 page: status %d", res.StatusCode)
 	}
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/", nil))
+	req := httptest.NewRequest(http.MethodPost, "/", nil)
+	req.AddCookie(f.signIn("annotator"))
+	h.ServeHTTP(rec, req)
 	if rec.Code != http.StatusMethodNotAllowed {
 		t.Errorf("POST /: status %d; want 405", rec.Code)
 	}

@@ -13,6 +13,9 @@ func serve(args []string, stderr io.Writer) error {
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on (host:port)")
 	dbPath := fs.String("db", "dedupstudio.db", "database file (created if missing)")
 	loadDemo := fs.Bool("demo", true, "load the demo sample when the database has no datasets")
+	tlsCert := fs.String("tls-cert", "", "TLS certificate file (PEM) to serve HTTPS")
+	tlsKey := fs.String("tls-key", "", "TLS private key file (PEM)")
+	trustProxy := fs.Bool("trust-proxy", false, "behind a TLS-terminating reverse proxy: trust its X-Forwarded-Proto for secure cookies")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -29,5 +32,6 @@ func serve(args []string, stderr io.Writer) error {
 			return err
 		}
 	}
-	return server.Run(ctx, server.Config{Addr: *addr, Log: log, Version: version, Store: store})
+	return server.Run(ctx, server.Config{Addr: *addr, Log: log, Version: version, Store: store, Console: stderr,
+		TLSCert: *tlsCert, TLSKey: *tlsKey, TrustProxy: *trustProxy})
 }

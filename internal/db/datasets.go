@@ -212,7 +212,10 @@ func (d *DB) CountDocuments(ctx context.Context) (int, error) {
 
 // audit appends to the audit log inside tx.
 func (d *DB) audit(ctx context.Context, tx *sql.Tx, actor, action, subject string, detail map[string]any) error {
-	b, err := json.Marshal(detail)
+	if detail == nil {
+		detail = map[string]any{}
+	}
+	b, err := jsonMarshal(detail)
 	if err != nil {
 		return err
 	}
@@ -250,3 +253,5 @@ func (d *DB) AuditLog(ctx context.Context, limit int) ([]AuditEvent, error) {
 	}
 	return out, rows.Err()
 }
+
+func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }

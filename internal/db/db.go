@@ -10,6 +10,8 @@ package db
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -195,4 +197,48 @@ func (d *DB) IntegrityCheck(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	return res == "ok", nil
+}
+
+// Fingerprint hashes every row of every table but those named in except: two equal
+// fingerprints mean nothing was written in between. For tests and diagnostics.
+func (d *DB) Fingerprint(ctx context.Context, except ...string) (string, error) {
+	rows, err := d.r.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`)
+	if err != nil {
+		return "", err
+	}
+	var tables []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			rows.Close()
+			return "", err
+		}
+		if !slices.Contains(except, name) {
+			tables = append(tables, name)
+		}
+	}
+	rows.Close()
+	h := sha256.New()
+	for _, t := range tables {
+		rows, err := d.r.QueryContext(ctx, `SELECT * FROM "`+t+`" ORDER BY 1`)
+		if err != nil {
+			return "", err
+		}
+		cols, _ := rows.Columns()
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		fmt.Fprintf(h, "table %s\n", t)
+		for rows.Next() {
+			if err := rows.Scan(ptrs...); err != nil {
+				rows.Close()
+				return "", err
+			}
+			fmt.Fprintf(h, "%v\n", vals)
+		}
+		rows.Close()
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }

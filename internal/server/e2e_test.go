@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,12 +14,13 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 )
 
 // startServer runs the real server (the same Run as the binary) on a free loopback port,
 // over a fresh database file that, like a first start, gets the demo sample.
-func startServer(t *testing.T) string {
+func startServer(t *testing.T) (base, setupLink string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	store, err := db.Open(ctx, filepath.Join(t.TempDir(), "e2e.db"))
@@ -28,10 +30,11 @@ func startServer(t *testing.T) string {
 	if err := LoadDemoIfEmpty(ctx, store, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
-	ready := make(chan string, 1)
+	ready := make(chan [2]string, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(ctx, Config{Addr: "127.0.0.1:0", Version: "test", Store: store, Ready: func(u string) { ready <- u }})
+		done <- Run(ctx, Config{Addr: "127.0.0.1:0", Version: "test", Store: store, KDF: testKDF,
+			Ready: func(u, setup string) { ready <- [2]string{u, setup} }})
 	}()
 	t.Cleanup(func() {
 		defer store.Close()
@@ -42,13 +45,30 @@ func startServer(t *testing.T) string {
 	})
 	select {
 	case u := <-ready:
-		return u
+		if u[1] == "" {
+			t.Fatal("a server without users printed no setup link")
+		}
+		return u[0], u[1]
 	case err := <-done:
 		t.Fatalf("server did not start: %v", err)
 	case <-time.After(10 * time.Second):
 		t.Fatal("server did not start in 10s")
 	}
-	return ""
+	return "", ""
+}
+
+var testKDF = auth.Params{Memory: 8 * 1024, Time: 1, Threads: 1}
+
+// createAccount fills the setup or invite form the way a person does and waits until
+// the new user is signed in.
+func (p page) createAccount(link, name, password string) {
+	p.t.Helper()
+	p.do(chromedp.Navigate(link),
+		chromedp.WaitVisible(`[data-testid="signin-form"]`),
+		chromedp.SendKeys(`[data-testid="signin-name"]`, name),
+		chromedp.SendKeys(`[data-testid="signin-password"]`, password),
+		chromedp.Click(`[data-testid="signin-submit"]`))
+	p.waitFor(`document.querySelector('[data-testid="whoami"]')?.innerText === ` + strconv.Quote(name))
 }
 
 // browser returns a chromedp context on Debian's headless Chromium. Without Chromium the
@@ -141,8 +161,9 @@ func (p page) screenshot(name string) {
 // the demo sample on the start page, a refused upload that lists every bad record with
 // its line and field, then a good CSV that lands as a new dataset.
 func TestBrowserImport(t *testing.T) {
-	base := startServer(t)
+	base, setup := startServer(t)
 	p := page{t, browser(t)}
+	p.createAccount(setup, "ada", "a long enough password")
 	p.do(chromedp.Navigate(base + "/"))
 	p.waitFor(`!!document.querySelector('[data-testid="demo-note"]')`)
 	if docs := p.text(`[data-testid="dataset-demo"] [data-testid="dataset-docs"]`); docs != "2136" {
@@ -189,8 +210,9 @@ func TestBrowserImport(t *testing.T) {
 // TestBrowserShapeCalculator loads the start page in headless Chromium, uses the shape
 // calculator by keyboard the way a person would, and checks the chart was served.
 func TestBrowserShapeCalculator(t *testing.T) {
-	base := startServer(t)
+	base, setup := startServer(t)
 	ctx := browser(t)
+	page{t, ctx}.createAccount(setup, "ada", "a long enough password")
 	text := func(sel string) string {
 		t.Helper()
 		v, err := chromedp.Run(ctx, chromedp.Text(sel))
@@ -266,4 +288,57 @@ func TestBrowserShapeCalculator(t *testing.T) {
 	if dir := os.Getenv("DEDUP_SCREENSHOTS"); dir != "" {
 		os.WriteFile(filepath.Join(dir, "home.png"), shot, 0o644)
 	}
+}
+
+// TestBrowserTeam: the first admin invites an annotator, who joins through the link in a
+// browser of their own, sees only what annotators may, and is signed out at once when
+// the admin disables the account. Then the admin signs out and back in with a password.
+func TestBrowserTeam(t *testing.T) {
+	base, setup := startServer(t)
+	admin := page{t, browser(t)}
+	admin.createAccount(setup, "ada", "a long enough password")
+	admin.do(chromedp.Navigate(base+"/admin/users"),
+		chromedp.WaitVisible(`[data-testid="invite-form"]`),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid="invite-role"]').value = "annotator"`),
+		chromedp.Click(`[data-testid="invite-submit"]`))
+	admin.waitFor(`!!document.querySelector('[data-testid="invite-link"]')`)
+	link := admin.text(`[data-testid="invite-link"]`)
+	if !strings.HasPrefix(link, base+"/invite/") {
+		t.Fatalf("invite link %q", link)
+	}
+	admin.screenshot("team-invite")
+
+	ann := page{t, browser(t)}
+	ann.createAccount(link, "bo", "another long password")
+	if role := ann.text(`header .who .muted`); role != "(annotator)" {
+		t.Errorf("new user's role shows %q", role)
+	}
+	if n, _ := chromedp.Run(ann.ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-testid="nav-team"]').length`)); n != 0 {
+		t.Error("an annotator sees the Team link")
+	}
+	ann.do(chromedp.Navigate(base + "/admin/users"))
+	if status := ann.text(`[data-testid="error-status"]`); status != "403" {
+		t.Errorf("annotator on /admin/users: %s; want 403", status)
+	}
+	// The invite link works once.
+	ann.do(chromedp.Navigate(link))
+	if status := ann.text(`[data-testid="error-status"]`); status != "404" {
+		t.Errorf("used invite link: %s; want 404", status)
+	}
+
+	admin.do(chromedp.Navigate(base+"/admin/users"), chromedp.Click(`[data-testid="disable-bo"]`))
+	admin.waitFor(`document.querySelector('[data-testid="user-bo"]')?.innerText.includes("disabled")`)
+	ann.do(chromedp.Navigate(base + "/"))
+	ann.waitFor(`document.location.pathname === "/login"`)
+
+	admin.do(chromedp.Click(`[data-testid="logout"]`))
+	admin.waitFor(`document.location.pathname === "/login"`)
+	admin.do(chromedp.SendKeys(`[data-testid="signin-name"]`, "ada"),
+		chromedp.SendKeys(`[data-testid="signin-password"]`, "wrong password!"),
+		chromedp.Click(`[data-testid="signin-submit"]`))
+	admin.waitFor(`!!document.querySelector('[data-testid="signin-error"]')`)
+	// The page keeps the name and clears the password.
+	admin.do(chromedp.SendKeys(`[data-testid="signin-password"]`, "a long enough password"),
+		chromedp.Click(`[data-testid="signin-submit"]`))
+	admin.waitFor(`document.querySelector('[data-testid="whoami"]')?.innerText === "ada"`)
 }

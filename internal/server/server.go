@@ -6,11 +6,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"time"
 
+	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
 	"github.com/dedupstudio/dedupstudio/web"
@@ -22,8 +24,30 @@ type Config struct {
 	Log     *slog.Logger
 	Store   *db.DB
 	Version string
-	// Ready, if set, is called with the URL the server listens on once it accepts connections.
-	Ready func(url string)
+	// Ready, if set, is called with the URL the server listens on once it accepts
+	// connections, and the one-time setup link when the database has no users yet.
+	Ready func(url, setupLink string)
+	// Console receives the setup link for a person to open (the terminal); may be nil.
+	Console io.Writer
+	// TLSCert and TLSKey serve HTTPS directly; both or neither.
+	TLSCert, TLSKey string
+	// TrustProxy trusts a reverse proxy's X-Forwarded-Proto for secure cookies.
+	TrustProxy bool
+	// KDF overrides the password hashing cost (tests); zero means the default.
+	KDF auth.Params
+}
+
+// browsable turns a listening address into one a browser on this machine can open:
+// an unspecified host (0.0.0.0, ::) becomes localhost.
+func browsable(a net.Addr) string {
+	host, port, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return a.String()
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "localhost"
+	}
+	return net.JoinHostPort(host, port)
 }
 
 // Run serves until ctx is done, then gives requests in flight up to ten seconds to finish.
@@ -31,12 +55,26 @@ func Run(ctx context.Context, cfg Config) error {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
+	if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
+		return errors.New("give both -tls-cert and -tls-key, or neither")
+	}
+	var setupToken string
+	if cfg.Store != nil {
+		n, err := cfg.Store.CountUsers(ctx)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			setupToken, _ = auth.NewToken()
+		}
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
 	srv := &http.Server{
-		Handler:           web.New(web.Deps{Log: cfg.Log, Version: cfg.Version, Store: cfg.Store, Jobs: jobs.NewRegistry()}),
+		Handler: web.New(web.Deps{Log: cfg.Log, Version: cfg.Version, Store: cfg.Store, Jobs: jobs.NewRegistry(),
+			SetupToken: setupToken, TrustProxy: cfg.TrustProxy, KDF: cfg.KDF}),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       5 * time.Minute, // uploads of large samples
 		WriteTimeout:      5 * time.Minute, // large exports
@@ -44,13 +82,30 @@ func Run(ctx context.Context, cfg Config) error {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(cfg.Log.Handler(), slog.LevelWarn),
 	}
-	url := "http://" + ln.Addr().String()
+	scheme := "http"
+	if cfg.TLSCert != "" {
+		scheme = "https"
+	}
+	url := scheme + "://" + browsable(ln.Addr())
 	cfg.Log.Info("listening", "url", url)
+	var setupLink string
+	if setupToken != "" {
+		setupLink = url + "/setup?token=" + setupToken
+		if cfg.Console != nil {
+			fmt.Fprintf(cfg.Console, "\nNo accounts yet. Open this one-time link to create the first admin account:\n\n    %s\n\n", setupLink)
+		}
+	}
 	if cfg.Ready != nil {
-		cfg.Ready(url)
+		cfg.Ready(url, setupLink)
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() {
+		if cfg.TLSCert != "" {
+			errc <- srv.ServeTLS(ln, cfg.TLSCert, cfg.TLSKey)
+			return
+		}
+		errc <- srv.Serve(ln)
+	}()
 	select {
 	case err := <-errc:
 		return err

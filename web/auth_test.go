@@ -1,0 +1,327 @@
+package web
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/dedupstudio/dedupstudio/internal/auth"
+	"github.com/dedupstudio/dedupstudio/internal/db"
+)
+
+// do sends a request with optional cookie and form, same-origin like a browser form.
+func (f *fixture) do(method, path string, c *http.Cookie, form url.Values) *httptest.ResponseRecorder {
+	f.t.Helper()
+	var body *strings.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	} else {
+		body = strings.NewReader("")
+	}
+	req := httptest.NewRequest(method, path, body)
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	req.RemoteAddr = "192.0.2.10:5555"
+	if c != nil {
+		req.AddCookie(c)
+	}
+	rec := httptest.NewRecorder()
+	f.h.ServeHTTP(rec, req)
+	return rec
+}
+
+// routeMatrix is every protected route and the permission it needs. The test below
+// walks the router and fails when a route is missing here, so new routes get checked.
+var routeMatrix = []struct {
+	method, path string
+	perm         auth.Permission
+}{
+	{"GET", "/", auth.View},
+	{"GET", "/shape.svg?bands=2&rows=2", auth.View},
+	{"GET", "/shape.csv?bands=2&rows=2", auth.View},
+	{"GET", "/audit", auth.View},
+	{"GET", "/datasets/new", auth.ImportData},
+	{"POST", "/datasets", auth.ImportData},
+	{"GET", "/imports/import-1", auth.ImportData},
+	{"POST", "/imports/import-1/cancel", auth.ImportData},
+	{"GET", "/labels/new", auth.ImportLabels},
+	{"POST", "/labels", auth.ImportLabels},
+	{"GET", "/admin/users", auth.ManageUsers},
+	{"POST", "/admin/invites", auth.ManageUsers},
+	{"POST", "/admin/users/1/role", auth.ManageUsers},
+	{"POST", "/admin/users/1/disable", auth.ManageUsers},
+	{"POST", "/admin/users/1/enable", auth.ManageUsers},
+}
+
+var publicRoutes = map[string]bool{
+	"GET /static/*": true, "GET /healthz": true, "GET /login": true, "POST /login": true, "POST /logout": true,
+	"GET /setup": true, "POST /setup": true, "GET /invite/{token}": true, "POST /invite/{token}": true,
+}
+
+func TestRoleRouteMatrix(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	cookies := map[auth.Role]*http.Cookie{}
+	for _, r := range auth.Roles {
+		cookies[r] = f.signIn(string(r))
+	}
+	for _, rt := range routeMatrix {
+		for _, role := range auth.Roles {
+			rec := f.do(rt.method, rt.path, cookies[role], url.Values{})
+			allowed := role.Can(rt.perm)
+			if allowed && (rec.Code == http.StatusForbidden || rec.Code == http.StatusUnauthorized) {
+				t.Errorf("%s %s as %s: %d; want it allowed", rt.method, rt.path, role, rec.Code)
+			}
+			if !allowed && rec.Code != http.StatusForbidden {
+				t.Errorf("%s %s as %s: %d; want 403", rt.method, rt.path, role, rec.Code)
+			}
+		}
+		// Signed out: pages send you to sign in, other requests are refused.
+		rec := f.do(rt.method, rt.path, nil, url.Values{})
+		if rt.method == "GET" && (rec.Code != http.StatusSeeOther || !strings.HasPrefix(rec.Header().Get("Location"), "/login?next=")) {
+			t.Errorf("GET %s signed out: %d %s; want a redirect to /login", rt.path, rec.Code, rec.Header().Get("Location"))
+		}
+		if rt.method == "POST" && rec.Code != http.StatusUnauthorized {
+			t.Errorf("POST %s signed out: %d; want 401", rt.path, rec.Code)
+		}
+	}
+	// Every route of the router is in the matrix or public.
+	inMatrix := map[string]bool{}
+	for _, rt := range routeMatrix {
+		p, _, _ := strings.Cut(rt.path, "?")
+		inMatrix[rt.method+" "+p] = true
+	}
+	chi.Walk(f.h.(chi.Routes), func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
+		key := method + " " + route
+		if publicRoutes[key] {
+			return nil
+		}
+		pattern := strings.NewReplacer("{job}", "import-1", "{id}", "1").Replace(route)
+		if !inMatrix[method+" "+pattern] {
+			t.Errorf("route %s is neither public nor in the role matrix", key)
+		}
+		return nil
+	})
+}
+
+// No GET changes anything: every GET route of the router, signed in as each role and
+// signed out, leaves the database as it was (session bookkeeping aside).
+func TestNoGETChangesState(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	ctx := context.Background()
+	// Some data to look at, an invite to view, a job to view.
+	rec := f.upload("/datasets", "d.jsonl", `{"id":"a","text":"x y z"}`+"\n", nil)
+	f.waitJob(rec.Header().Get("Location"))
+	token, hash := auth.NewToken()
+	admin, _ := f.store.UserByName(ctx, "admin")
+	f.store.CreateInvite(ctx, admin, hash, "annotator", "", inviteTTL)
+	var gets []string
+	chi.Walk(f.h.(chi.Routes), func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
+		if method == "GET" {
+			gets = append(gets, strings.NewReplacer("{job}", "import-1", "{id}", "1", "{token}", token, "/*", "/app.css").Replace(route))
+		}
+		return nil
+	})
+	gets = append(gets, "/setup?token=nope", "/shape.svg?bands=2&rows=2", "/shape.csv?bands=2&rows=2")
+	for _, role := range append([]string{""}, "annotator", "reviewer", "approver", "admin") {
+		var c *http.Cookie
+		if role != "" {
+			c = f.signIn(role)
+		}
+		for _, path := range gets {
+			before, err := f.store.Fingerprint(ctx, "sessions")
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.do("GET", path, c, nil)
+			after, _ := f.store.Fingerprint(ctx, "sessions")
+			if before != after {
+				t.Errorf("GET %s as %q changed the database", path, role)
+			}
+		}
+	}
+	if len(gets) < 10 {
+		t.Errorf("walked only %d GET routes", len(gets))
+	}
+}
+
+func TestLoginSessionsAndLimits(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	ctx := context.Background()
+	hash, _ := auth.HashPassword("the right password", cheapKDF)
+	u, _ := f.store.CreateUser(ctx, "test", "carol", "reviewer", hash)
+
+	rec := f.do("POST", "/login", nil, url.Values{"name": {"carol"}, "password": {"the right password"}, "next": {"/audit"}})
+	if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != "/audit" {
+		t.Fatalf("login: %d %s", rec.Code, rec.Header().Get("Location"))
+	}
+	c := rec.Result().Cookies()[0]
+	if c.Name != cookieName || !c.HttpOnly || c.SameSite != http.SameSiteLaxMode || c.Path != "/" || c.Secure || len(c.Value) != 22 {
+		t.Errorf("session cookie %+v", c)
+	}
+	if strings.Contains(rec.Body.String()+fmt.Sprint(rec.Header()), "the right password") {
+		t.Error("password echoed")
+	}
+	// Rotated at login: logging in again gives a new token and kills the old one.
+	req := httptest.NewRequest("POST", "/login", strings.NewReader(url.Values{"name": {"carol"}, "password": {"the right password"}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.AddCookie(c)
+	w := httptest.NewRecorder()
+	f.h.ServeHTTP(w, req)
+	c2 := w.Result().Cookies()[0]
+	if c2.Value == c.Value {
+		t.Error("session token not rotated at login")
+	}
+	if res, _ := get(t, f.h, "/", c); res.StatusCode != http.StatusSeeOther {
+		t.Errorf("old session still works after a new login: %d", res.StatusCode)
+	}
+	if res, _ := get(t, f.h, "/", c2); res.StatusCode != http.StatusOK {
+		t.Errorf("new session: %d", res.StatusCode)
+	}
+	// Logout revokes server-side.
+	f.do("POST", "/logout", c2, url.Values{})
+	if res, _ := get(t, f.h, "/", c2); res.StatusCode != http.StatusSeeOther {
+		t.Errorf("session alive after logout: %d", res.StatusCode)
+	}
+	// Disabling ends sessions at once.
+	rec = f.do("POST", "/login", nil, url.Values{"name": {"carol"}, "password": {"the right password"}})
+	c3 := rec.Result().Cookies()[0]
+	if rec := f.do("POST", fmt.Sprintf("/admin/users/%d/disable", u.ID), f.admin, url.Values{}); rec.Code != http.StatusSeeOther {
+		t.Fatalf("disable: %d", rec.Code)
+	}
+	if res, _ := get(t, f.h, "/", c3); res.StatusCode != http.StatusSeeOther {
+		t.Errorf("disabled user's session still works: %d", res.StatusCode)
+	}
+	if rec := f.do("POST", "/login", nil, url.Values{"name": {"carol"}, "password": {"the right password"}}); rec.Code != http.StatusUnauthorized {
+		t.Errorf("disabled user logged in: %d", rec.Code)
+	}
+	// Role change and its audit trail.
+	f.do("POST", fmt.Sprintf("/admin/users/%d/enable", u.ID), f.admin, url.Values{})
+	f.do("POST", fmt.Sprintf("/admin/users/%d/role", u.ID), f.admin, url.Values{"role": {"approver"}})
+	if got, _ := f.store.UserByID(ctx, u.ID); got.Role != "approver" {
+		t.Errorf("role after change: %s", got.Role)
+	}
+	events, _ := f.store.AuditLog(ctx, 100)
+	seen := map[string]bool{}
+	for _, e := range events {
+		seen[e.Action] = true
+		if strings.Contains(e.Detail, "right password") {
+			t.Error("a password reached the audit log")
+		}
+	}
+	for _, a := range []string{"login", "logout", "user.disable", "user.enable", "user.role"} {
+		if !seen[a] {
+			t.Errorf("no %s audit event", a)
+		}
+	}
+	// The last admin cannot be demoted.
+	admin, _ := f.store.UserByName(ctx, "admin")
+	if rec := f.do("POST", fmt.Sprintf("/admin/users/%d/role", admin.ID), f.admin, url.Values{"role": {"annotator"}}); rec.Code != http.StatusConflict {
+		t.Errorf("demoting the last admin: %d; want 409", rec.Code)
+	}
+	// Open redirects are refused.
+	if rec := f.do("POST", "/login", nil, url.Values{"name": {"carol"}, "password": {"the right password"}, "next": {"//evil.example/"}}); rec.Header().Get("Location") != "/" {
+		t.Errorf("next=//evil.example/ redirected to %q", rec.Header().Get("Location"))
+	}
+}
+
+func TestLoginRateLimits(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	ctx := context.Background()
+	hash, _ := auth.HashPassword("the right password", cheapKDF)
+	f.store.CreateUser(ctx, "test", "dave", "annotator", hash)
+	try := func(name, pw, addr string, fwd string) int {
+		req := httptest.NewRequest("POST", "/login", strings.NewReader(url.Values{"name": {name}, "password": {pw}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.RemoteAddr = addr + ":1234"
+		if fwd != "" {
+			req.Header.Set("X-Forwarded-For", fwd)
+		}
+		w := httptest.NewRecorder()
+		f.h.ServeHTTP(w, req)
+		return w.Code
+	}
+	// Per account: 5 failures, then even the right password waits.
+	for i := range 5 {
+		if code := try("dave", "wrong", fmt.Sprintf("198.51.100.%d", i), ""); code != http.StatusUnauthorized {
+			t.Fatalf("failure %d: %d", i, code)
+		}
+	}
+	if code := try("dave", "the right password", "198.51.100.77", ""); code != http.StatusTooManyRequests {
+		t.Errorf("6th attempt on a locked account: %d; want 429", code)
+	}
+	// Per address: 30 failures across accounts; a spoofed X-Forwarded-For does not help.
+	for i := range 30 {
+		try(fmt.Sprintf("nobody%d", i), "wrong", "203.0.113.9", fmt.Sprintf("10.0.0.%d", i))
+	}
+	if code := try("someone", "x", "203.0.113.9", "10.9.9.9"); code != http.StatusTooManyRequests {
+		t.Errorf("after 30 failures from one address: %d; want 429", code)
+	}
+	events, _ := f.store.AuditLog(ctx, 100)
+	failed := 0
+	for _, e := range events {
+		if e.Action == "login.failed" {
+			failed++
+		}
+	}
+	if failed < 35 {
+		t.Errorf("%d failed logins audited; want 35", failed)
+	}
+}
+
+func TestSecureCookieBehindTLS(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	hash, _ := auth.HashPassword("the right password", cheapKDF)
+	f.store.CreateUser(context.Background(), "test", "erin", "annotator", hash)
+	req := httptest.NewRequest("POST", "/login", strings.NewReader(url.Values{"name": {"erin"}, "password": {"the right password"}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.TLS = &tls.ConnectionState{}
+	w := httptest.NewRecorder()
+	f.h.ServeHTTP(w, req)
+	c := w.Result().Cookies()[0]
+	if c.Name != "__Host-dedup_session" || !c.Secure || c.Path != "/" || c.Domain != "" {
+		t.Errorf("cookie over TLS: %+v", c)
+	}
+}
+
+func TestSetupLinkCreatesFirstAdminOnce(t *testing.T) {
+	t.Parallel()
+	store, err := db.Open(context.Background(), t.TempDir()+"/s.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	f := &fixture{t: t, store: store, h: New(Deps{Store: store, SetupToken: "tok123", KDF: cheapKDF})}
+	if rec := f.do("GET", "/setup?token=wrong", nil, nil); rec.Code != http.StatusNotFound {
+		t.Errorf("wrong setup token: %d", rec.Code)
+	}
+	if rec := f.do("GET", "/setup?token=tok123", nil, nil); rec.Code != http.StatusOK {
+		t.Errorf("setup page: %d", rec.Code)
+	}
+	if rec := f.do("POST", "/setup?token=tok123", nil, url.Values{"name": {"root"}, "password": {"short"}}); rec.Code != http.StatusUnprocessableEntity {
+		t.Errorf("short password: %d", rec.Code)
+	}
+	rec := f.do("POST", "/setup?token=tok123", nil, url.Values{"name": {"root"}, "password": {"long enough pw"}})
+	if rec.Code != http.StatusSeeOther || len(rec.Result().Cookies()) == 0 {
+		t.Fatalf("setup: %d", rec.Code)
+	}
+	if u, _ := store.UserByName(context.Background(), "root"); u.Role != "admin" {
+		t.Errorf("first user role %q", u.Role)
+	}
+	if rec := f.do("POST", "/setup?token=tok123", nil, url.Values{"name": {"root2"}, "password": {"long enough pw"}}); rec.Code != http.StatusNotFound {
+		t.Errorf("second use of the setup link: %d; want 404", rec.Code)
+	}
+}
