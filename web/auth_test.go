@@ -60,6 +60,16 @@ var routeMatrix = []struct {
 	{"POST", "/admin/users/1/role", auth.ManageUsers},
 	{"POST", "/admin/users/1/disable", auth.ManageUsers},
 	{"POST", "/admin/users/1/enable", auth.ManageUsers},
+	{"GET", "/campaigns/1", auth.View},
+	{"GET", "/campaigns/1/labels.csv", auth.View},
+	{"GET", "/campaigns/1/labels.jsonl", auth.View},
+	{"GET", "/campaigns/1/pairs/1", auth.View},
+	{"GET", "/documents/1/raw", auth.View},
+	{"GET", "/campaigns/1/next", auth.Label},
+	{"POST", "/campaigns/1/undo", auth.Label},
+	{"POST", "/campaigns/1/pairs/1/label", auth.Label},
+	{"POST", "/campaigns/1/sample", auth.ManageCampaigns},
+	{"POST", "/campaigns/1/settings", auth.ManageCampaigns},
 }
 
 var publicRoutes = map[string]bool{
@@ -70,6 +80,7 @@ var publicRoutes = map[string]bool{
 func TestRoleRouteMatrix(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 1<<20)
+	f.withCampaign()
 	cookies := map[auth.Role]*http.Cookie{}
 	for _, r := range auth.Roles {
 		cookies[r] = f.signIn(string(r))
@@ -105,7 +116,7 @@ func TestRoleRouteMatrix(t *testing.T) {
 		if publicRoutes[key] {
 			return nil
 		}
-		pattern := strings.NewReplacer("{job}", "import-1", "{id}", "1").Replace(route)
+		pattern := strings.NewReplacer("{job}", "import-1", "{id}", "1", "{campaign}", "1", "{pair}", "1", "{doc}", "1").Replace(route)
 		if !inMatrix[method+" "+pattern] {
 			t.Errorf("route %s is neither public nor in the role matrix", key)
 		}
@@ -120,15 +131,15 @@ func TestNoGETChangesState(t *testing.T) {
 	f := newFixture(t, 1<<20)
 	ctx := context.Background()
 	// Some data to look at, an invite to view, a job to view.
-	rec := f.upload("/datasets", "d.jsonl", `{"id":"a","text":"x y z"}`+"\n", nil)
-	f.waitJob(rec.Header().Get("Location"))
+	f.withCampaign()
 	token, hash := auth.NewToken()
 	admin, _ := f.store.UserByName(ctx, "admin")
 	f.store.CreateInvite(ctx, admin, hash, "annotator", "", inviteTTL)
 	var gets []string
 	chi.Walk(f.h.(chi.Routes), func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
 		if method == "GET" {
-			gets = append(gets, strings.NewReplacer("{job}", "import-1", "{id}", "1", "{token}", token, "/*", "/app.css").Replace(route))
+			gets = append(gets, strings.NewReplacer("{job}", "import-1", "{id}", "1", "{token}", token, "/*", "/app.css",
+				"{campaign}", "1", "{pair}", "1", "{doc}", "1").Replace(route))
 		}
 		return nil
 	})

@@ -18,11 +18,20 @@ func (s *server) datasetViews(ctx context.Context, withCounts bool) ([]templates
 	if err != nil {
 		return nil, err
 	}
+	camps, err := s.store.Campaigns(ctx)
+	if err != nil {
+		return nil, err
+	}
 	var out []templates.DatasetView
 	for _, ds := range list {
 		v := templates.DatasetView{ID: ds.ID, Name: ds.Name, Version: ds.Version, Docs: ds.Docs, Rejected: ds.Rejected,
 			SourceFile: ds.SourceFile, ContentHash: ds.ContentHash, Created: ds.CreatedAt.Format("2006-01-02 15:04 MST"),
 			IsDemo: ds.Name == demo.DatasetName}
+		for _, c := range camps {
+			if c.DatasetID == ds.ID {
+				v.Campaigns = append(v.Campaigns, templates.CampaignLink{ID: c.ID, Name: c.Name, Dataset: ds.Name})
+			}
+		}
 		if withCounts {
 			o, err := s.store.DatasetOverview(ctx, ds.ID)
 			if err != nil {

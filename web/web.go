@@ -108,6 +108,23 @@ func (s *server) routes() http.Handler {
 		r.Get("/shape.csv", s.shapeCSV)
 		r.Get("/audit", s.showAudit)
 	})
+	r.With(s.require(auth.View)).Group(func(r chi.Router) {
+		r.Get("/campaigns/{campaign}", s.showCampaign)
+		r.Get("/campaigns/{campaign}/pairs/{pair}", s.showPair)
+		r.Get("/campaigns/{campaign}/labels.csv", s.exportLabels("csv"))
+		r.Get("/campaigns/{campaign}/labels.jsonl", s.exportLabels("jsonl"))
+		r.Get("/documents/{doc}/raw", s.rawDocument)
+	})
+	r.With(s.require(auth.Label)).Group(func(r chi.Router) {
+		r.Get("/campaigns/{campaign}/next", s.nextPair)
+		r.Post("/campaigns/{campaign}/undo", s.undoLast)
+	})
+	// Labeling or adjudicating: the handler checks which the form asks for.
+	r.With(s.require(auth.View)).Post("/campaigns/{campaign}/pairs/{pair}/label", s.labelPair)
+	r.With(s.require(auth.ManageCampaigns)).Group(func(r chi.Router) {
+		r.Post("/campaigns/{campaign}/settings", s.saveCampaignSettings)
+		r.Post("/campaigns/{campaign}/sample", s.samplePairs)
+	})
 	r.With(s.require(auth.ImportData)).Group(func(r chi.Router) {
 		r.Get("/datasets/new", s.showUpload)
 		r.Post("/datasets", s.uploadDataset)

@@ -49,6 +49,7 @@ const (
 	View             Permission = "view"              // see datasets, labels, sweeps, manifests
 	Label            Permission = "label"             // label pairs
 	Adjudicate       Permission = "adjudicate"        // settle disagreements
+	ManageCampaigns  Permission = "manage-campaigns"  // campaign settings, drawing pairs to label
 	ImportData       Permission = "import-data"       // import documents as datasets
 	ImportLabels     Permission = "import-labels"     // import label files
 	RunSweeps        Permission = "run-sweeps"        // run parameter sweeps
@@ -59,7 +60,7 @@ const (
 
 var grants = map[Role][]Permission{
 	Annotator: {View, Label},
-	Reviewer:  {View, Label, Adjudicate, ImportLabels, RunSweeps, PrepareManifests},
+	Reviewer:  {View, Label, Adjudicate, ManageCampaigns, ImportLabels, RunSweeps, PrepareManifests},
 	Approver:  {View, Approve},
 	Admin:     {View, ImportData, ImportLabels, ManageUsers},
 }

@@ -10,12 +10,25 @@ import (
 
 // Campaign is a labeling campaign over one dataset.
 type Campaign struct {
-	ID         int64
-	DatasetID  int64
-	Name       string
-	Categories []byte // JSON array of labels.Category
-	Overlap    int
-	Threshold  float64
+	ID          int64
+	DatasetID   int64
+	Name        string
+	Categories  []byte // JSON array of labels.Category
+	Overlap     int
+	Threshold   float64
+	Spec        string // lsh.Spec text; empty means the default
+	DoubleShare float64
+}
+
+const campaignColumns = `id, dataset_id, name, categories, overlap, threshold, spec, double_share`
+
+func scanCampaign(sc interface{ Scan(...any) error }) (Campaign, error) {
+	var c Campaign
+	err := sc.Scan(&c.ID, &c.DatasetID, &c.Name, &c.Categories, &c.Overlap, &c.Threshold, &c.Spec, &c.DoubleShare)
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, ErrNotFound
+	}
+	return c, err
 }
 
 // EnsureCampaign returns the dataset's campaign of that name, creating it with the given
@@ -28,8 +41,9 @@ func (d *DB) EnsureCampaign(ctx context.Context, datasetID int64, name string, c
 		if err != nil {
 			return err
 		}
-		return tx.QueryRowContext(ctx, `SELECT id, dataset_id, name, categories, overlap, threshold FROM campaigns
-			WHERE dataset_id = ? AND name = ?`, datasetID, name).Scan(&c.ID, &c.DatasetID, &c.Name, &c.Categories, &c.Overlap, &c.Threshold)
+		var err2 error
+		c, err2 = scanCampaign(tx.QueryRowContext(ctx, `SELECT `+campaignColumns+` FROM campaigns WHERE dataset_id = ? AND name = ?`, datasetID, name))
+		return err2
 	})
 	return c, err
 }

@@ -49,8 +49,8 @@ func (e *LabelError) Error() string {
 
 // labelRow is one row of a label file before validation.
 type labelRow struct {
-	place                                      corpus.Place
-	a, b, category, duplicate, annotator, note string
+	place                                            corpus.Place
+	a, b, category, duplicate, annotator, note, kind string
 }
 
 // LabelsFile imports labels from a CSV/TSV or JSONL file with the fields a, b, category,
@@ -148,8 +148,17 @@ func Labels(ctx context.Context, store *db.DB, r io.Reader, name string, opt Lab
 		if annotator == "" {
 			annotator = opt.Annotator
 		}
+		kind := row.kind
+		switch kind {
+		case "", "label":
+			kind = "label"
+		case "adjudication":
+		default:
+			fail("kind", "%q is not label or adjudication", row.kind)
+			continue
+		}
 		out = append(out, db.NewLabel{DocA: known[row.a], DocB: known[row.b], Origin: "import", Annotator: annotator,
-			Category: cat.Key, Duplicate: dup, Note: row.note})
+			Kind: kind, Category: cat.Key, Duplicate: dup, Note: row.note})
 	}
 	rep.Accepted = len(out)
 	if rep.Rejected > 0 && !opt.SkipBad {
@@ -162,10 +171,13 @@ func Labels(ctx context.Context, store *db.DB, r io.Reader, name string, opt Lab
 	if err := store.AddLabels(ctx, camp.ID, out, opt.Actor); err != nil {
 		return LabelReport{}, err
 	}
+	if _, err := ScorePairs(ctx, store, camp); err != nil {
+		return rep, err
+	}
 	return rep, nil
 }
 
-var labelFields = []string{"a", "b", "category", "duplicate", "annotator", "note"}
+var labelFields = []string{"a", "b", "category", "duplicate", "annotator", "note", "kind"}
 
 func readLabelRows(r io.Reader, name string, format corpus.Format) ([]labelRow, []*corpus.RecordError, error) {
 	switch format {
@@ -230,7 +242,7 @@ func readLabelCSV(r io.Reader, name string, format corpus.Format) ([]labelRow, [
 			continue
 		}
 		rows = append(rows, labelRow{place: place, a: get(rec, "a"), b: get(rec, "b"), category: get(rec, "category"),
-			duplicate: get(rec, "duplicate"), annotator: get(rec, "annotator"), note: get(rec, "note")})
+			duplicate: get(rec, "duplicate"), annotator: get(rec, "annotator"), note: get(rec, "note"), kind: get(rec, "kind")})
 	}
 }
 
@@ -274,7 +286,7 @@ func readLabelJSONL(r io.Reader, name string) ([]labelRow, []*corpus.RecordError
 		for _, f := range []struct {
 			name string
 			dst  *string
-		}{{"a", &row.a}, {"b", &row.b}, {"category", &row.category}, {"duplicate", &row.duplicate}, {"annotator", &row.annotator}, {"note", &row.note}} {
+		}{{"a", &row.a}, {"b", &row.b}, {"category", &row.category}, {"duplicate", &row.duplicate}, {"annotator", &row.annotator}, {"note", &row.note}, {"kind", &row.kind}} {
 			v, good := str(f.name)
 			if !good {
 				bad = append(bad, &corpus.RecordError{Place: place, Field: f.name, Msg: "want a string"})

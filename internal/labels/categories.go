@@ -5,6 +5,7 @@ package labels
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -86,3 +87,5 @@ func ResolveDuplicate(c Category, given string) (bool, error) {
 		return false, fmt.Errorf("required for category %q (it does not settle the question)", c.Key)
 	}
 }
+
+func nan() float64 { return math.NaN() }

@@ -22,8 +22,15 @@ import (
 // over a fresh database file that, like a first start, gets the demo sample.
 func startServer(t *testing.T) (base, setupLink string) {
 	t.Helper()
+	base, setupLink, _ = startServerStore(t)
+	return base, setupLink
+}
+
+func startServerStore(t *testing.T) (base, setupLink string, store *db.DB) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	store, err := db.Open(ctx, filepath.Join(t.TempDir(), "e2e.db"))
+	var err error
+	store, err = db.Open(ctx, filepath.Join(t.TempDir(), "e2e.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,13 +55,13 @@ func startServer(t *testing.T) (base, setupLink string) {
 		if u[1] == "" {
 			t.Fatal("a server without users printed no setup link")
 		}
-		return u[0], u[1]
+		return u[0], u[1], store
 	case err := <-done:
 		t.Fatalf("server did not start: %v", err)
 	case <-time.After(10 * time.Second):
 		t.Fatal("server did not start in 10s")
 	}
-	return "", ""
+	return "", "", nil
 }
 
 var testKDF = auth.Params{Memory: 8 * 1024, Time: 1, Threads: 1}

@@ -1,16 +1,35 @@
-// Keyboard shortcuts. None fires while a text field has focus, and none uses a modifier
-// key, so the browser's and the operating system's own shortcuts are left alone.
+// Keyboard shortcuts and small conveniences. No shortcut fires while a text field has
+// focus, and none takes a key the browser or the system uses (Ctrl+Z only on the pair
+// page, outside text fields, where it undoes the last labeling decision).
 (function () {
   "use strict";
   function typing(el) {
-    return el && (el.tagName === "INPUT" || el.tagName === "TEXTAREA" || el.tagName === "SELECT" || el.isContentEditable);
+    return el && (el.tagName === "INPUT" && !/^(radio|checkbox|submit|button)$/.test(el.type) ||
+      el.tagName === "TEXTAREA" || el.tagName === "SELECT" || el.isContentEditable);
   }
+  var form = document.getElementById("label-form");
+
+  function submitWith(action) {
+    if (!form) return;
+    var b = form.querySelector('button[name="action"][value="' + action + '"]');
+    if (b) { form.requestSubmit(b); }
+  }
+
   document.addEventListener("keydown", function (e) {
-    if (e.ctrlKey || e.metaKey || e.altKey || typing(document.activeElement)) return;
+    if (e.altKey || e.metaKey || typing(document.activeElement)) return;
+    if (e.ctrlKey) {
+      if ((e.key === "z" || e.key === "Z") && !e.shiftKey && document.getElementById("undo-form")) {
+        e.preventDefault();
+        document.getElementById("undo-form").requestSubmit();
+      }
+      return;
+    }
     if (e.key === "?") {
-      var help = document.getElementById("help");
+      var help = document.getElementById("guidelines") || document.getElementById("help");
       if (help && !help.open) { help.showModal(); e.preventDefault(); }
-    } else if (e.key === "/") {
+      return;
+    }
+    if (e.key === "/") {
       var t = document.getElementById("threshold");
       if (t) {
         e.preventDefault();
@@ -22,6 +41,56 @@
         t.focus();
         t.select();
       }
+      return;
+    }
+    if (e.key === "ArrowLeft" || e.key === "ArrowRight") {
+      var link = document.getElementById(e.key === "ArrowLeft" ? "prev-link" : "next-link");
+      if (link) { e.preventDefault(); window.location.href = link.href; }
+      return;
+    }
+    if (!form) return;
+    if (/^[1-9]$/.test(e.key)) {
+      var r = form.querySelector('input[name="category"][data-key="' + e.key + '"]');
+      if (r) { r.checked = true; e.preventDefault(); }
+    } else if (e.key === "y" || e.key === "n") {
+      var d = form.querySelector('input[name="duplicate"][value="' + (e.key === "y" ? "yes" : "no") + '"]');
+      if (d) { d.checked = true; e.preventDefault(); }
+    } else if (e.key === "Enter") {
+      e.preventDefault();
+      submitWith("submit");
+    } else if (e.key === " ") {
+      e.preventDefault();
+      submitWith("skip");
+    } else if (e.key === "f") {
+      e.preventDefault();
+      submitWith(form.querySelector('button[value="unflag"]') ? "unflag" : "flag");
     }
   });
+
+  // One submission per page: a second Enter (or a key event delivered twice) is ignored.
+  if (form) {
+    var sent = false;
+    form.addEventListener("submit", function (e) {
+      if (sent) { e.preventDefault(); return; }
+      sent = true;
+    });
+  }
+
+  // Side-by-side panes scroll together, proportionally.
+  var left = document.getElementById("pane-left"), right = document.getElementById("pane-right");
+  if (left && right) {
+    var lock = false;
+    function sync(from, to) {
+      return function () {
+        if (lock) return;
+        lock = true;
+        var max = from.scrollHeight - from.clientHeight;
+        var ratio = max > 0 ? from.scrollTop / max : 0;
+        to.scrollTop = ratio * (to.scrollHeight - to.clientHeight);
+        requestAnimationFrame(function () { lock = false; });
+      };
+    }
+    left.addEventListener("scroll", sync(left, right), { passive: true });
+    right.addEventListener("scroll", sync(right, left), { passive: true });
+  }
 })();

@@ -1,0 +1,500 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// ErrStale is an edit made against a state that has changed since it was shown (another
+// tab, another request): nothing is written, the person looks again.
+var ErrStale = errors.New("changed since it was shown")
+
+// Campaign returns a campaign by id, in a ready dataset.
+func (d *DB) Campaign(ctx context.Context, id int64) (Campaign, error) {
+	return scanCampaign(d.r.QueryRowContext(ctx, `SELECT `+prefixed("c", campaignColumns)+` FROM campaigns c
+		JOIN datasets ds ON ds.id = c.dataset_id AND ds.state = 'ready' WHERE c.id = ?`, id))
+}
+
+func prefixed(alias, cols string) string {
+	parts := strings.Split(cols, ", ")
+	for i, p := range parts {
+		parts[i] = alias + "." + p
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Campaigns lists the campaigns of ready datasets, newest first.
+func (d *DB) Campaigns(ctx context.Context) ([]Campaign, error) {
+	rows, err := d.r.QueryContext(ctx, `SELECT `+prefixed("c", campaignColumns)+` FROM campaigns c
+		JOIN datasets ds ON ds.id = c.dataset_id AND ds.state = 'ready' ORDER BY c.id DESC`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Campaign
+	for rows.Next() {
+		c, err := scanCampaign(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// UpdateCampaign changes a campaign's settings.
+func (d *DB) UpdateCampaign(ctx context.Context, actor string, c Campaign) error {
+	return d.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE campaigns SET spec = ?, threshold = ?, overlap = ?, double_share = ? WHERE id = ?`,
+			c.Spec, c.Threshold, c.Overlap, c.DoubleShare, c.ID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return ErrNotFound
+		}
+		// More labels per pair applies to the pairs there are, too.
+		if _, err := tx.ExecContext(ctx, `UPDATE label_pairs SET wanted = max(wanted, ?) WHERE campaign_id = ?`, c.Overlap, c.ID); err != nil {
+			return err
+		}
+		return d.audit(ctx, tx, actor, "campaign.update", fmt.Sprintf("campaign:%d", c.ID), map[string]any{
+			"spec": c.Spec, "threshold": c.Threshold, "overlap": c.Overlap, "double_share": c.DoubleShare})
+	})
+}
+
+// DocText is a document's id and text, for computing over a dataset.
+type DocText struct {
+	ID    int64
+	ExtID string
+	Text  string
+}
+
+// DatasetTexts returns every document of a dataset, by id.
+func (d *DB) DatasetTexts(ctx context.Context, datasetID int64) ([]DocText, error) {
+	rows, err := d.r.QueryContext(ctx, `SELECT id, ext_id, text FROM documents WHERE dataset_id = ? ORDER BY id`, datasetID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []DocText
+	for rows.Next() {
+		var t DocText
+		if err := rows.Scan(&t.ID, &t.ExtID, &t.Text); err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// Document is one stored document.
+type Document struct {
+	ID        int64
+	DatasetID int64
+	ExtID     string
+	Text      string
+	Source    string
+	Domain    string
+	Lang      string
+	Meta      string
+}
+
+// Document returns a document of a ready dataset.
+func (d *DB) Document(ctx context.Context, id int64) (Document, error) {
+	var doc Document
+	err := d.r.QueryRowContext(ctx, `SELECT d.id, d.dataset_id, d.ext_id, d.text, d.source, d.domain, d.lang, d.meta FROM documents d
+		JOIN datasets ds ON ds.id = d.dataset_id AND ds.state = 'ready' WHERE d.id = ?`, id).
+		Scan(&doc.ID, &doc.DatasetID, &doc.ExtID, &doc.Text, &doc.Source, &doc.Domain, &doc.Lang, &doc.Meta)
+	if errors.Is(err, sql.ErrNoRows) {
+		return doc, ErrNotFound
+	}
+	return doc, err
+}
+
+// NewPair is a pair to put in a campaign's queue.
+type NewPair struct {
+	DocA, DocB int64
+	Origin     string
+	Scored     bool // Similarity and Estimate are computed; else they are stored as unknown
+	Similarity float64
+	Estimate   float64
+	Wanted     int
+}
+
+// AddPairs adds pairs to a campaign, skipping those it has; it returns how many were new.
+func (d *DB) AddPairs(ctx context.Context, campaignID int64, pairs []NewPair, actor string) (int, error) {
+	added := 0
+	err := d.inTx(ctx, func(tx *sql.Tx) error {
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO label_pairs (campaign_id, doc_a, doc_b, origin, similarity, estimate, wanted, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (campaign_id, doc_a, doc_b) DO NOTHING`)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		now := d.stamp()
+		for _, p := range pairs {
+			a, b := min(p.DocA, p.DocB), max(p.DocA, p.DocB)
+			if a == b {
+				continue
+			}
+			var sim, est any
+			if p.Scored {
+				sim, est = p.Similarity, p.Estimate
+			}
+			res, err := stmt.ExecContext(ctx, campaignID, a, b, p.Origin, sim, est, max(1, p.Wanted), now)
+			if err != nil {
+				return err
+			}
+			n, _ := res.RowsAffected()
+			added += int(n)
+		}
+		return d.audit(ctx, tx, actor, "pairs.sample", fmt.Sprintf("campaign:%d", campaignID), map[string]any{"added": added})
+	})
+	return added, err
+}
+
+// PairRef is a pair's documents, for computing similarities.
+type PairRef struct {
+	ID, DocA, DocB int64
+}
+
+// PairsWithoutSimilarity lists a campaign's pairs whose similarity was never computed
+// (imported ones).
+func (d *DB) PairsWithoutSimilarity(ctx context.Context, campaignID int64) ([]PairRef, error) {
+	rows, err := d.r.QueryContext(ctx, `SELECT id, doc_a, doc_b FROM label_pairs WHERE campaign_id = ? AND (similarity IS NULL OR estimate IS NULL)`, campaignID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []PairRef
+	for rows.Next() {
+		var p PairRef
+		if err := rows.Scan(&p.ID, &p.DocA, &p.DocB); err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// PairScore is a pair's computed similarity.
+type PairScore struct {
+	ID                   int64
+	Similarity, Estimate float64
+}
+
+// SetPairScores stores computed similarities; they describe the pair under the
+// campaign's representation and change only with it.
+func (d *DB) SetPairScores(ctx context.Context, scores []PairScore) error {
+	return d.inTx(ctx, func(tx *sql.Tx) error {
+		for _, s := range scores {
+			if _, err := tx.ExecContext(ctx, `UPDATE label_pairs SET similarity = ?, estimate = ? WHERE id = ?`, s.Similarity, s.Estimate, s.ID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// ClearPairScores forgets every pair's similarity (after the campaign's spec changed).
+func (d *DB) ClearPairScores(ctx context.Context, campaignID int64) error {
+	return d.inTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE label_pairs SET similarity = NULL, estimate = NULL WHERE campaign_id = ?`, campaignID)
+		return err
+	})
+}
+
+// Pair is a pair of a campaign with its documents.
+type Pair struct {
+	ID         int64
+	CampaignID int64
+	A, B       Document
+	Origin     string
+	Similarity sql.NullFloat64
+	Estimate   sql.NullFloat64
+	Wanted     int
+}
+
+// Pair returns a campaign's pair; a pair of another campaign is ErrNotFound.
+func (d *DB) Pair(ctx context.Context, campaignID, pairID int64) (Pair, error) {
+	var p Pair
+	err := d.r.QueryRowContext(ctx, `SELECT id, campaign_id, doc_a, doc_b, origin, similarity, estimate, wanted FROM label_pairs
+		WHERE id = ? AND campaign_id = ?`, pairID, campaignID).Scan(&p.ID, &p.CampaignID, &p.A.ID, &p.B.ID, &p.Origin, &p.Similarity, &p.Estimate, &p.Wanted)
+	if errors.Is(err, sql.ErrNoRows) {
+		return p, ErrNotFound
+	}
+	if err != nil {
+		return p, err
+	}
+	if p.A, err = d.Document(ctx, p.A.ID); err != nil {
+		return p, err
+	}
+	p.B, err = d.Document(ctx, p.B.ID)
+	return p, err
+}
+
+// currentKinds are the events that set (or withdraw) an annotator's label on a pair.
+const currentKinds = `('label', 'adjudication', 'retract')`
+
+// NextPair picks the next pair for an annotator: pairs still short of their wanted
+// number of labels that this annotator has never labeled, those already started by
+// someone else first (to complete double labels), then in sampling order; pairs the
+// annotator skipped come last. It returns ErrNotFound when the queue is empty.
+func (d *DB) NextPair(ctx context.Context, campaignID int64, annotator string, after int64) (int64, error) {
+	var id int64
+	err := d.r.QueryRowContext(ctx, `WITH cur AS (
+			SELECT e.pair_id, e.annotator, e.kind, row_number() OVER (PARTITION BY e.pair_id, e.annotator ORDER BY e.id DESC) AS rn
+			FROM label_events e JOIN label_pairs p ON p.id = e.pair_id
+			WHERE p.campaign_id = ? AND e.kind IN `+currentKinds+`),
+		labeled AS (SELECT pair_id, count(*) AS n, max(kind = 'adjudication') AS adjudicated FROM cur WHERE rn = 1 AND kind != 'retract' GROUP BY pair_id),
+		mine AS (SELECT pair_id FROM cur WHERE annotator = ? AND rn = 1 AND kind != 'retract'),
+		skipped AS (SELECT DISTINCT pair_id FROM label_events WHERE annotator = ? AND kind = 'skip')
+		SELECT p.id FROM label_pairs p
+		LEFT JOIN labeled l ON l.pair_id = p.id
+		WHERE p.campaign_id = ? AND p.id != ?
+		  AND coalesce(l.n, 0) < p.wanted AND coalesce(l.adjudicated, 0) = 0
+		  AND p.id NOT IN (SELECT pair_id FROM mine)
+		ORDER BY p.id IN (SELECT pair_id FROM skipped), coalesce(l.n, 0) = 0, p.id
+		LIMIT 1`, campaignID, annotator, annotator, campaignID, after).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, ErrNotFound
+	}
+	return id, err
+}
+
+// LabelEvent is one recorded event.
+type LabelEvent struct {
+	ID         int64
+	PairID     int64
+	Annotator  string
+	Kind       string
+	Category   string
+	Duplicate  bool
+	Note       string
+	PreviousID sql.NullInt64
+	At         time.Time
+}
+
+func scanEvents(rows *sql.Rows) ([]LabelEvent, error) {
+	defer rows.Close()
+	var out []LabelEvent
+	for rows.Next() {
+		var e LabelEvent
+		var at string
+		if err := rows.Scan(&e.ID, &e.PairID, &e.Annotator, &e.Kind, &e.Category, &e.Duplicate, &e.Note, &e.PreviousID, &at); err != nil {
+			return nil, err
+		}
+		e.At, _ = time.Parse(time.RFC3339Nano, at)
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+const eventColumns = `e.id, e.pair_id, e.annotator, e.kind, e.category, e.duplicate, e.note, e.previous_id, e.created_at`
+
+// PairHistory returns every event of a pair, oldest first.
+func (d *DB) PairHistory(ctx context.Context, pairID int64) ([]LabelEvent, error) {
+	rows, err := d.r.QueryContext(ctx, `SELECT `+eventColumns+` FROM label_events e WHERE e.pair_id = ? ORDER BY e.id`, pairID)
+	if err != nil {
+		return nil, err
+	}
+	return scanEvents(rows)
+}
+
+// LatestEvent returns an annotator's newest label-setting event on a pair (label,
+// adjudication or retract), or ErrNotFound.
+func (d *DB) LatestEvent(ctx context.Context, pairID int64, annotator string) (LabelEvent, error) {
+	rows, err := d.r.QueryContext(ctx, `SELECT `+eventColumns+` FROM label_events e
+		WHERE e.pair_id = ? AND e.annotator = ? AND e.kind IN `+currentKinds+` ORDER BY e.id DESC LIMIT 1`, pairID, annotator)
+	if err != nil {
+		return LabelEvent{}, err
+	}
+	evs, err := scanEvents(rows)
+	if err != nil {
+		return LabelEvent{}, err
+	}
+	if len(evs) == 0 {
+		return LabelEvent{}, ErrNotFound
+	}
+	return evs[0], nil
+}
+
+// RecordEvent appends an event for an annotator on a pair. expectPrevious is the id of
+// the annotator's latest label-setting event as the person saw it (0 for none): if it has
+// changed since, nothing is written and ErrStale is returned. Skips and flags do not
+// check it.
+func (d *DB) RecordEvent(ctx context.Context, campaignID, pairID int64, l NewLabel, expectPrevious int64) (LabelEvent, error) {
+	var ev LabelEvent
+	err := d.inTx(ctx, func(tx *sql.Tx) error {
+		var ok int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM label_pairs WHERE id = ? AND campaign_id = ?`, pairID, campaignID).Scan(&ok); err != nil {
+			return err
+		}
+		if ok == 0 {
+			return ErrNotFound
+		}
+		var prev sql.NullInt64
+		if err := tx.QueryRowContext(ctx, `SELECT max(id) FROM label_events WHERE pair_id = ? AND annotator = ? AND kind IN `+currentKinds,
+			pairID, l.Annotator).Scan(&prev); err != nil {
+			return err
+		}
+		kind := l.Kind
+		if kind == "" {
+			kind = "label"
+		}
+		setsLabel := kind == "label" || kind == "adjudication" || kind == "retract"
+		if setsLabel && prev.Int64 != expectPrevious {
+			// The same decision sent twice (a double submit) is not a conflict.
+			var same int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM label_events WHERE id = ? AND kind = ? AND category = ? AND duplicate = ? AND note = ?`,
+				prev.Int64, kind, l.Category, l.Duplicate, l.Note).Scan(&same); err != nil {
+				return err
+			}
+			if same == 1 {
+				ev = LabelEvent{ID: prev.Int64, PairID: pairID, Annotator: l.Annotator, Kind: kind, Category: l.Category, Duplicate: l.Duplicate, Note: l.Note}
+				return nil
+			}
+			return ErrStale
+		}
+		if !setsLabel {
+			prev = sql.NullInt64{}
+		}
+		now := d.stamp()
+		res, err := tx.ExecContext(ctx, `INSERT INTO label_events (pair_id, annotator, user_id, kind, category, duplicate, note, previous_id, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, pairID, l.Annotator, nullID(l.UserID), kind, l.Category, l.Duplicate, l.Note, prev, now)
+		if err != nil {
+			return err
+		}
+		id, _ := res.LastInsertId()
+		ev = LabelEvent{ID: id, PairID: pairID, Annotator: l.Annotator, Kind: kind, Category: l.Category, Duplicate: l.Duplicate, Note: l.Note, PreviousID: prev}
+		ev.At, _ = time.Parse(time.RFC3339Nano, now)
+		return nil
+	})
+	return ev, err
+}
+
+// RecentDecisions returns an annotator's latest label-setting events in a campaign, one
+// per pair, newest first.
+func (d *DB) RecentDecisions(ctx context.Context, campaignID int64, annotator string, limit int) ([]LabelEvent, error) {
+	rows, err := d.r.QueryContext(ctx, `SELECT `+eventColumns+` FROM label_events e JOIN label_pairs p ON p.id = e.pair_id
+		WHERE p.campaign_id = ? AND e.annotator = ? AND e.kind IN `+currentKinds+`
+		  AND e.id = (SELECT max(id) FROM label_events x WHERE x.pair_id = e.pair_id AND x.annotator = e.annotator AND x.kind IN `+currentKinds+`)
+		ORDER BY e.id DESC LIMIT ?`, campaignID, annotator, limit)
+	if err != nil {
+		return nil, err
+	}
+	return scanEvents(rows)
+}
+
+// CurrentLabel is an annotator's standing label on a pair, with what the campaign page
+// needs about the pair.
+type CurrentLabel struct {
+	PairID     int64
+	ExtA, ExtB string
+	Annotator  string
+	Kind       string // label or adjudication
+	Category   string
+	Duplicate  bool
+	Note       string
+	At         time.Time
+	Similarity sql.NullFloat64
+}
+
+// CurrentLabels returns every standing label of a campaign (retracted ones left out),
+// by pair and annotator.
+func (d *DB) CurrentLabels(ctx context.Context, campaignID int64) ([]CurrentLabel, error) {
+	rows, err := d.r.QueryContext(ctx, `WITH cur AS (
+			SELECT e.*, row_number() OVER (PARTITION BY e.pair_id, e.annotator ORDER BY e.id DESC) AS rn
+			FROM label_events e JOIN label_pairs p ON p.id = e.pair_id
+			WHERE p.campaign_id = ? AND e.kind IN `+currentKinds+`)
+		SELECT c.pair_id, da.ext_id, db.ext_id, c.annotator, c.kind, c.category, c.duplicate, c.note, c.created_at, p.similarity
+		FROM cur c JOIN label_pairs p ON p.id = c.pair_id
+		JOIN documents da ON da.id = p.doc_a JOIN documents db ON db.id = p.doc_b
+		WHERE c.rn = 1 AND c.kind != 'retract' ORDER BY c.pair_id, c.annotator`, campaignID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []CurrentLabel
+	for rows.Next() {
+		var c CurrentLabel
+		var at string
+		if err := rows.Scan(&c.PairID, &c.ExtA, &c.ExtB, &c.Annotator, &c.Kind, &c.Category, &c.Duplicate, &c.Note, &at, &c.Similarity); err != nil {
+			return nil, err
+		}
+		c.At, _ = time.Parse(time.RFC3339Nano, at)
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// PairStat is a pair's place in the campaign's progress.
+type PairStat struct {
+	ID         int64
+	Similarity sql.NullFloat64
+	Estimate   sql.NullFloat64
+	Wanted     int
+	Origin     string
+}
+
+// PairStats lists a campaign's pairs.
+func (d *DB) PairStats(ctx context.Context, campaignID int64) ([]PairStat, error) {
+	rows, err := d.r.QueryContext(ctx, `SELECT id, similarity, estimate, wanted, origin FROM label_pairs WHERE campaign_id = ? ORDER BY id`, campaignID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []PairStat
+	for rows.Next() {
+		var p PairStat
+		if err := rows.Scan(&p.ID, &p.Similarity, &p.Estimate, &p.Wanted, &p.Origin); err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// FlaggedPairs returns the pairs whose newest flag event is a flag (not an unflag).
+func (d *DB) FlaggedPairs(ctx context.Context, campaignID int64) (map[int64]bool, error) {
+	rows, err := d.r.QueryContext(ctx, `WITH f AS (
+			SELECT e.pair_id, e.kind, row_number() OVER (PARTITION BY e.pair_id ORDER BY e.id DESC) AS rn
+			FROM label_events e JOIN label_pairs p ON p.id = e.pair_id
+			WHERE p.campaign_id = ? AND e.kind IN ('flag', 'unflag'))
+		SELECT pair_id FROM f WHERE rn = 1 AND kind = 'flag'`, campaignID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[int64]bool{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out[id] = true
+	}
+	return out, rows.Err()
+}
+
+// PairDocs lists a campaign's pairs by document ids.
+func (d *DB) PairDocs(ctx context.Context, campaignID int64) ([]PairRef, error) {
+	rows, err := d.r.QueryContext(ctx, `SELECT id, doc_a, doc_b FROM label_pairs WHERE campaign_id = ?`, campaignID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []PairRef
+	for rows.Next() {
+		var p PairRef
+		if err := rows.Scan(&p.ID, &p.DocA, &p.DocB); err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,192 @@
+package labels
+
+import (
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/sergi/go-diff/diffmatchpatch"
+
+	"github.com/dedupstudio/dedupstudio/internal/lsh"
+)
+
+// Op is what a piece of text is in a comparison.
+type Op int8
+
+// Ops.
+const (
+	Same    Op = iota // in both documents
+	Removed           // only in the left document
+	Added             // only in the right document
+)
+
+// Span is a run of text with one Op.
+type Span struct {
+	Text string
+	Op   Op
+}
+
+// Comparison is two documents laid out for reading side by side.
+type Comparison struct {
+	Left, Right []Span // the word diff, each side with its own text
+	Unified     []Span // the word diff in one column
+	// SharedLeft and SharedRight mark the words covered by a word shingle that the other
+	// document also has (Op Same), the rest Op Removed/Added.
+	SharedLeft, SharedRight []Span
+	TimedOut                bool // the diff gave up refining (very different long texts)
+}
+
+// tokenize splits text into words and the white space between them, keeping every byte.
+func tokenize(s string) []string {
+	var toks []string
+	start := 0
+	inSpace := false
+	for i, r := range s {
+		sp := unicode.IsSpace(r)
+		if i > start && sp != inSpace {
+			toks = append(toks, s[start:i])
+			start = i
+		}
+		inSpace = sp
+	}
+	if start < len(s) {
+		toks = append(toks, s[start:])
+	}
+	return toks
+}
+
+// tokenRune maps a token index to a rune that is valid in a string (no surrogates).
+func tokenRune(i int) rune {
+	r := rune(i + 0x100)
+	if r >= 0xD800 {
+		r += 0x800
+	}
+	return r
+}
+
+// Compare diffs two texts word by word (github.com/sergi/go-diff on word tokens, each
+// word or run of white space standing for one symbol) and marks shared shingles.
+func Compare(a, b string, norm lsh.Norm, shingle int) Comparison {
+	ta, tb := tokenize(a), tokenize(b)
+	index := map[string]rune{}
+	var back []string
+	encode := func(toks []string) []rune {
+		rs := make([]rune, len(toks))
+		for i, t := range toks {
+			r, ok := index[t]
+			if !ok {
+				r = tokenRune(len(back))
+				index[t] = r
+				back = append(back, t)
+			}
+			rs[i] = r
+		}
+		return rs
+	}
+	ra, rb := encode(ta), encode(tb)
+	dmp := diffmatchpatch.New()
+	dmp.DiffTimeout = 2 * time.Second
+	start := time.Now()
+	diffs := dmp.DiffMainRunes(ra, rb, false)
+	diffs = dmp.DiffCleanupSemantic(diffs)
+	var c Comparison
+	c.TimedOut = time.Since(start) >= dmp.DiffTimeout
+	decode := func(s string) string {
+		var sb strings.Builder
+		for len(s) > 0 {
+			r, size := utf8.DecodeRuneInString(s)
+			s = s[size:]
+			i := int(r) - 0x100
+			if r >= 0xD800+0x800 {
+				i -= 0x800
+			}
+			if i >= 0 && i < len(back) {
+				sb.WriteString(back[i])
+			}
+		}
+		return sb.String()
+	}
+	appendSpan := func(list []Span, text string, op Op) []Span {
+		if n := len(list); n > 0 && list[n-1].Op == op {
+			list[n-1].Text += text
+			return list
+		}
+		return append(list, Span{Text: text, Op: op})
+	}
+	for _, d := range diffs {
+		text := decode(d.Text)
+		switch d.Type {
+		case diffmatchpatch.DiffEqual:
+			c.Left = appendSpan(c.Left, text, Same)
+			c.Right = appendSpan(c.Right, text, Same)
+			c.Unified = appendSpan(c.Unified, text, Same)
+		case diffmatchpatch.DiffDelete:
+			c.Left = appendSpan(c.Left, text, Removed)
+			c.Unified = appendSpan(c.Unified, text, Removed)
+		case diffmatchpatch.DiffInsert:
+			c.Right = appendSpan(c.Right, text, Added)
+			c.Unified = appendSpan(c.Unified, text, Added)
+		}
+	}
+	c.SharedLeft, c.SharedRight = sharedShingles(ta, tb, norm, shingle)
+	return c
+}
+
+// sharedShingles marks, on each side, the words inside a shingle of n normalized words
+// that the other side has too.
+func sharedShingles(ta, tb []string, norm lsh.Norm, n int) (left, right []Span) {
+	if n < 1 {
+		n = 5
+	}
+	words := func(toks []string) (idx []int, keys []string) {
+		for i, t := range toks {
+			if strings.TrimSpace(t) == "" {
+				continue
+			}
+			if w := norm.Normalize(t); w != "" {
+				idx = append(idx, i)
+				keys = append(keys, w)
+			}
+		}
+		return idx, keys
+	}
+	ia, ka := words(ta)
+	ib, kb := words(tb)
+	shingles := func(keys []string) map[string]bool {
+		m := map[string]bool{}
+		for i := 0; i+n <= len(keys); i++ {
+			m[strings.Join(keys[i:i+n], " ")] = true
+		}
+		return m
+	}
+	sa, sb := shingles(ka), shingles(kb)
+	mark := func(toks []string, idx []int, keys []string, other map[string]bool, op Op) []Span {
+		shared := make([]bool, len(toks))
+		for i := 0; i+n <= len(keys); i++ {
+			if other[strings.Join(keys[i:i+n], " ")] {
+				for j := i; j < i+n; j++ {
+					shared[idx[j]] = true
+				}
+			}
+		}
+		// White space takes the state of the word before it, so runs stay whole.
+		var spans []Span
+		state := op
+		for i, t := range toks {
+			if strings.TrimSpace(t) != "" {
+				state = op
+				if shared[i] {
+					state = Same
+				}
+			}
+			if n := len(spans); n > 0 && spans[n-1].Op == state {
+				spans[n-1].Text += t
+			} else {
+				spans = append(spans, Span{Text: t, Op: state})
+			}
+		}
+		return spans
+	}
+	return mark(ta, ia, ka, sb, Removed), mark(tb, ib, kb, sa, Added)
+}

@@ -1,0 +1,162 @@
+package labels
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/dedupstudio/dedupstudio/internal/lsh"
+)
+
+// Plan says which pairs to draw for labeling. Recall and false-removal estimates need
+// labels across the whole similarity range, not just the easy ends: pairs are drawn per
+// bin of estimated similarity, plus pairs near the decision boundary, plus random pairs
+// (the negatives that LSH candidates never show).
+type Plan struct {
+	Bins        int     // similarity bins over [0, 1]; default 10
+	PerBin      int     // pairs per bin
+	TargetBin   int     // draw only from this bin (0-based); -1 for all
+	Boundary    int     // pairs whose estimate is nearest the threshold
+	Threshold   float64 // the decision boundary
+	Random      int     // uniformly random pairs of documents
+	Overlap     int     // labels wanted per pair (default 1)
+	DoubleShare float64 // with Overlap 1: share of pairs labeled twice, for agreement
+	Seed        uint64
+}
+
+// Drawn is a pair chosen for labeling (documents by index into the texts given).
+type Drawn struct {
+	A, B       int
+	Estimate   float64
+	Similarity float64 // exact Jaccard of the shingle sets
+	Origin     string  // bin:N, boundary or random
+	Wanted     int
+}
+
+// Bin returns the similarity bin of s among n bins over [0, 1].
+func Bin(s float64, n int) int {
+	return min(max(int(s*float64(n)), 0), n-1)
+}
+
+// Draw samples pairs from texts under spec. Candidates come from generous banding
+// (two rows per band, so pairs down to about 0.1 similarity are reachable); existing
+// reports pairs already in the campaign (by document index, a < b), never drawn again.
+func Draw(texts []string, spec lsh.Spec, plan Plan, existing func(a, b int) bool) ([]Drawn, error) {
+	if plan.Bins <= 0 {
+		plan.Bins = 10
+	}
+	if plan.Overlap <= 0 {
+		plan.Overlap = 1
+	}
+	if plan.TargetBin >= plan.Bins {
+		return nil, fmt.Errorf("bin %d: there are %d bins", plan.TargetBin, plan.Bins)
+	}
+	if len(texts) < 2 {
+		return nil, fmt.Errorf("a dataset of %d documents has no pairs", len(texts))
+	}
+	sigs, err := spec.Signatures(texts)
+	if err != nil {
+		return nil, err
+	}
+	shape := lsh.Shape{Bands: spec.Hashes / 2, Rows: 2}
+	if shape.Bands == 0 {
+		shape = lsh.Shape{Bands: 1, Rows: 1}
+	}
+	cands, err := lsh.Candidates(sigs, shape)
+	if err != nil {
+		return nil, err
+	}
+	rng := rand.New(rand.NewPCG(plan.Seed, 0x5eed))
+	taken := map[[2]int]bool{}
+	take := func(a, b int) bool {
+		a, b = min(a, b), max(a, b)
+		if a == b || taken[[2]int{a, b}] || (existing != nil && existing(a, b)) {
+			return false
+		}
+		taken[[2]int{a, b}] = true
+		return true
+	}
+	var out []Drawn
+	add := func(a, b int, est float64, origin string) {
+		out = append(out, Drawn{A: min(a, b), B: max(a, b), Estimate: est, Origin: origin})
+	}
+	type scored struct {
+		a, b int
+		est  float64
+	}
+	bins := make([][]scored, plan.Bins)
+	all := make([]scored, 0, len(cands))
+	for _, c := range cands {
+		s := scored{c.A, c.B, lsh.Estimate(sigs[c.A], sigs[c.B])}
+		all = append(all, s)
+		bins[Bin(s.est, plan.Bins)] = append(bins[Bin(s.est, plan.Bins)], s)
+	}
+	for i, b := range bins {
+		if plan.TargetBin >= 0 && i != plan.TargetBin {
+			continue
+		}
+		rng.Shuffle(len(b), func(x, y int) { b[x], b[y] = b[y], b[x] })
+		n := 0
+		for _, s := range b {
+			if n == plan.PerBin {
+				break
+			}
+			if take(s.a, s.b) {
+				add(s.a, s.b, s.est, fmt.Sprintf("bin:%d", i))
+				n++
+			}
+		}
+	}
+	if plan.Boundary > 0 {
+		slices.SortStableFunc(all, func(x, y scored) int {
+			return cmp.Compare(math.Abs(x.est-plan.Threshold), math.Abs(y.est-plan.Threshold))
+		})
+		n := 0
+		for _, s := range all {
+			if n == plan.Boundary {
+				break
+			}
+			if take(s.a, s.b) {
+				add(s.a, s.b, s.est, "boundary")
+				n++
+			}
+		}
+	}
+	for n, tries := 0, 0; n < plan.Random && tries < 100*plan.Random; tries++ {
+		a, b := rng.IntN(len(texts)), rng.IntN(len(texts))
+		if take(a, b) {
+			add(a, b, lsh.Estimate(sigs[a], sigs[b]), "random")
+			n++
+		}
+	}
+	h, err := lsh.NewHasher(spec)
+	if err != nil {
+		return nil, err
+	}
+	sets := map[int][]uint64{}
+	set := func(i int) []uint64 {
+		if s, ok := sets[i]; !ok {
+			sets[i] = h.ShingleSet(texts[i])
+		} else {
+			return s
+		}
+		return sets[i]
+	}
+	for i := range out {
+		out[i].Similarity = lsh.ExactJaccard(set(out[i].A), set(out[i].B))
+		out[i].Wanted = plan.Overlap
+		if plan.Overlap == 1 && rng.Float64() < plan.DoubleShare {
+			out[i].Wanted = 2
+		}
+	}
+	return out, nil
+}
+
+// Score computes a pair's exact Jaccard and MinHash estimate under spec.
+func Score(h *lsh.Hasher, a, b string) (similarity, estimate float64) {
+	similarity = lsh.ExactJaccard(h.ShingleSet(a), h.ShingleSet(b))
+	estimate = lsh.Estimate(h.Signature(a, nil), h.Signature(b, nil))
+	return similarity, estimate
+}

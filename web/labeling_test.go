@@ -1,0 +1,262 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/ingest"
+)
+
+var pairLoc = regexp.MustCompile(`^/campaigns/1/pairs/(\d+)$`)
+
+// nextPair follows /next for a user and returns the pair URL it lands on, or "".
+func (f *fixture) nextPair(c *http.Cookie) string {
+	f.t.Helper()
+	rec := f.do("GET", "/campaigns/1/next", c, nil)
+	if rec.Code == http.StatusOK {
+		return "" // queue empty page
+	}
+	loc := rec.Header().Get("Location")
+	if !pairLoc.MatchString(loc) {
+		f.t.Fatalf("next: %d %s", rec.Code, loc)
+	}
+	return loc
+}
+
+func previousOf(body string) string {
+	m := regexp.MustCompile(`name="previous" value="(\d+)"`).FindStringSubmatch(body)
+	if m == nil {
+		return "0"
+	}
+	return m[1]
+}
+
+func TestLabelingQueueBlindAndHistory(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	f.withCampaign()
+	ctx := context.Background()
+	// Two pairs from the import are labeled (by "seed"); ask for two labels on each.
+	f.do("POST", "/campaigns/1/settings", f.signIn("reviewer"), url.Values{"spec": {"level=word size=2"}, "threshold": {"0.5"}, "overlap": {"2"}, "double_share": {"0"}})
+	f.store.AddPairs(ctx, 1, nil, "t") // no-op
+	ann := f.signIn("annotator")
+	seen := map[string]bool{}
+	for i := 0; ; i++ {
+		loc := f.nextPair(ann)
+		if loc == "" {
+			break
+		}
+		if seen[loc] {
+			t.Fatalf("%s offered twice to the same annotator", loc)
+		}
+		seen[loc] = true
+		res, body := get(t, f.h, loc, ann)
+		if res.StatusCode != 200 {
+			t.Fatalf("pair page %s: %d", loc, res.StatusCode)
+		}
+		// Blind: the seed annotator's label is not on the page before deciding.
+		if strings.Contains(body, `data-testid="others"`) || strings.Contains(body, "seed:") {
+			t.Errorf("%s shows other labels before this annotator decided", loc)
+		}
+		rec := f.do("POST", loc+"/label", ann, url.Values{"category": {"3"}, "duplicate": {""}, "note": {"looked twice"}, "previous": {previousOf(body)}, "action": {"submit"}})
+		if rec.Code != http.StatusSeeOther || !strings.Contains(rec.Header().Get("Location"), "/next?after=") {
+			t.Fatalf("submit: %d %s", rec.Code, rec.Header().Get("Location"))
+		}
+		_, after := get(t, f.h, loc, ann)
+		if !strings.Contains(after, `data-testid="others"`) || !strings.Contains(after, "seed") {
+			t.Errorf("%s hides the other labels after deciding", loc)
+		}
+		if i > 5 {
+			t.Fatal("queue does not end")
+		}
+	}
+	if len(seen) != 2 {
+		t.Errorf("annotator saw %d pairs; want the 2 of the campaign", len(seen))
+	}
+	cur, _ := f.store.CurrentLabels(ctx, 1)
+	if len(cur) != 4 {
+		t.Fatalf("%d standing labels; want 4", len(cur))
+	}
+	// Editing appends: relabel pair 1 with the right 'previous'; a stale one is refused.
+	_, body := get(t, f.h, "/campaigns/1/pairs/1", ann)
+	prev := previousOf(body)
+	if !strings.Contains(body, `value="minor" checked`) {
+		t.Error("the form is not prefilled with the standing label")
+	}
+	if rec := f.do("POST", "/campaigns/1/pairs/1/label", ann, url.Values{"category": {"exact"}, "previous": {prev}}); rec.Code != http.StatusSeeOther {
+		t.Fatalf("edit: %d", rec.Code)
+	}
+	if rec := f.do("POST", "/campaigns/1/pairs/1/label", ann, url.Values{"category": {"different"}, "previous": {prev}}); rec.Code != http.StatusConflict {
+		t.Errorf("stale edit: %d; want 409", rec.Code)
+	}
+	hist, _ := f.store.PairHistory(ctx, 1)
+	if len(hist) != 3 || hist[2].Category != "exact" || !hist[2].PreviousID.Valid {
+		t.Errorf("history of pair 1: %+v", hist)
+	}
+	// Undo withdraws the last decision and the pair returns to this annotator's queue.
+	if rec := f.do("POST", "/campaigns/1/undo", ann, url.Values{}); rec.Header().Get("Location") != "/campaigns/1/pairs/1" {
+		t.Errorf("undo went to %q", rec.Header().Get("Location"))
+	}
+	if loc := f.nextPair(ann); loc != "/campaigns/1/pairs/1" {
+		t.Errorf("after undo, next is %q; want pair 1 back", loc)
+	}
+	// A category outside the list, or a missing duplicate decision, is refused by name.
+	_, body = get(t, f.h, "/campaigns/1/pairs/1", ann)
+	if rec := f.do("POST", "/campaigns/1/pairs/1/label", ann, url.Values{"category": {"9"}, "previous": {previousOf(body)}}); rec.Code != 422 {
+		t.Errorf("category 9: %d", rec.Code)
+	}
+	if rec := f.do("POST", "/campaigns/1/pairs/1/label", ann, url.Values{"category": {"partial"}, "previous": {previousOf(body)}}); rec.Code != 422 || !strings.Contains(rec.Body.String(), "press y or n") {
+		t.Errorf("partial without y/n: %d", rec.Code)
+	}
+}
+
+func TestAdjudicationAndCrossCampaign(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	f.withCampaign()
+	ann, rev := f.signIn("annotator"), f.signIn("reviewer")
+	// The annotator disagrees with the seed label on pair 1 (minor).
+	_, body := get(t, f.h, "/campaigns/1/pairs/1", ann)
+	f.do("POST", "/campaigns/1/pairs/1/label", ann, url.Values{"category": {"different"}, "previous": {previousOf(body)}})
+	_, page := get(t, f.h, "/campaigns/1", rev)
+	if !strings.Contains(page, `data-testid="adjudication"`) || !strings.Contains(page, "annotator: different/no; seed: minor/yes") {
+		t.Fatalf("adjudication queue missing the disagreement:\n%s", page)
+	}
+	// Annotators cannot adjudicate.
+	if rec := f.do("GET", "/campaigns/1/pairs/1?adjudicate=1", ann, nil); rec.Code != http.StatusForbidden {
+		t.Errorf("annotator adjudicating: %d", rec.Code)
+	}
+	_, body = get(t, f.h, "/campaigns/1/pairs/1?adjudicate=1", rev)
+	if !strings.Contains(body, `data-testid="others"`) {
+		t.Error("the adjudicator does not see the labels")
+	}
+	rec := f.do("POST", "/campaigns/1/pairs/1/label", rev, url.Values{"category": {"minor"}, "adjudicate": {"1"}, "previous": {previousOf(body)}})
+	if rec.Code != http.StatusSeeOther {
+		t.Fatalf("adjudicate: %d", rec.Code)
+	}
+	_, page = get(t, f.h, "/campaigns/1", rev)
+	if !strings.Contains(page, `data-testid="adjudication-empty"`) {
+		t.Error("the adjudicated pair is still in the queue")
+	}
+	_, csv := get(t, f.h, "/campaigns/1/labels.csv", rev)
+	if !strings.Contains(csv, ",minor,yes,reviewer,,adjudication,") {
+		t.Errorf("export lacks the adjudication:\n%s", csv)
+	}
+	// A second dataset's campaign: its pairs are not reachable through campaign 1.
+	docs := `{"id":"x","text":"one two three four"}` + "\n" + `{"id":"y","text":"one two three five"}` + "\n"
+	f.waitJob(f.upload("/datasets", "other.jsonl", docs, nil).Header().Get("Location"))
+	list, _ := f.store.Datasets(context.Background())
+	lrep, err := ingest.Labels(context.Background(), f.store, strings.NewReader("a,b,category\nx,y,minor\n"), "l.csv", ingest.LabelOptions{DatasetID: list[0].ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pairs, _ := f.store.PairDocs(context.Background(), lrep.CampaignID)
+	other := pairs[0].ID
+	for _, path := range []string{"/campaigns/1/pairs/" + itoa64(other), "/campaigns/99", "/campaigns/1/pairs/999", "/documents/999/raw"} {
+		if res, _ := get(t, f.h, path, rev); res.StatusCode != http.StatusNotFound {
+			t.Errorf("GET %s: %d; want 404", path, res.StatusCode)
+		}
+	}
+	if rec := f.do("POST", "/campaigns/1/pairs/"+itoa64(other)+"/label", ann, url.Values{"category": {"minor"}}); rec.Code != http.StatusNotFound {
+		t.Errorf("labeling another campaign's pair through campaign 1: %d; want 404", rec.Code)
+	}
+}
+
+// Document text is escaped, never markup; raw text downloads are plain-text attachments.
+func TestDocumentTextIsEscaped(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	f.withCampaign()
+	ctx := context.Background()
+	f.store.AddPairs(ctx, 1, []db.NewPair{{DocA: 1, DocB: 3, Origin: "test", Wanted: 1}}, "t")
+	_, body := get(t, f.h, "/campaigns/1/pairs/3", f.signIn("annotator"))
+	if strings.Contains(body, "<script>window.__xss") || !strings.Contains(body, "&lt;script&gt;window.__xss=1&lt;/script&gt;") {
+		t.Error("document text reached the page unescaped")
+	}
+	res, raw := get(t, f.h, "/documents/3/raw", f.signIn("annotator"))
+	if res.Header.Get("Content-Type") != "text/plain; charset=utf-8" || !strings.HasPrefix(res.Header.Get("Content-Disposition"), "attachment;") || !strings.Contains(raw, "<script>") {
+		t.Errorf("raw download: %q %q", res.Header.Get("Content-Type"), res.Header.Get("Content-Disposition"))
+	}
+}
+
+func TestSamplingDrawsAcrossBins(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	f.withCampaign()
+	rev := f.signIn("reviewer")
+	rec := f.do("POST", "/campaigns/1/sample", rev, url.Values{"per_bin": {"5"}, "bin": {"-1"}, "boundary": {"2"}, "random": {"10"}})
+	if rec.Code != http.StatusSeeOther || !strings.Contains(rec.Header().Get("Location"), "pairs+drawn") {
+		t.Fatalf("sample: %d %s", rec.Code, rec.Header().Get("Location"))
+	}
+	stats, _ := f.store.PairStats(context.Background(), 1)
+	// 4 documents have 6 pairs; 2 were labeled already, so at most 4 new ones.
+	if len(stats) != 6 {
+		t.Errorf("%d pairs after sampling; want all 6", len(stats))
+	}
+	origins := map[string]bool{}
+	for _, p := range stats {
+		origins[strings.SplitN(p.Origin, ":", 2)[0]] = true
+		if !p.Similarity.Valid {
+			t.Errorf("pair %d has no similarity", p.ID)
+		}
+	}
+	if !origins["bin"] && !origins["random"] {
+		t.Errorf("origins %v", origins)
+	}
+	if rec := f.do("POST", "/campaigns/1/sample", rev, url.Values{"per_bin": {"x"}}); rec.Code != 422 {
+		t.Errorf("bad per_bin: %d", rec.Code)
+	}
+}
+
+// Exported labels re-imported into a fresh database over the same documents give the
+// same labels.
+func TestLabelExportRoundTrip(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	f.withCampaign()
+	ann, rev := f.signIn("annotator"), f.signIn("reviewer")
+	_, body := get(t, f.h, "/campaigns/1/pairs/1", ann)
+	f.do("POST", "/campaigns/1/pairs/1/label", ann, url.Values{"category": {"boilerplate"}, "duplicate": {"no"}, "note": {"a, \"quoted\" note"}, "previous": {previousOf(body)}})
+	_, body = get(t, f.h, "/campaigns/1/pairs/1?adjudicate=1", rev)
+	f.do("POST", "/campaigns/1/pairs/1/label", rev, url.Values{"category": {"minor"}, "adjudicate": {"1"}, "previous": {previousOf(body)}})
+	for _, format := range []string{"csv", "jsonl"} {
+		_, exported := get(t, f.h, "/campaigns/1/labels."+format, rev)
+		g := newFixture(t, 1<<20)
+		g.withCampaignDocsOnly()
+		list, _ := g.store.Datasets(context.Background())
+		if _, err := ingest.Labels(context.Background(), g.store, strings.NewReader(exported), "export."+format, ingest.LabelOptions{DatasetID: list[0].ID}); err != nil {
+			t.Fatalf("%s re-import: %v\n%s", format, err, exported)
+		}
+		_, again := get(t, g.h, "/campaigns/1/labels."+format, g.signIn("reviewer"))
+		if a, b := stripTimes(exported), stripTimes(again); a != b {
+			t.Errorf("%s round trip differs:\n%s\nvs\n%s", format, a, b)
+		}
+	}
+}
+
+var timeField = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ`)
+
+func stripTimes(s string) string {
+	lines := strings.Split(strings.TrimSpace(timeField.ReplaceAllString(s, "T")), "\n")
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
+}
+
+func (f *fixture) withCampaignDocsOnly() {
+	f.t.Helper()
+	docs := `{"id":"a","text":"the quick brown fox jumps over the lazy dog by the river"}
+{"id":"b","text":"the quick brown fox jumps over the lazy cat by the river"}
+{"id":"c","text":"<script>window.__xss=1</script> an entirely different text about licenses"}
+{"id":"d","text":"Der schnelle braune Fuchs springt über den faulen Hund am Fluss"}
+`
+	f.waitJob(f.upload("/datasets", "d.jsonl", docs, nil).Header().Get("Location"))
+}
+
+var _ = filepath.Join
