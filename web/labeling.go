@@ -355,16 +355,15 @@ func (s *server) renderPair(w http.ResponseWriter, r *http.Request, status int, 
 	if spec.Level != lsh.Word {
 		size = 5
 	}
-	cmpn := labels.Compare(p.A.Text, p.B.Text, spec.Norm, size)
-	v.DiffTimedOut = cmpn.TimedOut
 	v.Left = templates.DocView{ID: p.A.ID, ExtID: p.A.ExtID, Source: p.A.Source, Lang: p.A.Lang, Bytes: len(p.A.Text)}
 	v.Right = templates.DocView{ID: p.B.ID, ExtID: p.B.ExtID, Source: p.B.Source, Lang: p.B.Lang, Bytes: len(p.B.Text)}
-	switch view {
-	case "diff":
+	if view == "shared" {
+		l, r := labels.Shared(p.A.Text, p.B.Text, spec.Norm, size)
+		v.Left.Spans, v.Right.Spans = spans(l, "shared"), spans(r, "shared")
+	} else {
+		cmpn := labels.Compare(p.A.Text, p.B.Text)
+		v.DiffTimedOut = cmpn.TimedOut
 		v.Left.Spans, v.Right.Spans = spans(cmpn.Left, ""), spans(cmpn.Right, "")
-	case "shared":
-		v.Left.Spans, v.Right.Spans = spans(cmpn.SharedLeft, "shared"), spans(cmpn.SharedRight, "shared")
-	case "unified":
 		v.Unified = spans(cmpn.Unified, "")
 	}
 	// The annotator's standing label prefills the form (editing appends a new event).

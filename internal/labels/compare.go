@@ -6,6 +6,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/cespare/xxhash/v2"
 	"github.com/sergi/go-diff/diffmatchpatch"
 
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
@@ -27,14 +28,11 @@ type Span struct {
 	Op   Op
 }
 
-// Comparison is two documents laid out for reading side by side.
+// Comparison is a word diff of two documents laid out for reading.
 type Comparison struct {
-	Left, Right []Span // the word diff, each side with its own text
-	Unified     []Span // the word diff in one column
-	// SharedLeft and SharedRight mark the words covered by a word shingle that the other
-	// document also has (Op Same), the rest Op Removed/Added.
-	SharedLeft, SharedRight []Span
-	TimedOut                bool // the diff gave up refining (very different long texts)
+	Left, Right []Span // each side with its own text
+	Unified     []Span // in one column
+	TimedOut    bool   // the diff gave up refining (very different long texts)
 }
 
 // tokenize splits text into words and the white space between them, keeping every byte.
@@ -66,8 +64,8 @@ func tokenRune(i int) rune {
 }
 
 // Compare diffs two texts word by word (github.com/sergi/go-diff on word tokens, each
-// word or run of white space standing for one symbol) and marks shared shingles.
-func Compare(a, b string, norm lsh.Norm, shingle int) Comparison {
+// word or run of white space standing for one symbol).
+func Compare(a, b string) Comparison {
 	ta, tb := tokenize(a), tokenize(b)
 	index := map[string]rune{}
 	var back []string
@@ -129,13 +127,14 @@ func Compare(a, b string, norm lsh.Norm, shingle int) Comparison {
 			c.Unified = appendSpan(c.Unified, text, Added)
 		}
 	}
-	c.SharedLeft, c.SharedRight = sharedShingles(ta, tb, norm, shingle)
 	return c
 }
 
-// sharedShingles marks, on each side, the words inside a shingle of n normalized words
-// that the other side has too.
-func sharedShingles(ta, tb []string, norm lsh.Norm, n int) (left, right []Span) {
+// Shared marks, on each side, the words inside a shingle of n words (normalized by norm)
+// that the other side has too (Op Same); the other words are Removed (left) or Added
+// (right).
+func Shared(a, b string, norm lsh.Norm, n int) (left, right []Span) {
+	ta, tb := tokenize(a), tokenize(b)
 	if n < 1 {
 		n = 5
 	}
@@ -153,18 +152,35 @@ func sharedShingles(ta, tb []string, norm lsh.Norm, n int) (left, right []Span) 
 	}
 	ia, ka := words(ta)
 	ib, kb := words(tb)
-	shingles := func(keys []string) map[string]bool {
-		m := map[string]bool{}
+	// Each window of n words is hashed once (XXH64 of the words joined by spaces).
+	windows := func(keys []string) []uint64 {
+		var hs []uint64
+		var d xxhash.Digest
 		for i := 0; i+n <= len(keys); i++ {
-			m[strings.Join(keys[i:i+n], " ")] = true
+			d.Reset()
+			for j := i; j < i+n; j++ {
+				if j > i {
+					d.WriteString(" ")
+				}
+				d.WriteString(keys[j])
+			}
+			hs = append(hs, d.Sum64())
+		}
+		return hs
+	}
+	wa, wb := windows(ka), windows(kb)
+	set := func(hs []uint64) map[uint64]bool {
+		m := make(map[uint64]bool, len(hs))
+		for _, h := range hs {
+			m[h] = true
 		}
 		return m
 	}
-	sa, sb := shingles(ka), shingles(kb)
-	mark := func(toks []string, idx []int, keys []string, other map[string]bool, op Op) []Span {
+	sa, sb := set(wa), set(wb)
+	mark := func(toks []string, idx []int, win []uint64, other map[uint64]bool, op Op) []Span {
 		shared := make([]bool, len(toks))
-		for i := 0; i+n <= len(keys); i++ {
-			if other[strings.Join(keys[i:i+n], " ")] {
+		for i, h := range win {
+			if other[h] {
 				for j := i; j < i+n; j++ {
 					shared[idx[j]] = true
 				}
@@ -188,5 +204,5 @@ func sharedShingles(ta, tb []string, norm lsh.Norm, n int) (left, right []Span) 
 		}
 		return spans
 	}
-	return mark(ta, ia, ka, sb, Removed), mark(tb, ib, kb, sa, Added)
+	return mark(ta, ia, wa, sb, Removed), mark(tb, ib, wb, sa, Added)
 }

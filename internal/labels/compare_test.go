@@ -1,6 +1,7 @@
 package labels
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -21,7 +22,8 @@ func TestCompareKeepsTextAndMarksChanges(t *testing.T) {
 	t.Parallel()
 	a := "Copyright (c) 2019 Jane Doe\n\nPermission is hereby granted, free of charge, to any person"
 	b := "Copyright (c) 2023 John Roe\n\nPermission is hereby granted, free of charge, to any person"
-	c := Compare(a, b, lsh.Norm{Lower: true}, 3)
+	c := Compare(a, b)
+	sharedLeft, sharedRight := Shared(a, b, lsh.Norm{Lower: true}, 3)
 	all := func(Op) bool { return true }
 	if join(c.Left, all) != a || join(c.Right, all) != b {
 		t.Fatal("the sides do not reproduce the documents")
@@ -36,10 +38,10 @@ func TestCompareKeepsTextAndMarksChanges(t *testing.T) {
 	if unified != a {
 		t.Errorf("unified minus additions is not the left document: %q", unified)
 	}
-	if got := join(c.SharedLeft, func(o Op) bool { return o == Same }); !strings.Contains(got, "Permission is hereby granted") || strings.Contains(got, "2019") {
+	if got := join(sharedLeft, func(o Op) bool { return o == Same }); !strings.Contains(got, "Permission is hereby granted") || strings.Contains(got, "2019") {
 		t.Errorf("shared shingles on the left: %q", got)
 	}
-	if join(c.SharedRight, all) != b {
+	if join(sharedRight, all) != b {
 		t.Error("shared view does not reproduce the right document")
 	}
 }
@@ -57,11 +59,41 @@ func TestCompareLongDocuments(t *testing.T) {
 			b.WriteString(w)
 		}
 	}
-	c := Compare(a.String(), b.String(), lsh.Norm{Lower: true}, 5)
+	c := Compare(a.String(), b.String())
+	if l, _ := Shared(a.String(), b.String(), lsh.Norm{Lower: true}, 5); join(l, func(Op) bool { return true }) != a.String() {
+		t.Fatal("long shared view altered")
+	}
 	if join(c.Left, func(Op) bool { return true }) != a.String() {
 		t.Fatal("long left side altered")
 	}
 	if len(c.Left) < 50 {
 		t.Errorf("only %d spans for 60 scattered changes", len(c.Left))
 	}
+}
+
+// BenchmarkCompare measures the pair page's work on two real-sized 200 KB documents that
+// differ in scattered words: the word diff and the shared-shingle marking.
+func BenchmarkCompare(b *testing.B) {
+	var x, y strings.Builder
+	for i := range 30_000 {
+		w := fmt.Sprintf("w%d ", i%997)
+		x.WriteString(w)
+		if i%300 == 0 {
+			y.WriteString("changed ")
+		} else {
+			y.WriteString(w)
+		}
+	}
+	b.Run("diff-200KB", func(b *testing.B) {
+		b.SetBytes(int64(x.Len() + y.Len()))
+		for b.Loop() {
+			Compare(x.String(), y.String())
+		}
+	})
+	b.Run("shared-200KB", func(b *testing.B) {
+		b.SetBytes(int64(x.Len() + y.Len()))
+		for b.Loop() {
+			Shared(x.String(), y.String(), lsh.Norm{Lower: true}, 5)
+		}
+	})
 }

@@ -3,6 +3,8 @@ package lsh
 import (
 	"fmt"
 	"math"
+	"sync"
+	"sync/atomic"
 )
 
 // Probability returns P(s; b, r) = 1-(1-s^r)^b: the chance that two documents of Jaccard
@@ -89,10 +91,29 @@ func OptimalShape(t float64, k int, w Weights) (ShapeChoice, error) {
 	if err := checkOptimizerArgs(t, k, w); err != nil {
 		return ShapeChoice{}, err
 	}
-	return searchShapes(k, w, func(sh Shape) (float64, float64) {
+	key := shapeKey{t, k, w}
+	if c, ok := shapeCache.Load(key); ok {
+		return c.(ShapeChoice), nil
+	}
+	c := searchShapes(k, w, func(sh Shape) (float64, float64) {
 		return FalsePositiveArea(t, sh), FalseNegativeArea(t, sh)
-	}), nil
+	})
+	if shapeCacheSize.Add(1) <= 4096 { // the search is deterministic: remember a few thousand answers
+		shapeCache.Store(key, c)
+	}
+	return c, nil
 }
+
+type shapeKey struct {
+	t float64
+	k int
+	w Weights
+}
+
+var (
+	shapeCache     sync.Map
+	shapeCacheSize atomic.Int64
+)
 
 // OptimalShapeObserved is OptimalShape against an observed distribution of pair
 // similarities (e.g. the labeled pairs of a sample) instead of the uniform one: FP is the

@@ -27,7 +27,18 @@ const hostileDocs = `{"id":"s1","text":"<script>window.__xss='script'</script> T
 func setupLabeling(t *testing.T, store *db.DB) (campaignID int64, pairs []int64) {
 	t.Helper()
 	ctx := context.Background()
-	r, _ := corpus.NewReader(strings.NewReader(hostileDocs), "hostile.jsonl", corpus.JSONL, corpus.Options{})
+	// Two 200 KB documents that differ in scattered words: the page must stay usable.
+	var big1, big2 strings.Builder
+	for i := range 33_000 {
+		w := fmt.Sprintf("word%d ", i%1009)
+		big1.WriteString(w)
+		if i%400 == 0 {
+			w = "CHANGED "
+		}
+		big2.WriteString(w)
+	}
+	docs := hostileDocs + fmt.Sprintf(`{"id":"big1","text":%q}`+"\n"+`{"id":"big2","text":%q}`+"\n", big1.String(), big2.String())
+	r, _ := corpus.NewReader(strings.NewReader(docs), "hostile.jsonl", corpus.JSONL, corpus.Options{})
 	rep, err := ingest.Documents(ctx, store, r, "hostile.jsonl", ingest.Options{Dataset: "hostile"})
 	if err != nil {
 		t.Fatal(err)
@@ -36,11 +47,12 @@ func setupLabeling(t *testing.T, store *db.DB) (campaignID int64, pairs []int64)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ids, _ := store.DocumentIDs(ctx, rep.Dataset.ID, []string{"s1", "s2", "s3", "s4"})
+	ids, _ := store.DocumentIDs(ctx, rep.Dataset.ID, []string{"s1", "s2", "s3", "s4", "big1", "big2"})
 	_, err = store.AddPairs(ctx, c.ID, []db.NewPair{
 		{DocA: ids["s1"], DocB: ids["s2"], Origin: "test", Wanted: 2},
 		{DocA: ids["s3"], DocB: ids["s4"], Origin: "test", Wanted: 1},
 		{DocA: ids["s1"], DocB: ids["s3"], Origin: "test", Wanted: 1},
+		{DocA: ids["big1"], DocB: ids["big2"], Origin: "test", Wanted: 1},
 	}, "test")
 	if err != nil {
 		t.Fatal(err)
@@ -184,6 +196,13 @@ func TestBrowserLabelingByKeyboard(t *testing.T) {
 		t.Errorf("adjudication queue: %q", q)
 	}
 	admin.screenshot("campaign")
+
+	// The 200 KB pair renders in full, and the two panes scroll together.
+	admin.do(chromedp.Navigate(fmt.Sprintf("%s/campaigns/%d/pairs/%d", base, campaignID, pairs[3])))
+	admin.waitFor(`document.querySelectorAll('#pane-right .ins').length >= 80 && document.readyState === "complete"`)
+	admin.do(chromedp.Evaluate[chromedp.Void](`(() => { const l = document.getElementById("pane-left"); l.scrollTop = (l.scrollHeight - l.clientHeight) / 2; l.dispatchEvent(new Event("scroll")); })()`))
+	admin.waitFor(`(() => { const r = document.getElementById("pane-right"); const f = r.scrollTop / (r.scrollHeight - r.clientHeight); return f > 0.45 && f < 0.55; })()`)
+	admin.screenshot("pair-long")
 }
 
 func mustInt(t *testing.T, s string) int64 {
