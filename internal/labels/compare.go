@@ -106,6 +106,7 @@ func Compare(a, b string) Comparison {
 		return sb.String()
 	}
 	appendSpan := func(list []Span, text string, op Op) []Span {
+		// diffmatchpatch merges equal neighbours already; adjacent pieces of one op are rare
 		if n := len(list); n > 0 && list[n-1].Op == op {
 			list[n-1].Text += text
 			return list
@@ -138,12 +139,13 @@ func Shared(a, b string, norm lsh.Norm, n int) (left, right []Span) {
 	if n < 1 {
 		n = 5
 	}
+	z := lsh.NewNormalizer(norm)
 	words := func(toks []string) (idx []int, keys []string) {
 		for i, t := range toks {
 			if strings.TrimSpace(t) == "" {
 				continue
 			}
-			if w := norm.Normalize(t); w != "" {
+			if w := z.Normalize(t); w != "" {
 				idx = append(idx, i)
 				keys = append(keys, w)
 			}
@@ -177,7 +179,7 @@ func Shared(a, b string, norm lsh.Norm, n int) (left, right []Span) {
 		return m
 	}
 	sa, sb := set(wa), set(wb)
-	mark := func(toks []string, idx []int, win []uint64, other map[uint64]bool, op Op) []Span {
+	mark := func(text string, toks []string, idx []int, win []uint64, other map[uint64]bool, op Op) []Span {
 		shared := make([]bool, len(toks))
 		for i, h := range win {
 			if other[h] {
@@ -186,23 +188,30 @@ func Shared(a, b string, norm lsh.Norm, n int) (left, right []Span) {
 				}
 			}
 		}
-		// White space takes the state of the word before it, so runs stay whole.
+		// Tokens are consecutive pieces of text, so a span is a slice of it. White space
+		// takes the state of the word before it, so runs stay whole.
 		var spans []Span
+		start, pos := 0, 0
 		state := op
 		for i, t := range toks {
+			next := state
 			if strings.TrimSpace(t) != "" {
-				state = op
+				next = op
 				if shared[i] {
-					state = Same
+					next = Same
 				}
 			}
-			if n := len(spans); n > 0 && spans[n-1].Op == state {
-				spans[n-1].Text += t
-			} else {
-				spans = append(spans, Span{Text: t, Op: state})
+			if next != state && pos > start {
+				spans = append(spans, Span{Text: text[start:pos], Op: state})
+				start = pos
 			}
+			state = next
+			pos += len(t)
+		}
+		if pos > start {
+			spans = append(spans, Span{Text: text[start:pos], Op: state})
 		}
 		return spans
 	}
-	return mark(ta, ia, wa, sb, Removed), mark(tb, ib, wb, sa, Added)
+	return mark(a, ta, ia, wa, sb, Removed), mark(b, tb, ib, wb, sa, Added)
 }

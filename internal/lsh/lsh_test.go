@@ -687,9 +687,14 @@ func TestNormalizeMatchesReference(t *testing.T) {
 		texts = append(texts, d.Text)
 	}
 	for _, n := range allNorms {
+		z := NewNormalizer(n)
 		for _, text := range texts {
-			if got, want := n.Normalize(text), referenceNormalize(n, text); got != want {
+			want := referenceNormalize(n, text)
+			if got := n.Normalize(text); got != want {
 				t.Fatalf("%v.Normalize(%.60q) = %.80q; want %.80q", n, text, got, want)
+			}
+			if got := z.Normalize(text); got != want {
+				t.Fatalf("Normalizer(%v).Normalize(%.60q) = %.80q; want %.80q", n, text, got, want)
 			}
 		}
 	}

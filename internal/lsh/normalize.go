@@ -17,6 +17,24 @@ func (n Norm) Normalize(text string) string {
 	return string(n.appendNormalized(nil, &it, buildASCIITable(n), text))
 }
 
+// Normalizer applies a Norm to many short strings, keeping its tables between calls.
+// It is not safe for concurrent use.
+type Normalizer struct {
+	norm  Norm
+	table *asciiTable
+	iter  norm.Iter
+	buf   []byte
+}
+
+// NewNormalizer returns a Normalizer for n.
+func NewNormalizer(n Norm) *Normalizer { return &Normalizer{norm: n, table: buildASCIITable(n)} }
+
+// Normalize is n.Normalize(s).
+func (z *Normalizer) Normalize(s string) string {
+	z.buf = z.norm.appendNormalized(z.buf[:0], &z.iter, z.table, s)
+	return string(z.buf)
+}
+
 // appendNormalized appends the normalized text to dst and returns it. it and table (n's
 // buildASCIITable) are kept by the caller between documents, so nothing is allocated once
 // dst has grown.
