@@ -30,8 +30,10 @@ const (
 type keyUser struct{}
 
 // userOf returns the signed-in user, or nil.
-func userOf(r *http.Request) *db.User {
-	u, _ := r.Context().Value(keyUser{}).(*db.User)
+func userOf(r *http.Request) *db.User { return userOfCtx(r.Context()) }
+
+func userOfCtx(ctx context.Context) *db.User {
+	u, _ := ctx.Value(keyUser{}).(*db.User)
 	return u
 }
 

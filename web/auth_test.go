@@ -70,6 +70,7 @@ var routeMatrix = []struct {
 	{"POST", "/campaigns/1/pairs/1/label", auth.Label},
 	{"POST", "/campaigns/1/sample", auth.ManageCampaigns},
 	{"POST", "/campaigns/1/settings", auth.ManageCampaigns},
+	{"POST", "/datasets/1/campaigns", auth.ManageCampaigns},
 }
 
 var publicRoutes = map[string]bool{
@@ -116,7 +117,7 @@ func TestRoleRouteMatrix(t *testing.T) {
 		if publicRoutes[key] {
 			return nil
 		}
-		pattern := strings.NewReplacer("{job}", "import-1", "{id}", "1", "{campaign}", "1", "{pair}", "1", "{doc}", "1").Replace(route)
+		pattern := strings.NewReplacer("{job}", "import-1", "{id}", "1", "{campaign}", "1", "{pair}", "1", "{doc}", "1", "{dataset}", "1").Replace(route)
 		if !inMatrix[method+" "+pattern] {
 			t.Errorf("route %s is neither public nor in the role matrix", key)
 		}

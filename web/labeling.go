@@ -124,7 +124,7 @@ func (s *server) renderCampaign(w http.ResponseWriter, r *http.Request, c db.Cam
 		AgreeUnits: o.Agreement.Units, Alpha: fmtNum(o.Agreement.Alpha, 3), PercentAgree: fmtNum(100*o.Agreement.PercentAgreement, 1) + "%",
 		ConfusionCats: o.Agreement.Categories, Confusion: o.Agreement.Confusion,
 		CanLabel: role.Can(auth.Label), CanManage: role.Can(auth.ManageCampaigns), CanAdjudicate: role.Can(auth.Adjudicate),
-		Message: msg, Error: errMsg,
+		Message: msg, Error: errMsg, CategoryText: labels.FormatCategories(cats),
 	}
 	if o.Target > 0 {
 		v.Percent = 100 * o.Given / o.Target
@@ -184,8 +184,32 @@ func (s *server) saveCampaignSettings(w http.ResponseWriter, r *http.Request) {
 		fail("share labeled twice: want a number between 0 and 1")
 		return
 	}
+	newCats := cats // a form without the field keeps the list
+	if r.PostForm.Has("categories") {
+		if newCats, err = labels.ParseCategories(r.PostFormValue("categories")); err != nil {
+			fail(err.Error())
+			return
+		}
+	}
+	// A category that labels use cannot leave the list.
+	cur, err := s.store.CurrentLabels(r.Context(), c.ID)
+	if err != nil {
+		s.internalError(w, r, err)
+		return
+	}
+	used := map[string]int{}
+	for _, l := range cur {
+		used[l.Category]++
+	}
+	for key, n := range used {
+		if _, ok := labels.Find(newCats, key); !ok {
+			fail(fmt.Sprintf("category %q has %d standing label(s): keep it in the list", key, n))
+			return
+		}
+	}
+	catJSON, _ := json.Marshal(newCats)
 	changedSpec := spec.String() != specOf(c).String()
-	c.Spec, c.Threshold, c.Overlap, c.DoubleShare = spec.String(), threshold, overlap, share
+	c.Spec, c.Threshold, c.Overlap, c.DoubleShare, c.Categories = spec.String(), threshold, overlap, share, catJSON
 	if err := s.store.UpdateCampaign(r.Context(), userOf(r).Name, c); err != nil {
 		s.internalError(w, r, err)
 		return
@@ -618,4 +642,27 @@ func (s *server) rawDocument(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Content-Disposition", `attachment; filename="`+safe+`.txt"`)
 	w.Write([]byte(d.Text))
+}
+
+// startCampaign opens the default labeling campaign of a dataset (idempotent).
+func (s *server) startCampaign(w http.ResponseWriter, r *http.Request) {
+	id, ok := idParam(r, "dataset")
+	if !ok {
+		s.renderError(w, r, http.StatusNotFound, "No such dataset.")
+		return
+	}
+	if _, err := s.store.Dataset(r.Context(), id); errors.Is(err, db.ErrNotFound) {
+		s.renderError(w, r, http.StatusNotFound, "No such dataset.")
+		return
+	} else if err != nil {
+		s.internalError(w, r, err)
+		return
+	}
+	cats, _ := json.Marshal(labels.DefaultCategories)
+	c, err := s.store.EnsureCampaign(r.Context(), id, "default", cats)
+	if err != nil {
+		s.internalError(w, r, err)
+		return
+	}
+	http.Redirect(w, r, fmt.Sprintf("/campaigns/%d?msg=Draw+pairs+to+label+below.", c.ID), http.StatusSeeOther)
 }

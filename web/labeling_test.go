@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"path/filepath"
 	"regexp"
@@ -260,3 +261,33 @@ func (f *fixture) withCampaignDocsOnly() {
 }
 
 var _ = filepath.Join
+
+func TestCampaignCategoriesAndStart(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	f.withCampaign()
+	rev := f.signIn("reviewer")
+	settings := func(cats string) *httptest.ResponseRecorder {
+		return f.do("POST", "/campaigns/1/settings", rev, url.Values{"spec": {"level=word size=5"}, "threshold": {"0.8"}, "overlap": {"1"},
+			"double_share": {"0.2"}, "categories": {cats}})
+	}
+	// 'minor' and 'translation' carry labels: they cannot go.
+	if rec := settings("dup | duplicate | yes\nkeep | keep both | no\n"); rec.Code != 422 || !strings.Contains(rec.Body.String(), "standing label") {
+		t.Errorf("dropping used categories: %d", rec.Code)
+	}
+	rec := settings("minor | minor edits | yes | a date or a name\ntranslation | translation | no\nnear | near-duplicate | ask | judge per pair\n")
+	if rec.Code != http.StatusSeeOther {
+		t.Fatalf("custom categories: %d %s", rec.Code, rec.Body.String())
+	}
+	_, body := get(t, f.h, "/campaigns/1/pairs/1", f.signIn("annotator"))
+	if !strings.Contains(body, `data-testid="cat-near"`) || strings.Contains(body, `data-testid="cat-exact"`) || !strings.Contains(body, "<kbd>3</kbd> near-duplicate") {
+		t.Error("the pair page does not show the campaign's own categories")
+	}
+	// A dataset without a campaign gets one from the start page's button.
+	f.waitJob(f.upload("/datasets", "fresh.jsonl", `{"id":"q","text":"a b c"}`+"\n"+`{"id":"r","text":"a b d"}`+"\n", nil).Header().Get("Location"))
+	list, _ := f.store.Datasets(context.Background())
+	rec = f.do("POST", "/datasets/"+itoa64(list[0].ID)+"/campaigns", rev, url.Values{})
+	if rec.Code != http.StatusSeeOther || !strings.HasPrefix(rec.Header().Get("Location"), "/campaigns/2") {
+		t.Errorf("start campaign: %d %s", rec.Code, rec.Header().Get("Location"))
+	}
+}

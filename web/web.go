@@ -124,6 +124,7 @@ func (s *server) routes() http.Handler {
 	r.With(s.require(auth.ManageCampaigns)).Group(func(r chi.Router) {
 		r.Post("/campaigns/{campaign}/settings", s.saveCampaignSettings)
 		r.Post("/campaigns/{campaign}/sample", s.samplePairs)
+		r.Post("/datasets/{dataset}/campaigns", s.startCampaign)
 	})
 	r.With(s.require(auth.ImportData)).Group(func(r chi.Router) {
 		r.Get("/datasets/new", s.showUpload)

@@ -49,8 +49,8 @@ func (d *DB) Campaigns(ctx context.Context) ([]Campaign, error) {
 // UpdateCampaign changes a campaign's settings.
 func (d *DB) UpdateCampaign(ctx context.Context, actor string, c Campaign) error {
 	return d.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE campaigns SET spec = ?, threshold = ?, overlap = ?, double_share = ? WHERE id = ?`,
-			c.Spec, c.Threshold, c.Overlap, c.DoubleShare, c.ID)
+		res, err := tx.ExecContext(ctx, `UPDATE campaigns SET spec = ?, threshold = ?, overlap = ?, double_share = ?, categories = ? WHERE id = ?`,
+			c.Spec, c.Threshold, c.Overlap, c.DoubleShare, string(c.Categories), c.ID)
 		if err != nil {
 			return err
 		}
@@ -62,7 +62,7 @@ func (d *DB) UpdateCampaign(ctx context.Context, actor string, c Campaign) error
 			return err
 		}
 		return d.audit(ctx, tx, actor, "campaign.update", fmt.Sprintf("campaign:%d", c.ID), map[string]any{
-			"spec": c.Spec, "threshold": c.Threshold, "overlap": c.Overlap, "double_share": c.DoubleShare})
+			"spec": c.Spec, "threshold": c.Threshold, "overlap": c.Overlap, "double_share": c.DoubleShare, "categories": string(c.Categories)})
 	})
 }
 

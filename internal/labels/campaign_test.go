@@ -2,6 +2,7 @@ package labels
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -53,5 +54,29 @@ func TestSummarize(t *testing.T) {
 	}
 	if o.BinLabels[0] != "0.0–0.1" || o.BinLabels[9] != "0.9–1.0" {
 		t.Errorf("bin labels %v", o.BinLabels)
+	}
+}
+
+func TestCategoryListRoundTrip(t *testing.T) {
+	t.Parallel()
+	back, err := ParseCategories(FormatCategories(DefaultCategories))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range back {
+		if back[i] != DefaultCategories[i] {
+			t.Errorf("category %d: %+v; want %+v", i, back[i], DefaultCategories[i])
+		}
+	}
+	for text, want := range map[string]string{
+		"a | A | yes\nb | B | maybe": "line 2: duplicate must be yes, no or ask",
+		"a | A | yes\na | B | no":    `line 2: key "a" is there twice`,
+		"a | A | yes":                "needs 2 to 9 categories",
+		"1 | one | yes\nb | B | no":  "line 1: a key cannot be a number",
+		"a b | x | yes\nc | d | no":  "line 1: the key must be one short word",
+	} {
+		if _, err := ParseCategories(text); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseCategories(%q) = %v; want %q", text, err, want)
+		}
 	}
 }

@@ -89,3 +89,55 @@ func ResolveDuplicate(c Category, given string) (bool, error) {
 }
 
 func nan() float64 { return math.NaN() }
+
+// FormatCategories writes a category list one per line: key | name | duplicate | help.
+func FormatCategories(cats []Category) string {
+	var sb strings.Builder
+	for _, c := range cats {
+		fmt.Fprintf(&sb, "%s | %s | %s | %s\n", c.Key, c.Name, c.Duplicate, c.Help)
+	}
+	return sb.String()
+}
+
+// ParseCategories reads FormatCategories' text, naming the line at fault.
+func ParseCategories(text string) ([]Category, error) {
+	var cats []Category
+	seen := map[string]bool{}
+	for i, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		parts := strings.SplitN(line, "|", 4)
+		for j := range parts {
+			parts[j] = strings.TrimSpace(parts[j])
+		}
+		if len(parts) < 3 {
+			return nil, fmt.Errorf("categories line %d: want key | name | yes, no or ask | guideline", i+1)
+		}
+		c := Category{Key: parts[0], Name: parts[1], Duplicate: Decision(parts[2])}
+		if len(parts) == 4 {
+			c.Help = parts[3]
+		}
+		switch {
+		case c.Key == "" || strings.ContainsAny(c.Key, " \t,") || len(c.Key) > 32:
+			return nil, fmt.Errorf("categories line %d: the key must be one short word", i+1)
+		case c.Duplicate != Yes && c.Duplicate != No && c.Duplicate != Ask:
+			return nil, fmt.Errorf("categories line %d: duplicate must be yes, no or ask, not %q", i+1, parts[2])
+		case seen[c.Key]:
+			return nil, fmt.Errorf("categories line %d: key %q is there twice", i+1, c.Key)
+		}
+		if _, err := strconv.Atoi(c.Key); err == nil {
+			return nil, fmt.Errorf("categories line %d: a key cannot be a number (numbers are the keyboard keys)", i+1)
+		}
+		if c.Name == "" {
+			c.Name = c.Key
+		}
+		seen[c.Key] = true
+		cats = append(cats, c)
+	}
+	if len(cats) < 2 || len(cats) > 9 {
+		return nil, fmt.Errorf("a campaign needs 2 to 9 categories (keys 1-9); this list has %d", len(cats))
+	}
+	return cats, nil
+}
