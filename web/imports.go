@@ -65,11 +65,8 @@ func (s *server) receiveUpload(w http.ResponseWriter, r *http.Request) (path, na
 			return "", "", http.StatusUnprocessableEntity, errors.New("no file was uploaded")
 		}
 		if err != nil {
-			var mbe *http.MaxBytesError
-			if errors.As(err, &mbe) {
-				return "", "", http.StatusRequestEntityTooLarge, fmt.Errorf("the upload is larger than %d MB; use the command line for large files", s.maxUpload>>20)
-			}
-			return "", "", http.StatusBadRequest, err
+			status, err := s.uploadFailure(err)
+			return "", "", status, err
 		}
 		if part.FormName() != "file" {
 			// Small fields come before the file in the form; keep them for FormValue.
@@ -98,11 +95,8 @@ func (s *server) receiveUpload(w http.ResponseWriter, r *http.Request) (path, na
 		f.Close()
 		if err != nil {
 			os.RemoveAll(dir)
-			var mbe *http.MaxBytesError
-			if errors.As(err, &mbe) {
-				return "", "", http.StatusRequestEntityTooLarge, fmt.Errorf("the upload is larger than %d MB; use the command line for large files", s.maxUpload>>20)
-			}
-			return "", "", http.StatusBadRequest, err
+			status, err := s.uploadFailure(err)
+			return "", "", status, err
 		}
 		// The remaining fields (after the file) are read too.
 		for {
@@ -115,6 +109,15 @@ func (s *server) receiveUpload(w http.ResponseWriter, r *http.Request) (path, na
 		}
 		return path, name, 0, nil
 	}
+}
+
+// uploadFailure turns a failed read of an upload into a status and a message.
+func (s *server) uploadFailure(err error) (int, error) {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return http.StatusRequestEntityTooLarge, fmt.Errorf("the upload is larger than %d MB; use the command line for large files", s.maxUpload>>20)
+	}
+	return http.StatusBadRequest, err
 }
 
 func (s *server) uploadDataset(w http.ResponseWriter, r *http.Request) {

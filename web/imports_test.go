@@ -179,19 +179,17 @@ func TestUploadLabels(t *testing.T) {
 
 func itoa64(n int64) string { return strconv.FormatInt(n, 10) }
 
-// withCampaign imports four documents and labels on two pairs, making dataset 1,
-// campaign 1 and pairs 1-2 (documents 1-4).
-func (f *fixture) withCampaign() {
-	f.t.Helper()
-	docs := `{"id":"a","text":"the quick brown fox jumps over the lazy dog by the river"}
+const fixtureDocs = `{"id":"a","text":"the quick brown fox jumps over the lazy dog by the river"}
 {"id":"b","text":"the quick brown fox jumps over the lazy cat by the river"}
 {"id":"c","text":"<script>window.__xss=1</script> an entirely different text about licenses"}
 {"id":"d","text":"Der schnelle braune Fuchs springt über den faulen Hund am Fluss"}
 `
-	rec := f.upload("/datasets", "d.jsonl", docs, nil)
-	if _, body := f.waitJob(rec.Header().Get("Location")); !strings.Contains(body, "import-done") {
-		f.t.Fatalf("import failed:\n%s", body)
-	}
+
+// withCampaign imports four documents and labels on two pairs, making dataset 1,
+// campaign 1 and pairs 1-2 (documents 1-4).
+func (f *fixture) withCampaign() {
+	f.t.Helper()
+	f.withCampaignDocsOnly()
 	list, _ := f.store.Datasets(context.Background())
 	_, err := ingest.Labels(context.Background(), f.store, strings.NewReader("a,b,category,annotator\na,b,minor,seed\na,d,translation,seed\n"),
 		"l.csv", ingest.LabelOptions{DatasetID: list[0].ID})

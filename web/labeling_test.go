@@ -252,12 +252,9 @@ func stripTimes(s string) string {
 
 func (f *fixture) withCampaignDocsOnly() {
 	f.t.Helper()
-	docs := `{"id":"a","text":"the quick brown fox jumps over the lazy dog by the river"}
-{"id":"b","text":"the quick brown fox jumps over the lazy cat by the river"}
-{"id":"c","text":"<script>window.__xss=1</script> an entirely different text about licenses"}
-{"id":"d","text":"Der schnelle braune Fuchs springt über den faulen Hund am Fluss"}
-`
-	f.waitJob(f.upload("/datasets", "d.jsonl", docs, nil).Header().Get("Location"))
+	if _, body := f.waitJob(f.upload("/datasets", "d.jsonl", fixtureDocs, nil).Header().Get("Location")); !strings.Contains(body, "import-done") {
+		f.t.Fatalf("import failed:\n%s", body)
+	}
 }
 
 var _ = filepath.Join

@@ -165,7 +165,11 @@ type PairRef struct {
 // PairsWithoutSimilarity lists a campaign's pairs whose similarity was never computed
 // (imported ones).
 func (d *DB) PairsWithoutSimilarity(ctx context.Context, campaignID int64) ([]PairRef, error) {
-	rows, err := d.r.QueryContext(ctx, `SELECT id, doc_a, doc_b FROM label_pairs WHERE campaign_id = ? AND (similarity IS NULL OR estimate IS NULL)`, campaignID)
+	return d.pairRefs(ctx, `SELECT id, doc_a, doc_b FROM label_pairs WHERE campaign_id = ? AND (similarity IS NULL OR estimate IS NULL) ORDER BY id`, campaignID)
+}
+
+func (d *DB) pairRefs(ctx context.Context, query string, args ...any) ([]PairRef, error) {
+	rows, err := d.r.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -483,18 +487,5 @@ func (d *DB) FlaggedPairs(ctx context.Context, campaignID int64) (map[int64]bool
 
 // PairDocs lists a campaign's pairs by document ids.
 func (d *DB) PairDocs(ctx context.Context, campaignID int64) ([]PairRef, error) {
-	rows, err := d.r.QueryContext(ctx, `SELECT id, doc_a, doc_b FROM label_pairs WHERE campaign_id = ?`, campaignID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []PairRef
-	for rows.Next() {
-		var p PairRef
-		if err := rows.Scan(&p.ID, &p.DocA, &p.DocB); err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return out, rows.Err()
+	return d.pairRefs(ctx, `SELECT id, doc_a, doc_b FROM label_pairs WHERE campaign_id = ? ORDER BY id`, campaignID)
 }

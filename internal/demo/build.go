@@ -175,19 +175,7 @@ type pair struct {
 }
 
 func overlap(a, b []uint64) (jaccard, containment float64) {
-	inter := 0
-	for i, j := 0, 0; i < len(a) && j < len(b); {
-		switch {
-		case a[i] < b[j]:
-			i++
-		case a[i] > b[j]:
-			j++
-		default:
-			inter++
-			i++
-			j++
-		}
-	}
+	inter := lsh.Intersection(a, b)
 	union := len(a) + len(b) - inter
 	if union == 0 {
 		return 1, 1

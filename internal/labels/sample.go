@@ -137,12 +137,12 @@ func Draw(texts []string, spec lsh.Spec, plan Plan, existing func(a, b int) bool
 	}
 	sets := map[int][]uint64{}
 	set := func(i int) []uint64 {
-		if s, ok := sets[i]; !ok {
-			sets[i] = h.ShingleSet(texts[i])
-		} else {
-			return s
+		s, ok := sets[i]
+		if !ok {
+			s = h.ShingleSet(texts[i])
+			sets[i] = s
 		}
-		return sets[i]
+		return s
 	}
 	for i := range out {
 		out[i].Similarity = lsh.ExactJaccard(set(out[i].A), set(out[i].B))

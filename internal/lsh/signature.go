@@ -57,6 +57,13 @@ func ExactJaccard(a, b []uint64) float64 {
 	if len(a) == 0 && len(b) == 0 {
 		return 1
 	}
+	inter := Intersection(a, b)
+	return float64(inter) / float64(len(a)+len(b)-inter)
+}
+
+// Intersection counts the hashes two sorted sets share (a merge, linear time); with
+// the set sizes it gives Jaccard and containment.
+func Intersection(a, b []uint64) int {
 	inter := 0
 	i, j := 0, 0
 	for i < len(a) && j < len(b) {
@@ -71,7 +78,7 @@ func ExactJaccard(a, b []uint64) float64 {
 			j++
 		}
 	}
-	return float64(inter) / float64(len(a)+len(b)-inter)
+	return inter
 }
 
 // Signature computes text's signature into dst (grown if needed) and returns it. A document

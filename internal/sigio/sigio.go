@@ -40,7 +40,6 @@ type Options struct {
 	IDs       io.Writer        // with Binary: receives one id per line, in order
 	Progress  func(Progress)   // called after each batch and at the end
 	Every     time.Duration    // minimum time between Progress calls (0: every batch)
-	now       func() time.Time // for tests
 }
 
 // Write reads documents from r and writes their signatures under spec to w. It stops at
@@ -58,10 +57,7 @@ func Write(r corpus.Reader, w io.Writer, spec lsh.Spec, opt Options) (int, error
 	if opt.BatchSize <= 0 {
 		opt.BatchSize = 4096
 	}
-	now := opt.now
-	if now == nil {
-		now = time.Now
-	}
+	now := time.Now
 	start := now()
 	last := start
 	bw := bufio.NewWriterSize(w, 1<<20)
