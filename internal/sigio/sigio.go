@@ -36,10 +36,10 @@ type Progress struct {
 // Options tune Write.
 type Options struct {
 	Format    Format
-	BatchSize int              // documents per parallel batch; default 4096
-	IDs       io.Writer        // with Binary: receives one id per line, in order
-	Progress  func(Progress)   // called after each batch and at the end
-	Every     time.Duration    // minimum time between Progress calls (0: every batch)
+	BatchSize int            // documents per parallel batch; default 4096
+	IDs       io.Writer      // with Binary: receives one id per line, in order
+	Progress  func(Progress) // called after each batch and at the end
+	Every     time.Duration  // minimum time between Progress calls (0: every batch)
 }
 
 // Write reads documents from r and writes their signatures under spec to w. It stops at
