@@ -288,3 +288,41 @@ func TestCampaignCategoriesAndStart(t *testing.T) {
 		t.Errorf("start campaign: %d %s", rec.Code, rec.Header().Get("Location"))
 	}
 }
+
+// Space skips (the pair goes to the back of this annotator's queue), f flags and
+// unflags; neither is a label.
+func TestSkipAndFlag(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	f.withCampaign()
+	ctx := context.Background()
+	rev := f.signIn("reviewer")
+	f.do("POST", "/campaigns/1/settings", rev, url.Values{"spec": {"level=word size=5"}, "threshold": {"0.8"}, "overlap": {"2"}, "double_share": {"0"}})
+	ann := f.signIn("annotator")
+	first := f.nextPair(ann)
+	if rec := f.do("POST", first+"/label", ann, url.Values{"action": {"skip"}}); rec.Code != http.StatusSeeOther {
+		t.Fatalf("skip: %d", rec.Code)
+	}
+	if next := f.nextPair(ann); next == first || next == "" {
+		t.Errorf("after skipping %s the queue offers %q", first, next)
+	}
+	f.do("POST", "/campaigns/1/pairs/2/label", ann, url.Values{"category": {"different"}, "previous": {"0"}})
+	if next := f.nextPair(ann); next != first {
+		t.Errorf("with the rest done, the skipped pair should come back; got %q", next)
+	}
+	f.do("POST", first+"/label", ann, url.Values{"action": {"flag"}})
+	if flagged, _ := f.store.FlaggedPairs(ctx, 1); !flagged[1] {
+		t.Error("flag not recorded")
+	}
+	_, body := get(t, f.h, first, ann)
+	if !strings.Contains(body, `value="unflag"`) {
+		t.Error("a flagged pair does not offer to unflag")
+	}
+	f.do("POST", first+"/label", ann, url.Values{"action": {"unflag"}})
+	if flagged, _ := f.store.FlaggedPairs(ctx, 1); flagged[1] {
+		t.Error("unflag not recorded")
+	}
+	if _, err := f.store.LatestEvent(ctx, 1, "annotator"); err == nil {
+		t.Error("skip or flag counted as a label")
+	}
+}

@@ -146,6 +146,18 @@ func TestBrowserLabelingByKeyboard(t *testing.T) {
 	if second == first {
 		t.Fatal("the queue did not advance")
 	}
+	// Keys are off while typing a note: digits and y/n go into the text.
+	ann1.do(chromedp.Click(`[data-testid="note"]`), chromedp.KeyEvent("3 y"))
+	ann1.waitFor(`document.querySelector('[data-testid="note"]').value === "3 y"`)
+	if checked, _ := chromedp.Run(ann1.ctx, chromedp.Evaluate[bool](`!!document.querySelector('input[name="category"]:checked, [data-testid="dup-yes"]:checked')`)); checked {
+		t.Error("typing in the note chose a category or a duplicate decision")
+	}
+	ann1.do(chromedp.Evaluate[chromedp.Void](`document.activeElement.blur(); document.querySelector('[data-testid="note"]').value = ""`))
+	// ← goes back to the previous decision, → on to the queue.
+	ann1.press(kb.ArrowLeft)
+	ann1.waitFor(`document.querySelector('[data-testid="pair"]')?.dataset.pair === "` + first + `"`)
+	ann1.press(kb.ArrowRight)
+	ann1.waitFor(`document.querySelector('[data-testid="pair"]')?.dataset.pair === "` + second + `"`)
 	// Label the second pair 'different', then undo it with Ctrl+Z and relabel it.
 	ann1.press("7")
 	ann1.waitFor(`document.querySelector('[data-testid="cat-different"]').checked`)

@@ -24,7 +24,7 @@
       }
       return;
     }
-    if (e.key === "?") {
+    if (e.key === "?" || (e.key === "h" && document.getElementById("guidelines"))) {
       var help = document.getElementById("guidelines") || document.getElementById("help");
       if (help && !help.open) { help.showModal(); e.preventDefault(); }
       return;
