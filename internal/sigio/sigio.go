@@ -55,7 +55,7 @@ func Write(r corpus.Reader, w io.Writer, spec lsh.Spec, opt Options) (int, error
 		return 0, fmt.Errorf("unknown format %q (want jsonl or binary)", opt.Format)
 	}
 	if opt.BatchSize <= 0 {
-		opt.BatchSize = 4096
+		opt.BatchSize = 1024
 	}
 	now := time.Now
 	start := now()
@@ -66,8 +66,6 @@ func Write(r corpus.Reader, w io.Writer, spec lsh.Spec, opt Options) (int, error
 		idw = bufio.NewWriter(opt.IDs)
 	}
 	total := 0
-	ids := make([]string, 0, opt.BatchSize)
-	texts := make([]string, 0, opt.BatchSize)
 	report := func(done bool) {
 		if opt.Progress == nil {
 			return
@@ -79,42 +77,62 @@ func Write(r corpus.Reader, w io.Writer, spec lsh.Spec, opt Options) (int, error
 		last = t
 		opt.Progress(Progress{Docs: total, Bytes: r.BytesRead(), Elapsed: t.Sub(start), Done: done})
 	}
-	flush := func() error {
-		if len(texts) == 0 {
-			return nil
-		}
-		sigs, err := spec.Signatures(texts)
-		if err != nil {
-			return err
-		}
-		for i, sig := range sigs {
-			if err := writeOne(bw, idw, opt.Format, ids[i], sig); err != nil {
-				return err
+	// Reading (decompressing, parsing) runs in its own goroutine, a batch ahead of the
+	// signing, so the two overlap.
+	type batch struct {
+		ids, texts []string
+		err        error
+	}
+	batches := make(chan batch, 2)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		defer close(batches)
+		for {
+			b := batch{ids: make([]string, 0, opt.BatchSize), texts: make([]string, 0, opt.BatchSize)}
+			for len(b.texts) < opt.BatchSize {
+				d, err := r.Next()
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					b.err = err
+					break
+				}
+				b.ids = append(b.ids, d.ID)
+				b.texts = append(b.texts, d.Text)
+			}
+			if len(b.texts) == 0 && b.err == nil {
+				return
+			}
+			select {
+			case batches <- b:
+			case <-stop:
+				return
+			}
+			if b.err != nil || len(b.texts) < opt.BatchSize {
+				return
 			}
 		}
-		total += len(texts)
-		ids, texts = ids[:0], texts[:0]
-		report(false)
-		return nil
-	}
-	for {
-		d, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return total, err
-		}
-		ids = append(ids, d.ID)
-		texts = append(texts, d.Text)
-		if len(texts) == opt.BatchSize {
-			if err := flush(); err != nil {
+	}()
+	for b := range batches {
+		if len(b.texts) > 0 {
+			sigs, err := spec.Signatures(b.texts)
+			if err != nil {
 				return total, err
 			}
+			for i, sig := range sigs {
+				if err := writeOne(bw, idw, opt.Format, b.ids[i], sig); err != nil {
+					return total, err
+				}
+			}
+			total += len(b.texts)
+			report(false)
 		}
-	}
-	if err := flush(); err != nil {
-		return total, err
+		if b.err != nil {
+			bw.Flush()
+			return total, b.err
+		}
 	}
 	if err := bw.Flush(); err != nil {
 		return total, err
