@@ -66,6 +66,7 @@ func Write(r corpus.Reader, w io.Writer, spec lsh.Spec, opt Options) (int, error
 		idw = bufio.NewWriter(opt.IDs)
 	}
 	total := 0
+	var bytesRead int64 // as of the last batch; the reader goroutine owns r
 	report := func(done bool) {
 		if opt.Progress == nil {
 			return
@@ -75,12 +76,13 @@ func Write(r corpus.Reader, w io.Writer, spec lsh.Spec, opt Options) (int, error
 			return
 		}
 		last = t
-		opt.Progress(Progress{Docs: total, Bytes: r.BytesRead(), Elapsed: t.Sub(start), Done: done})
+		opt.Progress(Progress{Docs: total, Bytes: bytesRead, Elapsed: t.Sub(start), Done: done})
 	}
 	// Reading (decompressing, parsing) runs in its own goroutine, a batch ahead of the
 	// signing, so the two overlap.
 	type batch struct {
 		ids, texts []string
+		bytes      int64 // input read up to the end of this batch
 		err        error
 	}
 	batches := make(chan batch, 2)
@@ -102,7 +104,12 @@ func Write(r corpus.Reader, w io.Writer, spec lsh.Spec, opt Options) (int, error
 				b.ids = append(b.ids, d.ID)
 				b.texts = append(b.texts, d.Text)
 			}
+			b.bytes = r.BytesRead()
 			if len(b.texts) == 0 && b.err == nil {
+				select { // the final count, for the last report
+				case batches <- batch{bytes: b.bytes}:
+				case <-stop:
+				}
 				return
 			}
 			select {
@@ -116,6 +123,7 @@ func Write(r corpus.Reader, w io.Writer, spec lsh.Spec, opt Options) (int, error
 		}
 	}()
 	for b := range batches {
+		bytesRead = b.bytes
 		if len(b.texts) > 0 {
 			sigs, err := spec.Signatures(b.texts)
 			if err != nil {
