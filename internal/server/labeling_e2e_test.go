@@ -83,6 +83,12 @@ func (p page) login(base, name, password string) {
 	p.waitFor(`document.querySelector('[data-testid="whoami"]')?.innerText === "` + name + `"`)
 }
 
+// onPair waits until the page shows pair id and has run its scripts.
+func (p page) onPair(id string) {
+	p.t.Helper()
+	p.waitFor(`document.querySelector('[data-testid="pair"]')?.dataset.pair === "` + id + `" && document.readyState === "complete"`)
+}
+
 func (p page) pairID() string {
 	p.t.Helper()
 	p.waitFor(`!!document.querySelector('[data-testid="pair"]') && document.readyState === "complete"`)
@@ -136,7 +142,7 @@ func TestBrowserLabelingByKeyboard(t *testing.T) {
 	ann1.press("3") // minor edits
 	ann1.waitFor(`document.querySelector('[data-testid="cat-minor"]').checked`)
 	ann1.press(kb.Enter) // submit and next
-	ann1.waitFor(`document.querySelector('[data-testid="pair"]')?.dataset.pair !== "` + first + `"`)
+	ann1.waitFor(`document.querySelector('[data-testid="pair"]')?.dataset.pair !== "` + first + `" && document.readyState === "complete"`)
 	second := ann1.pairID()
 	ann1.noXSS()
 	ev, err := store.LatestEvent(ctx, pairs[0], "ann1")
@@ -155,16 +161,16 @@ func TestBrowserLabelingByKeyboard(t *testing.T) {
 	ann1.do(chromedp.Evaluate[chromedp.Void](`document.activeElement.blur(); document.querySelector('[data-testid="note"]').value = ""`))
 	// ← goes back to the previous decision, → on to the queue.
 	ann1.press(kb.ArrowLeft)
-	ann1.waitFor(`document.querySelector('[data-testid="pair"]')?.dataset.pair === "` + first + `"`)
+	ann1.onPair(first)
 	ann1.press(kb.ArrowRight)
-	ann1.waitFor(`document.querySelector('[data-testid="pair"]')?.dataset.pair === "` + second + `"`)
+	ann1.onPair(second)
 	// Label the second pair 'different', then undo it with Ctrl+Z and relabel it.
 	ann1.press("7")
 	ann1.waitFor(`document.querySelector('[data-testid="cat-different"]').checked`)
 	ann1.press(kb.Enter)
-	ann1.waitFor(`document.querySelector('[data-testid="pair"]')?.dataset.pair !== "` + second + `"`)
+	ann1.waitFor(`document.querySelector('[data-testid="pair"]')?.dataset.pair !== "` + second + `" && document.readyState === "complete"`)
 	ann1.do(chromedp.KeyEvent("z", chromedp.KeyModifiers(chromedp.ModifierCtrl)))
-	ann1.waitFor(`document.querySelector('[data-testid="pair"]')?.dataset.pair === "` + second + `"`)
+	ann1.onPair(second)
 	if ev, _ := store.LatestEvent(ctx, mustInt(t, second), "ann1"); ev.Kind != "retract" {
 		t.Errorf("after Ctrl+Z the latest event is %q; want retract", ev.Kind)
 	}
