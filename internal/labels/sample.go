@@ -60,15 +60,11 @@ func Draw(texts []string, spec lsh.Spec, plan Plan, existing func(a, b int) bool
 	if err != nil {
 		return nil, err
 	}
-	shape := lsh.Shape{Bands: spec.Hashes / 2, Rows: 2}
-	if shape.Bands == 0 {
-		shape = lsh.Shape{Bands: 1, Rows: 1}
-	}
-	cands, err := lsh.Candidates(sigs, shape)
+	rng := rand.New(rand.NewPCG(plan.Seed, 0x5eed))
+	cands, err := candidates(sigs, spec.Hashes, rng)
 	if err != nil {
 		return nil, err
 	}
-	rng := rand.New(rand.NewPCG(plan.Seed, 0x5eed))
 	taken := map[[2]int]bool{}
 	take := func(a, b int) bool {
 		a, b = min(a, b), max(a, b)
@@ -152,6 +148,52 @@ func Draw(texts []string, spec lsh.Spec, plan Plan, existing func(a, b int) bool
 		}
 	}
 	return out, nil
+}
+
+// PoolSize bounds the documents among which the generous (2-row) banding looks for
+// low-similarity candidates: that banding makes a candidate of a tenth of all pairs at
+// similarity 0.05, which is fine for a few thousand documents and not for a hundred
+// thousand. Larger samples use a seeded random pool of this many documents for it.
+const PoolSize = 4000
+
+// maxBucket bounds what one band bucket of identical documents contributes.
+const maxBucket = 300
+
+// candidates finds pairs to draw from: 2-row banding (pairs down to about 0.1
+// similarity) over at most PoolSize documents, plus, for larger samples, 4-row banding
+// (pairs from about 0.3 up) over all of them, so near-duplicates anywhere stay reachable.
+func candidates(sigs []lsh.Signature, k int, rng *rand.Rand) ([]lsh.Candidate, error) {
+	generous := lsh.Shape{Bands: max(1, k/2), Rows: min(2, k)}
+	if len(sigs) <= PoolSize {
+		c, _, err := lsh.CandidatesBounded(sigs, generous, maxBucket)
+		return c, err
+	}
+	pool := rng.Perm(len(sigs))[:PoolSize]
+	slices.Sort(pool)
+	sub := make([]lsh.Signature, len(pool))
+	for i, d := range pool {
+		sub[i] = sigs[d]
+	}
+	low, _, err := lsh.CandidatesBounded(sub, generous, maxBucket)
+	if err != nil {
+		return nil, err
+	}
+	high, _, err := lsh.CandidatesBounded(sigs, lsh.Shape{Bands: max(1, k/4), Rows: min(4, k)}, maxBucket)
+	if err != nil {
+		return nil, err
+	}
+	seen := make(map[[2]int]bool, len(high))
+	for _, c := range high {
+		seen[[2]int{c.A, c.B}] = true
+	}
+	for _, c := range low {
+		a, b := pool[c.A], pool[c.B]
+		if !seen[[2]int{a, b}] {
+			seen[[2]int{a, b}] = true
+			high = append(high, lsh.Candidate{A: a, B: b, Bands: c.Bands})
+		}
+	}
+	return high, nil
 }
 
 // Score computes a pair's exact Jaccard and MinHash estimate under spec.

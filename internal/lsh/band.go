@@ -67,16 +67,27 @@ type Candidate struct {
 // in parallel. The work is proportional to the number of colliding pairs, so a band where
 // thousands of documents are identical costs the square of that.
 func Candidates(sigs []Signature, sh Shape) ([]Candidate, error) {
+	c, _, err := CandidatesBounded(sigs, sh, 0)
+	return c, err
+}
+
+// CandidatesBounded is Candidates with the quadratic case bounded: a band bucket
+// holding more than maxBucket documents contributes only the pairs among its first
+// maxBucket documents (in index order); skipped counts the (pair, band) collisions left
+// out.
+// A sample where thousands of documents are identical then costs at most
+// bands x maxBucket²/2 pairs per such bucket. maxBucket <= 0 means no bound.
+func CandidatesBounded(sigs []Signature, sh Shape, maxBucket int) (cands []Candidate, skipped int, err error) {
 	if len(sigs) == 0 {
-		return nil, nil
+		return nil, 0, nil
 	}
 	for i, s := range sigs {
 		if err := sh.Validate(len(s)); err != nil {
-			return nil, fmt.Errorf("signature %d: %w", i, err)
+			return nil, 0, fmt.Errorf("signature %d: %w", i, err)
 		}
 	}
 	if len(sigs) >= 1<<31 {
-		return nil, fmt.Errorf("%d signatures: at most 2^31-1", len(sigs))
+		return nil, 0, fmt.Errorf("%d signatures: at most 2^31-1", len(sigs))
 	}
 	// keys[band*n+doc]
 	n := len(sigs)
@@ -96,6 +107,7 @@ func Candidates(sigs []Signature, sh Shape) ([]Candidate, error) {
 		doc uint32
 	}
 	pairsPerBand := make([][]uint64, sh.Bands)
+	skippedPerBand := make([]int, sh.Bands)
 	parallel(sh.Bands, func(lo, hi int) {
 		entries := make([]entry, n)
 		for band := lo; band < hi; band++ {
@@ -117,8 +129,14 @@ func Candidates(sigs []Signature, sh Shape) ([]Candidate, error) {
 				for j < n && entries[j].key == entries[i].key {
 					j++
 				}
-				for x := i; x < j; x++ {
-					for y := x + 1; y < j; y++ {
+				end := j
+				if maxBucket > 0 && end-i > maxBucket {
+					end = i + maxBucket
+					all, kept := (j-i)*(j-i-1)/2, maxBucket*(maxBucket-1)/2
+					skippedPerBand[band] += all - kept
+				}
+				for x := i; x < end; x++ {
+					for y := x + 1; y < end; y++ {
 						pairs = append(pairs, uint64(entries[x].doc)<<32|uint64(entries[y].doc))
 					}
 				}
@@ -128,8 +146,9 @@ func Candidates(sigs []Signature, sh Shape) ([]Candidate, error) {
 		}
 	})
 	total := 0
-	for _, p := range pairsPerBand {
+	for band, p := range pairsPerBand {
 		total += len(p)
+		skipped += skippedPerBand[band]
 	}
 	all := make([]uint64, 0, total)
 	for _, p := range pairsPerBand {
@@ -145,7 +164,7 @@ func Candidates(sigs []Signature, sh Shape) ([]Candidate, error) {
 		out = append(out, Candidate{A: int(all[i] >> 32), B: int(all[i] & 0xFFFFFFFF), Bands: j - i})
 		i = j
 	}
-	return out, nil
+	return out, skipped, nil
 }
 
 // parallel runs fn over [0, n) split into contiguous ranges, one per core.

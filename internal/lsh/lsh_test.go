@@ -732,3 +732,38 @@ func TestSignatureAllocatesNothing(t *testing.T) {
 		}
 	}
 }
+
+func TestCandidatesBounded(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(9, 9))
+	same := make(Signature, 16)
+	for i := range same {
+		same[i] = rng.Uint32()
+	}
+	var sigs []Signature
+	for range 50 {
+		sigs = append(sigs, slices.Clone(same)) // 50 identical documents
+	}
+	sigs = append(sigs, randomSignatures(rng, 20, 16)...)
+	sh := Shape{Bands: 4, Rows: 4}
+	full, _ := Candidates(sigs, sh)
+	bounded, skipped, err := CandidatesBounded(sigs, sh, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idents := 0
+	for _, c := range bounded {
+		if c.B < 50 {
+			idents++
+			if c.A >= 10 || c.B >= 10 {
+				t.Fatalf("pair %v outside the first 10 of the big bucket", c)
+			}
+		}
+	}
+	if idents != 45 || skipped != 4*(50*49/2-45) {
+		t.Errorf("bounded: %d pairs among the identical documents, %d skipped; want 45 and %d", idents, skipped, 4*(50*49/2-45))
+	}
+	if len(full)-len(bounded) != 50*49/2-45 {
+		t.Errorf("full %d vs bounded %d pairs", len(full), len(bounded))
+	}
+}
