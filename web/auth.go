@@ -271,15 +271,25 @@ func (s *server) completeSetup(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
-func (s *server) showInvite(w http.ResponseWriter, r *http.Request) {
+// invite looks up the {token} of the URL; it answers 404 itself for a used, expired
+// or unknown link and returns false.
+func (s *server) invite(w http.ResponseWriter, r *http.Request) (string, db.Invite, bool) {
 	token := chi.URLParam(r, "token")
 	inv, err := s.store.InviteByToken(r.Context(), auth.HashToken(token))
 	if errors.Is(err, db.ErrNotFound) {
 		s.renderError(w, r, http.StatusNotFound, "This invite link is not valid: it may have been used or have expired. Ask for a new one.")
-		return
+		return "", inv, false
 	}
 	if err != nil {
 		s.internalError(w, r, err)
+		return "", inv, false
+	}
+	return token, inv, true
+}
+
+func (s *server) showInvite(w http.ResponseWriter, r *http.Request) {
+	token, inv, ok := s.invite(w, r)
+	if !ok {
 		return
 	}
 	s.render(w, r, http.StatusOK, templates.SignInPage(templates.SignIn{Page: s.page(r, "Join"), Mode: "invite",
@@ -287,14 +297,8 @@ func (s *server) showInvite(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) acceptInvite(w http.ResponseWriter, r *http.Request) {
-	token := chi.URLParam(r, "token")
-	inv, err := s.store.InviteByToken(r.Context(), auth.HashToken(token))
-	if errors.Is(err, db.ErrNotFound) {
-		s.renderError(w, r, http.StatusNotFound, "This invite link is not valid: it may have been used or have expired.")
-		return
-	}
-	if err != nil {
-		s.internalError(w, r, err)
+	token, inv, ok := s.invite(w, r)
+	if !ok {
 		return
 	}
 	name, pw := strings.TrimSpace(r.PostFormValue("name")), r.PostFormValue("password")

@@ -336,14 +336,23 @@ func (s *server) showPair(w http.ResponseWriter, r *http.Request) {
 	s.renderPair(w, r, http.StatusOK, "", "")
 }
 
-func (s *server) renderPair(w http.ResponseWriter, r *http.Request, status int, errMsg, saved string) {
+// campaignPair loads the {campaign} of the URL and reads its {pair} id; it writes a 404
+// and returns false when either is not there.
+func (s *server) campaignPair(w http.ResponseWriter, r *http.Request) (db.Campaign, []labels.Category, int64, bool) {
 	c, cats, ok := s.campaign(w, r)
 	if !ok {
-		return
+		return c, nil, 0, false
 	}
 	pairID, ok := idParam(r, "pair")
 	if !ok {
 		s.renderError(w, r, http.StatusNotFound, "No such pair in this campaign.")
+	}
+	return c, cats, pairID, ok
+}
+
+func (s *server) renderPair(w http.ResponseWriter, r *http.Request, status int, errMsg, saved string) {
+	c, cats, pairID, ok := s.campaignPair(w, r)
+	if !ok {
 		return
 	}
 	p, err := s.store.Pair(r.Context(), c.ID, pairID)
@@ -474,13 +483,8 @@ func spans(in []labels.Span, sameClass string) []templates.TextSpan {
 }
 
 func (s *server) labelPair(w http.ResponseWriter, r *http.Request) {
-	c, cats, ok := s.campaign(w, r)
+	c, cats, pairID, ok := s.campaignPair(w, r)
 	if !ok {
-		return
-	}
-	pairID, ok := idParam(r, "pair")
-	if !ok {
-		s.renderError(w, r, http.StatusNotFound, "No such pair in this campaign.")
 		return
 	}
 	me := userOf(r)
