@@ -278,7 +278,13 @@ func (s *server) samplePairs(w http.ResponseWriter, r *http.Request) {
 	for i, d := range docs {
 		texts[i] = d.Text
 	}
-	drawn, err := labels.Draw(texts, specOf(c), labels.Plan{Bins: bins, PerBin: perBin, TargetBin: bin, Boundary: boundary,
+	spec := specOf(c)
+	sigs, err := s.datasetSignatures(r, spec, c.DatasetID, docs)
+	if err != nil {
+		s.internalError(w, r, err)
+		return
+	}
+	drawn, err := labels.DrawWith(texts, sigs, spec, labels.Plan{Bins: bins, PerBin: perBin, TargetBin: bin, Boundary: boundary,
 		Threshold: c.Threshold, Random: random, Overlap: c.Overlap, DoubleShare: c.DoubleShare, Seed: uint64(s.now().UnixNano())},
 		func(a, b int) bool { return existing[[2]int64{docs[a].ID, docs[b].ID}] })
 	if err != nil {
@@ -295,6 +301,46 @@ func (s *server) samplePairs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.Redirect(w, r, fmt.Sprintf("/campaigns/%d?msg=%d+pairs+drawn.", c.ID, added), http.StatusSeeOther)
+}
+
+// datasetSignatures returns the documents' signatures under spec, from the store's
+// cache where they are there, computing and caching the rest.
+func (s *server) datasetSignatures(r *http.Request, spec lsh.Spec, datasetID int64, docs []db.DocText) ([]lsh.Signature, error) {
+	if err := s.store.EnsureRepresentation(r.Context(), spec.ID(), spec.String()); err != nil {
+		return nil, err
+	}
+	cached, err := s.store.CachedSignatures(r.Context(), spec.ID(), datasetID)
+	if err != nil {
+		return nil, err
+	}
+	sigs := make([]lsh.Signature, len(docs))
+	var missing []int
+	for i, d := range docs {
+		if b, ok := cached[d.ID]; ok {
+			if sig, valid := lsh.SignatureFromBytes(b); valid && len(sig) == spec.Hashes {
+				sigs[i] = sig
+				continue
+			}
+		}
+		missing = append(missing, i)
+	}
+	if len(missing) == 0 {
+		return sigs, nil
+	}
+	texts := make([]string, len(missing))
+	for j, i := range missing {
+		texts[j] = docs[i].Text
+	}
+	computed, err := spec.Signatures(texts)
+	if err != nil {
+		return nil, err
+	}
+	store := make(map[int64][]byte, len(missing))
+	for j, i := range missing {
+		sigs[i] = computed[j]
+		store[docs[i].ID] = computed[j].Bytes()
+	}
+	return sigs, s.store.StoreSignatures(r.Context(), spec.ID(), store)
 }
 
 // existingPairs maps a campaign's pairs by document ids (both orders).

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/ingest"
+	"github.com/dedupstudio/dedupstudio/internal/lsh"
 )
 
 var pairLoc = regexp.MustCompile(`^/campaigns/1/pairs/(\d+)$`)
@@ -324,5 +325,30 @@ func TestSkipAndFlag(t *testing.T) {
 	}
 	if _, err := f.store.LatestEvent(ctx, 1, "annotator"); err == nil {
 		t.Error("skip or flag counted as a label")
+	}
+}
+
+// Drawing pairs caches the dataset's signatures under the campaign's representation;
+// a second draw reads them back, and they are the engine's signatures.
+func TestSamplingCachesSignatures(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	f.withCampaign()
+	rev := f.signIn("reviewer")
+	f.do("POST", "/campaigns/1/sample", rev, url.Values{"per_bin": {"1"}, "bin": {"-1"}, "boundary": {"0"}, "random": {"1"}})
+	ctx := context.Background()
+	c, _ := f.store.Campaign(ctx, 1)
+	spec := specOf(c)
+	cached, err := f.store.CachedSignatures(ctx, spec.ID(), c.DatasetID)
+	if err != nil || len(cached) != 4 {
+		t.Fatalf("%d cached signatures (%v); want the 4 documents", len(cached), err)
+	}
+	h, _ := lsh.NewHasher(spec)
+	doc, _ := f.store.Document(ctx, 1)
+	if string(cached[1]) != string(h.Signature(doc.Text, nil).Bytes()) {
+		t.Error("cached signature differs from the engine's")
+	}
+	if rec := f.do("POST", "/campaigns/1/sample", rev, url.Values{"per_bin": {"1"}, "bin": {"-1"}, "boundary": {"0"}, "random": {"1"}}); rec.Code != http.StatusSeeOther {
+		t.Errorf("second draw from the cache: %d", rec.Code)
 	}
 }

@@ -489,3 +489,51 @@ func (d *DB) FlaggedPairs(ctx context.Context, campaignID int64) (map[int64]bool
 func (d *DB) PairDocs(ctx context.Context, campaignID int64) ([]PairRef, error) {
 	return d.pairRefs(ctx, `SELECT id, doc_a, doc_b FROM label_pairs WHERE campaign_id = ? ORDER BY id`, campaignID)
 }
+
+// EnsureRepresentation records a representation (an lsh.Spec's ID and text).
+func (d *DB) EnsureRepresentation(ctx context.Context, id, spec string) error {
+	return d.inTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO representations (id, spec, created_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING`, id, spec, d.stamp())
+		return err
+	})
+}
+
+// CachedSignatures returns the stored signatures of a dataset's documents under a
+// representation, by document id (little-endian uint32 values, as lsh.Signature.Bytes).
+func (d *DB) CachedSignatures(ctx context.Context, representationID string, datasetID int64) (map[int64][]byte, error) {
+	rows, err := d.r.QueryContext(ctx, `SELECT s.document_id, s.signature FROM signatures s JOIN documents d ON d.id = s.document_id
+		WHERE s.representation_id = ? AND d.dataset_id = ?`, representationID, datasetID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[int64][]byte{}
+	for rows.Next() {
+		var id int64
+		var sig []byte
+		if err := rows.Scan(&id, &sig); err != nil {
+			return nil, err
+		}
+		out[id] = sig
+	}
+	return out, rows.Err()
+}
+
+// StoreSignatures caches signatures under a representation (recorded first with
+// EnsureRepresentation).
+func (d *DB) StoreSignatures(ctx context.Context, representationID string, sigs map[int64][]byte) error {
+	return d.inTx(ctx, func(tx *sql.Tx) error {
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO signatures (representation_id, document_id, signature) VALUES (?, ?, ?)
+			ON CONFLICT (representation_id, document_id) DO UPDATE SET signature = excluded.signature`)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		for id, sig := range sigs {
+			if _, err := stmt.ExecContext(ctx, representationID, id, sig); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}

@@ -44,6 +44,12 @@ func Bin(s float64, n int) int {
 // (two rows per band, so pairs down to about 0.1 similarity are reachable); existing
 // reports pairs already in the campaign (by document index, a < b), never drawn again.
 func Draw(texts []string, spec lsh.Spec, plan Plan, existing func(a, b int) bool) ([]Drawn, error) {
+	return DrawWith(texts, nil, spec, plan, existing)
+}
+
+// DrawWith is Draw with the texts' signatures under spec given (a cache), or nil to
+// compute them.
+func DrawWith(texts []string, sigs []lsh.Signature, spec lsh.Spec, plan Plan, existing func(a, b int) bool) ([]Drawn, error) {
 	if plan.Bins <= 0 {
 		plan.Bins = 10
 	}
@@ -56,9 +62,14 @@ func Draw(texts []string, spec lsh.Spec, plan Plan, existing func(a, b int) bool
 	if len(texts) < 2 {
 		return nil, fmt.Errorf("a dataset of %d documents has no pairs", len(texts))
 	}
-	sigs, err := spec.Signatures(texts)
-	if err != nil {
-		return nil, err
+	if sigs == nil {
+		var err error
+		if sigs, err = spec.Signatures(texts); err != nil {
+			return nil, err
+		}
+	}
+	if len(sigs) != len(texts) {
+		return nil, fmt.Errorf("%d signatures for %d texts", len(sigs), len(texts))
 	}
 	rng := rand.New(rand.NewPCG(plan.Seed, 0x5eed))
 	cands, err := candidates(sigs, spec.Hashes, rng)
