@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -96,6 +97,9 @@ func securityHeaders(next http.Handler) http.Handler {
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "same-origin")
 		h.Set("X-Frame-Options", "DENY")
+		if !strings.HasPrefix(r.URL.Path, "/static/") {
+			h.Set("Cache-Control", "no-store") // pages show team data: not for shared caches or after sign-out
+		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), keyNonce, nonce)))
 	})
 }
