@@ -23,15 +23,16 @@ func (s *server) datasetViews(ctx context.Context, withCounts bool) ([]templates
 	if err != nil {
 		return nil, err
 	}
-	var canStart bool
+	var canStart, canLabel bool
 	if u := userOfCtx(ctx); u != nil {
 		canStart = auth.Role(u.Role).Can(auth.ManageCampaigns)
+		canLabel = auth.Role(u.Role).Can(auth.Label)
 	}
 	var out []templates.DatasetView
 	for _, ds := range list {
 		v := templates.DatasetView{ID: ds.ID, Name: ds.Name, Version: ds.Version, Docs: ds.Docs, Rejected: ds.Rejected,
 			SourceFile: ds.SourceFile, ContentHash: ds.ContentHash, Created: ds.CreatedAt.Format("2006-01-02 15:04 MST"),
-			IsDemo: ds.Name == demo.DatasetName, CanStart: canStart}
+			IsDemo: ds.Name == demo.DatasetName, CanStart: canStart, CanLabel: canLabel}
 		for _, c := range camps {
 			if c.DatasetID == ds.ID {
 				v.Campaigns = append(v.Campaigns, templates.CampaignLink{ID: c.ID, Name: c.Name, Dataset: ds.Name})

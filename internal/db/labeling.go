@@ -537,3 +537,18 @@ func (d *DB) StoreSignatures(ctx context.Context, representationID string, sigs 
 		return nil
 	})
 }
+
+// AskSecondLabels wants a second label on every n-th pair of a campaign (by id), the
+// ones not wanted twice already: a deterministic share for measuring agreement.
+func (d *DB) AskSecondLabels(ctx context.Context, campaignID int64, n int) (int, error) {
+	var changed int64
+	err := d.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE label_pairs SET wanted = 2 WHERE campaign_id = ? AND wanted < 2 AND id % ? = 0`, campaignID, n)
+		if err != nil {
+			return err
+		}
+		changed, _ = res.RowsAffected()
+		return nil
+	})
+	return int(changed), err
+}

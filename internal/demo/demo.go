@@ -41,7 +41,8 @@
 // category; "different" has 60 hard negatives (J ≥ 0.05) plus 90 random pairs. The
 // annotator is "demo-rules" and each note says which rule fired, with J and C.
 // These are rule labels, not human judgement: good enough to calibrate against and to
-// show the tool, and a place to start relabeling.
+// show the tool, and a place to start relabeling. Every fifth pair wants a second label,
+// so the first people to label the demo measure their agreement with the rules.
 package demo
 
 import (
@@ -81,6 +82,11 @@ func Load(ctx context.Context, store *db.DB) (ingest.Report, ingest.LabelReport,
 		ingest.LabelOptions{DatasetID: rep.Dataset.ID, Actor: "demo"})
 	if err != nil {
 		return rep, lrep, fmt.Errorf("demo labels: %w", err)
+	}
+	// Every fifth pair wants a second, human label: the queue has work for the first
+	// annotators, and agreement with the rules shows on the campaign page.
+	if _, err := store.AskSecondLabels(ctx, lrep.CampaignID, 5); err != nil {
+		return rep, lrep, fmt.Errorf("demo campaign: %w", err)
 	}
 	return rep, lrep, nil
 }

@@ -40,6 +40,16 @@ func TestLoadDemo(t *testing.T) {
 			t.Errorf("category %s has %d labeled pairs; want at least 50", c.Key, got[c.Key])
 		}
 	}
+	stats, _ := store.PairStats(ctx, 1)
+	twice := 0
+	for _, p := range stats {
+		if p.Wanted == 2 {
+			twice++
+		}
+	}
+	if twice < len(stats)/6 || twice > len(stats)/4 {
+		t.Errorf("%d of %d demo pairs want a second label; want about a fifth", twice, len(stats))
+	}
 	if len(o.Langs) < 10 || len(o.Sources) != 6 {
 		t.Errorf("languages %v, sources %v; want many languages and all six sources", o.Langs, o.Sources)
 	}
