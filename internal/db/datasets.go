@@ -24,7 +24,7 @@ type Dataset struct {
 
 const datasetColumns = `id, name, version, state, source_file, content_hash, doc_count, rejected, created_at`
 
-func scanDataset(sc interface{ Scan(...any) error }) (Dataset, error) {
+func scanDataset(sc scanner) (Dataset, error) {
 	var ds Dataset
 	var created string
 	err := sc.Scan(&ds.ID, &ds.Name, &ds.Version, &ds.State, &ds.SourceFile, &ds.ContentHash, &ds.Docs, &ds.Rejected, &created)
@@ -175,20 +175,7 @@ func (d *DB) cleanStaleImports(ctx context.Context) error {
 
 // Datasets returns the ready datasets, newest first.
 func (d *DB) Datasets(ctx context.Context) ([]Dataset, error) {
-	rows, err := d.r.QueryContext(ctx, `SELECT `+datasetColumns+` FROM datasets WHERE state = 'ready' ORDER BY id DESC`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []Dataset
-	for rows.Next() {
-		ds, err := scanDataset(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, ds)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, d, `SELECT `+datasetColumns+` FROM datasets WHERE state = 'ready' ORDER BY id DESC`, scanDataset)
 }
 
 // LatestDataset returns the newest ready version of the named dataset.
@@ -210,17 +197,23 @@ func (d *DB) CountDocuments(ctx context.Context) (int, error) {
 	return n, err
 }
 
-// audit appends to the audit log inside tx.
+// audit appends to the audit log inside tx, for an actor known by name only (the
+// command line, imports, the demo).
 func (d *DB) audit(ctx context.Context, tx *sql.Tx, actor, action, subject string, detail map[string]any) error {
+	return d.auditBy(ctx, tx, User{Name: actor}, action, subject, detail)
+}
+
+// auditBy appends to the audit log inside tx, naming the acting user.
+func (d *DB) auditBy(ctx context.Context, tx *sql.Tx, actor User, action, subject string, detail map[string]any) error {
 	if detail == nil {
 		detail = map[string]any{}
 	}
-	b, err := jsonMarshal(detail)
+	b, err := json.Marshal(detail)
 	if err != nil {
 		return err
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO audit_log (at, actor, action, subject, detail) VALUES (?, ?, ?, ?, ?)`,
-		d.stamp(), actor, action, subject, string(b))
+	_, err = tx.ExecContext(ctx, `INSERT INTO audit_log (at, actor, user_id, action, subject, detail) VALUES (?, ?, ?, ?, ?, ?)`,
+		d.stamp(), actor.Name, nullID(actor.ID), action, subject, string(b))
 	return err
 }
 
@@ -236,22 +229,12 @@ type AuditEvent struct {
 
 // AuditLog returns the newest audit events, at most limit.
 func (d *DB) AuditLog(ctx context.Context, limit int) ([]AuditEvent, error) {
-	rows, err := d.r.QueryContext(ctx, `SELECT id, at, actor, action, subject, detail FROM audit_log ORDER BY id DESC LIMIT ?`, limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []AuditEvent
-	for rows.Next() {
-		var e AuditEvent
-		var at string
-		if err := rows.Scan(&e.ID, &at, &e.Actor, &e.Action, &e.Subject, &e.Detail); err != nil {
-			return nil, err
-		}
-		e.At, _ = time.Parse(time.RFC3339Nano, at)
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, d, `SELECT id, at, actor, action, subject, detail FROM audit_log ORDER BY id DESC LIMIT ?`,
+		func(sc scanner) (AuditEvent, error) {
+			var e AuditEvent
+			var at string
+			err := sc.Scan(&e.ID, &at, &e.Actor, &e.Action, &e.Subject, &e.Detail)
+			e.At, _ = time.Parse(time.RFC3339Nano, at)
+			return e, err
+		}, limit)
 }
-
-func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }

@@ -242,3 +242,24 @@ func (d *DB) Fingerprint(ctx context.Context, except ...string) (string, error) 
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
+
+// scanner is what both *sql.Row and *sql.Rows offer.
+type scanner interface{ Scan(...any) error }
+
+// queryAll runs a read query and scans every row with scan.
+func queryAll[T any](ctx context.Context, d *DB, query string, scan func(scanner) (T, error), args ...any) ([]T, error) {
+	rows, err := d.r.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}

@@ -29,21 +29,8 @@ func prefixed(alias, cols string) string {
 
 // Campaigns lists the campaigns of ready datasets, newest first.
 func (d *DB) Campaigns(ctx context.Context) ([]Campaign, error) {
-	rows, err := d.r.QueryContext(ctx, `SELECT `+prefixed("c", campaignColumns)+` FROM campaigns c
-		JOIN datasets ds ON ds.id = c.dataset_id AND ds.state = 'ready' ORDER BY c.id DESC`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []Campaign
-	for rows.Next() {
-		c, err := scanCampaign(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, d, `SELECT `+prefixed("c", campaignColumns)+` FROM campaigns c
+		JOIN datasets ds ON ds.id = c.dataset_id AND ds.state = 'ready' ORDER BY c.id DESC`, scanCampaign)
 }
 
 // UpdateCampaign changes a campaign's settings.
@@ -75,20 +62,11 @@ type DocText struct {
 
 // DatasetTexts returns every document of a dataset, by id.
 func (d *DB) DatasetTexts(ctx context.Context, datasetID int64) ([]DocText, error) {
-	rows, err := d.r.QueryContext(ctx, `SELECT id, ext_id, text FROM documents WHERE dataset_id = ? ORDER BY id`, datasetID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []DocText
-	for rows.Next() {
-		var t DocText
-		if err := rows.Scan(&t.ID, &t.ExtID, &t.Text); err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, d, `SELECT id, ext_id, text FROM documents WHERE dataset_id = ? ORDER BY id`,
+		func(sc scanner) (DocText, error) {
+			var t DocText
+			return t, sc.Scan(&t.ID, &t.ExtID, &t.Text)
+		}, datasetID)
 }
 
 // Document is one stored document.
@@ -169,20 +147,10 @@ func (d *DB) PairsWithoutSimilarity(ctx context.Context, campaignID int64) ([]Pa
 }
 
 func (d *DB) pairRefs(ctx context.Context, query string, args ...any) ([]PairRef, error) {
-	rows, err := d.r.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []PairRef
-	for rows.Next() {
+	return queryAll(ctx, d, query, func(sc scanner) (PairRef, error) {
 		var p PairRef
-		if err := rows.Scan(&p.ID, &p.DocA, &p.DocB); err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return out, rows.Err()
+		return p, sc.Scan(&p.ID, &p.DocA, &p.DocB)
+	}, args...)
 }
 
 // PairScore is a pair's computed similarity.
@@ -447,20 +415,11 @@ type PairStat struct {
 
 // PairStats lists a campaign's pairs.
 func (d *DB) PairStats(ctx context.Context, campaignID int64) ([]PairStat, error) {
-	rows, err := d.r.QueryContext(ctx, `SELECT id, similarity, estimate, wanted, origin FROM label_pairs WHERE campaign_id = ? ORDER BY id`, campaignID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []PairStat
-	for rows.Next() {
-		var p PairStat
-		if err := rows.Scan(&p.ID, &p.Similarity, &p.Estimate, &p.Wanted, &p.Origin); err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, d, `SELECT id, similarity, estimate, wanted, origin FROM label_pairs WHERE campaign_id = ? ORDER BY id`,
+		func(sc scanner) (PairStat, error) {
+			var p PairStat
+			return p, sc.Scan(&p.ID, &p.Similarity, &p.Estimate, &p.Wanted, &p.Origin)
+		}, campaignID)
 }
 
 // FlaggedPairs returns the pairs whose newest flag event is a flag (not an unflag).

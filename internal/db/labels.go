@@ -22,7 +22,7 @@ type Campaign struct {
 
 const campaignColumns = `id, dataset_id, name, categories, overlap, threshold, spec, double_share`
 
-func scanCampaign(sc interface{ Scan(...any) error }) (Campaign, error) {
+func scanCampaign(sc scanner) (Campaign, error) {
 	var c Campaign
 	err := sc.Scan(&c.ID, &c.DatasetID, &c.Name, &c.Categories, &c.Overlap, &c.Threshold, &c.Spec, &c.DoubleShare)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -149,20 +149,10 @@ type Overview struct {
 }
 
 func (d *DB) counts(ctx context.Context, q string, args ...any) ([]Count, error) {
-	rows, err := d.r.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []Count
-	for rows.Next() {
+	return queryAll(ctx, d, q, func(sc scanner) (Count, error) {
 		var c Count
-		if err := rows.Scan(&c.Key, &c.N); err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
+		return c, sc.Scan(&c.Key, &c.N)
+	}, args...)
 }
 
 // DatasetOverview summarizes a ready dataset: documents by source and language, labels

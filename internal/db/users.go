@@ -24,7 +24,7 @@ var ErrConflict = errors.New("already exists")
 
 const userColumns = `id, name, role, password_hash, disabled_at IS NOT NULL, created_at`
 
-func scanUser(sc interface{ Scan(...any) error }) (User, error) {
+func scanUser(sc scanner) (User, error) {
 	var u User
 	var created string
 	err := sc.Scan(&u.ID, &u.Name, &u.Role, &u.PasswordHash, &u.Disabled, &created)
@@ -90,20 +90,7 @@ func (d *DB) UserByID(ctx context.Context, id int64) (User, error) {
 
 // Users lists every account by name.
 func (d *DB) Users(ctx context.Context) ([]User, error) {
-	rows, err := d.r.QueryContext(ctx, `SELECT `+userColumns+` FROM users ORDER BY name`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []User
-	for rows.Next() {
-		u, err := scanUser(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, u)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, d, `SELECT `+userColumns+` FROM users ORDER BY name`, scanUser)
 }
 
 // SetRole changes a user's role, recording who did it.
@@ -305,19 +292,6 @@ func (d *DB) AcceptInvite(ctx context.Context, tokenHash []byte, name, hash stri
 // Audit records an event outside any other change (logins, failed logins).
 func (d *DB) Audit(ctx context.Context, actor, action, subject string, detail map[string]any) error {
 	return d.inTx(ctx, func(tx *sql.Tx) error { return d.audit(ctx, tx, actor, action, subject, detail) })
-}
-
-func (d *DB) auditBy(ctx context.Context, tx *sql.Tx, actor User, action, subject string, detail map[string]any) error {
-	if detail == nil {
-		detail = map[string]any{}
-	}
-	b, err := jsonMarshal(detail)
-	if err != nil {
-		return err
-	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO audit_log (at, actor, user_id, action, subject, detail) VALUES (?, ?, ?, ?, ?, ?)`,
-		d.stamp(), actor.Name, nullID(actor.ID), action, subject, string(b))
-	return err
 }
 
 // CreateUser adds an account directly (for the command line and tests; people join
