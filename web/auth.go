@@ -241,16 +241,9 @@ func (s *server) completeSetup(w http.ResponseWriter, r *http.Request) {
 		s.renderError(w, r, http.StatusNotFound, "This setup link is not valid any more.")
 		return
 	}
-	name, pw := strings.TrimSpace(r.PostFormValue("name")), r.PostFormValue("password")
-	view := templates.SignIn{Page: s.page(r, "Set up"), Mode: "setup", Action: "/setup?token=" + url.QueryEscape(token), Name: name}
-	if err := errors.Join(auth.CheckName(name), auth.CheckNewPassword(name, pw)); err != nil {
-		view.Error = err.Error()
-		s.render(w, r, http.StatusUnprocessableEntity, templates.SignInPage(view))
-		return
-	}
-	hash, err := auth.HashPassword(pw, s.kdf)
-	if err != nil {
-		s.internalError(w, r, err)
+	view := templates.SignIn{Page: s.page(r, "Set up"), Mode: "setup", Action: "/setup?token=" + url.QueryEscape(token)}
+	name, hash, ok := s.newAccount(w, r, &view)
+	if !ok {
 		return
 	}
 	u, err := s.store.CreateFirstAdmin(r.Context(), name, hash)
@@ -287,6 +280,25 @@ func (s *server) invite(w http.ResponseWriter, r *http.Request) (string, db.Invi
 	return token, inv, true
 }
 
+// newAccount reads and checks the name and password of an account being created (setup
+// or invite) and hashes the password. On a bad form it shows view again with the
+// reason and returns false.
+func (s *server) newAccount(w http.ResponseWriter, r *http.Request, view *templates.SignIn) (name, hash string, ok bool) {
+	name, pw := strings.TrimSpace(r.PostFormValue("name")), r.PostFormValue("password")
+	view.Name = name
+	if err := errors.Join(auth.CheckName(name), auth.CheckNewPassword(name, pw)); err != nil {
+		view.Error = err.Error()
+		s.render(w, r, http.StatusUnprocessableEntity, templates.SignInPage(*view))
+		return "", "", false
+	}
+	hash, err := auth.HashPassword(pw, s.kdf)
+	if err != nil {
+		s.internalError(w, r, err)
+		return "", "", false
+	}
+	return name, hash, true
+}
+
 func (s *server) showInvite(w http.ResponseWriter, r *http.Request) {
 	token, inv, ok := s.invite(w, r)
 	if !ok {
@@ -301,16 +313,9 @@ func (s *server) acceptInvite(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	name, pw := strings.TrimSpace(r.PostFormValue("name")), r.PostFormValue("password")
-	view := templates.SignIn{Page: s.page(r, "Join"), Mode: "invite", Action: "/invite/" + token, Name: name, Role: inv.Role, By: inv.CreatedBy}
-	if err := errors.Join(auth.CheckName(name), auth.CheckNewPassword(name, pw)); err != nil {
-		view.Error = err.Error()
-		s.render(w, r, http.StatusUnprocessableEntity, templates.SignInPage(view))
-		return
-	}
-	hash, err := auth.HashPassword(pw, s.kdf)
-	if err != nil {
-		s.internalError(w, r, err)
+	view := templates.SignIn{Page: s.page(r, "Join"), Mode: "invite", Action: "/invite/" + token, Role: inv.Role, By: inv.CreatedBy}
+	name, hash, ok := s.newAccount(w, r, &view)
+	if !ok {
 		return
 	}
 	u, err := s.store.AcceptInvite(r.Context(), auth.HashToken(token), name, hash)

@@ -111,6 +111,17 @@ func (s *server) receiveUpload(w http.ResponseWriter, r *http.Request) (path, na
 	}
 }
 
+// uploadError shows the upload page again with what went wrong.
+func (s *server) uploadError(w http.ResponseWriter, r *http.Request, status int, err error) {
+	u, verr := s.uploadView(r)
+	if verr != nil {
+		s.internalError(w, r, verr)
+		return
+	}
+	u.Error = err.Error()
+	s.render(w, r, status, templates.UploadPage(u))
+}
+
 // uploadFailure turns a failed read of an upload into a status and a message.
 func (s *server) uploadFailure(err error) (int, error) {
 	var mbe *http.MaxBytesError
@@ -129,13 +140,7 @@ func (s *server) uploadDataset(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if err != nil {
-		u, verr := s.uploadView(r)
-		if verr != nil {
-			s.internalError(w, r, verr)
-			return
-		}
-		u.Error = err.Error()
-		s.render(w, r, status, templates.UploadPage(u))
+		s.uploadError(w, r, status, err)
 		return
 	}
 	opt := ingest.Options{
@@ -209,15 +214,7 @@ func (s *server) cancelImport(w http.ResponseWriter, r *http.Request) {
 
 func (s *server) uploadLabels(w http.ResponseWriter, r *http.Request) {
 	path, name, status, err := s.receiveUpload(w, r)
-	fail := func(status int, err error) {
-		u, verr := s.uploadView(r)
-		if verr != nil {
-			s.internalError(w, r, verr)
-			return
-		}
-		u.Error = err.Error()
-		s.render(w, r, status, templates.UploadPage(u))
-	}
+	fail := func(status int, err error) { s.uploadError(w, r, status, err) }
 	if err != nil {
 		fail(status, err)
 		return

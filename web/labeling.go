@@ -269,7 +269,7 @@ func (s *server) samplePairs(w http.ResponseWriter, r *http.Request) {
 		s.internalError(w, r, err)
 		return
 	}
-	existing, err := s.existingPairs(r, c.ID, docs)
+	existing, err := s.existingPairs(r, c.ID)
 	if err != nil {
 		s.internalError(w, r, err)
 		return
@@ -344,7 +344,7 @@ func (s *server) datasetSignatures(r *http.Request, spec lsh.Spec, datasetID int
 }
 
 // existingPairs maps a campaign's pairs by document ids (both orders).
-func (s *server) existingPairs(r *http.Request, campaignID int64, docs []db.DocText) (map[[2]int64]bool, error) {
+func (s *server) existingPairs(r *http.Request, campaignID int64) (map[[2]int64]bool, error) {
 	cur, err := s.store.PairDocs(r.Context(), campaignID)
 	if err != nil {
 		return nil, err
