@@ -425,8 +425,13 @@ func (s *server) renderPair(w http.ResponseWriter, r *http.Request, status int, 
 	v := templates.PairPage{Page: s.page(r, fmt.Sprintf("Pair %d", p.ID)), CampaignID: c.ID, PairID: p.ID, Origin: p.Origin, View: view,
 		SpecID: spec.ID(), Categories: categoryViews(cats), Adjudicate: adjudicate, CanLabel: role.Can(auth.Label) || adjudicate,
 		Error: errMsg, Saved: saved}
-	h, _ := lsh.NewHasher(spec)
-	sim, est := labels.Score(h, p.A.Text, p.B.Text)
+	// The pair's scores under the campaign's representation are stored with it (kept
+	// current when the representation changes); only a pair never scored is hashed here.
+	sim, est := p.Similarity.Float64, p.Estimate.Float64
+	if !p.Similarity.Valid || !p.Estimate.Valid {
+		h, _ := lsh.NewHasher(spec)
+		sim, est = labels.Score(h, p.A.Text, p.B.Text)
+	}
 	hc, _ := lsh.NewHasher(charSpec)
 	v.Jaccard, v.Estimate = fmtNum(sim, 3), fmtNum(est, 3)
 	v.JaccardChar = fmtNum(lsh.ExactJaccard(hc.ShingleSet(p.A.Text), hc.ShingleSet(p.B.Text)), 3)
