@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 
@@ -14,11 +15,26 @@ func shape(args []string, stdout, stderr io.Writer) error {
 		"go run ./cmd/server shape -threshold 0.8 -hashes 128 -w-fp 0.5 -w-fn 0.5 -curve", stderr)
 	t := fs.Float64("threshold", 0.8, "Jaccard similarity threshold in [0, 1]")
 	k := fs.Int("hashes", 128, "number of hashes per signature")
+	specText := fs.String("spec", "", "take the number of hashes from this representation instead of -hashes, e.g.\n"+
+		"'scheme=milvus k=64' or a Milvus MinHash function's params '{\"num_hashes\": 64}'")
 	wfp := fs.Float64("w-fp", 0.5, "weight of false positives")
 	wfn := fs.Float64("w-fn", 0.5, "weight of false negatives")
 	curve := fs.Bool("curve", false, "also print P(s) for s = 0.00..1.00")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *specText != "" {
+		hashesSet := false
+		fs.Visit(func(f *flag.Flag) { hashesSet = hashesSet || f.Name == "hashes" })
+		if hashesSet {
+			return fmt.Errorf("give -hashes or -spec, not both")
+		}
+		spec, err := lsh.ParseSpec(*specText)
+		if err != nil {
+			return err
+		}
+		*k = spec.Hashes
+		fmt.Fprintf(stderr, "spec %s (%s)\n", spec, spec.ID())
 	}
 	c, err := lsh.OptimalShape(*t, *k, lsh.Weights{FP: *wfp, FN: *wfn})
 	if err != nil {

@@ -17,7 +17,8 @@ func signatures(args []string, stdout, stderr io.Writer) error {
 			"on all cores. -format jsonl writes {\"id\":..,\"signature\":[uint32...]} lines; -format binary writes k*4\n"+
 			"little-endian bytes per document (a Milvus BINARY_VECTOR of dim 32*k) and the ids, one a line, to OUT.ids.",
 		`go run ./cmd/server signatures -spec 'level=word size=5 k=128' -in docs.jsonl.gz -out sigs.jsonl`, stderr)
-	specText := fs.String("spec", lsh.DefaultSpec().String(), "representation, e.g. 'scheme=milvus level=word size=3 k=128' (omitted fields keep their defaults)")
+	specText := fs.String("spec", lsh.DefaultSpec().String(), "representation, e.g. 'level=word size=5 k=128' (omitted fields keep their defaults), or a Milvus MinHash\n"+
+		"function's params, e.g. '{\"num_hashes\": 128, \"shingle_size\": 3, \"token_level\": \"word\"}' for signatures bit-identical to Milvus's")
 	in := fs.String("in", "", "input file: .jsonl, .csv, .tsv or .parquet, optionally .gz or .zst (- for JSONL on standard input)")
 	out := fs.String("out", "", "output file (- or empty for standard output)")
 	format := fs.String("format", "jsonl", "output format: jsonl or binary")

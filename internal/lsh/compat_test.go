@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"compress/gzip"
 	"encoding/json"
+	"fmt"
 	"os"
 	"slices"
 	"strconv"
@@ -103,6 +104,63 @@ func TestDatasketchShingling(t *testing.T) {
 	}
 	if checked < 20 {
 		t.Fatalf("checked %d documents; want at least 20 of the 40 in the sample", checked)
+	}
+}
+
+type milvusVector struct {
+	Text         string   `json:"text"`
+	NumHashes    int      `json:"num_hashes"`
+	ShingleSize  int      `json:"shingle_size"`
+	TokenLevel   string   `json:"token_level"`
+	HashFunction string   `json:"hash_function"`
+	Seed         int64    `json:"seed"`
+	Signature    []uint32 `json:"signature"`
+}
+
+// params is the vector's setting as the params of a Milvus function definition.
+func (v milvusVector) params() string {
+	return fmt.Sprintf(`{"num_hashes": %d, "shingle_size": %d, "token_level": %q, "hash_function": %q, "seed": %d}`,
+		v.NumHashes, v.ShingleSize, v.TokenLevel, v.HashFunction, v.Seed)
+}
+
+// TestMilvusVectors reproduces every signature of testdata/milvus-vectors.jsonl.gz (a
+// copy of shared/data/milvus-vectors.jsonl): 32 texts under 8 settings, computed by
+// Milvus's own MinHash C++ code (MinHashComputer.cpp and its kernel) compiled here, with a
+// port of its default analyzer for word level. Each setting is given as Milvus function
+// params, as a user would paste them.
+func TestMilvusVectors(t *testing.T) {
+	vecs := readJSONLGz[milvusVector](t, "testdata/milvus-vectors.jsonl.gz")
+	if len(vecs) != 256 {
+		t.Fatalf("read %d vectors; want 256", len(vecs))
+	}
+	type tally struct{ matched, total int }
+	bySetting := map[string]*tally{}
+	var order []string
+	for i, v := range vecs {
+		spec, err := ParseSpec(v.params())
+		if err != nil {
+			t.Fatalf("vector %d: ParseSpec(%s): %v", i, v.params(), err)
+		}
+		h, err := NewHasher(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		setting := fmt.Sprintf("%s/%s size=%d k=%d seed=%d", v.TokenLevel, v.HashFunction, v.ShingleSize, v.NumHashes, v.Seed)
+		if bySetting[setting] == nil {
+			bySetting[setting] = &tally{}
+			order = append(order, setting)
+		}
+		bySetting[setting].total++
+		got := h.Signature(v.Text, nil)
+		if slices.Equal(got, Signature(v.Signature)) {
+			bySetting[setting].matched++
+			continue
+		}
+		t.Errorf("vector %d (%s), text %.40q: %d of %d positions differ from Milvus; shingles %q",
+			i, setting, v.Text, countDiff(got, v.Signature), v.NumHashes, h.Shingles(v.Text))
+	}
+	for _, s := range order {
+		t.Logf("%-36s %d/%d match", s, bySetting[s].matched, bySetting[s].total)
 	}
 }
 

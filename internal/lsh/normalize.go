@@ -240,3 +240,65 @@ func buildASCIITable(n Norm) *asciiTable {
 	}
 	return &t
 }
+
+// The two rules below are Rust's, as Milvus's default analyzer applies them (tantivy's
+// SimpleTokenizer and LowerCaser, see milvusTokens). Go's unicode tables are Unicode
+// 15.0.0; a Milvus build on a newer Rust may know characters assigned since.
+
+// isAlnumRust reports whether Rust's char::is_alphanumeric holds for r: the Alphabetic
+// property (letters, letter numbers and the Other_Alphabetic, Other_Lowercase and
+// Other_Uppercase runes such as combining vowel signs and circled letters) or a number
+// (general category Nd, Nl or No, so ² and ① count).
+func isAlnumRust(r rune) bool {
+	if r < utf8.RuneSelf {
+		return asciiLowerAlnum[r] != 0
+	}
+	if r < 1<<16 {
+		return alnumBMP()[r/64]&(1<<(r%64)) != 0
+	}
+	return isAlnumTables(r)
+}
+
+func isAlnumTables(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsNumber(r) ||
+		unicode.In(r, unicode.Other_Alphabetic, unicode.Other_Lowercase, unicode.Other_Uppercase)
+}
+
+// alnumBMP has a bit per Basic Multilingual Plane rune for which isAlnumTables holds:
+// one lookup instead of up to five table searches per rune of non-Latin text.
+var alnumBMP = sync.OnceValue(func() *[1 << 16 / 64]uint64 {
+	var bits [1 << 16 / 64]uint64
+	for r := rune(0); r < 1<<16; r++ {
+		if isAlnumTables(r) {
+			bits[r/64] |= 1 << (r % 64)
+		}
+	}
+	return &bits
+})
+
+// asciiLowerAlnum maps an ASCII letter or digit to its lowercase form and every other
+// ASCII byte to 0.
+var asciiLowerAlnum = func() (t [utf8.RuneSelf]byte) {
+	for c := range t {
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+			t[c] = byte(c)
+		case c >= 'A' && c <= 'Z':
+			t[c] = byte(c) + 'a' - 'A'
+		}
+	}
+	return t
+}()
+
+// appendLowerRust appends r as Rust's char::to_lowercase writes it: the Unicode
+// lowercase mapping including SpecialCasing's unconditional entries, of which one
+// changes length: İ (U+0130) becomes i and U+0307 COMBINING DOT ABOVE, where Go's
+// unicode.ToLower gives a plain i. It takes no context, so a word-final Σ becomes σ,
+// not ς (tantivy's LowerCaser lowercases char by char; Rust's str::to_lowercase would
+// give ς).
+func appendLowerRust(dst []byte, r rune) []byte {
+	if r == '\u0130' {
+		return append(dst, "i\u0307"...)
+	}
+	return utf8.AppendRune(dst, unicode.ToLower(r))
+}

@@ -124,6 +124,20 @@ func (m *mt19937_64) next() uint64 {
 // permutations holds the k (a, b) parameters of a classic-family scheme.
 type permutations struct {
 	a, b []uint64
+	// bExt[i] = b[i] - a[i]<<32 (wrapping), set for base hashes that are sign-extended
+	// from bit 31 (the milvus profile with SHA-1). Such an x is lo + 2^64 - 2^32 for its
+	// low 32 bits lo, so a*x + b = a*lo + bExt in uint64 arithmetic: the permutation of x
+	// under (a, b) is that of the 32-bit lo under (a, bExt), and the kernels keep taking
+	// 32-bit values.
+	bExt []uint64
+}
+
+// signExtend fills p.bExt.
+func (p *permutations) signExtend() {
+	p.bExt = make([]uint64, len(p.a))
+	for i, a := range p.a {
+		p.bExt[i] = p.b[i] - a<<32
+	}
 }
 
 func newPermutations(scheme Scheme, seed uint64, k int) permutations {

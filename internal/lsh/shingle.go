@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"crypto/sha1"
 	"encoding/binary"
-	"unicode"
 	"unicode/utf8"
 	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
-	"github.com/rivo/uniseg"
 	"github.com/zeebo/xxh3"
 	"golang.org/x/text/unicode/norm"
 )
@@ -30,11 +28,13 @@ type Hasher struct {
 	iter  norm.Iter
 	toks  []span
 	buf   []byte
+	low   []byte   // the milvus profile's lowercased word tokens, back to back
 	base  []uint64 // one 64-bit base hash per distinct shingle, in first-seen order
 	set   []uint64 // open-addressing table deduplicating base
 	spare []uint64 // the table's previous memory, reused when it grows
 	zero  bool     // base holds the hash 0
 	xs    []uint64 // the 32-bit base hashes the permutations take, in uint64 lanes
+	xsExt []uint64 // those of them to be sign-extended from bit 31 (perm.bExt)
 	acc   []uint64
 	empty []bool
 }
@@ -49,6 +49,9 @@ func NewHasher(s Spec) (*Hasher, error) {
 		h.fast = newFastParams(s.Seed)
 	} else {
 		h.perm = newPermutations(s.Scheme, s.Seed, s.Hashes)
+		if s.Scheme == Milvus && s.Hash == SHA1 {
+			h.perm.signExtend()
+		}
 	}
 	return h, nil
 }
@@ -207,7 +210,8 @@ func (h *Hasher) eachShingle(text string, fn func([]byte)) {
 	}
 	switch {
 	case milvus:
-		h.analyzerTokens(t)
+		h.milvusTokens(t)
+		t = h.low
 	case h.spec.Norm.CollapseSpace:
 		h.spaceTokens(t)
 	default:
@@ -220,9 +224,10 @@ func (h *Hasher) eachShingle(text string, fn func([]byte)) {
 	if len(toks) < n {
 		n = len(toks)
 	}
-	// Single-space-separated tokens (always so with collapsed whitespace) are hashed in
-	// place; otherwise the shingle is assembled in buf.
-	inPlace := !milvus && h.spec.Norm.CollapseSpace
+	// Milvus's tokens lie back to back in h.low and single-space-separated tokens (always
+	// so with collapsed whitespace) in t, so those shingles are hashed in place; otherwise
+	// the shingle is assembled in buf.
+	inPlace := milvus || h.spec.Norm.CollapseSpace
 	for i := 0; i+n <= len(toks); i++ {
 		if inPlace {
 			fn(t[toks[i].start:toks[i+n-1].end])
@@ -230,7 +235,7 @@ func (h *Hasher) eachShingle(text string, fn func([]byte)) {
 		}
 		h.buf = h.buf[:0]
 		for j := i; j < i+n; j++ {
-			if j > i && !milvus {
+			if j > i {
 				h.buf = append(h.buf, ' ')
 			}
 			h.buf = append(h.buf, t[toks[j].start:toks[j].end]...)
@@ -282,31 +287,48 @@ func (h *Hasher) fieldTokens(t []byte) {
 	}
 }
 
-// analyzerTokens approximates Milvus's "standard" analyzer: Unicode (UAX #29) word
-// segmentation, keeping the segments that hold a letter or a digit. Lowercasing is the
-// Spec's Lower step, on by default for the milvus scheme.
-func (h *Hasher) analyzerTokens(t []byte) {
+// milvusTokens is Milvus's default "standard" analyzer: tantivy's SimpleTokenizer, which
+// cuts t into maximal runs of runes for which Rust's char::is_alphanumeric holds (so
+// "isn't" gives isn and t, "3.14" gives 3 and 14, and a run of ideographs and kana with
+// no separator is one token), then tantivy's LowerCaser, which lowercases each token
+// rune by rune with char::to_lowercase. There is no length limit and no stop word. The
+// lowercased tokens are written back to back into h.low, their spans into h.toks, so a
+// shingle (consecutive tokens joined with nothing, as Milvus joins them) is one slice.
+func (h *Hasher) milvusTokens(t []byte) {
 	h.toks = h.toks[:0]
-	state := -1
-	pos := 0
-	rest := t
-	for len(rest) > 0 {
-		var word []byte
-		word, rest, state = uniseg.FirstWord(rest, state)
-		if hasWordRune(word) {
-			h.toks = append(h.toks, span{int32(pos), int32(pos + len(word))})
+	low := h.low[:0]
+	start := -1 // where the current token starts in low, or -1 between tokens
+	for i := 0; i < len(t); {
+		c := t[i]
+		if c < utf8.RuneSelf {
+			i++
+			if l := asciiLowerAlnum[c]; l != 0 {
+				if start < 0 {
+					start = len(low)
+				}
+				low = append(low, l)
+				continue
+			}
+		} else {
+			r, size := utf8.DecodeRune(t[i:])
+			i += size
+			if isAlnumRust(r) {
+				if start < 0 {
+					start = len(low)
+				}
+				low = appendLowerRust(low, r)
+				continue
+			}
 		}
-		pos += len(word)
-	}
-}
-
-func hasWordRune(b []byte) bool {
-	for _, r := range unsafeString(b) {
-		if unicode.IsLetter(r) || unicode.IsNumber(r) {
-			return true
+		if start >= 0 {
+			h.toks = append(h.toks, span{int32(start), int32(len(low))})
+			start = -1
 		}
 	}
-	return false
+	if start >= 0 {
+		h.toks = append(h.toks, span{int32(start), int32(len(low))})
+	}
+	h.low = low
 }
 
 // runeStarts records the byte offset of every rune of t in h.toks[i].start, plus a

@@ -115,9 +115,18 @@ func (h *Hasher) signatureOfBase(dst Signature) Signature {
 		h.fastSignature(dst)
 		return dst
 	}
-	h.xs = h.xs[:0]
+	// The permutations take the low 32 bits of each base hash. Milvus with SHA-1 builds
+	// its value in a C++ int, so a hash with bit 31 set enters as uint64(int64(int32(x))),
+	// the top 32 bits all ones; those go through the bExt parameters (see permutations).
+	h.xs, h.xsExt = h.xs[:0], h.xsExt[:0]
+	signExt := h.perm.bExt != nil
 	for _, v := range h.base {
-		h.xs = append(h.xs, v&maxHash)
+		x := v & maxHash
+		if signExt && x >= 1<<31 {
+			h.xsExt = append(h.xsExt, x)
+		} else {
+			h.xs = append(h.xs, x)
+		}
 	}
 	h.acc = slices.Grow(h.acc[:0], k)[:k]
 	for i := range h.acc {
@@ -125,6 +134,9 @@ func (h *Hasher) signatureOfBase(dst Signature) Signature {
 	}
 	if len(h.xs) > 0 {
 		permuteMin(h.xs, h.perm.a, h.perm.b, h.acc)
+	}
+	if len(h.xsExt) > 0 {
+		permuteMin(h.xsExt, h.perm.a, h.perm.bExt, h.acc)
 	}
 	for i, v := range h.acc {
 		dst[i] = uint32(v)
