@@ -230,26 +230,29 @@ func NewGraph(in Input) (*Graph, error) {
 	}
 	for gi, grp := range in.Exact {
 		for j, d := range grp {
-			field := fmt.Sprintf("exact[%d][%d]", gi, j)
+			field := func() string { return fmt.Sprintf("exact[%d][%d]", gi, j) }
 			if d < 0 || d >= n {
-				return nil, &InputError{Field: field, Msg: fmt.Sprintf("document %d out of range [0, %d)", d, n)}
+				return nil, &InputError{Field: field(), Msg: fmt.Sprintf("document %d out of range [0, %d)", d, n)}
 			}
 			if groupOf[d] >= 0 {
-				return nil, &InputError{Field: field, Msg: fmt.Sprintf("document %d is already in exact group %d", d, groupOf[d])}
+				return nil, &InputError{Field: field(), Msg: fmt.Sprintf("document %d is already in exact group %d", d, groupOf[d])}
 			}
 			groupOf[d] = int32(gi)
 		}
 	}
 	for i, e := range in.Edges {
-		field := fmt.Sprintf("edges[%d]", i)
+		var msg string
 		switch {
 		case e.A < 0 || e.A >= n || e.B < 0 || e.B >= n:
-			return nil, &InputError{Field: field, Msg: fmt.Sprintf("pair (%d, %d) out of range [0, %d)", e.A, e.B, n)}
+			msg = fmt.Sprintf("pair (%d, %d) out of range [0, %d)", e.A, e.B, n)
 		case e.A == e.B:
-			return nil, &InputError{Field: field, Msg: fmt.Sprintf("document %d paired with itself", e.A)}
-		case math.IsNaN(e.Sim) || e.Sim < 0 || e.Sim > 1:
-			return nil, &InputError{Field: field, Msg: fmt.Sprintf("similarity %v is not in [0, 1]", e.Sim)}
+			msg = fmt.Sprintf("document %d paired with itself", e.A)
+		case !(e.Sim >= 0 && e.Sim <= 1): // NaN too
+			msg = fmt.Sprintf("similarity %v is not in [0, 1]", e.Sim)
+		default:
+			continue
 		}
+		return nil, &InputError{Field: fmt.Sprintf("edges[%d]", i), Msg: msg}
 	}
 
 	// Nodes: one per exact group, one per other document, in order of smallest document.

@@ -20,11 +20,21 @@ func (r *run) result() Result {
 		}
 		return d
 	}
-	total, count := 0, 0
+	// Sizes up front, so that the arenas below never grow: members, links (at most the
+	// accepted edges from the clusters' nodes plus one exact or direct link per member) and
+	// chains (at most one document per member).
+	total, count, accepted := 0, 0, 0
 	for _, p := range r.protos {
 		if d := docsOf(p); d >= 2 {
 			total += d
 			count++
+			for _, u := range r.pnodes[p.off:p.end] {
+				for _, x := range g.neighbours(u) {
+					if x.v > u && x.s >= r.t {
+						accepted++
+					}
+				}
+			}
 		}
 	}
 	members := make([]int, 0, total)
@@ -32,9 +42,9 @@ func (r *run) result() Result {
 	clusters := make([]Cluster, 0, count)
 	type spans struct{ link, linkEnd, chain, chainEnd, sims, simsEnd int }
 	sp := make([]spans, 0, count)
-	var links []Edge
-	var chainDocs []int
-	var chainSims []float64
+	links := make([]Edge, 0, accepted+total)
+	chainDocs := make([]int, 0, total)
+	chainSims := make([]float64, 0, total)
 	simOf := r.known // per node similarity to the cluster's keeper; load is not used below
 	r.diag.docLoc = make([]int32, g.n)
 	for _, p := range r.protos {

@@ -335,12 +335,15 @@ func (ks *keeperStar) component(r *run, nodes []int32) {
 //
 // A merge attempt first looks every cross pair up (edges, then earlier Sim results) and
 // gives up at the first known failure, so Sim is only called, once per pair at most, for
-// merges that nothing known forbids. An attempt joining clusters of a and b nodes costs
-// a×b checks; a component of s nodes gets Budget×s, and an attempt that would exceed what
-// is left is refused (so bounded work never merges an unchecked pair).
+// merges that nothing known forbids. Clusters only grow, so two clusters that failed once
+// fail for good: the pair of their roots is remembered and not checked again. Any other
+// attempt joining clusters of a and b nodes costs a×b checks; a component of s nodes gets
+// Budget×s, and an attempt that would exceed what is left is refused (so bounded work
+// never merges an unchecked pair).
 type completeLink struct {
 	edges   []cedge
 	members map[int32][]int32 // by union-find root
+	failed  map[uint64]bool   // root pairs that failed a merge attempt
 	pending []uint64
 }
 
@@ -364,14 +367,16 @@ func (cl *completeLink) component(r *run, nodes []int32) {
 	})
 	if cl.members == nil {
 		cl.members = make(map[int32][]int32)
+		cl.failed = make(map[uint64]bool)
 	}
 	clear(cl.members)
+	clear(cl.failed)
 	clear(r.memo)
 	limit := r.cfg.budget() * len(nodes)
 	used, limited := 0, false
 	for _, e := range cl.edges {
 		ru, rv := r.find(e.u), r.find(e.v)
-		if ru == rv {
+		if ru == rv || cl.failed[pairKey(ru, rv)] {
 			continue
 		}
 		a, b := cl.members[ru], cl.members[rv]
@@ -388,6 +393,7 @@ func (cl *completeLink) component(r *run, nodes []int32) {
 			used += cost
 		}
 		if !cl.allPass(r, a, b) {
+			cl.failed[pairKey(ru, rv)] = true
 			continue
 		}
 		root := r.union(ru, rv)
