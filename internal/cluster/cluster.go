@@ -30,7 +30,8 @@ type Input struct {
 	// complete-link ask it for pairs the edges do not cover, and every policy asks it for
 	// a removed document's similarity to its keeper when no edge gives it. It may be
 	// expensive (exact Jaccard on demand); each policy's doc says how often it is called.
-	// It must be symmetric and, if Graph.Cluster runs concurrently, safe for concurrent use.
+	// It must be symmetric and, if Graph.Cluster runs concurrently, safe for concurrent use;
+	// a NaN counts as 0.
 	Sim func(a, b int) float64
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 )
 
@@ -407,6 +408,48 @@ func checkRederived(t *testing.T, rc *randomCase, p Policy, orig Cluster, out []
 		}
 		if len(x.Diag.Chain.Docs) == 0 || x.Diag.Chain.Docs[0] != x.Keeper || x.Diag.Chained != (len(x.Diag.Chain.Sims) > 1) {
 			t.Errorf("%s: re-derived chain %v for keeper %d, chained %v", p, x.Diag.Chain, x.Keeper, x.Diag.Chained)
+		}
+	}
+}
+
+// TestConcurrentClusters clusters one Graph from several goroutines (run it with -race)
+// and expects what a sequential run gives.
+func TestConcurrentClusters(t *testing.T) {
+	t.Parallel()
+	rc := newRandomCase(0)
+	for seed := uint64(1); rc.n < 30; seed++ {
+		rc = newRandomCase(seed)
+	}
+	g, err := NewGraph(rc.in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfgs []Config
+	for _, p := range Policies() {
+		for _, th := range []float64{0.3, 0.5, 0.7} {
+			cfgs = append(cfgs, Config{Threshold: th, Policy: p, Rule: rc.rule})
+		}
+	}
+	want := make([][]string, len(cfgs))
+	for i, c := range cfgs {
+		want[i] = summary(mustCluster(t, g, c).Clusters)
+	}
+	got := make([][]string, len(cfgs))
+	var wg sync.WaitGroup
+	for i, c := range cfgs {
+		wg.Go(func() {
+			res, err := g.Cluster(c)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			got[i] = summary(res.Clusters)
+		})
+	}
+	wg.Wait()
+	for i := range cfgs {
+		if !slices.Equal(got[i], want[i]) {
+			t.Errorf("concurrent %s at %.1f = %v; sequential %v", cfgs[i].Policy, cfgs[i].Threshold, got[i], want[i])
 		}
 	}
 }

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"cmp"
+	"math"
 	"slices"
 )
 
@@ -188,10 +189,15 @@ func (r *run) load(k int32) {
 	}
 }
 
-// sim calls Input.Sim on the representatives of u and v.
+// sim calls Input.Sim on the representatives of u and v. A NaN counts as 0: a pair
+// whose similarity cannot be told is not a duplicate.
 func (r *run) sim(u, v int32) float64 {
 	r.simCalls++
-	return r.g.in.Sim(int(r.rep[u]), int(r.rep[v]))
+	s := r.g.in.Sim(int(r.rep[u]), int(r.rep[v]))
+	if math.IsNaN(s) {
+		return 0
+	}
+	return s
 }
 
 func pairKey(u, v int32) uint64 {
@@ -341,10 +347,12 @@ func (ks *keeperStar) component(r *run, nodes []int32) {
 // Budget×s, and an attempt that would exceed what is left is refused (so bounded work
 // never merges an unchecked pair).
 type completeLink struct {
-	edges   []cedge
-	members map[int32][]int32 // by union-find root
-	failed  map[uint64]bool   // root pairs that failed a merge attempt
-	pending []uint64
+	edges []cedge
+	// Each cluster's nodes as a linked list from head[root] along next to tail[root].
+	head, tail, next []int32
+	failed           map[uint64]bool // root pairs that failed a merge attempt
+	pending          []uint64
+	members          []int32
 }
 
 type cedge struct {
@@ -353,9 +361,15 @@ type cedge struct {
 }
 
 func (cl *completeLink) component(r *run, nodes []int32) {
+	if cl.head == nil {
+		nn := r.g.nodes()
+		cl.head, cl.tail, cl.next = make([]int32, nn), make([]int32, nn), make([]int32, nn)
+		cl.failed = make(map[uint64]bool)
+	}
 	cl.edges = cl.edges[:0]
 	for _, u := range nodes {
 		r.parent[u], r.size[u] = u, 1
+		cl.head[u], cl.tail[u], cl.next[u] = u, u, -1
 		for _, x := range r.g.neighbours(u) {
 			if x.v > u && x.s >= r.t {
 				cl.edges = append(cl.edges, cedge{u, x.v, x.s})
@@ -365,11 +379,6 @@ func (cl *completeLink) component(r *run, nodes []int32) {
 	slices.SortFunc(cl.edges, func(a, b cedge) int {
 		return cmp.Or(cmp.Compare(b.s, a.s), cmp.Compare(a.u, b.u), cmp.Compare(a.v, b.v))
 	})
-	if cl.members == nil {
-		cl.members = make(map[int32][]int32)
-		cl.failed = make(map[uint64]bool)
-	}
-	clear(cl.members)
 	clear(cl.failed)
 	clear(r.memo)
 	limit := r.cfg.budget() * len(nodes)
@@ -379,31 +388,20 @@ func (cl *completeLink) component(r *run, nodes []int32) {
 		if ru == rv || cl.failed[pairKey(ru, rv)] {
 			continue
 		}
-		a, b := cl.members[ru], cl.members[rv]
-		if a == nil {
-			a = []int32{ru}
-		}
-		if b == nil {
-			b = []int32{rv}
-		}
-		if cost := len(a) * len(b); used+cost > limit {
+		if cost := int(r.size[ru]) * int(r.size[rv]); used+cost > limit {
 			limited = true
 			continue
 		} else {
 			used += cost
 		}
-		if !cl.allPass(r, a, b) {
+		if !cl.allPass(r, ru, rv) {
 			cl.failed[pairKey(ru, rv)] = true
 			continue
 		}
+		h, t := cl.head[ru], cl.tail[rv]
+		cl.next[cl.tail[ru]] = cl.head[rv]
 		root := r.union(ru, rv)
-		if root == ru {
-			cl.members[root] = append(a, b...)
-			delete(cl.members, rv)
-		} else {
-			cl.members[root] = append(b, a...)
-			delete(cl.members, ru)
-		}
+		cl.head[root], cl.tail[root] = h, t
 	}
 	if limited {
 		r.limited++
@@ -413,20 +411,21 @@ func (cl *completeLink) component(r *run, nodes []int32) {
 		if r.find(u) != u {
 			continue
 		}
-		m := cl.members[u]
-		if m == nil {
-			m = []int32{u}
+		cl.members = cl.members[:0]
+		for x := cl.head[u]; x >= 0; x = cl.next[x] {
+			cl.members = append(cl.members, x)
 		}
-		slices.Sort(m)
-		r.addProto(r.pick(m), m)
+		slices.Sort(cl.members)
+		r.addProto(r.pick(cl.members), cl.members)
 	}
 }
 
-// allPass reports whether every pair across a and b passes the threshold.
-func (cl *completeLink) allPass(r *run, a, b []int32) bool {
+// allPass reports whether every pair across the clusters rooted at a and b passes the
+// threshold.
+func (cl *completeLink) allPass(r *run, a, b int32) bool {
 	cl.pending = cl.pending[:0]
-	for _, x := range a {
-		for _, y := range b {
+	for x := cl.head[a]; x >= 0; x = cl.next[x] {
+		for y := cl.head[b]; y >= 0; y = cl.next[y] {
 			if s, ok := r.g.edgeSim(x, y); ok {
 				if s < r.t {
 					return false
