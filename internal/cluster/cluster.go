@@ -56,8 +56,11 @@ type Config struct {
 	Budget int
 }
 
-// DefaultBudget is Config.Budget when none is given: 1024 pair checks per node, enough on
-// real text for components of a few thousand documents to be clustered in full.
+// DefaultBudget is Config.Budget when none is given: 1024 pair checks per node.
+// Complete-link needs about s/2 per node to merge a near-clique of s nodes in full, so
+// near-cliques of up to 2,000 documents are clustered in full; on the real-text test
+// corpus 128 per node was enough at every threshold from 0.1, and keeper-star needed less
+// than 8.
 const DefaultBudget = 1024
 
 func (c Config) validate() error {

@@ -130,6 +130,11 @@ func checkResult(t *testing.T, g *Graph, c Config, res Result) {
 		}
 		removed += len(cl.Removed)
 		dg := cl.Diag
+		// The slices share arenas: each must be capped so that appending to it copies.
+		if cap(cl.Members) != len(cl.Members) || cap(cl.Removed) != len(cl.Removed) || cap(cl.Links) != len(cl.Links) ||
+			cap(dg.Chain.Docs) != len(dg.Chain.Docs) || cap(dg.Chain.Sims) != len(dg.Chain.Sims) {
+			t.Errorf("cluster %d: a slice has room beyond its length", i)
+		}
 		if dg.Size != len(cl.Members) || dg.ChainedMembers != chained || dg.Chained != (chained > 0) {
 			t.Errorf("cluster %d: Size %d, ChainedMembers %d, Chained %v; want %d, %d", i, dg.Size, dg.ChainedMembers, dg.Chained, len(cl.Members), chained)
 		}

@@ -9,7 +9,7 @@ import (
 // removals, links and diagnostics.
 func (r *run) result() Result {
 	g := r.g
-	res := Result{Config: r.cfg, Assign: make([]int, g.n), SimCalls: 0, Limited: r.limited}
+	res := Result{Config: r.cfg, Assign: make([]int, g.n), SimCalls: r.simCalls, Limited: r.limited}
 	for i := range res.Assign {
 		res.Assign[i] = -1
 	}
@@ -20,9 +20,10 @@ func (r *run) result() Result {
 		}
 		return d
 	}
-	// Sizes up front, so that the arenas below never grow: members, links (at most the
-	// accepted edges from the clusters' nodes plus one exact or direct link per member) and
-	// chains (at most one document per member).
+	// Every cluster's slices are cut from a few arenas, sized up front so that they never
+	// grow: members, links (at most the accepted edges from the clusters' nodes plus one
+	// exact or direct link per member) and chains (at most one document per member). The
+	// slices are capped, so appending to one never writes into the next.
 	total, count, accepted := 0, 0, 0
 	for _, p := range r.protos {
 		if d := docsOf(p); d >= 2 {
@@ -40,8 +41,6 @@ func (r *run) result() Result {
 	members := make([]int, 0, total)
 	removed := make([]Removal, 0, total-count)
 	clusters := make([]Cluster, 0, count)
-	type spans struct{ link, linkEnd, chain, chainEnd, sims, simsEnd int }
-	sp := make([]spans, 0, count)
 	links := make([]Edge, 0, accepted+total)
 	chainDocs := make([]int, 0, total)
 	chainSims := make([]float64, 0, total)
@@ -76,23 +75,14 @@ func (r *run) result() Result {
 		rs := removed[rOff:len(removed):len(removed)]
 		lOff := len(links)
 		links = r.appendLinks(links, k, nodes, sims)
-		s := spans{link: lOff, linkEnd: len(links), chain: len(chainDocs), sims: len(chainSims)}
+		ls := links[lOff:len(links):len(links)]
 		var d Diagnostics
-		d, chainDocs, chainSims = r.diag.compute(ms, rs, links[lOff:], kd, r.t, g.nodeOf, chainDocs, chainSims)
-		s.chainEnd, s.simsEnd = len(chainDocs), len(chainSims)
-		clusters = append(clusters, Cluster{Keeper: kd, Members: ms, Removed: rs, Diag: d})
-		sp = append(sp, s)
+		d, chainDocs, chainSims = r.diag.compute(ms, rs, ls, kd, r.t, g.nodeOf, chainDocs, chainSims)
+		clusters = append(clusters, Cluster{Keeper: kd, Members: ms, Removed: rs, Links: ls, Diag: d})
 		res.Removed += len(rs)
 		if d.Chained {
 			res.Chained++
 		}
-	}
-	for i := range clusters {
-		s := sp[i]
-		clusters[i].Links = links[s.link:s.linkEnd:s.linkEnd]
-		ch := &clusters[i].Diag.Chain
-		ch.Docs = chainDocs[s.chain:s.chainEnd:s.chainEnd]
-		ch.Sims = chainSims[s.sims:s.simsEnd:s.simsEnd]
 	}
 	slices.SortFunc(clusters, func(a, b Cluster) int { return cmp.Compare(a.Members[0], b.Members[0]) })
 	for i := range clusters {
@@ -102,7 +92,6 @@ func (r *run) result() Result {
 		}
 	}
 	res.Clusters = clusters
-	res.SimCalls = r.simCalls
 	return res
 }
 
@@ -257,16 +246,16 @@ func (ds *diagScratch) compute(ms []int, rs []Removal, ls []Edge, kd int, t floa
 	start := len(chainDocs)
 	chainDocs = slices.Grow(chainDocs, hops+1)[:start+hops+1]
 	chainSims = slices.Grow(chainSims, hops)[:len(chainSims)+hops]
-	sims := chainSims[len(chainSims)-hops:]
+	docs, sims := chainDocs[start:len(chainDocs):len(chainDocs)], chainSims[len(chainSims)-hops:len(chainSims):len(chainSims)]
 	for x, i := far, hops; ; i-- {
-		chainDocs[start+i] = ms[x]
+		docs[i] = ms[x]
 		if x == kl {
 			break
 		}
 		sims[i-1] = ds.bsim[x]
 		x = ds.bpar[x]
 	}
-	d.Chain = Chain{Docs: chainDocs[start:], Sims: sims}
+	d.Chain = Chain{Docs: docs, Sims: sims}
 	if d.Chained {
 		d.Cut = ds.suggestCut(ms, kl, t, nodeOf)
 	}

@@ -90,8 +90,8 @@ func (g *Graph) run(cfg Config, forcedDoc int) Result {
 			}
 		}
 	}
-	// Components worth a look: two nodes or more, or one exact group. Numbered in order of
-	// smallest node, listed in compNodes[compOff[c]:compOff[c+1]] in ascending order.
+	// Components worth a look: two nodes or more, or one exact group. compOf numbers them
+	// by root; compNodes[compOff[c]:compOff[c+1]] lists each one's nodes in ascending order.
 	compOf := make([]int32, nn)
 	ncomp := int32(0)
 	for u := range int32(nn) {
