@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 )
 
 // Edge is a pair of documents and their similarity: a verified LSH candidate (MinHash
@@ -208,6 +209,34 @@ type Graph struct {
 	// sorted by neighbour, one entry per neighbour.
 	adjOff []int32
 	adj    []nb
+
+	// Every edge once (u < v), by similarity, highest first, then by (u, v): complete-link's
+	// merge order at any threshold. Sorted on first use.
+	sortOnce sync.Once
+	sorted   []cedge
+}
+
+type cedge struct {
+	u, v int32
+	s    float64
+}
+
+// sortedEdges returns g.sorted, sorting it on the first call.
+func (g *Graph) sortedEdges() []cedge {
+	g.sortOnce.Do(func() {
+		g.sorted = make([]cedge, 0, len(g.adj)/2)
+		for u := range int32(g.nodes()) {
+			for _, x := range g.neighbours(u) {
+				if x.v > u {
+					g.sorted = append(g.sorted, cedge{u, x.v, x.s})
+				}
+			}
+		}
+		slices.SortFunc(g.sorted, func(a, b cedge) int {
+			return cmp.Or(cmp.Compare(b.s, a.s), cmp.Compare(a.u, b.u), cmp.Compare(a.v, b.v))
+		})
+	})
+	return g.sorted
 }
 
 type nb struct {

@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"cmp"
 	"math"
 	"slices"
 )
@@ -121,11 +120,14 @@ func (g *Graph) run(cfg Config, forcedDoc int) Result {
 		}
 	}
 
-	if cfg.Policy == CompleteLink {
-		r.memo = make(map[uint64]float64)
-	}
 	var ks keeperStar
 	var cl completeLink
+	var edgeOff []int32
+	var edges []cedge
+	if cfg.Policy == CompleteLink {
+		r.memo = make(map[uint64]float64)
+		edgeOff, edges = r.componentEdges(compOf, ncomp)
+	}
 	for c := range ncomp {
 		nodes := compNodes[compOff[c]:compOff[c+1]]
 		switch cfg.Policy {
@@ -134,10 +136,39 @@ func (g *Graph) run(cfg Config, forcedDoc int) Result {
 		case KeeperStar:
 			ks.component(r, nodes)
 		case CompleteLink:
-			cl.component(r, nodes)
+			cl.component(r, nodes, edges[edgeOff[c]:edgeOff[c+1]])
 		}
 	}
 	return r.result()
+}
+
+// componentEdges returns each component's accepted edges in complete-link's order,
+// edges[off[c]:off[c+1]] for component c: the graph's edges sorted once by similarity
+// (Graph.sortedEdges), cut at the threshold and distributed by a stable counting sort.
+func (r *run) componentEdges(compOf []int32, ncomp int32) (off []int32, edges []cedge) {
+	all := r.g.sortedEdges()
+	n, _ := slices.BinarySearchFunc(all, r.t, func(e cedge, t float64) int {
+		if e.s >= t {
+			return -1
+		}
+		return 1
+	})
+	accepted := all[:n]
+	off = make([]int32, ncomp+1)
+	for _, e := range accepted {
+		off[compOf[r.find(e.u)]+1]++
+	}
+	for c := range ncomp {
+		off[c+1] += off[c]
+	}
+	edges = make([]cedge, n)
+	fill := slices.Clone(off[:ncomp])
+	for _, e := range accepted {
+		c := compOf[r.find(e.u)]
+		edges[fill[c]] = e
+		fill[c]++
+	}
+	return off, edges
 }
 
 func (r *run) find(x int32) int32 {
@@ -347,7 +378,6 @@ func (ks *keeperStar) component(r *run, nodes []int32) {
 // Budget×s, and an attempt that would exceed what is left is refused (so bounded work
 // never merges an unchecked pair).
 type completeLink struct {
-	edges []cedge
 	// Each cluster's nodes as a linked list from head[root] along next to tail[root].
 	head, tail, next []int32
 	failed           map[uint64]bool // root pairs that failed a merge attempt
@@ -355,35 +385,22 @@ type completeLink struct {
 	members          []int32
 }
 
-type cedge struct {
-	u, v int32
-	s    float64
-}
-
-func (cl *completeLink) component(r *run, nodes []int32) {
+// component clusters the nodes of one component, given its accepted edges in order.
+func (cl *completeLink) component(r *run, nodes []int32, edges []cedge) {
 	if cl.head == nil {
 		nn := r.g.nodes()
 		cl.head, cl.tail, cl.next = make([]int32, nn), make([]int32, nn), make([]int32, nn)
 		cl.failed = make(map[uint64]bool)
 	}
-	cl.edges = cl.edges[:0]
 	for _, u := range nodes {
 		r.parent[u], r.size[u] = u, 1
 		cl.head[u], cl.tail[u], cl.next[u] = u, u, -1
-		for _, x := range r.g.neighbours(u) {
-			if x.v > u && x.s >= r.t {
-				cl.edges = append(cl.edges, cedge{u, x.v, x.s})
-			}
-		}
 	}
-	slices.SortFunc(cl.edges, func(a, b cedge) int {
-		return cmp.Or(cmp.Compare(b.s, a.s), cmp.Compare(a.u, b.u), cmp.Compare(a.v, b.v))
-	})
 	clear(cl.failed)
 	clear(r.memo)
 	limit := r.cfg.budget() * len(nodes)
 	used, limited := 0, false
-	for _, e := range cl.edges {
+	for _, e := range edges {
 		ru, rv := r.find(e.u), r.find(e.v)
 		if ru == rv || cl.failed[pairKey(ru, rv)] {
 			continue
