@@ -1,0 +1,219 @@
+package cluster
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Doc is what the keeper rule knows about a document. Its position in Input.Docs is its
+// index, and the index is its import order: the lower, the earlier imported.
+type Doc struct {
+	Len    int       // text length in bytes (Longest, Shortest)
+	Date   time.Time // a date from the metadata (Earliest); zero when the document has none
+	Source string    // Source ranking
+	Lang   string    // Language preference
+}
+
+// Criterion is one way of preferring one document of a cluster as its keeper.
+type Criterion string
+
+// Criteria of a Rule. Each puts documents in an order; the first in that order is kept.
+const (
+	// Longest keeps the longest text. Long superset documents (bundled license files, a
+	// README that includes its license) then become keepers and pull in the shorter texts
+	// they contain, which is how single linkage turns them into hubs.
+	Longest Criterion = "longest"
+	// Shortest keeps the shortest text: the least content removed from the corpus is the
+	// keeper's, the most is its duplicates'.
+	Shortest Criterion = "shortest"
+	// Earliest keeps the document with the earliest Doc.Date; documents without a date
+	// come after every dated one. With no dates at all it is import order.
+	Earliest Criterion = "earliest"
+	// Source keeps the document whose Doc.Source comes first in Rule.Sources; sources not
+	// listed come after every listed one.
+	Source Criterion = "source"
+	// Language keeps the document whose Doc.Lang comes first in Rule.Languages; languages
+	// not listed come after every listed one.
+	Language Criterion = "language"
+)
+
+// Rule chooses a cluster's keeper: the criteria are applied in order, each breaking the
+// ties of the one before, and the lowest index (the earliest imported) breaks what ties
+// remain, so every rule is a total order and the keeper never depends on input order.
+// Its String form is what a manifest records.
+type Rule struct {
+	By        []Criterion
+	Sources   []string // preference order for Source, best first
+	Languages []string // preference order for Language, best first
+}
+
+// Validate reports why r cannot choose keepers: no criterion, an unknown or repeated
+// criterion, or an empty or malformed ranking for Source or Language.
+func (r Rule) Validate() error {
+	if len(r.By) == 0 {
+		return &InputError{Field: "rule", Msg: "no criterion (want longest, shortest, earliest, source or language)"}
+	}
+	for i, c := range r.By {
+		switch c {
+		case Longest, Shortest, Earliest, Source, Language:
+		default:
+			return &InputError{Field: "rule", Msg: "unknown criterion " + strconv.Quote(string(c))}
+		}
+		if slices.Contains(r.By[:i], c) {
+			return &InputError{Field: "rule", Msg: "criterion " + string(c) + " given twice"}
+		}
+	}
+	for _, l := range []struct {
+		c     Criterion
+		names []string
+	}{{Source, r.Sources}, {Language, r.Languages}} {
+		if !slices.Contains(r.By, l.c) {
+			if len(l.names) > 0 {
+				return &InputError{Field: "rule", Msg: string(l.c) + " ranking given but " + string(l.c) + " is not a criterion"}
+			}
+			continue
+		}
+		if len(l.names) == 0 {
+			return &InputError{Field: "rule", Msg: string(l.c) + " needs a ranking, best first"}
+		}
+		for i, name := range l.names {
+			if name == "" || strings.ContainsAny(name, ",()>") || strings.TrimSpace(name) != name {
+				return &InputError{Field: "rule", Msg: string(l.c) + " name " + strconv.Quote(name) + " is empty or holds , ( ) > or outer spaces"}
+			}
+			if slices.Contains(l.names[:i], name) {
+				return &InputError{Field: "rule", Msg: string(l.c) + " " + strconv.Quote(name) + " ranked twice"}
+			}
+		}
+	}
+	return nil
+}
+
+// String returns the rule's text form, the criteria joined by ">" with the rankings in
+// parentheses, e.g. "source(debian,spdx)>longest". ParseRule reads it back.
+func (r Rule) String() string {
+	var b strings.Builder
+	for i, c := range r.By {
+		if i > 0 {
+			b.WriteByte('>')
+		}
+		b.WriteString(string(c))
+		switch c {
+		case Source:
+			b.WriteString("(" + strings.Join(r.Sources, ",") + ")")
+		case Language:
+			b.WriteString("(" + strings.Join(r.Languages, ",") + ")")
+		}
+	}
+	return b.String()
+}
+
+// ParseRule reads the form written by Rule.String; spaces around the separators are
+// allowed.
+func ParseRule(s string) (Rule, error) {
+	var r Rule
+	for part := range strings.SplitSeq(s, ">") {
+		part = strings.TrimSpace(part)
+		name, list, hasList := strings.Cut(part, "(")
+		name = strings.TrimSpace(name)
+		if hasList {
+			var ok bool
+			if list, ok = strings.CutSuffix(list, ")"); !ok {
+				return Rule{}, &InputError{Field: "rule", Msg: "unclosed ( in " + strconv.Quote(part)}
+			}
+			var names []string
+			for n := range strings.SplitSeq(list, ",") {
+				names = append(names, strings.TrimSpace(n))
+			}
+			switch Criterion(name) {
+			case Source:
+				r.Sources = names
+			case Language:
+				r.Languages = names
+			default:
+				return Rule{}, &InputError{Field: "rule", Msg: "criterion " + strconv.Quote(name) + " takes no ranking"}
+			}
+		}
+		r.By = append(r.By, Criterion(name))
+	}
+	if err := r.Validate(); err != nil {
+		return Rule{}, err
+	}
+	return r, nil
+}
+
+// Keeper returns the member of members that r keeps. docs holds every member's Doc at the
+// member's index. It panics on an empty members list.
+func (r Rule) Keeper(docs []Doc, members []int) int {
+	o := newOrder(r, docs)
+	best := members[0]
+	for _, m := range members[1:] {
+		if o.less(m, best) {
+			best = m
+		}
+	}
+	return best
+}
+
+// order is a compiled Rule: less(a, b) reports whether a is kept rather than b.
+type order struct {
+	by      []Criterion
+	docs    []Doc
+	sources map[string]int
+	langs   map[string]int
+}
+
+func newOrder(r Rule, docs []Doc) *order {
+	o := &order{by: r.By, docs: docs}
+	if len(r.Sources) > 0 {
+		o.sources = make(map[string]int, len(r.Sources))
+		for i, s := range r.Sources {
+			o.sources[s] = i
+		}
+	}
+	if len(r.Languages) > 0 {
+		o.langs = make(map[string]int, len(r.Languages))
+		for i, s := range r.Languages {
+			o.langs[s] = i
+		}
+	}
+	return o
+}
+
+func rank(m map[string]int, s string) int {
+	if i, ok := m[s]; ok {
+		return i
+	}
+	return len(m)
+}
+
+func (o *order) less(a, b int) bool {
+	da, db := &o.docs[a], &o.docs[b]
+	for _, c := range o.by {
+		var x, y int
+		switch c {
+		case Longest:
+			x, y = db.Len, da.Len
+		case Shortest:
+			x, y = da.Len, db.Len
+		case Earliest:
+			za, zb := da.Date.IsZero(), db.Date.IsZero()
+			if za != zb {
+				return zb // the dated one first
+			}
+			if d := da.Date.Compare(db.Date); d != 0 {
+				return d < 0
+			}
+			continue
+		case Source:
+			x, y = rank(o.sources, da.Source), rank(o.sources, db.Source)
+		case Language:
+			x, y = rank(o.langs, da.Lang), rank(o.langs, db.Lang)
+		}
+		if x != y {
+			return x < y
+		}
+	}
+	return a < b
+}
