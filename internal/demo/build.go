@@ -36,12 +36,12 @@ func (d *CorpusDoc) group() string {
 
 // Selection caps, in bytes of text, keep the sample to a few MB compressed.
 const (
-	maxLicenseBytes   = 20_000
-	maxReadmeBytes    = 20_000
-	maxDebrefGroup    = 9_000 // largest document of a Debian Reference group
-	maxHandbookGroup  = 4_000 // largest document of a Handbook group
-	npmLicenseSample  = 80
-	seed              = 20261129
+	maxLicenseBytes  = 20_000
+	maxReadmeBytes   = 20_000
+	maxDebrefGroup   = 9_000 // largest document of a Debian Reference group
+	maxHandbookGroup = 4_000 // largest document of a Handbook group
+	npmLicenseSample = 80
+	seed             = 20261129
 )
 
 // Build reads the corpus, selects the demo documents, classifies every pair of them by
