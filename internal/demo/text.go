@@ -1,0 +1,293 @@
+package demo
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// shingleSize is the word shingle length every measure here uses.
+const shingleSize = 5
+
+// text is what the rules need to know about one document: its words after lowercasing,
+// the hash of the shingle that starts at each word, the distinct shingles (sorted), and
+// which words are prose and in which language, guessed on the text itself.
+type text struct {
+	norm    string   // lowercased, white space collapsed
+	words   []string // norm split at spaces
+	letters []int    // letters in each word (CJK runs count every character)
+	shingle []uint64 // hash of words[i:i+5]; one shingle of all words when fewer than 5
+	set     []uint64 // distinct shingles, sorted
+	prose   []bool   // the word is in a paragraph guessed to be natural language
+	langs   langShares
+}
+
+func analyze(s string) text {
+	t := text{norm: strings.Join(strings.Fields(strings.ToLower(s)), " ")}
+	if t.norm != "" {
+		t.words = strings.Split(t.norm, " ")
+	}
+	t.letters = make([]int, len(t.words))
+	for i, w := range t.words {
+		for _, r := range w {
+			if unicode.IsLetter(r) {
+				t.letters[i]++
+			}
+		}
+	}
+	n := min(shingleSize, len(t.words))
+	if n > 0 {
+		for i := 0; i+n <= len(t.words); i++ {
+			t.shingle = append(t.shingle, xxhash.Sum64String(strings.Join(t.words[i:i+n], " ")))
+		}
+	}
+	t.set = slices.Clone(t.shingle)
+	slices.Sort(t.set)
+	t.set = slices.Compact(t.set)
+	t.prose, t.langs = guessLanguages(s)
+	if len(t.prose) != len(t.words) { // cannot happen: both split the same text at white space
+		panic("demo: prose mask and words disagree")
+	}
+	return t
+}
+
+// covered marks the words of x that lie inside a shingle y has too.
+func covered(x, y *text) []bool {
+	cov := make([]bool, len(x.words))
+	n := min(shingleSize, len(x.words))
+	for i, h := range x.shingle {
+		if _, ok := slices.BinarySearch(y.set, h); ok {
+			for k := i; k < i+n; k++ {
+				cov[k] = true
+			}
+		}
+	}
+	return cov
+}
+
+// diffSide is one side of a pair seen through shared shingles: how many of its words no
+// shared shingle covers (the words only this side has), in how many separate places, and
+// the longest run of covered words.
+type diffSide struct {
+	words, changed, places, longestShared int
+}
+
+func sideOf(cov []bool) diffSide {
+	d := diffSide{words: len(cov)}
+	run := 0
+	for i, c := range cov {
+		if c {
+			run++
+			d.longestShared = max(d.longestShared, run)
+			continue
+		}
+		run = 0
+		d.changed++
+		if i == 0 || cov[i-1] {
+			d.places++
+		}
+	}
+	return d
+}
+
+// proseShared is the share of x's prose letters that lie in shingles y has too: the part
+// of its running text that y carries verbatim (for two editions of a section, what the
+// translator left untranslated). It is 0 when x has no prose.
+func proseShared(x *text, cov []bool) float64 {
+	var all, shared int
+	for i, p := range x.prose {
+		if !p {
+			continue
+		}
+		all += x.letters[i]
+		if cov[i] {
+			shared += x.letters[i]
+		}
+	}
+	if all == 0 {
+		return 0
+	}
+	return float64(shared) / float64(all)
+}
+
+// Languages are guessed per paragraph: by script where the script settles it (Cyrillic,
+// Arabic or Persian letters, Han with or without kana), else by the stopwords of the
+// Latin-script languages of the corpus. A paragraph with too few stopwords for its length
+// (code, tables, lists of package names, headings) is not prose and gets no language.
+var stopwords = map[string][]string{
+	"en": strings.Fields("the of and to in is that for it with as be on by this are or not from at you your can an which if will may all any such"),
+	"de": strings.Fields("der die und das ist nicht zu den mit ein eine sich des auf für sie im dem von auch werden wird oder wenn es kann sind"),
+	"fr": strings.Fields("le la les de des et est un une du en pour que qui dans sur par pas ne vous avec au sont être ou il cette"),
+	"es": strings.Fields("el la los las de del en que es un una para por con se no su al como más puede lo este si"),
+	"it": strings.Fields("il la le di del della è un una per che non con si dei delle da in sono come anche può gli lo"),
+	"pt": strings.Fields("os as de do da dos das é um uma para que não com se em no na por ao pode são mais"),
+	"ca": strings.Fields("el la els les de del és un una per que no amb es en al dels pot són com més"),
+	"id": strings.Fields("yang dan di ini untuk dengan dari tidak dalam ke akan pada atau adalah dapat juga itu sebuah bisa"),
+	"nb": strings.Fields("og er det som til en på av for med ikke at den de et kan har vil om eller"),
+	"da": strings.Fields("og er det som til en på af for med ikke at den de et kan har vil om eller"),
+	"pl": strings.Fields("nie na jest się do że to jak co dla są może lub przez od"),
+	"nl": strings.Fields("de het een en van in is dat op te voor met niet zijn die of"),
+}
+
+var stopwordLangs = func() map[string][]string {
+	m := map[string][]string{}
+	langs := make([]string, 0, len(stopwords))
+	for l := range stopwords {
+		langs = append(langs, l)
+	}
+	slices.Sort(langs)
+	for _, l := range langs {
+		for _, w := range stopwords[l] {
+			m[w] = append(m[w], l)
+		}
+	}
+	return m
+}()
+
+// links are URLs and Markdown link targets: their words ("de" in de.wikipedia.org) say
+// nothing about the language of the text around them.
+var links = regexp.MustCompile(`\]\([^)]*\)|https?://\S+|\S+@\S+\.\S+`)
+
+// langShares maps a language to its share of a document's prose letters.
+type langShares map[string]float64
+
+// main is the language with the largest share ("" for a document without prose).
+func (s langShares) main() string {
+	best := ""
+	for l, v := range s {
+		if best == "" || v > s[best] || v == s[best] && l < best {
+			best = l
+		}
+	}
+	return best
+}
+
+// overlap is the share of prose the two documents have in the same languages
+// (sum over languages of the smaller share): 1 for two English texts, 0 for an English
+// and a German one.
+func (s langShares) overlap(o langShares) float64 {
+	var sum float64
+	for l, v := range s {
+		sum += min(v, o[l])
+	}
+	return sum
+}
+
+// guessLanguages returns, per white-space separated word of s, whether it is in a prose
+// paragraph, and the share of prose letters per language.
+func guessLanguages(s string) ([]bool, langShares) {
+	var prose []bool
+	letters := map[string]int{}
+	total := 0
+	for _, para := range paragraphs(s) {
+		lang, n := paragraphLanguage(para)
+		isProse := lang != ""
+		if isProse {
+			letters[lang] += n
+			total += n
+		}
+		for range strings.Fields(para) {
+			prose = append(prose, isProse)
+		}
+	}
+	shares := langShares{}
+	for l, n := range letters {
+		shares[l] = float64(n) / float64(total)
+	}
+	return prose, shares
+}
+
+// paragraphs splits s at blank lines, keeping every word in exactly one paragraph.
+func paragraphs(s string) []string {
+	var out []string
+	start := 0
+	lines := strings.SplitAfter(s, "\n")
+	pos := 0
+	for _, ln := range lines {
+		pos += len(ln)
+		if strings.TrimSpace(ln) == "" {
+			out = append(out, s[start:pos])
+			start = pos
+		}
+	}
+	if start < len(s) {
+		out = append(out, s[start:])
+	}
+	return out
+}
+
+// paragraphLanguage guesses the language of one paragraph and counts its letters; "" when
+// the paragraph is not prose.
+func paragraphLanguage(p string) (string, int) {
+	var latin, cyrillic, arabic, persian, kana, han, other int
+	for _, r := range p {
+		if !unicode.IsLetter(r) {
+			continue
+		}
+		switch {
+		case r < 0x250:
+			latin++
+		case unicode.Is(unicode.Cyrillic, r):
+			cyrillic++
+		case unicode.Is(unicode.Arabic, r):
+			arabic++
+			if strings.ContainsRune("پچژگکی", r) {
+				persian++
+			}
+		case unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r):
+			kana++
+		case unicode.Is(unicode.Han, r):
+			han++
+		default:
+			other++
+		}
+	}
+	total := latin + cyrillic + arabic + kana + han + other
+	if total == 0 {
+		return "", 0
+	}
+	switch top := max(latin, cyrillic, arabic, kana+han, other); {
+	case top == cyrillic:
+		return "ru", total
+	case top == arabic && persian*20 > arabic:
+		return "fa", total
+	case top == arabic:
+		return "ar", total
+	case top == kana+han && kana*10 > kana+han:
+		return "ja", total
+	case top == kana+han:
+		return "zh", total
+	case top == other:
+		return "", 0
+	}
+	votes := map[string]int{}
+	words, hits := 0, 0
+	for _, w := range strings.Fields(strings.ToLower(links.ReplaceAllString(p, " "))) {
+		w = strings.TrimFunc(w, func(r rune) bool { return !unicode.IsLetter(r) })
+		if w == "" {
+			continue
+		}
+		words++
+		if ls, ok := stopwordLangs[w]; ok && utf8.RuneCountInString(w) > 1 {
+			hits++
+			for _, l := range ls {
+				votes[l]++
+			}
+		}
+	}
+	// Prose has about one stopword in three words; code, tables and headings far fewer.
+	if hits < 2 || float64(hits) < 0.12*float64(words) {
+		return "", 0
+	}
+	best := ""
+	for l, v := range votes {
+		if best == "" || v > votes[best] || v == votes[best] && l < best {
+			best = l
+		}
+	}
+	return best, total
+}
