@@ -14,10 +14,23 @@
 // which is why gonum's own SVG renders as black shapes when opened on its own; these
 // SVGs render the same under any policy, even default-src 'none', and may be inlined
 // into a page. They carry a viewBox, so they scale, and no <style>, <script>, image or
-// external reference. Marks a script may select carry data attributes and a <title>:
-// each configuration of the recall chart is a <g data-config="ID">, each heatmap cell a
-// <g data-shape="BxR">, each matrix cell a <g data-docs="A,B">, each chain node a
-// <g data-doc="ID">.
+// external reference.
+//
+// Marks a script may select are groups with a class, data attributes and a <title>
+// (the hover text); no element has an id, so several charts can share a page:
+//
+//	recall chart   <g class="point" data-config="ID" data-front="true|false"
+//	                  [data-selected="true"] [data-recommended="true"]>
+//	               <g class="baseline">
+//	s-curves       <g class="measured" data-shape="20x5" data-bin="0.8-0.9">,
+//	               <g class="knee" data-shape="20x5">
+//	categories     <g class="category" data-category="NAME">
+//	shape heatmap  <g class="cell" data-shape="20x5">
+//	matrix         <g class="cell" data-docs="ID,ID">
+//	chain          <g class="node" data-doc="ID">, <g class="link" data-docs="ID,ID">
+//
+// A recall-chart point's group holds an invisible disc larger than the mark, so a
+// finger can hit it.
 //
 // Sizes are CSS pixels. The defaults read well at 480 px; at a phone's 390 px ask for
 // Width 390 rather than shrinking a wider SVG, so text keeps its size.
@@ -33,6 +46,7 @@ import (
 	"image/color"
 	"image/png"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -132,8 +146,15 @@ type Figure struct {
 // Title is the figure's title in plain words, also the SVG's accessible name.
 func (f *Figure) Title() string { return f.title }
 
-// Table is the data the figure shows, one row per mark, for download as CSV.
-func (f *Figure) Table() Table { return f.table }
+// Table is the data the figure shows, one row per mark, for download as CSV. It is
+// a copy: changing it changes nothing the figure writes.
+func (f *Figure) Table() Table {
+	t := Table{Columns: slices.Clone(f.table.Columns), Rows: make([][]string, len(f.table.Rows))}
+	for i, r := range f.table.Rows {
+		t.Rows[i] = slices.Clone(r)
+	}
+	return t
+}
 
 // CSV is Table written as CSV.
 func (f *Figure) CSV() []byte { return f.table.CSV() }
@@ -433,10 +454,10 @@ func pct(v float64) string {
 	}
 }
 
-// Estimate is a measured value with its 95% interval and sample size. Lo and Hi are
-// NaN (or anything that is not Lo <= Hi, both finite) when there is no interval; a
-// Value of NaN means there is nothing to estimate from (N = 0), and the mark is left
-// out of the drawing but kept in the table.
+// Estimate is a measured value with its 95% interval and sample size. The interval
+// is drawn only when Lo <= Value <= Hi, so NaN (or the zero value's 0, 0 around a
+// non-zero Value) means none. A Value of NaN means there is nothing to estimate
+// from (N = 0): the mark is left out of the drawing and kept in the table.
 type Estimate struct {
 	Value, Lo, Hi float64
 	N             int
@@ -450,7 +471,7 @@ func (e Estimate) hasValue() bool { return !math.IsNaN(e.Value) && !math.IsInf(e
 
 // hasInterval reports whether the estimate has an interval to draw.
 func (e Estimate) hasInterval() bool {
-	return !math.IsNaN(e.Lo) && !math.IsNaN(e.Hi) && !math.IsInf(e.Lo, 0) && !math.IsInf(e.Hi, 0) && e.Lo <= e.Hi
+	return e.hasValue() && !math.IsInf(e.Lo, 0) && !math.IsInf(e.Hi, 0) && e.Lo <= e.Value && e.Value <= e.Hi
 }
 
 // checkRate says what is wrong with an estimate of a rate, or nil.

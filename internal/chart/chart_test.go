@@ -683,3 +683,54 @@ func TestSizeScales(t *testing.T) {
 		t.Errorf("FontSize 16: %d of %d texts at 14 px or more; want most", big, len(sizes))
 	}
 }
+
+// TestEstimateInterval checks which intervals are drawn: only those around the value,
+// so a zero-valued Lo and Hi (an Estimate built with just a Value) draws no bar.
+func TestEstimateInterval(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		e    Estimate
+		want bool
+	}{
+		{Estimate{Value: 0.9, Lo: 0.8, Hi: 0.95}, true},
+		{Estimate{Value: 0.9}, false},
+		{Estimate{}, true}, // 0 in [0, 0]: a zero-length bar at 0
+		{Point(0.5), false},
+		{Estimate{Value: math.NaN(), Lo: 0.1, Hi: 0.2}, false},
+		{Estimate{Value: 0.5, Lo: 0.6, Hi: 0.7}, false},
+		{Estimate{Value: 0.5, Lo: math.Inf(-1), Hi: 0.7}, false},
+	}
+	for _, tc := range cases {
+		if got := tc.e.hasInterval(); got != tc.want {
+			t.Errorf("%+v.hasInterval() = %v; want %v", tc.e, got, tc.want)
+		}
+	}
+}
+
+// TestDeterministic checks that a figure writes the same bytes every time, also from
+// several goroutines at once, so a page can cache a chart by its input.
+func TestDeterministic(t *testing.T) {
+	t.Parallel()
+	for name, f := range sampleFigures(t) {
+		want, err := f.SVG(Size{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make([][]byte, 4)
+		done := make(chan struct{})
+		for i := range got {
+			go func() {
+				defer func() { done <- struct{}{} }()
+				got[i], _ = f.SVG(Size{})
+			}()
+		}
+		for range got {
+			<-done
+		}
+		for i, g := range got {
+			if !bytes.Equal(g, want) {
+				t.Errorf("%s: render %d differs from the first", name, i)
+			}
+		}
+	}
+}
