@@ -294,10 +294,11 @@ func drawTitle(c draw.Canvas, th theme, title string) draw.Canvas {
 	return draw.Crop(c, 0, 0, 0, -(pad + sty.Height(title) + th.px(0.5)))
 }
 
-// margins is the white space kept around a figure's body.
+// margins is the white space kept around a figure's body; wider on the right, where
+// half of the last tick label of a horizontal axis sticks out past its end.
 func margins(c draw.Canvas, th theme) draw.Canvas {
 	m := th.px(0.5)
-	return draw.Crop(c, m, -m, m, 0)
+	return draw.Crop(c, m, -2*m, m, 0)
 }
 
 // legendEntry is one item of a figure's legend.
