@@ -75,7 +75,7 @@ func (s *server) invite(r *http.Request) (string, db.Invite, error) {
 	return token, inv, err
 }
 
-func inviteView(s *server, r *http.Request, token string, inv db.Invite) templates.SignIn {
+func (s *server) inviteView(r *http.Request, token string, inv db.Invite) templates.SignIn {
 	return templates.SignIn{Page: s.page(r, "Join"), Mode: "invite", Action: "/invite/" + token, Role: string(inv.Role), By: inv.CreatedBy}
 }
 
@@ -85,7 +85,7 @@ func (s *server) showInvite(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, templates.SignInPage(inviteView(s, r, token, inv)))
+	s.render(w, r, http.StatusOK, templates.SignInPage(s.inviteView(r, token, inv)))
 }
 
 func (s *server) acceptInvite(w http.ResponseWriter, r *http.Request) {
@@ -94,7 +94,7 @@ func (s *server) acceptInvite(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	s.createAccount(w, r, inviteView(s, r, token, inv), func(name, hash string) (db.User, error) {
+	s.createAccount(w, r, s.inviteView(r, token, inv), func(name, hash string) (db.User, error) {
 		u, err := s.store.AcceptInvite(r.Context(), auth.HashToken(token), name, hash)
 		switch {
 		case errors.Is(err, db.ErrConflict):

@@ -6,6 +6,12 @@
 // read-only pool, so reads in WAL mode never queue behind a writer. Every connection
 // gets WAL, synchronous=FULL (labels and approvals survive a power cut, not just a
 // crash), foreign keys and a busy timeout through the DSN.
+//
+// Values leave the store typed and parsed once, here: a campaign's lsh.Spec and
+// []labels.Category, a user's auth.Role, an event's labels.Kind, times. Every error
+// comes wrapped with the operation that met it; the ones a caller acts on are
+// ErrNotFound, ErrConflict (detected by SQLite's result code), ErrStale and
+// ErrLastAdmin, found with errors.Is.
 package db
 
 import (
