@@ -16,29 +16,6 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/db"
 )
 
-// do sends a request with optional cookie and form, same-origin like a browser form.
-func (f *fixture) do(method, path string, c *http.Cookie, form url.Values) *httptest.ResponseRecorder {
-	f.t.Helper()
-	var body *strings.Reader
-	if form != nil {
-		body = strings.NewReader(form.Encode())
-	} else {
-		body = strings.NewReader("")
-	}
-	req := httptest.NewRequest(method, path, body)
-	if form != nil {
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	}
-	req.Header.Set("Sec-Fetch-Site", "same-origin")
-	req.RemoteAddr = "192.0.2.10:5555"
-	if c != nil {
-		req.AddCookie(c)
-	}
-	rec := httptest.NewRecorder()
-	f.h.ServeHTTP(rec, req)
-	return rec
-}
-
 // routeMatrix is every protected route and the permission it needs. The test below
 // walks the router and fails when a route is missing here, so new routes get checked.
 var routeMatrix = []struct {
@@ -316,7 +293,7 @@ func TestSetupLinkCreatesFirstAdminOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	f := &fixture{t: t, store: store, h: New(Deps{Store: store, SetupToken: "tok123", KDF: cheapKDF})}
+	f := &fixture{t: t, store: store, h: New(Deps{Store: store, Jobs: newJobs(t), SetupToken: "tok123", KDF: cheapKDF})}
 	if rec := f.do("GET", "/setup?token=wrong", nil, nil); rec.Code != http.StatusNotFound {
 		t.Errorf("wrong setup token: %d", rec.Code)
 	}

@@ -23,9 +23,12 @@ import (
 	"github.com/dedupstudio/dedupstudio/web/templates"
 )
 
+// Imports: uploading a sample (a background job whose page shows its progress) or a
+// label file (imported within the request).
+
 func (s *server) uploadView(r *http.Request) (templates.Upload, error) {
 	datasets, err := s.datasetViews(r.Context(), false)
-	role := auth.Role(userOf(r).Role)
+	role := userOf(r).Role
 	return templates.Upload{Page: s.page(r, "Import"), MaxMB: s.maxUpload >> 20, Datasets: datasets,
 		ShowData: role.Can(auth.ImportData), ShowLabels: role.Can(auth.ImportLabels),
 		IDField: "id", TextField: "text"}, err
@@ -34,7 +37,7 @@ func (s *server) uploadView(r *http.Request) (templates.Upload, error) {
 func (s *server) showUpload(w http.ResponseWriter, r *http.Request) {
 	u, err := s.uploadView(r)
 	if err != nil {
-		s.internalError(w, r, err)
+		s.fail(w, r, err)
 		return
 	}
 	s.render(w, r, http.StatusOK, templates.UploadPage(u))
@@ -43,132 +46,198 @@ func (s *server) showUpload(w http.ResponseWriter, r *http.Request) {
 func (s *server) showLabelsUpload(w http.ResponseWriter, r *http.Request) {
 	u, err := s.uploadView(r)
 	if err != nil {
-		s.internalError(w, r, err)
+		s.fail(w, r, err)
 		return
 	}
 	u.ShowData = false
 	s.render(w, r, http.StatusOK, templates.UploadPage(u))
 }
 
-// receiveUpload saves the multipart field "file" to a temporary file named like the
-// upload (the extension says the format), enforcing the upload cap.
-func (s *server) receiveUpload(w http.ResponseWriter, r *http.Request) (path, name string, status int, err error) {
+// failOnUpload shows err on the upload page when the person can fix it there.
+func (s *server) failOnUpload(w http.ResponseWriter, r *http.Request, err error) {
+	s.failOn(w, r, err, func(status int, msg string) {
+		u, err := s.uploadView(r)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		u.Error = msg
+		s.render(w, r, status, templates.UploadPage(u))
+	})
+}
+
+// upload is a received file, in a directory of its own.
+type upload struct {
+	path string // the file, named like the upload (its extension says the format)
+	name string // the name it was uploaded under
+}
+
+// remove deletes the upload's directory.
+func (u upload) remove() error { return os.RemoveAll(filepath.Dir(u.path)) }
+
+// receiveUpload saves the multipart field "file" to a temporary directory, enforcing
+// the upload cap, and keeps the small fields around it in r.Form. What the person can
+// fix is a *pageError; a failure to write the file is an internal error.
+func (s *server) receiveUpload(w http.ResponseWriter, r *http.Request) (upload, error) {
 	r.Body = http.MaxBytesReader(w, r.Body, s.maxUpload)
 	mr, err := r.MultipartReader()
 	if err != nil {
-		return "", "", http.StatusBadRequest, fmt.Errorf("want a multipart form upload: %v", err)
+		return upload{}, &pageError{http.StatusBadRequest, "Want a multipart form upload."}
 	}
 	r.Form = url.Values{} // the small fields, whichever side of the file they come
 	for {
 		part, err := mr.NextPart()
 		if errors.Is(err, io.EOF) {
-			return "", "", http.StatusUnprocessableEntity, errors.New("no file was uploaded")
+			return upload{}, &pageError{http.StatusUnprocessableEntity, "No file was uploaded."}
 		}
 		if err != nil {
-			status, err := s.uploadFailure(err)
-			return "", "", status, err
+			return upload{}, s.uploadFailure(&bodyError{err})
 		}
 		if part.FormName() != "file" {
-			// Small fields come before the file in the form; keep them for FormValue.
-			b, err := io.ReadAll(io.LimitReader(part, 4096))
-			if err != nil {
-				return "", "", http.StatusBadRequest, err
+			if err := readField(r, part.FormName(), part); err != nil {
+				return upload{}, s.uploadFailure(&bodyError{err})
 			}
-			r.Form.Add(part.FormName(), string(b))
 			continue
 		}
-		name = filepath.Base(part.FileName())
-		if name == "." || name == "/" || name == "" {
-			return "", "", http.StatusUnprocessableEntity, errors.New("no file was chosen")
-		}
-		dir, err := os.MkdirTemp("", "dedupstudio-upload-")
+		u, err := saveFile(part.FileName(), bodyReader{part})
 		if err != nil {
-			return "", "", http.StatusInternalServerError, err
-		}
-		path = filepath.Join(dir, name)
-		f, err := os.Create(path)
-		if err != nil {
-			os.RemoveAll(dir)
-			return "", "", http.StatusInternalServerError, err
-		}
-		_, err = io.Copy(f, part)
-		f.Close()
-		if err != nil {
-			os.RemoveAll(dir)
-			status, err := s.uploadFailure(err)
-			return "", "", status, err
+			return upload{}, s.uploadFailure(err)
 		}
 		// The remaining fields (after the file) are read too.
 		for {
 			p, err := mr.NextPart()
 			if err != nil {
+				break // the end, or a broken tail of small fields: the file is what matters
+			}
+			if err := readField(r, p.FormName(), p); err != nil {
 				break
 			}
-			b, _ := io.ReadAll(io.LimitReader(p, 4096))
-			r.Form.Add(p.FormName(), string(b))
 		}
-		return path, name, 0, nil
+		return u, nil
 	}
 }
 
-// uploadError shows the upload page again with what went wrong.
-func (s *server) uploadError(w http.ResponseWriter, r *http.Request, status int, err error) {
-	u, verr := s.uploadView(r)
-	if verr != nil {
-		s.internalError(w, r, verr)
-		return
+// readField keeps a small form field (up to 4 kB) in r.Form.
+func readField(r *http.Request, name string, part io.Reader) error {
+	b, err := io.ReadAll(io.LimitReader(part, 4096))
+	if err != nil {
+		return err
 	}
-	u.Error = err.Error()
-	s.render(w, r, status, templates.UploadPage(u))
+	r.Form.Add(name, string(b))
+	return nil
 }
 
-// uploadFailure turns a failed read of an upload into a status and a message.
-func (s *server) uploadFailure(err error) (int, error) {
+// saveFile writes an uploaded file to a new temporary directory under its own base name.
+func saveFile(fileName string, body io.Reader) (upload, error) {
+	name := filepath.Base(fileName)
+	if name == "." || name == "/" || name == "" {
+		return upload{}, &pageError{http.StatusUnprocessableEntity, "No file was chosen."}
+	}
+	dir, err := os.MkdirTemp("", "dedupstudio-upload-")
+	if err != nil {
+		return upload{}, fmt.Errorf("save upload: %w", err)
+	}
+	u := upload{path: filepath.Join(dir, name), name: name}
+	f, err := os.Create(u.path)
+	if err != nil {
+		u.remove()
+		return upload{}, fmt.Errorf("save upload: %w", err)
+	}
+	_, err = io.Copy(f, body)
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("save upload: %w", cerr)
+	}
+	if err != nil {
+		u.remove()
+		return upload{}, err
+	}
+	return u, nil
+}
+
+// bodyError is a failure reading the request body (too large, cut short), as opposed to
+// one writing the file.
+type bodyError struct{ err error }
+
+func (e *bodyError) Error() string { return "read upload: " + e.err.Error() }
+func (e *bodyError) Unwrap() error { return e.err }
+
+// bodyReader marks the errors of reading r as bodyErrors.
+type bodyReader struct{ r io.Reader }
+
+func (b bodyReader) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err != nil && err != io.EOF {
+		err = &bodyError{err}
+	}
+	return n, err
+}
+
+// uploadFailure names a failed read of the request body for the person (too large, or
+// broken off); other errors (writing the file) pass as they are.
+func (s *server) uploadFailure(err error) error {
+	var be *bodyError
+	if !errors.As(err, &be) {
+		return err
+	}
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
-		return http.StatusRequestEntityTooLarge, fmt.Errorf("the upload is larger than %d MB; use the command line for large files", s.maxUpload>>20)
+		return &pageError{http.StatusRequestEntityTooLarge, fmt.Sprintf("The upload is larger than %d MB; use the command line for large files.", s.maxUpload>>20)}
 	}
-	return http.StatusBadRequest, err
+	return &pageError{http.StatusBadRequest, "The upload could not be read (was it cut short?); try again."}
 }
 
 func (s *server) uploadDataset(w http.ResponseWriter, r *http.Request) {
-	path, name, status, err := s.receiveUpload(w, r)
-	if err == nil {
-		if _, ferr := corpus.DetectFormat(name); ferr != nil {
-			os.RemoveAll(filepath.Dir(path))
-			status, err = http.StatusUnprocessableEntity, ferr
-		}
-	}
+	up, err := s.receiveUpload(w, r)
 	if err != nil {
-		s.uploadError(w, r, status, err)
+		s.failOnUpload(w, r, err)
 		return
 	}
+	if _, err := corpus.DetectFormat(up.name); err != nil {
+		up.remove()
+		s.failOnUpload(w, r, err)
+		return
+	}
+	owner := userOf(r)
 	opt := ingest.Options{
 		Dataset: strings.TrimSpace(r.FormValue("dataset")),
 		Corpus:  corpus.Options{IDField: strings.TrimSpace(r.FormValue("id_field")), TextField: strings.TrimSpace(r.FormValue("text_field"))},
 		SkipBad: r.FormValue("skip_bad") != "",
-		Actor:   "web",
+		Actor:   owner.Name,
+		UserID:  owner.ID,
 	}
-	owner := userOf(r)
-	opt.Actor = owner.Name
-	id := s.jobs.Start("import", name, owner.ID, func(ctx context.Context, report jobs.Reporter) (any, error) {
-		defer os.RemoveAll(filepath.Dir(path))
+	id, err := s.jobs.Start("import", up.name, owner.ID, func(ctx context.Context, report jobs.Reporter) (any, error) {
+		defer up.remove()
 		opt.Progress = func(p ingest.Progress) { report(p) }
-		opt.UserID = owner.ID
-		rep, err := ingest.File(ctx, s.store, path, opt)
-		if err != nil && !userError(err) {
-			s.log.Error("import failed", "file", name, "err", err)
-			return rep, errors.New("the import failed on an internal error, which has been logged; nothing was imported")
-		}
-		return rep, err
+		rep, err := ingest.File(ctx, s.store, up.path, opt)
+		return rep, s.jobError("import", up.name, err, "nothing was imported")
 	})
+	if err != nil {
+		up.remove()
+		s.failOnUpload(w, r, err)
+		return
+	}
 	http.Redirect(w, r, "/imports/"+id, http.StatusSeeOther)
 }
 
+// jobCaller is the signed-in user asking about a job: admins see every job.
+func jobCaller(r *http.Request) jobs.Caller {
+	u := userOf(r)
+	return jobs.Caller{UserID: u.ID, All: u.Role == auth.Admin}
+}
+
+// loadImport finds the {job} of the URL, an import the user may see.
+func (s *server) loadImport(r *http.Request) (jobs.Snapshot, error) {
+	snap, err := s.jobs.Get(chi.URLParam(r, "job"), jobCaller(r))
+	if errors.Is(err, jobs.ErrNotFound) || (err == nil && snap.Kind != "import") {
+		return snap, &pageError{http.StatusNotFound, "No such import. Imports are kept while the server runs."}
+	}
+	return snap, err
+}
+
 func (s *server) showImport(w http.ResponseWriter, r *http.Request) {
-	snap, ok := s.jobs.Get(chi.URLParam(r, "job"))
-	if !ok || snap.Kind != "import" {
-		s.renderError(w, r, http.StatusNotFound, "No such import. Imports are kept while the server runs.")
+	snap, err := s.loadImport(r)
+	if err != nil {
+		s.fail(w, r, err)
 		return
 	}
 	v := templates.ImportStatus{Page: s.page(r, "Import "+snap.Title), JobID: snap.ID, Title: snap.Title, State: string(snap.State),
@@ -182,7 +251,7 @@ func (s *server) showImport(w http.ResponseWriter, r *http.Request) {
 	if p, ok := snap.Progress.(ingest.Progress); ok {
 		v.Docs, v.Rejected, v.MB = p.Docs, p.Rejected, fmt.Sprintf("%.1f", float64(p.Bytes)/1e6)
 	}
-	rep, _ := snap.Result.(ingest.Report)
+	rep, _ := snap.Result.(ingest.Report) // none until the job has finished
 	if snap.State != jobs.Running {
 		v.Docs, v.Rejected = rep.Accepted, rep.Rejected
 		if snap.State != jobs.Done {
@@ -204,58 +273,37 @@ func (s *server) showImport(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) cancelImport(w http.ResponseWriter, r *http.Request) {
-	id := chi.URLParam(r, "job")
-	if !s.jobs.Cancel(id) {
-		s.renderError(w, r, http.StatusNotFound, "No such import.")
+	snap, err := s.loadImport(r)
+	if err == nil {
+		err = s.jobs.Cancel(snap.ID, jobCaller(r))
+	}
+	if err != nil {
+		s.fail(w, r, err)
 		return
 	}
-	http.Redirect(w, r, "/imports/"+id, http.StatusSeeOther)
+	http.Redirect(w, r, "/imports/"+snap.ID, http.StatusSeeOther)
 }
 
 func (s *server) uploadLabels(w http.ResponseWriter, r *http.Request) {
-	path, name, status, err := s.receiveUpload(w, r)
-	fail := func(status int, err error) { s.uploadError(w, r, status, err) }
+	up, err := s.receiveUpload(w, r)
 	if err != nil {
-		fail(status, err)
+		s.failOnUpload(w, r, err)
 		return
 	}
-	defer os.RemoveAll(filepath.Dir(path))
-	dsID, _ := strconv.ParseInt(r.FormValue("dataset_id"), 10, 64)
+	defer up.remove()
+	dsID, _ := strconv.ParseInt(r.FormValue("dataset_id"), 10, 64) // none: 0, no such dataset
 	if _, err := s.store.Dataset(r.Context(), dsID); errors.Is(err, db.ErrNotFound) {
-		fail(http.StatusNotFound, errors.New("no such dataset"))
+		s.fail(w, r, notFound("dataset"))
 		return
 	} else if err != nil {
-		s.internalError(w, r, err)
+		s.fail(w, r, err)
 		return
 	}
-	rep, err := ingest.LabelsFile(r.Context(), s.store, path, ingest.LabelOptions{DatasetID: dsID, Actor: userOf(r).Name, Annotator: userOf(r).Name})
-	var le *ingest.LabelError
-	if errors.As(err, &le) {
-		var lines []string
-		for _, e := range le.Report.Errors {
-			lines = append(lines, e.Error())
-		}
-		fail(http.StatusUnprocessableEntity, fmt.Errorf("%s of %s: %s", le.Error(), name, strings.Join(lines, "; ")))
-		return
-	}
+	me := userOf(r)
+	rep, err := ingest.LabelsFile(r.Context(), s.store, up.path, ingest.LabelOptions{DatasetID: dsID, Actor: me.Name, Annotator: me.Name})
 	if err != nil {
-		fail(http.StatusUnprocessableEntity, err)
+		s.failOnUpload(w, r, err)
 		return
 	}
 	http.Redirect(w, r, fmt.Sprintf("/?labels=%d", rep.Accepted), http.StatusSeeOther)
-}
-
-// userError reports whether an import error is about the user's file (and so worth
-// showing as is) rather than an internal failure.
-func userError(err error) bool {
-	var re *corpus.RecordError
-	var ie *ingest.Error
-	var fe *corpus.FormatError
-	switch {
-	case errors.As(err, &re), errors.As(err, &fe), errors.Is(err, ingest.ErrEmpty), errors.Is(err, context.Canceled):
-		return true
-	case errors.As(err, &ie):
-		return ie.Err == nil
-	}
-	return false
 }

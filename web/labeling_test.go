@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -251,15 +250,6 @@ func stripTimes(s string) string {
 	return strings.Join(lines, "\n")
 }
 
-func (f *fixture) withCampaignDocsOnly() {
-	f.t.Helper()
-	if _, body := f.waitJob(f.upload("/datasets", "d.jsonl", fixtureDocs, nil).Header().Get("Location")); !strings.Contains(body, "import-done") {
-		f.t.Fatalf("import failed:\n%s", body)
-	}
-}
-
-var _ = filepath.Join
-
 func TestCampaignCategoriesAndStart(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 1<<20)
@@ -338,14 +328,20 @@ func TestSamplingCachesSignatures(t *testing.T) {
 	f.do("POST", "/campaigns/1/sample", rev, url.Values{"per_bin": {"1"}, "bin": {"-1"}, "boundary": {"0"}, "random": {"1"}})
 	ctx := context.Background()
 	c, _ := f.store.Campaign(ctx, 1)
-	spec := specOf(c)
-	cached, err := f.store.CachedSignatures(ctx, spec.ID(), c.DatasetID)
-	if err != nil || len(cached) != 4 {
-		t.Fatalf("%d cached signatures (%v); want the 4 documents", len(cached), err)
+	spec := c.Spec
+	ids, cached, err := f.store.DatasetSignatures(ctx, c.DatasetID, spec)
+	stored := 0
+	for _, sig := range cached {
+		if sig != nil {
+			stored++
+		}
+	}
+	if err != nil || stored != 4 {
+		t.Fatalf("%d cached signatures (%v); want the 4 documents", stored, err)
 	}
 	h, _ := lsh.NewHasher(spec)
 	doc, _ := f.store.Document(ctx, 1)
-	if string(cached[1]) != string(h.Signature(doc.Text, nil).Bytes()) {
+	if ids[0] != 1 || string(cached[0].Bytes()) != string(h.Signature(doc.Text, nil).Bytes()) {
 		t.Error("cached signature differs from the engine's")
 	}
 	if rec := f.do("POST", "/campaigns/1/sample", rev, url.Values{"per_bin": {"1"}, "bin": {"-1"}, "boundary": {"0"}, "random": {"1"}}); rec.Code != http.StatusSeeOther {

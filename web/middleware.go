@@ -77,8 +77,8 @@ func (s *server) recoverPanics(next http.Handler) http.Handler {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				s.log.Error("panic", "value", v, "request_id", requestIDOf(r))
-				s.renderError(w, r, http.StatusInternalServerError, "Internal error (request "+requestIDOf(r)+").")
+				s.log.Error("panic", "value", v, "path", r.URL.Path, "request_id", requestIDOf(r))
+				s.renderError(w, r, http.StatusInternalServerError, internalMessage(requestIDOf(r)))
 			}
 		}()
 		next.ServeHTTP(w, r)

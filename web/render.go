@@ -13,12 +13,11 @@ import (
 func (s *server) page(r *http.Request, title string) templates.Page {
 	p := templates.Page{Title: title, Nonce: nonceOf(r), Version: s.version}
 	if u := userOf(r); u != nil {
-		role := auth.Role(u.Role)
-		p.User, p.Role, p.Admin = u.Name, u.Role, role.Can(auth.ManageUsers)
+		p.User, p.Role, p.Admin = u.Name, string(u.Role), u.Role.Can(auth.ManageUsers)
 		switch {
-		case role.Can(auth.ImportData):
+		case u.Role.Can(auth.ImportData):
 			p.Import = "/datasets/new"
-		case role.Can(auth.ImportLabels):
+		case u.Role.Can(auth.ImportLabels):
 			p.Import = "/labels/new"
 		}
 	}
@@ -29,15 +28,12 @@ func (s *server) page(r *http.Request, title string) templates.Page {
 func (s *server) render(w http.ResponseWriter, r *http.Request, status int, c templ.Component) {
 	var buf bytes.Buffer
 	if err := c.Render(r.Context(), &buf); err != nil {
-		s.log.Error("render", "err", err, "request_id", requestIDOf(r))
-		http.Error(w, "internal error", http.StatusInternalServerError)
+		id := requestIDOf(r)
+		s.log.Error("render", "err", err, "path", r.URL.Path, "request_id", id)
+		http.Error(w, internalMessage(id), http.StatusInternalServerError)
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
 	w.Write(buf.Bytes())
-}
-
-func (s *server) renderError(w http.ResponseWriter, r *http.Request, status int, msg string) {
-	s.render(w, r, status, templates.Error(templates.ErrorPage{Page: s.page(r, http.StatusText(status)), Status: status, Message: msg}))
 }

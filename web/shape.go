@@ -12,13 +12,7 @@ import (
 
 	"github.com/dedupstudio/dedupstudio/internal/chart"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
-	"github.com/dedupstudio/dedupstudio/web/templates"
 )
-
-// formError is a bad form value, named by its field.
-type formError struct{ field, msg string }
-
-func (e *formError) Error() string { return e.field + ": " + e.msg }
 
 func floatParam(q url.Values, name string, def, lo, hi float64) (float64, error) {
 	v := q.Get(name)
@@ -44,74 +38,6 @@ func intParam(q url.Values, name string, def, lo, hi int) (int, error) {
 	return n, nil
 }
 
-func orDefault(v, def string) string {
-	if v == "" {
-		return def
-	}
-	return v
-}
-
-func (s *server) showHome(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	h := templates.Home{
-		Page:      s.page(r, "Start"),
-		Threshold: orDefault(q.Get("threshold"), "0.8"),
-		Hashes:    orDefault(q.Get("hashes"), "128"),
-		WeightFP:  orDefault(q.Get("w-fp"), "0.5"),
-		WeightFN:  orDefault(q.Get("w-fn"), "0.5"),
-	}
-	status := http.StatusOK
-	choice, err := func() (lsh.ShapeChoice, error) {
-		t, err := floatParam(q, "threshold", 0.8, 0, 1)
-		if err != nil {
-			return lsh.ShapeChoice{}, err
-		}
-		k, err := intParam(q, "hashes", 128, 1, 1024)
-		if err != nil {
-			return lsh.ShapeChoice{}, err
-		}
-		wfp, err := floatParam(q, "w-fp", 0.5, 0, 1e6)
-		if err != nil {
-			return lsh.ShapeChoice{}, err
-		}
-		wfn, err := floatParam(q, "w-fn", 0.5, 0, 1e6)
-		if err != nil {
-			return lsh.ShapeChoice{}, err
-		}
-		if wfp+wfn == 0 {
-			return lsh.ShapeChoice{}, &formError{"w-fp", "the two weights cannot both be 0"}
-		}
-		c, err := lsh.OptimalShape(t, k, lsh.Weights{FP: wfp, FN: wfn})
-		if err != nil {
-			return c, err
-		}
-		h.Query = url.Values{
-			"bands":     {strconv.Itoa(c.Shape.Bands)},
-			"rows":      {strconv.Itoa(c.Shape.Rows)},
-			"threshold": {strconv.FormatFloat(t, 'g', -1, 64)},
-		}.Encode()
-		return c, nil
-	}()
-	if err != nil {
-		h.Error = err.Error()
-		status = http.StatusUnprocessableEntity
-	} else {
-		h.Bands, h.Rows = choice.Shape.Bands, choice.Shape.Rows
-		h.Approx, h.FP, h.FN = choice.Threshold, choice.FP, choice.FN
-		for i := 0; i <= 10; i++ {
-			x := float64(i) / 10
-			h.Rows10 = append(h.Rows10, templates.ShapeRow{S: x, P: lsh.Probability(x, choice.Shape)})
-		}
-	}
-	datasets, err := s.datasetViews(r.Context(), true)
-	if err != nil {
-		s.internalError(w, r, err)
-		return
-	}
-	h.Datasets = datasets
-	s.render(w, r, status, templates.HomePage(h))
-}
-
 // shapeParams reads bands, rows and threshold for the chart and data downloads.
 func shapeParams(q url.Values) (lsh.Shape, float64, error) {
 	b, err := intParam(q, "bands", 0, 1, 4096)
@@ -135,13 +61,12 @@ func shapeParams(q url.Values) (lsh.Shape, float64, error) {
 func (s *server) shapeSVG(w http.ResponseWriter, r *http.Request) {
 	sh, t, err := shapeParams(r.URL.Query())
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusUnprocessableEntity)
+		s.fail(w, r, err)
 		return
 	}
 	svg, err := chart.SCurve([]lsh.Shape{sh}, t, 6*vg.Inch, 4*vg.Inch)
 	if err != nil {
-		s.log.Error("chart", "err", err, "request_id", requestIDOf(r))
-		http.Error(w, "internal error", http.StatusInternalServerError)
+		s.fail(w, r, err)
 		return
 	}
 	w.Header().Set("Content-Type", "image/svg+xml")
@@ -154,7 +79,7 @@ func (s *server) shapeSVG(w http.ResponseWriter, r *http.Request) {
 func (s *server) shapeCSV(w http.ResponseWriter, r *http.Request) {
 	sh, _, err := shapeParams(r.URL.Query())
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusUnprocessableEntity)
+		s.fail(w, r, err)
 		return
 	}
 	var buf bytes.Buffer

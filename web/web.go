@@ -12,6 +12,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
+	"github.com/dedupstudio/dedupstudio/internal/sigcache"
 )
 
 // Deps is what the handlers need from the outside world.
@@ -19,8 +20,10 @@ type Deps struct {
 	Log     *slog.Logger
 	Version string
 	Store   *db.DB
-	Jobs    *jobs.Registry
-	Now     func() time.Time // defaults to time.Now
+	// Jobs runs the background work (imports); required. Its owner shuts it down, before
+	// closing Store.
+	Jobs *jobs.Registry
+	Now  func() time.Time // defaults to time.Now
 	// MaxUpload caps an uploaded sample, in bytes; default 512 MB.
 	MaxUpload int64
 	// SetupToken, when set, is the one-time link token that creates the first admin.
@@ -38,6 +41,7 @@ type server struct {
 	log       *slog.Logger
 	version   string
 	store     *db.DB
+	sigs      *sigcache.Cache // the store's signatures, shared by drawing pairs (and sweeps next)
 	jobs      *jobs.Registry
 	now       func() time.Time
 	maxUpload int64
@@ -50,14 +54,18 @@ type server struct {
 	accountLimit *auth.Limiter
 }
 
-// New returns the application's handler.
+// New returns the application's handler. It panics without d.Jobs: a registry made
+// here would have nobody to shut it down.
 func New(d Deps) http.Handler {
+	if d.Jobs == nil {
+		panic("web.New: Deps.Jobs is nil")
+	}
 	s := &server{log: d.Log, version: d.Version, store: d.Store, jobs: d.Jobs, now: d.Now, maxUpload: d.MaxUpload}
+	if s.store != nil {
+		s.sigs = sigcache.New(s.store)
+	}
 	if s.maxUpload <= 0 {
 		s.maxUpload = 512 << 20
-	}
-	if s.jobs == nil {
-		s.jobs = jobs.NewRegistry()
 	}
 	s.trustProxy = d.TrustProxy
 	s.kdf = d.KDF
@@ -67,6 +75,8 @@ func New(d Deps) http.Handler {
 	if d.SetupToken != "" {
 		s.setup.hash = auth.HashToken(d.SetupToken)
 	}
+	// Only the time the hash takes matters (a sign-in of an unknown name costs as much as
+	// a known one's): its error, impossible for a valid cost, would change nothing.
 	s.dummyHash, _ = auth.HashPassword("no such account", s.kdf)
 	s.addrLimit = auth.NewLimiter(30, 15*time.Minute)
 	s.accountLimit = auth.NewLimiter(5, 15*time.Minute)
@@ -83,10 +93,10 @@ func (s *server) routes() http.Handler {
 	r := chi.NewRouter()
 	r.Use(s.requestID, s.logRequests, s.recoverPanics, securityHeaders, crossOriginProtection, limitBodies, s.authenticate)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
-		s.renderError(w, r, http.StatusNotFound, "There is no page at "+r.URL.Path+".")
+		s.fail(w, r, &pageError{http.StatusNotFound, "There is no page at " + r.URL.Path + "."})
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
-		s.renderError(w, r, http.StatusMethodNotAllowed, "This page does not take "+r.Method+" requests.")
+		s.fail(w, r, &pageError{http.StatusMethodNotAllowed, "This page does not take " + r.Method + " requests."})
 	})
 
 	r.Get("/static/*", staticHandler().ServeHTTP)

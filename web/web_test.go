@@ -1,25 +1,11 @@
 package web
 
 import (
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 )
-
-func get(t *testing.T, h http.Handler, path string, cookies ...*http.Cookie) (*http.Response, string) {
-	t.Helper()
-	rec := httptest.NewRecorder()
-	req := httptest.NewRequest(http.MethodGet, path, nil)
-	for _, c := range cookies {
-		req.AddCookie(c)
-	}
-	h.ServeHTTP(rec, req)
-	res := rec.Result()
-	b, _ := io.ReadAll(res.Body)
-	return res, string(b)
-}
 
 func TestHomeShapeCalculator(t *testing.T) {
 	t.Parallel()

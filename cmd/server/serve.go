@@ -1,9 +1,15 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"io"
+	"log/slog"
+	"time"
 
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/jobs"
 	"github.com/dedupstudio/dedupstudio/internal/server"
 )
 
@@ -21,17 +27,42 @@ func serve(args []string, stderr io.Writer) error {
 	}
 	ctx, stop := signalContext()
 	defer stop()
-	log := newLogger(stderr)
-	store, err := db.Open(ctx, *dbPath)
+	return serveUntil(ctx, *dbPath, *loadDemo, server.Config{Addr: *addr, Log: newLogger(stderr), Version: version, Console: stderr,
+		TLSCert: *tlsCert, TLSKey: *tlsKey, TrustProxy: *trustProxy})
+}
+
+// jobsStopTimeout bounds the wait for background jobs at shutdown: a cancelled import
+// only discards its staged version.
+const jobsStopTimeout = 30 * time.Second
+
+// serveUntil opens the store and serves until ctx ends (SIGINT, SIGTERM). Then, in this
+// order: the server stops taking requests and finishes those in flight, the background
+// jobs (cancelled with ctx) are waited for, and only then the store closes, since a
+// cancelled import discards its staged dataset version through it on its way out.
+func serveUntil(ctx context.Context, dbPath string, loadDemo bool, cfg server.Config) (err error) {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	store, err := db.Open(ctx, dbPath)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	if *loadDemo {
-		if err := server.LoadDemoIfEmpty(ctx, store, log); err != nil {
+	reg := jobs.NewRegistry(ctx)
+	defer func() {
+		stopCtx, cancel := context.WithTimeout(context.Background(), jobsStopTimeout)
+		defer cancel()
+		jerr := reg.Shutdown(stopCtx) // first: the jobs use the store while they stop
+		cerr := store.Close()
+		if jerr != nil {
+			jerr = fmt.Errorf("background jobs: %w", jerr)
+		}
+		err = errors.Join(err, jerr, cerr)
+	}()
+	if loadDemo {
+		if err := server.LoadDemoIfEmpty(ctx, store, cfg.Log); err != nil {
 			return err
 		}
 	}
-	return server.Run(ctx, server.Config{Addr: *addr, Log: log, Version: version, Store: store, Console: stderr,
-		TLSCert: *tlsCert, TLSKey: *tlsKey, TrustProxy: *trustProxy})
+	cfg.Store, cfg.Jobs = store, reg
+	return server.Run(ctx, cfg)
 }

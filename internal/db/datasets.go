@@ -3,8 +3,6 @@ package db
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 )
@@ -27,12 +25,14 @@ const datasetColumns = `id, name, version, state, source_file, content_hash, doc
 func scanDataset(sc scanner) (Dataset, error) {
 	var ds Dataset
 	var created string
-	err := sc.Scan(&ds.ID, &ds.Name, &ds.Version, &ds.State, &ds.SourceFile, &ds.ContentHash, &ds.Docs, &ds.Rejected, &created)
-	if errors.Is(err, sql.ErrNoRows) {
-		return ds, ErrNotFound
+	if err := sc.Scan(&ds.ID, &ds.Name, &ds.Version, &ds.State, &ds.SourceFile, &ds.ContentHash, &ds.Docs, &ds.Rejected, &created); err != nil {
+		return ds, notFound(err)
 	}
-	ds.CreatedAt, _ = time.Parse(time.RFC3339Nano, created)
-	return ds, err
+	var err error
+	if ds.CreatedAt, err = parseTime("created_at", created); err != nil {
+		return ds, fmt.Errorf("dataset %d: %w", ds.ID, err)
+	}
+	return ds, nil
 }
 
 // BeginDataset starts an import: a new version of the named dataset in state
@@ -50,12 +50,17 @@ func (d *DB) BeginDataset(ctx context.Context, name, sourceFile string, by int64
 		if err != nil {
 			return err
 		}
-		id, _ := res.LastInsertId()
-		row := tx.QueryRowContext(ctx, `SELECT `+datasetColumns+` FROM datasets WHERE id = ?`, id)
-		ds, err = scanDataset(row)
+		id, err := res.LastInsertId()
+		if err != nil {
+			return err
+		}
+		ds, err = scanDataset(tx.QueryRowContext(ctx, `SELECT `+datasetColumns+` FROM datasets WHERE id = ?`, id))
 		return err
 	})
-	return ds, err
+	if err != nil {
+		return Dataset{}, fmt.Errorf("begin import of dataset %q: %w", name, err)
+	}
+	return ds, nil
 }
 
 func nullID(id int64) any {
@@ -84,13 +89,10 @@ func (d *DB) InsertDocuments(ctx context.Context, datasetID int64, docs []NewDoc
 		duplicates = duplicates[:0]
 		var state string
 		if err := tx.QueryRowContext(ctx, `SELECT state FROM datasets WHERE id = ?`, datasetID).Scan(&state); err != nil {
-			if errors.Is(err, sql.ErrNoRows) {
-				return fmt.Errorf("dataset %d: %w", datasetID, ErrNotFound)
-			}
-			return err
+			return notFound(err)
 		}
 		if state != "importing" {
-			return fmt.Errorf("dataset %d is %s: documents go in only while importing", datasetID, state)
+			return fmt.Errorf("it is %s: documents go in only while importing", state)
 		}
 		stmt, err := tx.PrepareContext(ctx, `INSERT INTO documents (dataset_id, ext_id, text, content_hash, bytes, source, domain, lang, meta)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (dataset_id, ext_id) DO NOTHING`)
@@ -107,14 +109,21 @@ func (d *DB) InsertDocuments(ctx context.Context, datasetID int64, docs []NewDoc
 			if err != nil {
 				return fmt.Errorf("document %q: %w", doc.ExtID, err)
 			}
-			if n, _ := res.RowsAffected(); n == 0 {
+			n, err := res.RowsAffected()
+			if err != nil {
+				return err
+			}
+			if n == 0 {
 				duplicates = append(duplicates, i)
 			}
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE datasets SET heartbeat_at = ? WHERE id = ?`, d.stamp(), datasetID)
 		return err
 	})
-	return duplicates, err
+	if err != nil {
+		return nil, fmt.Errorf("insert documents into dataset %d: %w", datasetID, err)
+	}
+	return duplicates, nil
 }
 
 // FinishDataset makes an import visible, recording its content hash and counts.
@@ -127,8 +136,8 @@ func (d *DB) FinishDataset(ctx context.Context, id int64, contentHash string, re
 		if err != nil {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n != 1 {
-			return fmt.Errorf("dataset %d is not importing: %w", id, ErrNotFound)
+		if err := oneRow(res); err != nil {
+			return fmt.Errorf("not importing: %w", err)
 		}
 		ds, err = scanDataset(tx.QueryRowContext(ctx, `SELECT `+datasetColumns+` FROM datasets WHERE id = ?`, id))
 		if err != nil {
@@ -138,15 +147,22 @@ func (d *DB) FinishDataset(ctx context.Context, id int64, contentHash string, re
 			"name": ds.Name, "version": ds.Version, "documents": ds.Docs, "rejected": rejected, "content_hash": contentHash, "file": ds.SourceFile,
 		})
 	})
-	return ds, err
+	if err != nil {
+		return Dataset{}, fmt.Errorf("finish import of dataset %d: %w", id, err)
+	}
+	return ds, nil
 }
 
 // DiscardDataset removes an import that failed, with its documents.
 func (d *DB) DiscardDataset(ctx context.Context, id int64) error {
-	return d.inTx(ctx, func(tx *sql.Tx) error {
+	err := d.inTx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `DELETE FROM datasets WHERE id = ? AND state = 'importing'`, id)
 		return err
 	})
+	if err != nil {
+		return fmt.Errorf("discard import of dataset %d: %w", id, err)
+	}
+	return nil
 }
 
 // StaleImportAge is how long an import may go without inserting before it counts as dead
@@ -155,38 +171,48 @@ const StaleImportAge = 10 * time.Minute
 
 // CleanStaleImports removes imports that have not inserted anything for olderThan.
 func (d *DB) CleanStaleImports(ctx context.Context, olderThan time.Duration) (int, error) {
-	cutoff := d.now().Add(-olderThan).UTC().Format(time.RFC3339Nano)
+	cutoff := formatTime(d.now().Add(-olderThan))
 	var n int64
 	err := d.inTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM datasets WHERE state = 'importing' AND heartbeat_at <= ?`, cutoff)
 		if err != nil {
 			return err
 		}
-		n, _ = res.RowsAffected()
-		return nil
+		n, err = res.RowsAffected()
+		return err
 	})
-	return int(n), err
-}
-
-func (d *DB) cleanStaleImports(ctx context.Context) error {
-	_, err := d.CleanStaleImports(ctx, StaleImportAge)
-	return err
+	if err != nil {
+		return 0, fmt.Errorf("clean stale imports: %w", err)
+	}
+	return int(n), nil
 }
 
 // Datasets returns the ready datasets, newest first.
 func (d *DB) Datasets(ctx context.Context) ([]Dataset, error) {
-	return queryAll(ctx, d, `SELECT `+datasetColumns+` FROM datasets WHERE state = 'ready' ORDER BY id DESC`, scanDataset)
+	list, err := queryAll(ctx, d, `SELECT `+datasetColumns+` FROM datasets WHERE state = 'ready' ORDER BY id DESC`, scanDataset)
+	if err != nil {
+		return nil, fmt.Errorf("list datasets: %w", err)
+	}
+	return list, nil
 }
 
 // LatestDataset returns the newest ready version of the named dataset.
 func (d *DB) LatestDataset(ctx context.Context, name string) (Dataset, error) {
-	return scanDataset(d.r.QueryRowContext(ctx, `SELECT `+datasetColumns+` FROM datasets
+	ds, err := scanDataset(d.r.QueryRowContext(ctx, `SELECT `+datasetColumns+` FROM datasets
 		WHERE name = ? AND state = 'ready' ORDER BY version DESC LIMIT 1`, name))
+	if err != nil {
+		return ds, fmt.Errorf("dataset %q: %w", name, err)
+	}
+	return ds, nil
 }
 
 // Dataset returns a ready dataset by id.
 func (d *DB) Dataset(ctx context.Context, id int64) (Dataset, error) {
-	return scanDataset(d.r.QueryRowContext(ctx, `SELECT `+datasetColumns+` FROM datasets WHERE id = ? AND state = 'ready'`, id))
+	ds, err := scanDataset(d.r.QueryRowContext(ctx, `SELECT `+datasetColumns+` FROM datasets WHERE id = ? AND state = 'ready'`, id))
+	if err != nil {
+		return ds, fmt.Errorf("dataset %d: %w", id, err)
+	}
+	return ds, nil
 }
 
 // CountDocuments returns the number of documents in ready datasets.
@@ -194,47 +220,8 @@ func (d *DB) CountDocuments(ctx context.Context) (int, error) {
 	var n int
 	err := d.r.QueryRowContext(ctx, `SELECT count(*) FROM documents JOIN datasets ON datasets.id = documents.dataset_id
 		WHERE datasets.state = 'ready'`).Scan(&n)
-	return n, err
-}
-
-// audit appends to the audit log inside tx, for an actor known by name only (the
-// command line, imports, the demo).
-func (d *DB) audit(ctx context.Context, tx *sql.Tx, actor, action, subject string, detail map[string]any) error {
-	return d.auditBy(ctx, tx, User{Name: actor}, action, subject, detail)
-}
-
-// auditBy appends to the audit log inside tx, naming the acting user.
-func (d *DB) auditBy(ctx context.Context, tx *sql.Tx, actor User, action, subject string, detail map[string]any) error {
-	if detail == nil {
-		detail = map[string]any{}
-	}
-	b, err := json.Marshal(detail)
 	if err != nil {
-		return err
+		return 0, fmt.Errorf("count documents: %w", err)
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO audit_log (at, actor, user_id, action, subject, detail) VALUES (?, ?, ?, ?, ?, ?)`,
-		d.stamp(), actor.Name, nullID(actor.ID), action, subject, string(b))
-	return err
-}
-
-// AuditEvent is one entry of the audit log.
-type AuditEvent struct {
-	ID      int64
-	At      time.Time
-	Actor   string
-	Action  string
-	Subject string
-	Detail  string
-}
-
-// AuditLog returns the newest audit events, at most limit.
-func (d *DB) AuditLog(ctx context.Context, limit int) ([]AuditEvent, error) {
-	return queryAll(ctx, d, `SELECT id, at, actor, action, subject, detail FROM audit_log ORDER BY id DESC LIMIT ?`,
-		func(sc scanner) (AuditEvent, error) {
-			var e AuditEvent
-			var at string
-			err := sc.Scan(&e.ID, &at, &e.Actor, &e.Action, &e.Subject, &e.Detail)
-			e.At, _ = time.Parse(time.RFC3339Nano, at)
-			return e, err
-		}, limit)
+	return n, nil
 }

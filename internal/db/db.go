@@ -6,6 +6,12 @@
 // read-only pool, so reads in WAL mode never queue behind a writer. Every connection
 // gets WAL, synchronous=FULL (labels and approvals survive a power cut, not just a
 // crash), foreign keys and a busy timeout through the DSN.
+//
+// Values leave the store typed and parsed once, here: a campaign's lsh.Spec and
+// []labels.Category, a user's auth.Role, an event's labels.Kind, times. Every error
+// comes wrapped with the operation that met it; the ones a caller acts on are
+// ErrNotFound, ErrConflict (detected by SQLite's result code), ErrStale and
+// ErrLastAdmin, found with errors.Is.
 package db
 
 import (
@@ -15,6 +21,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/url"
 	"path/filepath"
@@ -24,13 +31,69 @@ import (
 	"strings"
 	"time"
 
-	_ "modernc.org/sqlite" // the "sqlite" driver
+	"modernc.org/sqlite" // the "sqlite" driver
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/dedupstudio/dedupstudio/migrations"
 )
 
-// ErrNotFound is returned when a looked-up row does not exist.
-var ErrNotFound = errors.New("not found")
+// Errors a caller may act on; every other error is an internal failure. Each comes
+// wrapped with the operation that met it, so test for them with errors.Is.
+var (
+	// ErrNotFound is a looked-up row that does not exist (or is not visible yet, like a
+	// dataset still importing).
+	ErrNotFound = errors.New("not found")
+	// ErrConflict is an insert that collides with an existing row: a taken user name, a
+	// second first admin.
+	ErrConflict = errors.New("already exists")
+	// ErrStale is an edit made against a state that has changed since it was shown
+	// (another tab, another request): nothing is written, the person looks again.
+	ErrStale = errors.New("changed since it was shown")
+	// ErrLastAdmin refuses a change that would leave no enabled admin.
+	ErrLastAdmin = errors.New("the last enabled admin cannot lose the admin role or be disabled")
+)
+
+// isUnique reports whether err is SQLite refusing a row that breaks a UNIQUE or
+// PRIMARY KEY constraint (by its extended result code, not its text).
+func isUnique(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	return se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
+}
+
+// Times are stored as RFC 3339 text in UTC, with nanoseconds.
+func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// parseTime reads a stored time; column names it in the error.
+func parseTime(column, s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("column %s: %w", column, err)
+	}
+	return t, nil
+}
+
+// oneRow checks that a statement changed a row: none is ErrNotFound.
+func oneRow(res sql.Result) error {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// notFound turns a query's sql.ErrNoRows into ErrNotFound.
+func notFound(err error) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return ErrNotFound
+	}
+	return err
+}
 
 // DB is the store.
 type DB struct {
@@ -61,7 +124,7 @@ func dsn(path string, readOnly bool) string {
 func Open(ctx context.Context, path string) (*DB, error) {
 	w, err := sql.Open("sqlite", dsn(path, false))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	w.SetMaxOpenConns(4)
 	d := &DB{w: w, path: path, now: time.Now}
@@ -72,11 +135,11 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	r, err := sql.Open("sqlite", dsn(path, true))
 	if err != nil {
 		w.Close()
-		return nil, err
+		return nil, fmt.Errorf("open %s read-only: %w", path, err)
 	}
 	r.SetMaxOpenConns(8)
 	d.r = r
-	if err := d.cleanStaleImports(ctx); err != nil {
+	if _, err := d.CleanStaleImports(ctx, StaleImportAge); err != nil {
 		d.Close()
 		return nil, err
 	}
@@ -96,19 +159,23 @@ func (d *DB) Close() error {
 // Path returns the database file's path.
 func (d *DB) Path() string { return d.path }
 
-func (d *DB) stamp() string { return d.now().UTC().Format(time.RFC3339Nano) }
+func (d *DB) stamp() string { return formatTime(d.now()) }
 
-// inTx runs fn in a write transaction, committing if it returns nil.
+// inTx runs fn in a write transaction, committing if it returns nil. The caller names
+// the operation in the error it returns.
 func (d *DB) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	tx, err := d.w.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return fmt.Errorf("begin: %w", err)
 	}
 	if err := fn(tx); err != nil {
-		tx.Rollback()
+		tx.Rollback() // the error that made us roll back is the one worth returning
 		return err
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
 }
 
 var migrationName = regexp.MustCompile(`^(\d{4})_[a-z0-9_]+\.sql$`)
@@ -122,7 +189,7 @@ type migration struct {
 func readMigrations(files fs.FS) ([]migration, error) {
 	entries, err := fs.ReadDir(files, ".")
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("migrations: %w", err)
 	}
 	var ms []migration
 	for _, e := range entries {
@@ -130,10 +197,13 @@ func readMigrations(files fs.FS) ([]migration, error) {
 		if m == nil {
 			continue
 		}
-		v, _ := strconv.Atoi(m[1])
+		v, err := strconv.Atoi(m[1])
+		if err != nil {
+			return nil, fmt.Errorf("migrations: %s: %w", e.Name(), err)
+		}
 		b, err := fs.ReadFile(files, e.Name())
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("migrations: %w", err)
 		}
 		ms = append(ms, migration{version: v, name: e.Name(), sql: string(b)})
 	}
@@ -149,8 +219,10 @@ func readMigrations(files fs.FS) ([]migration, error) {
 // SchemaVersion returns the highest migration applied.
 func (d *DB) SchemaVersion(ctx context.Context) (int, error) {
 	var v int
-	err := d.w.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&v)
-	return v, err
+	if err := d.w.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("schema version of %s: %w", d.path, err)
+	}
+	return v, nil
 }
 
 // migrate applies the pending migrations of files in order, each in its own
@@ -194,7 +266,7 @@ func (d *DB) migrate(ctx context.Context, files fs.FS) error {
 func (d *DB) IntegrityCheck(ctx context.Context) (bool, error) {
 	var res string
 	if err := d.w.QueryRowContext(ctx, `PRAGMA integrity_check`).Scan(&res); err != nil {
-		return false, err
+		return false, fmt.Errorf("integrity check of %s: %w", d.path, err)
 	}
 	return res == "ok", nil
 }
@@ -202,45 +274,49 @@ func (d *DB) IntegrityCheck(ctx context.Context) (bool, error) {
 // Fingerprint hashes every row of every table but those named in except: two equal
 // fingerprints mean nothing was written in between. For tests and diagnostics.
 func (d *DB) Fingerprint(ctx context.Context, except ...string) (string, error) {
-	rows, err := d.r.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`)
+	tables, err := queryAll(ctx, d, `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`,
+		func(sc scanner) (string, error) {
+			var name string
+			return name, sc.Scan(&name)
+		})
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("fingerprint: %w", err)
 	}
-	var tables []string
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			rows.Close()
-			return "", err
-		}
-		if !slices.Contains(except, name) {
-			tables = append(tables, name)
-		}
-	}
-	rows.Close()
 	h := sha256.New()
 	for _, t := range tables {
-		rows, err := d.r.QueryContext(ctx, `SELECT * FROM "`+t+`" ORDER BY 1`)
-		if err != nil {
-			return "", err
-		}
-		cols, _ := rows.Columns()
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
+		if slices.Contains(except, t) {
+			continue
 		}
 		fmt.Fprintf(h, "table %s\n", t)
-		for rows.Next() {
-			if err := rows.Scan(ptrs...); err != nil {
-				rows.Close()
-				return "", err
-			}
-			fmt.Fprintf(h, "%v\n", vals)
+		if err := hashRows(ctx, d.r, t, h); err != nil {
+			return "", fmt.Errorf("fingerprint of table %s: %w", t, err)
 		}
-		rows.Close()
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func hashRows(ctx context.Context, pool *sql.DB, table string, w io.Writer) error {
+	rows, err := pool.QueryContext(ctx, `SELECT * FROM "`+table+`" ORDER BY 1`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return err
+	}
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "%v\n", vals)
+	}
+	return rows.Err()
 }
 
 // scanner is what both *sql.Row and *sql.Rows offer.

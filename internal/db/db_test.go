@@ -191,7 +191,7 @@ func TestLabelHistoryAppends(t *testing.T) {
 	ds, _ := d.BeginDataset(ctx, "s", "f", 0)
 	d.InsertDocuments(ctx, ds.ID, []NewDocument{{ExtID: "a", Text: "x", Source: "web", Lang: "en"}, {ExtID: "b", Text: "y", Source: "web", Lang: "de"}})
 	d.FinishDataset(ctx, ds.ID, "h", 0, "")
-	c, err := d.EnsureCampaign(ctx, ds.ID, "default", []byte(`[]`))
+	c, err := d.EnsureCampaign(ctx, ds.ID, "default", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

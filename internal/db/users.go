@@ -3,59 +3,74 @@ package db
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
-	"strings"
 	"time"
+
+	"github.com/dedupstudio/dedupstudio/internal/auth"
 )
 
 // User is a team member. PasswordHash is never logged or shown.
 type User struct {
 	ID           int64
 	Name         string
-	Role         string
+	Role         auth.Role
 	PasswordHash string
 	Disabled     bool
 	CreatedAt    time.Time
 }
 
-// ErrConflict is an insert that collides with an existing row (a taken user name).
-var ErrConflict = errors.New("already exists")
-
 const userColumns = `id, name, role, password_hash, disabled_at IS NOT NULL, created_at`
 
 func scanUser(sc scanner) (User, error) {
 	var u User
-	var created string
-	err := sc.Scan(&u.ID, &u.Name, &u.Role, &u.PasswordHash, &u.Disabled, &created)
-	if errors.Is(err, sql.ErrNoRows) {
-		return u, ErrNotFound
+	var role, created string
+	if err := sc.Scan(&u.ID, &u.Name, &role, &u.PasswordHash, &u.Disabled, &created); err != nil {
+		return u, notFound(err)
 	}
-	u.CreatedAt, _ = time.Parse(time.RFC3339Nano, created)
-	return u, err
+	return u, u.parse(role, created)
+}
+
+// parse fills the typed fields of u from their stored text.
+func (u *User) parse(role, created string) error {
+	var err error
+	if u.Role, err = auth.ParseRole(role); err != nil {
+		return fmt.Errorf("user %d: %w", u.ID, err)
+	}
+	if u.CreatedAt, err = parseTime("created_at", created); err != nil {
+		return fmt.Errorf("user %d: %w", u.ID, err)
+	}
+	return nil
 }
 
 // CountUsers returns how many accounts exist.
 func (d *DB) CountUsers(ctx context.Context) (int, error) {
 	var n int
-	err := d.r.QueryRowContext(ctx, `SELECT count(*) FROM users`).Scan(&n)
-	return n, err
+	if err := d.r.QueryRowContext(ctx, `SELECT count(*) FROM users`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count users: %w", err)
+	}
+	return n, nil
 }
 
-func insertUser(ctx context.Context, tx *sql.Tx, d *DB, name, role, hash string) (int64, error) {
+// insertUser adds an account inside tx and returns it; a taken name is ErrConflict.
+func (d *DB) insertUser(ctx context.Context, tx *sql.Tx, name string, role auth.Role, hash string) (User, error) {
 	res, err := tx.ExecContext(ctx, `INSERT INTO users (name, role, password_hash, created_at) VALUES (?, ?, ?, ?)`,
-		name, role, hash, d.stamp())
-	if err != nil {
-		if strings.Contains(err.Error(), "UNIQUE constraint failed") {
-			return 0, fmt.Errorf("user %q: %w", name, ErrConflict)
-		}
-		return 0, err
+		name, string(role), hash, d.stamp())
+	if isUnique(err) {
+		return User{}, fmt.Errorf("user %q: %w", name, ErrConflict)
 	}
-	return res.LastInsertId()
+	if err != nil {
+		return User{}, err
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return User{}, err
+	}
+	return scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE id = ?`, id))
 }
 
 // CreateFirstAdmin creates the first account, an admin, only while there are no users:
-// two people racing the setup link cannot both become admin.
+// two people racing the setup link cannot both become admin (the second gets
+// ErrConflict).
 func (d *DB) CreateFirstAdmin(ctx context.Context, name, hash string) (User, error) {
 	var u User
 	err := d.inTx(ctx, func(tx *sql.Tx) error {
@@ -66,60 +81,97 @@ func (d *DB) CreateFirstAdmin(ctx context.Context, name, hash string) (User, err
 		if n > 0 {
 			return fmt.Errorf("setup is done already: %w", ErrConflict)
 		}
-		id, err := insertUser(ctx, tx, d, name, "admin", hash)
-		if err != nil {
+		var err error
+		if u, err = d.insertUser(ctx, tx, name, auth.Admin, hash); err != nil {
 			return err
 		}
-		if u, err = scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE id = ?`, id)); err != nil {
-			return err
-		}
-		return d.audit(ctx, tx, name, "user.setup", fmt.Sprintf("user:%d", id), map[string]any{"role": "admin"})
+		return d.audit(ctx, tx, name, "user.setup", fmt.Sprintf("user:%d", u.ID), map[string]any{"role": auth.Admin})
 	})
-	return u, err
+	if err != nil {
+		return User{}, fmt.Errorf("create first admin: %w", err)
+	}
+	return u, nil
+}
+
+// CreateUser adds an account directly (for the command line and tests; people join
+// through invites).
+func (d *DB) CreateUser(ctx context.Context, actor, name string, role auth.Role, hash string) (User, error) {
+	var u User
+	err := d.inTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		if u, err = d.insertUser(ctx, tx, name, role, hash); err != nil {
+			return err
+		}
+		return d.audit(ctx, tx, actor, "user.create", fmt.Sprintf("user:%d", u.ID), map[string]any{"role": role})
+	})
+	if err != nil {
+		return User{}, fmt.Errorf("create user: %w", err)
+	}
+	return u, nil
 }
 
 // UserByName looks an account up by name (case-insensitive).
 func (d *DB) UserByName(ctx context.Context, name string) (User, error) {
-	return scanUser(d.r.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE name = ?`, name))
+	u, err := scanUser(d.r.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE name = ?`, name))
+	if err != nil {
+		return u, fmt.Errorf("user %q: %w", name, err)
+	}
+	return u, nil
 }
 
 // UserByID looks an account up by id.
 func (d *DB) UserByID(ctx context.Context, id int64) (User, error) {
-	return scanUser(d.r.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE id = ?`, id))
+	u, err := scanUser(d.r.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE id = ?`, id))
+	if err != nil {
+		return u, fmt.Errorf("user %d: %w", id, err)
+	}
+	return u, nil
 }
 
 // Users lists every account by name.
 func (d *DB) Users(ctx context.Context) ([]User, error) {
-	return queryAll(ctx, d, `SELECT `+userColumns+` FROM users ORDER BY name`, scanUser)
+	us, err := queryAll(ctx, d, `SELECT `+userColumns+` FROM users ORDER BY name`, scanUser)
+	if err != nil {
+		return nil, fmt.Errorf("list users: %w", err)
+	}
+	return us, nil
 }
 
-// SetRole changes a user's role, recording who did it.
-func (d *DB) SetRole(ctx context.Context, actor User, userID int64, role string) error {
-	return d.inTx(ctx, func(tx *sql.Tx) error {
-		var old string
-		if err := tx.QueryRowContext(ctx, `SELECT role FROM users WHERE id = ?`, userID).Scan(&old); err != nil {
-			if errors.Is(err, sql.ErrNoRows) {
-				return ErrNotFound
-			}
+// roleOf reads a user's role inside tx.
+func roleOf(ctx context.Context, tx *sql.Tx, userID int64) (auth.Role, error) {
+	var role string
+	if err := tx.QueryRowContext(ctx, `SELECT role FROM users WHERE id = ?`, userID).Scan(&role); err != nil {
+		return "", notFound(err)
+	}
+	return auth.ParseRole(role)
+}
+
+// SetRole changes a user's role, recording who did it. Demoting the last enabled admin
+// is ErrLastAdmin.
+func (d *DB) SetRole(ctx context.Context, actor User, userID int64, role auth.Role) error {
+	err := d.inTx(ctx, func(tx *sql.Tx) error {
+		old, err := roleOf(ctx, tx, userID)
+		if err != nil {
 			return err
 		}
 		if old == role {
 			return nil
 		}
-		if old == "admin" {
+		if old == auth.Admin {
 			if err := lastAdminGuard(ctx, tx, userID); err != nil {
 				return err
 			}
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE users SET role = ? WHERE id = ?`, role, userID); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE users SET role = ? WHERE id = ?`, string(role), userID); err != nil {
 			return err
 		}
 		return d.auditBy(ctx, tx, actor, "user.role", fmt.Sprintf("user:%d", userID), map[string]any{"from": old, "to": role})
 	})
+	if err != nil {
+		return fmt.Errorf("set role of user %d: %w", userID, err)
+	}
+	return nil
 }
-
-// ErrLastAdmin refuses a change that would leave no enabled admin.
-var ErrLastAdmin = errors.New("the last enabled admin cannot lose the admin role or be disabled")
 
 func lastAdminGuard(ctx context.Context, tx *sql.Tx, userID int64) error {
 	var others int
@@ -133,180 +185,124 @@ func lastAdminGuard(ctx context.Context, tx *sql.Tx, userID int64) error {
 	return nil
 }
 
-// SetDisabled disables or re-enables a user. Disabling ends the user's sessions at once.
+// SetDisabled disables or re-enables a user. Disabling ends the user's sessions at once;
+// disabling the last enabled admin is ErrLastAdmin.
 func (d *DB) SetDisabled(ctx context.Context, actor User, userID int64, disabled bool) error {
-	return d.inTx(ctx, func(tx *sql.Tx) error {
-		var role string
-		if err := tx.QueryRowContext(ctx, `SELECT role FROM users WHERE id = ?`, userID).Scan(&role); err != nil {
-			if errors.Is(err, sql.ErrNoRows) {
-				return ErrNotFound
-			}
+	err := d.inTx(ctx, func(tx *sql.Tx) error {
+		role, err := roleOf(ctx, tx, userID)
+		if err != nil {
 			return err
 		}
-		action := "user.enable"
-		if disabled {
-			action = "user.disable"
-			if role == "admin" {
-				if err := lastAdminGuard(ctx, tx, userID); err != nil {
-					return err
-				}
-			}
-			if _, err := tx.ExecContext(ctx, `UPDATE users SET disabled_at = ? WHERE id = ? AND disabled_at IS NULL`, d.stamp(), userID); err != nil {
+		if !disabled {
+			if _, err := tx.ExecContext(ctx, `UPDATE users SET disabled_at = NULL WHERE id = ?`, userID); err != nil {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = ?`, userID); err != nil {
+			return d.auditBy(ctx, tx, actor, "user.enable", fmt.Sprintf("user:%d", userID), nil)
+		}
+		if role == auth.Admin {
+			if err := lastAdminGuard(ctx, tx, userID); err != nil {
 				return err
 			}
-		} else if _, err := tx.ExecContext(ctx, `UPDATE users SET disabled_at = NULL WHERE id = ?`, userID); err != nil {
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE users SET disabled_at = ? WHERE id = ? AND disabled_at IS NULL`, d.stamp(), userID); err != nil {
 			return err
 		}
-		return d.auditBy(ctx, tx, actor, action, fmt.Sprintf("user:%d", userID), nil)
-	})
-}
-
-// SetPassword replaces a user's password hash and ends their other sessions.
-func (d *DB) SetPassword(ctx context.Context, userID int64, hash string) error {
-	return d.inTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = ? WHERE id = ?`, hash, userID); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = ?`, userID); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = ?`, userID)
-		return err
+		return d.auditBy(ctx, tx, actor, "user.disable", fmt.Sprintf("user:%d", userID), nil)
 	})
-}
-
-// Session is a signed-in browser.
-type Session struct {
-	User      User
-	ExpiresAt time.Time
-	LastSeen  time.Time
-}
-
-// CreateSession stores a session under the hash of its token.
-func (d *DB) CreateSession(ctx context.Context, userID int64, tokenHash []byte, ttl time.Duration) error {
-	return d.inTx(ctx, func(tx *sql.Tx) error {
-		now := d.now().UTC()
-		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (token_hash, user_id, created_at, expires_at, last_seen_at) VALUES (?, ?, ?, ?, ?)`,
-			tokenHash, userID, now.Format(time.RFC3339Nano), now.Add(ttl).Format(time.RFC3339Nano), now.Format(time.RFC3339Nano))
-		return err
-	})
-}
-
-// SessionByToken returns the live session with that token hash: not expired, its user
-// not disabled.
-func (d *DB) SessionByToken(ctx context.Context, tokenHash []byte) (Session, error) {
-	var s Session
-	var created, expires, seen string
-	err := d.r.QueryRowContext(ctx, `SELECT u.id, u.name, u.role, u.password_hash, u.disabled_at IS NOT NULL, u.created_at, s.expires_at, s.last_seen_at
-		FROM sessions s JOIN users u ON u.id = s.user_id
-		WHERE s.token_hash = ? AND u.disabled_at IS NULL AND s.expires_at > ?`, tokenHash, d.stamp()).
-		Scan(&s.User.ID, &s.User.Name, &s.User.Role, &s.User.PasswordHash, &s.User.Disabled, &created, &expires, &seen)
-	if errors.Is(err, sql.ErrNoRows) {
-		return s, ErrNotFound
+	if err != nil {
+		return fmt.Errorf("set user %d disabled=%v: %w", userID, disabled, err)
 	}
-	s.User.CreatedAt, _ = time.Parse(time.RFC3339Nano, created)
-	s.ExpiresAt, _ = time.Parse(time.RFC3339Nano, expires)
-	s.LastSeen, _ = time.Parse(time.RFC3339Nano, seen)
-	return s, err
+	return nil
 }
 
-// TouchSession records activity and extends an idle deadline.
-func (d *DB) TouchSession(ctx context.Context, tokenHash []byte, ttl time.Duration) error {
-	return d.inTx(ctx, func(tx *sql.Tx) error {
-		now := d.now().UTC()
-		_, err := tx.ExecContext(ctx, `UPDATE sessions SET last_seen_at = ?, expires_at = ? WHERE token_hash = ?`,
-			now.Format(time.RFC3339Nano), now.Add(ttl).Format(time.RFC3339Nano), tokenHash)
+// SetPassword replaces a user's password hash and ends their sessions.
+func (d *DB) SetPassword(ctx context.Context, userID int64, hash string) error {
+	err := d.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = ? WHERE id = ?`, hash, userID)
+		if err != nil {
+			return err
+		}
+		if err := oneRow(res); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = ?`, userID)
 		return err
 	})
-}
-
-// DeleteSession ends a session.
-func (d *DB) DeleteSession(ctx context.Context, tokenHash []byte) error {
-	return d.inTx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE token_hash = ?`, tokenHash)
-		return err
-	})
+	if err != nil {
+		return fmt.Errorf("set password of user %d: %w", userID, err)
+	}
+	return nil
 }
 
 // Invite is a one-time link to join with a role.
 type Invite struct {
-	Role      string
+	Role      auth.Role
 	Note      string
 	CreatedBy string
 	ExpiresAt time.Time
 }
 
 // CreateInvite stores an invite under its token hash.
-func (d *DB) CreateInvite(ctx context.Context, actor User, tokenHash []byte, role, note string, ttl time.Duration) error {
-	return d.inTx(ctx, func(tx *sql.Tx) error {
-		now := d.now().UTC()
+func (d *DB) CreateInvite(ctx context.Context, actor User, tokenHash []byte, role auth.Role, note string, ttl time.Duration) error {
+	err := d.inTx(ctx, func(tx *sql.Tx) error {
+		now := d.now()
 		if _, err := tx.ExecContext(ctx, `INSERT INTO invites (token_hash, role, note, created_by, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)`,
-			tokenHash, role, note, actor.ID, now.Format(time.RFC3339Nano), now.Add(ttl).Format(time.RFC3339Nano)); err != nil {
+			tokenHash, string(role), note, actor.ID, formatTime(now), formatTime(now.Add(ttl))); err != nil {
 			return err
 		}
 		return d.auditBy(ctx, tx, actor, "invite.create", "invite", map[string]any{"role": role, "note": note})
 	})
+	if err != nil {
+		return fmt.Errorf("create invite: %w", err)
+	}
+	return nil
 }
 
-// InviteByToken returns an unused, unexpired invite.
+// InviteByToken returns an unused, unexpired invite, or ErrNotFound.
 func (d *DB) InviteByToken(ctx context.Context, tokenHash []byte) (Invite, error) {
 	var inv Invite
-	var expires string
+	var role, expires string
 	err := d.r.QueryRowContext(ctx, `SELECT i.role, i.note, u.name, i.expires_at FROM invites i JOIN users u ON u.id = i.created_by
-		WHERE i.token_hash = ? AND i.used_at IS NULL AND i.expires_at > ?`, tokenHash, d.stamp()).Scan(&inv.Role, &inv.Note, &inv.CreatedBy, &expires)
-	if errors.Is(err, sql.ErrNoRows) {
-		return inv, ErrNotFound
+		WHERE i.token_hash = ? AND i.used_at IS NULL AND i.expires_at > ?`, tokenHash, d.stamp()).Scan(&role, &inv.Note, &inv.CreatedBy, &expires)
+	if err == nil {
+		inv.Role, err = auth.ParseRole(role)
 	}
-	inv.ExpiresAt, _ = time.Parse(time.RFC3339Nano, expires)
-	return inv, err
+	if err == nil {
+		inv.ExpiresAt, err = parseTime("expires_at", expires)
+	}
+	if err != nil {
+		return Invite{}, fmt.Errorf("invite: %w", notFound(err))
+	}
+	return inv, nil
 }
 
 // AcceptInvite creates the invited user and uses the invite up, in one transaction, so
-// a link works once.
+// a link works once. A used or expired invite is ErrNotFound; a taken name ErrConflict.
 func (d *DB) AcceptInvite(ctx context.Context, tokenHash []byte, name, hash string) (User, error) {
 	var u User
 	err := d.inTx(ctx, func(tx *sql.Tx) error {
-		var role string
-		err := tx.QueryRowContext(ctx, `SELECT role FROM invites WHERE token_hash = ? AND used_at IS NULL AND expires_at > ?`, tokenHash, d.stamp()).Scan(&role)
-		if errors.Is(err, sql.ErrNoRows) {
-			return ErrNotFound
+		var text string
+		err := tx.QueryRowContext(ctx, `SELECT role FROM invites WHERE token_hash = ? AND used_at IS NULL AND expires_at > ?`, tokenHash, d.stamp()).Scan(&text)
+		if err != nil {
+			return notFound(err)
 		}
+		role, err := auth.ParseRole(text)
 		if err != nil {
 			return err
 		}
-		id, err := insertUser(ctx, tx, d, name, role, hash)
-		if err != nil {
+		if u, err = d.insertUser(ctx, tx, name, role, hash); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE invites SET used_at = ?, used_by = ? WHERE token_hash = ?`, d.stamp(), id, tokenHash); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE invites SET used_at = ?, used_by = ? WHERE token_hash = ?`, d.stamp(), u.ID, tokenHash); err != nil {
 			return err
 		}
-		if u, err = scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE id = ?`, id)); err != nil {
-			return err
-		}
-		return d.audit(ctx, tx, name, "invite.accept", fmt.Sprintf("user:%d", id), map[string]any{"role": role})
+		return d.audit(ctx, tx, name, "invite.accept", fmt.Sprintf("user:%d", u.ID), map[string]any{"role": role})
 	})
-	return u, err
-}
-
-// Audit records an event outside any other change (logins, failed logins).
-func (d *DB) Audit(ctx context.Context, actor, action, subject string, detail map[string]any) error {
-	return d.inTx(ctx, func(tx *sql.Tx) error { return d.audit(ctx, tx, actor, action, subject, detail) })
-}
-
-// CreateUser adds an account directly (for the command line and tests; people join
-// through invites).
-func (d *DB) CreateUser(ctx context.Context, actor, name, role, hash string) (User, error) {
-	var u User
-	err := d.inTx(ctx, func(tx *sql.Tx) error {
-		id, err := insertUser(ctx, tx, d, name, role, hash)
-		if err != nil {
-			return err
-		}
-		if u, err = scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE id = ?`, id)); err != nil {
-			return err
-		}
-		return d.audit(ctx, tx, actor, "user.create", fmt.Sprintf("user:%d", id), map[string]any{"role": role})
-	})
-	return u, err
+	if err != nil {
+		return User{}, fmt.Errorf("accept invite: %w", err)
+	}
+	return u, nil
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/dedupstudio/dedupstudio/internal/campaign"
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/labels"
@@ -36,16 +37,29 @@ type LabelReport struct {
 	Errors     []*corpus.RecordError
 }
 
-// LabelError is a refused label import: nothing landed.
-type LabelError struct{ Report LabelReport }
+// ErrNoLabels is a label file without a single row.
+var ErrNoLabels = errors.New("no labels in the file")
+
+// LabelError is a refused label import: nothing landed. Either the file could not be
+// read as labels at all (Err: no header row, an unreadable line, no rows), or rows were
+// bad (Report lists them).
+type LabelError struct {
+	Report LabelReport
+	Err    error
+}
 
 func (e *LabelError) Error() string {
+	if e.Err != nil {
+		return "label import refused, nothing was imported: " + e.Err.Error()
+	}
 	msg := fmt.Sprintf("label import refused, nothing was imported: %d bad row(s) of %d", e.Report.Rejected, e.Report.Accepted+e.Report.Rejected)
 	if len(e.Report.Errors) > 0 {
 		msg += "; first: " + e.Report.Errors[0].Error()
 	}
 	return msg
 }
+
+func (e *LabelError) Unwrap() error { return e.Err }
 
 // labelRow is one row of a label file before validation.
 type labelRow struct {
@@ -81,17 +95,13 @@ func Labels(ctx context.Context, store *db.DB, r io.Reader, name string, opt Lab
 	}
 	rows, bad, err := readLabelRows(r, name, format)
 	if err != nil {
-		return LabelReport{}, err
+		return LabelReport{}, &LabelError{Err: err}
 	}
-	cats, _ := json.Marshal(labels.DefaultCategories)
-	camp, err := store.EnsureCampaign(ctx, opt.DatasetID, opt.Campaign, cats)
+	camp, err := store.EnsureCampaign(ctx, opt.DatasetID, opt.Campaign, nil)
 	if err != nil {
 		return LabelReport{}, err
 	}
-	var categories []labels.Category
-	if err := json.Unmarshal(camp.Categories, &categories); err != nil {
-		return LabelReport{}, fmt.Errorf("campaign %q: categories: %w", camp.Name, err)
-	}
+	categories := camp.Categories
 	var ext []string
 	for _, row := range rows {
 		ext = append(ext, row.a, row.b)
@@ -148,11 +158,12 @@ func Labels(ctx context.Context, store *db.DB, r io.Reader, name string, opt Lab
 		if annotator == "" {
 			annotator = opt.Annotator
 		}
-		kind := row.kind
-		switch kind {
-		case "", "label":
-			kind = "label"
-		case "adjudication":
+		var kind labels.Kind
+		switch row.kind {
+		case "", string(labels.KindLabel):
+			kind = labels.KindLabel
+		case string(labels.KindAdjudication):
+			kind = labels.KindAdjudication
 		default:
 			fail("kind", "%q is not label or adjudication", row.kind)
 			continue
@@ -166,12 +177,12 @@ func Labels(ctx context.Context, store *db.DB, r io.Reader, name string, opt Lab
 		return rep, &LabelError{Report: rep}
 	}
 	if len(out) == 0 {
-		return rep, errors.New("no labels in the file")
+		return rep, &LabelError{Report: rep, Err: ErrNoLabels}
 	}
 	if err := store.AddLabels(ctx, camp.ID, out, opt.Actor); err != nil {
 		return LabelReport{}, err
 	}
-	if _, err := ScorePairs(ctx, store, camp); err != nil {
+	if _, err := campaign.ScorePairs(ctx, store, camp.ID); err != nil {
 		return rep, err
 	}
 	return rep, nil

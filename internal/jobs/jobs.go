@@ -1,13 +1,30 @@
-// Package jobs tracks long-running work (imports now, sweeps later) so a page can show
-// its progress, survive a reload, and cancel it. Jobs live in memory for the life of the
-// server process.
+// Package jobs runs long work (imports now; sweeps and clustering next) in the
+// background of the server process, so a page can show its progress, survive a reload
+// and cancel it. Jobs live in memory for the life of the process.
+//
+// Every job runs under the registry's context, a child of the one it was made with, and
+// the registry waits for its jobs: Shutdown cancels them all and returns once each has
+// returned (cleanup included), so the server closes the store only after the last job
+// stopped using it.
+//
+// A job belongs to the user who started it. Only its owner, or a caller allowed to see
+// every job (an admin), can see or cancel it; to anyone else it does not exist.
 package jobs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
+)
+
+// Errors a caller may act on.
+var (
+	// ErrNotFound is a job that does not exist, was forgotten, or is not the caller's.
+	ErrNotFound = errors.New("no such job")
+	// ErrClosed refuses a new job once Shutdown has begun.
+	ErrClosed = errors.New("shutting down: no new jobs")
 )
 
 // State is a job's lifecycle state.
@@ -26,73 +43,113 @@ type Snapshot struct {
 	ID       string
 	Kind     string
 	Title    string
-	Owner    int64 // user id that started it, 0 when none
+	Owner    int64 // the id of the user who started it, 0 for the system
 	State    State
-	Progress any // the job's own progress value
-	Result   any // set when Done (and sometimes Failed)
+	Progress any // the job's own progress value, as last reported
+	Result   any // what the job returned (set when it finished, whatever the state)
 	Err      string
 	Started  time.Time
 	Finished time.Time
 }
 
+// Caller is who asks about a job.
+type Caller struct {
+	UserID int64
+	All    bool // may see and cancel every job (admins)
+}
+
+// sees reports whether c may see a job owned by owner.
+func (c Caller) sees(owner int64) bool {
+	return c.All || (owner != 0 && owner == c.UserID)
+}
+
+// Reporter is what a running job calls to publish its progress.
+type Reporter func(progress any)
+
+// Func is a job's work. It should return soon after ctx is cancelled; its result
+// becomes Result, and an error makes the job Failed (Cancelled when ctx was).
+type Func func(ctx context.Context, report Reporter) (any, error)
+
 type job struct {
 	mu     sync.Mutex
 	snap   Snapshot
 	cancel context.CancelFunc
+	done   chan struct{} // closed when the job has returned
 }
 
-// Registry holds the jobs.
+func (j *job) snapshot() Snapshot {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.snap
+}
+
+// Registry holds the jobs. The zero value is not usable: call NewRegistry.
 type Registry struct {
-	mu   sync.Mutex
-	jobs map[string]*job
-	next int
-	now  func() time.Time
-	keep int
+	ctx    context.Context // every job's parent
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // one count per running job
+	now    func() time.Time
+	keep   int
+
+	mu     sync.Mutex
+	jobs   map[string]*job
+	next   int
+	closed bool
 }
 
-// NewRegistry returns an empty registry that keeps the last 200 finished jobs.
-func NewRegistry() *Registry {
-	return &Registry{jobs: map[string]*job{}, now: time.Now, keep: 200}
+// NewRegistry returns an empty registry whose jobs run under a child of parent
+// (cancelling parent cancels them all) and which keeps the last 200 finished jobs.
+func NewRegistry(parent context.Context) *Registry {
+	ctx, cancel := context.WithCancel(parent)
+	return &Registry{ctx: ctx, cancel: cancel, jobs: map[string]*job{}, now: time.Now, keep: 200}
 }
 
-// Reporter is what a running job uses to publish progress.
-type Reporter func(progress any)
-
-// Start runs fn in a goroutine as a new job and returns its id. fn's result becomes
-// Result; an error makes the job Failed (Cancelled when ctx was cancelled).
-func (r *Registry) Start(kind, title string, owner int64, fn func(ctx context.Context, report Reporter) (any, error)) string {
-	ctx, cancel := context.WithCancel(context.Background())
+// Start runs fn in a goroutine as a new job owned by owner (a user id; 0 for the
+// system) and returns its id. After Shutdown has begun it runs nothing and returns
+// ErrClosed.
+func (r *Registry) Start(kind, title string, owner int64, fn Func) (string, error) {
 	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return "", ErrClosed
+	}
+	ctx, cancel := context.WithCancel(r.ctx)
 	r.next++
 	id := fmt.Sprintf("%s-%d", kind, r.next)
-	j := &job{snap: Snapshot{ID: id, Kind: kind, Title: title, Owner: owner, State: Running, Started: r.now()}, cancel: cancel}
+	j := &job{snap: Snapshot{ID: id, Kind: kind, Title: title, Owner: owner, State: Running, Started: r.now()},
+		cancel: cancel, done: make(chan struct{})}
 	r.jobs[id] = j
 	r.gc()
+	r.wg.Add(1) // under r.mu, so Shutdown's Wait counts it
 	r.mu.Unlock()
-	go func() {
-		defer cancel()
-		res, err := fn(ctx, func(p any) {
-			j.mu.Lock()
-			j.snap.Progress = p
-			j.mu.Unlock()
-		})
-		j.mu.Lock()
-		defer j.mu.Unlock()
-		j.snap.Finished = r.now()
-		j.snap.Result = res
-		switch {
-		case err != nil && ctx.Err() != nil:
-			j.snap.State, j.snap.Err = Cancelled, "cancelled"
-		case err != nil:
-			j.snap.State, j.snap.Err = Failed, err.Error()
-		default:
-			j.snap.State = Done
-		}
-	}()
-	return id
+	go r.run(ctx, j, fn)
+	return id, nil
 }
 
-// gc drops the oldest finished jobs beyond keep. Caller holds r.mu.
+func (r *Registry) run(ctx context.Context, j *job, fn Func) {
+	defer r.wg.Done()
+	defer close(j.done)
+	defer j.cancel()
+	res, err := fn(ctx, func(p any) {
+		j.mu.Lock()
+		j.snap.Progress = p
+		j.mu.Unlock()
+	})
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.snap.Finished = r.now()
+	j.snap.Result = res
+	switch {
+	case err != nil && ctx.Err() != nil:
+		j.snap.State, j.snap.Err = Cancelled, "cancelled"
+	case err != nil:
+		j.snap.State, j.snap.Err = Failed, err.Error()
+	default:
+		j.snap.State = Done
+	}
+}
+
+// gc drops the oldest finished job when there are more than keep. Caller holds r.mu.
 func (r *Registry) gc() {
 	if len(r.jobs) <= r.keep {
 		return
@@ -100,9 +157,7 @@ func (r *Registry) gc() {
 	var oldest string
 	var oldestAt time.Time
 	for id, j := range r.jobs {
-		j.mu.Lock()
-		s := j.snap
-		j.mu.Unlock()
+		s := j.snapshot()
 		if s.State != Running && (oldest == "" || s.Finished.Before(oldestAt)) {
 			oldest, oldestAt = id, s.Finished
 		}
@@ -112,44 +167,68 @@ func (r *Registry) gc() {
 	}
 }
 
-// Get returns a job's snapshot.
-func (r *Registry) Get(id string) (Snapshot, bool) {
+// lookup finds a job the caller may see.
+func (r *Registry) lookup(id string, by Caller) (*job, error) {
 	r.mu.Lock()
 	j, ok := r.jobs[id]
 	r.mu.Unlock()
-	if !ok {
-		return Snapshot{}, false
+	if !ok || !by.sees(j.snapshot().Owner) {
+		return nil, fmt.Errorf("job %s: %w", id, ErrNotFound)
 	}
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	return j.snap, true
+	return j, nil
 }
 
-// Cancel asks a running job to stop; it reports whether the job exists.
-func (r *Registry) Cancel(id string) bool {
-	r.mu.Lock()
-	j, ok := r.jobs[id]
-	r.mu.Unlock()
-	if ok {
-		j.cancel()
+// Get returns a job's snapshot, or ErrNotFound when by may not see it.
+func (r *Registry) Get(id string, by Caller) (Snapshot, error) {
+	j, err := r.lookup(id, by)
+	if err != nil {
+		return Snapshot{}, err
 	}
-	return ok
+	return j.snapshot(), nil
 }
 
-// Wait blocks until the job finishes or ctx ends, polling; for tests and the CLI.
+// Cancel asks a job to stop, or returns ErrNotFound when by may not see it. Cancelling
+// a finished job does nothing.
+func (r *Registry) Cancel(id string, by Caller) error {
+	j, err := r.lookup(id, by)
+	if err != nil {
+		return err
+	}
+	j.cancel()
+	return nil
+}
+
+// Wait blocks until the job has finished or ctx ends, for tests and the command line
+// (no owner check).
 func (r *Registry) Wait(ctx context.Context, id string) (Snapshot, error) {
-	for {
-		s, ok := r.Get(id)
-		if !ok {
-			return s, fmt.Errorf("job %s: not found", id)
-		}
-		if s.State != Running {
-			return s, nil
-		}
-		select {
-		case <-ctx.Done():
-			return s, ctx.Err()
-		case <-time.After(10 * time.Millisecond):
-		}
+	j, err := r.lookup(id, Caller{All: true})
+	if err != nil {
+		return Snapshot{}, err
+	}
+	select {
+	case <-j.done:
+		return j.snapshot(), nil
+	case <-ctx.Done():
+		return j.snapshot(), ctx.Err()
+	}
+}
+
+// Shutdown refuses new jobs, cancels the running ones and waits until every one has
+// returned, or until ctx ends (then it returns ctx's error and the stragglers run on).
+func (r *Registry) Shutdown(ctx context.Context) error {
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
+	r.cancel()
+	done := make(chan struct{})
+	go func() {
+		r.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("jobs still running: %w", ctx.Err())
 	}
 }

@@ -9,7 +9,7 @@ import (
 // Label is one annotator's standing label on a pair.
 type Label struct {
 	Annotator string
-	Kind      string // label or adjudication
+	Kind      Kind // KindLabel or KindAdjudication
 	Category  string
 	Duplicate bool
 }
@@ -27,7 +27,7 @@ type PairState struct {
 // list); ok is false for an unlabeled pair.
 func (p PairState) Resolved(cats []Category) (category string, duplicate, ok bool) {
 	for _, l := range p.Labels {
-		if l.Kind == "adjudication" {
+		if l.Kind == KindAdjudication {
 			return l.Category, l.Duplicate, true
 		}
 	}
@@ -102,7 +102,7 @@ func Summarize(pairs []PairState, cats []Category, bins int, threshold float64) 
 		adjudicated := false
 		unit := Unit{}
 		for _, l := range p.Labels {
-			if l.Kind == "adjudication" {
+			if l.Kind == KindAdjudication {
 				adjudicated = true
 				continue
 			}
@@ -148,7 +148,7 @@ func Summarize(pairs []PairState, cats []Category, bins int, threshold float64) 
 func disagree(ls []Label) bool {
 	var first *Label
 	for i := range ls {
-		if ls[i].Kind != "label" {
+		if ls[i].Kind != KindLabel {
 			continue
 		}
 		if first == nil {

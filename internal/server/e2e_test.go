@@ -1,168 +1,15 @@
 package server
 
 import (
-	"context"
-	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
-
-	"github.com/dedupstudio/dedupstudio/internal/auth"
-	"github.com/dedupstudio/dedupstudio/internal/db"
 )
-
-// startServer runs the real server (the same Run as the binary) on a free loopback port,
-// over a fresh database file that, like a first start, gets the demo sample.
-func startServer(t *testing.T) (base, setupLink string) {
-	t.Helper()
-	base, setupLink, _ = startServerStore(t)
-	return base, setupLink
-}
-
-func startServerStore(t *testing.T) (base, setupLink string, store *db.DB) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	var err error
-	store, err = db.Open(ctx, filepath.Join(t.TempDir(), "e2e.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := LoadDemoIfEmpty(ctx, store, slog.New(slog.DiscardHandler)); err != nil {
-		t.Fatal(err)
-	}
-	ready := make(chan [2]string, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- Run(ctx, Config{Addr: "127.0.0.1:0", Version: "test", Store: store, KDF: testKDF,
-			Ready: func(u, setup string) { ready <- [2]string{u, setup} }})
-	}()
-	t.Cleanup(func() {
-		defer store.Close()
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	})
-	select {
-	case u := <-ready:
-		if u[1] == "" {
-			t.Fatal("a server without users printed no setup link")
-		}
-		return u[0], u[1], store
-	case err := <-done:
-		t.Fatalf("server did not start: %v", err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("server did not start in 10s")
-	}
-	return "", "", nil
-}
-
-var testKDF = auth.Params{Memory: 8 * 1024, Time: 1, Threads: 1}
-
-// createAccount fills the setup or invite form the way a person does and waits until
-// the new user is signed in.
-func (p page) createAccount(link, name, password string) {
-	p.t.Helper()
-	p.do(chromedp.Navigate(link),
-		chromedp.WaitVisible(`[data-testid="signin-form"]`),
-		chromedp.SendKeys(`[data-testid="signin-name"]`, name),
-		chromedp.SendKeys(`[data-testid="signin-password"]`, password),
-		chromedp.Click(`[data-testid="signin-submit"]`))
-	p.waitFor(`document.querySelector('[data-testid="whoami"]')?.innerText === ` + strconv.Quote(name))
-}
-
-// browser returns a chromedp context on Debian's headless Chromium. Without Chromium the
-// test skips, unless DEDUP_REQUIRE_BROWSER=1 (set by .ci/run) makes that a failure.
-func browser(t *testing.T) context.Context {
-	t.Helper()
-	path := os.Getenv("CHROMIUM")
-	if path == "" {
-		for _, p := range []string{"chromium", "chromium-browser", "google-chrome"} {
-			if found, err := exec.LookPath(p); err == nil {
-				path = found
-				break
-			}
-		}
-	}
-	if path == "" {
-		if os.Getenv("DEDUP_REQUIRE_BROWSER") == "1" {
-			t.Fatal("Chromium not found and DEDUP_REQUIRE_BROWSER=1: install Debian's chromium package")
-		}
-		t.Skip("SKIPPED: browser test needs Chromium (apt-get install chromium); .ci/run installs it and makes this test mandatory")
-	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(path),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 1000),
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelCtx := chromedp.NewContext(actx)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 60*time.Second)
-	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
-	return ctx
-}
-
-// page wraps a browser tab with the few actions the tests need.
-type page struct {
-	t   *testing.T
-	ctx context.Context
-}
-
-func (p page) text(sel string) string {
-	p.t.Helper()
-	v, err := chromedp.Run(p.ctx, chromedp.Text(sel))
-	if err != nil {
-		p.t.Fatalf("text of %s: %v", sel, err)
-	}
-	return v
-}
-
-func (p page) do(steps ...chromedp.Action[chromedp.Void]) {
-	p.t.Helper()
-	if err := chromedp.Do(p.ctx, steps...); err != nil {
-		p.t.Fatal(err)
-	}
-}
-
-// waitFor polls a JavaScript condition from Go, riding out page navigations.
-func (p page) waitFor(cond string) {
-	p.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		if ok, err := chromedp.Run(p.ctx, chromedp.Evaluate[bool](cond)); err == nil && ok {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	loc, _ := chromedp.Run(p.ctx, chromedp.Evaluate[string](`document.location.href + " | " + document.body.innerText.slice(0, 300)`))
-	p.t.Fatalf("timed out waiting for %s (page: %s)", cond, loc)
-}
-
-func (p page) screenshot(name string) {
-	if dir := os.Getenv("DEDUP_SCREENSHOTS"); dir != "" {
-		shot, err := chromedp.Run(p.ctx, chromedp.FullScreenshot(100))
-		if err == nil {
-			os.WriteFile(filepath.Join(dir, name+".png"), shot, 0o644)
-		}
-	}
-}
 
 // TestBrowserImport checks the first start and the import page as a person meets them:
 // the demo sample on the start page, a refused upload that lists every bad record with
@@ -218,35 +65,10 @@ func TestBrowserImport(t *testing.T) {
 // calculator by keyboard the way a person would, and checks the chart was served.
 func TestBrowserShapeCalculator(t *testing.T) {
 	base, setup := startServer(t)
-	ctx := browser(t)
-	page{t, ctx}.createAccount(setup, "ada", "a long enough password")
-	text := func(sel string) string {
-		t.Helper()
-		v, err := chromedp.Run(ctx, chromedp.Text(sel))
-		if err != nil {
-			t.Fatalf("text of %s: %v", sel, err)
-		}
-		return v
-	}
-	do := func(steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(ctx, steps...); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// waitFor polls a JavaScript condition from Go, riding out page navigations.
-	waitFor := func(cond string) {
-		t.Helper()
-		deadline := time.Now().Add(15 * time.Second)
-		for time.Now().Before(deadline) {
-			if ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](cond)); err == nil && ok {
-				return
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		loc, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.location.href + " | " + (document.activeElement && document.activeElement.outerHTML.slice(0, 200))`))
-		t.Fatalf("timed out waiting for %s (page: %s)", cond, loc)
-	}
+	p := page{t, browser(t)}
+	ctx := p.ctx
+	p.createAccount(setup, "ada", "a long enough password")
+	text, do, waitFor := p.text, p.do, p.waitFor
 	do(
 		chromedp.Navigate(base+"/"),
 		chromedp.WaitVisible(`[data-testid="shape-result"]`),

@@ -10,6 +10,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/dedupstudio/dedupstudio/internal/auth"
+	"github.com/dedupstudio/dedupstudio/internal/campaign"
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/ingest"
@@ -43,7 +44,7 @@ func setupLabeling(t *testing.T, store *db.DB) (campaignID int64, pairs []int64)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := store.EnsureCampaign(ctx, rep.Dataset.ID, "keyboard", []byte(`[]`))
+	c, err := store.EnsureCampaign(ctx, rep.Dataset.ID, "keyboard", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +58,7 @@ func setupLabeling(t *testing.T, store *db.DB) (campaignID int64, pairs []int64)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ingest.ScorePairs(ctx, store, c); err != nil {
+	if _, err := campaign.ScorePairs(ctx, store, c.ID); err != nil {
 		t.Fatal(err)
 	}
 	refs, _ := store.PairDocs(ctx, c.ID)
@@ -71,52 +72,6 @@ func setupLabeling(t *testing.T, store *db.DB) (campaignID int64, pairs []int64)
 		}
 	}
 	return c.ID, pairs
-}
-
-func (p page) login(base, name, password string) {
-	p.t.Helper()
-	p.do(chromedp.Navigate(base+"/login"),
-		chromedp.WaitVisible(`[data-testid="signin-form"]`),
-		chromedp.SendKeys(`[data-testid="signin-name"]`, name),
-		chromedp.SendKeys(`[data-testid="signin-password"]`, password),
-		chromedp.Click(`[data-testid="signin-submit"]`))
-	p.waitFor(`document.querySelector('[data-testid="whoami"]')?.innerText === "` + name + `"`)
-}
-
-// onPair waits until the page shows pair id and has run its scripts.
-func (p page) onPair(id string) {
-	p.t.Helper()
-	p.waitFor(`document.querySelector('[data-testid="pair"]')?.dataset.pair === "` + id + `" && document.readyState === "complete"`)
-}
-
-func (p page) pairID() string {
-	p.t.Helper()
-	p.waitFor(`!!document.querySelector('[data-testid="pair"]') && document.readyState === "complete"`)
-	v, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`document.querySelector('[data-testid="pair"]').dataset.pair`))
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	return v
-}
-
-// press sends keys to the page body (not a form field), as a person at the keyboard.
-func (p page) press(keys ...string) {
-	p.t.Helper()
-	for _, k := range keys {
-		p.do(chromedp.KeyEvent(k))
-	}
-}
-
-func (p page) noXSS() {
-	p.t.Helper()
-	v, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`String(window.__xss) + "|" +
-		document.querySelectorAll('.pane img, .pane script, .pane iframe, .pane svg, .pane a[href^="javascript"]').length`))
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	if v != "undefined|0" {
-		p.t.Errorf("hostile document text became live markup: %s", v)
-	}
 }
 
 // TestBrowserLabelingByKeyboard labels pairs with the keyboard only, undoes a decision
@@ -221,13 +176,4 @@ func TestBrowserLabelingByKeyboard(t *testing.T) {
 	admin.do(chromedp.Evaluate[chromedp.Void](`(() => { const l = document.getElementById("pane-left"); l.scrollTop = (l.scrollHeight - l.clientHeight) / 2; l.dispatchEvent(new Event("scroll")); })()`))
 	admin.waitFor(`(() => { const r = document.getElementById("pane-right"); const f = r.scrollTop / (r.scrollHeight - r.clientHeight); return f > 0.45 && f < 0.55; })()`)
 	admin.screenshot("pair-long")
-}
-
-func mustInt(t *testing.T, s string) int64 {
-	t.Helper()
-	var n int64
-	if _, err := fmt.Sscan(s, &n); err != nil {
-		t.Fatal(err)
-	}
-	return n
 }

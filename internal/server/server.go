@@ -35,6 +35,9 @@ type Config struct {
 	TrustProxy bool
 	// KDF overrides the password hashing cost (tests); zero means the default.
 	KDF auth.Params
+	// Jobs runs the background work (imports); required. The caller owns it: after Run
+	// returns it shuts the jobs down (jobs.Registry.Shutdown), then closes Store.
+	Jobs *jobs.Registry
 }
 
 // browsable turns a listening address into one a browser on this machine can open:
@@ -55,6 +58,9 @@ func Run(ctx context.Context, cfg Config) error {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
+	if cfg.Jobs == nil {
+		return errors.New("server: no job registry")
+	}
 	if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
 		return errors.New("give both -tls-cert and -tls-key, or neither")
 	}
@@ -73,7 +79,7 @@ func Run(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
 	srv := &http.Server{
-		Handler: web.New(web.Deps{Log: cfg.Log, Version: cfg.Version, Store: cfg.Store, Jobs: jobs.NewRegistry(),
+		Handler: web.New(web.Deps{Log: cfg.Log, Version: cfg.Version, Store: cfg.Store, Jobs: cfg.Jobs,
 			SetupToken: setupToken, TrustProxy: cfg.TrustProxy, KDF: cfg.KDF}),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       5 * time.Minute, // uploads of large samples

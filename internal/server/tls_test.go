@@ -9,7 +9,6 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"log/slog"
 	"math/big"
 	"net"
 	"net/http"
@@ -21,7 +20,6 @@ import (
 	"time"
 
 	"github.com/dedupstudio/dedupstudio/internal/auth"
-	"github.com/dedupstudio/dedupstudio/internal/db"
 )
 
 // selfSigned writes a throwaway certificate for 127.0.0.1.
@@ -45,22 +43,12 @@ func selfSigned(t *testing.T) (certFile, keyFile string) {
 // Served over TLS, the session cookie is __Host- prefixed and Secure.
 func TestServeTLS(t *testing.T) {
 	certFile, keyFile := selfSigned(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	store, err := db.Open(ctx, filepath.Join(t.TempDir(), "tls.db"))
-	if err != nil {
+	store := openStore(t, "tls.db")
+	hash, _ := auth.HashPassword("tls test password", testKDF)
+	if _, err := store.CreateUser(context.Background(), "test", "tina", "annotator", hash); err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
-	hash, _ := auth.HashPassword("tls test password", testKDF)
-	store.CreateUser(ctx, "test", "tina", "annotator", hash)
-	ready := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- Run(ctx, Config{Addr: "127.0.0.1:0", Store: store, TLSCert: certFile, TLSKey: keyFile, KDF: testKDF,
-			Log: slog.New(slog.DiscardHandler), Ready: func(u, _ string) { ready <- u }})
-	}()
-	base := <-ready
+	base, _ := serveStore(t, store, Config{TLSCert: certFile, TLSKey: keyFile})
 	if !strings.HasPrefix(base, "https://") {
 		t.Fatalf("URL %s", base)
 	}
@@ -79,9 +67,5 @@ func TestServeTLS(t *testing.T) {
 	c := res.Cookies()[0]
 	if c.Name != "__Host-dedup_session" || !c.Secure || !c.HttpOnly || c.Path != "/" {
 		t.Errorf("cookie over TLS: %+v", c)
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Errorf("Run: %v", err)
 	}
 }

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dedupstudio/dedupstudio/internal/auth"
+	"github.com/dedupstudio/dedupstudio/internal/server"
+)
+
+// A SIGTERM in the middle of an import: the server stops, the import is cancelled and
+// discards its staged version through the store, and only then the store closes. Were
+// the store closed first, the staged version would stay behind in the file.
+func TestServeStopsJobsBeforeTheStore(t *testing.T) {
+	if testing.Short() {
+		t.Skip("SKIPPED in -short mode: imports a 20 MB sample")
+	}
+	dbPath := filepath.Join(t.TempDir(), "serve.db")
+	ctx, sigterm := context.WithCancel(context.Background())
+	defer sigterm()
+	ready := make(chan [2]string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- serveUntil(ctx, dbPath, false, server.Config{Addr: "127.0.0.1:0", Version: "test",
+			KDF: auth.Params{Memory: 1024, Time: 1, Threads: 1}, Ready: func(u, setup string) { ready <- [2]string{u, setup} }})
+	}()
+	var base, setup string
+	select {
+	case u := <-ready:
+		base, setup = u[0], u[1]
+	case err := <-done:
+		t.Fatalf("server did not start: %v", err)
+	}
+	jar, _ := cookiejar.New(nil)
+	client := &http.Client{Jar: jar, Timeout: time.Minute}
+	post := func(u, contentType string, body io.Reader) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, u, body)
+		req.Header.Set("Content-Type", contentType)
+		req.Header.Set("Sec-Fetch-Site", "same-origin")
+		res, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	res := post(setup, "application/x-www-form-urlencoded", strings.NewReader(url.Values{"name": {"ada"}, "password": {"a long enough password"}}.Encode()))
+	res.Body.Close()
+	// A sample big enough to be still importing when the signal comes.
+	var file bytes.Buffer
+	mw := multipart.NewWriter(&file)
+	fw, _ := mw.CreateFormFile("file", "big.jsonl")
+	for i := range 100_000 {
+		fmt.Fprintf(fw, `{"id":"%d","text":"document %d of a sample that takes a while to import, with some words to fill it up"}`+"\n", i, i)
+	}
+	mw.Close()
+	res = post(base+"/datasets", mw.FormDataContentType(), &file)
+	res.Body.Close()
+	if !strings.Contains(res.Request.URL.Path, "/imports/") {
+		t.Fatalf("upload landed on %s (%d); want the import's page", res.Request.URL, res.StatusCode)
+	}
+	status := res.Request.URL.String()
+	docs := regexp.MustCompile(`Importing: <strong>(\d+)</strong>`)
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		res, err := client.Get(status)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if m := docs.FindSubmatch(b); m != nil && string(m[1]) != "0" {
+			break // under way
+		}
+		if !bytes.Contains(b, []byte(`data-state="running"`)) || time.Now().After(deadline) {
+			t.Fatalf("the import is not running with documents in:\n%s", b)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	sigterm()
+	if err := <-done; err != nil {
+		t.Fatalf("serve: %v", err)
+	}
+	// The file holds no dataset at all: not the import (cancelled), not its staged version.
+	conn, err := sql.Open("sqlite", "file:"+dbPath+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var datasets, documents int
+	if err := conn.QueryRow(`SELECT (SELECT count(*) FROM datasets), (SELECT count(*) FROM documents)`).Scan(&datasets, &documents); err != nil {
+		t.Fatal(err)
+	}
+	if datasets != 0 || documents != 0 {
+		t.Errorf("after SIGTERM during an import: %d dataset(s), %d document(s) left; want none", datasets, documents)
+	}
+}

@@ -1,0 +1,285 @@
+package db
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dedupstudio/dedupstudio/internal/auth"
+)
+
+// auditActions lists the audit log's actions, oldest first.
+func auditActions(t *testing.T, d *DB) []string {
+	t.Helper()
+	events, err := d.AuditLog(context.Background(), 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]string, len(events))
+	for i, e := range events {
+		out[len(events)-1-i] = e.Action
+	}
+	return out
+}
+
+func mustUser(t *testing.T, d *DB, name string, role auth.Role) User {
+	t.Helper()
+	u, err := d.CreateUser(context.Background(), "test", name, role, "hash-of-"+name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+func TestCreateUserAndLookups(t *testing.T) {
+	t.Parallel()
+	d := openTest(t)
+	ctx := context.Background()
+	bo := mustUser(t, d, "bo", auth.Reviewer)
+	mustUser(t, d, "ada", auth.Annotator)
+	if bo.Role != auth.Reviewer || bo.Name != "bo" || bo.CreatedAt.IsZero() || bo.Disabled {
+		t.Errorf("CreateUser = %+v", bo)
+	}
+	if _, err := d.CreateUser(ctx, "test", "BO", auth.Admin, "x"); !errors.Is(err, ErrConflict) {
+		t.Errorf("CreateUser(BO) after bo: %v; want ErrConflict (names are case-insensitive)", err)
+	}
+	for _, tc := range []struct {
+		name   string
+		lookup func() (User, error)
+		want   string
+	}{
+		{"by name", func() (User, error) { return d.UserByName(ctx, "bo") }, "bo"},
+		{"by name, other case", func() (User, error) { return d.UserByName(ctx, "Bo") }, "bo"},
+		{"by id", func() (User, error) { return d.UserByID(ctx, bo.ID) }, "bo"},
+		{"unknown name", func() (User, error) { return d.UserByName(ctx, "nobody") }, ""},
+		{"unknown id", func() (User, error) { return d.UserByID(ctx, 999) }, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u, err := tc.lookup()
+			if tc.want == "" {
+				if !errors.Is(err, ErrNotFound) {
+					t.Errorf("lookup err = %v; want ErrNotFound", err)
+				}
+				return
+			}
+			if err != nil || u.Name != tc.want || u.Role != auth.Reviewer || u.PasswordHash != "hash-of-bo" {
+				t.Errorf("lookup = %+v, %v; want %s, a reviewer", u, err, tc.want)
+			}
+		})
+	}
+	us, err := d.Users(ctx)
+	if err != nil || len(us) != 2 || us[0].Name != "ada" || us[1].Name != "bo" {
+		t.Errorf("Users = %+v, %v; want ada, bo", us, err)
+	}
+	if n, err := d.CountUsers(ctx); n != 2 || err != nil {
+		t.Errorf("CountUsers = %d, %v; want 2", n, err)
+	}
+	if got := auditActions(t, d); strings.Join(got, ",") != "user.create,user.create" {
+		t.Errorf("audit log %v; want two user.create", got)
+	}
+}
+
+// A conflict is recognised by SQLite's extended result code: a UNIQUE violation is one,
+// a CHECK violation is not.
+func TestIsUniqueUsesTheResultCode(t *testing.T) {
+	t.Parallel()
+	d := openTest(t)
+	ctx := context.Background()
+	mustUser(t, d, "bo", auth.Reviewer)
+	_, dup := d.w.ExecContext(ctx, `INSERT INTO users (name, role, created_at) VALUES ('bo', 'admin', 'x')`)
+	_, check := d.w.ExecContext(ctx, `INSERT INTO users (name, role, created_at) VALUES ('cy', 'king', 'x')`)
+	for _, tc := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"unique", dup, true},
+		{"check", check, false},
+		{"other", errors.New("UNIQUE constraint failed: users.name"), false},
+		{"nil", nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := isUnique(tc.err); got != tc.want {
+				t.Errorf("isUnique(%v) = %v; want %v", tc.err, got, tc.want)
+			}
+		})
+	}
+}
+
+// A stored time that does not parse is an error naming the column, not a zero time.
+func TestBadStoredTimeIsAnError(t *testing.T) {
+	t.Parallel()
+	d := openTest(t)
+	ctx := context.Background()
+	u := mustUser(t, d, "bo", auth.Reviewer)
+	if _, err := d.w.ExecContext(ctx, `UPDATE users SET created_at = 'yesterday' WHERE id = ?`, u.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.UserByID(ctx, u.ID); err == nil || !strings.Contains(err.Error(), "created_at") {
+		t.Errorf("UserByID of a row with a bad time: %v; want an error naming created_at", err)
+	}
+	if _, err := d.Users(ctx); err == nil {
+		t.Error("Users with a bad time: no error")
+	}
+}
+
+func TestCreateFirstAdminOnce(t *testing.T) {
+	t.Parallel()
+	d := openTest(t)
+	ctx := context.Background()
+	u, err := d.CreateFirstAdmin(ctx, "root", "h")
+	if err != nil || u.Role != auth.Admin {
+		t.Fatalf("CreateFirstAdmin = %+v, %v; want an admin", u, err)
+	}
+	if _, err := d.CreateFirstAdmin(ctx, "root2", "h"); !errors.Is(err, ErrConflict) {
+		t.Errorf("second CreateFirstAdmin: %v; want ErrConflict", err)
+	}
+	if got := auditActions(t, d); len(got) != 1 || got[0] != "user.setup" {
+		t.Errorf("audit log %v; want one user.setup", got)
+	}
+}
+
+func TestSetRoleKeepsAnAdmin(t *testing.T) {
+	t.Parallel()
+	d := openTest(t)
+	ctx := context.Background()
+	root := mustUser(t, d, "root", auth.Admin)
+	bo := mustUser(t, d, "bo", auth.Annotator)
+	for _, tc := range []struct {
+		name string
+		user int64
+		role auth.Role
+		want error
+	}{
+		{"demote the only admin", root.ID, auth.Reviewer, ErrLastAdmin},
+		{"promote", bo.ID, auth.Admin, nil},
+		{"same role again", bo.ID, auth.Admin, nil},
+		{"demote with another admin", root.ID, auth.Approver, nil},
+		{"demote the last one again", bo.ID, auth.Annotator, ErrLastAdmin},
+		{"unknown user", 999, auth.Admin, ErrNotFound},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := d.SetRole(ctx, root, tc.user, tc.role)
+			if !errors.Is(err, tc.want) || (tc.want == nil && err != nil) {
+				t.Fatalf("SetRole(%d, %s) = %v; want %v", tc.user, tc.role, err, tc.want)
+			}
+			if tc.want == nil {
+				if u, _ := d.UserByID(ctx, tc.user); u.Role != tc.role {
+					t.Errorf("role after SetRole = %s; want %s", u.Role, tc.role)
+				}
+			}
+		})
+	}
+	events, _ := d.AuditLog(ctx, 10)
+	if events[0].Action != "user.role" || !strings.Contains(events[0].Detail, `"from":"admin","to":"approver"`) {
+		t.Errorf("newest audit event %+v; want the role change from admin to approver", events[0])
+	}
+}
+
+func TestSetDisabledEndsSessions(t *testing.T) {
+	t.Parallel()
+	d := openTest(t)
+	ctx := context.Background()
+	root := mustUser(t, d, "root", auth.Admin)
+	bo := mustUser(t, d, "bo", auth.Annotator)
+	if err := d.CreateSession(ctx, NewSession{UserID: bo.ID, TokenHash: []byte("bo-session"), TTL: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.SetDisabled(ctx, root, root.ID, true); !errors.Is(err, ErrLastAdmin) {
+		t.Errorf("disabling the only admin: %v; want ErrLastAdmin", err)
+	}
+	if err := d.SetDisabled(ctx, root, bo.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	if u, _ := d.UserByID(ctx, bo.ID); !u.Disabled {
+		t.Error("bo is not disabled")
+	}
+	if _, err := d.SessionByToken(ctx, []byte("bo-session")); !errors.Is(err, ErrNotFound) {
+		t.Errorf("a disabled user's session: %v; want ErrNotFound", err)
+	}
+	if err := d.SetDisabled(ctx, root, bo.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	if u, _ := d.UserByID(ctx, bo.ID); u.Disabled {
+		t.Error("bo is still disabled after enabling")
+	}
+	if err := d.SetDisabled(ctx, root, 999, true); !errors.Is(err, ErrNotFound) {
+		t.Errorf("disabling an unknown user: %v; want ErrNotFound", err)
+	}
+	if got := strings.Join(auditActions(t, d), ","); !strings.HasSuffix(got, "user.disable,user.enable") {
+		t.Errorf("audit log %s; want user.disable then user.enable", got)
+	}
+}
+
+func TestSetPasswordEndsSessions(t *testing.T) {
+	t.Parallel()
+	d := openTest(t)
+	ctx := context.Background()
+	bo := mustUser(t, d, "bo", auth.Annotator)
+	d.CreateSession(ctx, NewSession{UserID: bo.ID, TokenHash: []byte("s"), TTL: time.Hour})
+	if err := d.SetPassword(ctx, bo.ID, "new-hash"); err != nil {
+		t.Fatal(err)
+	}
+	if u, _ := d.UserByID(ctx, bo.ID); u.PasswordHash != "new-hash" {
+		t.Errorf("hash after SetPassword = %q", u.PasswordHash)
+	}
+	if _, err := d.SessionByToken(ctx, []byte("s")); !errors.Is(err, ErrNotFound) {
+		t.Errorf("session after a password change: %v; want ErrNotFound", err)
+	}
+	if err := d.SetPassword(ctx, 999, "x"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("SetPassword of an unknown user: %v; want ErrNotFound", err)
+	}
+}
+
+func TestInvites(t *testing.T) {
+	t.Parallel()
+	d := openTest(t)
+	ctx := context.Background()
+	root := mustUser(t, d, "root", auth.Admin)
+	mustUser(t, d, "taken", auth.Annotator)
+	if err := d.CreateInvite(ctx, root, []byte("tok"), auth.Reviewer, "for bo", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	inv, err := d.InviteByToken(ctx, []byte("tok"))
+	if err != nil || inv.Role != auth.Reviewer || inv.CreatedBy != "root" || inv.Note != "for bo" {
+		t.Fatalf("InviteByToken = %+v, %v", inv, err)
+	}
+	// A taken name leaves the invite unused.
+	if _, err := d.AcceptInvite(ctx, []byte("tok"), "TAKEN", "h"); !errors.Is(err, ErrConflict) {
+		t.Errorf("accepting with a taken name: %v; want ErrConflict", err)
+	}
+	u, err := d.AcceptInvite(ctx, []byte("tok"), "bo", "h")
+	if err != nil || u.Role != auth.Reviewer || u.Name != "bo" {
+		t.Fatalf("AcceptInvite = %+v, %v", u, err)
+	}
+	for _, tc := range []struct {
+		name  string
+		token string
+		now   time.Time
+	}{
+		{"used", "tok", time.Now()},
+		{"unknown", "nope", time.Now()},
+		{"expired", "late", time.Now().Add(2 * time.Hour)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.token == "late" {
+				if err := d.CreateInvite(ctx, root, []byte("late"), auth.Annotator, "", time.Hour); err != nil {
+					t.Fatal(err)
+				}
+				d.now = func() time.Time { return tc.now }
+				defer func() { d.now = time.Now }()
+			}
+			if _, err := d.InviteByToken(ctx, []byte(tc.token)); !errors.Is(err, ErrNotFound) {
+				t.Errorf("InviteByToken(%s) = %v; want ErrNotFound", tc.name, err)
+			}
+			if _, err := d.AcceptInvite(ctx, []byte(tc.token), "someone-"+tc.name, "h"); !errors.Is(err, ErrNotFound) {
+				t.Errorf("AcceptInvite(%s) = %v; want ErrNotFound", tc.name, err)
+			}
+		})
+	}
+	if got := strings.Join(auditActions(t, d), ","); !strings.Contains(got, "invite.create,invite.accept") {
+		t.Errorf("audit log %s; want invite.create then invite.accept", got)
+	}
+}

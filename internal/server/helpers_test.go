@@ -1,0 +1,247 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/dedupstudio/dedupstudio/internal/auth"
+	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/jobs"
+)
+
+// The fixtures the tests of this package share: the real server over a fresh database
+// file, and a headless Chromium tab with the few actions the browser tests need.
+
+var testKDF = auth.Params{Memory: 8 * 1024, Time: 1, Threads: 1}
+
+// startServer runs the real server (the same Run as the binary) on a free loopback port,
+// over a fresh database file that, like a first start, gets the demo sample.
+func startServer(t *testing.T) (base, setupLink string) {
+	t.Helper()
+	base, setupLink, _ = startServerStore(t)
+	return base, setupLink
+}
+
+// startServerStore is startServer that also returns the store.
+func startServerStore(t *testing.T) (base, setupLink string, store *db.DB) {
+	t.Helper()
+	store = openStore(t, "e2e.db")
+	if err := LoadDemoIfEmpty(context.Background(), store, slog.New(slog.DiscardHandler)); err != nil {
+		t.Fatal(err)
+	}
+	base, setupLink = serveStore(t, store, Config{})
+	if setupLink == "" {
+		t.Fatal("a server without users printed no setup link")
+	}
+	return base, setupLink, store
+}
+
+// openStore opens a fresh database file, closed when the test ends.
+func openStore(t *testing.T, name string) *db.DB {
+	t.Helper()
+	store, err := db.Open(context.Background(), filepath.Join(t.TempDir(), name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	return store
+}
+
+// serveStore runs Run over store with cfg's other settings on a free loopback port until
+// the test ends. Then, as the binary does, it waits for Run, stops the background jobs
+// and only after that lets the store close (its cleanup was registered first).
+func serveStore(t *testing.T, store *db.DB, cfg Config) (base, setupLink string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	reg := jobs.NewRegistry(ctx)
+	cfg.Addr, cfg.Version, cfg.Store, cfg.Jobs = "127.0.0.1:0", "test", store, reg
+	if cfg.KDF == (auth.Params{}) {
+		cfg.KDF = testKDF
+	}
+	ready := make(chan [2]string, 1)
+	cfg.Ready = func(u, setup string) { ready <- [2]string{u, setup} }
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, cfg) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+		stop, cancelStop := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancelStop()
+		if err := reg.Shutdown(stop); err != nil {
+			t.Errorf("jobs: %v", err)
+		}
+	})
+	select {
+	case u := <-ready:
+		return u[0], u[1]
+	case err := <-done:
+		t.Fatalf("server did not start: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("server did not start in 10s")
+	}
+	return "", ""
+}
+
+// createAccount fills the setup or invite form the way a person does and waits until
+// the new user is signed in.
+func (p page) createAccount(link, name, password string) {
+	p.t.Helper()
+	p.do(chromedp.Navigate(link),
+		chromedp.WaitVisible(`[data-testid="signin-form"]`),
+		chromedp.SendKeys(`[data-testid="signin-name"]`, name),
+		chromedp.SendKeys(`[data-testid="signin-password"]`, password),
+		chromedp.Click(`[data-testid="signin-submit"]`))
+	p.waitFor(`document.querySelector('[data-testid="whoami"]')?.innerText === ` + strconv.Quote(name))
+}
+
+// browser returns a chromedp context on Debian's headless Chromium. Without Chromium the
+// test skips, unless DEDUP_REQUIRE_BROWSER=1 (set by .ci/run) makes that a failure.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	path := os.Getenv("CHROMIUM")
+	if path == "" {
+		for _, p := range []string{"chromium", "chromium-browser", "google-chrome"} {
+			if found, err := exec.LookPath(p); err == nil {
+				path = found
+				break
+			}
+		}
+	}
+	if path == "" {
+		if os.Getenv("DEDUP_REQUIRE_BROWSER") == "1" {
+			t.Fatal("Chromium not found and DEDUP_REQUIRE_BROWSER=1: install Debian's chromium package")
+		}
+		t.Skip("SKIPPED: browser test needs Chromium (apt-get install chromium); .ci/run installs it and makes this test mandatory")
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(path),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 1000),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(actx)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 60*time.Second)
+	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
+	return ctx
+}
+
+// page wraps a browser tab with the few actions the tests need.
+type page struct {
+	t   *testing.T
+	ctx context.Context
+}
+
+func (p page) text(sel string) string {
+	p.t.Helper()
+	v, err := chromedp.Run(p.ctx, chromedp.Text(sel))
+	if err != nil {
+		p.t.Fatalf("text of %s: %v", sel, err)
+	}
+	return v
+}
+
+func (p page) do(steps ...chromedp.Action[chromedp.Void]) {
+	p.t.Helper()
+	if err := chromedp.Do(p.ctx, steps...); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// waitFor polls a JavaScript condition from Go, riding out page navigations.
+func (p page) waitFor(cond string) {
+	p.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if ok, err := chromedp.Run(p.ctx, chromedp.Evaluate[bool](cond)); err == nil && ok {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	loc, _ := chromedp.Run(p.ctx, chromedp.Evaluate[string](`document.location.href + " | " + document.body.innerText.slice(0, 300)`))
+	p.t.Fatalf("timed out waiting for %s (page: %s)", cond, loc)
+}
+
+func (p page) screenshot(name string) {
+	if dir := os.Getenv("DEDUP_SCREENSHOTS"); dir != "" {
+		shot, err := chromedp.Run(p.ctx, chromedp.FullScreenshot(100))
+		if err == nil {
+			os.WriteFile(filepath.Join(dir, name+".png"), shot, 0o644)
+		}
+	}
+}
+
+func (p page) login(base, name, password string) {
+	p.t.Helper()
+	p.do(chromedp.Navigate(base+"/login"),
+		chromedp.WaitVisible(`[data-testid="signin-form"]`),
+		chromedp.SendKeys(`[data-testid="signin-name"]`, name),
+		chromedp.SendKeys(`[data-testid="signin-password"]`, password),
+		chromedp.Click(`[data-testid="signin-submit"]`))
+	p.waitFor(`document.querySelector('[data-testid="whoami"]')?.innerText === "` + name + `"`)
+}
+
+// onPair waits until the page shows pair id and has run its scripts.
+func (p page) onPair(id string) {
+	p.t.Helper()
+	p.waitFor(`document.querySelector('[data-testid="pair"]')?.dataset.pair === "` + id + `" && document.readyState === "complete"`)
+}
+
+func (p page) pairID() string {
+	p.t.Helper()
+	p.waitFor(`!!document.querySelector('[data-testid="pair"]') && document.readyState === "complete"`)
+	v, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`document.querySelector('[data-testid="pair"]').dataset.pair`))
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return v
+}
+
+// press sends keys to the page body (not a form field), as a person at the keyboard.
+func (p page) press(keys ...string) {
+	p.t.Helper()
+	for _, k := range keys {
+		p.do(chromedp.KeyEvent(k))
+	}
+}
+
+func (p page) noXSS() {
+	p.t.Helper()
+	v, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](`String(window.__xss) + "|" +
+		document.querySelectorAll('.pane img, .pane script, .pane iframe, .pane svg, .pane a[href^="javascript"]').length`))
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	if v != "undefined|0" {
+		p.t.Errorf("hostile document text became live markup: %s", v)
+	}
+}
+
+func mustInt(t *testing.T, s string) int64 {
+	t.Helper()
+	var n int64
+	if _, err := fmt.Sscan(s, &n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}

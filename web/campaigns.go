@@ -1,0 +1,228 @@
+package web
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/dedupstudio/dedupstudio/internal/auth"
+	"github.com/dedupstudio/dedupstudio/internal/campaign"
+	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/labels"
+	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/web/templates"
+)
+
+// The campaign page: progress, coverage, agreement, the adjudication queue, drawing
+// pairs and the settings.
+
+// idParam reads a positive id from the URL parameter name.
+func idParam(r *http.Request, name string) (int64, bool) {
+	id, err := strconv.ParseInt(chi.URLParam(r, name), 10, 64)
+	return id, err == nil && id > 0
+}
+
+// loadCampaign loads the {campaign} of the URL.
+func (s *server) loadCampaign(r *http.Request) (db.Campaign, error) {
+	id, ok := idParam(r, "campaign")
+	if !ok {
+		return db.Campaign{}, notFound("campaign")
+	}
+	c, err := s.store.Campaign(r.Context(), id)
+	if errors.Is(err, db.ErrNotFound) {
+		return c, notFound("campaign")
+	}
+	return c, err
+}
+
+func (s *server) showCampaign(w http.ResponseWriter, r *http.Request) {
+	c, err := s.loadCampaign(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.renderCampaign(w, r, c, http.StatusOK, r.URL.Query().Get("msg"), "")
+}
+
+// failOnCampaign shows err on the campaign page when the person can fix it there.
+func (s *server) failOnCampaign(w http.ResponseWriter, r *http.Request, c db.Campaign, err error) {
+	s.failOn(w, r, err, func(status int, msg string) { s.renderCampaign(w, r, c, status, "", msg) })
+}
+
+func (s *server) renderCampaign(w http.ResponseWriter, r *http.Request, c db.Campaign, status int, msg, errMsg string) {
+	v, err := s.campaignView(r, c)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	v.Message, v.Error = msg, errMsg
+	s.render(w, r, status, templates.CampaignPage(v))
+}
+
+func (s *server) campaignView(r *http.Request, c db.Campaign) (templates.Campaign, error) {
+	o, err := campaign.Summary(r.Context(), s.store, c)
+	if err != nil {
+		return templates.Campaign{}, err
+	}
+	ds, err := s.store.Dataset(r.Context(), c.DatasetID)
+	if err != nil {
+		return templates.Campaign{}, err
+	}
+	role := userOf(r).Role
+	v := templates.Campaign{
+		Page: s.page(r, "Labeling "+c.Name), ID: c.ID, Name: c.Name, Dataset: fmt.Sprintf("%s v%d", ds.Name, ds.Version),
+		Spec: c.Spec.String(), SpecID: c.Spec.ID(), Threshold: fmtNum(c.Threshold, 2), Overlap: c.Overlap, DoubleShare: fmtNum(c.DoubleShare, 2),
+		Pairs: o.Pairs, Complete: o.Complete, Target: o.Target, Given: o.Given,
+		Categories: categoryViews(c.Categories), BinLabels: o.BinLabels, Coverage: o.Coverage,
+		AgreeUnits: o.Agreement.Units, Alpha: fmtNum(o.Agreement.Alpha, 3), PercentAgree: fmtNum(100*o.Agreement.PercentAgreement, 1) + "%",
+		ConfusionCats: o.Agreement.Categories, Confusion: o.Agreement.Confusion, AlphaNote: alphaNote(o.Agreement.Alpha),
+		CanLabel: role.Can(auth.Label), CanManage: role.Can(auth.ManageCampaigns), CanAdjudicate: role.Can(auth.Adjudicate),
+		CategoryText: labels.FormatCategories(c.Categories),
+	}
+	if o.Target > 0 {
+		v.Percent = 100 * o.Given / o.Target
+	}
+	for _, k := range o.Agreement.Pairs {
+		v.Kappas = append(v.Kappas, templates.KappaRow{A: k.A, B: k.B, Units: k.Units, Observed: fmtNum(100*k.Observed, 0) + "%", Kappa: fmtNum(k.Kappa, 3)})
+	}
+	for _, d := range o.Disagreements {
+		parts := make([]string, len(d.Labels))
+		for i, l := range d.Labels {
+			parts[i] = fmt.Sprintf("%s: %s/%s", l.Annotator, l.Category, yesNo(l.Duplicate))
+		}
+		v.Disagreements = append(v.Disagreements, templates.DisagreementRow{PairID: d.PairID, Similarity: fmtNum(d.Similarity, 3), Labels: strings.Join(parts, "; ")})
+	}
+	return v, nil
+}
+
+// alphaNote reads Krippendorff's alpha the way the literature does.
+func alphaNote(a float64) string {
+	switch {
+	case math.IsNaN(a):
+		return "(undefined: one category only)"
+	case a >= 0.8:
+		return "(reliable: at least 0.8)"
+	case a >= 0.667:
+		return "(tentative: 0.667 to 0.8)"
+	default:
+		return "(below 0.667: revisit the guidelines)"
+	}
+}
+
+func categoryViews(cats []labels.Category) []templates.CategoryView {
+	out := make([]templates.CategoryView, len(cats))
+	for i, c := range cats {
+		out[i] = templates.CategoryView{Key: i + 1, ID: c.Key, Name: c.Name, Duplicate: string(c.Duplicate), Help: c.Help}
+	}
+	return out
+}
+
+func fmtNum(x float64, digits int) string {
+	if math.IsNaN(x) {
+		return "–"
+	}
+	return strconv.FormatFloat(x, 'f', digits, 64)
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// formFloat reads a number from the form; one that does not parse is NaN, which every
+// range check refuses by the field's name.
+func formFloat(r *http.Request, name string) float64 {
+	x, err := strconv.ParseFloat(strings.TrimSpace(r.PostFormValue(name)), 64)
+	if err != nil {
+		return math.NaN()
+	}
+	return x
+}
+
+// formInt reads a whole number from the form; one that does not parse is math.MinInt,
+// which every range check refuses by the field's name.
+func formInt(r *http.Request, name string) int {
+	n, err := strconv.Atoi(strings.TrimSpace(r.PostFormValue(name)))
+	if err != nil {
+		return math.MinInt
+	}
+	return n
+}
+
+func (s *server) saveCampaignSettings(w http.ResponseWriter, r *http.Request) {
+	c, err := s.loadCampaign(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	settings, err := parseSettings(r)
+	if err == nil {
+		err = campaign.Update(r.Context(), s.store, userOf(r).Name, c, settings)
+	}
+	if err != nil {
+		s.failOnCampaign(w, r, c, err)
+		return
+	}
+	http.Redirect(w, r, fmt.Sprintf("/campaigns/%d?msg=%s", c.ID, url.QueryEscape("Settings saved.")), http.StatusSeeOther)
+}
+
+// parseSettings reads the settings form; a form without the categories field keeps the
+// campaign's list.
+func parseSettings(r *http.Request) (campaign.Settings, error) {
+	spec, err := lsh.ParseSpec(r.PostFormValue("spec"))
+	if err != nil {
+		return campaign.Settings{}, err
+	}
+	st := campaign.Settings{Spec: spec, Threshold: formFloat(r, "threshold"), Overlap: formInt(r, "overlap"), DoubleShare: formFloat(r, "double_share")}
+	if err := st.Check(); err != nil {
+		return st, err
+	}
+	if r.PostForm.Has("categories") {
+		if st.Categories, err = labels.ParseCategories(r.PostFormValue("categories")); err != nil {
+			return st, badInput(err)
+		}
+	}
+	return st, nil
+}
+
+func (s *server) samplePairs(w http.ResponseWriter, r *http.Request) {
+	c, err := s.loadCampaign(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	plan := campaign.DrawPlan{PerBin: formInt(r, "per_bin"), Bin: formInt(r, "bin"), Boundary: formInt(r, "boundary"),
+		Random: formInt(r, "random"), Seed: uint64(s.now().UnixNano())}
+	added, err := campaign.Draw(r.Context(), s.store, s.sigs, userOf(r).Name, c, plan)
+	if err != nil {
+		s.failOnCampaign(w, r, c, err)
+		return
+	}
+	http.Redirect(w, r, fmt.Sprintf("/campaigns/%d?msg=%d+pairs+drawn.", c.ID, added), http.StatusSeeOther)
+}
+
+// startCampaign opens the default labeling campaign of a dataset (idempotent).
+func (s *server) startCampaign(w http.ResponseWriter, r *http.Request) {
+	id, ok := idParam(r, "dataset")
+	if !ok {
+		s.fail(w, r, notFound("dataset"))
+		return
+	}
+	c, err := campaign.Start(r.Context(), s.store, id)
+	if errors.Is(err, db.ErrNotFound) {
+		err = notFound("dataset")
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	http.Redirect(w, r, fmt.Sprintf("/campaigns/%d?msg=Draw+pairs+to+label+below.", c.ID), http.StatusSeeOther)
+}

@@ -1,0 +1,179 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/dedupstudio/dedupstudio/internal/campaign"
+	"github.com/dedupstudio/dedupstudio/internal/corpus"
+	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/ingest"
+	"github.com/dedupstudio/dedupstudio/internal/jobs"
+	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/web/templates"
+)
+
+// Handlers do not choose statuses for failures: they return the error to fail (an error
+// page) or failOn (the page the person came from, for what they can fix there), and
+// problem maps it, in this one place:
+//
+//   - *pageError: its own status and message (what a handler knows best: "No such
+//     campaign.", an upload over the size limit)
+//   - db.ErrNotFound, jobs.ErrNotFound: 404
+//   - input a person can fix (see userMessage): 422, with the error's own text
+//   - db.ErrStale, db.ErrConflict, db.ErrLastAdmin: 409
+//   - jobs.ErrClosed: 503
+//   - anything else: 500 "internal error", the error logged with the request id, which
+//     the page shows too. The text of an internal error never reaches the browser.
+
+// pageError is a failure whose status and message a handler states itself.
+type pageError struct {
+	status int
+	msg    string
+}
+
+func (e *pageError) Error() string { return e.msg }
+
+// notFound is a 404 naming what is not there: notFound("campaign") reads "No such
+// campaign."
+func notFound(what string) error {
+	return &pageError{http.StatusNotFound, "No such " + what + "."}
+}
+
+// formError is input a person can fix, named by its form field when there is one.
+type formError struct{ field, msg string }
+
+func (e *formError) Error() string {
+	if e.field == "" {
+		return e.msg
+	}
+	return e.field + ": " + e.msg
+}
+
+// badInput turns a parser's error about what a person typed into a formError.
+func badInput(err error) error { return &formError{msg: err.Error()} }
+
+// Messages of the conflicts.
+const (
+	msgStale     = "This changed since the page was loaded (another tab?). Here is the current state; decide again."
+	msgConflict  = "That exists already."
+	msgLastAdmin = "The last enabled admin cannot lose the admin role or be disabled."
+	msgClosed    = "The server is shutting down; try again in a minute."
+)
+
+// problem maps err to the status a response answers with and the message a person
+// reads; see the list above. An internal error is logged here, once.
+func (s *server) problem(r *http.Request, err error) (int, string) {
+	var pe *pageError
+	switch {
+	case errors.As(err, &pe):
+		return pe.status, pe.msg
+	case errors.Is(err, db.ErrNotFound), errors.Is(err, jobs.ErrNotFound):
+		return http.StatusNotFound, "There is nothing here."
+	case errors.Is(err, db.ErrStale):
+		return http.StatusConflict, msgStale
+	case errors.Is(err, db.ErrLastAdmin):
+		return http.StatusConflict, msgLastAdmin
+	case errors.Is(err, db.ErrConflict):
+		return http.StatusConflict, msgConflict
+	case errors.Is(err, jobs.ErrClosed):
+		return http.StatusServiceUnavailable, msgClosed
+	}
+	if msg, ok := userMessage(err); ok {
+		return http.StatusUnprocessableEntity, msg
+	}
+	id := requestIDOf(r)
+	s.log.Error("internal error", "err", err, "method", r.Method, "path", r.URL.Path, "request_id", id)
+	return http.StatusInternalServerError, internalMessage(id)
+}
+
+func internalMessage(requestID string) string {
+	return "Internal error (request " + requestID + "). It has been logged."
+}
+
+// userMessage returns the text of an error about input a person can fix (a form value,
+// a campaign setting, a representation, an uploaded file), and false for every other
+// error.
+func userMessage(err error) (string, bool) {
+	var (
+		fe  *formError
+		ce  *campaign.InvalidError
+		se  *lsh.SpecError
+		le  *ingest.LabelError
+		ie  *ingest.Error
+		re  *corpus.RecordError
+		cfe *corpus.FormatError
+	)
+	switch {
+	case errors.As(err, &fe):
+		return fe.Error(), true
+	case errors.As(err, &ce):
+		return ce.Error(), true
+	case errors.As(err, &se):
+		return se.Error(), true
+	case errors.As(err, &le):
+		return labelErrorMessage(le), true
+	case errors.As(err, &ie):
+		return ie.Error(), ie.Err == nil || errors.Is(ie.Err, context.Canceled)
+	case errors.As(err, &re):
+		return re.Error(), true
+	case errors.As(err, &cfe):
+		return cfe.Error(), true
+	case errors.Is(err, ingest.ErrEmpty):
+		return err.Error(), true
+	}
+	return "", false
+}
+
+// labelErrorMessage lists every refused row of a label import (up to the listed ones).
+func labelErrorMessage(le *ingest.LabelError) string {
+	if le.Err != nil || len(le.Report.Errors) == 0 {
+		return le.Error()
+	}
+	rows := make([]string, len(le.Report.Errors))
+	for i, e := range le.Report.Errors {
+		rows[i] = e.Error()
+	}
+	return le.Error() + ". All: " + strings.Join(rows, "; ")
+}
+
+// fail answers with the error page for err.
+func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	status, msg := s.problem(r, err)
+	s.renderError(w, r, status, msg)
+}
+
+// failOn shows err on the page the person came from when it is theirs to fix there
+// (bad input, a conflict, a refused upload: form renders that page with the message and
+// status), and as an error page otherwise (not found, internal errors).
+func (s *server) failOn(w http.ResponseWriter, r *http.Request, err error, form func(status int, msg string)) {
+	status, msg := s.problem(r, err)
+	switch status {
+	case http.StatusBadRequest, http.StatusConflict, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity:
+		form(status, msg)
+	default:
+		s.renderError(w, r, status, msg)
+	}
+}
+
+// renderError writes the error page.
+func (s *server) renderError(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	s.render(w, r, status, templates.Error(templates.ErrorPage{Page: s.page(r, http.StatusText(status)), Status: status, Message: msg}))
+}
+
+// jobError is what a background job shows of its failure: the error itself when the
+// person can fix it (or cancelled the job), else a message with a reference to the log,
+// where the error is written, followed by consequence ("nothing was imported").
+func (s *server) jobError(kind, title string, err error, consequence string) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := userMessage(err); ok || errors.Is(err, context.Canceled) {
+		return err
+	}
+	ref := randomToken(8)
+	s.log.Error(kind+" failed", "title", title, "err", err, "ref", ref)
+	return errors.New("the " + kind + " failed on an internal error (reference " + ref + "), which has been logged; " + consequence)
+}

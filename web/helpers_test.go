@@ -1,0 +1,180 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dedupstudio/dedupstudio/internal/auth"
+	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/ingest"
+	"github.com/dedupstudio/dedupstudio/internal/jobs"
+)
+
+// The fixtures every test of this package shares: a real store in t.TempDir(), the real
+// router, users signed in by role, uploads and a small labeled campaign.
+
+type fixture struct {
+	t       *testing.T
+	h       http.Handler
+	store   *db.DB
+	jobs    *jobs.Registry
+	cookies map[string]*http.Cookie
+	admin   *http.Cookie // the cookie requests carry unless told otherwise
+}
+
+func newFixture(t *testing.T, maxUpload int64) *fixture {
+	t.Helper()
+	store, err := db.Open(context.Background(), filepath.Join(t.TempDir(), "web.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	reg := newJobs(t)
+	f := &fixture{t: t, h: New(Deps{Store: store, Jobs: reg, MaxUpload: maxUpload, KDF: cheapKDF}), store: store, jobs: reg,
+		cookies: map[string]*http.Cookie{}}
+	f.admin = f.signIn("admin")
+	return f
+}
+
+// newJobs is a job registry shut down at the end of the test, before the store it
+// uses closes (cleanups run last registered first).
+func newJobs(t *testing.T) *jobs.Registry {
+	t.Helper()
+	reg := jobs.NewRegistry(context.Background())
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := reg.Shutdown(ctx); err != nil {
+			t.Errorf("jobs: %v", err)
+		}
+	})
+	return reg
+}
+
+var cheapKDF = auth.Params{Memory: 1024, Time: 1, Threads: 1}
+
+// signIn creates a user named after role (once) and returns a live session cookie.
+func (f *fixture) signIn(role string) *http.Cookie {
+	f.t.Helper()
+	if c, ok := f.cookies[role]; ok {
+		return c
+	}
+	ctx := context.Background()
+	hash, _ := auth.HashPassword(role+"-password", cheapKDF)
+	u, err := f.store.CreateUser(ctx, "test", role, auth.Role(role), hash)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	token, th := auth.NewToken()
+	if err := f.store.CreateSession(ctx, db.NewSession{UserID: u.ID, TokenHash: th, TTL: time.Hour}); err != nil {
+		f.t.Fatal(err)
+	}
+	c := &http.Cookie{Name: cookieName, Value: token}
+	f.cookies[role] = c
+	return c
+}
+
+func (f *fixture) upload(path, fileName, body string, fields map[string]string) *httptest.ResponseRecorder {
+	f.t.Helper()
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	fw, _ := mw.CreateFormFile("file", fileName)
+	io.WriteString(fw, body)
+	for k, v := range fields {
+		mw.WriteField(k, v)
+	}
+	mw.Close()
+	req := httptest.NewRequest(http.MethodPost, path, &buf)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	req.AddCookie(f.admin)
+	rec := httptest.NewRecorder()
+	f.h.ServeHTTP(rec, req)
+	return rec
+}
+
+func (f *fixture) waitJob(location string) (int, string) {
+	f.t.Helper()
+	id := strings.TrimPrefix(location, "/imports/")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := f.jobs.Wait(ctx, id); err != nil {
+		f.t.Fatal(err)
+	}
+	res, body := get(f.t, f.h, location, f.admin)
+	return res.StatusCode, body
+}
+
+func get(t *testing.T, h http.Handler, path string, cookies ...*http.Cookie) (*http.Response, string) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodGet, path, nil)
+	for _, c := range cookies {
+		req.AddCookie(c)
+	}
+	h.ServeHTTP(rec, req)
+	res := rec.Result()
+	b, _ := io.ReadAll(res.Body)
+	return res, string(b)
+}
+
+// do sends a request with optional cookie and form, same-origin like a browser form.
+func (f *fixture) do(method, path string, c *http.Cookie, form url.Values) *httptest.ResponseRecorder {
+	f.t.Helper()
+	var body *strings.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	} else {
+		body = strings.NewReader("")
+	}
+	req := httptest.NewRequest(method, path, body)
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	req.RemoteAddr = "192.0.2.10:5555"
+	if c != nil {
+		req.AddCookie(c)
+	}
+	rec := httptest.NewRecorder()
+	f.h.ServeHTTP(rec, req)
+	return rec
+}
+
+func itoa64(n int64) string { return strconv.FormatInt(n, 10) }
+
+const fixtureDocs = `{"id":"a","text":"the quick brown fox jumps over the lazy dog by the river"}
+{"id":"b","text":"the quick brown fox jumps over the lazy cat by the river"}
+{"id":"c","text":"<script>window.__xss=1</script> an entirely different text about licenses"}
+{"id":"d","text":"Der schnelle braune Fuchs springt über den faulen Hund am Fluss"}
+`
+
+// withCampaign imports four documents and labels on two pairs, making dataset 1,
+// campaign 1 and pairs 1-2 (documents 1-4).
+func (f *fixture) withCampaign() {
+	f.t.Helper()
+	f.withCampaignDocsOnly()
+	list, _ := f.store.Datasets(context.Background())
+	_, err := ingest.Labels(context.Background(), f.store, strings.NewReader("a,b,category,annotator\na,b,minor,seed\na,d,translation,seed\n"),
+		"l.csv", ingest.LabelOptions{DatasetID: list[0].ID})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func (f *fixture) withCampaignDocsOnly() {
+	f.t.Helper()
+	if _, body := f.waitJob(f.upload("/datasets", "d.jsonl", fixtureDocs, nil).Header().Get("Location")); !strings.Contains(body, "import-done") {
+		f.t.Fatalf("import failed:\n%s", body)
+	}
+}

@@ -1,0 +1,132 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/dedupstudio/dedupstudio/internal/auth"
+	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/demo"
+	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/web/templates"
+)
+
+// The start page: the shape calculator, and every dataset with its campaigns and counts.
+
+func (s *server) showHome(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	h := templates.Home{
+		Page:      s.page(r, "Start"),
+		Threshold: orDefault(q.Get("threshold"), "0.8"),
+		Hashes:    orDefault(q.Get("hashes"), "128"),
+		WeightFP:  orDefault(q.Get("w-fp"), "0.5"),
+		WeightFN:  orDefault(q.Get("w-fn"), "0.5"),
+	}
+	status := http.StatusOK
+	choice, err := func() (lsh.ShapeChoice, error) {
+		t, err := floatParam(q, "threshold", 0.8, 0, 1)
+		if err != nil {
+			return lsh.ShapeChoice{}, err
+		}
+		k, err := intParam(q, "hashes", 128, 1, 1024)
+		if err != nil {
+			return lsh.ShapeChoice{}, err
+		}
+		wfp, err := floatParam(q, "w-fp", 0.5, 0, 1e6)
+		if err != nil {
+			return lsh.ShapeChoice{}, err
+		}
+		wfn, err := floatParam(q, "w-fn", 0.5, 0, 1e6)
+		if err != nil {
+			return lsh.ShapeChoice{}, err
+		}
+		if wfp+wfn == 0 {
+			return lsh.ShapeChoice{}, &formError{"w-fp", "the two weights cannot both be 0"}
+		}
+		c, err := lsh.OptimalShape(t, k, lsh.Weights{FP: wfp, FN: wfn})
+		if err != nil {
+			return c, err
+		}
+		h.Query = url.Values{
+			"bands":     {strconv.Itoa(c.Shape.Bands)},
+			"rows":      {strconv.Itoa(c.Shape.Rows)},
+			"threshold": {strconv.FormatFloat(t, 'g', -1, 64)},
+		}.Encode()
+		return c, nil
+	}()
+	if err != nil {
+		h.Error = err.Error()
+		status = http.StatusUnprocessableEntity
+	} else {
+		h.Bands, h.Rows = choice.Shape.Bands, choice.Shape.Rows
+		h.Approx, h.FP, h.FN = choice.Threshold, choice.FP, choice.FN
+		for i := 0; i <= 10; i++ {
+			x := float64(i) / 10
+			h.Rows10 = append(h.Rows10, templates.ShapeRow{S: x, P: lsh.Probability(x, choice.Shape)})
+		}
+	}
+	datasets, err := s.datasetViews(r.Context(), true)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	h.Datasets = datasets
+	s.render(w, r, status, templates.HomePage(h))
+}
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+// datasetViews summarizes every ready dataset for the start and import pages.
+func (s *server) datasetViews(ctx context.Context, withCounts bool) ([]templates.DatasetView, error) {
+	if s.store == nil {
+		return nil, nil
+	}
+	list, err := s.store.Datasets(ctx)
+	if err != nil {
+		return nil, err
+	}
+	camps, err := s.store.Campaigns(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var canStart, canLabel bool
+	if u := userOfCtx(ctx); u != nil {
+		canStart, canLabel = u.Role.Can(auth.ManageCampaigns), u.Role.Can(auth.Label)
+	}
+	var out []templates.DatasetView
+	for _, ds := range list {
+		v := templates.DatasetView{ID: ds.ID, Name: ds.Name, Version: ds.Version, Docs: ds.Docs, Rejected: ds.Rejected,
+			SourceFile: ds.SourceFile, ContentHash: ds.ContentHash, Created: ds.CreatedAt.Format("2006-01-02 15:04 MST"),
+			IsDemo: ds.Name == demo.DatasetName, CanStart: canStart, CanLabel: canLabel}
+		for _, c := range camps {
+			if c.DatasetID == ds.ID {
+				v.Campaigns = append(v.Campaigns, templates.CampaignLink{ID: c.ID, Name: c.Name, Dataset: ds.Name})
+			}
+		}
+		if withCounts {
+			o, err := s.store.DatasetOverview(ctx, ds.ID)
+			if err != nil {
+				return nil, err
+			}
+			v.Sources, v.Langs, v.Categories = counts(o.Sources), counts(o.Langs), counts(o.Categories)
+			v.Pairs, v.Annotators = o.Pairs, o.Annotators
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func counts(in []db.Count) []templates.Count {
+	out := make([]templates.Count, len(in))
+	for i, c := range in {
+		out[i] = templates.Count(c)
+	}
+	return out
+}
