@@ -10,7 +10,6 @@ require (
 	github.com/klauspost/compress v1.20.4
 	github.com/parquet-go/parquet-go v0.32.0
 	github.com/rivo/uniseg v0.4.7
-	github.com/sergi/go-diff v1.4.0
 	github.com/zeebo/xxh3 v1.1.0
 	golang.org/x/crypto v0.59.0
 	golang.org/x/sys v0.50.0

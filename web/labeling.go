@@ -446,7 +446,7 @@ func (s *server) renderPair(w http.ResponseWriter, r *http.Request, status int, 
 		v.Left.Spans, v.Right.Spans = spans(l, "shared"), spans(r, "shared")
 	} else {
 		cmpn := labels.Compare(p.A.Text, p.B.Text)
-		v.DiffTimedOut = cmpn.TimedOut
+		v.DiffCutShort = cmpn.Reason
 		v.Left.Spans, v.Right.Spans = spans(cmpn.Left, ""), spans(cmpn.Right, "")
 		v.Unified = spans(cmpn.Unified, "")
 	}
