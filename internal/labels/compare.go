@@ -1034,106 +1034,129 @@ func (x *hashIndex) get(h uint64) (int32, bool) {
 	}
 }
 
-// tokenize splits text into words and the white space between them, keeping every byte.
-func tokenize(s string) []string {
-	var toks []string
-	start := 0
-	inSpace := false
-	for i, r := range s {
-		sp := unicode.IsSpace(r)
-		if i > start && sp != inSpace {
-			toks = append(toks, s[start:i])
-			start = i
-		}
-		inSpace = sp
-	}
-	if start < len(s) {
-		toks = append(toks, s[start:])
-	}
-	return toks
-}
-
 // Shared marks, on each side, the words inside a shingle of n words (normalized by norm)
 // that the other side has too (Op Same); the other words are Removed (left) or Added
-// (right).
+// (right). Words are the runs of text between white space; a word that normalizes to
+// nothing (punctuation under a norm that drops it) is in no shingle. White space takes the
+// state of the word before it, so runs stay whole.
 func Shared(a, b string, norm lsh.Norm, n int) (left, right []Span) {
-	ta, tb := tokenize(a), tokenize(b)
 	if n < 1 {
 		n = 5
 	}
 	z := lsh.NewNormalizer(norm)
-	words := func(toks []string) (idx []int, keys []string) {
-		for i, t := range toks {
-			if strings.TrimSpace(t) == "" {
-				continue
-			}
-			if w := z.Normalize(t); w != "" {
-				idx = append(idx, i)
-				keys = append(keys, w)
-			}
+	// Each distinct word is normalized and hashed once.
+	keys := map[string]wordKey{}
+	sa, sb := shingleSide(a, z, keys, n), shingleSide(b, z, keys, n)
+	return sa.spans(a, sb.set, n, Removed), sb.spans(b, sa.set, n, Added)
+}
+
+// wordKey is a word's normalized form, hashed (XXH64); ok is false when it is empty.
+type wordKey struct {
+	hash uint64
+	ok   bool
+}
+
+// shingles is one side of Shared: its words and the hashes of its shingles.
+type shingles struct {
+	toks   []token  // every word; sym is its index in keyed, or -1
+	keyed  []int32  // the words with a normalized form, by token index
+	window []uint64 // per shingle (n consecutive keyed words), its hash
+	set    hashIndex
+}
+
+func shingleSide(text string, z *lsh.Normalizer, keys map[string]wordKey, n int) shingles {
+	// Prose has a word every 6 bytes or so.
+	sh := shingles{toks: make([]token, 0, len(text)/6+1), keyed: make([]int32, 0, len(text)/6+1)}
+	hashes := make([]uint64, 0, len(text)/6+1)
+	for i := 0; i < len(text); {
+		r, size := rune(text[i]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(text[i:])
 		}
-		return idx, keys
+		if classOf(r) == spaceClass {
+			i += size
+			continue
+		}
+		j := i + size
+		for j < len(text) {
+			r, size := rune(text[j]), 1
+			if r >= utf8.RuneSelf {
+				r, size = utf8.DecodeRuneInString(text[j:])
+			}
+			if classOf(r) == spaceClass {
+				break
+			}
+			j += size
+		}
+		word := text[i:j]
+		k, seen := keys[word]
+		if !seen {
+			if w := z.Normalize(word); w != "" {
+				k = wordKey{hash: xxhash.Sum64String(w), ok: true}
+			}
+			keys[word] = k
+		}
+		t := token{start: int32(i), end: int32(j), sym: -1}
+		if k.ok {
+			t.sym = int32(len(sh.keyed))
+			sh.keyed = append(sh.keyed, int32(len(sh.toks)))
+			hashes = append(hashes, k.hash)
+		}
+		sh.toks = append(sh.toks, t)
+		i = j
 	}
-	ia, ka := words(ta)
-	ib, kb := words(tb)
-	// Each window of n words is hashed once (XXH64 of the words joined by spaces).
-	windows := func(keys []string) []uint64 {
-		var hs []uint64
-		var d xxhash.Digest
-		for i := 0; i+n <= len(keys); i++ {
-			d.Reset()
-			for j := i; j < i+n; j++ {
-				if j > i {
-					d.WriteString(" ")
-				}
-				d.WriteString(keys[j])
-			}
-			hs = append(hs, d.Sum64())
+	// A shingle's hash folds its words' hashes in order (a polynomial in an odd
+	// multiplier, rolled along the words).
+	if len(hashes) >= n {
+		sh.window = make([]uint64, 0, len(hashes)-n+1)
+		var top uint64 = 1 // mul^(n-1)
+		for range n - 1 {
+			top *= hashMul
 		}
-		return hs
+		var h uint64
+		for k, wh := range hashes {
+			if k >= n {
+				h -= hashes[k-n] * top
+			}
+			h = h*hashMul + wh
+			if k >= n-1 {
+				sh.window = append(sh.window, h)
+			}
+		}
 	}
-	wa, wb := windows(ka), windows(kb)
-	set := func(hs []uint64) map[uint64]bool {
-		m := make(map[uint64]bool, len(hs))
-		for _, h := range hs {
-			m[h] = true
-		}
-		return m
+	sh.set = newHashIndex(len(sh.window))
+	for k, h := range sh.window {
+		sh.set.add(h, int32(k))
 	}
-	sa, sb := set(wa), set(wb)
-	mark := func(text string, toks []string, idx []int, win []uint64, other map[uint64]bool, op Op) []Span {
-		shared := make([]bool, len(toks))
-		for i, h := range win {
-			if other[h] {
-				for j := i; j < i+n; j++ {
-					shared[idx[j]] = true
-				}
+	return sh
+}
+
+// spans marks the words of this side inside a shingle that other has as Same, the rest
+// as op.
+func (sh shingles) spans(text string, other hashIndex, n int, op Op) []Span {
+	shared := make([]bool, len(sh.keyed))
+	for k, h := range sh.window {
+		if _, ok := other.get(h); ok {
+			for j := k; j < k+n; j++ {
+				shared[j] = true
 			}
 		}
-		// Tokens are consecutive pieces of text, so a span is a slice of it. White space
-		// takes the state of the word before it, so runs stay whole.
-		var spans []Span
-		start, pos := 0, 0
-		state := op
-		for i, t := range toks {
-			next := state
-			if strings.TrimSpace(t) != "" {
-				next = op
-				if shared[i] {
-					next = Same
-				}
-			}
-			if next != state && pos > start {
-				spans = append(spans, Span{Text: text[start:pos], Op: state})
-				start = pos
-			}
-			state = next
-			pos += len(t)
-		}
-		if pos > start {
-			spans = append(spans, Span{Text: text[start:pos], Op: state})
-		}
-		return spans
 	}
-	return mark(a, ta, ia, wa, sb, Removed), mark(b, tb, ib, wb, sa, Added)
+	var out []Span
+	start, state := 0, op
+	for _, t := range sh.toks {
+		next := op
+		if t.sym >= 0 && shared[t.sym] {
+			next = Same
+		}
+		if next != state && int(t.start) > start {
+			out = append(out, Span{Text: text[start:t.start], Op: state})
+			start = int(t.start)
+		}
+		state = next
+	}
+	if len(text) > start {
+		out = append(out, Span{Text: text[start:], Op: state})
+	}
+	return out
 }
