@@ -143,7 +143,7 @@ func (d *differ) run() Comparison {
 	d.al.align(d.lineSym[0], d.lineSym[1], region{0, int32(nA), 0, int32(nB)}, false)
 	lineMatch := d.al.match // reset below gives the word aligner its own
 
-	// The changed blocks, tokenized. Prose has a word or a space every 3 bytes or so.
+	// The changed blocks, tokenized. Prose has a token every 3 bytes or so.
 	words := map[string]int32{"": 0} // symbol 0 is any white space
 	wordAnchor := []bool{false}
 	changed := [2]int{}
@@ -320,9 +320,9 @@ func (b *builder) done() []Span {
 }
 
 // splitLines cuts text into lines (each with its line break) and interns each line's key:
-// its words with white space collapsed to one space and trimmed. A line with a letter or a
-// digit may anchor the alignment; blank lines and lines of punctuation only are too
-// common to.
+// its words with white space collapsed to one space and trimmed, then "\n" if the line has
+// a line break (CRLF or LF). A line with a letter or a digit may anchor the alignment;
+// blank lines and lines of punctuation only are too common to.
 func splitLines(text string, keys map[string]int32, anchor []bool, buf []byte) (starts, syms []int32, _ []bool, _ []byte) {
 	starts = make([]int32, 0, len(text)/40+2)
 	syms = make([]int32, 0, len(text)/40+2)
@@ -353,9 +353,14 @@ func splitLines(text string, keys map[string]int32, anchor []bool, buf []byte) (
 				}
 			}
 		}
-		key := body
+		// The line break is part of the key: a last line without one must not pair with
+		// a line that has one, or Unified would run it into the next line's words.
+		key := line
 		if !plain {
 			buf = appendCollapsed(buf[:0], body)
+			if len(body) < len(line) {
+				buf = append(buf, '\n')
+			}
 		}
 		var sym int32
 		var ok bool
@@ -889,6 +894,8 @@ func (d *differ) markMoved(syms [2][]int32, anchor []bool) {
 	}
 	for s := range 2 {
 		m := d.al.match[s]
+		n := len(d.toks[s])
+		pos[s], starts[s], hashes[s] = make([]int32, 0, n), make([]int32, 0, n), make([]uint64, 0, n)
 		for _, h := range d.hunks {
 			run, hash := 0, uint64(0)
 			for i := h.tokLo[s]; i < h.tokHi[s]; i++ {

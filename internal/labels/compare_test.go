@@ -532,3 +532,18 @@ func TestSharedMatchesStraightforward(t *testing.T) {
 		}
 	}
 }
+
+// FuzzCompare checks the invariants of checkComparison on any pair of texts.
+//
+//	go test ./internal/labels -run '^$' -fuzz FuzzCompare -fuzztime 1m
+func FuzzCompare(f *testing.F) {
+	f.Add("", "")
+	f.Add("a", "a\nb")
+	f.Add(para1+"\n\n"+para2, para2+"\r\n\r\n"+para1)
+	f.Add("今日は良い天気です。", "今日は悪い天気です。")
+	f.Add("caf\xe9 au lait", "cafe\u0301 au lait\n")
+	f.Add("x y x y x y x y x y", "y y x y y x y y x")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		checkComparison(t, a, b, Compare(a, b))
+	})
+}
