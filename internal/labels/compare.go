@@ -486,11 +486,12 @@ func appendTokens(toks []token, text string, lo, hi int, syms map[string]int32, 
 		toks = append(toks, token{start: int32(start), end: int32(end), sym: sym})
 	}
 	for i := lo; i < hi; {
-		r, n := rune(text[i]), 1
-		if r >= utf8.RuneSelf {
+		c, n := int(asciiClass[text[i]&0x7f]), 1
+		if text[i] >= utf8.RuneSelf {
+			var r rune
 			r, n = utf8.DecodeRuneInString(text[i:hi])
+			c = classOf(r)
 		}
-		c := classOf(r)
 		if c != class || c == ideoClass {
 			flush(i)
 			start, class = i, c
@@ -713,14 +714,16 @@ func (al *aligner) table(a, b []int32, r region) {
 	al.cells = t
 	a, b = a[r.a0:r.a1], b[r.b0:r.b1]
 	for i := n - 1; i >= 0; i-- {
+		row, below := t[i*w:(i+1)*w], t[(i+1)*w:(i+2)*w]
+		ai := a[i]
 		for j := m - 1; j >= 0; j-- {
 			switch {
-			case a[i] == b[j]:
-				t[i*w+j] = t[(i+1)*w+j+1] + 1
-			case t[(i+1)*w+j] >= t[i*w+j+1]:
-				t[i*w+j] = t[(i+1)*w+j]
+			case ai == b[j]:
+				row[j] = below[j+1] + 1
+			case below[j] >= row[j+1]:
+				row[j] = below[j]
 			default:
-				t[i*w+j] = t[i*w+j+1]
+				row[j] = row[j+1]
 			}
 		}
 	}
