@@ -87,7 +87,7 @@ func (s *server) pairPage(r *http.Request, c db.Campaign, pv campaign.PairView, 
 		v.Left.Spans, v.Right.Spans = spans(l, "shared"), spans(r, "shared")
 	} else {
 		cmp := labels.Compare(p.A.Text, p.B.Text)
-		v.DiffTimedOut = cmp.TimedOut
+		v.DiffCutShort = cmp.Reason
 		v.Left.Spans, v.Right.Spans, v.Unified = spans(cmp.Left, ""), spans(cmp.Right, ""), spans(cmp.Unified, "")
 	}
 	// The viewer's standing label prefills the form (editing appends a new event).
