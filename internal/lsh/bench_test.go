@@ -14,7 +14,7 @@ var (
 // benchCorpus is testdata/corpus5000.jsonl.gz: the first 5,000 documents of the shared
 // corpus (Debian books in 17 languages, SPDX licenses, npm READMEs), each cut to its first
 // 2,000 bytes.
-func benchCorpus(b *testing.B) ([]string, int64) {
+func benchCorpus(b testing.TB) ([]string, int64) {
 	benchOnce.Do(func() {
 		for _, d := range readJSONLGz[struct{ ID, Text string }](b, "testdata/corpus5000.jsonl.gz") {
 			benchTexts = append(benchTexts, d.Text)
@@ -67,19 +67,6 @@ func BenchmarkSignatures(b *testing.B) {
 			})
 		}
 	}
-	// The classic scheme without the AVX-512 kernel, for comparison.
-	if hasAVX512 {
-		spec := mustSpec(b, "size=5 k=256")
-		b.Run("word5-k256-classic-purego", func(b *testing.B) {
-			hasAVX512 = false
-			defer func() { hasAVX512 = true }()
-			b.SetBytes(n)
-			for b.Loop() {
-				spec.Signatures(texts)
-			}
-			reportDocs(b, len(texts))
-		})
-	}
 }
 
 // BenchmarkKernel compares the permutation kernels on one document's worth of hashes.
@@ -90,16 +77,13 @@ func BenchmarkKernel(b *testing.B) {
 		xs[i] = uint64(i) * 2654435761 & maxHash
 	}
 	acc := make([]uint64, 256)
-	b.Run("generic", func(b *testing.B) {
-		for b.Loop() {
-			permuteMinGeneric(xs, p.a, p.b, acc)
+	for _, k := range kernels {
+		if k.missing != "" {
+			continue
 		}
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(xs)*len(acc)), "ns/op-perm")
-	})
-	if hasAVX512 {
-		b.Run("avx512", func(b *testing.B) {
+		b.Run(k.name, func(b *testing.B) {
 			for b.Loop() {
-				permuteMin(xs, p.a, p.b, acc)
+				k.permuteMin(xs, p.a, p.b, acc)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(xs)*len(acc)), "ns/op-perm")
 		})
