@@ -1,9 +1,11 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
@@ -11,11 +13,14 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/sigio"
 )
 
-func signatures(args []string, stdout, stderr io.Writer) error {
+func signatures(args []string, stdout, stderr io.Writer) (err error) {
 	fs := newFlagSet("signatures",
 		"server signatures: read documents (JSONL, CSV/TSV or Parquet; .gz and .zst too) and write MinHash signatures,\n"+
 			"on all cores. -format jsonl writes {\"id\":..,\"signature\":[uint32...]} lines; -format binary writes k*4\n"+
-			"little-endian bytes per document (a Milvus BINARY_VECTOR of dim 32*k) and the ids, one a line, to OUT.ids.",
+			"little-endian bytes per document (a Milvus BINARY_VECTOR of dim 32*k) and the ids, one a line, to OUT.ids.\n"+
+			"A bad record stops the run, naming its file and line; with -skip-bad the bad records are listed and\n"+
+			"skipped, and the exit status is non-zero if there were any. "+lsh.KernelEnv+"=avx512|avx2|generic forces a\n"+
+			"permutation kernel (default: the fastest this CPU runs).",
 		`go run ./cmd/server signatures -spec 'level=word size=5 k=128' -in docs.jsonl.gz -out sigs.jsonl`, stderr)
 	specText := fs.String("spec", lsh.DefaultSpec().String(), "representation, e.g. 'scheme=milvus level=word size=3 k=128' (omitted fields keep their defaults)")
 	in := fs.String("in", "", "input file: .jsonl, .csv, .tsv or .parquet, optionally .gz or .zst (- for JSONL on standard input)")
@@ -23,7 +28,10 @@ func signatures(args []string, stdout, stderr io.Writer) error {
 	format := fs.String("format", "jsonl", "output format: jsonl or binary")
 	idField := fs.String("id-field", "id", "field (JSON key, CSV column, Parquet column) holding the document id")
 	textField := fs.String("text-field", "text", "field holding the document text")
-	quiet := fs.Bool("q", false, "no progress line on standard error")
+	maxBytes := fs.Int("max-doc-bytes", corpus.DefaultMaxDocBytes, "largest document text accepted, in bytes")
+	skipBad := fs.Bool("skip-bad", false, "skip bad records (listed on standard error with file, line and reason) instead of stopping")
+	quiet := fs.Bool("q", false, "print nothing but errors")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file (go tool pprof FILE)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -35,13 +43,17 @@ func signatures(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opts := corpus.Options{IDField: *idField, TextField: *textField, MetaFields: []string{}}
-	var r corpus.Reader
-	if *in == "-" {
-		r, err = corpus.NewReader(os.Stdin, "stdin", corpus.JSONL, opts)
-	} else {
-		r, err = corpus.OpenFile(*in, "", opts)
+	if err := lsh.UseKernel(os.Getenv(lsh.KernelEnv)); err != nil {
+		return fmt.Errorf("%s: %w", lsh.KernelEnv, err)
 	}
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, stop()) }()
+	}
+	r, err := openDocs(*in, corpus.Options{IDField: *idField, TextField: *textField, MetaFields: []string{}, MaxBytes: *maxBytes})
 	if err != nil {
 		return err
 	}
@@ -56,7 +68,7 @@ func signatures(args []string, stdout, stderr io.Writer) error {
 		defer outFile.Close()
 		dst = outFile
 	}
-	opt := sigio.Options{Format: sigio.Format(*format), Every: 500 * time.Millisecond}
+	opt := sigio.Options{Format: sigio.Format(*format), Every: 500 * time.Millisecond, SkipBad: *skipBad}
 	if opt.Format == sigio.Binary {
 		if outFile == nil {
 			return fmt.Errorf("-format binary needs -out FILE (the ids go to FILE.ids)")
@@ -68,26 +80,74 @@ func signatures(args []string, stdout, stderr io.Writer) error {
 		defer idf.Close()
 		opt.IDs = idf
 	}
-	if !*quiet {
-		opt.Progress = func(p sigio.Progress) {
-			secs := max(p.Elapsed.Seconds(), 1e-9)
-			end := "\r"
-			if p.Done {
-				end = "\n"
-			}
-			fmt.Fprintf(stderr, "signatures: %d docs, %.1f MB, %.0f docs/s, %.1f MB/s%s",
-				p.Docs, float64(p.Bytes)/1e6, float64(p.Docs)/secs, float64(p.Bytes)/1e6/secs, end)
+	var skipped []*corpus.RecordError
+	opt.Skipped = func(e *corpus.RecordError) {
+		if len(skipped) < maxListed {
+			skipped = append(skipped, e)
 		}
 	}
-	fmt.Fprintf(stderr, "spec %s (%s)\n", spec, spec.ID())
-	if _, err := sigio.Write(r, dst, spec, opt); err != nil {
+	if !*quiet {
+		opt.Progress = progressLine(stderr)
+		fmt.Fprintf(stderr, "spec %s (%s), kernel %s\n", spec, spec.ID(), lsh.Kernel())
+	}
+	sum, err := sigio.Write(r, dst, spec, opt)
+	printRejects(stderr, skipped, sum.Skipped)
+	if err != nil {
 		if opt.Progress != nil {
 			fmt.Fprintln(stderr)
 		}
 		return err
 	}
 	if outFile != nil {
-		return outFile.Close()
+		if err := outFile.Close(); err != nil {
+			return err
+		}
+	}
+	if sum.Skipped > 0 {
+		return fmt.Errorf("%d bad record(s) skipped; the other %d documents were signed", sum.Skipped, sum.Docs)
 	}
 	return nil
+}
+
+// maxListed is how many skipped records signatures lists before counting the rest.
+const maxListed = 100
+
+func openDocs(in string, opts corpus.Options) (corpus.Reader, error) {
+	if in == "-" {
+		return corpus.NewReader(os.Stdin, "stdin", corpus.JSONL, opts)
+	}
+	return corpus.OpenFile(in, "", opts)
+}
+
+// progressLine prints one updating line of documents and speed.
+func progressLine(stderr io.Writer) func(sigio.Progress) {
+	return func(p sigio.Progress) {
+		secs := max(p.Elapsed.Seconds(), 1e-9)
+		end := "\r"
+		if p.Done {
+			end = "\n"
+		}
+		skipped := ""
+		if p.Skipped > 0 {
+			skipped = fmt.Sprintf(", %d skipped", p.Skipped)
+		}
+		fmt.Fprintf(stderr, "signatures: %d docs%s, %.1f MB, %.0f docs/s, %.1f MB/s%s",
+			p.Docs, skipped, float64(p.Bytes)/1e6, float64(p.Docs)/secs, float64(p.Bytes)/1e6/secs, end)
+	}
+}
+
+// startCPUProfile starts writing a CPU profile to path; stop ends it and closes the file.
+func startCPUProfile(path string) (stop func() error, err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
 }
