@@ -2,6 +2,9 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -72,5 +75,80 @@ func TestSignaturesCPUProfileAndKernel(t *testing.T) {
 	err := run([]string{"signatures", "-q", "-in", in, "-out", filepath.Join(dir, "s.jsonl")}, &stdout, &stderr)
 	if err == nil || !strings.Contains(err.Error(), `DEDUP_KERNEL: unknown kernel "neon9"`) {
 		t.Errorf("bad %s: %v; want an unknown-kernel error", lsh.KernelEnv, err)
+	}
+}
+
+// benchInput writes testdata/corpus-whole.jsonl.gz (1,273 whole real documents with all
+// their fields) three times over with new ids, 30.7 MB of JSONL, into dir.
+func benchInput(b *testing.B, dir string) (string, int64) {
+	b.Helper()
+	f, err := os.Open("../../internal/lsh/testdata/corpus-whole.jsonl.gz")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		b.Fatal(err)
+	}
+	data, err := io.ReadAll(zr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var out bytes.Buffer
+	for c := range 3 {
+		prefix := []byte(fmt.Sprintf(`{"id": "c%d-`, c))
+		for line := range bytes.Lines(data) {
+			rest, ok := bytes.CutPrefix(line, []byte(`{"id": "`))
+			if !ok {
+				b.Fatalf("line does not start with the id: %.40q", line)
+			}
+			out.Write(prefix)
+			out.Write(rest)
+		}
+	}
+	path := filepath.Join(dir, "docs.jsonl")
+	if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return path, int64(out.Len())
+}
+
+// BenchmarkSignaturesCommand measures `signatures` end to end, file in, file out: reading
+// and parsing JSONL, signing on all cores, writing JSONL, over 30.7 MB of whole real
+// documents; the classic scheme once per kernel this machine runs. Run with -cpu 1 and
+// -cpu 2 for the figures per core count.
+func BenchmarkSignaturesCommand(b *testing.B) {
+	dir := b.TempDir()
+	in, size := benchInput(b, dir)
+	docs := 3 * 1273
+	out := filepath.Join(dir, "sigs.jsonl")
+	for _, k := range []int{128, 256} {
+		for _, scheme := range []string{"classic", "fast"} {
+			spec := fmt.Sprintf("k=%d scheme=%s", k, scheme)
+			run := func(b *testing.B) {
+				b.SetBytes(size)
+				b.ReportAllocs()
+				for b.Loop() {
+					var stdout, stderr bytes.Buffer
+					if err := run([]string{"signatures", "-q", "-spec", spec, "-in", in, "-out", out}, &stdout, &stderr); err != nil {
+						b.Fatalf("%v\n%s", err, stderr.String())
+					}
+				}
+				b.ReportMetric(float64(docs)*float64(b.N)/b.Elapsed().Seconds(), "docs/s")
+			}
+			b.Run(fmt.Sprintf("word5-k%d-%s", k, scheme), func(b *testing.B) {
+				if scheme == "fast" {
+					run(b)
+					return
+				}
+				for _, kernel := range lsh.Kernels() {
+					b.Run("kernel="+kernel, func(b *testing.B) {
+						b.Setenv(lsh.KernelEnv, kernel)
+						run(b)
+					})
+				}
+			})
+		}
 	}
 }

@@ -48,6 +48,18 @@ func init() {
 // "avx2" or "generic". Every kernel computes the same signatures; only the speed differs.
 func Kernel() string { return active.Load().name }
 
+// Kernels returns the names of the kernels this CPU and build run, fastest first; the
+// last is always "generic".
+func Kernels() []string {
+	var names []string
+	for _, k := range kernels {
+		if k.missing == "" {
+			names = append(names, k.name)
+		}
+	}
+	return names
+}
+
 // UseKernel selects the permutation kernel by name, "" for the fastest this CPU runs. It
 // fails, keeping the current kernel, for an unknown name or a kernel the CPU or build
 // cannot run. It is meant for start-up (a -kernel flag, the DEDUP_KERNEL variable) and
