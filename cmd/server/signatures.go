@@ -59,26 +59,17 @@ func signatures(args []string, stdout, stderr io.Writer) (err error) {
 	}
 	defer r.Close()
 
-	var dst io.Writer = stdout
-	var outFile *os.File
-	if *out != "" && *out != "-" {
-		if outFile, err = os.Create(*out); err != nil {
-			return err
-		}
-		defer outFile.Close()
-		dst = outFile
-	}
 	opt := sigio.Options{Format: sigio.Format(*format), Every: 500 * time.Millisecond, SkipBad: *skipBad}
-	if opt.Format == sigio.Binary {
-		if outFile == nil {
-			return fmt.Errorf("-format binary needs -out FILE (the ids go to FILE.ids)")
-		}
-		idf, err := os.Create(*out + ".ids")
-		if err != nil {
-			return err
-		}
-		defer idf.Close()
-		opt.IDs = idf
+	dst, outFile, idFile, err := createOutputs(*out, opt.Format, stdout)
+	if err != nil {
+		return err
+	}
+	if outFile != nil {
+		defer outFile.Close()
+	}
+	if idFile != nil {
+		defer idFile.Close()
+		opt.IDs = idFile
 	}
 	var skipped []*corpus.RecordError
 	opt.Skipped = func(e *corpus.RecordError) {
@@ -107,6 +98,27 @@ func signatures(args []string, stdout, stderr io.Writer) (err error) {
 		return fmt.Errorf("%d bad record(s) skipped; the other %d documents were signed", sum.Skipped, sum.Docs)
 	}
 	return nil
+}
+
+// createOutputs opens where the signatures go: out, or stdout for "" and "-"; with the
+// binary format also OUT.ids for the ids, which needs a named file.
+func createOutputs(out string, format sigio.Format, stdout io.Writer) (dst io.Writer, outFile, idFile *os.File, err error) {
+	if out == "" || out == "-" {
+		if format == sigio.Binary {
+			return nil, nil, nil, fmt.Errorf("-format binary needs -out FILE (the ids go to FILE.ids)")
+		}
+		return stdout, nil, nil, nil
+	}
+	if outFile, err = os.Create(out); err != nil {
+		return nil, nil, nil, err
+	}
+	if format == sigio.Binary {
+		if idFile, err = os.Create(out + ".ids"); err != nil {
+			outFile.Close()
+			return nil, nil, nil, err
+		}
+	}
+	return outFile, outFile, idFile, nil
 }
 
 // maxListed is how many skipped records signatures lists before counting the rest.

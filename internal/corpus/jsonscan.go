@@ -614,6 +614,17 @@ func (s *lineScanner) parseLine(line []byte, place Place, opt *Options) (Record,
 	default:
 		return fail(opt.TextField, "want a string")
 	}
+	if e := s.collectMeta(line, &rec, opt, id, text); e != nil {
+		return Record{}, e
+	}
+	if e := checkRecord(&rec, opt, true); e != nil {
+		return Record{}, e
+	}
+	return rec, nil
+}
+
+// collectMeta decodes the fields kept as metadata into rec.Meta.
+func (s *lineScanner) collectMeta(line []byte, rec *Record, opt *Options, id, text *jsonField) *RecordError {
 	for i := range s.fields {
 		f := &s.fields[i]
 		if f == id || f == text {
@@ -625,17 +636,14 @@ func (s *lineScanner) parseLine(line []byte, place Place, opt *Options) (Record,
 		}
 		v, err := metaValue(line[f.start:f.end], f)
 		if err != nil {
-			return fail(key, "%v", err)
+			return &RecordError{Place: rec.Place, Field: key, Msg: err.Error()}
 		}
 		if rec.Meta == nil {
 			rec.Meta = map[string]any{}
 		}
 		rec.Meta[key] = v
 	}
-	if e := checkRecord(&rec, opt, true); e != nil {
-		return Record{}, e
-	}
-	return rec, nil
+	return nil
 }
 
 // duplicateKey reports the first key given twice. Lines have few keys, so pairs are
