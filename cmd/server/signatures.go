@@ -1,9 +1,11 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
@@ -11,11 +13,14 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/sigio"
 )
 
-func signatures(args []string, stdout, stderr io.Writer) error {
+func signatures(args []string, stdout, stderr io.Writer) (err error) {
 	fs := newFlagSet("signatures",
 		"server signatures: read documents (JSONL, CSV/TSV or Parquet; .gz and .zst too) and write MinHash signatures,\n"+
 			"on all cores. -format jsonl writes {\"id\":..,\"signature\":[uint32...]} lines; -format binary writes k*4\n"+
-			"little-endian bytes per document (a Milvus BINARY_VECTOR of dim 32*k) and the ids, one a line, to OUT.ids.",
+			"little-endian bytes per document (a Milvus BINARY_VECTOR of dim 32*k) and the ids, one a line, to OUT.ids.\n"+
+			"A bad record stops the run, naming its file and line; with -skip-bad the bad records are listed and\n"+
+			"skipped, and the exit status is non-zero if there were any. "+lsh.KernelEnv+"=avx512|avx2|generic forces a\n"+
+			"permutation kernel (default: the fastest this CPU runs).",
 		`go run ./cmd/server signatures -spec 'level=word size=5 k=128' -in docs.jsonl.gz -out sigs.jsonl`, stderr)
 	specText := fs.String("spec", lsh.DefaultSpec().String(), "representation, e.g. 'level=word size=5 k=128' (omitted fields keep their defaults), or a Milvus MinHash\n"+
 		"function's params, e.g. '{\"num_hashes\": 128, \"shingle_size\": 3, \"token_level\": \"word\"}' for signatures bit-identical to Milvus's")
@@ -24,7 +29,10 @@ func signatures(args []string, stdout, stderr io.Writer) error {
 	format := fs.String("format", "jsonl", "output format: jsonl or binary")
 	idField := fs.String("id-field", "id", "field (JSON key, CSV column, Parquet column) holding the document id")
 	textField := fs.String("text-field", "text", "field holding the document text")
-	quiet := fs.Bool("q", false, "no progress line on standard error")
+	maxBytes := fs.Int("max-doc-bytes", corpus.DefaultMaxDocBytes, "largest document text accepted, in bytes")
+	skipBad := fs.Bool("skip-bad", false, "skip bad records (listed on standard error with file, line and reason) instead of stopping")
+	quiet := fs.Bool("q", false, "print nothing but errors")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file (go tool pprof FILE)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -36,59 +44,123 @@ func signatures(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opts := corpus.Options{IDField: *idField, TextField: *textField, MetaFields: []string{}}
-	var r corpus.Reader
-	if *in == "-" {
-		r, err = corpus.NewReader(os.Stdin, "stdin", corpus.JSONL, opts)
-	} else {
-		r, err = corpus.OpenFile(*in, "", opts)
+	if err := lsh.UseKernel(os.Getenv(lsh.KernelEnv)); err != nil {
+		return fmt.Errorf("%s: %w", lsh.KernelEnv, err)
 	}
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, stop()) }()
+	}
+	r, err := openDocs(*in, corpus.Options{IDField: *idField, TextField: *textField, MetaFields: []string{}, MaxBytes: *maxBytes})
 	if err != nil {
 		return err
 	}
 	defer r.Close()
 
-	var dst io.Writer = stdout
-	var outFile *os.File
-	if *out != "" && *out != "-" {
-		if outFile, err = os.Create(*out); err != nil {
-			return err
-		}
-		defer outFile.Close()
-		dst = outFile
+	opt := sigio.Options{Format: sigio.Format(*format), Every: 500 * time.Millisecond, SkipBad: *skipBad}
+	dst, outFile, idFile, err := createOutputs(*out, opt.Format, stdout)
+	if err != nil {
+		return err
 	}
-	opt := sigio.Options{Format: sigio.Format(*format), Every: 500 * time.Millisecond}
-	if opt.Format == sigio.Binary {
-		if outFile == nil {
-			return fmt.Errorf("-format binary needs -out FILE (the ids go to FILE.ids)")
+	if outFile != nil {
+		defer outFile.Close()
+	}
+	if idFile != nil {
+		defer idFile.Close()
+		opt.IDs = idFile
+	}
+	var skipped []*corpus.RecordError
+	opt.Skipped = func(e *corpus.RecordError) {
+		if len(skipped) < maxListed {
+			skipped = append(skipped, e)
 		}
-		idf, err := os.Create(*out + ".ids")
-		if err != nil {
-			return err
-		}
-		defer idf.Close()
-		opt.IDs = idf
 	}
 	if !*quiet {
-		opt.Progress = func(p sigio.Progress) {
-			secs := max(p.Elapsed.Seconds(), 1e-9)
-			end := "\r"
-			if p.Done {
-				end = "\n"
-			}
-			fmt.Fprintf(stderr, "signatures: %d docs, %.1f MB, %.0f docs/s, %.1f MB/s%s",
-				p.Docs, float64(p.Bytes)/1e6, float64(p.Docs)/secs, float64(p.Bytes)/1e6/secs, end)
-		}
+		opt.Progress = progressLine(stderr)
+		fmt.Fprintf(stderr, "spec %s (%s), kernel %s\n", spec, spec.ID(), lsh.Kernel())
 	}
-	fmt.Fprintf(stderr, "spec %s (%s)\n", spec, spec.ID())
-	if _, err := sigio.Write(r, dst, spec, opt); err != nil {
+	sum, err := sigio.Write(r, dst, spec, opt)
+	printRejects(stderr, skipped, sum.Skipped)
+	if err != nil {
 		if opt.Progress != nil {
 			fmt.Fprintln(stderr)
 		}
 		return err
 	}
 	if outFile != nil {
-		return outFile.Close()
+		if err := outFile.Close(); err != nil {
+			return err
+		}
+	}
+	if sum.Skipped > 0 {
+		return fmt.Errorf("%d bad record(s) skipped; the other %d documents were signed", sum.Skipped, sum.Docs)
 	}
 	return nil
+}
+
+// createOutputs opens where the signatures go: out, or stdout for "" and "-"; with the
+// binary format also OUT.ids for the ids, which needs a named file.
+func createOutputs(out string, format sigio.Format, stdout io.Writer) (dst io.Writer, outFile, idFile *os.File, err error) {
+	if out == "" || out == "-" {
+		if format == sigio.Binary {
+			return nil, nil, nil, fmt.Errorf("-format binary needs -out FILE (the ids go to FILE.ids)")
+		}
+		return stdout, nil, nil, nil
+	}
+	if outFile, err = os.Create(out); err != nil {
+		return nil, nil, nil, err
+	}
+	if format == sigio.Binary {
+		if idFile, err = os.Create(out + ".ids"); err != nil {
+			outFile.Close()
+			return nil, nil, nil, err
+		}
+	}
+	return outFile, outFile, idFile, nil
+}
+
+// maxListed is how many skipped records signatures lists before counting the rest.
+const maxListed = 100
+
+func openDocs(in string, opts corpus.Options) (corpus.Reader, error) {
+	if in == "-" {
+		return corpus.NewReader(os.Stdin, "stdin", corpus.JSONL, opts)
+	}
+	return corpus.OpenFile(in, "", opts)
+}
+
+// progressLine prints one updating line of documents and speed.
+func progressLine(stderr io.Writer) func(sigio.Progress) {
+	return func(p sigio.Progress) {
+		secs := max(p.Elapsed.Seconds(), 1e-9)
+		end := "\r"
+		if p.Done {
+			end = "\n"
+		}
+		skipped := ""
+		if p.Skipped > 0 {
+			skipped = fmt.Sprintf(", %d skipped", p.Skipped)
+		}
+		fmt.Fprintf(stderr, "signatures: %d docs%s, %.1f MB, %.0f docs/s, %.1f MB/s%s",
+			p.Docs, skipped, float64(p.Bytes)/1e6, float64(p.Docs)/secs, float64(p.Bytes)/1e6/secs, end)
+	}
+}
+
+// startCPUProfile starts writing a CPU profile to path; stop ends it and closes the file.
+func startCPUProfile(path string) (stop func() error, err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
 }

@@ -7,7 +7,6 @@ package corpus
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +15,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -198,7 +198,7 @@ func NewReader(r io.Reader, name string, format Format, opt Options) (Reader, er
 	}
 	switch format {
 	case JSONL:
-		return &jsonlReader{name: name, opt: opt, r: src, closer: closer}, nil
+		return &jsonlReader{name: name, opt: opt, src: src, closer: closer}, nil
 	case CSV, TSV:
 		return newCSVReader(src, closer, name, format, opt)
 	case Parquet:
@@ -239,21 +239,22 @@ func decompress(r io.Reader, name string) (*bufio.Reader, func() error, error) {
 	return br, func() error { return nil }, nil
 }
 
-// checkText validates an id and a text, returning the field at fault.
-func checkRecord(rec *Record, opt *Options) *RecordError {
+// checkRecord validates an id and a text, returning the field at fault. validUTF8 says
+// the reader has checked the UTF-8 already (the JSONL scanner does, in the same pass).
+func checkRecord(rec *Record, opt *Options, validUTF8 bool) *RecordError {
 	fail := func(field, format string, args ...any) *RecordError {
 		return &RecordError{Place: rec.Place, Field: field, Msg: fmt.Sprintf(format, args...)}
 	}
 	if rec.ID == "" {
 		return fail(opt.IDField, "missing or empty")
 	}
-	if !utf8.ValidString(rec.ID) {
+	if !validUTF8 && !utf8.ValidString(rec.ID) {
 		return fail(opt.IDField, "invalid UTF-8")
 	}
 	if len(rec.ID) > 1024 {
 		return fail(opt.IDField, "id longer than 1024 bytes")
 	}
-	if !utf8.ValidString(rec.Text) {
+	if !validUTF8 && !utf8.ValidString(rec.Text) {
 		return fail(opt.TextField, "invalid UTF-8 at byte %d", firstInvalid([]byte(rec.Text)))
 	}
 	if len(rec.Text) > opt.MaxBytes {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -258,6 +259,11 @@ func FuzzReaders(f *testing.F) {
 			}
 		}
 		if format == JSONL {
+			// Parallel parsing of tiny chunks changes nothing.
+			opt := Options{MaxBytes: 1 << 10}
+			if whole, cut := outcome(t, newJSONL(t, s, opt, 0, 1)), outcome(t, newJSONL(t, s, opt, 16, 3)); !slices.Equal(whole, cut) {
+				t.Fatalf("16-byte chunks on 3 goroutines:\n%s\nwant:\n%s", strings.Join(cut, "\n"), strings.Join(whole, "\n"))
+			}
 			nonBlank := 0
 			for i, l := range strings.Split(s, "\n") {
 				if i == 0 {

@@ -103,7 +103,7 @@ func (r *csvReader) Next() (Record, error) {
 			}
 			rec.Meta[r.header[i]] = v
 		}
-		if e := checkRecord(&rec, &r.opt); e != nil {
+		if e := checkRecord(&rec, &r.opt, false); e != nil {
 			return Record{}, e
 		}
 		return rec, nil

@@ -152,7 +152,7 @@ func (r *parquetReader) Next() (Record, error) {
 			rec.Meta[k] = v
 		}
 	}
-	if e := checkRecord(&rec, &r.opt); e != nil {
+	if e := checkRecord(&rec, &r.opt, false); e != nil {
 		return Record{}, e
 	}
 	return rec, nil

@@ -9,12 +9,17 @@ var (
 	benchOnce  sync.Once
 	benchTexts []string
 	benchBytes int64
+
+	wholeOnce  sync.Once
+	wholeTexts []string
+	wholeBytes int64
 )
 
 // benchCorpus is testdata/corpus5000.jsonl.gz: the first 5,000 documents of the shared
 // corpus (Debian books in 17 languages, SPDX licenses, npm READMEs), each cut to its first
-// 2,000 bytes.
-func benchCorpus(b *testing.B) ([]string, int64) {
+// 2,000 bytes. For tests and the candidate benchmarks; signature speed is measured on
+// wholeCorpus.
+func benchCorpus(b testing.TB) ([]string, int64) {
 	benchOnce.Do(func() {
 		for _, d := range readJSONLGz[struct{ ID, Text string }](b, "testdata/corpus5000.jsonl.gz") {
 			benchTexts = append(benchTexts, d.Text)
@@ -24,14 +29,39 @@ func benchCorpus(b *testing.B) ([]string, int64) {
 	return benchTexts, benchBytes
 }
 
+// wholeCorpus is testdata/corpus-whole.jsonl.gz: 1,273 whole real documents (every fourth
+// of the shared corpus), 10 MB of text, none cut.
+func wholeCorpus(b testing.TB) ([]string, int64) {
+	wholeOnce.Do(func() {
+		for _, d := range readJSONLGz[struct{ ID, Text string }](b, "testdata/corpus-whole.jsonl.gz") {
+			wholeTexts = append(wholeTexts, d.Text)
+			wholeBytes += int64(len(d.Text))
+		}
+	})
+	return wholeTexts, wholeBytes
+}
+
 func reportDocs(b *testing.B, docs int) {
 	b.ReportMetric(float64(docs)*float64(b.N)/b.Elapsed().Seconds(), "docs/s")
+}
+
+// withKernel runs f as a sub-benchmark "kernel=NAME" for every kernel this machine runs.
+func withKernel(b *testing.B, f func(b *testing.B)) {
+	defer UseKernel(Kernel())
+	for _, name := range Kernels() {
+		b.Run("kernel="+name, func(b *testing.B) {
+			if err := UseKernel(name); err != nil {
+				b.Fatal(err)
+			}
+			f(b)
+		})
+	}
 }
 
 // BenchmarkShingles measures normalization, tokenizing, shingling, base hashing and
 // deduplication on one core: everything before the permutations.
 func BenchmarkShingles(b *testing.B) {
-	texts, n := benchCorpus(b)
+	texts, n := wholeCorpus(b)
 	for _, text := range []string{"word5", "char5"} {
 		spec := mustSpec(b, "size=5 level="+text[:4])
 		b.Run(text, func(b *testing.B) {
@@ -48,14 +78,16 @@ func BenchmarkShingles(b *testing.B) {
 	}
 }
 
-// BenchmarkSignatures measures text in, signatures out, on all cores (Spec.Signatures).
-// Run with -cpu 1 for the single-core figure.
+// BenchmarkSignatures measures text in, signatures out, on all cores (Spec.Signatures),
+// over whole real documents held in memory; the classic scheme once per kernel the
+// machine runs (kernel=avx512, avx2, generic). Run with -cpu 1 for the single-core figure.
+// The end-to-end figure (file in, file out) is cmd/server's BenchmarkSignaturesCommand.
 func BenchmarkSignatures(b *testing.B) {
-	texts, n := benchCorpus(b)
+	texts, n := wholeCorpus(b)
 	for _, k := range []int{128, 256} {
 		for _, scheme := range []string{"classic", "fast"} {
 			spec := mustSpec(b, "size=5 k="+itoa(k)+" scheme="+scheme)
-			b.Run("word5-k"+itoa(k)+"-"+scheme, func(b *testing.B) {
+			run := func(b *testing.B) {
 				b.SetBytes(n)
 				b.ReportAllocs()
 				for b.Loop() {
@@ -64,21 +96,15 @@ func BenchmarkSignatures(b *testing.B) {
 					}
 				}
 				reportDocs(b, len(texts))
+			}
+			b.Run("word5-k"+itoa(k)+"-"+scheme, func(b *testing.B) {
+				if scheme == "fast" {
+					run(b) // one hash per shingle: no permutation kernel
+					return
+				}
+				withKernel(b, run)
 			})
 		}
-	}
-	// The classic scheme without the AVX-512 kernel, for comparison.
-	if hasAVX512 {
-		spec := mustSpec(b, "size=5 k=256")
-		b.Run("word5-k256-classic-purego", func(b *testing.B) {
-			hasAVX512 = false
-			defer func() { hasAVX512 = true }()
-			b.SetBytes(n)
-			for b.Loop() {
-				spec.Signatures(texts)
-			}
-			reportDocs(b, len(texts))
-		})
 	}
 }
 
@@ -90,16 +116,13 @@ func BenchmarkKernel(b *testing.B) {
 		xs[i] = uint64(i) * 2654435761 & maxHash
 	}
 	acc := make([]uint64, 256)
-	b.Run("generic", func(b *testing.B) {
-		for b.Loop() {
-			permuteMinGeneric(xs, p.a, p.b, acc)
+	for _, k := range kernels {
+		if k.missing != "" {
+			continue
 		}
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(xs)*len(acc)), "ns/op-perm")
-	})
-	if hasAVX512 {
-		b.Run("avx512", func(b *testing.B) {
+		b.Run(k.name, func(b *testing.B) {
 			for b.Loop() {
-				permuteMin(xs, p.a, p.b, acc)
+				k.permuteMin(xs, p.a, p.b, acc)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(xs)*len(acc)), "ns/op-perm")
 		})

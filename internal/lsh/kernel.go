@@ -1,43 +1,139 @@
 package lsh
 
+import (
+	"fmt"
+	"os"
+	"strings"
+	"sync/atomic"
+)
+
 // maxHash is the value of an empty signature position: datasketch's _max_hash.
 const maxHash = 0xFFFFFFFF
 
-// permuteMinGeneric folds the base hashes xs (32-bit values in uint64 lanes) into acc:
-// acc[i] = min(acc[i], ((a[i]*x + b[i]) mod 2^61-1) & 0xFFFFFFFF) for every x.
-// The product wraps in uint64 before the reduction, as datasketch (numpy uint64) and
-// Milvus (C++ uint64_t) both do; (t & P) + (t >> 61), minus P once if needed, is t mod P.
+// KernelEnv names the environment variable that forces a permutation kernel ("avx512",
+// "avx2" or "generic"), so a machine can measure and test the slower paths it would not
+// choose by itself. Empty or unset: the fastest kernel the CPU runs.
+const KernelEnv = "DEDUP_KERNEL"
+
+// kernel is one implementation of the classic schemes' permutation step: for every i,
+// acc[i] = min(acc[i], ((a[i]*x + b[i]) mod 2^61-1) & 0xFFFFFFFF) over every x in xs. The
+// xs are 32-bit values in uint64 lanes and every acc value is below 2^32.
+type kernel struct {
+	name string
+	// block is the number of permutations the kernel takes at a time: it runs on the
+	// largest multiple of block and the generic kernel does the rest.
+	block int
+	fn    func(xs, a, b, acc []uint64)
+	// missing says why this CPU or build cannot run the kernel; empty when it can.
+	missing string
+}
+
+// generic is the pure-Go kernel, which every machine runs.
+var generic = kernel{name: "generic", block: 1, fn: permuteMinGeneric}
+
+// kernels lists the kernels fastest first, with the architecture's own (archKernels,
+// kernel_amd64.go) ahead of the generic one.
+var kernels = append(archKernels(), generic)
+
+// active is the kernel in use.
+var active atomic.Pointer[kernel]
+
+func init() {
+	if err := UseKernel(os.Getenv(KernelEnv)); err != nil {
+		UseKernel("") // the error is UseKernel's to report to whoever set the variable
+	}
+}
+
+// Kernel returns the name of the permutation kernel the classic schemes run on: "avx512",
+// "avx2" or "generic". Every kernel computes the same signatures; only the speed differs.
+func Kernel() string { return active.Load().name }
+
+// Kernels returns the names of the kernels this CPU and build run, fastest first; the
+// last is always "generic".
+func Kernels() []string {
+	var names []string
+	for _, k := range kernels {
+		if k.missing == "" {
+			names = append(names, k.name)
+		}
+	}
+	return names
+}
+
+// UseKernel selects the permutation kernel by name, "" for the fastest this CPU runs. It
+// fails, keeping the current kernel, for an unknown name or a kernel the CPU or build
+// cannot run. It is meant for start-up (a -kernel flag, the DEDUP_KERNEL variable) and
+// benchmarks, not for use while signatures are being computed elsewhere.
+func UseKernel(name string) error {
+	var names []string
+	for i := range kernels {
+		k := &kernels[i]
+		names = append(names, k.name)
+		if name == "" && k.missing == "" || name == k.name {
+			if k.missing != "" {
+				return fmt.Errorf("kernel %s: %s", name, k.missing)
+			}
+			active.Store(k)
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown kernel %q (want %s)", name, strings.Join(names, ", "))
+}
+
+// permuteMin runs the active kernel.
+func permuteMin(xs, a, b, acc []uint64) { active.Load().permuteMin(xs, a, b, acc) }
+
+// permuteMin runs k on the largest multiple of its block and the generic kernel on the
+// rest.
+func (k *kernel) permuteMin(xs, a, b, acc []uint64) {
+	if len(xs) == 0 {
+		return
+	}
+	n := len(a) - len(a)%k.block
+	if n > 0 {
+		k.fn(xs, a[:n], b[:n], acc[:n])
+	}
+	if n < len(a) {
+		permuteMinGeneric(xs, a[n:], b[n:], acc[n:])
+	}
+}
+
+// permuteMinGeneric is the pure-Go kernel. Four permutations per pass over xs keep each x
+// in a register for four independent multiply chains; the reduction is branch-free (see
+// permute) and the minimum is taken on 32-bit values. Slicing b and acc to len(a) up
+// front lets the compiler drop the bounds checks inside the loop.
 func permuteMinGeneric(xs, a, b, acc []uint64) {
 	b = b[:len(a)]
 	acc = acc[:len(a)]
 	i := 0
-	// Four permutations at a time so each x is loaded once per four multiply chains.
 	for ; i+4 <= len(a); i += 4 {
 		a0, a1, a2, a3 := a[i], a[i+1], a[i+2], a[i+3]
 		b0, b1, b2, b3 := b[i], b[i+1], b[i+2], b[i+3]
-		m0, m1, m2, m3 := acc[i], acc[i+1], acc[i+2], acc[i+3]
+		m0, m1, m2, m3 := uint32(acc[i]), uint32(acc[i+1]), uint32(acc[i+2]), uint32(acc[i+3])
 		for _, x := range xs {
 			m0 = min(m0, permute(a0, b0, x))
 			m1 = min(m1, permute(a1, b1, x))
 			m2 = min(m2, permute(a2, b2, x))
 			m3 = min(m3, permute(a3, b3, x))
 		}
-		acc[i], acc[i+1], acc[i+2], acc[i+3] = m0, m1, m2, m3
+		acc[i], acc[i+1], acc[i+2], acc[i+3] = uint64(m0), uint64(m1), uint64(m2), uint64(m3)
 	}
 	for ; i < len(a); i++ {
-		m := acc[i]
+		m := uint32(acc[i])
 		for _, x := range xs {
 			m = min(m, permute(a[i], b[i], x))
 		}
-		acc[i] = m
+		acc[i] = uint64(m)
 	}
 }
 
-func permute(a, b, x uint64) uint64 {
+// permute is ((a*x + b) mod 2^61-1) & 0xFFFFFFFF. The product wraps in uint64 before the
+// reduction, as datasketch (numpy uint64) and Milvus (C++ uint64_t) both do. With t the
+// wrapped sum, r = (t & P) + (t >> 61) is t mod P or t mod P + P (r < P+8). Where r >= P
+// the result is the low 32 bits of r-P = r+1-2^61, which are those of r+1; r >= P exactly
+// when bit 61 of r+1 is set, so adding (r+1)>>61 subtracts P without a branch.
+func permute(a, b, x uint64) uint32 {
 	t := a*x + b
-	t = (t & mersenne61) + (t >> 61)
-	if t >= mersenne61 {
-		t -= mersenne61
-	}
-	return t & maxHash
+	r := (t & mersenne61) + (t >> 61)
+	return uint32(r + (r+1)>>61)
 }

@@ -97,3 +97,96 @@ inner:
 done:
 	VZEROUPPER
 	RET
+
+// One chain of the AVX2 kernel: permutations lanes [off, off+4) against the broadcast x in
+// X: t = a*x + b (a*x = a_lo*x + (a_hi*x)<<32 mod 2^64, exact since x < 2^32), r = (t & P)
+// + (t >> 61), then r+1 where r >= P (its low 32 bits are those of r-P), and ACC =
+// min(ACC, low 32 bits of r) by VPMINUD: ACC's high halves are zero, so they stay zero.
+#define AVX2_CHAIN(X, AHI, ACC, off, T0, T1) \
+	VPMULUDQ off(R8), X, T0; \
+	VPMULUDQ AHI, X, T1; \
+	VPSLLQ   $32, T1, T1; \
+	VPADDQ   T1, T0, T0; \
+	VPADDQ   off(R9), T0, T0; \
+	VPSRLQ   $61, T0, T1; \
+	VPAND    Y15, T0, T0; \
+	VPADDQ   T1, T0, T0; \
+	VPCMPGTQ Y14, T0, T1; \
+	VPSUBQ   T1, T0, T0; \
+	VPMINUD  T0, ACC, ACC
+
+// All four chains of a block for one x.
+#define AVX2_X(X) \
+	AVX2_CHAIN(X, Y4, Y0, 0, Y9, Y10); \
+	AVX2_CHAIN(X, Y5, Y1, 32, Y11, Y12); \
+	AVX2_CHAIN(X, Y6, Y2, 64, Y9, Y10); \
+	AVX2_CHAIN(X, Y7, Y3, 96, Y11, Y12)
+
+// func permuteMinAVX2(xs, a, b, acc []uint64)
+// Requires len(a) == len(b) == len(acc), a multiple of 16, len(xs) > 0, and every acc
+// value below 2^32. Sixteen permutations (four 4-lane vectors) per pass over xs, two
+// shingles per loop turn.
+TEXT ·permuteMinAVX2(SB), NOSPLIT, $0-96
+	MOVQ xs_base+0(FP), SI
+	MOVQ xs_len+8(FP), CX
+	MOVQ a_base+24(FP), R8
+	MOVQ a_len+32(FP), DX
+	MOVQ b_base+48(FP), R9
+	MOVQ acc_base+72(FP), R10
+
+	MOVQ         $0x1FFFFFFFFFFFFFFF, AX
+	MOVQ         AX, X15
+	VPBROADCASTQ X15, Y15 // P = 2^61-1
+	MOVQ         $0x1FFFFFFFFFFFFFFE, AX
+	MOVQ         AX, X14
+	VPBROADCASTQ X14, Y14 // P-1
+
+avx2block:
+	CMPQ    DX, $16
+	JLT     avx2done
+	VMOVDQU (R10), Y0
+	VMOVDQU 32(R10), Y1
+	VMOVDQU 64(R10), Y2
+	VMOVDQU 96(R10), Y3
+	VMOVDQU (R8), Y4
+	VMOVDQU 32(R8), Y5
+	VMOVDQU 64(R8), Y6
+	VMOVDQU 96(R8), Y7
+	VPSRLQ  $32, Y4, Y4 // a_hi
+	VPSRLQ  $32, Y5, Y5
+	VPSRLQ  $32, Y6, Y6
+	VPSRLQ  $32, Y7, Y7
+	MOVQ    SI, BX
+	MOVQ    CX, R12
+	SHRQ    $1, R12
+	JZ      avx2odd
+
+avx2pair:
+	VPBROADCASTQ (BX), Y8
+	VPBROADCASTQ 8(BX), Y13
+	AVX2_X(Y8)
+	AVX2_X(Y13)
+	ADDQ $16, BX
+	DECQ R12
+	JNZ  avx2pair
+
+avx2odd:
+	TESTQ $1, CX
+	JZ    avx2store
+	VPBROADCASTQ (BX), Y8
+	AVX2_X(Y8)
+
+avx2store:
+	VMOVDQU Y0, (R10)
+	VMOVDQU Y1, 32(R10)
+	VMOVDQU Y2, 64(R10)
+	VMOVDQU Y3, 96(R10)
+	ADDQ    $128, R8
+	ADDQ    $128, R9
+	ADDQ    $128, R10
+	SUBQ    $16, DX
+	JMP     avx2block
+
+avx2done:
+	VZEROUPPER
+	RET

@@ -2,6 +2,11 @@
 
 package lsh
 
-var hasAVX512 = false
+import "runtime"
 
-func permuteMin(xs, a, b, acc []uint64) { permuteMinGeneric(xs, a, b, acc) }
+// archKernels lists the amd64 kernels as missing, so tests say which kernels they could
+// not run on this build.
+func archKernels() []kernel {
+	why := "amd64 only (this build is GOARCH=" + runtime.GOARCH + ")"
+	return []kernel{{name: "avx512", missing: why}, {name: "avx2", missing: why}}
+}

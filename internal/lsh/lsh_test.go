@@ -171,39 +171,6 @@ func TestDuplicateShinglesIgnored(t *testing.T) {
 	}
 }
 
-// The AVX-512 kernel and the pure-Go kernel must agree bit for bit, including at the edges
-// of the arithmetic (x = 0 and 2^32-1, a = 1 and P-1, b = 0 and P-1, products that wrap).
-func TestKernelsAgree(t *testing.T) {
-	t.Parallel()
-	if !hasAVX512 {
-		t.Skip("no AVX-512 on this CPU: only the pure-Go kernel runs here")
-	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	for _, k := range []int{32, 64, 96, 128, 256, 40, 7} {
-		for _, n := range []int{1, 2, 7, 100, 1000} {
-			p := newPermutations(Classic, rng.Uint64(), k)
-			p.a[0], p.b[0] = 1, 0
-			p.a[k-1], p.b[k-1] = mersenne61-1, mersenne61-1
-			xs := make([]uint64, n)
-			for i := range xs {
-				xs[i] = uint64(rng.Uint32())
-			}
-			xs[0] = 0
-			xs[n-1] = maxHash
-			want := make([]uint64, k)
-			got := make([]uint64, k)
-			for i := range want {
-				want[i], got[i] = maxHash, maxHash
-			}
-			permuteMinGeneric(xs, p.a, p.b, want)
-			permuteMin(xs, p.a, p.b, got)
-			if !slices.Equal(got, want) {
-				t.Fatalf("k=%d n=%d: AVX-512 kernel differs from the generic one", k, n)
-			}
-		}
-	}
-}
-
 // setPair returns two sets of random 64-bit elements with |A∩B| = inter and |A∪B| = union.
 func setPair(rng *rand.Rand, inter, union int) (a, b []uint64) {
 	onlyA := (union - inter) / 2

@@ -1,15 +1,25 @@
 // Package sigio computes signatures for a stream of documents and writes them out: JSONL
 // ({"id":..,"signature":[..]}) or raw little-endian vectors ready for a Milvus
-// BINARY_VECTOR field. Documents are read in batches and each batch is signed on all
-// cores, so memory stays bounded by the batch size whatever the input size.
+// BINARY_VECTOR field.
+//
+// Write runs a pipeline: one goroutine reads documents and groups them into small
+// batches (256 documents or 1 MB of text, whichever comes first), one goroutine per core
+// signs batches and encodes their output lines, and the caller's goroutine writes the
+// batches in input order. A handful of batches are in flight at a time, so memory stays
+// bounded whatever the input size, and no core waits for a slow batch to finish before
+// starting the next.
 package sigio
 
 import (
 	"bufio"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
@@ -25,9 +35,17 @@ const (
 	Binary Format = "binary" // k*4 bytes per document, little-endian, in input order
 )
 
+// DefaultBatchSize is the number of documents in a batch unless Options.BatchSize says
+// otherwise; a batch also ends once it holds batchBytes of text.
+const DefaultBatchSize = 256
+
+// batchBytes ends a batch of long documents early, so batches take similar time to sign.
+const batchBytes = 1 << 20
+
 // Progress is a snapshot of a running job.
 type Progress struct {
-	Docs    int
+	Docs    int   // documents written
+	Skipped int   // bad records skipped (Options.SkipBad)
 	Bytes   int64 // uncompressed input bytes read
 	Elapsed time.Duration
 	Done    bool
@@ -36,143 +54,250 @@ type Progress struct {
 // Options tune Write.
 type Options struct {
 	Format    Format
-	BatchSize int            // documents per parallel batch; default 4096
+	BatchSize int            // documents per batch; default DefaultBatchSize
 	IDs       io.Writer      // with Binary: receives one id per line, in order
-	Progress  func(Progress) // called after each batch and at the end
+	Progress  func(Progress) // called after each batch written and at the end
 	Every     time.Duration  // minimum time between Progress calls (0: every batch)
+	// SkipBad skips the records the reader rejects (a *corpus.RecordError) instead of
+	// stopping at the first; Skipped is called for each, in input order.
+	SkipBad bool
+	Skipped func(*corpus.RecordError)
 }
 
-// Write reads documents from r and writes their signatures under spec to w. It stops at
-// the first bad record, reporting its place.
-func Write(r corpus.Reader, w io.Writer, spec lsh.Spec, opt Options) (int, error) {
+// Summary is what Write did.
+type Summary struct {
+	Docs    int   // signatures written
+	Skipped int   // bad records skipped
+	Bytes   int64 // uncompressed input bytes read
+}
+
+// Write reads documents from r and writes their signatures under spec to w, in input
+// order. Without SkipBad it stops at the first bad record, returning its
+// *corpus.RecordError (which names the place); the signatures of the documents before it
+// are written. Write returns only once all its goroutines have ended, so the caller may
+// close r at once.
+func Write(r corpus.Reader, w io.Writer, spec lsh.Spec, opt Options) (Summary, error) {
 	if err := spec.Validate(); err != nil {
-		return 0, err
+		return Summary{}, err
 	}
 	if opt.Format == "" {
 		opt.Format = JSONL
 	}
 	if opt.Format != JSONL && opt.Format != Binary {
-		return 0, fmt.Errorf("unknown format %q (want jsonl or binary)", opt.Format)
+		return Summary{}, fmt.Errorf("unknown format %q (want jsonl or binary)", opt.Format)
 	}
 	if opt.BatchSize <= 0 {
-		opt.BatchSize = 1024
+		opt.BatchSize = DefaultBatchSize
 	}
-	now := time.Now
-	start := now()
-	last := start
+	p := startPipeline(r, spec, opt)
+	sum, err := p.drain(w, opt)
+	p.halt()
+	return sum, err
+}
+
+// batch is a run of consecutive documents and, once done is closed, their encoded output.
+type batch struct {
+	ids, texts []string
+	textBytes  int
+	skipped    []*corpus.RecordError // bad records among them (SkipBad), in order
+	bytesRead  int64                 // input read up to the end of the batch
+	err        error                 // reading stopped after this batch, the last one
+
+	done   chan struct{}
+	out    []byte // JSONL lines or binary vectors
+	idsOut []byte // with Binary: the ids, one a line
+}
+
+// pipeline is Write's goroutines: a reader and one signer per core.
+type pipeline struct {
+	order chan *batch // batches in input order, for drain
+	stop  chan struct{}
+	once  sync.Once
+	wg    sync.WaitGroup
+}
+
+func startPipeline(r corpus.Reader, spec lsh.Spec, opt Options) *pipeline {
+	workers := runtime.GOMAXPROCS(0)
+	p := &pipeline{order: make(chan *batch, 2*workers+2), stop: make(chan struct{})}
+	work := make(chan *batch, workers)
+	for range workers {
+		h, _ := lsh.NewHasher(spec) // spec was validated
+		p.wg.Go(func() {
+			var sig lsh.Signature
+			for b := range work {
+				sig = encodeBatch(h, b, opt.Format, opt.IDs != nil, sig)
+				close(b.done)
+			}
+		})
+	}
+	p.wg.Go(func() {
+		defer close(p.order)
+		defer close(work)
+		p.read(r, work, opt)
+	})
+	return p
+}
+
+// halt stops the goroutines and waits for them to end.
+func (p *pipeline) halt() {
+	p.once.Do(func() { close(p.stop) })
+	p.wg.Wait()
+}
+
+// read groups the documents of r into batches and queues each for signing and for drain.
+func (p *pipeline) read(r corpus.Reader, work chan<- *batch, opt Options) {
+	for {
+		b, more := readBatch(r, opt)
+		select {
+		case p.order <- b:
+		case <-p.stop:
+			return
+		}
+		select {
+		case work <- b:
+		case <-p.stop:
+			return
+		}
+		if !more {
+			return
+		}
+	}
+}
+
+// readBatch reads up to one batch; more is false at the end of the input or at an error.
+func readBatch(r corpus.Reader, opt Options) (b *batch, more bool) {
+	b = &batch{done: make(chan struct{})}
+	defer func() { b.bytesRead = r.BytesRead() }()
+	for len(b.texts) < opt.BatchSize && b.textBytes < batchBytes {
+		d, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return b, false
+		}
+		var re *corpus.RecordError
+		if opt.SkipBad && errors.As(err, &re) {
+			b.skipped = append(b.skipped, re)
+			continue
+		}
+		if err != nil {
+			b.err = err
+			return b, false
+		}
+		b.ids = append(b.ids, d.ID)
+		b.texts = append(b.texts, d.Text)
+		b.textBytes += len(d.Text)
+	}
+	return b, true
+}
+
+// encodeBatch signs b's documents and encodes the output; sig is the signer's buffer.
+func encodeBatch(h *lsh.Hasher, b *batch, f Format, ids bool, sig lsh.Signature) lsh.Signature {
+	k := h.Spec().Hashes
+	if f == Binary {
+		b.out = make([]byte, 0, 4*k*len(b.texts))
+	} else {
+		b.out = make([]byte, 0, (12*k+32)*len(b.texts))
+	}
+	for i, text := range b.texts {
+		sig = h.Signature(text, sig)
+		if f == Binary {
+			for _, v := range sig {
+				b.out = binary.LittleEndian.AppendUint32(b.out, v)
+			}
+			if ids {
+				b.idsOut = append(append(b.idsOut, b.ids[i]...), '\n')
+			}
+			continue
+		}
+		b.out = appendJSONL(b.out, b.ids[i], sig)
+	}
+	b.texts = nil // the texts can go before the batch is written
+	return sig
+}
+
+// appendJSONL appends {"id":ID,"signature":[v,...]} and a newline, the id escaped as
+// encoding/json escapes it.
+func appendJSONL(dst []byte, id string, sig lsh.Signature) []byte {
+	q, _ := json.Marshal(id) // a string always marshals
+	dst = append(dst, `{"id":`...)
+	dst = append(dst, q...)
+	dst = append(dst, `,"signature":[`...)
+	for i, v := range sig {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = strconv.AppendUint(dst, uint64(v), 10)
+	}
+	return append(dst, "]}\n"...)
+}
+
+// drain writes the batches in order as they are done, reporting progress and skipped
+// records, until the input ends, the reader fails, or writing fails.
+func (p *pipeline) drain(w io.Writer, opt Options) (Summary, error) {
+	var sum Summary
 	bw := bufio.NewWriterSize(w, 1<<20)
 	var idw *bufio.Writer
 	if opt.IDs != nil {
-		idw = bufio.NewWriter(opt.IDs)
+		idw = bufio.NewWriterSize(opt.IDs, 1<<16)
 	}
-	total := 0
-	var bytesRead int64 // as of the last batch; the reader goroutine owns r
-	report := func(done bool) {
-		if opt.Progress == nil {
-			return
-		}
-		t := now()
-		if !done && t.Sub(last) < opt.Every {
-			return
-		}
-		last = t
-		opt.Progress(Progress{Docs: total, Bytes: bytesRead, Elapsed: t.Sub(start), Done: done})
-	}
-	// Reading (decompressing, parsing) runs in its own goroutine, a batch ahead of the
-	// signing, so the two overlap.
-	type batch struct {
-		ids, texts []string
-		bytes      int64 // input read up to the end of this batch
-		err        error
-	}
-	batches := make(chan batch, 2)
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		defer close(batches)
-		for {
-			b := batch{ids: make([]string, 0, opt.BatchSize), texts: make([]string, 0, opt.BatchSize)}
-			for len(b.texts) < opt.BatchSize {
-				d, err := r.Next()
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				if err != nil {
-					b.err = err
-					break
-				}
-				b.ids = append(b.ids, d.ID)
-				b.texts = append(b.texts, d.Text)
-			}
-			b.bytes = r.BytesRead()
-			if len(b.texts) == 0 && b.err == nil {
-				select { // the final count, for the last report
-				case batches <- batch{bytes: b.bytes}:
-				case <-stop:
-				}
-				return
-			}
-			select {
-			case batches <- b:
-			case <-stop:
-				return
-			}
-			if b.err != nil || len(b.texts) < opt.BatchSize {
-				return
+	prog := progressReporter{fn: opt.Progress, every: opt.Every, start: time.Now()}
+	for b := range p.order {
+		<-b.done
+		for _, re := range b.skipped {
+			sum.Skipped++
+			if opt.Skipped != nil {
+				opt.Skipped(re)
 			}
 		}
-	}()
-	for b := range batches {
-		bytesRead = b.bytes
-		if len(b.texts) > 0 {
-			sigs, err := spec.Signatures(b.texts)
-			if err != nil {
-				return total, err
-			}
-			for i, sig := range sigs {
-				if err := writeOne(bw, idw, opt.Format, b.ids[i], sig); err != nil {
-					return total, err
-				}
-			}
-			total += len(b.texts)
-			report(false)
+		if _, err := bw.Write(b.out); err != nil {
+			return sum, err
 		}
+		if idw != nil {
+			if _, err := idw.Write(b.idsOut); err != nil {
+				return sum, err
+			}
+		}
+		sum.Docs += len(b.ids)
+		sum.Bytes = b.bytesRead
 		if b.err != nil {
+			// Keep what was signed before the bad record; its error is the one to report.
 			bw.Flush()
-			return total, b.err
+			if idw != nil {
+				idw.Flush()
+			}
+			return sum, b.err
+		}
+		if len(b.ids) > 0 || len(b.skipped) > 0 {
+			prog.report(sum, false)
 		}
 	}
 	if err := bw.Flush(); err != nil {
-		return total, err
+		return sum, err
 	}
 	if idw != nil {
 		if err := idw.Flush(); err != nil {
-			return total, err
+			return sum, err
 		}
 	}
-	report(true)
-	return total, nil
+	prog.report(sum, true)
+	return sum, nil
 }
 
-func writeOne(w, idw *bufio.Writer, f Format, id string, sig lsh.Signature) error {
-	if f == Binary {
-		if _, err := w.Write(sig.Bytes()); err != nil {
-			return err
-		}
-		if idw != nil {
-			_, err := fmt.Fprintln(idw, id)
-			return err
-		}
-		return nil
+// progressReporter calls Options.Progress at most every `every`, and always at the end.
+type progressReporter struct {
+	fn    func(Progress)
+	every time.Duration
+	start time.Time
+	last  time.Time
+}
+
+func (pr *progressReporter) report(sum Summary, done bool) {
+	if pr.fn == nil {
+		return
 	}
-	b, err := json.Marshal(struct {
-		ID        string   `json:"id"`
-		Signature []uint32 `json:"signature"`
-	}{id, sig})
-	if err != nil {
-		return err
+	now := time.Now()
+	if !done && now.Sub(pr.last) < pr.every {
+		return
 	}
-	b = append(b, '\n')
-	_, err = w.Write(b)
-	return err
+	pr.last = now
+	pr.fn(Progress{Docs: sum.Docs, Skipped: sum.Skipped, Bytes: sum.Bytes, Elapsed: now.Sub(pr.start), Done: done})
 }

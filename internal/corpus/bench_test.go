@@ -1,0 +1,89 @@
+package corpus
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"testing"
+)
+
+// wholeCorpus is ../lsh/testdata/corpus-whole.jsonl.gz uncompressed: 1,273 whole real
+// documents (every fourth of the shared corpus) with all their fields, 10.2 MB.
+func wholeCorpus(b *testing.B) []byte {
+	b.Helper()
+	f, err := os.Open("../lsh/testdata/corpus-whole.jsonl.gz")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		b.Fatal(err)
+	}
+	data, err := io.ReadAll(zr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return data
+}
+
+// BenchmarkJSONL measures JSONL reading from memory: splitting, parsing, validating and
+// decoding into Records, on all cores (run with -cpu 1 for one core). "idtext" decodes
+// only id and text (what `signatures` asks for), "meta" keeps every other field as
+// metadata (what import asks for). "encoding-json" is the former reader's way, a map of
+// raw values per line then each value decoded again, for comparison.
+func BenchmarkJSONL(b *testing.B) {
+	data := wholeCorpus(b)
+	docs := bytes.Count(data, []byte("\n"))
+	for _, c := range []struct {
+		name string
+		meta []string
+	}{{"idtext", []string{}}, {"meta", nil}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				r, err := NewReader(bytes.NewReader(data), "corpus.jsonl", JSONL, Options{MetaFields: c.meta})
+				if err != nil {
+					b.Fatal(err)
+				}
+				n := 0
+				for {
+					_, err := r.Next()
+					if errors.Is(err, io.EOF) {
+						break
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+					n++
+				}
+				r.Close()
+				if n != docs {
+					b.Fatalf("read %d documents; want %d", n, docs)
+				}
+			}
+			b.ReportMetric(float64(docs)*float64(b.N)/b.Elapsed().Seconds(), "docs/s")
+		})
+	}
+	b.Run("encoding-json", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		b.ReportAllocs()
+		for b.Loop() {
+			sc := bufio.NewScanner(bytes.NewReader(data))
+			sc.Buffer(nil, 1<<24)
+			for sc.Scan() {
+				var fields map[string]json.RawMessage
+				var id, text string
+				if json.Unmarshal(sc.Bytes(), &fields) != nil || json.Unmarshal(fields["id"], &id) != nil || json.Unmarshal(fields["text"], &text) != nil {
+					b.Fatal("bad line")
+				}
+			}
+		}
+		b.ReportMetric(float64(docs)*float64(b.N)/b.Elapsed().Seconds(), "docs/s")
+	})
+}

@@ -1,0 +1,196 @@
+package lsh
+
+import (
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// permuteRef is the definition, as datasketch writes it with numpy uint64:
+// (a*x + b) % P & 0xFFFFFFFF, with a*x + b wrapping mod 2^64.
+func permuteRef(xs, a, b, acc []uint64) {
+	for i := range a {
+		for _, x := range xs {
+			acc[i] = min(acc[i], (a[i]*x+b[i])%mersenne61&maxHash)
+		}
+	}
+}
+
+// edgeSums are values of t = a*x + b at the edges of the reduction: around P, 2P, 2^61,
+// 2^62, and the top of uint64, where (t & P) + (t >> 61) reaches P..P+7.
+var edgeSums = []uint64{
+	0, 1, mersenne61 - 1, mersenne61, mersenne61 + 1, mersenne61 + 6, mersenne61 + 7,
+	1 << 61, 1<<61 + 1, 2*mersenne61 - 1, 2 * mersenne61, 2*mersenne61 + 1, 1<<62 - 1, 1 << 62,
+	3<<61 - 2, 3<<61 - 1, 1<<63 - 1, 1 << 63, 7<<61 - 1, 1<<64 - 8, 1<<64 - 2, 1<<64 - 1,
+	0xFFFFFFFF, 1 << 32, mersenne61 + 0xFFFFFFFF,
+}
+
+func TestPermuteEdges(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(3, 4))
+	check := func(a, b, x uint64) {
+		t.Helper()
+		want := (a*x + b) % mersenne61 & maxHash
+		if got := permute(a, b, x); uint64(got) != want {
+			t.Errorf("permute(%#x, %#x, %#x) = %#x; want %#x", a, b, x, got, want)
+		}
+	}
+	for _, s := range edgeSums {
+		check(1, s, 0) // t = b
+		check(s, 0, 1) // t = a
+		for range 100 {
+			// b chosen so that a*x + b lands exactly on s.
+			a, x := rng.Uint64(), uint64(rng.Uint32())
+			check(a, s-a*x, x)
+		}
+	}
+	for range 100_000 {
+		check(rng.Uint64(), rng.Uint64(), uint64(rng.Uint32()))
+	}
+}
+
+// kernelCase builds k permutations and n shingle hashes with the edges planted: x = 0 and
+// 2^32-1 among the xs, a = 1 and P-1 and 2^64-1 among the as, and b values that make
+// a*0 + b each edge sum, in every lane position of a SIMD block. acc starts at values
+// below 2^32, some already small, as after earlier calls.
+func kernelCase(rng *rand.Rand, k, n int) (xs, a, b, acc []uint64) {
+	xs = make([]uint64, n)
+	for i := range xs {
+		xs[i] = uint64(rng.Uint32())
+	}
+	xs[0] = 0
+	xs[n-1] = maxHash
+	a, b, acc = make([]uint64, k), make([]uint64, k), make([]uint64, k)
+	for i := range a {
+		a[i], b[i] = rng.Uint64(), rng.Uint64()
+		if i%3 == 0 {
+			a[i], b[i] = rng.Uint64()%(mersenne61-1)+1, rng.Uint64()%mersenne61 // in range, as generated
+		}
+		b[i] = edgeSums[(i+n)%len(edgeSums)]
+		acc[i] = maxHash
+		if i%5 == 1 {
+			acc[i] = uint64(rng.Uint32() >> (i % 32))
+		}
+	}
+	a[0] = 1
+	if k > 1 {
+		a[1] = mersenne61 - 1
+		a[k-1] = 1<<64 - 1
+	}
+	return xs, a, b, acc
+}
+
+// requiredKernels are the kernels DEDUP_REQUIRE_KERNELS (comma-separated) says this machine
+// must run: CI on a machine known to have AVX-512 sets it so a lost CPU feature fails loudly.
+func requiredKernels() map[string]bool {
+	req := map[string]bool{}
+	for name := range strings.SplitSeq(os.Getenv("DEDUP_REQUIRE_KERNELS"), ",") {
+		if name = strings.TrimSpace(name); name != "" {
+			req[name] = true
+		}
+	}
+	return req
+}
+
+// Every kernel this machine runs must agree bit for bit with the definition; the kernels
+// it cannot run are named with the reason (a skipped subtest, visible with -v).
+func TestKernelsMatchReference(t *testing.T) {
+	t.Parallel()
+	req := requiredKernels()
+	for i := range kernels {
+		k := &kernels[i]
+		t.Run(k.name, func(t *testing.T) {
+			t.Parallel()
+			if k.missing != "" {
+				if req[k.name] {
+					t.Fatalf("kernel %s required by DEDUP_REQUIRE_KERNELS but not runnable: %s", k.name, k.missing)
+				}
+				t.Skipf("kernel %s not tested here: %s", k.name, k.missing)
+			}
+			rng := rand.New(rand.NewPCG(1, uint64(i)))
+			for _, size := range []int{1, 3, 4, 7, 15, 16, 17, 31, 32, 33, 40, 64, 96, 128, 256, 257, 1024} {
+				for _, n := range []int{1, 2, 3, 7, 100, 1000} {
+					xs, a, b, acc := kernelCase(rng, size, n)
+					want := slices.Clone(acc)
+					permuteRef(xs, a, b, want)
+					k.permuteMin(xs, a, b, acc)
+					if !slices.Equal(acc, want) {
+						for j := range acc {
+							if acc[j] != want[j] {
+								t.Fatalf("k=%d n=%d: kernel %s gives acc[%d] = %#x; want %#x (a=%#x b=%#x)", size, n, k.name, j, acc[j], want[j], a[j], b[j])
+							}
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// Whole signatures of real documents must not depend on the kernel. Not parallel: it
+// switches the package's kernel.
+func TestSignaturesSameOnEveryKernel(t *testing.T) {
+	defer UseKernel(Kernel())
+	texts, _ := benchCorpus(t)
+	texts = texts[:300]
+	spec := mustSpec(t, "size=5 k=200") // 200 = 6*32 + 8: every kernel plus the generic tail
+	var want []Signature
+	for i := range kernels {
+		k := &kernels[i]
+		if k.missing != "" {
+			t.Logf("kernel %s not tested here: %s", k.name, k.missing)
+			continue
+		}
+		if err := UseKernel(k.name); err != nil {
+			t.Fatal(err)
+		}
+		got, err := spec.Signatures(texts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want == nil {
+			want = got
+			continue
+		}
+		for j := range got {
+			if !slices.Equal(got[j], want[j]) {
+				t.Fatalf("document %d: kernel %s signature differs from kernel %s", j, k.name, kernels[0].name)
+			}
+		}
+	}
+}
+
+func TestUseKernel(t *testing.T) {
+	defer UseKernel(Kernel())
+	if err := UseKernel("generic"); err != nil || Kernel() != "generic" {
+		t.Errorf("UseKernel(generic) = %v, Kernel() = %s; want nil, generic", err, Kernel())
+	}
+	if err := UseKernel("neon2"); err == nil || !strings.Contains(err.Error(), `unknown kernel "neon2"`) {
+		t.Errorf("UseKernel(neon2) = %v; want an unknown-kernel error", err)
+	}
+	if Kernel() != "generic" {
+		t.Errorf("a failed UseKernel changed the kernel to %s", Kernel())
+	}
+	for _, k := range kernels {
+		if k.missing == "" {
+			continue
+		}
+		if err := UseKernel(k.name); err == nil || !strings.Contains(err.Error(), k.missing) {
+			t.Errorf("UseKernel(%s) = %v; want the reason %q", k.name, err, k.missing)
+		}
+	}
+	if err := UseKernel(""); err != nil || Kernel() != firstRunnable().name {
+		t.Errorf(`UseKernel("") = %v, Kernel() = %s; want %s`, err, Kernel(), firstRunnable().name)
+	}
+}
+
+func firstRunnable() *kernel {
+	for i := range kernels {
+		if kernels[i].missing == "" {
+			return &kernels[i]
+		}
+	}
+	return nil
+}
