@@ -43,7 +43,7 @@ func TestSignaturesCommandMilvusParams(t *testing.T) {
 	} {
 		bin := filepath.Join(dir, "sigs.bin")
 		var stdout, stderr bytes.Buffer
-		if err := run([]string{"signatures", "-q", "-spec", tc.params, "-in", in, "-out", bin, "-format", "binary"}, &stdout, &stderr); err != nil {
+		if err := run([]string{"signatures", "-spec", tc.params, "-in", in, "-out", bin, "-format", "binary"}, &stdout, &stderr); err != nil {
 			t.Fatalf("signatures -spec %s: %v\n%s", tc.params, err, stderr.String())
 		}
 		if !strings.Contains(stderr.String(), "spec v2 scheme=milvus norm=none") {
