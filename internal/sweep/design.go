@@ -65,7 +65,12 @@ type design struct {
 	Design
 	pairs  []int     // indexes into the counted pairs
 	weight []float64 // per design pair
-	reps   int
+	// repWeight is the weight of one bootstrap draw of the pair: w_h·n_h/(n_h-1) (the
+	// rescaled bootstrap of Rao and Wu draws n_h-1 pairs per stratum, which makes the
+	// bootstrap variance match the stratified variance estimator instead of falling
+	// short of it by (n_h-1)/n_h); w_h for a stratum of one pair.
+	repWeight []float64
+	reps      int
 	// count[i*reps+r] is how many times replicate r drew design pair i.
 	count []uint16
 	// dupReps[r] is replicate r's D.
@@ -144,6 +149,7 @@ func newDesign(ps []designPair, name string, reps int, seed uint64) (*design, er
 	d.Pairs = len(d.pairs)
 	slices.SortFunc(strata, func(a, b *stratum) int { return cmp.Compare(a.Name, b.Name) })
 	d.weight = make([]float64, len(d.pairs))
+	d.repWeight = make([]float64, len(d.pairs))
 	for _, s := range strata {
 		// Every draw of a stratum should record the same N_h; if they differ, the frame
 		// changed between draws and the largest is the nearest to the frame now.
@@ -161,20 +167,25 @@ func newDesign(ps []designPair, name string, reps int, seed uint64) (*design, er
 			d.Notes = append(d.Notes, fmt.Sprintf("stratum %s has one labeled pair: it adds no spread to the intervals, which are too narrow", s.Name))
 		}
 		w := float64(s.FrameSize) / float64(s.Labeled)
+		rw := w
+		if s.Labeled > 1 {
+			rw = w * float64(s.Labeled) / float64(s.Labeled-1)
+		}
 		for _, m := range s.members {
-			d.weight[m] = w
+			d.weight[m], d.repWeight[m] = w, rw
 		}
 		d.Strata = append(d.Strata, s.Stratum)
 	}
 	d.Notes = append(d.Notes, "duplicates outside the sampling frame (pairs the sampler could not draw) are invisible to these estimates",
 		"unlabeled, skipped and flagged pairs are assumed missing at random within their stratum")
 
-	// Bootstrap: within each stratum, draw n_h of its pairs with replacement.
+	// Bootstrap: within each stratum, draw n_h-1 of its pairs with replacement (one
+	// for a stratum of one).
 	d.count = make([]uint16, len(d.pairs)*reps)
 	rng := rand.New(rand.NewPCG(seed, 0xb007))
 	for r := range reps {
 		for _, s := range strata {
-			for range s.members {
+			for range max(len(s.members)-1, 1) {
 				m := s.members[rng.IntN(len(s.members))]
 				d.count[m*reps+r]++
 			}
@@ -199,8 +210,8 @@ func (d *design) total(on []bool) (float64, []float64) {
 		if !ok {
 			continue
 		}
-		w := d.weight[i]
-		sum += w
+		sum += d.weight[i]
+		w := d.repWeight[i]
 		cs := d.count[i*d.reps : (i+1)*d.reps]
 		for r, c := range cs {
 			reps[r] += w * float64(c)

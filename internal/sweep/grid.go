@@ -39,6 +39,10 @@ type Grid struct {
 	Policies []string
 }
 
+// MaxThresholds bounds the thresholds of one grid (each costs a shape search when the
+// shapes are chosen automatically; the threshold slider covers the values between).
+const MaxThresholds = 100
+
 // MaxConfigs bounds the configurations of one grid, so a typo in a range cannot start a
 // week-long job.
 const MaxConfigs = 200_000
@@ -169,6 +173,9 @@ func (g Grid) Validate(policies ...string) error {
 	}
 	if len(g.Thresholds) == 0 {
 		return &GridError{Axis: "thresholds", Index: -1, Msg: "no threshold"}
+	}
+	if len(g.Thresholds) > MaxThresholds {
+		return &GridError{Axis: "thresholds", Index: -1, Msg: fmt.Sprintf("%d thresholds; at most %d", len(g.Thresholds), MaxThresholds)}
 	}
 	for i, t := range g.Thresholds {
 		if !(t > 0 && t <= 1) {

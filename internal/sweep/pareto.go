@@ -35,7 +35,15 @@ func (s Scores) Headline() Headline {
 	if s.Dataset != nil {
 		return Headline{DatasetBasis, s.Dataset.Recall, s.Dataset.FalseRemovalRate}
 	}
-	return Headline{LabeledBasis, s.Recall.Interval, s.FalseMerges.Interval}
+	h := Headline{LabeledBasis, s.Recall.Interval, s.FalseMerges.Interval}
+	nan := Interval{math.NaN(), math.NaN(), math.NaN()}
+	if s.Recall.Of == 0 {
+		h.Recall = nan
+	}
+	if s.FalseMerges.Of == 0 {
+		h.FalseRemovalRate = nan
+	}
+	return h
 }
 
 // Headlines returns each result's Headline.
