@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"sync"
@@ -121,6 +122,29 @@ func precompute(tb testing.TB, texts []string, specs []lsh.Spec) map[lsh.Spec][]
 			tb.Fatal(err)
 		}
 		out[s] = sigs
+	}
+	return out
+}
+
+// withDesign returns the pairs with a synthetic stratified design, as the sampler will
+// record it: stratum = tenth of word-5 exact Jaccard, frame size = 40 times the pairs
+// labeled in it (each labeled pair standing for 40).
+func withDesign(tb testing.TB, texts []string, pairs []LabeledPair) []LabeledPair {
+	tb.Helper()
+	h, err := lsh.NewHasher(lsh.DefaultSpec())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	out := make([]LabeledPair, len(pairs))
+	count := map[string]int{}
+	for i, p := range pairs {
+		j := lsh.ExactJaccard(h.ShingleSet(texts[p.A]), h.ShingleSet(texts[p.B]))
+		p.Design, p.Stratum = "bench", fmt.Sprintf("bin%d", labels.Bin(j, 10))
+		count[p.Stratum]++
+		out[i] = p
+	}
+	for i := range out {
+		out[i].FrameSize = 40 * count[out[i].Stratum]
 	}
 	return out
 }

@@ -61,13 +61,20 @@ type Estimate struct {
 // design is the estimator: the design's pairs with their stratum weights w_h = N_h/n_h
 // and the bootstrap resampling counts, drawn once so every configuration is judged on
 // the same replicates (their differences are then not bootstrap noise).
+//
+// A configuration's replicate totals are Σ_h rw_h·c_hr, where c_hr counts the draws of
+// replicate r that fell on stratum h's pairs the configuration accepts (or merges).
+// The c_hr are integers kept from the previous configuration and updated by the pairs
+// whose outcome changed, so scoring thresholds in order costs the changes, not the
+// pairs, and the result does not depend on the order configurations come in.
 type design struct {
 	Design
-	pairs  []int     // indexes into the counted pairs
-	weight []float64 // per design pair
-	// repWeight is the weight of one bootstrap draw of the pair: w_h·n_h/(n_h-1) (the
-	// rescaled bootstrap of Rao and Wu draws n_h-1 pairs per stratum, which makes the
-	// bootstrap variance match the stratified variance estimator instead of falling
+	pairs   []int // indexes into the counted pairs
+	stratum []int // per design pair
+	weight  []float64
+	// repWeight[h] is the weight of one bootstrap draw in stratum h: w_h·n_h/(n_h-1)
+	// (the rescaled bootstrap of Rao and Wu draws n_h-1 pairs per stratum, which makes
+	// the bootstrap variance match the stratified variance estimator instead of falling
 	// short of it by (n_h-1)/n_h); w_h for a stratum of one pair.
 	repWeight []float64
 	reps      int
@@ -76,8 +83,12 @@ type design struct {
 	// dupReps[r] is replicate r's D.
 	dupReps []float64
 	dup     float64
-	mu      sync.Mutex // guards memo: a State may be rescored from several requests
-	memo    map[string][2]Interval
+
+	mu sync.Mutex // guards the state below: a State may be rescored from several requests
+	// The previous configuration's outcomes and per-stratum replicate counts.
+	accOn, fmOn []bool
+	accC, fmC   [][]int32 // [stratum][replicate]
+	buf         []float64
 }
 
 // designPair is what newDesign needs of a counted pair.
@@ -93,7 +104,7 @@ func newDesign(ps []designPair, name string, reps int, seed uint64) (*design, er
 	if reps <= 0 {
 		reps = DefaultReplicates
 	}
-	d := &design{Design: Design{Replicates: reps, Seed: seed}, reps: reps, memo: map[string][2]Interval{}}
+	d := &design{Design: Design{Replicates: reps, Seed: seed}, reps: reps}
 	byDesign := map[string]int{}
 	for _, p := range ps {
 		if p.design != "" && p.stratum != "" && p.frameSize > 0 {
@@ -139,6 +150,7 @@ func newDesign(ps []designPair, name string, reps int, seed uint64) (*design, er
 			strata = append(strata, s)
 		}
 		s.members = append(s.members, len(d.pairs))
+		d.stratum = append(d.stratum, len(strata)-1)
 		s.frames[p.frameSize]++
 		s.Labeled++
 		if p.duplicate {
@@ -149,8 +161,8 @@ func newDesign(ps []designPair, name string, reps int, seed uint64) (*design, er
 	d.Pairs = len(d.pairs)
 	slices.SortFunc(strata, func(a, b *stratum) int { return cmp.Compare(a.Name, b.Name) })
 	d.weight = make([]float64, len(d.pairs))
-	d.repWeight = make([]float64, len(d.pairs))
-	for _, s := range strata {
+	d.repWeight = make([]float64, len(strata))
+	for h, s := range strata {
 		// Every draw of a stratum should record the same N_h; if they differ, the frame
 		// changed between draws and the largest is the nearest to the frame now.
 		for n := range s.frames {
@@ -171,8 +183,9 @@ func newDesign(ps []designPair, name string, reps int, seed uint64) (*design, er
 		if s.Labeled > 1 {
 			rw = w * float64(s.Labeled) / float64(s.Labeled-1)
 		}
+		d.repWeight[h] = rw
 		for _, m := range s.members {
-			d.weight[m], d.repWeight[m] = w, rw
+			d.weight[m], d.stratum[m] = w, h
 		}
 		d.Strata = append(d.Strata, s.Stratum)
 	}
@@ -195,70 +208,87 @@ func newDesign(ps []designPair, name string, reps int, seed uint64) (*design, er
 	for i, p := range d.pairs {
 		isDup[i] = ps[p].duplicate
 	}
-	d.dup, d.dupReps = d.total(isDup)
+	d.accOn, d.fmOn = make([]bool, len(d.pairs)), make([]bool, len(d.pairs))
+	d.accC, d.fmC = d.zeroCounts(), d.zeroCounts()
+	dupC := d.zeroCounts()
+	d.dup = d.update(isDup, make([]bool, len(d.pairs)), dupC)
+	d.dupReps = d.replicates(dupC, nil)
 	lo, hi := percentileInterval(slices.Clone(d.dupReps))
 	d.Duplicates = Interval{d.dup, lo, hi}
 	return d, nil
 }
 
-// total returns Σ w_i over the design pairs with on[i], and the same sum in every
-// bootstrap replicate.
-func (d *design) total(on []bool) (float64, []float64) {
-	reps := make([]float64, d.reps)
+func (d *design) zeroCounts() [][]int32 {
+	c := make([][]int32, len(d.repWeight))
+	for h := range c {
+		c[h] = make([]int32, d.reps)
+	}
+	return c
+}
+
+// update moves the replicate counts c from the outcomes prev to on (prev is updated)
+// and returns Σ w_i over the pairs on.
+func (d *design) update(on, prev []bool, c [][]int32) float64 {
 	var sum float64
-	for i, ok := range on {
-		if !ok {
+	for i, o := range on {
+		if o {
+			sum += d.weight[i]
+		}
+		if o == prev[i] {
 			continue
 		}
-		sum += d.weight[i]
-		w := d.repWeight[i]
+		prev[i] = o
+		row := c[d.stratum[i]]
 		cs := d.count[i*d.reps : (i+1)*d.reps]
-		for r, c := range cs {
-			reps[r] += w * float64(c)
+		if o {
+			for r, n := range cs {
+				row[r] += int32(n)
+			}
+		} else {
+			for r, n := range cs {
+				row[r] -= int32(n)
+			}
 		}
 	}
-	return sum, reps
+	return sum
+}
+
+// replicates returns Σ_h rw_h·c[h][r] for every replicate r, into buf if it has room.
+func (d *design) replicates(c [][]int32, buf []float64) []float64 {
+	out := slices.Grow(buf[:0], d.reps)[:d.reps]
+	clear(out)
+	for h, row := range c {
+		w := d.repWeight[h]
+		for r, n := range row {
+			out[r] += w * float64(n)
+		}
+	}
+	return out
 }
 
 // estimate returns the dataset-level figures of a configuration: acc[i] says design
 // pair i is a duplicate the configuration accepts, fm[i] a non-duplicate it merges.
 func (d *design) estimate(acc, fm []bool, removals int) Estimate {
-	est := Estimate{Removals: removals}
-	// Configurations that treat every design pair alike share their intervals.
-	key := make([]byte, 0, (2*len(acc)+7)/8)
-	var b byte
-	for i := range acc {
-		b = b<<2 | boolBit(acc[i])<<1 | boolBit(fm[i])
-		if i%4 == 3 {
-			key = append(key, b)
-			b = 0
-		}
-	}
-	key = append(key, b)
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	ivs, ok := d.memo[string(key)]
-	if !ok {
-		a, aReps := d.total(acc)
-		f, fReps := d.total(fm)
-		ratio := make([]float64, 0, d.reps)
-		for r, ar := range aReps {
+	a := d.update(acc, d.accOn, d.accC)
+	f := d.update(fm, d.fmOn, d.fmC)
+	reps := d.replicates(d.accC, d.buf)
+	recall := Interval{Value: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
+	if d.dup > 0 {
+		ratio := reps[:0]
+		for r, ar := range reps {
 			if d.dupReps[r] > 0 {
 				ratio = append(ratio, ar/d.dupReps[r])
 			}
 		}
-		recall := Interval{Value: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
-		if d.dup > 0 {
-			recall.Value = a / d.dup
-			recall.Lo, recall.Hi = percentileInterval(ratio)
-		}
-		flo, fhi := percentileInterval(fReps)
-		ivs = [2]Interval{recall, {f, flo, fhi}}
-		if len(d.memo) < 1<<16 {
-			d.memo[string(key)] = ivs
-		}
+		recall.Value = a / d.dup
+		recall.Lo, recall.Hi = percentileInterval(ratio)
 	}
-	est.Recall, est.FalseRemovals = ivs[0], ivs[1]
+	reps = d.replicates(d.fmC, reps)
+	flo, fhi := percentileInterval(reps)
+	d.buf = reps
+	est := Estimate{Recall: recall, FalseRemovals: Interval{f, flo, fhi}, Removals: removals}
 	est.FalseRemovalRate = perRemoval(est.FalseRemovals, removals)
 	return est
 }
@@ -271,11 +301,4 @@ func perRemoval(f Interval, removals int) Interval {
 	}
 	r := float64(removals)
 	return Interval{f.Value / r, f.Lo / r, f.Hi / r}
-}
-
-func boolBit(b bool) byte {
-	if b {
-		return 1
-	}
-	return 0
 }

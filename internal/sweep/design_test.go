@@ -258,3 +258,33 @@ func TestRunWithDesign(t *testing.T) {
 		t.Errorf("same seed: %+v then %+v", r.Dataset.Recall, again.Results[0].Dataset.Recall)
 	}
 }
+
+// TestEstimateOrderFree checks that the incremental replicate counts give every
+// configuration the same intervals whatever came before it.
+func TestEstimateOrderFree(t *testing.T) {
+	t.Parallel()
+	pop := newPopulation(5)
+	rng := rand.New(rand.NewPCG(6, 6))
+	ps, pairs := pop.draw(rng, 40)
+	outcome := func(seed uint64) ([]bool, []bool) {
+		r := rand.New(rand.NewPCG(seed, 0))
+		acc, fm := make([]bool, len(pairs)), make([]bool, len(pairs))
+		for i, p := range pairs {
+			acc[i] = pop.dup[p] && r.IntN(3) > 0
+			fm[i] = !pop.dup[p] && r.IntN(9) == 0
+		}
+		return acc, fm
+	}
+	d1, _ := newDesign(ps, "", 500, 1)
+	d2, _ := newDesign(ps, "", 500, 1)
+	a1, f1 := outcome(1)
+	a2, f2 := outcome(2)
+	first := d1.estimate(a1, f1, 100)
+	d1.estimate(a2, f2, 100)
+	again := d1.estimate(a1, f1, 100)
+	d2.estimate(a2, f2, 100)
+	fresh := d2.estimate(a1, f1, 100)
+	if first != again || first != fresh {
+		t.Errorf("estimate of one configuration: %+v, after another %+v, on a design that saw another first %+v", first, again, fresh)
+	}
+}

@@ -19,7 +19,7 @@ const (
 	DefaultSetBudget = 256 << 20
 	// DefaultMemoPairs bounds the exact similarities remembered per representation
 	// across shapes (16 bytes each).
-	DefaultMemoPairs = 16 << 20
+	DefaultMemoPairs = 8 << 20
 )
 
 // shingleKey is the part of a Spec that decides shingle sets, and so exact Jaccard:
@@ -82,7 +82,7 @@ func (x *exactJaccard) shingle(i int) []uint64 {
 func (x *exactJaccard) of(ctx context.Context, keys []uint64) ([]float64, error) {
 	out := make([]float64, len(keys))
 	var missing []uint64
-	var at []int
+	var at []int32
 	j := 0
 	for i, k := range keys {
 		for j < len(x.memo) && x.memo[j] < k {
@@ -93,7 +93,7 @@ func (x *exactJaccard) of(ctx context.Context, keys []uint64) ([]float64, error)
 			continue
 		}
 		missing = append(missing, k)
-		at = append(at, i)
+		at = append(at, int32(i))
 	}
 	if len(missing) == 0 {
 		return out, nil
@@ -111,20 +111,22 @@ func (x *exactJaccard) of(ctx context.Context, keys []uint64) ([]float64, error)
 	return out, nil
 }
 
+// mergeMemo merges the sorted (bk, bv) into the sorted (ak, av), in place from the back
+// (the arrays grow once; no second copy of the memo).
 func mergeMemo(ak []uint64, av []float64, bk []uint64, bv []float64) ([]uint64, []float64) {
-	keys := make([]uint64, 0, len(ak)+len(bk))
-	sims := make([]float64, 0, len(ak)+len(bk))
-	i, j := 0, 0
-	for i < len(ak) || j < len(bk) {
-		if j == len(bk) || i < len(ak) && ak[i] < bk[j] {
-			keys, sims = append(keys, ak[i]), append(sims, av[i])
-			i++
+	i, j := len(ak)-1, len(bk)-1
+	n := len(ak) + len(bk)
+	ak, av = slices.Grow(ak, len(bk))[:n], slices.Grow(av, len(bv))[:n]
+	for w := n - 1; j >= 0; w-- {
+		if i >= 0 && ak[i] > bk[j] {
+			ak[w], av[w] = ak[i], av[i]
+			i--
 		} else {
-			keys, sims = append(keys, bk[j]), append(sims, bv[j])
-			j++
+			ak[w], av[w] = bk[j], bv[j]
+			j--
 		}
 	}
-	return keys, sims
+	return ak, av
 }
 
 func (x *exactJaccard) compute(ctx context.Context, keys []uint64) ([]float64, error) {

@@ -12,13 +12,13 @@ import (
 
 // State is one configuration's candidates with their similarities, kept so that the
 // threshold can move without generating them again: the live threshold slider calls
-// Rescore. It holds 16 bytes per candidate pair plus the counted pairs, and is safe for
+// Rescore. It holds 10 bytes per candidate pair (16 with exact Jaccard) plus the counted pairs, and is safe for
 // concurrent use.
 type State struct {
 	e      *engine
 	config Config
 	cs     *shapeCands
-	sims   []float64
+	sims   similarities
 	base   Result
 }
 
@@ -49,7 +49,7 @@ func Prepare(ctx context.Context, in Input, c Config, opt Options) (*State, erro
 	if err != nil {
 		return nil, err
 	}
-	sims := cs.jac
+	sims := similarities{exact: cs.jac}
 	if c.Verification == MinHashEstimate {
 		start := time.Now()
 		if sims, err = cs.estimates(ctx, sigs, c.Spec.Hashes); err != nil {
@@ -57,7 +57,9 @@ func Prepare(ctx context.Context, in Input, c Config, opt Options) (*State, erro
 		}
 		cs.time += time.Since(start)
 	}
-	cs.jac = nil // sims holds what the verification compares
+	if c.Verification == MinHashEstimate {
+		cs.jac = nil // sims holds what the verification compares
+	}
 	st := &State{e: e, config: c, cs: cs, sims: sims, base: e.shapeResult(c.Spec, c.Shape, cs)}
 	st.base.CandidateTime = cs.time
 	return st, nil
@@ -136,7 +138,7 @@ func (s *State) Outcomes(ctx context.Context, threshold float64) ([]Outcome, err
 		oc := Outcome{Pair: p.ID, A: p.A, B: p.B, Category: p.Category, Duplicate: p.Duplicate,
 			Jaccard: s.e.labJ[i], Accepted: o.acc[i], Merged: o.merged[i]}
 		if c := s.cs.labCand[i]; c >= 0 {
-			oc.Candidate, oc.Similarity = true, s.sims[c]
+			oc.Candidate, oc.Similarity = true, s.sims.at(int(c))
 		}
 		out[i] = oc
 	}
@@ -189,7 +191,7 @@ type single struct {
 }
 
 // one clusters the candidates accepted at threshold t under policy.
-func (e *engine) one(ctx context.Context, cs *shapeCands, sims []float64, t float64, policy string) (single, error) {
+func (e *engine) one(ctx context.Context, cs *shapeCands, sims similarities, t float64, policy string) (single, error) {
 	if err := ctx.Err(); err != nil {
 		return single{}, err
 	}
@@ -197,7 +199,7 @@ func (e *engine) one(ctx context.Context, cs *shapeCands, sims []float64, t floa
 	o.acc = make([]bool, len(e.keys))
 	o.merged = make([]bool, len(e.keys))
 	for i, c := range cs.labCand {
-		o.acc[i] = c >= 0 && sims[c] >= t
+		o.acc[i] = c >= 0 && sims.at(int(c)) >= t
 	}
 	cluster, ok := e.policies[policy]
 	if !ok {
@@ -205,8 +207,8 @@ func (e *engine) one(ctx context.Context, cs *shapeCands, sims []float64, t floa
 			return single{}, fmt.Errorf("unknown policy %q", policy)
 		}
 		uf := newUnionFind(e.n)
-		for i, s := range sims {
-			if s >= t {
+		for i := range sims.len() {
+			if sims.at(i) >= t {
 				a, b := unpair(cs.keys[i])
 				uf.union(a, b)
 				o.edges++
@@ -220,8 +222,8 @@ func (e *engine) one(ctx context.Context, cs *shapeCands, sims []float64, t floa
 		return o, nil
 	}
 	var edges []Edge
-	for i, s := range sims {
-		if s >= t {
+	for i := range sims.len() {
+		if s := sims.at(i); s >= t {
 			a, b := unpair(cs.keys[i])
 			edges = append(edges, Edge{A: a, B: b, Similarity: s})
 		}

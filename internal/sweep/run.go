@@ -217,7 +217,7 @@ func Run(ctx context.Context, in Input, g Grid, opt Options) (*Report, error) {
 				for _, v := range g.Verifications {
 					sims := est
 					if v == ExactJaccard {
-						sims = cs.jac
+						sims = similarities{exact: cs.jac}
 					}
 					for _, pol := range g.Policies {
 						start := time.Now()
@@ -397,18 +397,11 @@ type shapeCands struct {
 
 func (e *engine) candidates(ctx context.Context, sigs []lsh.Signature, sh lsh.Shape, exact bool) (*shapeCands, error) {
 	start := time.Now()
-	cands, skipped, err := lsh.CandidatesBounded(sigs, sh, e.opt.MaxBucket)
+	keys, skipped, err := candidatePairs(ctx, sigs, sh, e.opt.MaxBucket)
 	if err != nil {
 		return nil, err
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	cs := &shapeCands{shape: sh, skipped: skipped, keys: make([]uint64, len(cands))}
-	for i, c := range cands {
-		cs.keys[i] = pairKey(int32(c.A), int32(c.B))
-	}
-	cands = nil
+	cs := &shapeCands{shape: sh, skipped: skipped, keys: keys}
 	if exact {
 		if cs.jac, err = e.jac.of(ctx, cs.keys); err != nil {
 			return nil, err
@@ -425,17 +418,47 @@ func (e *engine) candidates(ctx context.Context, sigs []lsh.Signature, sh lsh.Sh
 	return cs, nil
 }
 
-// estimates returns the MinHash estimate of every candidate from the first k values of
-// the signatures.
-func (cs *shapeCands) estimates(ctx context.Context, sigs []lsh.Signature, k int) ([]float64, error) {
-	out := make([]float64, len(cs.keys))
+// estimates returns the MinHash estimates of every candidate from the first k values of
+// the signatures, as agreement counts.
+func (cs *shapeCands) estimates(ctx context.Context, sigs []lsh.Signature, k int) (similarities, error) {
+	agree := make([]uint16, len(cs.keys))
 	err := parallel(ctx, len(cs.keys), 4096, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			a, b := unpair(cs.keys[i])
-			out[i] = float64(lsh.Estimate(sigs[a][:k], sigs[b][:k]))
+			sa, sb := sigs[a][:k], sigs[b][:k]
+			n := 0
+			for j := range sa {
+				if sa[j] == sb[j] {
+					n++
+				}
+			}
+			agree[i] = uint16(n)
 		}
 	})
-	return out, err
+	return similarities{agree: agree, k: float64(k)}, err
+}
+
+// similarities are one verification's similarities of a shape's candidates: exact
+// Jaccard values, or MinHash agreement counts out of k, 2 bytes a pair instead of 8
+// (count/k in float64 is exactly what lsh.Estimate returns).
+type similarities struct {
+	exact []float64
+	agree []uint16
+	k     float64
+}
+
+func (s similarities) len() int {
+	if s.exact != nil {
+		return len(s.exact)
+	}
+	return len(s.agree)
+}
+
+func (s similarities) at(i int) float64 {
+	if s.exact != nil {
+		return s.exact[i]
+	}
+	return float64(s.agree[i]) / s.k
 }
 
 // shapeResult fills what every configuration of (spec, shape) shares.

@@ -14,13 +14,14 @@ func level(ths []float64, s float64) int {
 
 // pass scores one (shape, similarity, policy) at every threshold of ths (ascending) and
 // returns the scores and the accepted candidates per threshold.
-func (e *engine) pass(ctx context.Context, cs *shapeCands, sims []float64, ths []float64, policy string) ([]Scores, []int, error) {
-	m := len(ths)
-	lv := make([]int32, len(sims))
+func (e *engine) pass(ctx context.Context, cs *shapeCands, sims similarities, ths []float64, policy string) ([]Scores, []int, error) {
+	m := len(ths) // at most MaxThresholds, so a level fits a byte
+	n := sims.len()
+	lv := make([]uint8, n)
 	counts := make([]int, m+2)
-	for i, s := range sims {
-		l := level(ths, s)
-		lv[i] = int32(l)
+	for i := range n {
+		l := level(ths, sims.at(i))
+		lv[i] = uint8(l)
 		counts[l+1]++
 	}
 	// order lists the candidates by level (counting sort); start[l] is where level l begins.
@@ -28,7 +29,7 @@ func (e *engine) pass(ctx context.Context, cs *shapeCands, sims []float64, ths [
 	for l := 1; l <= m+1; l++ {
 		start[l] = start[l-1] + counts[l]
 	}
-	order := make([]int32, len(sims))
+	order := make([]int32, n)
 	fill := append([]int(nil), start[:m+1]...)
 	for i, l := range lv {
 		order[fill[l]] = int32(i)
@@ -42,7 +43,7 @@ func (e *engine) pass(ctx context.Context, cs *shapeCands, sims []float64, ths [
 		for i, c := range cs.labCand {
 			acc[i] = c >= 0 && int(lv[c]) > j
 		}
-		accepted[j] = len(sims) - start[j+1]
+		accepted[j] = n - start[j+1]
 	}
 
 	if _, ok := e.policies[policy]; ok {

@@ -3,7 +3,6 @@ package sweep
 import (
 	"encoding/json"
 	"math"
-	"slices"
 )
 
 // z95 is the standard normal quantile for a two-sided 95% interval.
@@ -58,11 +57,62 @@ func quantile(sorted []float64, q float64) float64 {
 	return sorted[i] + (h-lo)*(sorted[i+1]-sorted[i])
 }
 
-// percentileInterval sorts xs in place and returns the 2.5% and 97.5% quantiles: the
-// percentile bootstrap interval.
+// percentileInterval returns the 2.5% and 97.5% quantiles of xs (reordering xs): the
+// percentile bootstrap interval. It selects the four order statistics it needs instead
+// of sorting.
 func percentileInterval(xs []float64) (lo, hi float64) {
-	slices.Sort(xs)
-	return quantile(xs, 0.025), quantile(xs, 0.975)
+	return quantileSelect(xs, 0.025), quantileSelect(xs, 0.975)
+}
+
+// quantileSelect is quantile on unsorted xs, which it reorders.
+func quantileSelect(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	h := q * float64(len(xs)-1)
+	i := int(math.Floor(h))
+	lo := nth(xs, i)
+	if i+1 >= len(xs) {
+		return lo
+	}
+	// After nth, xs[i+1:] holds the larger values: the next order statistic is their least.
+	next := xs[i+1]
+	for _, x := range xs[i+2:] {
+		next = min(next, x)
+	}
+	return lo + (h-float64(i))*(next-lo)
+}
+
+// nth reorders xs so that xs[k] is the k-th smallest, smaller values before it and
+// larger after (Hoare's selection with the middle element as pivot).
+func nth(xs []float64, k int) float64 {
+	lo, hi := 0, len(xs)-1
+	for lo < hi {
+		p := xs[(lo+hi)/2]
+		i, j := lo, hi
+		for i <= j {
+			for xs[i] < p {
+				i++
+			}
+			for xs[j] > p {
+				j--
+			}
+			if i <= j {
+				xs[i], xs[j] = xs[j], xs[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return xs[k]
+		}
+	}
+	return xs[k]
 }
 
 type intervalJSON struct {

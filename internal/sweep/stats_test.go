@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
@@ -269,5 +270,24 @@ func TestIndexSizes(t *testing.T) {
 	want := IndexSize{Docs: 1_000_000_000, BandBytes: 1_000_000_000 * 25 * 16, SignatureBytes: 1_000_000_000 * 512}
 	if len(got) != 3 || got[2] != want || got[0].Docs != 1_000_000 {
 		t.Errorf("IndexSizes(25x5, 128) = %+v; want 1M, 100M, 1B with %+v last", got, want)
+	}
+}
+
+func TestQuantileSelect(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(9, 9))
+	for n := 1; n < 300; n += 7 {
+		xs := make([]float64, n)
+		for i := range xs {
+			xs[i] = float64(rng.IntN(50)) // ties
+		}
+		sorted := append([]float64(nil), xs...)
+		slices.Sort(sorted)
+		for _, q := range []float64{0, 0.025, 0.5, 0.975, 1} {
+			work := append([]float64(nil), xs...)
+			if got, want := quantileSelect(work, q), quantile(sorted, q); got != want {
+				t.Fatalf("quantileSelect(n=%d, %v) = %v; want %v", n, q, got, want)
+			}
+		}
 	}
 }
