@@ -19,7 +19,7 @@ const (
 	DefaultSetBudget = 256 << 20
 	// DefaultMemoPairs bounds the exact similarities remembered per representation
 	// across shapes (16 bytes each).
-	DefaultMemoPairs = 8 << 20
+	DefaultMemoPairs = 16 << 20
 )
 
 // shingleKey is the part of a Spec that decides shingle sets, and so exact Jaccard:
@@ -105,10 +105,33 @@ func (x *exactJaccard) of(ctx context.Context, keys []uint64) ([]float64, error)
 	for n, i := range at {
 		out[i] = sims[n]
 	}
-	if len(x.memo)+len(missing) <= x.memoCap {
-		x.memo, x.memoSim = mergeMemo(x.memo, x.memoSim, missing, sims)
-	}
+	x.remember(missing, sims)
 	return out, nil
+}
+
+// remember adds computed similarities to the memo. When they do not all fit, it keeps
+// the most similar: those are the pairs every shape proposes again, while the
+// dissimilar ones come from the generous shapes alone.
+func (x *exactJaccard) remember(keys []uint64, sims []float64) {
+	room := x.memoCap - len(x.memo)
+	if room <= 0 {
+		return
+	}
+	if len(keys) > room {
+		idx := make([]int32, len(keys))
+		for i := range idx {
+			idx[i] = int32(i)
+		}
+		slices.SortFunc(idx, func(a, b int32) int { return cmp.Compare(sims[b], sims[a]) })
+		idx = idx[:room]
+		slices.Sort(idx)
+		k, s := make([]uint64, room), make([]float64, room)
+		for n, i := range idx {
+			k[n], s[n] = keys[i], sims[i]
+		}
+		keys, sims = k, s
+	}
+	x.memo, x.memoSim = mergeMemo(x.memo, x.memoSim, keys, sims)
 }
 
 // mergeMemo merges the sorted (bk, bv) into the sorted (ak, av), in place from the back

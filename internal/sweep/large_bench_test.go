@@ -89,11 +89,12 @@ func readCorpusSources(path string, maxBytes int) ([]string, error) {
 	return out, sc.Err()
 }
 
-// heapPeak samples the heap's live objects every 20 ms until stop is called and
-// returns the largest value seen.
-func heapPeak() (stop func() uint64) {
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	var peak atomic.Uint64
+// heapPeak samples the heap every 20 ms until stop is called and returns the largest
+// heap in use (live objects and garbage not yet swept, roughly what the process holds)
+// and the largest live heap the collector marked (what the sweep keeps).
+func heapPeak() (stop func() (heap, live uint64)) {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/gc/heap/live:bytes"}}
+	var heap, live atomic.Uint64
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -101,9 +102,8 @@ func heapPeak() (stop func() uint64) {
 		defer t.Stop()
 		for {
 			metrics.Read(sample)
-			if v := sample[0].Value.Uint64(); v > peak.Load() {
-				peak.Store(v)
-			}
+			heap.Store(max(heap.Load(), sample[0].Value.Uint64()))
+			live.Store(max(live.Load(), sample[1].Value.Uint64()))
 			select {
 			case <-done:
 				return
@@ -111,11 +111,27 @@ func heapPeak() (stop func() uint64) {
 			}
 		}
 	})
-	return func() uint64 {
+	return func() (uint64, uint64) {
 		close(done)
 		wg.Wait()
-		return peak.Load()
+		return heap.Load(), live.Load()
 	}
+}
+
+// peakRSS is the process's peak resident set (VmHWM), fixture included.
+func peakRSS() float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb float64
+			fmt.Sscan(strings.TrimSuffix(strings.TrimSpace(v), " kB"), &kb)
+			return kb / 1024
+		}
+	}
+	return 0
 }
 
 // BenchmarkSweep100k sweeps 100,000 documents built from the shared corpus (see
@@ -124,8 +140,10 @@ func heapPeak() (stop func() uint64) {
 // design. It needs DEDUP_SWEEP_100K=1 (the setup alone computes 100k signatures).
 // The grid is word 5-shingles at k=128 and 256 with DefaultGrid's shapes, thresholds,
 // verifications and policy; DEDUP_SWEEP_100K=default sweeps DefaultGrid itself.
-// It reports the time per sweep and peak-heap-MB: the largest live heap during the
-// sweep minus the heap before it (the fixture's signatures and corpus excluded).
+// It reports the time per sweep, cpu-s/op, peak-heap-MB (the largest heap in use during
+// the sweep, garbage included, minus the fixture's heap before it: signatures and
+// corpus), peak-live-MB (the same for the live heap the collector marked) and
+// peak-RSS-MB (the whole process's VmHWM, fixture and setup included).
 func BenchmarkSweep100k(b *testing.B) {
 	mode := os.Getenv("DEDUP_SWEEP_100K")
 	if mode == "" {
@@ -205,17 +223,23 @@ func BenchmarkSweep100k(b *testing.B) {
 	runtime.GC()
 	base := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
 	metrics.Read(base)
-	var peak uint64
+	var heap, live uint64
 	var rep *Report
+	start := cpuTime(b)
 	for b.Loop() {
 		stop := heapPeak()
 		rep, err = Run(context.Background(), in, g, Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
-		peak = max(peak, stop())
+		h, l := stop()
+		heap, live = max(heap, h), max(live, l)
 	}
-	b.ReportMetric(float64(peak-base[0].Value.Uint64())/(1<<20), "peak-heap-MB")
+	reportCPU(b, start)
+	fixture := base[0].Value.Uint64()
+	b.ReportMetric(float64(heap-min(heap, fixture))/(1<<20), "peak-heap-MB")
+	b.ReportMetric(float64(live-min(live, fixture))/(1<<20), "peak-live-MB")
+	b.ReportMetric(peakRSS(), "peak-RSS-MB")
 	b.ReportMetric(float64(len(rep.Results)), "configs")
 	maxCands := 0
 	for _, r := range rep.Results {

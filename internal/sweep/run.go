@@ -186,6 +186,7 @@ func Run(ctx context.Context, in Input, g Grid, opt Options) (*Report, error) {
 		}
 	}
 	needExact := slices.Contains(g.Verifications, ExactJaccard)
+	needEstimate := slices.Contains(g.Verifications, MinHashEstimate)
 	for _, grp := range plan {
 		if err := ctx.Err(); err != nil {
 			return rep, err
@@ -208,9 +209,11 @@ func Run(ctx context.Context, in Input, g Grid, opt Options) (*Report, error) {
 			}
 			for _, s := range ps.specs {
 				start := time.Now()
-				est, err := cs.estimates(ctx, sigs, s.Hashes)
-				if err != nil {
-					return rep, err
+				var est similarities
+				if needEstimate {
+					if est, err = cs.estimates(ctx, sigs, s.Hashes); err != nil {
+						return rep, err
+					}
 				}
 				candTime := cs.time + time.Since(start)
 				base := e.shapeResult(s, ps.shape, cs)
@@ -426,11 +429,10 @@ func (cs *shapeCands) estimates(ctx context.Context, sigs []lsh.Signature, k int
 		for i := lo; i < hi; i++ {
 			a, b := unpair(cs.keys[i])
 			sa, sb := sigs[a][:k], sigs[b][:k]
+			sb = sb[:len(sa)]
 			n := 0
 			for j := range sa {
-				if sa[j] == sb[j] {
-					n++
-				}
+				n += b2i(sa[j] == sb[j]) // branch-free: agreement is a coin flip at J near 1/2
 			}
 			agree[i] = uint16(n)
 		}

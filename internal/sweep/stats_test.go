@@ -224,6 +224,26 @@ func TestExactJaccardBlocks(t *testing.T) {
 	if len(resident.memo) != len(keys) {
 		t.Errorf("memo holds %d pairs; want %d", len(resident.memo), len(keys))
 	}
+	// A memo too small for them all keeps the most similar pairs, and answers stay the same.
+	small, _ := newExactJaccard(shingleKey(spec), 400, text, DefaultSetBudget, 50)
+	got, _ = small.of(t.Context(), keys)
+	again, _ = small.of(t.Context(), keys)
+	if len(small.memo) != 50 || !slices.IsSorted(small.memo) {
+		t.Fatalf("small memo holds %d pairs (sorted %v); want 50", len(small.memo), slices.IsSorted(small.memo))
+	}
+	least := slices.Min(small.memoSim)
+	above := 0
+	for i := range keys {
+		if got[i] != want[i] || again[i] != want[i] {
+			t.Fatalf("small memo: pair %d = %v then %v; want %v", i, got[i], again[i], want[i])
+		}
+		if want[i] > least {
+			above++
+		}
+	}
+	if above > 50 {
+		t.Errorf("the memo kept a pair of similarity %v while %d pairs are more similar", least, above)
+	}
 }
 
 func TestObservedOptima(t *testing.T) {
