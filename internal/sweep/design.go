@@ -9,11 +9,8 @@ import (
 	"sync"
 )
 
-// Bootstrap defaults.
-const (
-	DefaultReplicates = 1000
-	DefaultSeed       = 1
-)
+// DefaultReplicates is the number of bootstrap replicates when Options leaves it 0.
+const DefaultReplicates = 1000
 
 // Stratum is one stratum of the design a sweep estimates from.
 type Stratum struct {
