@@ -89,10 +89,12 @@ func candidatePairs(ctx context.Context, sigs []lsh.Signature, sh lsh.Shape, max
 						if maxBucket > 0 && end-i > maxBucket {
 							end = i + maxBucket
 							skippedPer[w] += (j-i)*(j-i-1)/2 - maxBucket*(maxBucket-1)/2
-							for x := end; x < j; x++ {
-								tail[band*n+int(entries[x].doc)] = true
+							if !useTails { // the second pass reads what the first marked
+								for x := end; x < j; x++ {
+									tail[band*n+int(entries[x].doc)] = true
+								}
+								cut.Store(true)
 							}
-							cut.Store(true)
 						}
 						for x := i; x < end; x++ {
 							for y := x + 1; y < end; y++ {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/dedupstudio/dedupstudio/internal/labels"
@@ -450,5 +451,64 @@ func TestRunInputErrors(t *testing.T) {
 				t.Errorf("Run = %v; want an InputError on %q", err, c.field)
 			}
 		})
+	}
+}
+
+// TestRescoreConcurrent rescores one State from several goroutines (as page requests
+// would) and checks each answer against a sequential one. Run it with -race.
+func TestRescoreConcurrent(t *testing.T) {
+	in := handInput(t)
+	for i := range in.Pairs {
+		in.Pairs[i].Design, in.Pairs[i].Stratum, in.Pairs[i].FrameSize = "d", "all", 100
+	}
+	c := Config{Spec: word1(t), Shape: lsh.Shape{Bands: 64, Rows: 2}, Threshold: 0.5, Verification: ExactJaccard, Policy: ConnectedComponents}
+	st, err := Prepare(t.Context(), in, c, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ths := []float64{0.3, 0.4, 0.5, 0.7, 0.9}
+	want := make([]Result, len(ths))
+	for i, th := range ths {
+		if want[i], err = st.Rescore(t.Context(), th); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for n := range 20 {
+				i := (g + n) % len(ths)
+				got, err := st.Rescore(t.Context(), ths[i])
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if !sameScores(got.Scores, want[i].Scores) || *got.Dataset != *want[i].Dataset {
+					t.Errorf("concurrent Rescore(%v) = %+v; want %+v", ths[i], got.Scores, want[i].Scores)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	outs, err := st.Outcomes(t.Context(), 0.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// At 0.5 the one false merge (4,6) comes first, then the miss (7,8).
+	if len(outs) != 6 || !outs[0].FalseMerge() || outs[0].Pair != 3 || !outs[1].Missed() || outs[1].Pair != 4 {
+		t.Errorf("Outcomes(0.5) = %+v; want pair 3 (false merge) then pair 4 (miss) first", outs)
+	}
+	if o := outs[1]; !o.Candidate || o.Similarity != 0.4 || o.Jaccard != 0.4 || o.Accepted {
+		t.Errorf("miss (7,8) = %+v; want a candidate at exact similarity 0.4, not accepted", o)
+	}
+	rates := CollisionRates(outs, 10)
+	if r := rates[4]; r.Hits != 1 || r.Of != 1 { // (7,8) at J=0.4
+		t.Errorf("collision rate in [0.4, 0.5) = %d/%d; want 1/1", r.Hits, r.Of)
+	}
+	if r := rates[0]; r.Hits != 0 || r.Of != 1 { // (9,10) at J=0
+		t.Errorf("collision rate in [0, 0.1) = %d/%d; want 0/1", r.Hits, r.Of)
+	}
+	if _, err := st.Rescore(t.Context(), 1.5); err == nil {
+		t.Error("Rescore(1.5) = nil error")
 	}
 }
