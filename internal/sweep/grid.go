@@ -130,21 +130,6 @@ func ShapesFor(k int, thresholds []float64) ([]lsh.Shape, error) {
 	return out, nil
 }
 
-// GridError is a grid that cannot be swept, naming the axis and, where it applies, the
-// 0-based index of the value at fault.
-type GridError struct {
-	Axis  string // specs, shapes, thresholds, verifications or policies
-	Index int    // -1 for the axis as a whole
-	Msg   string
-}
-
-func (e *GridError) Error() string {
-	if e.Index >= 0 {
-		return fmt.Sprintf("grid %s[%d]: %s", e.Axis, e.Index, e.Msg)
-	}
-	return fmt.Sprintf("grid %s: %s", e.Axis, e.Msg)
-}
-
 // Validate reports the first problem of g as a *GridError. policies are the names of
 // policies beyond the built-in ConnectedComponents that the run will be given.
 func (g Grid) Validate(policies ...string) error {

@@ -70,7 +70,7 @@ func newExactJaccard(key lsh.Spec, docs int, text func(int) string, budget int64
 	return x, nil
 }
 
-// set shingles document i (not kept).
+// shingle returns document i's shingle set (the caller decides whether to keep it).
 func (x *exactJaccard) shingle(i int) []uint64 {
 	h := <-x.hashers
 	s := h.ShingleSet(x.text(i))

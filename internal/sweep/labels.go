@@ -235,18 +235,3 @@ func labelVersion(ps []ResolvedPair) string {
 	}
 	return "l" + hex.EncodeToString(h.Sum(nil)[:6])
 }
-
-// InputError is an input a sweep cannot use, naming the field and, for lists, the
-// 0-based index of the element at fault.
-type InputError struct {
-	Field string
-	Index int // -1 when the field is not a list
-	Msg   string
-}
-
-func (e *InputError) Error() string {
-	if e.Index >= 0 {
-		return fmt.Sprintf("sweep input %s[%d]: %s", e.Field, e.Index, e.Msg)
-	}
-	return fmt.Sprintf("sweep input %s: %s", e.Field, e.Msg)
-}
