@@ -5,7 +5,7 @@ import "fmt"
 // GridError is a grid that cannot be swept, naming the axis and, where it applies, the
 // 0-based index of the value at fault.
 type GridError struct {
-	Axis  string // specs, shapes, thresholds, verifications or policies
+	Axis  string // specs, shapes, thresholds, verifications, policies, or grid for the whole
 	Index int    // -1 for the axis as a whole
 	Msg   string
 }
