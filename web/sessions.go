@@ -129,13 +129,32 @@ func (s *server) require(perm auth.Permission) func(http.Handler) http.Handler {
 	}
 }
 
-// safeNext keeps a post-login redirect on this site.
+// safeNext keeps a post-login redirect on this site. next must be a path-absolute URL
+// (one leading slash, then path, query or fragment) that parses with no scheme, host or
+// user, and holds no control characters and no backslash: browsers drop tabs and line
+// breaks from a URL and read a backslash as a slash, so "/\t/evil.example" or
+// "/\\evil.example" would leave the site as "//evil.example". Anything else is "/".
 func safeNext(next string) string {
-	if next == "" || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+	if next == "" || next[0] != '/' || len(next) > maxNext {
+		return "/"
+	}
+	for i := 0; i < len(next); i++ {
+		if c := next[i]; c < 0x20 || c == 0x7f || c == '\\' {
+			return "/"
+		}
+	}
+	if strings.HasPrefix(next, "//") {
+		return "/"
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" || !strings.HasPrefix(u.Path, "/") {
 		return "/"
 	}
 	return next
 }
+
+// maxNext bounds a post-login redirect; longer ones are not links this site makes.
+const maxNext = 2048
 
 // newSession is a fresh session for u replacing the request's (tokens rotate at every
 // sign-in), and the token for its cookie.
