@@ -5,6 +5,7 @@ package web
 import (
 	"log/slog"
 	"net/http"
+	"runtime"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -46,12 +47,12 @@ type server struct {
 	now       func() time.Time
 	maxUpload int64
 
-	setup        setup
-	trustProxy   bool
-	kdf          auth.Params
-	dummyHash    string
-	addrLimit    *auth.Limiter
-	accountLimit *auth.Limiter
+	setup      setup
+	trustProxy bool
+	kdf        auth.Params
+	dummyHash  string
+	logins     *auth.Guard    // sign-in limits, counted before each password check
+	hashes     *auth.HashGate // password checks running at once
 }
 
 // New returns the application's handler. It panics without d.Jobs: a registry made
@@ -78,8 +79,8 @@ func New(d Deps) http.Handler {
 	// Only the time the hash takes matters (a sign-in of an unknown name costs as much as
 	// a known one's): its error, impossible for a valid cost, would change nothing.
 	s.dummyHash, _ = auth.HashPassword("no such account", s.kdf)
-	s.addrLimit = auth.NewLimiter(30, 15*time.Minute)
-	s.accountLimit = auth.NewLimiter(5, 15*time.Minute)
+	s.logins = auth.NewGuard(auth.DefaultLoginLimits)
+	s.hashes = auth.NewHashGate(runtime.GOMAXPROCS(0))
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -152,6 +153,7 @@ func (s *server) routes() http.Handler {
 		r.Post("/admin/users/{id}/role", s.setUserRole)
 		r.Post("/admin/users/{id}/disable", s.setUserDisabled(true))
 		r.Post("/admin/users/{id}/enable", s.setUserDisabled(false))
+		r.Post("/admin/users/{id}/unlock", s.unlockUser)
 	})
 	return r
 }
