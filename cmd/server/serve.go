@@ -22,13 +22,14 @@ func serve(args []string, stderr io.Writer) error {
 	tlsCert := fs.String("tls-cert", "", "TLS certificate file (PEM) to serve HTTPS")
 	tlsKey := fs.String("tls-key", "", "TLS private key file (PEM)")
 	trustProxy := fs.Bool("trust-proxy", false, "behind a TLS-terminating reverse proxy: trust its X-Forwarded-Proto for secure cookies")
+	maxConns := fs.Int("max-conns", 0, "connections held open at once (0: from the descriptor limit, at most 4096)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	ctx, stop := signalContext()
 	defer stop()
 	return serveUntil(ctx, *dbPath, *loadDemo, server.Config{Addr: *addr, Log: newLogger(stderr), Version: version, Console: stderr,
-		TLSCert: *tlsCert, TLSKey: *tlsKey, TrustProxy: *trustProxy})
+		TLSCert: *tlsCert, TLSKey: *tlsKey, TrustProxy: *trustProxy, MaxConns: *maxConns})
 }
 
 // jobsStopTimeout bounds the wait for background jobs at shutdown: a cancelled import
