@@ -11,6 +11,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/dedupstudio/dedupstudio/internal/auth"
+	"github.com/dedupstudio/dedupstudio/internal/campaign"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
 	"github.com/dedupstudio/dedupstudio/internal/sigcache"
@@ -33,6 +34,9 @@ type Deps struct {
 	TrustProxy bool
 	// KDF is the password hashing cost; default auth.DefaultParams.
 	KDF auth.Params
+	// Tally keeps the campaign and start pages' label counts; nil makes one (warmed by
+	// the first page that needs it).
+	Tally *campaign.Tally
 }
 
 // maxBody caps every other request body.
@@ -43,6 +47,7 @@ type server struct {
 	version   string
 	store     *db.DB
 	sigs      *sigcache.Cache // the store's signatures, shared by drawing pairs (and sweeps next)
+	tally     *campaign.Tally // the campaign and start pages' label counts, kept up to date
 	jobs      *jobs.Registry
 	now       func() time.Time
 	maxUpload int64
@@ -64,6 +69,10 @@ func New(d Deps) http.Handler {
 	s := &server{log: d.Log, version: d.Version, store: d.Store, jobs: d.Jobs, now: d.Now, maxUpload: d.MaxUpload}
 	if s.store != nil {
 		s.sigs = sigcache.New(s.store)
+		s.tally = d.Tally
+		if s.tally == nil {
+			s.tally = campaign.NewTally(s.store)
+		}
 	}
 	if s.maxUpload <= 0 {
 		s.maxUpload = 512 << 20

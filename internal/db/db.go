@@ -29,6 +29,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"modernc.org/sqlite" // the "sqlite" driver
@@ -101,6 +102,8 @@ type DB struct {
 	r    *sql.DB // reads
 	path string
 	now  func() time.Time
+
+	docCounts sync.Map // dataset id -> docCounts of a ready dataset (they never change)
 }
 
 // dsn builds the connection string; pragmas go in the DSN so every pooled connection

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/dedupstudio/dedupstudio/internal/auth"
+	"github.com/dedupstudio/dedupstudio/internal/campaign"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
 	"github.com/dedupstudio/dedupstudio/web"
@@ -118,10 +119,28 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
+	var tally *campaign.Tally
+	if cfg.Store != nil {
+		tally = campaign.NewTally(cfg.Store)
+		warm := func(ctx context.Context, _ jobs.Reporter) (any, error) {
+			start := time.Now()
+			err := tally.Warm(ctx)
+			if err != nil && ctx.Err() == nil {
+				cfg.Log.Warn("reading the label tallies ahead failed; pages read them when first shown", "err", err)
+			} else if err == nil {
+				cfg.Log.Info("label tallies read", "duration", time.Since(start).Round(time.Millisecond))
+			}
+			return nil, err
+		}
+		if _, err := cfg.Jobs.Start("tallies", "label tallies", 0, warm); err != nil {
+			ln.Close()
+			return err
+		}
+	}
 	conns := newConnLimiter(ln, maxConns(cfg))
 	srv := &http.Server{
 		Handler: conns.track(web.New(web.Deps{Log: cfg.Log, Version: cfg.Version, Store: cfg.Store, Jobs: cfg.Jobs,
-			SetupToken: setupToken, TrustProxy: cfg.TrustProxy, KDF: cfg.KDF})),
+			SetupToken: setupToken, TrustProxy: cfg.TrustProxy, KDF: cfg.KDF, Tally: tally})),
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       cfg.ReadTimeout, // web extends it for the upload routes
 		WriteTimeout:      writeTimeout,
