@@ -44,7 +44,9 @@ func largeCampaign(b *testing.B) (*db.DB, db.Campaign) {
 // The campaign page's numbers over 1M label events and 100k pairs:
 //   - Tally: a look after one new label (what a page view costs while people label);
 //   - TallyCold: the first look of a process (reads the whole log once);
-//   - FromScratch: Summary as it was computed for every page view before the tallies.
+//   - FromScratch: Summary as it was computed for every page view before the tallies;
+//   - Counts, CountsFromScratch: the start page's label counts, from the tallies (after
+//     one new label) and as db.DatasetOverview computes them from the log.
 func BenchmarkSummary(b *testing.B) {
 	store, c := largeCampaign(b)
 	ctx := context.Background()
@@ -80,6 +82,33 @@ func BenchmarkSummary(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, err := Summary(ctx, store, c); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("Counts", func(b *testing.B) {
+		t := NewTally(store)
+		if _, err := t.Counts(ctx, c); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			b.StopTimer()
+			if _, err := store.RecordEvent(ctx, c.ID, refs[i%len(refs)].ID, db.NewLabel{Annotator: "bench2", Category: "exact"}, 0); err != nil {
+				b.Fatal(err)
+			}
+			i++
+			b.StartTimer()
+			if _, err := t.Counts(ctx, c); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("CountsFromScratch", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := store.DatasetOverview(ctx, c.DatasetID); err != nil {
 				b.Fatal(err)
 			}
 		}
