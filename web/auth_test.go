@@ -37,6 +37,7 @@ var routeMatrix = []struct {
 	{"POST", "/admin/users/1/role", auth.ManageUsers},
 	{"POST", "/admin/users/1/disable", auth.ManageUsers},
 	{"POST", "/admin/users/1/enable", auth.ManageUsers},
+	{"POST", "/admin/users/1/unlock", auth.ManageUsers},
 	{"GET", "/campaigns/1", auth.View},
 	{"GET", "/campaigns/1/labels.csv", auth.View},
 	{"GET", "/campaigns/1/labels.jsonl", auth.View},
@@ -242,14 +243,18 @@ func TestLoginRateLimits(t *testing.T) {
 		f.h.ServeHTTP(w, req)
 		return w.Code
 	}
-	// Per account: 5 failures, then even the right password waits.
+	// Per account and address: 5 failures, then even the right password waits there,
+	// and only there.
 	for i := range 5 {
-		if code := try("dave", "wrong", fmt.Sprintf("198.51.100.%d", i), ""); code != http.StatusUnauthorized {
+		if code := try("dave", "wrong", "198.51.100.1", ""); code != http.StatusUnauthorized {
 			t.Fatalf("failure %d: %d", i, code)
 		}
 	}
-	if code := try("dave", "the right password", "198.51.100.77", ""); code != http.StatusTooManyRequests {
-		t.Errorf("6th attempt on a locked account: %d; want 429", code)
+	if code := try("dave", "the right password", "198.51.100.1", ""); code != http.StatusTooManyRequests {
+		t.Errorf("6th attempt from the locked-out address: %d; want 429", code)
+	}
+	if code := try("dave", "the right password", "198.51.100.77", ""); code != http.StatusSeeOther {
+		t.Errorf("the owner from another address: %d; want 303 (signed in)", code)
 	}
 	// Per address: 30 failures across accounts; a spoofed X-Forwarded-For does not help.
 	for i := range 30 {

@@ -66,7 +66,7 @@ func (s *server) renderCampaign(w http.ResponseWriter, r *http.Request, c db.Cam
 }
 
 func (s *server) campaignView(r *http.Request, c db.Campaign) (templates.Campaign, error) {
-	o, err := campaign.Summary(r.Context(), s.store, c)
+	o, err := s.tally.Summary(r.Context(), c)
 	if err != nil {
 		return templates.Campaign{}, err
 	}

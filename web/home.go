@@ -1,9 +1,11 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 
 	"github.com/dedupstudio/dedupstudio/internal/auth"
@@ -111,16 +113,50 @@ func (s *server) datasetViews(ctx context.Context, withCounts bool) ([]templates
 			}
 		}
 		if withCounts {
-			o, err := s.store.DatasetOverview(ctx, ds.ID)
-			if err != nil {
+			if err := s.countInto(ctx, &v, camps); err != nil {
 				return nil, err
 			}
-			v.Sources, v.Langs, v.Categories = counts(o.Sources), counts(o.Langs), counts(o.Categories)
-			v.Pairs, v.Annotators = o.Pairs, o.Annotators
 		}
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// countInto fills in v's counts: documents by source and language (counted once per
+// dataset, which never changes once ready), and labels by category, pairs and
+// annotators over the dataset's campaigns (from the tallies, not the label log).
+func (s *server) countInto(ctx context.Context, v *templates.DatasetView, camps []db.Campaign) error {
+	sources, langs, err := s.store.DocumentCounts(ctx, v.ID)
+	if err != nil {
+		return err
+	}
+	v.Sources, v.Langs = counts(sources), counts(langs)
+	cats := map[string]int{}
+	annotators := map[string]bool{}
+	for _, c := range camps {
+		if c.DatasetID != v.ID {
+			continue
+		}
+		lc, err := s.tally.Counts(ctx, c)
+		if err != nil {
+			return err
+		}
+		for k, n := range lc.Categories {
+			cats[k] += n
+		}
+		for _, a := range lc.Annotators {
+			annotators[a] = true
+		}
+		v.Pairs += lc.Pairs
+	}
+	v.Annotators = len(annotators)
+	byCount := make([]db.Count, 0, len(cats))
+	for k, n := range cats {
+		byCount = append(byCount, db.Count{Key: k, N: n})
+	}
+	slices.SortFunc(byCount, func(a, b db.Count) int { return cmp.Or(cmp.Compare(b.N, a.N), cmp.Compare(a.Key, b.Key)) })
+	v.Categories = counts(byCount)
+	return nil
 }
 
 func counts(in []db.Count) []templates.Count {

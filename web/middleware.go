@@ -5,9 +5,12 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
+	"io"
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/dedupstudio/dedupstudio/internal/auth"
 )
 
 type ctxKey int
@@ -128,6 +131,57 @@ func limitBodies(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// uploadIdle is how long an upload's body may pause: its read deadline moves this far
+// ahead at every read, where every other request has the server's short ReadTimeout.
+// uploadWrite bounds writing the answer once the body is in.
+const (
+	uploadIdle  = time.Minute
+	uploadWrite = time.Minute
+)
+
+// uploadDeadlines lifts the server's short read deadline (the whole request within
+// server.ReadTimeout) for the upload routes, and only for a signed-in user allowed to
+// upload there: a large sample takes as long as it takes, as long as it keeps coming.
+// Every other request keeps the server's deadlines.
+func (s *server) uploadDeadlines(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u := userOf(r); u != nil && isUpload(r) && u.Role.Can(uploadPermission(r)) {
+			rc := http.NewResponseController(w)
+			// Under httptest (no connection) these are not supported: nothing to extend.
+			rc.SetReadDeadline(time.Now().Add(uploadIdle))
+			rc.SetWriteDeadline(time.Time{})
+			r.Body = &movingDeadline{ReadCloser: r.Body, rc: rc}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// movingDeadline is an upload's body: each read may wait uploadIdle for data, and once
+// the body is in, the answer has uploadWrite to be written.
+type movingDeadline struct {
+	io.ReadCloser
+	rc   *http.ResponseController
+	done bool
+}
+
+func (b *movingDeadline) Read(p []byte) (int, error) {
+	b.rc.SetReadDeadline(time.Now().Add(uploadIdle))
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && !b.done {
+		b.done = true
+		b.rc.SetWriteDeadline(time.Now().Add(uploadWrite))
+	}
+	return n, err
+}
+
+// uploadPermission is what an upload route needs.
+func uploadPermission(r *http.Request) auth.Permission {
+	if r.URL.Path == "/labels" {
+		return auth.ImportLabels
+	}
+	return auth.ImportData
 }
 
 func isUpload(r *http.Request) bool {

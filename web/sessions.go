@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -129,13 +131,32 @@ func (s *server) require(perm auth.Permission) func(http.Handler) http.Handler {
 	}
 }
 
-// safeNext keeps a post-login redirect on this site.
+// safeNext keeps a post-login redirect on this site. next must be a path-absolute URL
+// (one leading slash, then path, query or fragment) that parses with no scheme, host or
+// user, and holds no control characters and no backslash: browsers drop tabs and line
+// breaks from a URL and read a backslash as a slash, so "/\t/evil.example" or
+// "/\\evil.example" would leave the site as "//evil.example". Anything else is "/".
 func safeNext(next string) string {
-	if next == "" || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+	if next == "" || next[0] != '/' || len(next) > maxNext {
+		return "/"
+	}
+	for i := 0; i < len(next); i++ {
+		if c := next[i]; c < 0x20 || c == 0x7f || c == '\\' {
+			return "/"
+		}
+	}
+	if strings.HasPrefix(next, "//") {
+		return "/"
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" || !strings.HasPrefix(u.Path, "/") {
 		return "/"
 	}
 	return next
 }
+
+// maxNext bounds a post-login redirect; longer ones are not links this site makes.
+const maxNext = 2048
 
 // newSession is a fresh session for u replacing the request's (tokens rotate at every
 // sign-in), and the token for its cookie.
@@ -163,8 +184,14 @@ func (s *server) showLogin(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusOK, templates.SignInPage(templates.SignIn{Page: s.page(r, "Sign in"), Mode: "login", Action: "/login", Next: r.URL.Query().Get("next")}))
 }
 
-// login checks a name and password, with rate limits per client address and per
-// account, and spends the same work on unknown accounts as on known ones.
+// hashWait is how long a sign-in waits for a free password check before it is turned
+// away with 429 (the checks run a few at a time: see auth.HashGate).
+const hashWait = 3 * time.Second
+
+// login checks a name and password. The attempt is counted against the sign-in limits
+// before the password is checked, so parallel attempts cannot slip past them, and only
+// as many passwords are checked at once as there are cores. An unknown account costs
+// the same work as a known one.
 func (s *server) login(w http.ResponseWriter, r *http.Request) {
 	name, pw := strings.TrimSpace(r.PostFormValue("name")), r.PostFormValue("password")
 	view := templates.SignIn{Page: s.page(r, "Sign in"), Mode: "login", Action: "/login", Name: name, Next: r.PostFormValue("next")}
@@ -172,20 +199,16 @@ func (s *server) login(w http.ResponseWriter, r *http.Request) {
 		view.Error = msg
 		s.render(w, r, status, templates.SignInPage(view))
 	}
-	now := s.now()
 	addr := clientAddr(r)
-	accountKey := strings.ToLower(name)
-	if ok, wait := s.addrLimit.Allowed(addr, now); !ok {
-		refuse(http.StatusTooManyRequests, fmt.Sprintf("Too many failed sign-ins from your address. Try again in %s.", wait.Round(time.Second)))
-		return
-	}
-	if ok, wait := s.accountLimit.Allowed(accountKey, now); !ok {
-		refuse(http.StatusTooManyRequests, fmt.Sprintf("Too many failed sign-ins for this account. Try again in %s.", wait.Round(time.Second)))
+	attempt, err := s.logins.Begin(name, addr, s.now())
+	if err != nil {
+		s.refuseLocked(w, r, view, err)
 		return
 	}
 	u, err := s.store.UserByName(r.Context(), name)
 	known := err == nil
 	if err != nil && !errors.Is(err, db.ErrNotFound) {
+		attempt.Abandon()
 		s.fail(w, r, err)
 		return
 	}
@@ -193,18 +216,33 @@ func (s *server) login(w http.ResponseWriter, r *http.Request) {
 	if !known || hash == "" {
 		hash = s.dummyHash // same work whether or not the account exists
 	}
+	release, ok := s.hashes.Enter(r.Context(), hashWait)
+	if !ok {
+		attempt.Abandon()
+		w.Header().Set("Retry-After", "2")
+		refuse(http.StatusTooManyRequests, "The server is busy signing people in. Try again in a few seconds.")
+		return
+	}
 	match, herr := auth.CheckPassword(hash, pw)
+	release()
 	if herr != nil || !known || !match || u.Disabled {
-		s.addrLimit.Fail(addr, now)
-		s.accountLimit.Fail(accountKey, now)
-		if err := s.store.Audit(r.Context(), name, "login.failed", "user", map[string]any{"address": addr}); err != nil {
+		next := attempt.Failed(s.now())
+		detail := map[string]any{"address": addr}
+		if next != nil {
+			detail["locked"] = string(next.Scope)
+		}
+		if err := s.store.Audit(r.Context(), name, "login.failed", "user", detail); err != nil {
 			s.fail(w, r, err)
 			return
 		}
-		refuse(http.StatusUnauthorized, "Wrong name or password.")
+		msg := "Wrong name or password."
+		if next != nil {
+			msg += " " + lockedMessage(next)
+		}
+		refuse(http.StatusUnauthorized, msg)
 		return
 	}
-	s.accountLimit.Reset(accountKey)
+	attempt.Succeeded()
 	sess, token := newSession(r, u)
 	if err := s.store.Login(r.Context(), u, sess, addr); err != nil {
 		s.fail(w, r, err)
@@ -212,6 +250,31 @@ func (s *server) login(w http.ResponseWriter, r *http.Request) {
 	}
 	s.setSessionCookie(w, r, token, 0)
 	http.Redirect(w, r, safeNext(view.Next), http.StatusSeeOther)
+}
+
+// refuseLocked answers a sign-in the limits refuse: 429, with when to try again.
+func (s *server) refuseLocked(w http.ResponseWriter, r *http.Request, view templates.SignIn, err error) {
+	var le *auth.LockedError
+	if !errors.As(err, &le) {
+		s.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(le.Wait.Seconds()))))
+	view.Error = lockedMessage(le)
+	s.render(w, r, http.StatusTooManyRequests, templates.SignInPage(view))
+}
+
+// lockedMessage says which limit holds and when the person may try again.
+func lockedMessage(le *auth.LockedError) string {
+	when := fmt.Sprintf("Try again in %s (at %s).", le.Wait.Round(time.Second), le.Until.UTC().Format("15:04:05 UTC"))
+	switch le.Scope {
+	case auth.ScopeAccount:
+		return "Too many failed sign-ins for this account, from several addresses. " + when + " An admin can unlock it on the Team page."
+	case auth.ScopeAddress:
+		return "Too many failed sign-ins from your address. " + when
+	default:
+		return "Too many failed sign-ins for this account from your address. " + when
+	}
 }
 
 func (s *server) logout(w http.ResponseWriter, r *http.Request) {

@@ -28,9 +28,14 @@ func (s *server) usersView(r *http.Request) (templates.Users, error) {
 	for _, role := range auth.Roles {
 		v.Roles = append(v.Roles, string(role))
 	}
+	now := s.now()
 	for _, u := range users {
-		v.Users = append(v.Users, templates.UserRow{ID: u.ID, Name: u.Name, Role: string(u.Role), Disabled: u.Disabled,
-			Created: u.CreatedAt.Format("2006-01-02"), IsSelf: me != nil && me.ID == u.ID})
+		row := templates.UserRow{ID: u.ID, Name: u.Name, Role: string(u.Role), Disabled: u.Disabled,
+			Created: u.CreatedAt.Format("2006-01-02"), IsSelf: me != nil && me.ID == u.ID}
+		if lk, locked := s.logins.Locked(u.Name, now); locked {
+			row.Locked = lockText(lk)
+		}
+		v.Users = append(v.Users, row)
 	}
 	return v, nil
 }
@@ -117,6 +122,41 @@ func (s *server) setUserDisabled(disabled bool) http.HandlerFunc {
 		}
 		s.changedUser(w, r, s.store.SetDisabled(r.Context(), *userOf(r), id, disabled))
 	}
+}
+
+// lockText says how an account is locked out of signing in, for the Team page.
+func lockText(lk auth.Lock) string {
+	until := lk.Until.UTC().Format("15:04 UTC")
+	switch {
+	case lk.Account:
+		return "sign-in locked from every address until " + until
+	case lk.Addresses == 1:
+		return "sign-in locked from 1 address until " + until
+	default:
+		return fmt.Sprintf("sign-in locked from %d addresses until %s", lk.Addresses, until)
+	}
+}
+
+// unlockUser clears the sign-in lockouts of an account (the failures counted against
+// it from every address), recorded in the audit log.
+func (s *server) unlockUser(w http.ResponseWriter, r *http.Request) {
+	id, err := userParam(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	u, err := s.store.UserByID(r.Context(), id)
+	if err != nil {
+		s.changedUser(w, r, err)
+		return
+	}
+	lk, locked := s.logins.Locked(u.Name, s.now())
+	s.logins.Unlock(u.Name)
+	detail := map[string]any{"was_locked": locked}
+	if locked {
+		detail["account"], detail["addresses"] = lk.Account, lk.Addresses
+	}
+	s.changedUser(w, r, s.store.AuditBy(r.Context(), *userOf(r), "user.unlock", fmt.Sprintf("user:%d", u.ID), detail))
 }
 
 // changedUser answers a change to an account: back to the Team page, or what went wrong.

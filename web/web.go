@@ -5,11 +5,13 @@ package web
 import (
 	"log/slog"
 	"net/http"
+	"runtime"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/dedupstudio/dedupstudio/internal/auth"
+	"github.com/dedupstudio/dedupstudio/internal/campaign"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
 	"github.com/dedupstudio/dedupstudio/internal/sigcache"
@@ -32,6 +34,9 @@ type Deps struct {
 	TrustProxy bool
 	// KDF is the password hashing cost; default auth.DefaultParams.
 	KDF auth.Params
+	// Tally keeps the campaign and start pages' label counts; nil makes one (warmed by
+	// the first page that needs it).
+	Tally *campaign.Tally
 }
 
 // maxBody caps every other request body.
@@ -42,16 +47,17 @@ type server struct {
 	version   string
 	store     *db.DB
 	sigs      *sigcache.Cache // the store's signatures, shared by drawing pairs (and sweeps next)
+	tally     *campaign.Tally // the campaign and start pages' label counts, kept up to date
 	jobs      *jobs.Registry
 	now       func() time.Time
 	maxUpload int64
 
-	setup        setup
-	trustProxy   bool
-	kdf          auth.Params
-	dummyHash    string
-	addrLimit    *auth.Limiter
-	accountLimit *auth.Limiter
+	setup      setup
+	trustProxy bool
+	kdf        auth.Params
+	dummyHash  string
+	logins     *auth.Guard    // sign-in limits, counted before each password check
+	hashes     *auth.HashGate // password checks running at once
 }
 
 // New returns the application's handler. It panics without d.Jobs: a registry made
@@ -63,6 +69,10 @@ func New(d Deps) http.Handler {
 	s := &server{log: d.Log, version: d.Version, store: d.Store, jobs: d.Jobs, now: d.Now, maxUpload: d.MaxUpload}
 	if s.store != nil {
 		s.sigs = sigcache.New(s.store)
+		s.tally = d.Tally
+		if s.tally == nil {
+			s.tally = campaign.NewTally(s.store)
+		}
 	}
 	if s.maxUpload <= 0 {
 		s.maxUpload = 512 << 20
@@ -78,8 +88,8 @@ func New(d Deps) http.Handler {
 	// Only the time the hash takes matters (a sign-in of an unknown name costs as much as
 	// a known one's): its error, impossible for a valid cost, would change nothing.
 	s.dummyHash, _ = auth.HashPassword("no such account", s.kdf)
-	s.addrLimit = auth.NewLimiter(30, 15*time.Minute)
-	s.accountLimit = auth.NewLimiter(5, 15*time.Minute)
+	s.logins = auth.NewGuard(auth.DefaultLoginLimits)
+	s.hashes = auth.NewHashGate(runtime.GOMAXPROCS(0))
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -91,7 +101,7 @@ func New(d Deps) http.Handler {
 
 func (s *server) routes() http.Handler {
 	r := chi.NewRouter()
-	r.Use(s.requestID, s.logRequests, s.recoverPanics, securityHeaders, crossOriginProtection, limitBodies, s.authenticate)
+	r.Use(s.requestID, s.logRequests, s.recoverPanics, securityHeaders, crossOriginProtection, limitBodies, s.authenticate, s.uploadDeadlines)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, &pageError{http.StatusNotFound, "There is no page at " + r.URL.Path + "."})
 	})
@@ -152,6 +162,7 @@ func (s *server) routes() http.Handler {
 		r.Post("/admin/users/{id}/role", s.setUserRole)
 		r.Post("/admin/users/{id}/disable", s.setUserDisabled(true))
 		r.Post("/admin/users/{id}/enable", s.setUserDisabled(false))
+		r.Post("/admin/users/{id}/unlock", s.unlockUser)
 	})
 	return r
 }

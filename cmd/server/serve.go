@@ -22,22 +22,28 @@ func serve(args []string, stderr io.Writer) error {
 	tlsCert := fs.String("tls-cert", "", "TLS certificate file (PEM) to serve HTTPS")
 	tlsKey := fs.String("tls-key", "", "TLS private key file (PEM)")
 	trustProxy := fs.Bool("trust-proxy", false, "behind a TLS-terminating reverse proxy: trust its X-Forwarded-Proto for secure cookies")
+	maxConns := fs.Int("max-conns", 0, "connections held open at once (0: from the descriptor limit, at most 4096)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	ctx, stop := signalContext()
 	defer stop()
 	return serveUntil(ctx, *dbPath, *loadDemo, server.Config{Addr: *addr, Log: newLogger(stderr), Version: version, Console: stderr,
-		TLSCert: *tlsCert, TLSKey: *tlsKey, TrustProxy: *trustProxy})
+		TLSCert: *tlsCert, TLSKey: *tlsKey, TrustProxy: *trustProxy, MaxConns: *maxConns})
 }
 
 // jobsStopTimeout bounds the wait for background jobs at shutdown: a cancelled import
 // only discards its staged version.
 const jobsStopTimeout = 30 * time.Second
 
-// serveUntil opens the store and serves until ctx ends (SIGINT, SIGTERM). Then, in this
-// order: the server stops taking requests and finishes those in flight, the background
-// jobs (cancelled with ctx) are waited for, and only then the store closes, since a
+// cleanupEvery is how often stale imports are looked for (and failed cleanups retried).
+const cleanupEvery = time.Minute
+
+// serveUntil opens the store and serves until ctx ends (SIGINT, SIGTERM). Imports left
+// behind by a killed process are cleaned up beside the server, as a background job, so
+// a large one does not keep the server from listening. At the end, in this order: the
+// server stops taking requests and finishes those in flight, the background jobs
+// (cancelled with ctx) are waited for, and only then the store closes, since a
 // cancelled import discards its staged dataset version through it on its way out.
 func serveUntil(ctx context.Context, dbPath string, loadDemo bool, cfg server.Config) (err error) {
 	if cfg.Log == nil {
@@ -58,6 +64,12 @@ func serveUntil(ctx context.Context, dbPath string, loadDemo bool, cfg server.Co
 		}
 		err = errors.Join(err, jerr, cerr)
 	}()
+	if _, err := reg.Start("cleanup", "stale imports", 0, func(ctx context.Context, _ jobs.Reporter) (any, error) {
+		server.CleanImports(ctx, store, cfg.Log, cleanupEvery)
+		return nil, nil
+	}); err != nil {
+		return err
+	}
 	if loadDemo {
 		if err := server.LoadDemoIfEmpty(ctx, store, cfg.Log); err != nil {
 			return err

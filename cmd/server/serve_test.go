@@ -13,10 +13,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/dedupstudio/dedupstudio/internal/auth"
+	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/server"
 )
 
@@ -105,4 +107,108 @@ func TestServeStopsJobsBeforeTheStore(t *testing.T) {
 	if datasets != 0 || documents != 0 {
 		t.Errorf("after SIGTERM during an import: %d dataset(s), %d document(s) left; want none", datasets, documents)
 	}
+}
+
+// A large import left behind by a killed process does not keep the server from
+// listening: it is cleaned up beside the server, in batches, and logged. Before the fix
+// db.Open removed it in one transaction first, and a large one kept the server silent
+// for minutes.
+func TestServeBeforeStaleImportCleanup(t *testing.T) {
+	if testing.Short() {
+		t.Skip("SKIPPED in -short mode: leaves a 60,000-document import behind")
+	}
+	dbPath := filepath.Join(t.TempDir(), "stale.db")
+	ctx := context.Background()
+	store, err := db.Open(ctx, dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := store.BeginDataset(ctx, "killed", "killed.jsonl", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Repeat("an import whose process was killed ", 8)
+	for lo := 0; lo < 60_000; lo += 5000 {
+		docs := make([]db.NewDocument, 5000)
+		for i := range docs {
+			docs[i] = db.NewDocument{ExtID: fmt.Sprint(lo + i), Text: text}
+		}
+		if _, err := store.InsertDocuments(ctx, ds.ID, docs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	store.Close()
+	conn, err := sql.Open("sqlite", "file:"+dbPath+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Exec(`UPDATE datasets SET heartbeat_at = '2000-01-01T00:00:00Z' WHERE id = ?`, ds.ID); err != nil {
+		t.Fatal(err) // its process died long ago
+	}
+	remaining := func() int {
+		var n int
+		if err := conn.QueryRow(`SELECT count(*) FROM documents WHERE dataset_id = ?`, ds.ID).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+
+	var logs syncBuffer
+	serveCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- serveUntil(serveCtx, dbPath, false, server.Config{Addr: "127.0.0.1:0", Version: "test", Log: newLogger(&logs),
+			KDF: auth.Params{Memory: 1024, Time: 1, Threads: 1}, Ready: func(u, _ string) { ready <- u }})
+	}()
+	var base string
+	select {
+	case base = <-ready:
+	case err := <-done:
+		t.Fatalf("server did not start: %v", err)
+	}
+	left := remaining()
+	res, err := http.Get(base + "/healthz")
+	if err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("/healthz while cleaning up: %v %v", res, err)
+	}
+	res.Body.Close()
+	if left == 0 {
+		t.Errorf("the stale import was gone before the server listened; want it cleaned up beside the server")
+	}
+	for deadline := time.Now().Add(2 * time.Minute); remaining() > 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the stale import still has %d documents after 2 minutes", remaining())
+		}
+	}
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(logs.String(), "removed stale imports"); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no log of the cleanup:\n%s", logs.String())
+		}
+	}
+	t.Logf("listening with %d of 60,000 documents of the stale import still to remove", left)
+	stop()
+	if err := <-done; err != nil {
+		t.Fatalf("serve: %v", err)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger and a test to share.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

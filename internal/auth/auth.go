@@ -222,6 +222,38 @@ func (l *Limiter) Fail(key string, now time.Time) {
 	}
 }
 
+// Release takes back one failure of key recorded at at: an attempt counted before it
+// was checked that turned out not to be a failure.
+func (l *Limiter) Release(key string, at time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ts := l.fails[key]
+	for i := len(ts) - 1; i >= 0; i-- {
+		if ts[i].Equal(at) {
+			ts = append(ts[:i:i], ts[i+1:]...)
+			break
+		}
+	}
+	if len(ts) == 0 {
+		delete(l.fails, key)
+	} else {
+		l.fails[key] = ts
+	}
+}
+
+// keys returns the keys with failures on record that start with prefix.
+func (l *Limiter) keys(prefix string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for k := range l.fails {
+		if strings.HasPrefix(k, prefix) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 // Reset forgets key's failures (after a successful login).
 func (l *Limiter) Reset(key string) {
 	l.mu.Lock()

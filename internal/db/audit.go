@@ -16,6 +16,15 @@ func (d *DB) Audit(ctx context.Context, actor, action, subject string, detail ma
 	return nil
 }
 
+// AuditBy records an event by a signed-in user outside any other change (an admin
+// clearing a sign-in lockout, which lives in memory).
+func (d *DB) AuditBy(ctx context.Context, actor User, action, subject string, detail map[string]any) error {
+	if err := d.inTx(ctx, func(tx *sql.Tx) error { return d.auditBy(ctx, tx, actor, action, subject, detail) }); err != nil {
+		return fmt.Errorf("audit %s: %w", action, err)
+	}
+	return nil
+}
+
 // audit appends to the audit log inside tx, for an actor known by name only (the
 // command line, imports, the demo).
 func (d *DB) audit(ctx context.Context, tx *sql.Tx, actor, action, subject string, detail map[string]any) error {

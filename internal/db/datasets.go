@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -153,12 +154,17 @@ func (d *DB) FinishDataset(ctx context.Context, id int64, contentHash string, re
 	return ds, nil
 }
 
-// DiscardDataset removes an import that failed, with its documents.
+// DiscardDataset removes an import that failed, with its documents, in batches (see
+// deleteImport). It first marks the import stale, so that if it fails or is cut short
+// the next CleanStaleImports finishes the work.
 func (d *DB) DiscardDataset(ctx context.Context, id int64) error {
 	err := d.inTx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `DELETE FROM datasets WHERE id = ? AND state = 'importing'`, id)
+		_, err := tx.ExecContext(ctx, `UPDATE datasets SET heartbeat_at = '' WHERE id = ? AND state = 'importing'`, id)
 		return err
 	})
+	if err == nil {
+		_, err = d.deleteImport(ctx, id)
+	}
 	if err != nil {
 		return fmt.Errorf("discard import of dataset %d: %w", id, err)
 	}
@@ -169,22 +175,90 @@ func (d *DB) DiscardDataset(ctx context.Context, id int64) error {
 // (its process killed) and is removed.
 const StaleImportAge = 10 * time.Minute
 
-// CleanStaleImports removes imports that have not inserted anything for olderThan.
+// CleanStaleImports removes the imports that have not inserted anything for olderThan
+// (or whose discarding failed), each in batches (see deleteImport), and returns how
+// many it removed. It stops at the first error; what it removed stays removed.
 func (d *DB) CleanStaleImports(ctx context.Context, olderThan time.Duration) (int, error) {
 	cutoff := formatTime(d.now().Add(-olderThan))
-	var n int64
-	err := d.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM datasets WHERE state = 'importing' AND heartbeat_at <= ?`, cutoff)
-		if err != nil {
-			return err
-		}
-		n, err = res.RowsAffected()
-		return err
-	})
+	ids, err := queryAll(ctx, d, `SELECT id FROM datasets WHERE state = 'importing' AND heartbeat_at <= ? ORDER BY id`,
+		func(sc scanner) (int64, error) {
+			var id int64
+			return id, sc.Scan(&id)
+		}, cutoff)
 	if err != nil {
 		return 0, fmt.Errorf("clean stale imports: %w", err)
 	}
-	return int(n), nil
+	n := 0
+	for _, id := range ids {
+		gone, err := d.deleteImport(ctx, id)
+		if err != nil {
+			return n, fmt.Errorf("clean stale imports: dataset %d: %w", id, err)
+		}
+		if gone {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// Deleting an import takes many short transactions rather than one long one: one
+// transaction over a large import held the write lock for minutes, and every labeler's
+// write waited behind it (or failed with SQLITE_BUSY). Each batch aims at
+// deleteBatchTime, its size adapting to how long the last one took, and between
+// batches the lock is left free for deletePause, long enough for SQLite's busy handler
+// to let a waiting writer in.
+const (
+	deleteBatchTime = 40 * time.Millisecond
+	deletePause     = 30 * time.Millisecond
+)
+
+// deleteImport deletes the documents of an importing dataset in batches, then the
+// dataset; gone is false when there was no such import (removed meanwhile, or ready).
+func (d *DB) deleteImport(ctx context.Context, id int64) (gone bool, err error) {
+	batch := int64(64)
+	for {
+		start := time.Now()
+		var n int64
+		err := d.inTx(ctx, func(tx *sql.Tx) error {
+			var state string
+			if err := tx.QueryRowContext(ctx, `SELECT state FROM datasets WHERE id = ?`, id).Scan(&state); err != nil {
+				return notFound(err)
+			}
+			if state != "importing" {
+				return ErrNotFound
+			}
+			res, err := tx.ExecContext(ctx, `DELETE FROM documents WHERE id IN (SELECT id FROM documents WHERE dataset_id = ? LIMIT ?)`, id, batch)
+			if err != nil {
+				return err
+			}
+			if n, err = res.RowsAffected(); err != nil {
+				return err
+			}
+			if n == 0 {
+				_, err = tx.ExecContext(ctx, `DELETE FROM datasets WHERE id = ?`, id)
+			}
+			return err
+		})
+		switch {
+		case errors.Is(err, ErrNotFound):
+			return false, nil
+		case err != nil:
+			return false, err
+		case n == 0:
+			return true, nil
+		}
+		switch took := time.Since(start); {
+		case took < deleteBatchTime/2 && batch < 16384:
+			batch *= 2
+		case took > deleteBatchTime && batch > 1:
+			batch /= 2
+		}
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-time.After(deletePause):
+		}
+	}
 }
 
 // Datasets returns the ready datasets, newest first.

@@ -29,6 +29,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"modernc.org/sqlite" // the "sqlite" driver
@@ -101,6 +102,8 @@ type DB struct {
 	r    *sql.DB // reads
 	path string
 	now  func() time.Time
+
+	docCounts sync.Map // dataset id -> docCounts of a ready dataset (they never change)
 }
 
 // dsn builds the connection string; pragmas go in the DSN so every pooled connection
@@ -120,7 +123,9 @@ func dsn(path string, readOnly bool) string {
 }
 
 // Open opens (creating if needed) the database at path and brings its schema up to
-// date. A database whose schema is newer than this binary knows is refused.
+// date. A database whose schema is newer than this binary knows is refused. Imports
+// left behind by a killed process are not cleaned here (that can take a while): the
+// server runs CleanStaleImports in the background.
 func Open(ctx context.Context, path string) (*DB, error) {
 	w, err := sql.Open("sqlite", dsn(path, false))
 	if err != nil {
@@ -139,10 +144,6 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	}
 	r.SetMaxOpenConns(8)
 	d.r = r
-	if _, err := d.CleanStaleImports(ctx, StaleImportAge); err != nil {
-		d.Close()
-		return nil, err
-	}
 	return d, nil
 }
 
@@ -208,9 +209,9 @@ func readMigrations(files fs.FS) ([]migration, error) {
 		ms = append(ms, migration{version: v, name: e.Name(), sql: string(b)})
 	}
 	slices.SortFunc(ms, func(a, b migration) int { return a.version - b.version })
-	for i, m := range ms {
-		if m.version != i+1 {
-			return nil, fmt.Errorf("migrations: %s out of sequence (want version %d)", m.name, i+1)
+	for i := 1; i < len(ms); i++ {
+		if ms[i].version == ms[i-1].version {
+			return nil, fmt.Errorf("migrations: %s and %s have the same version", ms[i-1].name, ms[i].name)
 		}
 	}
 	return ms, nil
@@ -225,8 +226,12 @@ func (d *DB) SchemaVersion(ctx context.Context) (int, error) {
 	return v, nil
 }
 
-// migrate applies the pending migrations of files in order, each in its own
-// transaction together with its record in schema_migrations.
+// migrate applies the migrations of files not applied yet, in the order of their
+// versions, each in its own transaction together with its record in
+// schema_migrations. Versions may have gaps (numbers are handed out ahead to work in
+// progress), and one that lands after a higher one was applied is applied then: what
+// counts is which are applied, not the highest. A database with a version this binary
+// does not know is refused.
 func (d *DB) migrate(ctx context.Context, files fs.FS) error {
 	ms, err := readMigrations(files)
 	if err != nil {
@@ -239,14 +244,25 @@ func (d *DB) migrate(ctx context.Context, files fs.FS) error {
 	) STRICT`); err != nil {
 		return fmt.Errorf("open %s: %w", d.path, err)
 	}
-	current, err := d.SchemaVersion(ctx)
+	applied, err := d.appliedVersions(ctx)
 	if err != nil {
 		return err
 	}
-	if current > len(ms) {
-		return fmt.Errorf("database %s has schema version %d, newer than this binary knows (%d): run a newer Dedup Studio", d.path, current, len(ms))
+	known := map[int]bool{}
+	for _, m := range ms {
+		known[m.version] = true
 	}
-	for _, m := range ms[current:] {
+	done := map[int]bool{}
+	for _, v := range applied {
+		if !known[v] {
+			return fmt.Errorf("database %s has schema version %d, newer than this binary knows (%d): run a newer Dedup Studio", d.path, v, ms[len(ms)-1].version)
+		}
+		done[v] = true
+	}
+	for _, m := range ms {
+		if done[m.version] {
+			continue
+		}
 		err := d.inTx(ctx, func(tx *sql.Tx) error {
 			if _, err := tx.ExecContext(ctx, m.sql); err != nil {
 				return err
@@ -260,6 +276,28 @@ func (d *DB) migrate(ctx context.Context, files fs.FS) error {
 		}
 	}
 	return nil
+}
+
+// appliedVersions lists the migrations recorded in schema_migrations (read through the
+// writer pool: migrations run before the readers open).
+func (d *DB) appliedVersions(ctx context.Context) ([]int, error) {
+	rows, err := d.w.QueryContext(ctx, `SELECT version FROM schema_migrations ORDER BY version`)
+	if err != nil {
+		return nil, fmt.Errorf("schema versions of %s: %w", d.path, err)
+	}
+	defer rows.Close()
+	var out []int
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			return nil, fmt.Errorf("schema versions of %s: %w", d.path, err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("schema versions of %s: %w", d.path, err)
+	}
+	return out, nil
 }
 
 // IntegrityCheck runs SQLite's integrity check.

@@ -63,8 +63,9 @@ func TestMigrations(t *testing.T) {
 		t.Fatal(err)
 	}
 	ms, _ := readMigrations(migrations.Files)
-	if v, _ := d.SchemaVersion(ctx); v != len(ms) {
-		t.Errorf("schema version %d; want %d", v, len(ms))
+	last := ms[len(ms)-1].version
+	if v, _ := d.SchemaVersion(ctx); v != last {
+		t.Errorf("schema version %d; want %d", v, last)
 	}
 	// Every table is STRICT.
 	rows, err := d.r.QueryContext(ctx, `SELECT name, strict FROM pragma_table_list WHERE schema = 'main' AND type = 'table' AND name NOT LIKE 'sqlite_%'`)
@@ -80,23 +81,36 @@ func TestMigrations(t *testing.T) {
 		}
 	}
 	rows.Close()
-	// A newer migration applies on the next open, in order, once.
+	// A newer migration applies on the next open, once; so does one numbered below the
+	// newest applied that was not applied yet (numbers are handed out ahead).
 	next := fstest.MapFS{}
 	for _, m := range ms {
 		next[m.name] = &fstest.MapFile{Data: []byte(m.sql)}
 	}
-	next["9999_nope.sql"] = &fstest.MapFile{Data: []byte("this is not a migration file name that counts")}
-	next[name(len(ms)+1)] = &fstest.MapFile{Data: []byte(`CREATE TABLE extra (x INTEGER) STRICT;`)}
+	next["README.txt"] = &fstest.MapFile{Data: []byte("not a migration: its name does not count")}
+	next[fmt.Sprintf("%04d_twin.sql", last)] = &fstest.MapFile{Data: []byte(`CREATE TABLE twin (x INTEGER) STRICT;`)}
+	next[name(last+2)] = &fstest.MapFile{Data: []byte(`CREATE TABLE extra (x INTEGER) STRICT;`)}
 	if err := d.migrate(ctx, next); err == nil {
-		// 9999 is out of sequence and must be refused.
-		t.Error("out-of-sequence migration accepted")
+		t.Error("two migrations of one version accepted")
 	}
-	delete(next, "9999_nope.sql")
+	delete(next, fmt.Sprintf("%04d_twin.sql", last))
 	if err := d.migrate(ctx, next); err != nil {
 		t.Fatal(err)
 	}
-	if v, _ := d.SchemaVersion(ctx); v != len(ms)+1 {
-		t.Errorf("after the new migration: version %d", v)
+	next[fmt.Sprintf("%04d_late.sql", last+1)] = &fstest.MapFile{Data: []byte(`CREATE TABLE late (x INTEGER) STRICT;`)}
+	if err := d.migrate(ctx, next); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.migrate(ctx, next); err != nil { // nothing left to apply
+		t.Fatal(err)
+	}
+	if v, _ := d.SchemaVersion(ctx); v != last+2 {
+		t.Errorf("after the new migrations: version %d; want %d", v, last+2)
+	}
+	for _, table := range []string{"extra", "late"} {
+		if _, err := d.w.ExecContext(ctx, `INSERT INTO `+table+` (x) VALUES (1)`); err != nil {
+			t.Errorf("table %s of a later migration: %v", table, err)
+		}
 	}
 	d.Close()
 	// The shipped binary knows fewer migrations than the database has: refused clearly.

@@ -74,8 +74,10 @@ func (d *DB) counts(ctx context.Context, q string, args ...any) ([]Count, error)
 	}, args...)
 }
 
-// DatasetOverview summarizes a ready dataset: documents by source and language, labels
-// by category.
+// DatasetOverview summarizes a ready dataset: documents by source and language, and
+// standing labels (each annotator's newest label-setting event on a pair, unless
+// withdrawn) by category, computed afresh from the label log: the start page reads the
+// label counts from internal/campaign's tallies, which must agree with these.
 func (d *DB) DatasetOverview(ctx context.Context, id int64) (Overview, error) {
 	o, err := d.datasetOverview(ctx, id)
 	if err != nil {
@@ -90,16 +92,13 @@ func (d *DB) datasetOverview(ctx context.Context, id int64) (Overview, error) {
 		return Overview{}, err
 	}
 	o := Overview{Dataset: ds}
-	if o.Sources, err = d.counts(ctx, `SELECT source, count(*) FROM documents WHERE dataset_id = ? GROUP BY source ORDER BY 2 DESC, 1`, id); err != nil {
-		return o, fmt.Errorf("sources: %w", err)
-	}
-	if o.Langs, err = d.counts(ctx, `SELECT lang, count(*) FROM documents WHERE dataset_id = ? GROUP BY lang ORDER BY 2 DESC, 1`, id); err != nil {
-		return o, fmt.Errorf("languages: %w", err)
+	if o.Sources, o.Langs, err = d.documentCounts(ctx, id); err != nil {
+		return o, err
 	}
 	if o.Categories, err = d.counts(ctx, `WITH current AS (
 			SELECT e.category, row_number() OVER (PARTITION BY e.pair_id, e.annotator ORDER BY e.id DESC) AS rn, e.kind
 			FROM label_events e JOIN label_pairs p ON p.id = e.pair_id JOIN campaigns c ON c.id = p.campaign_id
-			WHERE c.dataset_id = ?)
+			WHERE c.dataset_id = ? AND e.kind IN `+currentKinds+`)
 		SELECT category, count(*) FROM current WHERE rn = 1 AND kind IN ('label', 'adjudication') GROUP BY category ORDER BY 2 DESC, 1`, id); err != nil {
 		return o, fmt.Errorf("categories: %w", err)
 	}
@@ -108,4 +107,35 @@ func (d *DB) datasetOverview(ctx context.Context, id int64) (Overview, error) {
 		return o, fmt.Errorf("pairs: %w", err)
 	}
 	return o, nil
+}
+
+// docCounts are a ready dataset's documents by source and by language.
+type docCounts struct{ sources, langs []Count }
+
+// DocumentCounts returns a ready dataset's documents by source and by language, most
+// first. A ready dataset's documents never change, so each dataset is counted once per
+// process; the slices are shared: do not modify them.
+func (d *DB) DocumentCounts(ctx context.Context, id int64) (sources, langs []Count, err error) {
+	if _, err := d.Dataset(ctx, id); err != nil {
+		return nil, nil, fmt.Errorf("document counts: %w", err)
+	}
+	if sources, langs, err = d.documentCounts(ctx, id); err != nil {
+		return nil, nil, fmt.Errorf("document counts of dataset %d: %w", id, err)
+	}
+	return sources, langs, nil
+}
+
+// documentCounts counts, or remembers, the documents of ready dataset id.
+func (d *DB) documentCounts(ctx context.Context, id int64) (sources, langs []Count, err error) {
+	if c, ok := d.docCounts.Load(id); ok {
+		return c.(docCounts).sources, c.(docCounts).langs, nil
+	}
+	if sources, err = d.counts(ctx, `SELECT source, count(*) FROM documents WHERE dataset_id = ? GROUP BY source ORDER BY 2 DESC, 1`, id); err != nil {
+		return nil, nil, fmt.Errorf("sources: %w", err)
+	}
+	if langs, err = d.counts(ctx, `SELECT lang, count(*) FROM documents WHERE dataset_id = ? GROUP BY lang ORDER BY 2 DESC, 1`, id); err != nil {
+		return nil, nil, fmt.Errorf("languages: %w", err)
+	}
+	d.docCounts.Store(id, docCounts{sources, langs})
+	return sources, langs, nil
 }

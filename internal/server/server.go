@@ -1,5 +1,12 @@
 // Package server runs Dedup Studio's HTTP server: listen, serve with timeouts, and shut
 // down gracefully when the context ends.
+//
+// What a client can hold is bounded: request headers must arrive within 10 s and a
+// whole request within ReadTimeout (30 s) on every route but the uploads, whose
+// deadline web moves along while their bodies arrive; connections are capped below the
+// descriptor limit, and at the cap the connection that has waited longest without being
+// served makes room for a new one (conns.go), so /healthz answers through a flood of
+// slow connections.
 package server
 
 import (
@@ -13,6 +20,7 @@ import (
 	"time"
 
 	"github.com/dedupstudio/dedupstudio/internal/auth"
+	"github.com/dedupstudio/dedupstudio/internal/campaign"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
 	"github.com/dedupstudio/dedupstudio/web"
@@ -38,6 +46,36 @@ type Config struct {
 	// Jobs runs the background work (imports); required. The caller owns it: after Run
 	// returns it shuts the jobs down (jobs.Registry.Shutdown), then closes Store.
 	Jobs *jobs.Registry
+	// MaxConns caps the connections held open at once; 0 derives it from the process's
+	// descriptor limit (at most 4096, a quarter of the limit left for everything else).
+	MaxConns int
+	// ReadTimeout bounds reading a whole request, headers and body, on every route but
+	// the uploads; default DefaultReadTimeout.
+	ReadTimeout time.Duration
+}
+
+// Timeouts of the server.
+const (
+	// DefaultReadTimeout bounds reading a request on every route but the uploads: a form
+	// of at most 1 MB, so a client that takes longer is holding the connection.
+	DefaultReadTimeout = 30 * time.Second
+	readHeaderTimeout  = 10 * time.Second
+	// writeTimeout bounds writing a response (large exports).
+	writeTimeout = 5 * time.Minute
+	idleTimeout  = 2 * time.Minute
+)
+
+// maxConns is cfg's connection cap, or one derived from the descriptor limit.
+func maxConns(cfg Config) int {
+	if cfg.MaxConns > 0 {
+		return cfg.MaxConns
+	}
+	limit, err := fdLimit()
+	if err != nil {
+		cfg.Log.Warn("descriptor limit unknown: capping connections at 1024", "err", err)
+		return 1024
+	}
+	return maxConnsFor(limit)
 }
 
 // browsable turns a listening address into one a browser on this machine can open:
@@ -74,18 +112,42 @@ func Run(ctx context.Context, cfg Config) error {
 			setupToken, _ = auth.NewToken()
 		}
 	}
+	if cfg.ReadTimeout <= 0 {
+		cfg.ReadTimeout = DefaultReadTimeout
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
+	var tally *campaign.Tally
+	if cfg.Store != nil {
+		tally = campaign.NewTally(cfg.Store)
+		warm := func(ctx context.Context, _ jobs.Reporter) (any, error) {
+			start := time.Now()
+			err := tally.Warm(ctx)
+			if err != nil && ctx.Err() == nil {
+				cfg.Log.Warn("reading the label tallies ahead failed; pages read them when first shown", "err", err)
+			} else if err == nil {
+				cfg.Log.Info("label tallies read", "duration", time.Since(start).Round(time.Millisecond))
+			}
+			return nil, err
+		}
+		if _, err := cfg.Jobs.Start("tallies", "label tallies", 0, warm); err != nil {
+			ln.Close()
+			return err
+		}
+	}
+	conns := newConnLimiter(ln, maxConns(cfg))
 	srv := &http.Server{
-		Handler: web.New(web.Deps{Log: cfg.Log, Version: cfg.Version, Store: cfg.Store, Jobs: cfg.Jobs,
-			SetupToken: setupToken, TrustProxy: cfg.TrustProxy, KDF: cfg.KDF}),
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       5 * time.Minute, // uploads of large samples
-		WriteTimeout:      5 * time.Minute, // large exports
-		IdleTimeout:       2 * time.Minute,
+		Handler: conns.track(web.New(web.Deps{Log: cfg.Log, Version: cfg.Version, Store: cfg.Store, Jobs: cfg.Jobs,
+			SetupToken: setupToken, TrustProxy: cfg.TrustProxy, KDF: cfg.KDF, Tally: tally})),
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       cfg.ReadTimeout, // web extends it for the upload routes
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
 		MaxHeaderBytes:    64 << 10,
+		ConnState:         conns.connState,
+		ConnContext:       conns.connContext,
 		ErrorLog:          slog.NewLogLogger(cfg.Log.Handler(), slog.LevelWarn),
 	}
 	scheme := "http"
@@ -93,7 +155,7 @@ func Run(ctx context.Context, cfg Config) error {
 		scheme = "https"
 	}
 	url := scheme + "://" + browsable(ln.Addr())
-	cfg.Log.Info("listening", "url", url)
+	cfg.Log.Info("listening", "url", url, "max_conns", conns.max, "read_timeout", cfg.ReadTimeout)
 	var setupLink string
 	if setupToken != "" {
 		setupLink = url + "/setup?token=" + setupToken
@@ -107,10 +169,10 @@ func Run(ctx context.Context, cfg Config) error {
 	errc := make(chan error, 1)
 	go func() {
 		if cfg.TLSCert != "" {
-			errc <- srv.ServeTLS(ln, cfg.TLSCert, cfg.TLSKey)
+			errc <- srv.ServeTLS(conns, cfg.TLSCert, cfg.TLSKey)
 			return
 		}
-		errc <- srv.Serve(ln)
+		errc <- srv.Serve(conns)
 	}()
 	select {
 	case err := <-errc:

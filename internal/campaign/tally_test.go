@@ -1,0 +1,183 @@
+package campaign
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/labels"
+)
+
+// The tallies give the same numbers as the from-scratch Summary and
+// db.DatasetOverview, at every step of a seeded random history of everything that
+// changes them: labels, edits, adjudications, retractions, skips and flags by six
+// annotators (through RecordEvent and label imports), pairs drawn, pairs wanted twice,
+// and settings changed (threshold, categories reordered). A Tally that follows the
+// whole history (reading only what changed each time) and one started afresh at each
+// step (a second process, say) are both checked.
+func TestTallyMatchesSummary(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store, err := db.Open(ctx, filepath.Join(t.TempDir(), "tally.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	ds, err := store.BeginDataset(ctx, "d", "d.jsonl", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs []db.NewDocument
+	for i := range 60 {
+		docs = append(docs, db.NewDocument{ExtID: fmt.Sprint(i), Text: fmt.Sprintf("document %d", i)})
+	}
+	store.InsertDocuments(ctx, ds.ID, docs)
+	if ds, err = store.FinishDataset(ctx, ds.ID, "h", 0, "test"); err != nil {
+		t.Fatal(err)
+	}
+	texts, _ := store.DatasetTexts(ctx, ds.ID)
+	c, err := Start(ctx, store, ds.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(11, 17))
+	next := 0
+	addPairs := func(n int) {
+		var pairs []db.NewPair
+		for range n {
+			a, b := texts[next%len(texts)].ID, texts[(next*7+3)%len(texts)].ID
+			next++
+			p := db.NewPair{DocA: a, DocB: b, Origin: "test", Wanted: 1 + rng.IntN(2)}
+			if rng.IntN(4) > 0 {
+				p.Scored, p.Similarity, p.Estimate = true, rng.Float64(), rng.Float64()
+			}
+			pairs = append(pairs, p)
+		}
+		if _, err := store.AddPairs(ctx, c.ID, pairs, "test"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	addPairs(25)
+	annotators := []string{"ann", "bob", "cyd", "dee", "eve", "rules"}
+	kinds := []labels.Kind{labels.KindLabel, labels.KindLabel, labels.KindLabel, labels.KindLabel, labels.KindAdjudication,
+		labels.KindRetract, labels.KindRetract, labels.KindSkip, labels.KindFlag, labels.KindUnflag}
+	following := NewTally(store)
+	for step := range 40 {
+		refs, _ := store.PairDocs(ctx, c.ID)
+		for range 12 {
+			p := refs[rng.IntN(len(refs))]
+			who := annotators[rng.IntN(len(annotators))]
+			cat := c.Categories[rng.IntN(3)] // three categories in use: disagreements happen
+			kind := kinds[rng.IntN(len(kinds))]
+			prev := int64(0)
+			if e, err := store.LatestEvent(ctx, p.ID, who); err == nil {
+				prev = e.ID
+			}
+			if _, err := store.RecordEvent(ctx, c.ID, p.ID, db.NewLabel{Annotator: who, Kind: kind, Category: cat.Key, Duplicate: rng.IntN(2) == 0}, prev); err != nil {
+				t.Fatalf("step %d: %v", step, err)
+			}
+		}
+		switch step % 8 {
+		case 2:
+			addPairs(5)
+		case 3:
+			if _, err := store.AskSecondLabels(ctx, c.ID, 3); err != nil {
+				t.Fatal(err)
+			}
+		case 5: // an import: labels on new and old pairs
+			var ls []db.NewLabel
+			for i := range 6 {
+				ls = append(ls, db.NewLabel{DocA: texts[(step+i)%len(texts)].ID, DocB: texts[(step+i+11)%len(texts)].ID, Origin: "import",
+					Annotator: annotators[i%len(annotators)], Category: c.Categories[i%4].Key})
+			}
+			if err := store.AddLabels(ctx, c.ID, ls, "test"); err != nil {
+				t.Fatal(err)
+			}
+		case 6: // settings: another threshold, the categories reordered
+			s := Settings{Spec: c.Spec, Threshold: rng.Float64(), Overlap: 1, DoubleShare: c.DoubleShare, Categories: slices.Clone(c.Categories)}
+			slices.Reverse(s.Categories)
+			if err := Update(ctx, store, "test", c, s); err != nil {
+				t.Fatal(err)
+			}
+			if c, err = store.Campaign(ctx, c.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, err := Summary(ctx, store, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, tl := range map[string]*Tally{"following": following, "fresh": NewTally(store)} {
+			got, err := tl.Summary(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := overviewDiff(got, want); diff != "" {
+				t.Fatalf("step %d, %s tally: %s", step, name, diff)
+			}
+			counts, err := tl.Counts(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o, err := store.DatasetOverview(ctx, ds.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantCats := map[string]int{}
+			for _, k := range o.Categories {
+				wantCats[k.Key] = k.N
+			}
+			if fmt.Sprint(counts.Categories) != fmt.Sprint(wantCats) || counts.Pairs != o.Pairs || len(counts.Annotators) != o.Annotators {
+				t.Fatalf("step %d, %s tally: Counts = %v, %d pairs, %d annotators; DatasetOverview %v, %d, %d", step, name,
+					counts.Categories, counts.Pairs, len(counts.Annotators), wantCats, o.Pairs, o.Annotators)
+			}
+		}
+	}
+	final, _ := following.Summary(ctx, c)
+	if final.Agreement.Units == 0 || len(final.Disagreements) == 0 || final.Complete == 0 {
+		t.Errorf("the history never reached agreement units, disagreements and complete pairs: %+v", final)
+	}
+}
+
+// overviewDiff describes the first difference between two overviews ("" for none);
+// floats compare within 1e-9 (the tallies sum in another order), NaN equal to NaN.
+func overviewDiff(got, want labels.Overview) string {
+	near := func(a, b float64) bool {
+		return (math.IsNaN(a) && math.IsNaN(b)) || a == b || math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b))
+	}
+	ga, wa := got.Agreement, want.Agreement
+	switch {
+	case got.Pairs != want.Pairs || got.Complete != want.Complete || got.Target != want.Target || got.Given != want.Given:
+		return fmt.Sprintf("progress %d/%d/%d/%d; want %d/%d/%d/%d", got.Pairs, got.Complete, got.Target, got.Given,
+			want.Pairs, want.Complete, want.Target, want.Given)
+	case fmt.Sprint(got.BinLabels) != fmt.Sprint(want.BinLabels) || fmt.Sprint(got.Coverage) != fmt.Sprint(want.Coverage):
+		return fmt.Sprintf("coverage %v; want %v", got.Coverage, want.Coverage)
+	case ga.Units != wa.Units || ga.Values != wa.Values || !near(ga.Alpha, wa.Alpha) || !near(ga.PercentAgreement, wa.PercentAgreement):
+		return fmt.Sprintf("agreement %d units %d values alpha %v pct %v; want %d %d %v %v", ga.Units, ga.Values, ga.Alpha,
+			ga.PercentAgreement, wa.Units, wa.Values, wa.Alpha, wa.PercentAgreement)
+	case fmt.Sprint(ga.Categories) != fmt.Sprint(wa.Categories) || fmt.Sprint(ga.Confusion) != fmt.Sprint(wa.Confusion):
+		return fmt.Sprintf("confusion %v %v; want %v %v", ga.Categories, ga.Confusion, wa.Categories, wa.Confusion)
+	case len(ga.Pairs) != len(wa.Pairs):
+		return fmt.Sprintf("%d annotator pairs; want %d", len(ga.Pairs), len(wa.Pairs))
+	case len(got.Disagreements) != len(want.Disagreements):
+		return fmt.Sprintf("%d disagreements; want %d", len(got.Disagreements), len(want.Disagreements))
+	}
+	for i, p := range ga.Pairs {
+		w := wa.Pairs[i]
+		if p.A != w.A || p.B != w.B || p.Units != w.Units || !near(p.Observed, w.Observed) || !near(p.Kappa, w.Kappa) {
+			return fmt.Sprintf("annotator pair %d: %+v; want %+v", i, p, w)
+		}
+	}
+	for i, d := range got.Disagreements {
+		w := want.Disagreements[i]
+		if d.PairID != w.PairID || !near(d.Similarity, w.Similarity) || !near(d.Distance, w.Distance) || fmt.Sprint(d.Labels) != fmt.Sprint(w.Labels) {
+			return fmt.Sprintf("disagreement %d: %+v; want %+v", i, d, w)
+		}
+	}
+	return ""
+}

@@ -1,0 +1,153 @@
+package db
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dedupstudio/dedupstudio/internal/labels"
+)
+
+// Discarding a failed import of 8,000 documents while a labeler writes every 5 ms into
+// a campaign of 12,500 pairs: the labeler never waits long. Before the fix the discard
+// was one transaction, each deleted document scanned label_pairs for references (no
+// index on doc_a, doc_b), and the labeler waited seconds or failed with SQLITE_BUSY.
+// The bar is 250 ms against the ~100 ms aimed at (40 ms batches, 30 ms pauses), for a
+// shared, noisy machine; the figures are logged.
+func TestDiscardLeavesWritersMoving(t *testing.T) {
+	if testing.Short() {
+		t.Skip("SKIPPED in -short mode: builds a 12,500-pair campaign and an 8,000-document import")
+	}
+	t.Parallel()
+	d := openTest(t)
+	ctx := context.Background()
+	ds, docs := withDocs(t, d, "ready", 2500)
+	c, err := d.EnsureCampaign(ctx, ds.ID, "default", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pairs []NewPair
+	for i := 0; len(pairs) < 12500; i++ {
+		a, b := docs[i%len(docs)], docs[(i*7+1+i/len(docs))%len(docs)]
+		if a != b {
+			pairs = append(pairs, NewPair{DocA: a, DocB: b, Origin: "test", Wanted: 1})
+		}
+	}
+	if _, err := d.AddPairs(ctx, c.ID, pairs, "test"); err != nil {
+		t.Fatal(err)
+	}
+	refs, _ := d.PairDocs(ctx, c.ID)
+	failed, err := d.BeginDataset(ctx, "failed", "failed.jsonl", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Repeat("a document of a large import that failed halfway ", 10)
+	for lo := 0; lo < 8000; lo += 1000 {
+		batch := make([]NewDocument, 1000)
+		for i := range batch {
+			batch[i] = NewDocument{ExtID: fmt.Sprintf("f%d", lo+i), Text: text}
+		}
+		if _, err := d.InsertDocuments(ctx, failed.ID, batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	var (
+		mu    sync.Mutex
+		waits []time.Duration
+		errs  []error
+	)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+			start := time.Now()
+			_, err := d.RecordEvent(ctx, c.ID, refs[i%len(refs)].ID, NewLabel{Annotator: "labeler", Kind: labels.KindSkip, Category: "different"}, 0)
+			mu.Lock()
+			waits = append(waits, time.Since(start))
+			if err != nil {
+				errs = append(errs, err)
+			}
+			mu.Unlock()
+		}
+	})
+	time.Sleep(50 * time.Millisecond)
+	start := time.Now()
+	err = d.DiscardDataset(ctx, failed.ID)
+	took := time.Since(start)
+	close(stop)
+	wg.Wait()
+	if err != nil {
+		t.Fatalf("DiscardDataset: %v", err)
+	}
+	var left int
+	d.r.QueryRowContext(ctx, `SELECT count(*) FROM documents WHERE dataset_id = ?`, failed.ID).Scan(&left)
+	if left != 0 {
+		t.Errorf("%d documents of the discarded import left", left)
+	}
+	slices.Sort(waits)
+	worst := waits[len(waits)-1]
+	t.Logf("discard of 8,000 documents took %v; the labeler wrote %d times meanwhile: median %v, p99 %v, longest %v",
+		took.Round(time.Millisecond), len(waits), waits[len(waits)/2].Round(time.Microsecond),
+		waits[len(waits)*99/100].Round(time.Microsecond), worst.Round(time.Microsecond))
+	if len(errs) > 0 {
+		t.Errorf("%d of the labeler's writes failed, first: %v", len(errs), errs[0])
+	}
+	if worst > 250*time.Millisecond {
+		t.Errorf("the labeler waited up to %v during the discard; want under 250 ms", worst.Round(time.Millisecond))
+	}
+}
+
+// A discard cut short (its context ended) leaves its import marked stale, and
+// CleanStaleImports finishes it; a live import is left to its process.
+func TestCleanStaleImportsFinishesDiscards(t *testing.T) {
+	t.Parallel()
+	d := openTest(t)
+	ctx := context.Background()
+	live, _ := d.BeginDataset(ctx, "live", "live.jsonl", 0)
+	cut, _ := d.BeginDataset(ctx, "cut", "cut.jsonl", 0)
+	docs := make([]NewDocument, 2000)
+	for i := range docs {
+		docs[i] = NewDocument{ExtID: fmt.Sprint(i), Text: "text"}
+	}
+	if _, err := d.InsertDocuments(ctx, cut.ID, docs); err != nil {
+		t.Fatal(err)
+	}
+	// Cut the discard short, later and later until it has deleted some documents (how
+	// far it gets in a given time depends on the machine).
+	var left int
+	for wait := 50 * time.Millisecond; ; wait *= 2 {
+		short, cancel := context.WithTimeout(ctx, wait)
+		err := d.DiscardDataset(short, cut.ID)
+		cancel()
+		if err == nil {
+			t.Fatalf("the discard of %d documents finished within %v: the test needs more of them", len(docs), wait)
+		}
+		d.r.QueryRowContext(ctx, `SELECT count(*) FROM documents WHERE dataset_id = ?`, cut.ID).Scan(&left)
+		if left < len(docs) {
+			break
+		}
+		if wait > 30*time.Second {
+			t.Fatal("the discard deleted nothing in 30 s")
+		}
+	}
+	if left == 0 {
+		t.Fatal("the cut-short discard deleted every document; want some left")
+	}
+	if n, err := d.CleanStaleImports(ctx, StaleImportAge); err != nil || n != 1 {
+		t.Errorf("CleanStaleImports = %d, %v; want 1 (the cut-short discard)", n, err)
+	}
+	d.r.QueryRowContext(ctx, `SELECT count(*) FROM datasets WHERE id IN (?, ?)`, live.ID, cut.ID).Scan(&left)
+	if left != 1 {
+		t.Errorf("%d of the live and the cut-short import left; want 1 (the live one)", left)
+	}
+}

@@ -1,0 +1,223 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/dedupstudio/dedupstudio/internal/auth"
+)
+
+// The redirects a sign-in may follow, as the browser reads the Location: those that stay
+// on this site are kept, every other one is "/".
+func TestSafeNext(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ next, want string }{
+		{"/campaigns/1?msg=hi#top", "/campaigns/1?msg=hi#top"},
+		{"/audit", "/audit"},
+		{"/%2F%2Fevil.example", "/%2F%2Fevil.example"}, // an escaped slash is a path character
+		{"", "/"},
+		{"audit", "/"},
+		{"//evil.example/", "/"},
+		{"/\\evil.example", "/"},
+		{"/\t/evil.example", "/"}, // /login?next=/%09/evil: browsers drop the tab
+		{"/\n/evil.example", "/"},
+		{"/\r\n/evil.example", "/"},
+		{"\t//evil.example", "/"},
+		{"/\x00", "/"},
+		{"/\x7f", "/"},
+		{"https://evil.example/", "/"},
+		{"javascript:alert(1)", "/"},
+		{"/%zz", "/"},
+		{"/" + strings.Repeat("a", maxNext), "/"},
+	} {
+		t.Run(fmt.Sprintf("%.40q", tc.next), func(t *testing.T) {
+			if got := safeNext(tc.next); got != tc.want {
+				t.Errorf("safeNext(%q) = %q; want %q", tc.next, got, tc.want)
+			}
+		})
+	}
+}
+
+// The reported attack, end to end: a signed-in user following /login?next=/%09/evil
+// and a sign-in posting it are sent to this site's start page.
+func TestLoginRedirectStaysOnSite(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	for _, next := range []string{"/%09/evil.example", "/%5Cevil.example", "%2F%2Fevil.example", "/%0A/evil.example"} {
+		t.Run(next, func(t *testing.T) {
+			res, _ := get(t, f.h, "/login?next="+next, f.admin)
+			if loc := res.Header.Get("Location"); loc != "/" {
+				t.Errorf("GET /login?next=%s signed in: Location %q; want /", next, loc)
+			}
+			dec, _ := url.QueryUnescape(next)
+			rec := f.do("POST", "/login", nil, url.Values{"name": {"admin"}, "password": {"admin-password"}, "next": {dec}})
+			if loc := rec.Header().Get("Location"); rec.Code != http.StatusSeeOther || loc != "/" {
+				t.Errorf("POST /login next=%q: %d Location %q; want 303 to /", dec, rec.Code, loc)
+			}
+		})
+	}
+}
+
+// browserResolve resolves a Location header the way a browser's URL parser does for
+// the characters that matter here: tabs and line breaks are removed, a backslash is a
+// slash.
+func browserResolve(base *url.URL, loc string) (*url.URL, error) {
+	loc = strings.NewReplacer("\t", "", "\n", "", "\r", "", "\\", "/").Replace(strings.Trim(loc, "\x00\x01\x02\x03\x04\x05\x06\x07\x08\x0b\x0c\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f "))
+	ref, err := url.Parse(loc)
+	if err != nil {
+		return nil, err
+	}
+	return base.ResolveReference(ref), nil
+}
+
+// Whatever next is, the redirect that http.Redirect writes for it lands on this site.
+func FuzzSafeNext(f *testing.F) {
+	for _, s := range []string{"/", "/campaigns/1", "//evil.example", "/\t/evil.example", "/\\evil.example", "https://evil.example",
+		"/%2F%2Fevil", "/..//evil.example", "/./\\/evil", " //evil.example", "/\u3000/evil", "/?next=//evil", "/#//evil", "\x00//evil"} {
+		f.Add(s)
+	}
+	base, _ := url.Parse("https://dedup.example/login")
+	f.Fuzz(func(t *testing.T, next string) {
+		got := safeNext(next)
+		if got != "/" && got != next {
+			t.Fatalf("safeNext(%q) = %q: neither the input nor /", next, got)
+		}
+		req := httptest.NewRequest(http.MethodPost, "/login", nil)
+		rec := httptest.NewRecorder()
+		http.Redirect(rec, req, got, http.StatusSeeOther)
+		loc := rec.Header().Get("Location")
+		u, err := browserResolve(base, loc)
+		if err != nil {
+			t.Fatalf("safeNext(%q) = %q: Location %q does not parse: %v", next, got, loc, err)
+		}
+		if u.Scheme != "https" || u.Host != "dedup.example" || u.User != nil {
+			t.Fatalf("safeNext(%q) = %q: Location %q leads to %s", next, got, loc, u)
+		}
+	})
+}
+
+// tryLogin posts the sign-in form from addr and returns the response.
+func (f *fixture) tryLogin(name, password, addr string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest("POST", "/login", strings.NewReader(url.Values{"name": {name}, "password": {password}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.RemoteAddr = addr + ":1234"
+	w := httptest.NewRecorder()
+	f.h.ServeHTTP(w, req)
+	return w
+}
+
+// 200 sign-ins at once from one address are counted before their passwords are checked:
+// only the limits' worth of passwords is checked (401), every other attempt is refused
+// (429) with Retry-After. (The memory this bounds is measured in internal/server.)
+func TestParallelSignInsCountedFirst(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	hash, _ := auth.HashPassword("the right password", cheapKDF)
+	f.store.CreateUser(context.Background(), "test", "dave", "annotator", hash)
+	for _, tc := range []struct {
+		name    string
+		account func(i int) string
+		limit   int
+	}{
+		{"one account", func(int) string { return "dave" }, auth.DefaultLoginLimits.Pair.N},
+		{"many accounts", func(i int) string { return fmt.Sprintf("nobody%d", i) }, auth.DefaultLoginLimits.Address.N},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			addr := "198.51.100." + strconv.Itoa(tc.limit) // an address of its own per case
+			var mu sync.Mutex
+			codes := map[int]int{}
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			for i := range 200 {
+				wg.Go(func() {
+					<-start
+					rec := f.tryLogin(tc.account(i), "wrong password", addr)
+					if rec.Code == http.StatusTooManyRequests && rec.Header().Get("Retry-After") == "" {
+						t.Errorf("429 without Retry-After")
+					}
+					mu.Lock()
+					codes[rec.Code]++
+					mu.Unlock()
+				})
+			}
+			close(start)
+			wg.Wait()
+			if codes[http.StatusUnauthorized] > tc.limit || codes[http.StatusUnauthorized]+codes[http.StatusTooManyRequests] != 200 {
+				t.Errorf("200 parallel wrong passwords: statuses %v; want at most %d checked (401), the rest 429", codes, tc.limit)
+			}
+		})
+	}
+}
+
+// Failed sign-ins from one address lock that address out of the account, not its
+// owner; failures from many addresses reach the account's ceiling, which the sign-in
+// page explains and an admin clears from the Team page, in the audit log.
+func TestLockoutAndUnlock(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	ctx := context.Background()
+	hash, _ := auth.HashPassword("the right password", cheapKDF)
+	erin, _ := f.store.CreateUser(ctx, "test", "erin", "annotator", hash)
+	for range 5 {
+		f.tryLogin("erin", "guess", "203.0.113.66")
+	}
+	if rec := f.tryLogin("erin", "the right password", "203.0.113.66"); rec.Code != http.StatusTooManyRequests {
+		t.Errorf("the attacker's address after 5 failures: %d; want 429", rec.Code)
+	}
+	if rec := f.tryLogin("erin", "the right password", "192.0.2.44"); rec.Code != http.StatusSeeOther {
+		t.Errorf("erin from her own address: %d; want 303", rec.Code)
+	}
+	// Ten more addresses, five guesses each: the ceiling (50 an hour) locks every address.
+	ceiling := auth.DefaultLoginLimits.Account.N
+	for i := range ceiling {
+		f.tryLogin("erin", "guess", fmt.Sprintf("198.18.0.%d", i/auth.DefaultLoginLimits.Pair.N))
+	}
+	rec := f.tryLogin("erin", "the right password", "192.0.2.44")
+	if rec.Code != http.StatusTooManyRequests {
+		t.Fatalf("after %d failures from many addresses: %d; want 429", ceiling, rec.Code)
+	}
+	retry, _ := strconv.Atoi(rec.Header().Get("Retry-After"))
+	if retry < 3000 || retry > 3600 {
+		t.Errorf("Retry-After %q; want the hour's remainder in seconds", rec.Header().Get("Retry-After"))
+	}
+	if body := rec.Body.String(); !strings.Contains(body, "Try again in") || !strings.Contains(body, "UTC") || !strings.Contains(body, "admin can unlock") {
+		t.Errorf("the sign-in page does not say when to retry or who can unlock:\n%s", body)
+	}
+	// The Team page shows the lock and an Unlock button; the button clears it.
+	_, page := get(t, f.h, "/admin/users", f.admin)
+	if !strings.Contains(page, `data-testid="unlock-erin"`) || !strings.Contains(page, "locked from every address") {
+		t.Fatalf("Team page shows no lock on erin:\n%s", page)
+	}
+	if strings.Contains(page, `data-testid="unlock-admin"`) {
+		t.Error("Team page offers to unlock an account that is not locked")
+	}
+	if rec := f.do("POST", fmt.Sprintf("/admin/users/%d/unlock", erin.ID), f.admin, url.Values{}); rec.Code != http.StatusSeeOther {
+		t.Fatalf("unlock: %d", rec.Code)
+	}
+	if rec := f.tryLogin("erin", "the right password", "192.0.2.44"); rec.Code != http.StatusSeeOther {
+		t.Errorf("erin after the unlock: %d; want 303", rec.Code)
+	}
+	if _, page := get(t, f.h, "/admin/users", f.admin); strings.Contains(page, `data-testid="unlock-erin"`) {
+		t.Error("Team page still shows the lock after the unlock")
+	}
+	events, _ := f.store.AuditLog(ctx, 200)
+	unlocked := false
+	for _, e := range events {
+		if e.Action == "user.unlock" && e.Actor == "admin" && e.Subject == fmt.Sprintf("user:%d", erin.ID) && strings.Contains(e.Detail, `"account":true`) {
+			unlocked = true
+		}
+	}
+	if !unlocked {
+		t.Error("no user.unlock audit event by admin naming erin's account lock")
+	}
+	if rec := f.do("POST", "/admin/users/999/unlock", f.admin, url.Values{}); rec.Code != http.StatusNotFound {
+		t.Errorf("unlock of an unknown user: %d; want 404", rec.Code)
+	}
+}
