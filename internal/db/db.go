@@ -208,9 +208,9 @@ func readMigrations(files fs.FS) ([]migration, error) {
 		ms = append(ms, migration{version: v, name: e.Name(), sql: string(b)})
 	}
 	slices.SortFunc(ms, func(a, b migration) int { return a.version - b.version })
-	for i, m := range ms {
-		if m.version != i+1 {
-			return nil, fmt.Errorf("migrations: %s out of sequence (want version %d)", m.name, i+1)
+	for i := 1; i < len(ms); i++ {
+		if ms[i].version == ms[i-1].version {
+			return nil, fmt.Errorf("migrations: %s and %s have the same number", ms[i-1].name, ms[i].name)
 		}
 	}
 	return ms, nil
@@ -225,8 +225,11 @@ func (d *DB) SchemaVersion(ctx context.Context) (int, error) {
 	return v, nil
 }
 
-// migrate applies the pending migrations of files in order, each in its own
-// transaction together with its record in schema_migrations.
+// migrate applies the migrations of files that the database has not applied, in order
+// of their numbers, each in its own transaction together with its record in
+// schema_migrations. Numbers may have gaps: they are handed out ahead to work done in
+// parallel, and a migration applies whenever its file arrives. A database that applied
+// a migration files does not hold was made by a newer version, and is refused.
 func (d *DB) migrate(ctx context.Context, files fs.FS) error {
 	ms, err := readMigrations(files)
 	if err != nil {
@@ -239,14 +242,25 @@ func (d *DB) migrate(ctx context.Context, files fs.FS) error {
 	) STRICT`); err != nil {
 		return fmt.Errorf("open %s: %w", d.path, err)
 	}
-	current, err := d.SchemaVersion(ctx)
+	applied, err := d.appliedMigrations(ctx)
 	if err != nil {
-		return err
+		return fmt.Errorf("open %s: %w", d.path, err)
 	}
-	if current > len(ms) {
-		return fmt.Errorf("database %s has schema version %d, newer than this binary knows (%d): run a newer Dedup Studio", d.path, current, len(ms))
+	known := map[int]bool{}
+	for _, m := range ms {
+		known[m.version] = true
 	}
-	for _, m := range ms[current:] {
+	done := map[int]bool{}
+	for _, v := range applied {
+		if !known[v] {
+			return fmt.Errorf("database %s has schema version %d, newer than this binary knows: run a newer Dedup Studio", d.path, v)
+		}
+		done[v] = true
+	}
+	for _, m := range ms {
+		if done[m.version] {
+			continue
+		}
 		err := d.inTx(ctx, func(tx *sql.Tx) error {
 			if _, err := tx.ExecContext(ctx, m.sql); err != nil {
 				return err
@@ -260,6 +274,25 @@ func (d *DB) migrate(ctx context.Context, files fs.FS) error {
 		}
 	}
 	return nil
+}
+
+// appliedMigrations lists the versions in schema_migrations (read on the writer pool:
+// the reader does not exist yet while migrating).
+func (d *DB) appliedMigrations(ctx context.Context) ([]int, error) {
+	rows, err := d.w.QueryContext(ctx, `SELECT version FROM schema_migrations ORDER BY version`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []int
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
 }
 
 // IntegrityCheck runs SQLite's integrity check.

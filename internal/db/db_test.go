@@ -63,8 +63,9 @@ func TestMigrations(t *testing.T) {
 		t.Fatal(err)
 	}
 	ms, _ := readMigrations(migrations.Files)
-	if v, _ := d.SchemaVersion(ctx); v != len(ms) {
-		t.Errorf("schema version %d; want %d", v, len(ms))
+	last := ms[len(ms)-1].version
+	if v, _ := d.SchemaVersion(ctx); v != last {
+		t.Errorf("schema version %d; want %d", v, last)
 	}
 	// Every table is STRICT.
 	rows, err := d.r.QueryContext(ctx, `SELECT name, strict FROM pragma_table_list WHERE schema = 'main' AND type = 'table' AND name NOT LIKE 'sqlite_%'`)
@@ -85,18 +86,32 @@ func TestMigrations(t *testing.T) {
 	for _, m := range ms {
 		next[m.name] = &fstest.MapFile{Data: []byte(m.sql)}
 	}
-	next["9999_nope.sql"] = &fstest.MapFile{Data: []byte("this is not a migration file name that counts")}
-	next[name(len(ms)+1)] = &fstest.MapFile{Data: []byte(`CREATE TABLE extra (x INTEGER) STRICT;`)}
-	if err := d.migrate(ctx, next); err == nil {
-		// 9999 is out of sequence and must be refused.
-		t.Error("out-of-sequence migration accepted")
+	next[name(last)+"x"] = &fstest.MapFile{Data: []byte("a file whose name is not a migration's")}
+	next[fmt.Sprintf("%04d_twin.sql", last)] = &fstest.MapFile{Data: []byte(`CREATE TABLE twin (x INTEGER) STRICT;`)}
+	if err := d.migrate(ctx, next); err == nil || !strings.Contains(err.Error(), "same number") {
+		t.Errorf("two migrations numbered %d: %v; want them refused", last, err)
 	}
-	delete(next, "9999_nope.sql")
+	delete(next, fmt.Sprintf("%04d_twin.sql", last))
+	// Numbers are handed out ahead to parallel work: a gap is fine, and a migration
+	// whose number is below one applied already still applies when its file arrives.
+	next[name(last+2)] = &fstest.MapFile{Data: []byte(`CREATE TABLE extra (x INTEGER) STRICT;`)}
 	if err := d.migrate(ctx, next); err != nil {
 		t.Fatal(err)
 	}
-	if v, _ := d.SchemaVersion(ctx); v != len(ms)+1 {
-		t.Errorf("after the new migration: version %d", v)
+	if v, _ := d.SchemaVersion(ctx); v != last+2 {
+		t.Errorf("after the new migration: version %d; want %d", v, last+2)
+	}
+	next[name(last+1)] = &fstest.MapFile{Data: []byte(`CREATE TABLE late (x INTEGER) STRICT;`)}
+	if err := d.migrate(ctx, next); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.migrate(ctx, next); err != nil { // once
+		t.Fatal(err)
+	}
+	var tables int
+	d.w.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name IN ('extra', 'late')`).Scan(&tables)
+	if tables != 2 {
+		t.Errorf("%d of the two new tables exist", tables)
 	}
 	d.Close()
 	// The shipped binary knows fewer migrations than the database has: refused clearly.
