@@ -175,15 +175,14 @@ type QueueFilter struct {
 // already started by someone else first (to complete double labels), then in queue
 // rank order (campaign.Rank). It returns ErrNotFound when there is none.
 //
-// The walk follows the index label_pairs_queue (campaign, stage, rank) and stops at the
-// first pair that fits, so it costs the pairs it passes over (the annotator's own, ones
-// filtered out), not the size of the campaign or its history.
+// The walk follows the index label_pairs_queue (campaign, stage, rank, labelers) and
+// stops at the first pair that fits, so it costs the pairs it passes over, not the size
+// of the campaign or its history; the annotator's own (waiting for other people's
+// labels) it passes over in the index alone.
 func (d *DB) NextPair(ctx context.Context, campaignID int64, annotator string, f QueueFilter) (int64, error) {
 	q := `SELECT p.id FROM label_pairs p INDEXED BY label_pairs_queue
-		WHERE p.campaign_id = ? AND p.queue_stage < 2 AND p.id != ?
-		  AND coalesce((SELECT e.kind FROM label_events e WHERE e.pair_id = p.id AND e.annotator = ? AND e.kind IN ` + currentKinds + `
-		      ORDER BY e.id DESC LIMIT 1), 'retract') = 'retract'`
-	args := []any{campaignID, f.After, annotator}
+		WHERE p.campaign_id = ? AND p.queue_stage < 2 AND p.id != ? AND instr(p.labelers, ?) = 0`
+	args := []any{campaignID, f.After, labelerMark(annotator)}
 	if !f.Skipped {
 		q += ` AND NOT EXISTS (SELECT 1 FROM label_events e WHERE e.pair_id = p.id AND e.annotator = ? AND e.kind = 'skip')`
 		args = append(args, annotator)
@@ -198,6 +197,9 @@ func (d *DB) NextPair(ctx context.Context, campaignID int64, annotator string, f
 	}
 	return id, nil
 }
+
+// labelerMark is how an annotator's name appears in label_pairs.labelers (migration 0008).
+func labelerMark(annotator string) string { return "\x1f" + annotator + "\x1f" }
 
 // exactPair is true of a pair p whose documents are exact copies: Jaccard 1 under the
 // campaign's representation, or identical content hashes (documents stored without one
@@ -474,8 +476,9 @@ func (d *DB) CurrentLabels(ctx context.Context, campaignID int64) ([]CurrentLabe
 	return cur, nil
 }
 
-// ContestedLabel is a standing label (kind label) on a pair with two or more standing
-// labels and no adjudication: what the adjudication queue is made of.
+// ContestedLabel is a standing label (kind label) on a pair whose standing labels give
+// two or more distinct answers and no adjudication: what the adjudication queue is made
+// of.
 type ContestedLabel struct {
 	PairID     int64
 	Similarity sql.NullFloat64
@@ -484,21 +487,35 @@ type ContestedLabel struct {
 	Duplicate  bool
 }
 
-// ContestedLabels returns the standing labels of a campaign's pairs that have two or
-// more and no adjudication, by pair and annotator. Whether they disagree is the
-// caller's to decide (campaign.Disagreements).
+// ContestedLabels returns the standing labels of a campaign's pairs in dispute (two or
+// more distinct answers, no adjudication), by pair and annotator: the disputed pairs
+// from one index (label_pairs_disputed), then each one's events (CROSS JOIN keeps that
+// order whatever the planner's statistics say), whatever the campaign's size.
 func (d *DB) ContestedLabels(ctx context.Context, campaignID int64) ([]ContestedLabel, error) {
-	out, err := queryAll(ctx, d, `SELECT p.id, p.similarity, e.annotator, e.category, e.duplicate
-		FROM label_pairs p INDEXED BY label_pairs_contested JOIN label_events e ON e.pair_id = p.id
-		WHERE p.campaign_id = ? AND p.labels_n >= 2 AND p.adjudicated = 0 AND e.kind = 'label'
-		  AND e.id = (SELECT max(x.id) FROM label_events x WHERE x.pair_id = p.id AND x.annotator = e.annotator AND x.kind IN `+currentKinds+`)
-		ORDER BY p.id, e.annotator`,
-		func(sc scanner) (ContestedLabel, error) {
-			var c ContestedLabel
-			return c, sc.Scan(&c.PairID, &c.Similarity, &c.Annotator, &c.Category, &c.Duplicate)
+	type row struct {
+		ContestedLabel
+		kind string
+	}
+	rows, err := queryAll(ctx, d, `SELECT p.id, p.similarity, e.annotator, e.kind, e.category, e.duplicate
+		FROM label_pairs p INDEXED BY label_pairs_disputed CROSS JOIN label_events e INDEXED BY label_events_pair ON e.pair_id = p.id
+		WHERE p.campaign_id = ? AND p.answers >= 2 AND p.adjudicated = 0 AND e.kind IN `+currentKinds+`
+		ORDER BY p.id, e.annotator, e.id DESC`,
+		func(sc scanner) (row, error) {
+			var r row
+			return r, sc.Scan(&r.PairID, &r.Similarity, &r.Annotator, &r.kind, &r.Category, &r.Duplicate)
 		}, campaignID)
 	if err != nil {
 		return nil, fmt.Errorf("contested labels of campaign %d: %w", campaignID, err)
+	}
+	// Each annotator's newest label-setting event stands; keep those that are labels.
+	var out []ContestedLabel
+	for i, r := range rows {
+		if i > 0 && rows[i-1].PairID == r.PairID && rows[i-1].Annotator == r.Annotator {
+			continue
+		}
+		if r.kind == string(labels.KindLabel) {
+			out = append(out, r.ContestedLabel)
+		}
 	}
 	return out, nil
 }
