@@ -279,7 +279,11 @@ func (s *server) cancelImport(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	http.Redirect(w, r, "/imports/"+snap.ID, http.StatusSeeOther)
+	n := done("Cancelled the import: what it read so far is being discarded.")
+	if snap.State != jobs.Running {
+		n = done("The import had ended already: there was nothing to cancel.")
+	}
+	s.redirect(w, r, "/imports/"+snap.ID, n)
 }
 
 func (s *server) uploadLabels(w http.ResponseWriter, r *http.Request) {

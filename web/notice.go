@@ -107,11 +107,12 @@ func noticeOf(r *http.Request) notice {
 // the signed-in person's next view of it.
 func (s *server) redirect(w http.ResponseWriter, r *http.Request, path string, n *notice) {
 	if u := userOf(r); u != nil && n != nil {
-		sep := "?"
-		if strings.Contains(path, "?") {
-			sep = "&"
+		var fragment string
+		path, fragment, _ = strings.Cut(path, "#")
+		path = withParam(path, "notice", s.notices.put(u.ID, *n, s.now()))
+		if fragment != "" {
+			path += "#" + fragment
 		}
-		path += sep + "notice=" + s.notices.put(u.ID, *n, s.now())
 	}
 	http.Redirect(w, r, path, http.StatusSeeOther)
 }
