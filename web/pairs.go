@@ -260,14 +260,6 @@ func decision(r *http.Request, adjudicate bool) (campaign.Decision, error) {
 	return d, nil
 }
 
-// categoryName is the name of category key in c's list ("minor edits"), or the key.
-func categoryName(c db.Campaign, key string) string {
-	if cat, ok := labels.Find(c.Categories, key); ok {
-		return cat.Name
-	}
-	return key
-}
-
 // labelText says what a label is: "minor edits", "partial overlap (a duplicate)".
 func labelText(c db.Campaign, key string, dup bool) string {
 	cat, ok := labels.Find(c.Categories, key)

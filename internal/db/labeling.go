@@ -489,33 +489,20 @@ type ContestedLabel struct {
 
 // ContestedLabels returns the standing labels of a campaign's pairs in dispute (two or
 // more distinct answers, no adjudication), by pair and annotator: the disputed pairs
-// from one index (label_pairs_disputed), then each one's events (CROSS JOIN keeps that
-// order whatever the planner's statistics say), whatever the campaign's size.
+// from one index (label_pairs_disputed), then each one's standing labels, stored
+// together (standing_labels); CROSS JOIN keeps that order whatever the planner's
+// statistics say.
 func (d *DB) ContestedLabels(ctx context.Context, campaignID int64) ([]ContestedLabel, error) {
-	type row struct {
-		ContestedLabel
-		kind string
-	}
-	rows, err := queryAll(ctx, d, `SELECT p.id, p.similarity, e.annotator, e.kind, e.category, e.duplicate
-		FROM label_pairs p INDEXED BY label_pairs_disputed CROSS JOIN label_events e INDEXED BY label_events_pair ON e.pair_id = p.id
-		WHERE p.campaign_id = ? AND p.answers >= 2 AND p.adjudicated = 0 AND e.kind IN `+currentKinds+`
-		ORDER BY p.id, e.annotator, e.id DESC`,
-		func(sc scanner) (row, error) {
-			var r row
-			return r, sc.Scan(&r.PairID, &r.Similarity, &r.Annotator, &r.kind, &r.Category, &r.Duplicate)
+	out, err := queryAll(ctx, d, `SELECT p.id, p.similarity, s.annotator, s.category, s.duplicate
+		FROM label_pairs p INDEXED BY label_pairs_disputed CROSS JOIN standing_labels s ON s.pair_id = p.id
+		WHERE p.campaign_id = ? AND p.answers >= 2 AND p.adjudicated = 0 AND s.kind = 'label'
+		ORDER BY p.id, s.annotator`,
+		func(sc scanner) (ContestedLabel, error) {
+			var c ContestedLabel
+			return c, sc.Scan(&c.PairID, &c.Similarity, &c.Annotator, &c.Category, &c.Duplicate)
 		}, campaignID)
 	if err != nil {
 		return nil, fmt.Errorf("contested labels of campaign %d: %w", campaignID, err)
-	}
-	// Each annotator's newest label-setting event stands; keep those that are labels.
-	var out []ContestedLabel
-	for i, r := range rows {
-		if i > 0 && rows[i-1].PairID == r.PairID && rows[i-1].Annotator == r.Annotator {
-			continue
-		}
-		if r.kind == string(labels.KindLabel) {
-			out = append(out, r.ContestedLabel)
-		}
 	}
 	return out, nil
 }
