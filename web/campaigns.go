@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 
@@ -47,22 +46,18 @@ func (s *server) showCampaign(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	s.renderCampaign(w, r, c, http.StatusOK, r.URL.Query().Get("msg"), "")
-}
-
-// failOnCampaign shows err on the campaign page when the person can fix it there.
-func (s *server) failOnCampaign(w http.ResponseWriter, r *http.Request, c db.Campaign, err error) {
-	s.failOn(w, r, err, func(status int, msg string) { s.renderCampaign(w, r, c, status, "", msg) })
-}
-
-func (s *server) renderCampaign(w http.ResponseWriter, r *http.Request, c db.Campaign, status int, msg, errMsg string) {
 	v, err := s.campaignView(r, c)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	v.Message, v.Error = msg, errMsg
-	s.render(w, r, status, templates.CampaignPage(v))
+	s.render(w, r, http.StatusOK, templates.CampaignPage(v))
+}
+
+// failOnCampaign shows err on the campaign page when the person can fix it there,
+// keeping what they sent in the form.
+func (s *server) failOnCampaign(w http.ResponseWriter, r *http.Request, c db.Campaign, err error) {
+	s.failOn(w, r, err, func(_ int, msg string) { s.redirect(w, r, fmt.Sprintf("/campaigns/%d", c.ID), refused(r, msg)) })
 }
 
 func (s *server) campaignView(r *http.Request, c db.Campaign) (templates.Campaign, error) {
@@ -83,20 +78,43 @@ func (s *server) campaignView(r *http.Request, c db.Campaign) (templates.Campaig
 		AgreeUnits: o.Agreement.Units, Alpha: fmtNum(o.Agreement.Alpha, 3), PercentAgree: fmtNum(100*o.Agreement.PercentAgreement, 1) + "%",
 		ConfusionCats: o.Agreement.Categories, Confusion: o.Agreement.Confusion, AlphaNote: alphaNote(o.Agreement.Alpha),
 		CanLabel: role.Can(auth.Label), CanManage: role.Can(auth.ManageCampaigns), CanAdjudicate: role.Can(auth.Adjudicate),
-		CategoryText: labels.FormatCategories(c.Categories),
+		CanReadLabels: role.Can(auth.ReadLabels),
+		CategoryText:  labels.FormatCategories(c.Categories),
 	}
+	if !v.CanLabel {
+		v.WhoLabels = whoCan(auth.Label)
+	}
+	if !v.CanManage {
+		v.WhoManages = whoCan(auth.ManageCampaigns)
+	}
+	if !v.CanReadLabels || !v.CanAdjudicate {
+		v.WhoAdjudicates = whoCan(auth.Adjudicate)
+	}
+	// The forms, as sent when they were refused.
+	v.Spec, v.Threshold = formValue(r, "spec", v.Spec), formValue(r, "threshold", v.Threshold)
+	v.OverlapText, v.DoubleShare = formValue(r, "overlap", fmt.Sprint(c.Overlap)), formValue(r, "double_share", v.DoubleShare)
+	v.CategoryText = formValue(r, "categories", v.CategoryText)
+	v.PerBin, v.Boundary, v.Random = formValue(r, "per_bin", "10"), formValue(r, "boundary", "10"), formValue(r, "random", "10")
 	if o.Target > 0 {
 		v.Percent = 100 * o.Given / o.Target
 	}
 	for _, k := range o.Agreement.Pairs {
 		v.Kappas = append(v.Kappas, templates.KappaRow{A: k.A, B: k.B, Units: k.Units, Observed: fmtNum(100*k.Observed, 0) + "%", Kappa: fmtNum(k.Kappa, 3)})
 	}
-	for _, d := range o.Disagreements {
+	if !v.CanReadLabels {
+		return v, nil // labels stay blind: nobody's but one's own
+	}
+	ds2, err := campaign.Disagreements(r.Context(), s.store, c)
+	if err != nil {
+		return templates.Campaign{}, err
+	}
+	for _, d := range ds2 {
 		parts := make([]string, len(d.Labels))
 		for i, l := range d.Labels {
 			parts[i] = fmt.Sprintf("%s: %s/%s", l.Annotator, l.Category, yesNo(l.Duplicate))
 		}
-		v.Disagreements = append(v.Disagreements, templates.DisagreementRow{PairID: d.PairID, Similarity: fmtNum(d.Similarity, 3), Labels: strings.Join(parts, "; ")})
+		v.Disagreements = append(v.Disagreements, templates.DisagreementRow{PairID: d.PairID, Similarity: fmtNum(d.Similarity, 3),
+			Answers: d.Answers, Labels: strings.Join(parts, "; ")})
 	}
 	return v, nil
 }
@@ -171,7 +189,7 @@ func (s *server) saveCampaignSettings(w http.ResponseWriter, r *http.Request) {
 		s.failOnCampaign(w, r, c, err)
 		return
 	}
-	http.Redirect(w, r, fmt.Sprintf("/campaigns/%d?msg=%s", c.ID, url.QueryEscape("Settings saved.")), http.StatusSeeOther)
+	s.redirect(w, r, fmt.Sprintf("/campaigns/%d", c.ID), done("Settings saved."))
 }
 
 // parseSettings reads the settings form; a form without the categories field keeps the
@@ -206,10 +224,12 @@ func (s *server) samplePairs(w http.ResponseWriter, r *http.Request) {
 		s.failOnCampaign(w, r, c, err)
 		return
 	}
-	http.Redirect(w, r, fmt.Sprintf("/campaigns/%d?msg=%d+pairs+drawn.", c.ID, added), http.StatusSeeOther)
+	s.redirect(w, r, fmt.Sprintf("/campaigns/%d", c.ID), done(templates.Plural(added, "pair drawn", "pairs drawn")+
+		", in the labeling queue now."))
 }
 
-// startCampaign opens the default labeling campaign of a dataset (idempotent).
+// startCampaign opens the default labeling campaign of a dataset (idempotent): whoever
+// may manage campaigns, admins included, can start one.
 func (s *server) startCampaign(w http.ResponseWriter, r *http.Request) {
 	id, ok := idParam(r, "dataset")
 	if !ok {
@@ -224,5 +244,5 @@ func (s *server) startCampaign(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	http.Redirect(w, r, fmt.Sprintf("/campaigns/%d?msg=Draw+pairs+to+label+below.", c.ID), http.StatusSeeOther)
+	s.redirect(w, r, fmt.Sprintf("/campaigns/%d", c.ID), done("Campaign “"+c.Name+"” started. Draw pairs to label below."))
 }

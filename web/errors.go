@@ -24,6 +24,7 @@ import (
 //   - db.ErrNotFound, jobs.ErrNotFound: 404
 //   - input a person can fix (see userMessage): 422, with the error's own text
 //   - db.ErrStale, db.ErrConflict, db.ErrLastAdmin: 409
+//   - *campaign.PartyError (adjudicating one's own disagreement while others could): 403
 //   - jobs.ErrClosed: 503
 //   - anything else: 500 "internal error", the error logged with the request id, which
 //     the page shows too. The text of an internal error never reaches the browser.
@@ -80,6 +81,9 @@ func (s *server) problem(r *http.Request, err error) (int, string) {
 		return http.StatusConflict, msgConflict
 	case errors.Is(err, jobs.ErrClosed):
 		return http.StatusServiceUnavailable, msgClosed
+	}
+	if pe, ok := errors.AsType[*campaign.PartyError](err); ok {
+		return http.StatusForbidden, "You labeled this pair yourself, so another adjudicator settles it: " + orList(pe.Others) + " can."
 	}
 	if msg, ok := userMessage(err); ok {
 		return http.StatusUnprocessableEntity, msg

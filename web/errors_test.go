@@ -70,6 +70,7 @@ func TestProblemMapsErrors(t *testing.T) {
 		{"conflict", db.ErrConflict, 409, "exists already"},
 		{"last admin", fmt.Errorf("set role: %w", db.ErrLastAdmin), 409, "last enabled admin"},
 		{"shutting down", jobs.ErrClosed, 503, "shutting down"},
+		{"a party adjudicating", fmt.Errorf("record: %w", &campaign.PartyError{PairID: 3, Others: []string{"ann", "bo", "cy"}}), 403, "another adjudicator settles it: ann, bo or cy can"},
 		{"import failed inside", &ingest.Error{Err: secret}, 500, "request req42"},
 		{"anything else", fmt.Errorf("save upload: %w", secret), 500, "request req42"},
 	} {

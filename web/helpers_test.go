@@ -151,6 +151,21 @@ func (f *fixture) do(method, path string, c *http.Cookie, form url.Values) *http
 	return rec
 }
 
+// follow checks that rec answers a form with 303 See Other (Post/Redirect/Get), GETs the
+// page it sends to as the person with cookie c, and returns that page.
+func (f *fixture) follow(rec *httptest.ResponseRecorder, c *http.Cookie) (location, body string) {
+	f.t.Helper()
+	if rec.Code != http.StatusSeeOther {
+		f.t.Fatalf("answer to a form: %d; want 303 See Other\n%s", rec.Code, rec.Body.String())
+	}
+	location = rec.Header().Get("Location")
+	res, body := get(f.t, f.h, location, c)
+	if res.StatusCode != http.StatusOK {
+		f.t.Fatalf("GET %s after the form: %d", location, res.StatusCode)
+	}
+	return location, body
+}
+
 func itoa64(n int64) string { return strconv.FormatInt(n, 10) }
 
 const fixtureDocs = `{"id":"a","text":"the quick brown fox jumps over the lazy dog by the river"}

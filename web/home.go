@@ -74,7 +74,13 @@ func (s *server) showHome(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	h.Datasets = datasets
+	role := userOf(r).Role
+	h.Data = templates.Data{Datasets: datasets,
+		CanImportData: role.Can(auth.ImportData), CanImportLabels: role.Can(auth.ImportLabels),
+		CanStart: role.Can(auth.ManageCampaigns), CanLabel: role.Can(auth.Label),
+		WhoImportsData: whoCan(auth.ImportData), WhoImportsLabels: whoCan(auth.ImportLabels),
+		WhoStarts: capitalize(whoCan(auth.ManageCampaigns)), WhoLabels: whoCan(auth.Label)}
+	h.Page.ThresholdKey = true // the shape calculator's field: "/" focuses it
 	s.render(w, r, status, templates.HomePage(h))
 }
 

@@ -31,7 +31,8 @@ func (s *server) uploadView(r *http.Request) (templates.Upload, error) {
 	role := userOf(r).Role
 	return templates.Upload{Page: s.page(r, "Import"), MaxMB: s.maxUpload >> 20, Datasets: datasets,
 		ShowData: role.Can(auth.ImportData), ShowLabels: role.Can(auth.ImportLabels),
-		IDField: "id", TextField: "text"}, err
+		Dataset: formValue(r, "dataset", ""), IDField: formValue(r, "id_field", "id"), TextField: formValue(r, "text_field", "text"),
+		SkipBad: formValue(r, "skip_bad", "") != ""}, err
 }
 
 func (s *server) showUpload(w http.ResponseWriter, r *http.Request) {
@@ -53,17 +54,14 @@ func (s *server) showLabelsUpload(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusOK, templates.UploadPage(u))
 }
 
-// failOnUpload shows err on the upload page when the person can fix it there.
+// failOnUpload shows err on the upload form the person came from when they can fix it
+// there, with the small fields they filled in.
 func (s *server) failOnUpload(w http.ResponseWriter, r *http.Request, err error) {
-	s.failOn(w, r, err, func(status int, msg string) {
-		u, err := s.uploadView(r)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		u.Error = msg
-		s.render(w, r, status, templates.UploadPage(u))
-	})
+	form := "/datasets/new"
+	if r.URL.Path == "/labels" {
+		form = "/labels/new"
+	}
+	s.failOn(w, r, err, func(_ int, msg string) { s.redirect(w, r, form, refused(r, msg)) })
 }
 
 // upload is a received file, in a directory of its own.
@@ -281,7 +279,11 @@ func (s *server) cancelImport(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	http.Redirect(w, r, "/imports/"+snap.ID, http.StatusSeeOther)
+	n := done("Cancelled the import: what it read so far is being discarded.")
+	if snap.State != jobs.Running {
+		n = done("The import had ended already: there was nothing to cancel.")
+	}
+	s.redirect(w, r, "/imports/"+snap.ID, n)
 }
 
 func (s *server) uploadLabels(w http.ResponseWriter, r *http.Request) {
@@ -305,5 +307,10 @@ func (s *server) uploadLabels(w http.ResponseWriter, r *http.Request) {
 		s.failOnUpload(w, r, err)
 		return
 	}
-	http.Redirect(w, r, fmt.Sprintf("/?labels=%d", rep.Accepted), http.StatusSeeOther)
+	msg := "Imported " + templates.Plural(rep.Accepted, "label", "labels") + " into the campaign"
+	if rep.Rejected > 0 {
+		msg += "; " + templates.Plural(rep.Rejected, "bad row was", "bad rows were") + " skipped"
+	}
+	c := fmt.Sprintf("/campaigns/%d", rep.CampaignID)
+	s.redirect(w, r, c, done(msg+"."))
 }

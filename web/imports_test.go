@@ -32,9 +32,10 @@ func TestUploadImport(t *testing.T) {
 		t.Errorf("%d documents after a refused import; want 2", n)
 	}
 	// Unknown formats are refused before any job starts.
-	rec = f.upload("/datasets", "notes.txt", "hello", nil)
-	if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(rec.Body.String(), "cannot tell the format") {
-		t.Errorf("txt upload: %d", rec.Code)
+	rec = f.upload("/datasets", "notes.txt", "hello", map[string]string{"dataset": "my notes", "id_field": "doc"})
+	if loc, body := f.follow(rec, f.admin); !strings.HasPrefix(loc, "/datasets/new?notice=") || !strings.Contains(body, `data-testid="notice-error"`) ||
+		!strings.Contains(body, "cannot tell the format") || !strings.Contains(body, `value="my notes"`) || !strings.Contains(body, `value="doc"`) {
+		t.Errorf("txt upload went to %s; want the form again, with the error and the fields as sent:\n%s", loc, body)
 	}
 	if res, _ := get(t, f.h, "/imports/import-999", f.admin); res.StatusCode != 404 {
 		t.Errorf("unknown import: %d", res.StatusCode)
@@ -45,8 +46,8 @@ func TestUploadLimitsAndCrossOrigin(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 1<<10)
 	rec := f.upload("/datasets", "big.jsonl", strings.Repeat("x", 4<<10), nil)
-	if rec.Code != http.StatusRequestEntityTooLarge {
-		t.Errorf("oversized upload: %d; want 413", rec.Code)
+	if _, body := f.follow(rec, f.admin); !strings.Contains(body, "larger than") {
+		t.Errorf("oversized upload: the form does not say it was too large:\n%s", body)
 	}
 	// Other POST bodies are capped at 1 MB.
 	req := httptest.NewRequest(http.MethodPost, "/imports/x/cancel", strings.NewReader(strings.Repeat("x", 2<<20)))
@@ -76,12 +77,12 @@ func TestUploadLabels(t *testing.T) {
 	id := list[0].ID
 	f.admin = f.signIn("reviewer") // labels are a reviewer's (and admin's) to import
 	rec = f.upload("/labels", "l.csv", "a,b,category\na,b,minor\na,zz,different\n", map[string]string{"dataset_id": itoa64(id)})
-	if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(rec.Body.String(), `l.csv:3: field b: unknown document id &#34;zz&#34;`) {
-		t.Errorf("bad labels: %d\n%s", rec.Code, rec.Body.String())
+	if loc, body := f.follow(rec, f.admin); !strings.HasPrefix(loc, "/labels/new?") || !strings.Contains(body, `l.csv:3: field b: unknown document id &#34;zz&#34;`) {
+		t.Errorf("bad labels went to %s:\n%s", loc, body)
 	}
 	rec = f.upload("/labels", "l.csv", "a,b,category\na,b,minor\n", map[string]string{"dataset_id": itoa64(id)})
-	if rec.Code != http.StatusSeeOther {
-		t.Errorf("good labels: %d", rec.Code)
+	if loc, body := f.follow(rec, f.admin); !strings.HasPrefix(loc, "/campaigns/1?") || !strings.Contains(body, "Imported 1 label into the campaign.") {
+		t.Errorf("good labels went to %s; want the campaign page saying 1 label was imported:\n%s", loc, body)
 	}
 	rec = f.upload("/labels", "l.csv", "a,b,category\na,b,minor\n", map[string]string{"dataset_id": "9999"})
 	if rec.Code != http.StatusNotFound {

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/campaign"
@@ -40,11 +42,6 @@ func adjudicating(r *http.Request) (bool, error) {
 }
 
 func (s *server) showPair(w http.ResponseWriter, r *http.Request) {
-	s.renderPair(w, r, http.StatusOK, "")
-}
-
-// renderPair shows the pair page with status, and errMsg over the form when not empty.
-func (s *server) renderPair(w http.ResponseWriter, r *http.Request, status int, errMsg string) {
 	c, pairID, err := s.loadPair(r)
 	if err != nil {
 		s.fail(w, r, err)
@@ -56,7 +53,8 @@ func (s *server) renderPair(w http.ResponseWriter, r *http.Request, status int, 
 		return
 	}
 	me := userOf(r)
-	pv, err := campaign.View(r.Context(), s.store, c, pairID, me.Name, adjudicate)
+	viewer := campaign.Viewer{Name: me.Name, Labels: me.Role.Can(auth.Label), ReadLabels: me.Role.Can(auth.ReadLabels), Adjudicate: adjudicate}
+	pv, err := campaign.View(r.Context(), s.store, c, pairID, viewer)
 	if errors.Is(err, db.ErrNotFound) {
 		err = notFound("pair in this campaign")
 	}
@@ -65,21 +63,57 @@ func (s *server) renderPair(w http.ResponseWriter, r *http.Request, status int, 
 		return
 	}
 	v := s.pairPage(r, c, pv, adjudicate)
-	v.Error = errMsg
-	s.render(w, r, status, templates.PairLabelPage(v))
+	if adjudicate {
+		byParty, err := campaign.MayAdjudicate(r.Context(), s.store, c, pairID, me.Name)
+		var pe *campaign.PartyError
+		switch {
+		case errors.As(err, &pe):
+			_, v.AdjudicateRefused = s.problem(r, err)
+			v.CanLabel = false
+		case err != nil:
+			s.fail(w, r, err)
+			return
+		case byParty:
+			v.ByParty = true
+		}
+	}
+	s.render(w, r, http.StatusOK, templates.PairLabelPage(v))
+}
+
+// pairURL is the page of a pair, adjudicating or not.
+func pairURL(campaignID, pairID int64, adjudicate bool) string {
+	u := fmt.Sprintf("/campaigns/%d/pairs/%d", campaignID, pairID)
+	if adjudicate {
+		u += "?adjudicate=1"
+	}
+	return u
+}
+
+// withParam adds a query parameter to a path.
+func withParam(path, key, value string) string {
+	sep := "?"
+	if strings.Contains(path, "?") {
+		sep = "&"
+	}
+	return path + sep + url.QueryEscape(key) + "=" + url.QueryEscape(value)
 }
 
 // pairPage builds the pair page's view model from what the viewer may see.
 func (s *server) pairPage(r *http.Request, c db.Campaign, pv campaign.PairView, adjudicate bool) templates.PairPage {
 	p := pv.Pair
+	role := userOf(r).Role
 	view := r.URL.Query().Get("view")
 	if view != "shared" && view != "unified" {
 		view = "diff"
 	}
 	v := templates.PairPage{Page: s.page(r, fmt.Sprintf("Pair %d", p.ID)), CampaignID: c.ID, PairID: p.ID, Origin: p.Origin, View: view,
 		SpecID: pv.Spec.ID(), Categories: categoryViews(c.Categories), Adjudicate: adjudicate,
-		CanLabel: userOf(r).Role.Can(auth.Label) || adjudicate, Previous: pv.Previous, Flagged: pv.Flagged, ShowOthers: pv.ShowOthers,
+		CanLabel: role.Can(auth.Label) || adjudicate, Previous: pv.Previous, Flagged: pv.Flagged, ShowOthers: pv.ShowOthers,
 		Jaccard: fmtNum(pv.Similarity, 3), Estimate: fmtNum(pv.Estimate, 3), JaccardChar: fmtNum(pv.CharJaccard, 3)}
+	v.Page.Wide = true
+	if !v.CanLabel {
+		v.WhoLabels = fmt.Sprintf("Your role (%s) does not label pairs: %s do.", role, whoCan(auth.Label))
+	}
 	v.Left = templates.DocView{ID: p.A.ID, ExtID: p.A.ExtID, Source: p.A.Source, Lang: p.A.Lang, Bytes: len(p.A.Text)}
 	v.Right = templates.DocView{ID: p.B.ID, ExtID: p.B.ExtID, Source: p.B.Source, Lang: p.B.Lang, Bytes: len(p.B.Text)}
 	if view == "shared" {
@@ -90,9 +124,14 @@ func (s *server) pairPage(r *http.Request, c db.Campaign, pv campaign.PairView, 
 		v.DiffCutShort = cmp.Reason
 		v.Left.Spans, v.Right.Spans, v.Unified = spans(cmp.Left, ""), spans(cmp.Right, ""), spans(cmp.Unified, "")
 	}
-	// The viewer's standing label prefills the form (editing appends a new event).
+	// The viewer's standing label prefills the form (editing appends a new event); after
+	// a refused decision, what they sent.
 	if m := pv.Mine; m != nil {
 		v.Category, v.Note, v.Duplicate = m.Category, m.Note, yesNo(m.Duplicate)
+	}
+	v.Category, v.Duplicate, v.Note = formValue(r, "category", v.Category), formValue(r, "duplicate", v.Duplicate), formValue(r, "note", v.Note)
+	if cat, ok := labels.Find(c.Categories, v.Category); ok {
+		v.Category = cat.Key // a number or a name sent from the form
 	}
 	for _, e := range pv.History {
 		v.History = append(v.History, templates.HistoryRow{When: e.At.Format("2006-01-02 15:04"), Annotator: e.Annotator, Kind: string(e.Kind),
@@ -105,9 +144,14 @@ func (s *server) pairPage(r *http.Request, c db.Campaign, pv campaign.PairView, 
 		v.Recent = append(v.Recent, templates.Decision{PairID: d.PairID, Category: d.Category, Dup: yesNo(d.Duplicate), When: d.At.Format("15:04"), Current: d.PairID == p.ID})
 	}
 	if pv.PrevPair != 0 {
-		v.PrevURL = fmt.Sprintf("/campaigns/%d/pairs/%d", c.ID, pv.PrevPair)
+		v.PrevURL = pairURL(c.ID, pv.PrevPair, false)
 	}
-	v.NextURL = fmt.Sprintf("/campaigns/%d/next?after=%d", c.ID, p.ID)
+	switch {
+	case adjudicate:
+		v.NextURL = fmt.Sprintf("/campaigns/%d/disagreements/next?after=%d", c.ID, p.ID)
+	case role.Can(auth.Label):
+		v.NextURL = fmt.Sprintf("/campaigns/%d/next?after=%d", c.ID, p.ID)
+	}
 	return v
 }
 
@@ -145,10 +189,57 @@ func (s *server) nextPair(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		s.fail(w, r, err)
 	case !ok:
-		s.render(w, r, http.StatusOK, templates.QueueEmpty(s.page(r, "Queue empty"), c.ID))
+		v := templates.QueueEmpty{Page: s.page(r, "Queue empty"), CampaignID: c.ID}
+		if !userOf(r).Role.Can(auth.ManageCampaigns) {
+			v.WhoDraws = whoCan(auth.ManageCampaigns)
+		}
+		s.render(w, r, http.StatusOK, templates.QueueEmptyPage(v))
 	default:
-		http.Redirect(w, r, fmt.Sprintf("/campaigns/%d/pairs/%d", c.ID, id), http.StatusSeeOther)
+		http.Redirect(w, r, pairURL(c.ID, id, false), http.StatusSeeOther)
 	}
+}
+
+// nextDisagreement sends an adjudicator to the first disagreement of the campaign's
+// queue they may settle, or back to the campaign page when there is none.
+func (s *server) nextDisagreement(w http.ResponseWriter, r *http.Request) {
+	c, err := s.loadCampaign(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	after, _ := strconv.ParseInt(r.URL.Query().Get("after"), 10, 64) // no number: from the start
+	next, err := s.nextDisagreementURL(r, c, after)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	http.Redirect(w, r, next, http.StatusSeeOther)
+}
+
+// nextDisagreementURL is where an adjudicator goes after pair after: the next
+// disagreement they may settle, or the campaign's adjudication queue.
+func (s *server) nextDisagreementURL(r *http.Request, c db.Campaign, after int64) (string, error) {
+	id, ok, err := campaign.NextDisagreement(r.Context(), s.store, c, userOf(r).Name, after)
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return fmt.Sprintf("/campaigns/%d#adjudication", c.ID), nil
+	}
+	return pairURL(c.ID, id, true), nil
+}
+
+// nextPairURL is where a labeler goes after pair after: their next pair, or the page
+// that says the queue is empty.
+func (s *server) nextPairURL(r *http.Request, c db.Campaign, after int64) (string, error) {
+	id, ok, err := campaign.Next(r.Context(), s.store, c, userOf(r).Name, after)
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return fmt.Sprintf("/campaigns/%d/next?after=%d", c.ID, after), nil
+	}
+	return pairURL(c.ID, id, false), nil
 }
 
 // decision reads the pair form: the action (submit, skip, flag, unflag) and the label.
@@ -167,6 +258,31 @@ func decision(r *http.Request, adjudicate bool) (campaign.Decision, error) {
 		return d, &formError{msg: "Unknown action."}
 	}
 	return d, nil
+}
+
+// labelText says what a label is: "minor edits", "partial overlap (a duplicate)".
+func labelText(c db.Campaign, key string, dup bool) string {
+	cat, ok := labels.Find(c.Categories, key)
+	if !ok {
+		return key
+	}
+	if cat.Duplicate != labels.Ask {
+		return cat.Name
+	}
+	if dup {
+		return cat.Name + " (a duplicate)"
+	}
+	return cat.Name + " (not a duplicate)"
+}
+
+// decisionText says what a recorded decision set.
+func decisionText(c db.Campaign, d campaign.Decision) string {
+	cat, ok := labels.Find(c.Categories, d.Category)
+	if !ok {
+		return d.Category
+	}
+	dup, _ := labels.ResolveDuplicate(cat, d.Duplicate) // Record checked it
+	return labelText(c, cat.Key, dup)
 }
 
 func (s *server) labelPair(w http.ResponseWriter, r *http.Request) {
@@ -190,35 +306,65 @@ func (s *server) labelPair(w http.ResponseWriter, r *http.Request) {
 	if errors.Is(err, db.ErrNotFound) {
 		err = notFound("pair in this campaign")
 	}
+	back := pairURL(c.ID, pairID, adjudicate)
+	if view := r.URL.Query().Get("view"); view == "shared" || view == "unified" {
+		back = withParam(back, "view", view)
+	}
 	if err != nil {
-		s.failOn(w, r, err, func(status int, msg string) { s.renderPair(w, r, status, msg) })
+		s.failOn(w, r, err, func(_ int, msg string) { s.redirect(w, r, back, refused(r, msg)) })
 		return
 	}
-	switch {
-	case d.Kind == labels.KindFlag || d.Kind == labels.KindUnflag:
-		http.Redirect(w, r, fmt.Sprintf("/campaigns/%d/pairs/%d", c.ID, pairID), http.StatusSeeOther)
-	case adjudicate:
-		http.Redirect(w, r, fmt.Sprintf("/campaigns/%d?msg=Adjudicated+pair+%d.", c.ID, pairID), http.StatusSeeOther)
+	pair := fmt.Sprintf("pair %d", pairID)
+	var next string
+	var n *notice
+	switch d.Kind {
+	case labels.KindFlag:
+		next, n = back, done(fmt.Sprintf("Flagged pair %d: reviewers see it flagged. Press f again to unflag it.", pairID))
+	case labels.KindUnflag:
+		next, n = back, done(fmt.Sprintf("Unflagged pair %d.", pairID))
+	case labels.KindAdjudication:
+		next, err = s.nextDisagreementURL(r, c, pairID)
+		n = linked("Adjudicated", back, pair, ": "+decisionText(c, d)+".")
+	case labels.KindSkip:
+		next, err = s.nextPairURL(r, c, pairID)
+		n = linked("Skipped", back, pair, ": it comes back after the others.")
 	default:
-		http.Redirect(w, r, fmt.Sprintf("/campaigns/%d/next?after=%d", c.ID, pairID), http.StatusSeeOther)
+		next, err = s.nextPairURL(r, c, pairID)
+		n = linked("Saved", back, pair, ": "+decisionText(c, d)+".")
 	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.redirect(w, r, next, n)
+}
+
+// linked is a notice whose words name a page: "Saved pair 12: minor edits."
+func linked(text, link, linkText, after string) *notice {
+	return &notice{Notice: templates.Notice{Text: text, Link: link, LinkText: linkText, After: after}}
 }
 
 // undoLast withdraws the annotator's most recent decision in the campaign and goes back
-// to that pair; with nothing to undo, to the queue.
+// to that pair to decide again; with nothing to undo, to the queue.
 func (s *server) undoLast(w http.ResponseWriter, r *http.Request) {
 	c, err := s.loadCampaign(r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	pairID, ok, err := campaign.Undo(r.Context(), s.store, c, *userOf(r))
+	undone, ok, err := campaign.Undo(r.Context(), s.store, c, *userOf(r))
 	switch {
 	case err != nil:
 		s.fail(w, r, err)
 	case !ok:
-		http.Redirect(w, r, fmt.Sprintf("/campaigns/%d/next", c.ID), http.StatusSeeOther)
+		s.redirect(w, r, fmt.Sprintf("/campaigns/%d/next", c.ID), done("Nothing to undo: you have no decision left in this campaign."))
 	default:
-		http.Redirect(w, r, fmt.Sprintf("/campaigns/%d/pairs/%d", c.ID, pairID), http.StatusSeeOther)
+		adjudication := undone.Kind == labels.KindAdjudication
+		back := pairURL(c.ID, undone.PairID, adjudication && userOf(r).Role.Can(auth.Adjudicate))
+		what := labelText(c, undone.Category, undone.Duplicate)
+		if adjudication {
+			what = "your adjudication, " + what
+		}
+		s.redirect(w, r, back, linked("Undid:", back, fmt.Sprintf("pair %d", undone.PairID), ", "+what+". Decide again below."))
 	}
 }

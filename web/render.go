@@ -11,7 +11,7 @@ import (
 )
 
 func (s *server) page(r *http.Request, title string) templates.Page {
-	p := templates.Page{Title: title, Nonce: nonceOf(r), Version: s.version}
+	p := templates.Page{Title: title, Nonce: nonceOf(r), Version: s.version, Notice: noticeOf(r).Notice}
 	if u := userOf(r); u != nil {
 		p.User, p.Role, p.Admin = u.Name, string(u.Role), u.Role.Can(auth.ManageUsers)
 		switch {

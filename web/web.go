@@ -52,6 +52,8 @@ type server struct {
 	now       func() time.Time
 	maxUpload int64
 
+	notices notices // what a POST leaves for the page it redirects to
+
 	setup      setup
 	trustProxy bool
 	kdf        auth.Params
@@ -101,7 +103,7 @@ func New(d Deps) http.Handler {
 
 func (s *server) routes() http.Handler {
 	r := chi.NewRouter()
-	r.Use(s.requestID, s.logRequests, s.recoverPanics, securityHeaders, crossOriginProtection, limitBodies, s.authenticate, s.uploadDeadlines)
+	r.Use(s.requestID, s.logRequests, s.recoverPanics, securityHeaders, crossOriginProtection, limitBodies, s.authenticate, s.uploadDeadlines, s.takeNotices)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, &pageError{http.StatusNotFound, "There is no page at " + r.URL.Path + "."})
 	})
@@ -131,14 +133,18 @@ func (s *server) routes() http.Handler {
 	r.With(s.require(auth.View)).Group(func(r chi.Router) {
 		r.Get("/campaigns/{campaign}", s.showCampaign)
 		r.Get("/campaigns/{campaign}/pairs/{pair}", s.showPair)
+		r.Get("/documents/{doc}/raw", s.rawDocument)
+	})
+	// Everyone's labels: annotators label blind and see their own only.
+	r.With(s.require(auth.ReadLabels)).Group(func(r chi.Router) {
 		r.Get("/campaigns/{campaign}/labels.csv", s.exportLabels("csv"))
 		r.Get("/campaigns/{campaign}/labels.jsonl", s.exportLabels("jsonl"))
-		r.Get("/documents/{doc}/raw", s.rawDocument)
 	})
 	r.With(s.require(auth.Label)).Group(func(r chi.Router) {
 		r.Get("/campaigns/{campaign}/next", s.nextPair)
 		r.Post("/campaigns/{campaign}/undo", s.undoLast)
 	})
+	r.With(s.require(auth.Adjudicate)).Get("/campaigns/{campaign}/disagreements/next", s.nextDisagreement)
 	// Labeling or adjudicating: the handler checks which the form asks for.
 	r.With(s.require(auth.View)).Post("/campaigns/{campaign}/pairs/{pair}/label", s.labelPair)
 	r.With(s.require(auth.ManageCampaigns)).Group(func(r chi.Router) {
@@ -159,7 +165,9 @@ func (s *server) routes() http.Handler {
 	r.With(s.require(auth.ManageUsers)).Group(func(r chi.Router) {
 		r.Get("/admin/users", s.showUsers)
 		r.Post("/admin/invites", s.createInvite)
+		r.Post("/admin/invites/{invite}/revoke", s.revokeInvite)
 		r.Post("/admin/users/{id}/role", s.setUserRole)
+		r.Get("/admin/users/{id}/disable", s.confirmDisable)
 		r.Post("/admin/users/{id}/disable", s.setUserDisabled(true))
 		r.Post("/admin/users/{id}/enable", s.setUserDisabled(false))
 		r.Post("/admin/users/{id}/unlock", s.unlockUser)

@@ -45,7 +45,7 @@ func TestSecurityHeaders(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 0)
 	h, me := f.h, f.signIn("annotator")
-	for _, path := range []string{"/", "/nope", "/static/app.css", "/shape.svg?bands=2&rows=3", "/login"} {
+	for _, path := range []string{"/", "/nope", "/static/app.css", "/login"} {
 		res, _ := get(t, h, path, me)
 		csp := res.Header.Get("Content-Security-Policy")
 		for _, want := range []string{"object-src 'none'", "base-uri 'none'", "frame-ancestors 'none'", "script-src 'self' 'nonce-"} {
@@ -55,6 +55,17 @@ func TestSecurityHeaders(t *testing.T) {
 		}
 		if res.Header.Get("X-Content-Type-Options") != "nosniff" || res.Header.Get("Referrer-Policy") == "" {
 			t.Errorf("GET %s: missing nosniff or Referrer-Policy", path)
+		}
+	}
+	// An SVG, a chart or a static file, needs nothing from anywhere (issue 8 item 8): it
+	// renders under default-src 'none' when opened on its own.
+	for _, path := range []string{"/shape.svg?bands=2&rows=3", "/static/favicon.svg"} {
+		res, _ := get(t, h, path, me)
+		if csp := res.Header.Get("Content-Security-Policy"); !strings.HasPrefix(csp, "default-src 'none'") || strings.Contains(csp, "'self'") {
+			t.Errorf("GET %s: CSP %q; want default-src 'none'", path, csp)
+		}
+		if res.Header.Get("Content-Type") != "image/svg+xml" || res.Header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("GET %s: Content-Type %q, nosniff %q", path, res.Header.Get("Content-Type"), res.Header.Get("X-Content-Type-Options"))
 		}
 	}
 	// The nonce in the header is the one on the page's script tag, and changes per request.

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/dedupstudio/dedupstudio/internal/campaign"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
 	"github.com/dedupstudio/dedupstudio/internal/server"
@@ -74,6 +75,11 @@ func serveUntil(ctx context.Context, dbPath string, loadDemo bool, cfg server.Co
 		if err := server.LoadDemoIfEmpty(ctx, store, cfg.Log); err != nil {
 			return err
 		}
+	}
+	// Campaigns whose pairs came before the queue was ranked (or whose import stopped
+	// short of it) get their order now.
+	if err := campaign.RankUnranked(ctx, store); err != nil {
+		return err
 	}
 	cfg.Store, cfg.Jobs = store, reg
 	return server.Run(ctx, cfg)

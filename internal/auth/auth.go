@@ -23,9 +23,9 @@ type Role string
 // Roles.
 const (
 	Annotator Role = "annotator" // labels pairs
-	Reviewer  Role = "reviewer"  // labels, runs sweeps, prepares manifests, imports labels
-	Approver  Role = "approver"  // signs manifests off
-	Admin     Role = "admin"     // manages users and datasets
+	Reviewer  Role = "reviewer"  // labels, adjudicates, runs sweeps, prepares manifests, imports labels
+	Approver  Role = "approver"  // reads labels, signs manifests off
+	Admin     Role = "admin"     // everything: people and datasets too
 )
 
 // Roles lists every role, least to most administrative.
@@ -46,10 +46,11 @@ type Permission string
 
 // Permissions.
 const (
-	View             Permission = "view"              // see datasets, labels, sweeps, manifests
+	View             Permission = "view"              // see datasets, campaigns' progress, sweeps, manifests
+	ReadLabels       Permission = "read-labels"       // see everyone's labels: pairs, the adjudication queue, label exports
 	Label            Permission = "label"             // label pairs
 	Adjudicate       Permission = "adjudicate"        // settle disagreements
-	ManageCampaigns  Permission = "manage-campaigns"  // campaign settings, drawing pairs to label
+	ManageCampaigns  Permission = "manage-campaigns"  // start campaigns, campaign settings, drawing pairs to label
 	ImportData       Permission = "import-data"       // import documents as datasets
 	ImportLabels     Permission = "import-labels"     // import label files
 	RunSweeps        Permission = "run-sweeps"        // run parameter sweeps
@@ -58,11 +59,18 @@ const (
 	ManageUsers      Permission = "manage-users"      // invite, set roles, disable
 )
 
+// Permissions lists every permission. An admin holds them all: the first account,
+// made by the setup link, can do every step itself.
+var Permissions = []Permission{View, ReadLabels, Label, Adjudicate, ManageCampaigns, ImportData, ImportLabels,
+	RunSweeps, PrepareManifests, Approve, ManageUsers}
+
+// Labels stay blind for annotators: they see their own and nobody else's, so only the
+// roles above them read everyone's labels.
 var grants = map[Role][]Permission{
 	Annotator: {View, Label},
-	Reviewer:  {View, Label, Adjudicate, ManageCampaigns, ImportLabels, RunSweeps, PrepareManifests},
-	Approver:  {View, Approve},
-	Admin:     {View, ImportData, ImportLabels, ManageUsers},
+	Reviewer:  {View, ReadLabels, Label, Adjudicate, ManageCampaigns, ImportLabels, RunSweeps, PrepareManifests},
+	Approver:  {View, ReadLabels, Approve},
+	Admin:     Permissions,
 }
 
 // Can reports whether role r has permission p.
@@ -73,6 +81,18 @@ func (r Role) Can(p Permission) bool {
 		}
 	}
 	return false
+}
+
+// RolesWith lists the roles that have permission p, least to most administrative: the
+// people a page names when it says who can take a step the viewer cannot.
+func RolesWith(p Permission) []Role {
+	var out []Role
+	for _, r := range Roles {
+		if r.Can(p) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // MinPasswordLength is the shortest password accepted.

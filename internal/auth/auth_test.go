@@ -42,7 +42,8 @@ func TestRolesGrant(t *testing.T) {
 		{Annotator, Label, true}, {Annotator, RunSweeps, false}, {Annotator, Approve, false}, {Annotator, ManageUsers, false},
 		{Reviewer, Label, true}, {Reviewer, RunSweeps, true}, {Reviewer, PrepareManifests, true}, {Reviewer, Approve, false},
 		{Approver, Approve, true}, {Approver, PrepareManifests, false}, {Approver, Label, false},
-		{Admin, ManageUsers, true}, {Admin, ImportData, true}, {Admin, Approve, false},
+		{Admin, ManageUsers, true}, {Admin, ImportData, true},
+		{Annotator, ReadLabels, false}, {Reviewer, ReadLabels, true}, {Approver, ReadLabels, true},
 	} {
 		if got := tc.role.Can(tc.perm); got != tc.want {
 			t.Errorf("%s.Can(%s) = %v; want %v", tc.role, tc.perm, got, tc.want)
@@ -52,6 +53,23 @@ func TestRolesGrant(t *testing.T) {
 		if !r.Can(View) {
 			t.Errorf("%s cannot view", r)
 		}
+	}
+}
+
+// Issue 8: the first account (an admin) could not label, adjudicate or start a
+// campaign. An admin holds every permission there is.
+func TestAdminHoldsEveryPermission(t *testing.T) {
+	t.Parallel()
+	for _, p := range Permissions {
+		if !Admin.Can(p) {
+			t.Errorf("Admin.Can(%s) = false; want true", p)
+		}
+		if rs := RolesWith(p); len(rs) == 0 || rs[len(rs)-1] != Admin {
+			t.Errorf("RolesWith(%s) = %v; want it to end with admin", p, rs)
+		}
+	}
+	if got := RolesWith(Adjudicate); len(got) != 2 || got[0] != Reviewer {
+		t.Errorf("RolesWith(Adjudicate) = %v; want [reviewer admin]", got)
 	}
 }
 

@@ -300,7 +300,8 @@ func TestViewIsBlind(t *testing.T) {
 	}
 	view := func(who string, adjudicate bool) PairView {
 		t.Helper()
-		v, err := View(ctx, f.store, f.c, p, who, adjudicate)
+		viewer := Viewer{Name: who, Labels: true, ReadLabels: who == "rev", Adjudicate: adjudicate}
+		v, err := View(ctx, f.store, f.c, p, viewer)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -320,9 +321,22 @@ func TestViewIsBlind(t *testing.T) {
 	if err := Record(ctx, f.store, f.c, p, ann, Decision{Kind: labels.KindLabel, Category: "different", Note: " mine "}); err != nil {
 		t.Fatal(err)
 	}
+	// Annotators stay blind after deciding (issue 8 item 5): their own label and
+	// events only. A reviewer who decided sees the others'.
 	v = view("ann", false)
-	if !v.ShowOthers || len(v.Others) != 1 || v.Mine == nil || v.Mine.Category != "different" || v.Mine.Note != "mine" || len(v.History) != 2 {
+	if v.ShowOthers || len(v.Others) != 0 || v.Mine == nil || v.Mine.Category != "different" || v.Mine.Note != "mine" ||
+		len(v.History) != 1 || v.History[0].Annotator != "ann" {
 		t.Errorf("after deciding ann sees %+v", v)
+	}
+	rev := f.user("rev", auth.Reviewer)
+	if v := view("rev", false); v.ShowOthers || len(v.Others) != 0 {
+		t.Errorf("a reviewer who has not labeled the pair sees others %+v; want blind", v.Others)
+	}
+	if err := Record(ctx, f.store, f.c, p, rev, Decision{Kind: labels.KindLabel, Category: "exact"}); err != nil {
+		t.Fatal(err)
+	}
+	if v := view("rev", false); !v.ShowOthers || len(v.Others) != 2 || len(v.History) != 3 {
+		t.Errorf("a reviewer who decided sees others %+v, history %d; want bob's and ann's, all 3 events", v.Others, len(v.History))
 	}
 	// Flags and undo.
 	if err := Record(ctx, f.store, f.c, p, ann, Decision{Kind: labels.KindFlag}); err != nil {
@@ -332,8 +346,8 @@ func TestViewIsBlind(t *testing.T) {
 		t.Error("flagged pair not flagged")
 	}
 	undone, ok, err := Undo(ctx, f.store, f.c, ann)
-	if err != nil || !ok || undone != p {
-		t.Fatalf("Undo = %d, %v, %v; want pair %d", undone, ok, err, p)
+	if err != nil || !ok || undone.PairID != p || undone.Category != "different" {
+		t.Fatalf("Undo = %+v, %v, %v; want ann's label on pair %d", undone, ok, err, p)
 	}
 	v = view("ann", false)
 	if v.Mine != nil || v.Previous == 0 || v.ShowOthers {
@@ -342,7 +356,7 @@ func TestViewIsBlind(t *testing.T) {
 	if _, ok, _ := Undo(ctx, f.store, f.c, ann); ok {
 		t.Error("a second undo found something to undo")
 	}
-	if _, err := View(ctx, f.store, f.c, 9999, "ann", false); !errors.Is(err, db.ErrNotFound) {
+	if _, err := View(ctx, f.store, f.c, 9999, Viewer{Name: "ann"}); !errors.Is(err, db.ErrNotFound) {
 		t.Errorf("View of an unknown pair: %v; want db.ErrNotFound", err)
 	}
 }
@@ -430,7 +444,7 @@ func TestNextComesRound(t *testing.T) {
 	if _, ok, err := Next(ctx, f.store, f.c, "ann", refs[0].ID); ok || err != nil {
 		t.Errorf("Next with everything labeled = %v, %v; want an empty queue", ok, err)
 	}
-	v, err := View(ctx, f.store, f.c, refs[1].ID, "ann", false)
+	v, err := View(ctx, f.store, f.c, refs[1].ID, Viewer{Name: "ann", Labels: true})
 	if err != nil || len(v.Recent) != 3 || v.PrevPair != refs[0].ID {
 		t.Errorf("recent %d, previous pair %d (%v); want 3 and pair %d", len(v.Recent), v.PrevPair, err, refs[0].ID)
 	}

@@ -91,5 +91,9 @@ func Draw(ctx context.Context, store *db.DB, sigs *sigcache.Cache, actor string,
 		pairs[i] = db.NewPair{DocA: docs[d.A].ID, DocB: docs[d.B].ID, Origin: d.Origin, Scored: true,
 			Similarity: d.Similarity, Estimate: d.Estimate, Wanted: d.Wanted}
 	}
-	return store.AddPairs(ctx, c.ID, pairs, actor)
+	added, err := store.AddPairs(ctx, c.ID, pairs, actor)
+	if err != nil {
+		return 0, err
+	}
+	return added, Rank(ctx, store, c)
 }

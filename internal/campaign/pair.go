@@ -21,8 +21,9 @@ var CharSpec = lsh.Spec{Scheme: lsh.Classic, Norm: lsh.Norm{NFKC: true, Lower: t
 const RecentDecisions = 10
 
 // PairView is what one person sees of a pair on its labeling page. Labels are blind:
-// other annotators' labels and the pair's history are filled in only once the viewer
-// has a standing label on the pair, or adjudicates.
+// annotators see their own labels and events only; reviewers and up see everyone's
+// once they decided the pair themselves (or at once when their role does not label),
+// and adjudicators always.
 type PairView struct {
 	Pair db.Pair
 	Spec lsh.Spec // the campaign's representation
@@ -35,18 +36,31 @@ type PairView struct {
 	Mine     *db.LabelEvent // the viewer's standing label; nil when none (or withdrawn)
 	Flagged  bool
 
-	ShowOthers bool            // the viewer decided, or adjudicates
+	ShowOthers bool            // the viewer sees other people's labels (see Viewer)
 	Others     []db.LabelEvent // other annotators' standing labels, by name; empty unless ShowOthers
-	History    []db.LabelEvent // every event on the pair, oldest first; empty unless ShowOthers
+	History    []db.LabelEvent // the pair's events, oldest first: all of them when ShowOthers, else the viewer's own
 
 	Recent   []db.LabelEvent // the viewer's last decisions in the campaign, newest first (withdrawn ones left out)
 	PrevPair int64           // the pair the viewer decided before this one; 0 for none
 }
 
-// View gathers what viewer sees of pair pairID of c; adjudicate says the viewer opened it
-// to adjudicate (the caller checks the viewer may). A pair of another campaign is
+// Viewer is who looks at a pair, with what their role allows.
+type Viewer struct {
+	Name       string
+	Labels     bool // the role labels pairs: blind until it decided this one
+	ReadLabels bool // the role reads everyone's labels (auth.ReadLabels); annotators do not
+	Adjudicate bool // opened to adjudicate (the caller checked the role may)
+}
+
+// showsOthers is the blindness rule: whether viewer, whose standing label on the pair
+// is mine (nil for none), sees other people's labels.
+func (v Viewer) showsOthers(mine *db.LabelEvent) bool {
+	return v.Adjudicate || (v.ReadLabels && (mine != nil || !v.Labels))
+}
+
+// View gathers what viewer sees of pair pairID of c. A pair of another campaign is
 // db.ErrNotFound.
-func View(ctx context.Context, store *db.DB, c db.Campaign, pairID int64, viewer string, adjudicate bool) (PairView, error) {
+func View(ctx context.Context, store *db.DB, c db.Campaign, pairID int64, viewer Viewer) (PairView, error) {
 	p, err := store.Pair(ctx, c.ID, pairID)
 	if err != nil {
 		return PairView{}, err
@@ -65,7 +79,7 @@ func View(ctx context.Context, store *db.DB, c db.Campaign, pairID int64, viewer
 	}
 	v.CharJaccard = lsh.ExactJaccard(hc.ShingleSet(p.A.Text), hc.ShingleSet(p.B.Text))
 
-	mine, err := store.LatestEvent(ctx, p.ID, viewer)
+	mine, err := store.LatestEvent(ctx, p.ID, viewer.Name)
 	switch {
 	case err == nil:
 		v.Previous = mine.ID
@@ -79,13 +93,19 @@ func View(ctx context.Context, store *db.DB, c db.Campaign, pairID int64, viewer
 	if err != nil {
 		return PairView{}, err
 	}
-	v.ShowOthers = v.Mine != nil || adjudicate
+	v.ShowOthers = viewer.showsOthers(v.Mine)
 	v.Flagged = flagged(hist)
 	if v.ShowOthers {
 		v.History = hist
-		v.Others = standingOthers(hist, viewer)
+		v.Others = standingOthers(hist, viewer.Name)
+	} else {
+		for _, e := range hist {
+			if strings.EqualFold(e.Annotator, viewer.Name) {
+				v.History = append(v.History, e)
+			}
+		}
 	}
-	recent, err := store.RecentDecisions(ctx, c.ID, viewer, RecentDecisions)
+	recent, err := store.RecentDecisions(ctx, c.ID, viewer.Name, RecentDecisions)
 	if err != nil {
 		return PairView{}, err
 	}
@@ -168,13 +188,22 @@ type Decision struct {
 
 // Record checks d against c's categories and appends it as by's event on the pair. A
 // label made on a page that is out of date (the person's standing label changed since:
-// another tab) is db.ErrStale; a pair of another campaign db.ErrNotFound.
+// another tab) is db.ErrStale; a pair of another campaign db.ErrNotFound; an
+// adjudication by a party to the disagreement while someone else could settle it a
+// *PartyError (see MayAdjudicate).
 func Record(ctx context.Context, store *db.DB, c db.Campaign, pairID int64, by db.User, d Decision) error {
 	l := db.NewLabel{Annotator: by.Name, UserID: by.ID, Kind: d.Kind, Note: strings.TrimSpace(d.Note)}
 	switch d.Kind {
 	case labels.KindSkip, labels.KindFlag, labels.KindUnflag:
 		l.Category = string(d.Kind)
 	case labels.KindLabel, labels.KindAdjudication:
+		if d.Kind == labels.KindAdjudication {
+			byParty, err := MayAdjudicate(ctx, store, c, pairID, by.Name)
+			if err != nil {
+				return err
+			}
+			l.ByParty = byParty
+		}
 		cat, ok := labels.Find(c.Categories, d.Category)
 		if !ok {
 			return invalid("choose a category (keys 1-%d)", len(c.Categories))
@@ -194,39 +223,22 @@ func Record(ctx context.Context, store *db.DB, c db.Campaign, pairID int64, by d
 	return err
 }
 
-// Next returns the next pair of c for annotator after the pair after (0 for the start of
-// the queue), coming round to the start when nothing follows; ok is false when the
-// annotator's queue is empty.
-func Next(ctx context.Context, store *db.DB, c db.Campaign, annotator string, after int64) (pairID int64, ok bool, err error) {
-	id, err := store.NextPair(ctx, c.ID, annotator, after)
-	if errors.Is(err, db.ErrNotFound) && after != 0 {
-		id, err = store.NextPair(ctx, c.ID, annotator, 0)
-	}
-	if errors.Is(err, db.ErrNotFound) {
-		return 0, false, nil
-	}
-	if err != nil {
-		return 0, false, err
-	}
-	return id, true, nil
-}
-
 // Undo withdraws by's most recent decision in c (with a retract event, so the history
-// keeps it) and returns its pair, to decide again; ok is false when there is nothing to
-// undo. If the decision changed meanwhile (another tab), the pair is returned as it is.
-func Undo(ctx context.Context, store *db.DB, c db.Campaign, by db.User) (pairID int64, ok bool, err error) {
+// keeps it) and returns it, to decide again; ok is false when there is nothing to undo.
+// If the decision changed meanwhile (another tab), it is returned as it is.
+func Undo(ctx context.Context, store *db.DB, c db.Campaign, by db.User) (undone db.LabelEvent, ok bool, err error) {
 	recent, err := store.RecentDecisions(ctx, c.ID, by.Name, 1)
 	if err != nil {
-		return 0, false, err
+		return db.LabelEvent{}, false, err
 	}
 	if len(recent) == 0 || recent[0].Kind == labels.KindRetract {
-		return 0, false, nil
+		return db.LabelEvent{}, false, nil
 	}
 	last := recent[0]
 	_, err = store.RecordEvent(ctx, c.ID, last.PairID, db.NewLabel{Annotator: by.Name, UserID: by.ID, Kind: labels.KindRetract,
 		Category: last.Category, Duplicate: last.Duplicate, Note: "undo"}, last.ID)
 	if err != nil && !errors.Is(err, db.ErrStale) {
-		return 0, false, fmt.Errorf("undo in campaign %d: %w", c.ID, err)
+		return db.LabelEvent{}, false, fmt.Errorf("undo in campaign %d: %w", c.ID, err)
 	}
-	return last.PairID, true, nil
+	return last, true, nil
 }

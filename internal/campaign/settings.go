@@ -67,7 +67,13 @@ func Update(ctx context.Context, store *db.DB, actor string, c db.Campaign, s Se
 			return fmt.Errorf("rescore campaign %d: %w", c.ID, err)
 		}
 	}
-	return store.UpdateCampaign(ctx, actor, c.Spec, next, scores)
+	if err := store.UpdateCampaign(ctx, actor, c.Spec, next, scores); err != nil {
+		return err
+	}
+	if next.Spec == c.Spec && next.Threshold == c.Threshold {
+		return nil // the queue's order depends on scores and the threshold only
+	}
+	return Rank(ctx, store, next)
 }
 
 // keepsUsedCategories refuses a category list that drops a category with standing
@@ -96,8 +102,8 @@ func keepsUsedCategories(ctx context.Context, store *db.DB, campaignID int64, ca
 
 // ScorePairs computes the exact Jaccard and MinHash estimate, under the campaign's
 // representation, of every pair of the campaign that has none yet (imported pairs) and
-// stores them; it returns how many pairs it scored. Should the representation change
-// while it works, it starts over under the new one.
+// stores them, then ranks the queue again; it returns how many pairs it scored. Should
+// the representation change while it works, it starts over under the new one.
 func ScorePairs(ctx context.Context, store *db.DB, campaignID int64) (int, error) {
 	for {
 		c, err := store.Campaign(ctx, campaignID)
@@ -119,7 +125,7 @@ func ScorePairs(ctx context.Context, store *db.DB, campaignID int64) (int, error
 		if err != nil {
 			return 0, err
 		}
-		return len(scores), nil
+		return len(scores), Rank(ctx, store, c)
 	}
 }
 

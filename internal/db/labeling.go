@@ -163,31 +163,127 @@ func (d *DB) Pair(ctx context.Context, campaignID, pairID int64) (Pair, error) {
 // the kinds whose SetsLabel is true.
 const currentKinds = `('label', 'adjudication', 'retract')`
 
+// QueueFilter narrows the pairs NextPair may pick.
+type QueueFilter struct {
+	After    int64 // a pair to leave out (the one just decided); 0 for none
+	Skipped  bool  // also pairs the annotator skipped (else they are left out)
+	NotExact bool  // leave out exact copies: Jaccard 1, or identical content hashes
+}
+
 // NextPair picks the next pair for an annotator: pairs still short of their wanted
-// number of labels that this annotator has never labeled, those already started by
-// someone else first (to complete double labels), then in sampling order; pairs the
-// annotator skipped come last; after (0 for none) is left out. It returns ErrNotFound
-// when there is none.
-func (d *DB) NextPair(ctx context.Context, campaignID int64, annotator string, after int64) (int64, error) {
+// number of labels, not adjudicated, that the annotator has no standing label on; those
+// already started by someone else first (to complete double labels), then in queue
+// rank order (campaign.Rank). It returns ErrNotFound when there is none.
+//
+// The walk follows the index label_pairs_queue (campaign, stage, rank, labelers) and
+// stops at the first pair that fits, so it costs the pairs it passes over, not the size
+// of the campaign or its history; the annotator's own (waiting for other people's
+// labels) it passes over in the index alone.
+func (d *DB) NextPair(ctx context.Context, campaignID int64, annotator string, f QueueFilter) (int64, error) {
+	q := `SELECT p.id FROM label_pairs p INDEXED BY label_pairs_queue
+		WHERE p.campaign_id = ? AND p.queue_stage < 2 AND p.id != ? AND instr(p.labelers, ?) = 0`
+	args := []any{campaignID, f.After, labelerMark(annotator)}
+	if !f.Skipped {
+		q += ` AND NOT EXISTS (SELECT 1 FROM label_events e WHERE e.pair_id = p.id AND e.annotator = ? AND e.kind = 'skip')`
+		args = append(args, annotator)
+	}
+	if f.NotExact {
+		q += ` AND NOT ` + exactPair
+	}
+	q += ` ORDER BY p.queue_stage, p.queue_rank LIMIT 1`
 	var id int64
-	err := d.r.QueryRowContext(ctx, `WITH cur AS (
-			SELECT e.pair_id, e.annotator, e.kind, row_number() OVER (PARTITION BY e.pair_id, e.annotator ORDER BY e.id DESC) AS rn
-			FROM label_events e JOIN label_pairs p ON p.id = e.pair_id
-			WHERE p.campaign_id = ? AND e.kind IN `+currentKinds+`),
-		labeled AS (SELECT pair_id, count(*) AS n, max(kind = 'adjudication') AS adjudicated FROM cur WHERE rn = 1 AND kind != 'retract' GROUP BY pair_id),
-		mine AS (SELECT pair_id FROM cur WHERE annotator = ? AND rn = 1 AND kind != 'retract'),
-		skipped AS (SELECT DISTINCT pair_id FROM label_events WHERE annotator = ? AND kind = 'skip')
-		SELECT p.id FROM label_pairs p
-		LEFT JOIN labeled l ON l.pair_id = p.id
-		WHERE p.campaign_id = ? AND p.id != ?
-		  AND coalesce(l.n, 0) < p.wanted AND coalesce(l.adjudicated, 0) = 0
-		  AND p.id NOT IN (SELECT pair_id FROM mine)
-		ORDER BY p.id IN (SELECT pair_id FROM skipped), coalesce(l.n, 0) = 0, p.id
-		LIMIT 1`, campaignID, annotator, annotator, campaignID, after).Scan(&id)
-	if err != nil {
+	if err := d.r.QueryRowContext(ctx, q, args...).Scan(&id); err != nil {
 		return 0, fmt.Errorf("next pair of campaign %d for %s: %w", campaignID, annotator, notFound(err))
 	}
 	return id, nil
+}
+
+// labelerMark is how an annotator's name appears in label_pairs.labelers (migration 0008).
+func labelerMark(annotator string) string { return "\x1f" + annotator + "\x1f" }
+
+// exactPair is true of a pair p whose documents are exact copies: Jaccard 1 under the
+// campaign's representation, or identical content hashes (documents stored without one
+// compare by their Jaccard only).
+const exactPair = `coalesce(p.similarity >= 1 OR
+	(SELECT nullif(da.content_hash, '') FROM documents da WHERE da.id = p.doc_a) = (SELECT db.content_hash FROM documents db WHERE db.id = p.doc_b), 0)`
+
+// PairExact reports whether a campaign's pair is an exact copy (see exactPair).
+func (d *DB) PairExact(ctx context.Context, campaignID, pairID int64) (bool, error) {
+	var exact bool
+	err := d.r.QueryRowContext(ctx, `SELECT `+exactPair+` FROM label_pairs p WHERE p.id = ? AND p.campaign_id = ?`, pairID, campaignID).Scan(&exact)
+	if err != nil {
+		return false, fmt.Errorf("pair %d of campaign %d: %w", pairID, campaignID, notFound(err))
+	}
+	return exact, nil
+}
+
+// LastServed returns the pair of an annotator's newest event in a campaign (a label,
+// skip, flag or undo), or ErrNotFound.
+func (d *DB) LastServed(ctx context.Context, campaignID int64, annotator string) (int64, error) {
+	var id int64
+	err := d.r.QueryRowContext(ctx, `SELECT e.pair_id FROM label_events e INDEXED BY label_events_annotator
+		JOIN label_pairs p ON p.id = e.pair_id
+		WHERE e.annotator = ? AND p.campaign_id = ? ORDER BY e.id DESC LIMIT 1`, annotator, campaignID).Scan(&id)
+	if err != nil {
+		return 0, fmt.Errorf("last pair of %s in campaign %d: %w", annotator, campaignID, notFound(err))
+	}
+	return id, nil
+}
+
+// QueuePair is what ordering a pair in the queue looks at.
+type QueuePair struct {
+	ID         int64
+	Similarity sql.NullFloat64
+	Exact      bool // see exactPair
+}
+
+// QueuePairs lists a campaign's pairs for ranking, by id.
+func (d *DB) QueuePairs(ctx context.Context, campaignID int64) ([]QueuePair, error) {
+	ps, err := queryAll(ctx, d, `SELECT p.id, p.similarity, `+exactPair+` FROM label_pairs p WHERE p.campaign_id = ? ORDER BY p.id`,
+		func(sc scanner) (QueuePair, error) {
+			var p QueuePair
+			return p, sc.Scan(&p.ID, &p.Similarity, &p.Exact)
+		}, campaignID)
+	if err != nil {
+		return nil, fmt.Errorf("queue of campaign %d: %w", campaignID, err)
+	}
+	return ps, nil
+}
+
+// SetQueueRanks stores the queue order of a campaign's pairs: ids[i] gets rank i. Pairs
+// not listed keep theirs.
+func (d *DB) SetQueueRanks(ctx context.Context, campaignID int64, ids []int64) error {
+	err := d.inTx(ctx, func(tx *sql.Tx) error {
+		stmt, err := tx.PrepareContext(ctx, `UPDATE label_pairs SET queue_rank = ? WHERE id = ? AND campaign_id = ? AND queue_rank IS NOT ?`)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		for rank, id := range ids {
+			if _, err := stmt.ExecContext(ctx, rank, id, campaignID, rank); err != nil {
+				return fmt.Errorf("pair %d: %w", id, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("rank the queue of campaign %d: %w", campaignID, err)
+	}
+	return nil
+}
+
+// UnrankedCampaigns lists the campaigns that have pairs not ranked since they were
+// added (ranks at or above 1<<40, the placeholder migration 0008 gives new pairs).
+func (d *DB) UnrankedCampaigns(ctx context.Context) ([]int64, error) {
+	ids, err := queryAll(ctx, d, `SELECT DISTINCT campaign_id FROM label_pairs WHERE queue_rank >= 1099511627776 ORDER BY campaign_id`,
+		func(sc scanner) (int64, error) {
+			var id int64
+			return id, sc.Scan(&id)
+		})
+	if err != nil {
+		return nil, fmt.Errorf("unranked campaigns: %w", err)
+	}
+	return ids, nil
 }
 
 // NewLabel is a label event to record.
@@ -200,6 +296,9 @@ type NewLabel struct {
 	Category   string
 	Duplicate  bool
 	Note       string
+	// ByParty marks an adjudication by someone with a label of their own on the pair,
+	// allowed only when no other adjudicator could: RecordEvent's audit entry says so.
+	ByParty bool
 }
 
 // LabelEvent is one recorded event.
@@ -304,7 +403,13 @@ func (d *DB) RecordEvent(ctx context.Context, campaignID, pairID int64, l NewLab
 		}
 		ev = LabelEvent{ID: id, PairID: pairID, Annotator: l.Annotator, Kind: l.Kind, Category: l.Category, Duplicate: l.Duplicate,
 			Note: l.Note, PreviousID: prev, At: now.UTC()}
-		return nil
+		if l.Kind != labels.KindAdjudication {
+			return nil
+		}
+		// Adjudications settle what others labeled: the audit log keeps who, and whether
+		// they had a label of their own on the pair.
+		return d.auditBy(ctx, tx, User{ID: l.UserID, Name: l.Annotator}, "label.adjudicate", fmt.Sprintf("pair:%d", pairID),
+			map[string]any{"campaign": campaignID, "category": l.Category, "duplicate": l.Duplicate, "by_party": l.ByParty})
 	})
 	if err != nil {
 		return LabelEvent{}, fmt.Errorf("record %s by %s on pair %d: %w", l.Kind, l.Annotator, pairID, err)
@@ -369,6 +474,37 @@ func (d *DB) CurrentLabels(ctx context.Context, campaignID int64) ([]CurrentLabe
 		return nil, fmt.Errorf("current labels of campaign %d: %w", campaignID, err)
 	}
 	return cur, nil
+}
+
+// ContestedLabel is a standing label (kind label) on a pair whose standing labels give
+// two or more distinct answers and no adjudication: what the adjudication queue is made
+// of.
+type ContestedLabel struct {
+	PairID     int64
+	Similarity sql.NullFloat64
+	Annotator  string
+	Category   string
+	Duplicate  bool
+}
+
+// ContestedLabels returns the standing labels of a campaign's pairs in dispute (two or
+// more distinct answers, no adjudication), by pair and annotator: the disputed pairs
+// from one index (label_pairs_disputed), then each one's standing labels, stored
+// together (standing_labels); CROSS JOIN keeps that order whatever the planner's
+// statistics say.
+func (d *DB) ContestedLabels(ctx context.Context, campaignID int64) ([]ContestedLabel, error) {
+	out, err := queryAll(ctx, d, `SELECT p.id, p.similarity, s.annotator, s.category, s.duplicate
+		FROM label_pairs p INDEXED BY label_pairs_disputed CROSS JOIN standing_labels s ON s.pair_id = p.id
+		WHERE p.campaign_id = ? AND p.answers >= 2 AND p.adjudicated = 0 AND s.kind = 'label'
+		ORDER BY p.id, s.annotator`,
+		func(sc scanner) (ContestedLabel, error) {
+			var c ContestedLabel
+			return c, sc.Scan(&c.PairID, &c.Similarity, &c.Annotator, &c.Category, &c.Duplicate)
+		}, campaignID)
+	if err != nil {
+		return nil, fmt.Errorf("contested labels of campaign %d: %w", campaignID, err)
+	}
+	return out, nil
 }
 
 // PairStat is a pair's place in the campaign's progress.

@@ -325,10 +325,20 @@ func TestNextPairOrder(t *testing.T) {
 	d.RecordEvent(ctx, c.ID, pairs[2], NewLabel{Annotator: "bob", Category: "exact"}, 0)
 	// ann skipped the first pair: it comes last.
 	d.RecordEvent(ctx, c.ID, pairs[0], NewLabel{Annotator: "ann", Kind: labels.KindSkip, Category: "skip"}, 0)
+	// The queue's ranks put the last pair first among those nobody started.
+	if err := d.SetQueueRanks(ctx, c.ID, []int64{pairs[3], pairs[0], pairs[1], pairs[2]}); err != nil {
+		t.Fatal(err)
+	}
+	next := func(who string) (int64, error) {
+		id, err := d.NextPair(ctx, c.ID, who, QueueFilter{})
+		if errors.Is(err, ErrNotFound) {
+			id, err = d.NextPair(ctx, c.ID, who, QueueFilter{Skipped: true})
+		}
+		return id, err
+	}
 	var order []int64
-	after := int64(0)
 	for range len(pairs) + 1 {
-		id, err := d.NextPair(ctx, c.ID, "ann", after)
+		id, err := next("ann")
 		if errors.Is(err, ErrNotFound) {
 			break
 		}
@@ -340,13 +350,25 @@ func TestNextPairOrder(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	want := []int64{pairs[2], pairs[1], pairs[3], pairs[0]}
+	want := []int64{pairs[2], pairs[3], pairs[1], pairs[0]}
 	if fmt.Sprint(order) != fmt.Sprint(want) {
 		t.Errorf("ann's queue %v; want %v", order, want)
 	}
 	recent, err := d.RecentDecisions(ctx, c.ID, "ann", 2)
-	if err != nil || len(recent) != 2 || recent[0].PairID != pairs[0] || recent[1].PairID != pairs[3] {
-		t.Errorf("RecentDecisions = %+v, %v; want pairs %d, %d", recent, err, pairs[0], pairs[3])
+	if err != nil || len(recent) != 2 || recent[0].PairID != pairs[0] || recent[1].PairID != pairs[1] {
+		t.Errorf("RecentDecisions = %+v, %v; want pairs %d, %d", recent, err, pairs[0], pairs[1])
+	}
+	// Every pair wants two labels and has ann's; bob's queue holds all but the one he
+	// labeled. An undo puts a pair back in its annotator's queue.
+	if id, err := next("bob"); err != nil || id != pairs[3] {
+		t.Errorf("bob's next pair %d, %v; want %d", id, err, pairs[3])
+	}
+	latest, _ := d.LatestEvent(ctx, pairs[1], "ann")
+	if _, err := d.RecordEvent(ctx, c.ID, pairs[1], NewLabel{Annotator: "ann", Kind: labels.KindRetract, Category: "exact"}, latest.ID); err != nil {
+		t.Fatal(err)
+	}
+	if id, err := next("ann"); err != nil || id != pairs[1] {
+		t.Errorf("after an undo ann's next pair is %d, %v; want %d back", id, err, pairs[1])
 	}
 }
 

@@ -306,3 +306,65 @@ func (d *DB) AcceptInvite(ctx context.Context, tokenHash []byte, name, hash stri
 	}
 	return u, nil
 }
+
+// PendingInvite is an invite that can still be used, for the Team page.
+type PendingInvite struct {
+	TokenHash []byte // names it (a revoke form); reveals nothing of the link
+	Role      auth.Role
+	Note      string
+	CreatedBy string
+	CreatedAt time.Time
+	ExpiresAt time.Time
+}
+
+// PendingInvites lists the unused, unexpired invites, newest first.
+func (d *DB) PendingInvites(ctx context.Context) ([]PendingInvite, error) {
+	invs, err := queryAll(ctx, d, `SELECT i.token_hash, i.role, i.note, u.name, i.created_at, i.expires_at
+		FROM invites i JOIN users u ON u.id = i.created_by
+		WHERE i.used_at IS NULL AND i.expires_at > ? ORDER BY i.created_at DESC, i.rowid DESC`,
+		func(sc scanner) (PendingInvite, error) {
+			var inv PendingInvite
+			var role, created, expires string
+			if err := sc.Scan(&inv.TokenHash, &role, &inv.Note, &inv.CreatedBy, &created, &expires); err != nil {
+				return inv, err
+			}
+			var err error
+			if inv.Role, err = auth.ParseRole(role); err != nil {
+				return inv, err
+			}
+			if inv.CreatedAt, err = parseTime("created_at", created); err != nil {
+				return inv, err
+			}
+			inv.ExpiresAt, err = parseTime("expires_at", expires)
+			return inv, err
+		}, d.stamp())
+	if err != nil {
+		return nil, fmt.Errorf("pending invites: %w", err)
+	}
+	return invs, nil
+}
+
+// RevokeInvite deletes an unused invite, so its link stops working, and records who
+// did it. An unknown, used or expired invite is ErrNotFound.
+func (d *DB) RevokeInvite(ctx context.Context, actor User, tokenHash []byte) (PendingInvite, error) {
+	inv := PendingInvite{TokenHash: tokenHash}
+	err := d.inTx(ctx, func(tx *sql.Tx) error {
+		var role string
+		err := tx.QueryRowContext(ctx, `SELECT role, note FROM invites WHERE token_hash = ? AND used_at IS NULL AND expires_at > ?`,
+			tokenHash, d.stamp()).Scan(&role, &inv.Note)
+		if err != nil {
+			return notFound(err)
+		}
+		if inv.Role, err = auth.ParseRole(role); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM invites WHERE token_hash = ?`, tokenHash); err != nil {
+			return err
+		}
+		return d.auditBy(ctx, tx, actor, "invite.revoke", "invite", map[string]any{"role": inv.Role, "note": inv.Note})
+	})
+	if err != nil {
+		return PendingInvite{}, fmt.Errorf("revoke invite: %w", err)
+	}
+	return inv, nil
+}

@@ -130,8 +130,9 @@ func TestBrowserTeam(t *testing.T) {
 		chromedp.WaitVisible(`[data-testid="invite-form"]`),
 		chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid="invite-role"]').value = "annotator"`),
 		chromedp.Click(`[data-testid="invite-submit"]`))
-	admin.waitFor(`!!document.querySelector('[data-testid="invite-link"]')`)
-	link := admin.text(`[data-testid="invite-link"]`)
+	// The link shows once, on the Team page the form redirects to (a GET).
+	admin.waitFor(`!!document.querySelector('[data-testid="notice-secret"]')`)
+	link := admin.text(`[data-testid="notice-secret"]`)
 	if !strings.HasPrefix(link, base+"/invite/") {
 		t.Fatalf("invite link %q", link)
 	}
@@ -155,7 +156,10 @@ func TestBrowserTeam(t *testing.T) {
 		t.Errorf("used invite link: %s; want 404", status)
 	}
 
+	// Disabling asks first, on a page of its own.
 	admin.do(chromedp.Navigate(base+"/admin/users"), chromedp.Click(`[data-testid="disable-bo"]`))
+	admin.waitFor(`!!document.querySelector('[data-testid="confirm-disable-submit"]')`)
+	admin.do(chromedp.Click(`[data-testid="confirm-disable-submit"]`))
 	admin.waitFor(`document.querySelector('[data-testid="user-bo"]')?.innerText.includes("disabled")`)
 	ann.do(chromedp.Navigate(base + "/"))
 	ann.waitFor(`document.location.pathname === "/login"`)

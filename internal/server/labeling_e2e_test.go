@@ -65,6 +65,10 @@ func setupLabeling(t *testing.T, store *db.DB) (campaignID int64, pairs []int64)
 	for _, p := range refs {
 		pairs = append(pairs, p.ID)
 	}
+	// The queue in the order they were added (scoring ranked it across the bins).
+	if err := store.SetQueueRanks(ctx, c.ID, pairs); err != nil {
+		t.Fatal(err)
+	}
 	for _, name := range []string{"ann1", "ann2"} {
 		hash, _ := auth.HashPassword(name+" password!", testKDF)
 		if _, err := store.CreateUser(ctx, "test", name, "annotator", hash); err != nil {

@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/dedupstudio/dedupstudio/internal/auth"
@@ -32,8 +33,9 @@ type Config struct {
 	Log     *slog.Logger
 	Store   *db.DB
 	Version string
-	// Ready, if set, is called with the URL the server listens on once it accepts
-	// connections, and the one-time setup link when the database has no users yet.
+	// Ready, if set, is called with the URL the server listens on once it answers
+	// requests (it is serving, not only listening), and the one-time setup link when
+	// the database has no users yet.
 	Ready func(url, setupLink string)
 	// Console receives the setup link for a person to open (the terminal); may be nil.
 	Console io.Writer
@@ -89,6 +91,19 @@ func browsable(a net.Addr) string {
 		host = "localhost"
 	}
 	return net.JoinHostPort(host, port)
+}
+
+// readyListener closes ready when the server first asks it for a connection: from then
+// on a request is answered.
+type readyListener struct {
+	net.Listener
+	ready chan struct{}
+	once  sync.Once
+}
+
+func (l *readyListener) Accept() (net.Conn, error) {
+	l.once.Do(func() { close(l.ready) })
+	return l.Listener.Accept()
 }
 
 // Run serves until ctx is done, then gives requests in flight up to ten seconds to finish.
@@ -155,7 +170,24 @@ func Run(ctx context.Context, cfg Config) error {
 		scheme = "https"
 	}
 	url := scheme + "://" + browsable(ln.Addr())
-	cfg.Log.Info("listening", "url", url, "max_conns", conns.max, "read_timeout", cfg.ReadTimeout)
+	// Serve first; say where only once the server is taking connections, so the
+	// link on the console answers when it is opened.
+	accepting := make(chan struct{})
+	rl := &readyListener{Listener: conns, ready: accepting}
+	errc := make(chan error, 1)
+	go func() {
+		if cfg.TLSCert != "" {
+			errc <- srv.ServeTLS(rl, cfg.TLSCert, cfg.TLSKey)
+			return
+		}
+		errc <- srv.Serve(rl)
+	}()
+	select {
+	case <-accepting:
+	case err := <-errc:
+		return err
+	}
+	cfg.Log.Info("listening on "+url, "url", url, "max_conns", conns.max, "read_timeout", cfg.ReadTimeout)
 	var setupLink string
 	if setupToken != "" {
 		setupLink = url + "/setup?token=" + setupToken
@@ -166,14 +198,6 @@ func Run(ctx context.Context, cfg Config) error {
 	if cfg.Ready != nil {
 		cfg.Ready(url, setupLink)
 	}
-	errc := make(chan error, 1)
-	go func() {
-		if cfg.TLSCert != "" {
-			errc <- srv.ServeTLS(conns, cfg.TLSCert, cfg.TLSKey)
-			return
-		}
-		errc <- srv.Serve(conns)
-	}()
 	select {
 	case err := <-errc:
 		return err

@@ -20,7 +20,7 @@ type ShapeRow struct {
 // calculator.
 type Home struct {
 	Page
-	Datasets []DatasetView
+	Data Data
 	// The form, as typed.
 	Threshold string
 	Hashes    string
@@ -69,7 +69,7 @@ func HomePage(h Home) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = DataOverview(h.Datasets).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = DataOverview(h.Data).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
