@@ -25,7 +25,7 @@ const (
 	Annotator Role = "annotator" // labels pairs
 	Reviewer  Role = "reviewer"  // labels, runs sweeps, prepares manifests, imports labels
 	Approver  Role = "approver"  // signs manifests off
-	Admin     Role = "admin"     // manages users and datasets
+	Admin     Role = "admin"     // everything: users and datasets, and every other role's work
 )
 
 // Roles lists every role, least to most administrative.
@@ -62,7 +62,7 @@ var grants = map[Role][]Permission{
 	Annotator: {View, Label},
 	Reviewer:  {View, Label, Adjudicate, ManageCampaigns, ImportLabels, RunSweeps, PrepareManifests},
 	Approver:  {View, Approve},
-	Admin:     {View, ImportData, ImportLabels, ManageUsers},
+	Admin:     {View, Label, Adjudicate, ManageCampaigns, ImportData, ImportLabels, RunSweeps, PrepareManifests, Approve, ManageUsers},
 }
 
 // Can reports whether role r has permission p.

@@ -42,7 +42,7 @@ func TestRolesGrant(t *testing.T) {
 		{Annotator, Label, true}, {Annotator, RunSweeps, false}, {Annotator, Approve, false}, {Annotator, ManageUsers, false},
 		{Reviewer, Label, true}, {Reviewer, RunSweeps, true}, {Reviewer, PrepareManifests, true}, {Reviewer, Approve, false},
 		{Approver, Approve, true}, {Approver, PrepareManifests, false}, {Approver, Label, false},
-		{Admin, ManageUsers, true}, {Admin, ImportData, true}, {Admin, Approve, false},
+		{Admin, ManageUsers, true}, {Admin, ImportData, true}, {Admin, Approve, true},
 	} {
 		if got := tc.role.Can(tc.perm); got != tc.want {
 			t.Errorf("%s.Can(%s) = %v; want %v", tc.role, tc.perm, got, tc.want)
