@@ -35,7 +35,17 @@ ALTER TABLE manifest_items ADD COLUMN decided_by INTEGER REFERENCES users (id);
 ALTER TABLE manifest_items ADD COLUMN decided_at TEXT;
 ALTER TABLE manifest_items ADD COLUMN bulk_bar REAL;
 ALTER TABLE manifest_items ADD COLUMN row_hash TEXT NOT NULL DEFAULT '';
+ALTER TABLE manifest_items ADD COLUMN bucket INTEGER NOT NULL DEFAULT 0; -- review.Bucket(document_id)
 CREATE INDEX review_items_cluster ON manifest_items (cluster_id, document_id);
+-- A change rehashes the buckets of the rows it touched (review.ManifestHash): their row
+-- hashes come from this index alone; the bucket hashes are kept per manifest.
+CREATE INDEX review_items_bucket ON manifest_items (manifest_id, bucket, document_id, row_hash);
+CREATE TABLE manifest_buckets (
+    manifest_id INTEGER NOT NULL REFERENCES manifests (id) ON DELETE CASCADE,
+    bucket      INTEGER NOT NULL,
+    hash        TEXT NOT NULL,
+    PRIMARY KEY (manifest_id, bucket)
+) STRICT, WITHOUT ROWID;
 CREATE INDEX manifest_items_decided_by ON manifest_items (decided_by);
 
 -- Approvers' verdicts remember the role they were given in; a comment may be about one

@@ -251,7 +251,7 @@ func (d *DB) CreateManifest(ctx context.Context, by User, nm NewManifest) (Manif
 		if m, err = loadManifest(ctx, tx, id); err != nil {
 			return err
 		}
-		if m.ContentHash, err = refreshHash(ctx, tx, m); err != nil {
+		if m.ContentHash, err = refreshHash(ctx, tx, m, nil); err != nil {
 			return err
 		}
 		return d.auditBy(ctx, tx, by, "manifest.prepare", manifestSubject(id), map[string]any{
@@ -345,9 +345,9 @@ func insertItem(ctx context.Context, tx *sql.Tx, manifestID int64, it Item, docs
 		decidedAt = it.DecidedAt
 	}
 	_, err = tx.ExecContext(ctx, `INSERT INTO manifest_items (id, manifest_id, cluster_id, document_id, keeper_id, score, decision,
-		reason, estimate, exact, reviewed, decided_by, decided_at, bulk_bar, row_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		reason, estimate, exact, reviewed, decided_by, decided_at, bulk_bar, row_hash, bucket) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		id, manifestID, it.Cluster, it.Doc, it.Keeper, it.Score, decision, string(it.Reason), it.Estimate, it.Exact, reviewed,
-		nullID(it.DecidedBy), decidedAt, bulk, row.Hash())
+		nullID(it.DecidedBy), decidedAt, bulk, row.Hash(), review.Bucket(it.Doc))
 	return err
 }
 
@@ -370,26 +370,45 @@ func loadManifest(ctx context.Context, tx *sql.Tx, id int64) (Manifest, error) {
 	return scanManifest(tx.QueryRowContext(ctx, `SELECT `+manifestColumns+manifestFrom+` WHERE m.id = ?`, id))
 }
 
-// refreshHash recomputes a manifest's content hash from its items' stored row hashes,
-// stores it, and returns it.
-func refreshHash(ctx context.Context, tx *sql.Tx, m Manifest) (string, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT row_hash FROM manifest_items WHERE manifest_id = ? ORDER BY document_id`, m.ID)
+// refreshHash rehashes the buckets of a manifest (all of them when buckets is nil) from
+// their items' stored row hashes, then the content hash from the bucket hashes; it stores
+// both and returns the content hash.
+func refreshHash(ctx context.Context, tx *sql.Tx, m Manifest, buckets map[int]bool) (string, error) {
+	if buckets == nil {
+		buckets = make(map[int]bool, review.HashBuckets)
+		for b := range review.HashBuckets {
+			buckets[b] = true
+		}
+	}
+	for b := range buckets {
+		rows, err := collect(ctx, tx, `SELECT row_hash FROM manifest_items WHERE manifest_id = ? AND bucket = ? ORDER BY document_id`,
+			func(sc scanner) (string, error) {
+				var h string
+				return h, sc.Scan(&h)
+			}, m.ID, b)
+		if err != nil {
+			return "", err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO manifest_buckets (manifest_id, bucket, hash) VALUES (?, ?, ?)
+			ON CONFLICT (manifest_id, bucket) DO UPDATE SET hash = excluded.hash`, m.ID, b, review.BucketHash(rows)); err != nil {
+			return "", err
+		}
+	}
+	var all [review.HashBuckets]string
+	list, err := collect(ctx, tx, `SELECT bucket, hash FROM manifest_buckets WHERE manifest_id = ?`, func(sc scanner) ([2]any, error) {
+		var b int
+		var h string
+		return [2]any{b, h}, sc.Scan(&b, &h)
+	}, m.ID)
 	if err != nil {
 		return "", err
 	}
-	defer rows.Close()
-	h := review.NewManifestHasher(m.Dataset, m.Params)
-	for rows.Next() {
-		var rh string
-		if err := rows.Scan(&rh); err != nil {
-			return "", err
+	for _, x := range list {
+		if b := x[0].(int); b >= 0 && b < review.HashBuckets {
+			all[b] = x[1].(string)
 		}
-		h.Add(rh)
 	}
-	if err := rows.Err(); err != nil {
-		return "", err
-	}
-	sum := h.Sum()
+	sum := review.ManifestHashOf(m.Dataset, m.Params, &all)
 	if _, err := tx.ExecContext(ctx, `UPDATE manifests SET content_hash = ? WHERE id = ?`, sum, m.ID); err != nil {
 		return "", err
 	}

@@ -22,6 +22,26 @@ type changeSet struct {
 	Clusters []Cluster `json:"clusters,omitempty"`
 }
 
+// buckets returns the hash buckets of every row a change set holds.
+func (cs changeSet) buckets(into map[int]bool) {
+	for _, it := range cs.Items {
+		into[review.Bucket(it.Doc)] = true
+	}
+	for _, c := range cs.Clusters {
+		for _, it := range c.Items {
+			into[review.Bucket(it.Doc)] = true
+		}
+	}
+}
+
+// buckets returns the hash buckets a change touched: those of its rows before and after.
+func (ch change) buckets() map[int]bool {
+	out := map[int]bool{}
+	ch.before.buckets(out)
+	ch.after.buckets(out)
+	return out
+}
+
 // change is one review action inside its transaction.
 type change struct {
 	action  string
@@ -38,7 +58,7 @@ type change struct {
 // sign-off superseded); it records the change for undo and writes its audit event.
 func (d *DB) commit(ctx context.Context, tx *sql.Tx, by User, m Manifest, ch change) error {
 	old := m.ContentHash
-	now, err := refreshHash(ctx, tx, m)
+	now, err := refreshHash(ctx, tx, m, ch.buckets())
 	if err != nil {
 		return err
 	}

@@ -14,9 +14,10 @@
 // hashes:
 //
 //   - the manifest's content hash (ManifestHash): SHA-256 over the dataset's identity,
-//     every parameter and every row with its review decision, rows in the dataset's
-//     import order. Any change to a row or a decision changes it, which dismisses the
-//     approvals given to the old hash (GitHub's "dismiss stale approvals").
+//     every parameter and every row with its review decision (a two-level hash: rows in
+//     256 buckets by document, so that one decision rehashes one bucket). Any change to
+//     a row or a decision changes it, which dismisses the approvals given to the old
+//     hash (GitHub's "dismiss stale approvals").
 //   - the dataset snapshot hash (DatasetHasher): SHA-256 over every live document's
 //     external id and content hash. A document tombstoned by another manifest, or a
 //     changed document, changes it.

@@ -226,37 +226,60 @@ func (r Row) Hash() string {
 
 func fmtFloat(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 
-// ManifestHasher computes a manifest's content hash: SHA-256 over a version line, the
-// dataset's identity, the parameters, and the hash of every row (Row.Hash) in the order
-// of the rows' documents in the dataset (import order), one per line. Rows are added
-// with Add in that order.
-type ManifestHasher struct {
-	h hash.Hash
+// HashBuckets is the number of buckets a manifest's rows are hashed in (see
+// ManifestHash): a change to one row rehashes its bucket and the bucket list, not every
+// row, so deciding on a removal costs the same in a manifest of 100 rows or 100,000.
+const HashBuckets = 256
+
+// Bucket returns the hash bucket of the row of document doc (the store's id).
+func Bucket(doc int64) int { return int(uint64(doc) % HashBuckets) }
+
+// BucketHash is the hash of one bucket: SHA-256 (hex) over the hashes of its rows
+// (Row.Hash) in import order, one per line; "" for an empty bucket.
+func BucketHash(rowHashes []string) string {
+	if len(rowHashes) == 0 {
+		return ""
+	}
+	h := sha256.New()
+	for _, rh := range rowHashes {
+		h.Write([]byte(rh))
+		h.Write([]byte{'\n'})
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
-// NewManifestHasher starts the hash of a manifest of ds computed with p.
-func NewManifestHasher(ds Dataset, p Params) *ManifestHasher {
+// ManifestHashOf is a manifest's content hash from its bucket hashes: SHA-256 over a
+// version line, the dataset's identity, the parameters, and the HashBuckets bucket
+// hashes in order ("-" for an empty one), one per line; "m" and 64 hex digits.
+func ManifestHashOf(ds Dataset, p Params, buckets *[HashBuckets]string) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "dedupstudio manifest v1\ndataset\t%s\t%d\t%s\nparams\t%s\n", ds.Name, ds.Version, ds.ContentHash, p.canonical())
-	return &ManifestHasher{h: h}
-}
-
-// Add adds the next row's hash (Row.Hash).
-func (m *ManifestHasher) Add(rowHash string) {
-	m.h.Write([]byte(rowHash))
-	m.h.Write([]byte{'\n'})
-}
-
-// Sum returns the content hash, "m" followed by 64 hex digits.
-func (m *ManifestHasher) Sum() string { return "m" + hex.EncodeToString(m.h.Sum(nil)) }
-
-// ManifestHash is the content hash of rows (in their documents' import order).
-func ManifestHash(ds Dataset, p Params, rows []Row) string {
-	m := NewManifestHasher(ds, p)
-	for _, r := range rows {
-		m.Add(r.Hash())
+	for _, b := range buckets {
+		if b == "" {
+			b = "-"
+		}
+		h.Write([]byte(b))
+		h.Write([]byte{'\n'})
 	}
-	return m.Sum()
+	return "m" + hex.EncodeToString(h.Sum(nil))
+}
+
+// ManifestHash is the content hash of a manifest of ds computed with p whose rows are
+// rows (in import order): each row hashed (Row.Hash), the row hashes of each bucket
+// (Bucket of the row's document) hashed together (BucketHash), and the bucket hashes
+// with the dataset and the parameters (ManifestHashOf). Any change to a row, a decision,
+// a parameter or the dataset's identity changes it.
+func ManifestHash(ds Dataset, p Params, rows []Row) string {
+	var per [HashBuckets][]string
+	for _, r := range rows {
+		b := Bucket(r.Doc)
+		per[b] = append(per[b], r.Hash())
+	}
+	var buckets [HashBuckets]string
+	for b, hs := range per {
+		buckets[b] = BucketHash(hs)
+	}
+	return ManifestHashOf(ds, p, &buckets)
 }
 
 // DatasetHasher computes a dataset snapshot hash: SHA-256 over a version line and the
