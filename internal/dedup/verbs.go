@@ -244,3 +244,30 @@ func Comment(ctx context.Context, store *db.DB, by db.User, m db.Manifest, clust
 	_, err := store.AddReview(ctx, by, m.ID, db.NewReview{Verdict: review.Comment, Comment: text, Cluster: clusterID}, nil)
 	return err
 }
+
+// Similarities returns the exact Jaccard similarity under spec of every pair of the
+// documents ids (1 on the diagonal), for a cluster's similarity matrix.
+func Similarities(ctx context.Context, store *db.DB, spec lsh.Spec, ids []int64) ([][]float64, error) {
+	texts, err := store.DocumentTexts(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	h, err := lsh.NewHasher(spec)
+	if err != nil {
+		return nil, err
+	}
+	sets := make([][]uint64, len(texts))
+	for i, t := range texts {
+		sets[i] = h.ShingleSet(t)
+	}
+	out := make([][]float64, len(ids))
+	for i := range out {
+		out[i] = make([]float64, len(ids))
+		out[i][i] = 1
+		for j := range i {
+			s := lsh.ExactJaccard(sets[i], sets[j])
+			out[i][j], out[j][i] = s, s
+		}
+	}
+	return out, nil
+}
