@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/review"
 	"github.com/dedupstudio/dedupstudio/web/templates"
 )
 
@@ -150,11 +152,17 @@ func detailText(detail string) string {
 	return strings.Join(parts, "; ")
 }
 
+// hashLike matches the content hashes details carry: manifest (m), dataset (d) or bare.
+var hashLike = regexp.MustCompile(`^[md]?[0-9a-f]{64}$`)
+
 func valueText(v any) string {
 	switch x := v.(type) {
 	case nil:
 		return "none"
 	case string:
+		if hashLike.MatchString(x) {
+			return review.Short(x) + "…" // the full hash is on the manifest and in the sign-off record
+		}
 		return x
 	case bool:
 		return yesNo(x)
