@@ -1,15 +1,18 @@
 // Command demosample rebuilds the demo sample (internal/demo/sample.jsonl.gz, labels.csv
-// and testdata/blind/pairs.jsonl) from the team's shared corpus, and scores blind judges
-// against the rule labels. The build is deterministic; the selection, labeling rules and
-// sampling design are in internal/demo's package documentation.
+// and the current blind round's testdata/blind/round<N>/pairs.jsonl) from the team's
+// shared corpus, and scores blind judges against the rules. The build is deterministic;
+// the selection, labeling rules and sampling design are in internal/demo's package
+// documentation.
 //
 //	go run ./cmd/demosample -corpus ../shared/data/corpus.jsonl.gz -out internal/demo
-//	go run ./cmd/demosample -check internal/demo/testdata/blind/ada.csv [more judges.csv ...]
+//	go run ./cmd/demosample -check ada.csv [more judges.csv ...]
+//	go run ./cmd/demosample -pairs internal/demo/testdata/blind/round1/pairs.jsonl -check judge1.csv judge2.csv
 package main
 
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,11 +22,12 @@ import (
 
 func main() {
 	corpus := flag.String("corpus", "../shared/data/corpus.jsonl.gz", "the shared corpus")
-	out := flag.String("out", "internal/demo", "directory for sample.jsonl.gz, labels.csv and testdata/blind/pairs.jsonl")
-	check := flag.String("check", "", "a judge's CSV (n,a,b,category,duplicate,note) to score against the rule labels; more judges as arguments")
+	out := flag.String("out", "internal/demo", "directory for sample.jsonl.gz, labels.csv and the blind round's pairs (earlier rounds are read from it)")
+	check := flag.String("check", "", "a judge's CSV (n,a,b,category,duplicate,note) to score against the rules; more judges as arguments")
+	pairs := flag.String("pairs", filepath.Join("internal", "demo", demo.BlindPairsPath(demo.BlindRound)), "with -check: the blind round's pairs.jsonl the judges labeled")
 	flag.Parse()
 	if *check != "" {
-		if err := runCheck(append([]string{*check}, flag.Args()...)); err != nil {
+		if err := runCheck(os.Stdout, *pairs, append([]string{*check}, flag.Args()...)); err != nil {
 			fmt.Fprintln(os.Stderr, "error:", err)
 			os.Exit(1)
 		}
@@ -35,10 +39,20 @@ func main() {
 	}
 }
 
-// runCheck reads every judge's file and prints their agreement with the rules and with
-// each other. The judge's name is the file name without its extension.
-func runCheck(files []string) error {
-	rules, err := demo.RuleJudgements()
+// runCheck reads the round's pairs and every judge's file and prints the judges'
+// agreement with the current rules and with each other. A judge's name is the file name
+// without its extension.
+func runCheck(w io.Writer, pairsPath string, files []string) error {
+	f, err := os.Open(pairsPath)
+	if err != nil {
+		return err
+	}
+	pairs, err := demo.ReadBlindPairs(f, pairsPath)
+	f.Close()
+	if err != nil {
+		return err
+	}
+	rules, err := demo.RuleJudgements(pairs)
 	if err != nil {
 		return err
 	}
@@ -61,6 +75,8 @@ func runCheck(files []string) error {
 		}
 		judges = append(judges, demo.Judge{Name: name, Judgements: js})
 	}
-	demo.Check(rules, judges).Write(os.Stdout)
+	rep := demo.Check(rules, judges)
+	rep.Pairs = pairsPath
+	rep.Write(w)
 	return nil
 }

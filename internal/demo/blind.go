@@ -1,34 +1,108 @@
 package demo
 
 import (
+	"bufio"
+	"bytes"
 	"cmp"
 	"encoding/json"
+	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/dedupstudio/dedupstudio/internal/corpus"
 )
 
-// blindPerCategory is how many drawn pairs of each rule category go to the blind check.
+// blindPerCategory is how many drawn pairs of each category go to a blind round.
 const blindPerCategory = 12
 
-// blindPair is one pair shown to the blind judges: ids and texts, nothing the rules said.
+// BlindRound is the blind round the build draws: testdata/blind/round<BlindRound>/pairs.jsonl,
+// from pairs that no earlier round showed. The earlier rounds' files stay as they were
+// judged, so their judges can still be scored.
+const BlindRound = 2
+
+// BlindPairsPath is where round r's pairs are, relative to the package directory.
+func BlindPairsPath(r int) string {
+	return filepath.Join("testdata", "blind", fmt.Sprintf("round%d", r), "pairs.jsonl")
+}
+
+// BlindPair is one pair of a blind round as the judges see it: a number, two ids, two
+// texts, nothing the rules said.
+type BlindPair struct {
+	N     int    `json:"n"`
+	A     string `json:"a"`
+	B     string `json:"b"`
+	TextA string `json:"text_a"`
+	TextB string `json:"text_b"`
+}
+
+// ReadBlindPairs reads a round's pairs.jsonl. A line that is not such a pair, or that
+// carries any other field (a hint the judges must not see), is an error naming the file
+// and line; nothing is returned then.
+func ReadBlindPairs(r io.Reader, name string) ([]BlindPair, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<26)
+	var out []BlindPair
+	for line := 1; sc.Scan(); line++ {
+		dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
+		dec.DisallowUnknownFields()
+		var p BlindPair
+		if err := dec.Decode(&p); err != nil {
+			return nil, &corpus.RecordError{Place: corpus.Place{File: name, Line: line}, Msg: fmt.Sprintf("not a blind pair (n, a, b, text_a, text_b only): %v", err)}
+		}
+		if p.A == "" || p.B == "" {
+			return nil, &corpus.RecordError{Place: corpus.Place{File: name, Line: line}, Field: "a", Msg: "both a and b are needed"}
+		}
+		out = append(out, p)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return out, nil
+}
+
+// readEarlierRounds collects the pairs of rounds 1 .. BlindRound-1 under dir, which a new
+// round must not show again.
+func readEarlierRounds(dir string) (map[[2]string]bool, error) {
+	seen := map[[2]string]bool{}
+	for r := 1; r < BlindRound; r++ {
+		path := filepath.Join(dir, BlindPairsPath(r))
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("blind round %d (its pairs are left out of round %d): %w", r, BlindRound, err)
+		}
+		ps, err := ReadBlindPairs(f, path)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range ps {
+			seen[pairKey(p.A, p.B)] = true
+		}
+	}
+	return seen, nil
+}
+
+// blindPair is one pair of the round being drawn.
 type blindPair struct {
 	drawnPair
 	n int
 }
 
-// blindSample picks blindPerCategory drawn pairs of each category, round-robin over the
-// category's strata from the lowest Jaccard bin up (a seeded random pair of the stratum
-// each time), then shuffles them and numbers them, so the order tells nothing either.
-func blindSample(drawn []drawnPair) []blindPair {
-	rng := rand.New(rand.NewPCG(seed, 3))
+// blindSample picks blindPerCategory drawn pairs of each category that no earlier round
+// showed, round-robin over the category's strata from the lowest Jaccard bin up (a seeded
+// random pair of the stratum each time), then shuffles them and numbers them, so the order
+// tells nothing either. Each round has its own random stream.
+func blindSample(docs []doc, drawn []drawnPair, earlier map[[2]string]bool) []blindPair {
+	rng := rand.New(rand.NewPCG(seed, 2+BlindRound))
 	var out []blindPair
 	for _, cat := range categoryOrder {
 		var keys []string
 		byStratum := map[string][]drawnPair{}
 		for _, p := range drawn {
-			if p.category != cat {
+			if p.category != cat || earlier[pairKey(docs[p.a].ID, docs[p.b].ID)] {
 				continue
 			}
 			if byStratum[p.stratum] == nil {
@@ -72,13 +146,7 @@ func writeBlind(path string, docs []doc, pairs []blindPair) error {
 	enc := json.NewEncoder(f)
 	enc.SetEscapeHTML(false)
 	for _, p := range pairs {
-		rec := struct {
-			N     int    `json:"n"`
-			A     string `json:"a"`
-			B     string `json:"b"`
-			TextA string `json:"text_a"`
-			TextB string `json:"text_b"`
-		}{p.n, docs[p.a].ID, docs[p.b].ID, docs[p.a].Text, docs[p.b].Text}
+		rec := BlindPair{N: p.n, A: docs[p.a].ID, B: docs[p.b].ID, TextA: docs[p.a].Text, TextB: docs[p.b].Text}
 		if err := enc.Encode(rec); err != nil {
 			f.Close()
 			return err

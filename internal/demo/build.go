@@ -46,9 +46,14 @@ const (
 
 // Build reads the corpus, selects the demo documents, classifies every pair of them by
 // the rules in the package documentation, draws the stratified sample (Design), and writes
-// sample.jsonl.gz, labels.csv and testdata/blind/pairs.jsonl into outDir. It is
-// deterministic.
+// sample.jsonl.gz, labels.csv and the pairs of blind round BlindRound into outDir. The
+// earlier rounds' pairs files must be in outDir already: the new round leaves their pairs
+// out. It is deterministic.
 func Build(corpusPath, outDir string, log io.Writer) error {
+	earlier, err := readEarlierRounds(outDir)
+	if err != nil {
+		return err
+	}
 	all, err := readCorpus(corpusPath)
 	if err != nil {
 		return err
@@ -70,7 +75,7 @@ func Build(corpusPath, outDir string, log io.Writer) error {
 	if err := writeLabels(filepath.Join(outDir, "labels.csv"), docs, drawn); err != nil {
 		return err
 	}
-	return writeBlind(filepath.Join(outDir, "testdata", "blind", "pairs.jsonl"), docs, blindSample(drawn))
+	return writeBlind(filepath.Join(outDir, BlindPairsPath(BlindRound)), docs, blindSample(docs, drawn, earlier))
 }
 
 func readCorpus(path string) ([]CorpusDoc, error) {

@@ -1,7 +1,6 @@
 package demo
 
 import (
-	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -17,7 +16,7 @@ import (
 
 // Judgement is one answer about a pair: a blind judge's or the rules'.
 type Judgement struct {
-	N         int // the pair's number in testdata/blind/pairs.jsonl (0 for the rules)
+	N         int // the pair's number in its round's pairs.jsonl
 	A, B      string
 	Category  string // a default category key
 	Duplicate bool
@@ -94,15 +93,44 @@ func ReadJudgements(r io.Reader, name string) ([]Judgement, error) {
 	return out, nil
 }
 
-// RuleJudgements are the shipped rule labels by pair.
-func RuleJudgements() (map[[2]string]Judgement, error) {
-	rows, err := csv.NewReader(bytes.NewReader(labelsCSV)).ReadAll()
+// RuleJudgements are what the current rules say about the given pairs, decided on the
+// texts of the shipped sample (the rules need each document's section and rendering, which
+// the judges' files do not carry). Rounds drawn under earlier rules are scored against the
+// rules as they are now.
+func RuleJudgements(pairs []BlindPair) (map[[2]string]Judgement, error) {
+	sel, err := readSample()
 	if err != nil {
-		return nil, fmt.Errorf("demo labels: %w", err)
+		return nil, err
+	}
+	index := map[string]int{}
+	for i, d := range sel {
+		index[d.ID] = i
+	}
+	analyzed := map[int]*doc{}
+	docOf := func(id string) (*doc, error) {
+		i, ok := index[id]
+		if !ok {
+			return nil, fmt.Errorf("pair document %q is not in the demo sample", id)
+		}
+		if analyzed[i] == nil {
+			analyzed[i] = &doc{CorpusDoc: &sel[i], text: analyze(sel[i].Text)}
+		}
+		return analyzed[i], nil
 	}
 	out := map[[2]string]Judgement{}
-	for _, r := range rows[1:] {
-		out[pairKey(r[0], r[1])] = Judgement{A: r[0], B: r[1], Category: r[2], Duplicate: r[3] == "yes", Note: r[5]}
+	for _, p := range pairs {
+		x, err := docOf(p.A)
+		if err != nil {
+			return nil, fmt.Errorf("blind pair %d: %w", p.N, err)
+		}
+		y, err := docOf(p.B)
+		if err != nil {
+			return nil, fmt.Errorf("blind pair %d: %w", p.N, err)
+		}
+		f := measure(x, y)
+		v := classify(x, y, &f)
+		out[pairKey(p.A, p.B)] = Judgement{N: p.N, A: p.A, B: p.B, Category: v.category, Duplicate: v.duplicate,
+			Note: fmt.Sprintf("%s; word 5-shingle J=%.3f, containment %.3f", v.rule, f.j, f.c)}
 	}
 	return out, nil
 }
@@ -130,7 +158,8 @@ type Agreement struct {
 // CheckReport is the blind check's result: every judge against the rules, every two
 // judges against each other, and all judges together.
 type CheckReport struct {
-	Unknown    []string // judged pairs that are not among the rule labels
+	Pairs      string   // the round's pairs file, for the heading
+	Unknown    []string // judged pairs that are not in the round's pairs file
 	VsRules    []Agreement
 	Pairwise   []Agreement
 	AllJudges  labels.Agreement // all judges, rules left out
@@ -239,9 +268,9 @@ func (r CheckReport) Write(w io.Writer) {
 		}
 		return fmt.Sprintf("%.3f", x)
 	}
-	fmt.Fprintf(w, "Blind check: %d judge(s): %s. Targets: alpha >= 0.9 on category, >= 95%% agreement on duplicate.\n\n", len(r.JudgeNames), strings.Join(r.JudgeNames, ", "))
+	fmt.Fprintf(w, "Blind check of %s against the current rules: %d judge(s): %s. Targets: alpha >= 0.9 on category, >= 95%% agreement on duplicate.\n\n", r.Pairs, len(r.JudgeNames), strings.Join(r.JudgeNames, ", "))
 	for _, u := range r.Unknown {
-		fmt.Fprintf(w, "- not among the rule labels, left out: %s\n", u)
+		fmt.Fprintf(w, "- not in the pairs file, left out: %s\n", u)
 	}
 	table := func(title string, gs []Agreement) {
 		if len(gs) == 0 {

@@ -1,10 +1,8 @@
 package demo
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -15,30 +13,19 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
 )
 
-// blindPairs reads the shipped blind-check pairs.
-func blindPairs(t *testing.T) []Judgement {
+// blindPairs reads the shipped pairs of blind round r.
+func blindPairs(t *testing.T, r int) []BlindPair {
 	t.Helper()
-	f, err := os.Open("testdata/blind/pairs.jsonl")
+	f, err := os.Open(BlindPairsPath(r))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var out []Judgement
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for sc.Scan() {
-		var rec map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-			t.Fatal(err)
-		}
-		for k := range rec {
-			if k != "n" && k != "a" && k != "b" && k != "text_a" && k != "text_b" {
-				t.Fatalf("pairs.jsonl line %d has field %q: the judges must see texts only", len(out)+1, k)
-			}
-		}
-		out = append(out, Judgement{N: int(rec["n"].(float64)), A: rec["a"].(string), B: rec["b"].(string)})
+	ps, err := ReadBlindPairs(f, BlindPairsPath(r))
+	if err != nil {
+		t.Fatal(err)
 	}
-	return out
+	return ps
 }
 
 // judgeCSV writes judgements as a judge's file.
@@ -57,38 +44,85 @@ func judgeCSV(js []Judgement) []byte {
 	return b.Bytes()
 }
 
-// The blind sample has 12 pairs of each rule category, numbered 1..84, and nothing else.
+// The new round has 12 pairs of each rule category (as labels.csv has them), numbered
+// 1..84, none that an earlier round showed; every earlier round can still be scored.
 func TestBlindSample(t *testing.T) {
-	rules, err := RuleJudgements()
+	labeled := map[[2]string]string{}
+	rows, err := csv.NewReader(bytes.NewReader(labelsCSV)).ReadAll()
 	if err != nil {
 		t.Fatal(err)
 	}
-	pairs := blindPairs(t)
+	for _, r := range rows[1:] {
+		labeled[pairKey(r[0], r[1])] = r[2]
+	}
+	earlier := map[[2]string]int{}
+	for r := 1; r < BlindRound; r++ {
+		ps := blindPairs(t, r)
+		if len(ps) != 7*blindPerCategory {
+			t.Errorf("round %d has %d pairs; want %d", r, len(ps), 7*blindPerCategory)
+		}
+		rules, err := RuleJudgements(ps)
+		if err != nil {
+			t.Fatalf("round %d: %v", r, err)
+		}
+		if len(rules) != len(ps) {
+			t.Errorf("round %d: the rules decide %d of its %d pairs", r, len(rules), len(ps))
+		}
+		for _, p := range ps {
+			earlier[pairKey(p.A, p.B)] = r
+		}
+	}
+	pairs := blindPairs(t, BlindRound)
 	per := map[string]int{}
 	for i, p := range pairs {
 		if p.N != i+1 {
 			t.Errorf("pair %d numbered %d", i+1, p.N)
 		}
-		r, ok := rules[pairKey(p.A, p.B)]
+		if r, ok := earlier[pairKey(p.A, p.B)]; ok {
+			t.Errorf("pair %d (%s, %s) was shown in round %d", p.N, p.A, p.B, r)
+		}
+		cat, ok := labeled[pairKey(p.A, p.B)]
 		if !ok {
 			t.Fatalf("blind pair %d (%s, %s) is not a labeled pair", p.N, p.A, p.B)
 		}
-		per[r.Category]++
+		per[cat]++
 	}
 	for _, c := range categoryOrder {
 		if per[c] != blindPerCategory {
-			t.Errorf("blind sample has %d %s pairs; want %d", per[c], c, blindPerCategory)
+			t.Errorf("round %d has %d %s pairs; want %d", BlindRound, per[c], c, blindPerCategory)
 		}
 	}
 }
 
+// A pairs file with anything but the texts, or a broken line, is refused with its place.
+func TestReadBlindPairsErrors(t *testing.T) {
+	tests := []struct {
+		name, in string
+		line     int
+	}{
+		{"a hint", `{"n":1,"a":"x","b":"y","text_a":"t","text_b":"u","category":"minor"}` + "\n", 1},
+		{"no b", `{"n":1,"a":"x","b":"y","text_a":"t","text_b":"u"}` + "\n" + `{"n":2,"a":"x","text_a":"t","text_b":"u"}` + "\n", 2},
+		{"not JSON", "n,a,b\n", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ps, err := ReadBlindPairs(strings.NewReader(tt.in), "pairs.jsonl")
+			var re *corpus.RecordError
+			if !errors.As(err, &re) || re.Line != tt.line || re.File != "pairs.jsonl" || ps != nil {
+				t.Errorf("ReadBlindPairs = %v, %v; want a RecordError at pairs.jsonl:%d and nothing read", ps, err, tt.line)
+			}
+		})
+	}
+}
+
 func TestCheck(t *testing.T) {
-	rules, err := RuleJudgements()
+	pairs := blindPairs(t, BlindRound)
+	rules, err := RuleJudgements(pairs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var same, off []Judgement
-	for _, p := range blindPairs(t) {
+	for _, p := range pairs {
 		r := rules[pairKey(p.A, p.B)]
 		j := Judgement{N: p.N, A: p.A, B: p.B, Category: r.Category, Duplicate: r.Duplicate}
 		same = append(same, j)

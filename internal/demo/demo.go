@@ -1,10 +1,11 @@
 // Package demo ships Dedup Studio's demo sample, so the server opens on real data: 2,136
 // real documents from the team's shared corpus (Debian Reference and Debian
 // Administrator's Handbook sections in many languages, SPDX license texts, npm READMEs
-// and LICENSE files) and 832 labeled pairs drawn as a stratified probability sample of
+// and LICENSE files) and 829 labeled pairs drawn as a stratified probability sample of
 // all 2,280,180 pairs of them, so sweeps can estimate recall and false removals over the
 // whole dataset. The files are built by `go run ./cmd/demosample` (Build),
-// deterministically; see README.md here for provenance, licenses and the design columns.
+// deterministically; see README.md here for provenance, licenses, the design columns and
+// the blind checks of the rules.
 //
 // # How documents were selected
 //
@@ -20,45 +21,62 @@
 // C the containment (shared / smaller set). Each text's words are marked covered when a
 // shingle the other text has too covers them; the uncovered words are what only one side
 // has, a diff without the cost of one: "changed words" and "places" (runs of uncovered
-// words) per side, and the longest shared run. A shingle found in at least 30 of the
-// 2,136 documents is boilerplate (standard license clauses, README templates, badges).
+// words) per side, "shared words" (the covered ones), the longest shared run, and the
+// words in shared passages (runs of at least 20 words: whole clauses, not phrases).
 // The language of a text is guessed on the text itself, paragraph by paragraph: by script
 // (Cyrillic, Arabic vs Persian letters, Han with or without kana), else by the stopwords
 // of the corpus's Latin-script languages; a paragraph with too few stopwords (code,
 // tables, package lists) is not prose. The corpus's lang field is not used: it is
 // inconsistent (untranslated sections labeled with their edition's language, and the
-// reverse). For two editions of one section, "shared prose" is the share of each text's
-// prose letters inside shared shingles: what the translator left untranslated.
+// reverse). Shares of prose are by width, as on screen: a Chinese or Japanese character
+// counts as two letters. For two editions of one section, "untranslated" is the smaller
+// of the two texts' shares of prose inside shared shingles: what both carry verbatim.
 //
 // # The rules, first that fits
 //
 //  1. exact (duplicate): identical after lowercasing and collapsing white space.
-//  2. format (duplicate): same section, plain text vs Markdown rendering, and the prose
-//     of both is in the same languages (at least 80% overlap of the language shares).
-//  3. different: pairs of different sections whose smaller text shares less than 10% of
-//     its shingles.
-//  4. minor (duplicate): at least 90% of both texts' words shared; or, with J >= 0.5, at
+//
+// Two documents of one section (editions in two languages, or plain text vs Markdown):
+//
+//  2. format (duplicate): plain text vs Markdown, and at least 95% of the prose in the same
+//     languages: the same words, only the markup differs. Otherwise the markup breaks the
+//     shingles, and the share of prose in the same languages stands for the untranslated
+//     share in rules 4-6.
+//  3. minor (duplicate): at least 90% of both texts' words shared.
+//  4. minor (duplicate): at least three quarters untranslated (a title, a box, a paragraph
+//     translated), so the zh-TW edition of a section left in English is a minor edit of
+//     the English one.
+//  5. partial (not duplicate): from a third to three quarters untranslated; or the same
+//     main language, C >= 0.1 and otherwise different (two revisions of a translation).
+//  6. translation (not duplicate): the rest.
+//
+// Other pairs:
+//
+//  7. different: the smaller text shares less than a tenth of its shingles.
+//  8. minor (duplicate): at least 90% of both texts' words shared; or, with J >= 0.5, at
 //     least 75% shared and at most 100 changed words in at most 6 places per side
 //     (another copyright line plus a sentence or clause added, removed or reworded).
-//     This holds for untranslated editions too: the zh-TW edition of a section left in
-//     English is a minor edit of the English one.
-//  5. partial (not duplicate): same section, on average at least half of the two texts'
-//     prose shared verbatim (partly translated editions).
-//  6. partial (not duplicate): same section, same main language, C >= 0.1, otherwise
-//     different.
-//  7. translation (not duplicate): any other pair of one section.
-//  8. partial, contained: C >= 0.8. A duplicate when the contained text is there almost
-//     word for word (at most 50 changed words in at most 6 places on its side) and makes
-//     at least half of the container (a LICENSE file that adds notices to the MIT text);
-//     not a duplicate when the container is mostly other text (a bundle of licenses).
-//  9. partial (not duplicate): shared text specific to the pair: C >= 0.5 unless the
-//     shared shingles are mostly (70%) boilerplate and J < 0.5; or C >= 0.2 with under
-//     half boilerplate and a shared run of at least 50 words, for licenses (license
-//     versions and derivations sharing whole sections; for READMEs such shared sections
-//     are an author's template, rule 10).
-//  10. boilerplate (not duplicate): a shared run of at least 20 words (a whole clause),
-//     or C >= 0.2 in shorter pieces (a template with names filled in).
-//  11. different (not duplicate): the rest, common phrases at most.
+//  9. partial, contained: C >= 0.8 (there almost word for word). A duplicate when the
+//     contained text is almost unchanged (at most 50 changed words in at most 6 places on
+//     its side) and makes at least half of the container (a LICENSE file that adds
+//     notices to the MIT text); not a duplicate when the container is mostly other text (a
+//     bundle of licenses, a README).
+//  10. partial (not duplicate): most of both shared, J >= 0.5 (about two thirds of each),
+//     not as a few local edits.
+//  11. partial (not duplicate): whole sections shared: at least 300 words of each text in
+//     shared passages, more than any short standard text gives (MIT is about 170 words,
+//     BSD-3-Clause about 220, the GPL notice about 100): versions of the GPL, Creative
+//     Commons licenses and the licenses built from them.
+//  12. boilerplate (not duplicate): standard text around text of their own: a shared run of
+//     at least 12 words (a whole standard sentence, such as the BSD redistribution opener),
+//     or at least 20 shared words in shorter pieces (a template with names filled in).
+//     Short licenses that share a standard license's clauses, a license header such as the
+//     GPL notice, variants and versions of a short license, README templates.
+//  13. different (not duplicate): the rest, common phrases at most.
+//
+// No rule asks how many documents carry a shingle: in this corpus the GPL notice (a
+// license header) is in about as many documents as the GPL's own paragraphs, so document
+// frequency cannot tell a header from a section; the amount shared can.
 //
 // # Policy calls
 //
@@ -67,39 +85,45 @@
 // A text contained in another is a duplicate only when it is most of the container
 // (removing it loses nothing, and the two are one text plus notices); a license inside a
 // bundle of licenses, or a README that embeds a license, is partial overlap and kept.
-// An untranslated edition of a section is decided by its text: all but a few words
-// shared is minor (or exact), about half shared is partial, mostly translated is
-// translation. The same calls are on the guidelines page (press ? while labeling).
+// An untranslated edition of a section is decided by its text, by the cuts of rules 4-6;
+// a partly translated one is not a duplicate (the translation is text the other lacks).
+// Boilerplate-heavy pairs are not duplicates. The same calls, with the same numbers in
+// words, are on the guidelines page (press ? while labeling).
 //
-// # The sample: design demo-strata-v1
+// # The sample: design demo-strata-v2
 //
 // Population U: every unordered pair of the 2,136 documents (2,280,180 pairs), each
 // classified by the rules; the 2,129,947 pairs that share neither a shingle nor a
 // section are "different" with J = 0. Strata: rule category x J bin (J = 0, (0, 0.05),
-// [0.05, 0.1), then tenths up to [0.9, 1]); 42 are not empty. Each category has a
+// [0.05, 0.1), then tenths up to [0.9, 1]); 46 are not empty. Each category has a
 // target n (exact 100, format 100, minor 130, boilerplate 120, partial 140, translation
 // 120, different 140) spread round-robin over its strata from the lowest bin up, never
-// above N_h (equal allocation: the whole J range is drawn, and format, with 82 pairs in
+// above N_h (equal allocation: the whole J range is drawn, and format, with 79 pairs in
 // U, is a census). In each stratum a simple random sample without replacement is drawn
 // with its own seeded generator, with no per-document caps, so every pair of a stratum
 // has the same inclusion probability n_h/N_h; the J = 0 "different" pairs are drawn as
 // uniform random pairs of documents, rejecting pairs that share something. labels.csv
 // records design, stratum and frame_size (N_h) on every pair. The annotator is
 // "demo-rules" and each note says which rule fired, with J and C. Every fifth pair wants
-// a second, human label.
+// a second, human label. Version 2 has the design of version 1 under the rules above
+// (the strata are rule categories, so new rules make new strata).
 //
 // # The blind check
 //
-// testdata/blind/pairs.jsonl holds 84 of the drawn pairs, 12 per rule category spread
-// over the category's strata, shuffled and numbered, with ids and whole texts only.
-// Judges who have not seen the rules label them; `go run ./cmd/demosample -check
-// judge.csv ...` reports their agreement with the rules and with each other (Check).
+// testdata/blind/round<N>/pairs.jsonl holds 84 of the drawn pairs, 12 per rule category
+// spread over the category's strata, none shown in an earlier round, shuffled and
+// numbered, with ids and whole texts only. Judges who have not seen the rules label them;
+// `go run ./cmd/demosample -pairs <round's pairs.jsonl> -check judge.csv ...` reports their
+// agreement with the current rules and with each other (Check).
 package demo
 
 import (
+	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	_ "embed"
+	"encoding/json"
 	"fmt"
 
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
@@ -140,4 +164,26 @@ func Load(ctx context.Context, store *db.DB) (ingest.Report, ingest.LabelReport,
 		return rep, lrep, fmt.Errorf("demo campaign: %w", err)
 	}
 	return rep, lrep, nil
+}
+
+// readSample decodes the embedded documents.
+func readSample() ([]CorpusDoc, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(sample))
+	if err != nil {
+		return nil, fmt.Errorf("demo sample: %w", err)
+	}
+	var docs []CorpusDoc
+	sc := bufio.NewScanner(zr)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		var d CorpusDoc
+		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
+			return nil, fmt.Errorf("demo sample line %d: %w", len(docs)+1, err)
+		}
+		docs = append(docs, d)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("demo sample: %w", err)
+	}
+	return docs, nil
 }

@@ -17,7 +17,7 @@ import (
 // classified by the rules, strata = rule category x exact-Jaccard bin, a simple random
 // sample without replacement of n_h pairs in each stratum h of N_h pairs. A drawn pair in
 // stratum h stands for N_h/n_h pairs of U. Change the name when the design changes.
-const Design = "demo-strata-v1"
+const Design = "demo-strata-v2"
 
 // categoryOrder is the order of the default categories; labels.csv follows it.
 var categoryOrder = []string{"exact", "format", "minor", "boilerplate", "partial", "translation", "different"}
@@ -105,7 +105,6 @@ func (u *population) size() int64 { return int64(len(u.listed)) + u.zero }
 // classifyAll computes exact Jaccard for every pair of docs and classifies the pairs that
 // share a shingle or a section.
 func classifyAll(docs []doc) *population {
-	df := docFrequency(docs)
 	n := len(docs)
 	workers := runtime.GOMAXPROCS(0)
 	listed := make([][]pairInfo, workers)
@@ -122,7 +121,7 @@ func classifyAll(docs []doc) *population {
 						zero[w]++
 						continue
 					}
-					f := measure(x, y, df)
+					f := measure(x, y)
 					listed[w] = append(listed[w], pairInfo{a: int32(a), b: int32(b), inter: int32(f.inter), union: int32(f.union), c: f.c, verdict: classify(x, y, &f)})
 				}
 			}

@@ -8,7 +8,8 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 )
 
-// Thresholds of the labeling rules (see the package documentation for the rules).
+// Thresholds of the labeling rules (see the package documentation for the rules, and the
+// guidelines page for the same cuts in words).
 const (
 	// minorShared: texts whose shared words make at least this share of both are minor
 	// edits of each other whatever their length.
@@ -20,22 +21,31 @@ const (
 	minorWords       = 100
 	minorPlaces      = 6
 	// containedShare: the smaller text has at least this share of its shingles in the
-	// larger one.
+	// larger one: it is there almost word for word.
 	containedShare = 0.8
-	// commonDocs: a shingle found in at least this many documents of the sample is
-	// boilerplate (standard license clauses, README templates, badge lines).
-	commonDocs = 30
-	// clauseWords: a shared run of at least this many words is a whole clause or
-	// paragraph, not a common phrase; sectionWords is a whole section or several
-	// paragraphs.
-	clauseWords  = 20
-	sectionWords = 50
-	// templateShare: a pair that shares at least this share of the smaller text's
-	// shingles, even in pieces shorter than a clause, shares a template.
-	templateShare = 0.2
-	// untranslated: for two editions of one section, on average at least this share of
-	// their prose is shared verbatim (left untranslated).
-	untranslated = 0.5
+	// phraseWords: a shared run of at least this many words is a sentence of standard
+	// text (the BSD redistribution opener, the MIT grant), more than a common phrase
+	// ("without warranty of any kind, express or implied" has 7). clauseWords: a run this
+	// long is a whole clause or paragraph: a shared passage.
+	phraseWords = 12
+	clauseWords = 20
+	// sectionsWords: two texts whose shared passages hold at least this many words on each
+	// side share whole sections, more than any short standard text could give them (the
+	// MIT license has about 170 words, BSD-3-Clause about 220, the GPL notice about 100).
+	sectionsWords = 300
+	// templateWords: shared pieces, none a sentence long, that add up to at least this many
+	// words on each side are a template with names filled in (a README's install section
+	// around the package name, a grant sentence with another holder), not a common phrase.
+	templateWords = 20
+	// For two editions of one section, the untranslated share is the smaller of the two
+	// texts' shares of prose shared verbatim: at least editionMinor is a minor edit (a
+	// title, a box or a paragraph translated), at least editionPartial is partial overlap,
+	// less is a translation.
+	editionMinor   = 0.75
+	editionPartial = 1.0 / 3
+	// sameWords: two renderings of one section whose prose is at least this much in the
+	// same languages carry the same words; only the markup differs.
+	sameWords = 0.95
 	// sameLanguages: the two texts' prose is at least this much in the same languages.
 	sameLanguages = 0.8
 	// looked: below this containment a pair is not examined further (its smaller side
@@ -56,7 +66,6 @@ type features struct {
 	inter, union int     // shared and combined distinct shingles
 	j, c         float64 // Jaccard and containment (shared / smaller set)
 	a, b         diffSide
-	boiler       float64 // share of the shared shingles that are boilerplate
 	proseA       float64 // share of a's prose that b has verbatim
 	proseB       float64
 	langs        float64 // share of prose in the same languages
@@ -73,7 +82,27 @@ func (f *features) shared() float64 {
 
 func (f *features) longestShared() int { return max(f.a.longestShared, f.b.longestShared) }
 
-func measure(x, y *doc, df map[uint64]int32) features {
+// sharedWords is how many words each text has inside shared shingles (the smaller count).
+func (f *features) sharedWords() int {
+	return min(f.a.words-f.a.changed, f.b.words-f.b.changed)
+}
+
+// inPassages is how many words each text has in shared passages (the smaller count).
+func (f *features) inPassages() int { return min(f.a.inPassages, f.b.inPassages) }
+
+// untranslated is, for two editions of one section, the share of prose both texts carry
+// verbatim: the smaller of their two shares.
+func (f *features) untranslated() float64 { return min(f.proseA, f.proseB) }
+
+// smallLarge orders the two sides by length in words.
+func (f *features) smallLarge() (small, large diffSide) {
+	if f.a.words <= f.b.words {
+		return f.a, f.b
+	}
+	return f.b, f.a
+}
+
+func measure(x, y *doc) features {
 	f := features{inter: lsh.Intersection(x.set, y.set)}
 	f.union = len(x.set) + len(y.set) - f.inter
 	f.j, f.c = ratios(f.inter, len(x.set), len(y.set))
@@ -84,25 +113,6 @@ func measure(x, y *doc, df map[uint64]int32) features {
 	f.a, f.b = sideOf(cx), sideOf(cy)
 	f.proseA, f.proseB = proseShared(&x.text, cx), proseShared(&y.text, cy)
 	f.langs = x.langs.overlap(y.langs)
-	if f.inter > 0 {
-		common := 0
-		i, k := 0, 0
-		for i < len(x.set) && k < len(y.set) {
-			switch {
-			case x.set[i] < y.set[k]:
-				i++
-			case x.set[i] > y.set[k]:
-				k++
-			default:
-				if df[x.set[i]] >= commonDocs {
-					common++
-				}
-				i++
-				k++
-			}
-		}
-		f.boiler = float64(common) / float64(f.inter)
-	}
 	return f
 }
 
@@ -127,55 +137,68 @@ type verdict struct {
 
 // classify applies the labeling rules to a pair, first that fits.
 func classify(x, y *doc, f *features) verdict {
-	sameSection := x.section() != "" && x.section() == y.section()
 	diff := func() string {
 		return fmt.Sprintf("%d+%d words differ in %d+%d places", f.a.changed, f.b.changed, f.a.places, f.b.places)
 	}
+	small, large := f.smallLarge()
 	switch {
 	case x.norm == y.norm:
 		return verdict{"exact", true, "identical after lowercasing and collapsing white space"}
-	case sameSection && x.Source != y.Source && f.langs >= sameLanguages:
-		return verdict{"format", true, fmt.Sprintf("same section, plain text vs Markdown rendering, text in the same language (%.0f%% of prose)", 100*f.langs)}
-	case f.c < looked && !sameSection:
+	case x.section() != "" && x.section() == y.section():
+		return classifyEditions(x, y, f)
+	case f.c < looked:
 		return verdict{"different", false, "no shared structure beyond common phrases"}
 	case f.shared() >= minorShared:
 		return verdict{"minor", true, fmt.Sprintf("near-identical text: %s (%.0f%% of words shared)", diff(), 100*f.shared())}
 	case f.shared() >= minorSharedShort && f.j >= 0.5 && f.a.changed+f.b.changed <= minorWords && max(f.a.places, f.b.places) <= minorPlaces:
 		return verdict{"minor", true, "the same text but for a few local edits (another copyright line, a sentence or clause): " + diff()}
-	case sameSection && (f.proseA+f.proseB)/2 >= untranslated:
-		return verdict{"partial", false, fmt.Sprintf("same section, partly translated: %.0f%% and %.0f%% of the prose shared verbatim", 100*f.proseA, 100*f.proseB)}
-	case sameSection && x.langs.main() == y.langs.main() && f.langs >= sameLanguages && f.c >= looked:
-		return verdict{"partial", false, "same section and language, partly different: " + diff()}
-	case sameSection:
-		return verdict{"translation", false, fmt.Sprintf("same section, its prose translated (%s vs %s; %.0f%% and %.0f%% of it shared verbatim)", langSummary(x.langs), langSummary(y.langs), 100*f.proseA, 100*f.proseB)}
 	case f.c >= containedShare:
-		small, large := f.a, f.b
-		if small.words > large.words {
-			small, large = large, small
-		}
 		if 2*small.words >= large.words && small.changed <= minorWords/2 && small.places <= minorPlaces {
 			return verdict{"partial", true, "one contains the other almost word for word and is mostly that text: " + diff()}
 		}
 		return verdict{"partial", false, fmt.Sprintf("one contains most of the other (%.0f%% of the smaller's shingles; %d vs %d words): %s", 100*f.c, small.words, large.words, diff())}
-	case f.c >= 0.5 && (f.boiler < 0.7 || f.j >= 0.5),
-		f.c >= 0.2 && f.boiler < 0.5 && f.longestShared() >= sectionWords && x.Source != "npm-readme" && y.Source != "npm-readme":
-		return verdict{"partial", false, fmt.Sprintf("shared whole sections specific to the pair (%.0f%% of shared shingles are boilerplate; longest shared run %d words)", 100*f.boiler, f.longestShared())}
-	case f.longestShared() >= clauseWords || f.c >= templateShare:
-		return verdict{"boilerplate", false, fmt.Sprintf("shared clauses or template around different content (%.0f%% of the smaller's shingles, %.0f%% of them boilerplate; longest shared run %d words)", 100*f.c, 100*f.boiler, f.longestShared())}
+	case f.j >= 0.5:
+		return verdict{"partial", false, "most of both texts shared, not as a few local edits: " + diff()}
+	case f.inPassages() >= sectionsWords:
+		return verdict{"partial", false, fmt.Sprintf("shared whole sections: %d+%d words in shared passages of %d words or more", f.a.inPassages, f.b.inPassages, clauseWords)}
+	case f.longestShared() >= phraseWords || f.sharedWords() >= templateWords:
+		return verdict{"boilerplate", false, fmt.Sprintf("shared standard text around different content (%.0f%% of the smaller's shingles, %d words shared; longest shared run %d words, %d+%d words in shared passages)", 100*f.c, f.sharedWords(), f.longestShared(), f.a.inPassages, f.b.inPassages)}
 	default:
-		return verdict{"different", false, fmt.Sprintf("no shared passage of %d words, %.0f%% of the smaller's shingles shared", clauseWords, 100*f.c)}
+		return verdict{"different", false, fmt.Sprintf("common phrases only: no shared run of %d words, %d words shared in pieces", phraseWords, f.sharedWords())}
 	}
 }
 
-// docFrequency counts, per shingle, the documents that have it.
-func docFrequency(docs []doc) map[uint64]int32 {
-	df := map[uint64]int32{}
-	for i := range docs {
-		for _, h := range docs[i].set {
-			df[h]++
+// classifyEditions decides two documents of one section (two languages or two renderings
+// of it) by what the texts share, not by their lang fields.
+func classifyEditions(x, y *doc, f *features) verdict {
+	if x.Source != y.Source {
+		// Plain text vs Markdown: the markup breaks shingles, so the words are compared
+		// through the languages of the prose; what is in the same languages is untranslated.
+		if f.langs >= sameWords {
+			return verdict{"format", true, fmt.Sprintf("same section, plain text vs Markdown rendering, the same words (%.0f%% of prose in the same languages)", 100*f.langs)}
 		}
+		return byUntranslated(f.langs, false, fmt.Sprintf("plain text vs Markdown rendering, %.0f%% of prose in the same languages (%s vs %s)", 100*f.langs, langSummary(x.langs), langSummary(y.langs)))
 	}
-	return df
+	if f.shared() >= minorShared {
+		return verdict{"minor", true, fmt.Sprintf("same section, near-identical text: %d+%d words differ (%.0f%% of words shared)", f.a.changed, f.b.changed, 100*f.shared())}
+	}
+	sameLang := x.langs.main() == y.langs.main() && f.langs >= sameLanguages && f.c >= looked
+	return byUntranslated(f.untranslated(), sameLang, fmt.Sprintf("%.0f%% and %.0f%% of the prose shared verbatim (%s vs %s)", 100*f.proseA, 100*f.proseB, langSummary(x.langs), langSummary(y.langs)))
+}
+
+// byUntranslated places two editions of a section by the share of prose both carry
+// verbatim (left untranslated). sameLang: in the same language, partly different (two
+// revisions of one translation) rather than translated.
+func byUntranslated(u float64, sameLang bool, what string) verdict {
+	switch {
+	case u >= editionMinor:
+		return verdict{"minor", true, "same section, mostly untranslated: " + what}
+	case u >= editionPartial:
+		return verdict{"partial", false, "same section, partly translated: " + what}
+	case sameLang:
+		return verdict{"partial", false, "same section and language, partly different: " + what}
+	}
+	return verdict{"translation", false, "same section, its prose translated: " + what}
 }
 
 // analyzeAll analyzes every document (in parallel; the result does not depend on it).

@@ -1,32 +1,19 @@
 package demo
 
 import (
-	"bufio"
 	"bytes"
-	"compress/gzip"
 	"encoding/csv"
-	"encoding/json"
 	"strconv"
 	"sync"
 	"testing"
 )
 
 var shipped = sync.OnceValues(func() ([]doc, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(sample))
+	sel, err := readSample()
 	if err != nil {
 		return nil, err
 	}
-	var sel []CorpusDoc
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for sc.Scan() {
-		var d CorpusDoc
-		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
-			return nil, err
-		}
-		sel = append(sel, d)
-	}
-	return analyzeAll(sel), sc.Err()
+	return analyzeAll(sel), nil
 })
 
 // The pairs issue 17 named stay labeled as decided there; a few controls keep the other
@@ -36,7 +23,6 @@ func TestRulesOnNamedPairs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	df := docFrequency(docs)
 	find := byID(docs)
 	tests := []struct {
 		a, b     string
@@ -54,6 +40,19 @@ func TestRulesOnNamedPairs(t *testing.T) {
 		{"spdx-BSD-3-Clause-No-Nuclear-License-2014", "spdx-UCAR", "boilerplate", false},
 		// License versions sharing whole paragraphs of their own.
 		{"spdx-GPL-1.0-only", "spdx-GPL-2.0-or-later", "partial", false},
+		// Round 1 of the blind check (both judges, and the rules since): a GPL notice is a
+		// license header, the zlib text a short standard license; one standard sentence
+		// makes a short license pair boilerplate; a third of each text left untranslated
+		// is partial; an untranslated edition in the other rendering is a minor edit.
+		{"spdx-GPL-1.0-only", "spdx-eCos-2.0", "boilerplate", false},
+		{"spdx-Eurosym", "spdx-Nunit", "boilerplate", false},
+		{"spdx-BSD-2-Clause-first-lines", "spdx-Furuseth", "boilerplate", false},
+		{"handbook-de-DE-sect.linux-mint", "handbook-fr-FR-sect.linux-mint", "partial", false},
+		{"debref-html-en-static_code_analysis_tools", "debref-pt-static_code_analysis_tools", "minor", true},
+		// Long licenses that share whole sections of a standard text (Creative Commons).
+		{"spdx-CC-BY-3.0-US", "spdx-CPOL-1.02", "partial", false},
+		// One common phrase is not boilerplate, even in two tiny licenses.
+		{"spdx-Kastrup", "spdx-TermReadKey", "different", false},
 		// Controls.
 		{"debref-en-customizing_vim", "debref-html-en-customizing_vim", "format", true},
 		{"handbook-de-DE-sect.install-lang", "handbook-en-US-sect.install-lang", "translation", false},
@@ -68,12 +67,61 @@ func TestRulesOnNamedPairs(t *testing.T) {
 			if !ok || !ok2 {
 				t.Fatalf("%s or %s is not in the sample", tt.a, tt.b)
 			}
-			f := measure(&docs[i], &docs[k], df)
+			f := measure(&docs[i], &docs[k])
 			v := classify(&docs[i], &docs[k], &f)
 			if v.category != tt.category || v.duplicate != tt.dup {
 				t.Errorf("classify = %s/%v (%s); want %s/%v", v.category, v.duplicate, v.rule, tt.category, tt.dup)
 			}
 		})
+	}
+}
+
+func TestSideOf(t *testing.T) {
+	run := func(covered, gap int) []bool {
+		var out []bool
+		for range covered {
+			out = append(out, true)
+		}
+		for range gap {
+			out = append(out, false)
+		}
+		return out
+	}
+	tests := []struct {
+		name string
+		cov  []bool
+		want diffSide
+	}{
+		{"nothing shared", run(0, 7), diffSide{words: 7, changed: 7, places: 1}},
+		{"all shared, one passage", run(25, 0), diffSide{words: 25, longestShared: 25, inPassages: 25}},
+		{"a passage and a phrase", append(run(20, 3), run(12, 2)...), diffSide{words: 37, changed: 5, places: 2, longestShared: 20, inPassages: 20}},
+		{"phrases only", append(append(run(0, 1), run(19, 1)...), run(19, 0)...), diffSide{words: 40, changed: 2, places: 2, longestShared: 19}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := sideOf(tt.cov); got != tt.want {
+				t.Errorf("sideOf = %+v; want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestLetterWidth(t *testing.T) {
+	tests := []struct {
+		word string
+		want int
+	}{
+		{"apt-get", 6},
+		{"(LMDE),", 4},
+		{"Пакет", 5},
+		{"软件包", 6},
+		{"カタカナ", 8},
+		{"2.1", 0},
+	}
+	for _, tt := range tests {
+		if got := letterWidth(tt.word); got != tt.want {
+			t.Errorf("letterWidth(%q) = %d; want %d", tt.word, got, tt.want)
+		}
 	}
 }
 

@@ -19,7 +19,7 @@ const shingleSize = 5
 type text struct {
 	norm    string   // lowercased, white space collapsed
 	words   []string // norm split at spaces
-	letters []int    // letters in each word (CJK runs count every character)
+	width   []int    // letters in each word, a Chinese, Japanese or Korean character counting two
 	shingle []uint64 // hash of words[i:i+5]; one shingle of all words when fewer than 5
 	set     []uint64 // distinct shingles, sorted
 	prose   []bool   // the word is in a paragraph guessed to be natural language
@@ -31,13 +31,9 @@ func analyze(s string) text {
 	if t.norm != "" {
 		t.words = strings.Split(t.norm, " ")
 	}
-	t.letters = make([]int, len(t.words))
+	t.width = make([]int, len(t.words))
 	for i, w := range t.words {
-		for _, r := range w {
-			if unicode.IsLetter(r) {
-				t.letters[i]++
-			}
-		}
+		t.width[i] = letterWidth(w)
 	}
 	n := min(shingleSize, len(t.words))
 	if n > 0 {
@@ -69,43 +65,68 @@ func covered(x, y *text) []bool {
 	return cov
 }
 
+// letterWidth counts the letters of a word as wide as they are on screen: a Chinese,
+// Japanese or Korean character takes the room of two Latin letters. A share of a text
+// measured so is the share a reader sees: a paragraph of Chinese and its English original
+// fill about as many lines, though the Chinese has a third of the characters.
+func letterWidth(w string) int {
+	n := 0
+	for _, r := range w {
+		switch {
+		case unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul):
+			n += 2
+		case unicode.IsLetter(r):
+			n++
+		}
+	}
+	return n
+}
+
 // diffSide is one side of a pair seen through shared shingles: how many of its words no
-// shared shingle covers (the words only this side has), in how many separate places, and
-// the longest run of covered words.
+// shared shingle covers (the words only this side has), in how many separate places, the
+// longest run of covered words, and how many covered words lie in runs of at least
+// clauseWords (shared passages of a clause or more, not scattered phrases).
 type diffSide struct {
-	words, changed, places, longestShared int
+	words, changed, places, longestShared, inPassages int
 }
 
 func sideOf(cov []bool) diffSide {
 	d := diffSide{words: len(cov)}
 	run := 0
+	endRun := func() {
+		if run >= clauseWords {
+			d.inPassages += run
+		}
+		run = 0
+	}
 	for i, c := range cov {
 		if c {
 			run++
 			d.longestShared = max(d.longestShared, run)
 			continue
 		}
-		run = 0
+		endRun()
 		d.changed++
 		if i == 0 || cov[i-1] {
 			d.places++
 		}
 	}
+	endRun()
 	return d
 }
 
-// proseShared is the share of x's prose letters that lie in shingles y has too: the part
-// of its running text that y carries verbatim (for two editions of a section, what the
-// translator left untranslated). It is 0 when x has no prose.
+// proseShared is the share of x's prose (by width, letterWidth) that lies in shingles y
+// has too: the part of its running text that y carries verbatim (for two editions of a
+// section, what the translator left untranslated). It is 0 when x has no prose.
 func proseShared(x *text, cov []bool) float64 {
 	var all, shared int
 	for i, p := range x.prose {
 		if !p {
 			continue
 		}
-		all += x.letters[i]
+		all += x.width[i]
 		if cov[i] {
-			shared += x.letters[i]
+			shared += x.width[i]
 		}
 	}
 	if all == 0 {
@@ -152,7 +173,7 @@ var stopwordLangs = func() map[string][]string {
 // nothing about the language of the text around them.
 var links = regexp.MustCompile(`\]\([^)]*\)|https?://\S+|\S+@\S+\.\S+`)
 
-// langShares maps a language to its share of a document's prose letters.
+// langShares maps a language to its share of a document's prose (by width, letterWidth).
 type langShares map[string]float64
 
 // main is the language with the largest share ("" for a document without prose).
@@ -178,16 +199,16 @@ func (s langShares) overlap(o langShares) float64 {
 }
 
 // guessLanguages returns, per white-space separated word of s, whether it is in a prose
-// paragraph, and the share of prose letters per language.
+// paragraph, and the share of prose per language (by width, letterWidth).
 func guessLanguages(s string) ([]bool, langShares) {
 	var prose []bool
-	letters := map[string]int{}
+	width := map[string]int{}
 	total := 0
 	for _, para := range paragraphs(s) {
 		lang, n := paragraphLanguage(para)
 		isProse := lang != ""
 		if isProse {
-			letters[lang] += n
+			width[lang] += n
 			total += n
 		}
 		for range strings.Fields(para) {
@@ -195,7 +216,7 @@ func guessLanguages(s string) ([]bool, langShares) {
 		}
 	}
 	shares := langShares{}
-	for l, n := range letters {
+	for l, n := range width {
 		shares[l] = float64(n) / float64(total)
 	}
 	return prose, shares
@@ -220,8 +241,8 @@ func paragraphs(s string) []string {
 	return out
 }
 
-// paragraphLanguage guesses the language of one paragraph and counts its letters; "" when
-// the paragraph is not prose.
+// paragraphLanguage guesses the language of one paragraph and measures its width
+// (letterWidth); "" when the paragraph is not prose.
 func paragraphLanguage(p string) (string, int) {
 	var latin, cyrillic, arabic, persian, kana, han, other int
 	for _, r := range p {
@@ -250,17 +271,18 @@ func paragraphLanguage(p string) (string, int) {
 	if total == 0 {
 		return "", 0
 	}
+	width := total + kana + han // as on screen: these characters are twice as wide
 	switch top := max(latin, cyrillic, arabic, kana+han, other); {
 	case top == cyrillic:
-		return "ru", total
+		return "ru", width
 	case top == arabic && persian*20 > arabic:
-		return "fa", total
+		return "fa", width
 	case top == arabic:
-		return "ar", total
+		return "ar", width
 	case top == kana+han && kana*10 > kana+han:
-		return "ja", total
+		return "ja", width
 	case top == kana+han:
-		return "zh", total
+		return "zh", width
 	case top == other:
 		return "", 0
 	}
@@ -289,5 +311,5 @@ func paragraphLanguage(p string) (string, int) {
 			best = l
 		}
 	}
-	return best, total
+	return best, width
 }

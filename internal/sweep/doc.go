@@ -1,0 +1,166 @@
+// Package sweep answers the question Dedup Studio exists for: which MinHash LSH
+// configuration removes the duplicates people care about, how many documents would it
+// remove by mistake, and how sure can we be. It scores a grid of configurations against
+// labeled pairs and estimates the figures over the whole dataset from the sampling
+// design that drew the pairs. It takes plain values (documents, a signature provider,
+// labeled pairs, categories) and returns plain values; it does no I/O.
+//
+// # A configuration
+//
+// A Config is a representation (an lsh.Spec: normalization, word or char shingles and
+// their size, k, hash, seed, scheme) × a shape (b bands of r rows, b·r <= k) × a
+// threshold t × a verification × a cluster policy:
+//
+//   - Candidates are the pairs that collide in at least one band.
+//   - Verification accepts a candidate when its similarity is at least t: the MinHash
+//     estimate (share of equal signature values, standard error sqrt(J(1-J)/k)), or the
+//     exact Jaccard similarity of the two shingle sets (what Milvus's
+//     mh_search_with_jaccard refinement does).
+//   - The policy turns accepted pairs (edges) into clusters; each cluster of m documents
+//     removes m-1. ConnectedComponents (single linkage) is built in; other policies are
+//     Clusterer functions the caller passes by name.
+//
+// A Grid lists values for every axis and the sweep scores every combination.
+// DefaultGrid is word 1-5 and char 3-7 shingles at k = 128 and 256, thresholds 0.30 to
+// 0.95 in steps of 0.05, both verifications and connected components, with the shapes
+// worth trying for each k chosen by ShapesFor: the distinct datasketch optima
+// (lsh.OptimalShape) of the grid's thresholds. Every shape is scored at every
+// threshold, so each threshold meets its own optimum and the shapes a row or two
+// steeper and flatter (the optima of its neighbours).
+//
+// # Which labels count
+//
+// LabelRule, applied by Resolve: the adjudicated label if there is one; else the
+// duplicate decision most current human labels give (its category the commonest among
+// them, ties to the campaign's order); else (a tie, or no human label) the rule label
+// where one exists. Flagged and skipped pairs are left out and counted (LabelSet).
+// LabelSet.Version hashes the resolved labels, so a sweep records what it was scored on
+// and a page can tell when labels changed since.
+//
+// # What is measured on the labeled pairs
+//
+// Over the counted pairs, each rate with its count and a 95% Wilson interval
+// (p̃ ± z·sqrt(p(1-p)/n + z²/4n²)/(1+z²/n), centred at p̃ = (p + z²/2n)/(1+z²/n),
+// z = 1.96: it keeps its coverage near 0 and 1 and for small n):
+//
+//   - candidate recall: labeled duplicates that collide in a band;
+//   - recall: labeled duplicates accepted (candidate and similarity >= t);
+//   - cluster recall: labeled duplicates that end in one cluster, directly or through a
+//     chain;
+//   - false merges: labeled non-duplicates that end in one cluster, chains included
+//     (A~B and B~C put A and C together although nobody accepted A~C): these become
+//     false removals, and they measure the policy, not the verifier;
+//   - precision: accepted labeled pairs that are duplicates;
+//   - recall and false merges per category of the campaign;
+//   - removals over the whole dataset (counted, not estimated: every document is
+//     clustered), clusters and the largest one;
+//   - the same for exact-hash dedup alone (Report.Baseline), the floor every
+//     configuration must beat;
+//   - the S-curve's prediction next to the measured candidate recall: the mean of
+//     1-(1-J^r)^b over the labeled duplicates' exact Jaccard J (each pair collides
+//     independently with that probability), and the datasketch optimum for (t, k) next
+//     to the optimum fitted to the labeled pairs' similarities
+//     (lsh.OptimalShapeObserved);
+//   - cost: candidate pairs per document, the time to generate and score, and the index
+//     the shape would need at 1M, 100M and 1B documents: b band entries of an 8-byte key
+//     and an 8-byte document id per document (16·b bytes), plus 4·k bytes of signature
+//     per document when signatures are kept (IndexSizes).
+//
+// Labeled rates describe the labeled pairs, which are not a random sample of the
+// dataset's pairs: a sampler that over-draws the high-similarity bins makes recall look
+// better than it is.
+//
+// # Estimating over the dataset
+//
+// The sampler draws pairs from a frame (the candidates of a generous banding, plus
+// uniformly random pairs) stratified by similarity bin h: the frame's stratum h holds
+// N_h pairs, n_h of them drawn and labeled, so each labeled pair of h stands for
+// w_h = N_h/n_h pairs (its inverse inclusion probability). With d_h, a_h and f_h the
+// labeled duplicates, accepted duplicates and merged non-duplicates of stratum h:
+//
+//	D = Σ_h w_h·d_h   duplicate pairs in the frame
+//	A = Σ_h w_h·a_h   of them accepted
+//	F = Σ_h w_h·f_h   non-duplicate pairs that end in one cluster: false removals
+//	recall = A/D (a ratio estimator)    false-removal rate = F / removals
+//
+// These are post-stratified Horvitz-Thompson estimates. Intervals come from a stratified
+// bootstrap: each replicate redraws, within every stratum, n_h-1 of its labeled pairs
+// with replacement and weighs each draw w_h·n_h/(n_h-1) (Rao and Wu's rescaling, which
+// makes the bootstrap variance match the stratified variance estimator), recomputes
+// A/D and F, and the 2.5th and 97.5th percentiles of 1,000 replicates (seeded) bound
+// the 95% interval. Every configuration is scored on the same replicates. On a
+// synthetic population the intervals covered the true recall in 95% and the true
+// false-removal count in 90-95% of stratified draws (TestEstimatorCoverage); with very
+// few false merges in a large stratum the interval is skewed and too narrow, since no
+// bootstrap can show a spread the sample never saw.
+//
+// The estimates use the pairs of one design (Options.Design, or the design with the
+// most counted pairs); pairs with no recorded inclusion probability, or of another
+// design, count on the labeled-pairs basis only, and Design says how many. They
+// assume:
+//
+//   - duplicates outside the frame (pairs the sampler could never draw) are invisible
+//     to every estimate: the random share of each draw is what lets the frame reach low
+//     similarities at all;
+//   - unlabeled, skipped and flagged pairs are missing at random within their stratum
+//     (n_h counts only counted pairs);
+//   - each falsely merged pair stands for one false removal: exact when clusters are
+//     pairs, an over-count in large chained clusters (where many member pairs share one
+//     removal), which errs on the side of caution.
+//
+// Scores.Headline picks the figures the recall chart, Front and Recommend use: the
+// dataset estimates when there is a design, else labeled recall and the labeled
+// false-merge rate.
+//
+// # Pareto front and recommendation
+//
+// A configuration is dominated when another has at least its recall and at most its
+// false-removal rate, one of them strictly; Front marks the rest. Recommend picks the
+// highest recall among configurations whose false-removal rate stays at or below the
+// target at the upper end of its 95% interval (DefaultTarget: 1%), and when none does,
+// the one with the lowest upper end, saying so in its reason.
+//
+// # The engine
+//
+// Run asks the SignatureFunc once per Requests(grid.Specs): specs that differ in k alone
+// share the signature of the largest k when the scheme's i-th permutation does not
+// depend on k (CanPrefix: classic, datasketch and milvus; not fast, whose bins do).
+// Candidates are generated once per (signatures, shape), with each candidate's
+// similarities kept (MinHash agreements, exact Jaccard), and every threshold,
+// verification and policy is scored from them. Connected components are built
+// incrementally: candidates are bucketed by the highest threshold they reach, edges are
+// added from the highest threshold down, and the components are read after each, so a
+// whole threshold list costs one union-find pass. Bootstrap replicate totals are integer
+// per-stratum counts updated by the pairs whose outcome changed.
+//
+// Exact Jaccard is computed for the candidates that need it, each pair once per
+// representation (a memo shared by its shapes and ks), in document order, with the
+// shingle sets kept while they fit a budget and otherwise shingled in blocks (a run of
+// first documents whose sets fill half the budget, then each second document once).
+// Similarities below the grid's lowest threshold are not computed in full: the merge
+// stops once that threshold is out of reach. The labeled pairs' similarities are always
+// exact.
+//
+// Memory is bounded by what a shape proposes, never by all pairs: the signatures of one
+// request (4·k bytes a document); shingle sets up to Options.SetBudget (256 MiB); the
+// memo up to Options.MemoPairs pairs (16M, 16 bytes each; when they do not all fit, the
+// most similar, which every shape proposes again); one shape's candidates at 23 bytes a
+// pair (key, agreement count, exact similarity, threshold level, order), plus 16 bytes
+// a pair while they are generated and 28 while their exact similarities are computed;
+// band keys and flags of 9·b bytes a document; and a few bytes a document for the
+// clustering. The pairs a shape can propose are bounded by Options.MaxBucket: a band
+// bucket of more documents than that contributes only the pairs of its first MaxBucket
+// (as lsh.CandidatesBounded), and the result counts the collisions left out. Measured
+// on 100,000 documents (BenchmarkSweep100k): 650 MB of live heap at the peak, for a
+// shape proposing 10M pairs.
+//
+// Progress and OnResult report each configuration as it completes; ctx is checked
+// between passes and inside every long loop, and a cancelled Run returns the results
+// completed so far, each whole, with ctx.Err(). Results depend only on the inputs and
+// Options.Seed.
+//
+// For the live threshold slider, Prepare keeps one configuration's candidates and their
+// similarities (a State); State.Rescore clusters and scores them at a new threshold
+// without touching signatures or text, and State.Outcomes lists what happened to each
+// labeled pair (false merges and misses first).
+package sweep

@@ -1,0 +1,358 @@
+package sweep
+
+import (
+	"cmp"
+	"context"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/dedupstudio/dedupstudio/internal/lsh"
+)
+
+// Memory defaults of the exact-Jaccard engine.
+const (
+	// DefaultSetBudget bounds the bytes of shingle sets held at once (8 bytes per
+	// distinct shingle).
+	DefaultSetBudget = 256 << 20
+	// DefaultMemoPairs bounds the exact similarities remembered per representation
+	// across shapes (16 bytes each).
+	DefaultMemoPairs = 16 << 20
+)
+
+// shingleKey is the part of a Spec that decides shingle sets, and so exact Jaccard:
+// everything but k and the seed (which only the permutations use).
+func shingleKey(s lsh.Spec) lsh.Spec {
+	s.Hashes, s.Seed = 1, 0
+	return s
+}
+
+func pairKey(a, b int32) uint64 { return uint64(a)<<32 | uint64(uint32(b)) }
+
+func unpair(k uint64) (a, b int32) { return int32(k >> 32), int32(uint32(k)) }
+
+// exactJaccard computes exact Jaccard similarities of document pairs under one shingle
+// key, within a memory budget. While every set it has needed fits the budget, sets are
+// kept (resident mode: each document shingled once per representation). When they no
+// longer fit, it drops them and works in blocks: for each run of pairs whose first
+// documents' sets fill half the budget, it shingles each second document once and
+// compares. Similarities already computed for the representation are remembered (up to
+// memoCap pairs), so shapes that propose the same pairs pay once.
+type exactJaccard struct {
+	key     lsh.Spec
+	text    func(int) string
+	budget  int64
+	sets    [][]uint64
+	used    atomic.Int64
+	block   bool
+	hashers chan *lsh.Hasher
+	memo    []uint64 // sorted pair keys
+	memoSim []float64
+	memoCap int
+	// floor is the least similarity anyone will compare: pairs below it get some value
+	// below it (computed no further than needed to know); 0 computes every value.
+	floor float64
+}
+
+func newExactJaccard(key lsh.Spec, docs int, text func(int) string, budget int64, memoCap int) (*exactJaccard, error) {
+	workers := runtime.GOMAXPROCS(0)
+	x := &exactJaccard{key: key, text: text, budget: budget, sets: make([][]uint64, docs),
+		hashers: make(chan *lsh.Hasher, workers), memoCap: memoCap}
+	for range workers {
+		h, err := lsh.NewHasher(key)
+		if err != nil {
+			return nil, err
+		}
+		x.hashers <- h
+	}
+	return x, nil
+}
+
+// shingle returns document i's shingle set (the caller decides whether to keep it).
+func (x *exactJaccard) shingle(i int) []uint64 {
+	h := <-x.hashers
+	s := h.ShingleSet(x.text(i))
+	x.hashers <- h
+	return s
+}
+
+// of returns the exact Jaccard similarity of each pair key, keys sorted and distinct.
+func (x *exactJaccard) of(ctx context.Context, keys []uint64) ([]float64, error) {
+	out := make([]float64, len(keys))
+	var missing []uint64
+	var at []int32
+	j := 0
+	for i, k := range keys {
+		for j < len(x.memo) && x.memo[j] < k {
+			j++
+		}
+		if j < len(x.memo) && x.memo[j] == k {
+			out[i] = x.memoSim[j]
+			continue
+		}
+		missing = append(missing, k)
+		at = append(at, int32(i))
+	}
+	if len(missing) == 0 {
+		return out, nil
+	}
+	sims, err := x.compute(ctx, missing)
+	if err != nil {
+		return nil, err
+	}
+	for n, i := range at {
+		out[i] = sims[n]
+	}
+	x.remember(missing, sims)
+	return out, nil
+}
+
+// remember adds computed similarities to the memo. When they do not all fit, it keeps
+// the most similar: those are the pairs every shape proposes again, while the
+// dissimilar ones come from the generous shapes alone.
+func (x *exactJaccard) remember(keys []uint64, sims []float64) {
+	room := x.memoCap - len(x.memo)
+	if room <= 0 {
+		return
+	}
+	if len(keys) > room {
+		idx := make([]int32, len(keys))
+		for i := range idx {
+			idx[i] = int32(i)
+		}
+		slices.SortFunc(idx, func(a, b int32) int { return cmp.Compare(sims[b], sims[a]) })
+		idx = idx[:room]
+		slices.Sort(idx)
+		k, s := make([]uint64, room), make([]float64, room)
+		for n, i := range idx {
+			k[n], s[n] = keys[i], sims[i]
+		}
+		keys, sims = k, s
+	}
+	x.memo, x.memoSim = mergeMemo(x.memo, x.memoSim, keys, sims)
+}
+
+// mergeMemo merges the sorted (bk, bv) into the sorted (ak, av), in place from the back
+// (the arrays grow once; no second copy of the memo).
+func mergeMemo(ak []uint64, av []float64, bk []uint64, bv []float64) ([]uint64, []float64) {
+	i, j := len(ak)-1, len(bk)-1
+	n := len(ak) + len(bk)
+	ak, av = slices.Grow(ak, len(bk))[:n], slices.Grow(av, len(bv))[:n]
+	for w := n - 1; j >= 0; w-- {
+		if i >= 0 && ak[i] > bk[j] {
+			ak[w], av[w] = ak[i], av[i]
+			i--
+		} else {
+			ak[w], av[w] = bk[j], bv[j]
+			j--
+		}
+	}
+	return ak, av
+}
+
+func (x *exactJaccard) compute(ctx context.Context, keys []uint64) ([]float64, error) {
+	if !x.block {
+		var need []int
+		seen := make(map[int32]bool)
+		for _, k := range keys {
+			a, b := unpair(k)
+			for _, d := range [2]int32{a, b} {
+				if x.sets[d] == nil && !seen[d] {
+					seen[d] = true
+					need = append(need, int(d))
+				}
+			}
+		}
+		slices.Sort(need)
+		err := parallel(ctx, len(need), 8, func(lo, hi int) {
+			for _, d := range need[lo:hi] {
+				if x.used.Load() > x.budget {
+					return
+				}
+				s := x.shingle(d)
+				if s == nil {
+					s = []uint64{}
+				}
+				x.sets[d] = s
+				x.used.Add(8*int64(cap(s)) + 24)
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+		if x.used.Load() > x.budget {
+			clear(x.sets)
+			x.sets = nil
+			x.used.Store(0)
+			x.block = true
+		} else {
+			out := make([]float64, len(keys))
+			err := parallel(ctx, len(keys), 256, func(lo, hi int) {
+				for i := lo; i < hi; i++ {
+					a, b := unpair(keys[i])
+					out[i] = jaccardAtLeast(x.sets[a], x.sets[b], x.floor)
+				}
+			})
+			return out, err
+		}
+	}
+	return x.blockJoin(ctx, keys)
+}
+
+// blockJoin computes keys (sorted by (A, B)) in blocks: the sets of a run of first
+// documents filling half the budget, then each second document of the run's pairs
+// shingled once, in parallel.
+func (x *exactJaccard) blockJoin(ctx context.Context, keys []uint64) ([]float64, error) {
+	out := make([]float64, len(keys))
+	half := max(x.budget/2, 1)
+	for pos := 0; pos < len(keys); {
+		block := map[int32][]uint64{}
+		var bytes int64
+		end := pos
+		for end < len(keys) && bytes < half {
+			// The next (up to) 64 first documents, shingled in parallel.
+			var as []int32
+			stop := end
+			for stop < len(keys) && len(as) < 64 {
+				a, _ := unpair(keys[stop])
+				if len(as) == 0 || as[len(as)-1] != a {
+					as = append(as, a)
+				}
+				stop++
+			}
+			for stop < len(keys) {
+				if a, _ := unpair(keys[stop]); a != as[len(as)-1] {
+					break
+				}
+				stop++
+			}
+			sets := make([][]uint64, len(as))
+			if err := parallel(ctx, len(as), 4, func(lo, hi int) {
+				for i := lo; i < hi; i++ {
+					sets[i] = x.shingle(int(as[i]))
+				}
+			}); err != nil {
+				return nil, err
+			}
+			for i, a := range as {
+				block[a] = sets[i]
+				bytes += 8*int64(cap(sets[i])) + 24
+			}
+			end = stop
+		}
+		// The run's pairs by second document.
+		idx := make([]int, 0, end-pos)
+		for i := pos; i < end; i++ {
+			idx = append(idx, i)
+		}
+		slices.SortFunc(idx, func(i, j int) int {
+			_, bi := unpair(keys[i])
+			_, bj := unpair(keys[j])
+			return cmp.Or(cmp.Compare(bi, bj), cmp.Compare(i, j))
+		})
+		var starts []int // group starts in idx, one group per second document
+		for n, i := range idx {
+			_, b := unpair(keys[i])
+			if n == 0 {
+				starts = append(starts, 0)
+				continue
+			}
+			if _, prev := unpair(keys[idx[n-1]]); prev != b {
+				starts = append(starts, n)
+			}
+		}
+		starts = append(starts, len(idx))
+		if err := parallel(ctx, len(starts)-1, 4, func(lo, hi int) {
+			for g := lo; g < hi; g++ {
+				group := idx[starts[g]:starts[g+1]]
+				_, b := unpair(keys[group[0]])
+				sb, ok := block[b]
+				if !ok {
+					sb = x.shingle(int(b))
+				}
+				for _, i := range group {
+					a, _ := unpair(keys[i])
+					out[i] = jaccardAtLeast(block[a], sb, x.floor)
+				}
+			}
+		}); err != nil {
+			return nil, err
+		}
+		pos = end
+	}
+	return out, nil
+}
+
+// jaccardAtLeast returns the exact Jaccard similarity |A∩B|/|A∪B| of two sorted sets of
+// distinct hashes (lsh.ExactJaccard's definition, two empty sets 1) when it is at least
+// floor. Below floor it may stop early and return an upper bound that is still below
+// floor: once the overlap found plus the most the rest could add cannot reach the
+// overlap floor needs, the rest is not read. The merge is branch-free (the next element
+// is chosen with comparisons turned into increments), which on mixed sets is about
+// three times faster than a branching merge.
+func jaccardAtLeast(a, b []uint64, floor float64) float64 {
+	if len(a) == 0 && len(b) == 0 {
+		return 1
+	}
+	total := len(a) + len(b)
+	// J >= f  <=>  I >= f/(1+f) * (|A|+|B|).
+	need := 0
+	if floor > 0 {
+		need = int(math.Ceil(floor / (1 + floor) * float64(total) * (1 - 1e-12)))
+		if min(len(a), len(b)) < need {
+			bound := float64(min(len(a), len(b))) / float64(max(len(a), len(b)))
+			return min(bound, math.Nextafter(floor, 0))
+		}
+	}
+	inter, i, j := 0, 0, 0
+	for i < len(a) && j < len(b) {
+		// Check reachability every 64 steps.
+		stop := min(len(a)-i, len(b)-j, 64)
+		for range stop {
+			x, y := a[i], b[j]
+			inter += b2i(x == y)
+			i += b2i(x <= y)
+			j += b2i(y <= x)
+		}
+		if need > 0 {
+			if reach := inter + min(len(a)-i, len(b)-j); reach < need {
+				bound := float64(reach) / float64(total-reach)
+				return min(bound, math.Nextafter(floor, 0))
+			}
+		}
+	}
+	return float64(inter) / float64(total-inter)
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// parallel runs fn over [0, n) in chunks of about chunk items on every core, checking
+// ctx between chunks; it returns ctx.Err() if ctx ended before all chunks ran.
+func parallel(ctx context.Context, n, chunk int, fn func(lo, hi int)) error {
+	if n == 0 {
+		return ctx.Err()
+	}
+	workers := min(runtime.GOMAXPROCS(0), (n+chunk-1)/chunk)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				lo := int(next.Add(int64(chunk))) - chunk
+				if lo >= n {
+					return
+				}
+				fn(lo, min(lo+chunk, n))
+			}
+		})
+	}
+	wg.Wait()
+	return ctx.Err()
+}

@@ -1,0 +1,237 @@
+package sweep
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"slices"
+
+	"github.com/dedupstudio/dedupstudio/internal/labels"
+)
+
+// Label is one standing label on a pair.
+type Label struct {
+	Annotator string
+	Kind      string // "label" or "adjudication" (labels.Label's kinds)
+	Category  string
+	Duplicate bool
+	// Rule marks a label made by a rule (the demo's "demo-rules", an import from a
+	// heuristic) rather than by a person: it counts only when no person settles the pair.
+	Rule bool
+}
+
+// Adjudication is the Kind of an adjudicator's label, which settles a pair.
+const Adjudication = "adjudication"
+
+// LabeledPair is a pair of documents of the dataset with its standing labels and, when
+// the sampler recorded it, the sampling design that drew it.
+type LabeledPair struct {
+	ID     int64 // the store's pair id; names the pair in outcomes and in the label-set version
+	A, B   int   // document indexes, any order, different
+	Labels []Label
+	// Flagged and Skipped are the pair's standing state; such pairs are left out.
+	Flagged, Skipped bool
+	// Design names the draw that chose the pair, Stratum its stratum in that draw (a
+	// similarity bin, "random") and FrameSize N_h, the pairs that stratum held when the
+	// pair was drawn. Empty or 0 when unknown (imported labels): the pair then counts on
+	// the labeled-pairs basis only.
+	Design    string
+	Stratum   string
+	FrameSize int
+}
+
+// LabelRule is the rule that decides which label of a pair counts, as the sweep page and
+// the README quote it.
+const LabelRule = "A pair counts with its adjudicated label if it has one; else with the " +
+	"duplicate decision most of its current human labels give (and, among those, the most " +
+	"common category, ties to the earlier category in the campaign's list); else (a tie, or " +
+	"no human label) with its rule label where one exists. Flagged and skipped pairs are " +
+	"left out and counted."
+
+// Status says whether a pair counts and, if not, why.
+type Status string
+
+// Statuses of a pair under LabelRule.
+const (
+	Counted   Status = "counted"
+	Flagged   Status = "flagged"
+	Skipped   Status = "skipped"
+	Tied      Status = "tied"      // human labels tie on the duplicate decision; no rule label
+	Unlabeled Status = "unlabeled" // no label at all
+)
+
+// Source says which label a counted pair counts with.
+type Source string
+
+// Sources of a counted pair's label.
+const (
+	FromAdjudication Source = "adjudication"
+	FromMajority     Source = "majority"
+	FromRule         Source = "rule"
+)
+
+// Resolution is a pair's label under LabelRule.
+type Resolution struct {
+	Status    Status
+	Source    Source // set when Status is Counted
+	Category  string
+	Duplicate bool
+}
+
+// Resolve applies LabelRule to one pair. cats orders categories for category ties.
+// Labels are taken oldest first: of several adjudications or rule labels the last counts.
+func Resolve(p LabeledPair, cats []labels.Category) Resolution {
+	switch {
+	case p.Flagged:
+		return Resolution{Status: Flagged}
+	case p.Skipped:
+		return Resolution{Status: Skipped}
+	}
+	var adj, rule *Label
+	var human []Label
+	for i := range p.Labels {
+		l := &p.Labels[i]
+		switch {
+		case l.Kind == Adjudication:
+			adj = l
+		case l.Rule:
+			rule = l
+		default:
+			human = append(human, *l)
+		}
+	}
+	if adj != nil {
+		return Resolution{Status: Counted, Source: FromAdjudication, Category: adj.Category, Duplicate: adj.Duplicate}
+	}
+	yes := 0
+	for _, l := range human {
+		if l.Duplicate {
+			yes++
+		}
+	}
+	if no := len(human) - yes; yes != no {
+		dup := yes > no
+		return Resolution{Status: Counted, Source: FromMajority, Category: commonCategory(human, dup, cats), Duplicate: dup}
+	}
+	if rule != nil {
+		return Resolution{Status: Counted, Source: FromRule, Category: rule.Category, Duplicate: rule.Duplicate}
+	}
+	if len(human) > 0 {
+		return Resolution{Status: Tied}
+	}
+	return Resolution{Status: Unlabeled}
+}
+
+// commonCategory returns the most common category among the labels whose duplicate
+// decision is dup, ties to the category earlier in cats (then to the smaller key).
+func commonCategory(ls []Label, dup bool, cats []labels.Category) string {
+	count := map[string]int{}
+	for _, l := range ls {
+		if l.Duplicate == dup {
+			count[l.Category]++
+		}
+	}
+	order := func(c string) int {
+		for i, x := range cats {
+			if x.Key == c {
+				return i
+			}
+		}
+		return len(cats)
+	}
+	best := ""
+	for c, n := range count {
+		if best == "" || n > count[best] ||
+			n == count[best] && (order(c) < order(best) || order(c) == order(best) && c < best) {
+			best = c
+		}
+	}
+	return best
+}
+
+// LabelSet is what a sweep is scored on: the counted pairs under LabelRule, how many
+// pairs were left out and why, and a version naming the resolved labels.
+type LabelSet struct {
+	Pairs       []ResolvedPair // counted pairs, in input order
+	Resolutions []Resolution   // one per input pair
+	// Counts by status and, for counted pairs, by source.
+	Counted, Flagged, Skipped, Tied, Unlabeled int
+	Adjudicated, Majority, RuleOnly            int
+	// Version is a hash of the counted pairs' ids, documents and resolved labels in id
+	// order: equal versions were scored on the same labels. A sweep records it; when the
+	// campaign's version differs, the page offers a re-run.
+	Version string
+}
+
+// ResolvedPair is a counted pair with the label it counts with.
+type ResolvedPair struct {
+	LabeledPair
+	Category  string
+	Duplicate bool
+	Source    Source
+}
+
+// ResolveAll applies LabelRule to every pair. A pair naming a document outside
+// [0, docs) or the same document twice is an error naming the pair.
+func ResolveAll(pairs []LabeledPair, cats []labels.Category, docs int) (LabelSet, error) {
+	var ls LabelSet
+	for i, p := range pairs {
+		if p.A < 0 || p.B < 0 || p.A >= docs || p.B >= docs {
+			return LabelSet{}, &InputError{Field: "pairs", Index: i, Msg: fmt.Sprintf("pair id %d: documents %d and %d; the dataset has %d", p.ID, p.A, p.B, docs)}
+		}
+		if p.A == p.B {
+			return LabelSet{}, &InputError{Field: "pairs", Index: i, Msg: fmt.Sprintf("pair id %d names document %d twice", p.ID, p.A)}
+		}
+		r := Resolve(p, cats)
+		ls.Resolutions = append(ls.Resolutions, r)
+		switch r.Status {
+		case Flagged:
+			ls.Flagged++
+		case Skipped:
+			ls.Skipped++
+		case Tied:
+			ls.Tied++
+		case Unlabeled:
+			ls.Unlabeled++
+		case Counted:
+			ls.Counted++
+			switch r.Source {
+			case FromAdjudication:
+				ls.Adjudicated++
+			case FromMajority:
+				ls.Majority++
+			case FromRule:
+				ls.RuleOnly++
+			}
+			p.A, p.B = min(p.A, p.B), max(p.A, p.B)
+			ls.Pairs = append(ls.Pairs, ResolvedPair{LabeledPair: p, Category: r.Category, Duplicate: r.Duplicate, Source: r.Source})
+		}
+	}
+	ls.Version = labelVersion(ls.Pairs)
+	return ls, nil
+}
+
+// labelVersion hashes (id, a, b, duplicate, category) of each pair in (id, a, b) order.
+func labelVersion(ps []ResolvedPair) string {
+	sorted := slices.Clone(ps)
+	slices.SortFunc(sorted, func(x, y ResolvedPair) int {
+		return cmp.Or(cmp.Compare(x.ID, y.ID), cmp.Compare(x.A, y.A), cmp.Compare(x.B, y.B))
+	})
+	h := sha256.New()
+	var buf [8*3 + 1]byte
+	for _, p := range sorted {
+		binary.LittleEndian.PutUint64(buf[0:], uint64(p.ID))
+		binary.LittleEndian.PutUint64(buf[8:], uint64(p.A))
+		binary.LittleEndian.PutUint64(buf[16:], uint64(p.B))
+		buf[24] = 0
+		if p.Duplicate {
+			buf[24] = 1
+		}
+		h.Write(buf[:])
+		h.Write([]byte(p.Category))
+		h.Write([]byte{0})
+	}
+	return "l" + hex.EncodeToString(h.Sum(nil)[:6])
+}

@@ -1,0 +1,249 @@
+package sweep
+
+import (
+	"bufio"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"runtime/metrics"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/dedupstudio/dedupstudio/internal/labels"
+	"github.com/dedupstudio/dedupstudio/internal/lsh"
+)
+
+// largeCorpus is a synthetic dataset of n documents made from the team corpus
+// (/work/shared/data/corpus.jsonl.gz, 5,092 real documents): document i is source
+// document i mod 5,092, cut to its first 2,000 bytes, and for i >= 5,092 changed by a few
+// seeded word edits (replace, delete or duplicate a word), so every source document has
+// about n/5,092 near-duplicate copies on top of the corpus's own duplicates and
+// translations. Texts are rebuilt on demand from the seed instead of held, as a store
+// would read them.
+type largeCorpus struct {
+	sources []string
+	n       int
+}
+
+func (c *largeCorpus) text(i int) string {
+	src := c.sources[i%len(c.sources)]
+	copyNo := i / len(c.sources)
+	if copyNo == 0 {
+		return src
+	}
+	rng := rand.New(rand.NewPCG(uint64(i), 0xed17))
+	words := strings.Fields(src)
+	for range 1 + rng.IntN(4) {
+		if len(words) < 2 {
+			break
+		}
+		j := rng.IntN(len(words))
+		switch rng.IntN(3) {
+		case 0:
+			words[j] = fmt.Sprintf("edit%d", rng.IntN(1000))
+		case 1:
+			words = append(words[:j], words[j+1:]...)
+		default:
+			words = append(words[:j+1], words[j:]...)
+		}
+	}
+	return strings.Join(words, " ")
+}
+
+func readCorpusSources(path string, maxBytes int) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	sc := bufio.NewScanner(zr)
+	sc.Buffer(nil, 1<<26)
+	for sc.Scan() {
+		var d struct{ Text string }
+		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
+			return nil, err
+		}
+		t := d.Text
+		if len(t) > maxBytes {
+			t = t[:maxBytes]
+			for len(t) > 0 && !utf8.ValidString(t) {
+				t = t[:len(t)-1]
+			}
+		}
+		out = append(out, t)
+	}
+	return out, sc.Err()
+}
+
+// heapPeak samples the heap every 20 ms until stop is called and returns the largest
+// heap in use (live objects and garbage not yet swept, roughly what the process holds)
+// and the largest live heap the collector marked (what the sweep keeps).
+func heapPeak() (stop func() (heap, live uint64)) {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/gc/heap/live:bytes"}}
+	var heap, live atomic.Uint64
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for {
+			metrics.Read(sample)
+			heap.Store(max(heap.Load(), sample[0].Value.Uint64()))
+			live.Store(max(live.Load(), sample[1].Value.Uint64()))
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	})
+	return func() (uint64, uint64) {
+		close(done)
+		wg.Wait()
+		return heap.Load(), live.Load()
+	}
+}
+
+// peakRSS is the process's peak resident set (VmHWM), fixture included.
+func peakRSS() float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb float64
+			fmt.Sscan(strings.TrimSuffix(strings.TrimSpace(v), " kB"), &kb)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+// BenchmarkSweep100k sweeps 100,000 documents built from the shared corpus (see
+// largeCorpus) with 1,000 labeled pairs drawn stratified (copies of one source
+// document, labeled duplicates; random pairs, labeled different) and carrying their
+// design. It needs DEDUP_SWEEP_100K=1 (the setup alone computes 100k signatures).
+// The grid is word 5-shingles at k=128 and 256 with DefaultGrid's shapes, thresholds,
+// verifications and policy; DEDUP_SWEEP_100K=default sweeps DefaultGrid itself.
+// It reports the time per sweep, cpu-s/op, peak-heap-MB (the largest heap in use during
+// the sweep, garbage included, minus the fixture's heap before it: signatures and
+// corpus), peak-live-MB (the same for the live heap the collector marked) and
+// peak-RSS-MB (the whole process's VmHWM, fixture and setup included).
+func BenchmarkSweep100k(b *testing.B) {
+	mode := os.Getenv("DEDUP_SWEEP_100K")
+	if mode == "" {
+		b.Skip("set DEDUP_SWEEP_100K=1 (word 5-shingles) or =default (DefaultGrid) to run")
+	}
+	const n = 100_000
+	sources, err := readCorpusSources("/work/shared/data/corpus.jsonl.gz", 2000)
+	if err != nil {
+		b.Skip("the shared corpus is not readable here:", err)
+	}
+	c := &largeCorpus{sources: sources, n: n}
+	g := DefaultGrid()
+	if mode != "default" {
+		word5 := lsh.DefaultSpec()
+		word256 := word5
+		word256.Hashes = 256
+		g.Specs = []lsh.Spec{word5, word256}
+	}
+	if _, err := g.Configs(); err != nil {
+		b.Fatal(err)
+	}
+	// Signatures in the setup, computed in chunks from the on-demand texts.
+	sigs := map[lsh.Spec][]lsh.Signature{}
+	for _, s := range Requests(g.Specs) {
+		var all []lsh.Signature
+		for lo := 0; lo < n; lo += 5000 {
+			chunk := make([]string, 0, 5000)
+			for i := lo; i < min(lo+5000, n); i++ {
+				chunk = append(chunk, c.text(i))
+			}
+			part, err := s.Signatures(chunk)
+			if err != nil {
+				b.Fatal(err)
+			}
+			all = append(all, part...)
+		}
+		sigs[s] = all
+	}
+	hashes := make([]uint64, n)
+	norm := lsh.DefaultSpec().Norm
+	for i := range n {
+		hashes[i] = xxhash.Sum64String(norm.Normalize(c.text(i)))
+	}
+	// 500 pairs of copies of one source, 500 random pairs; frame sizes as a sampler
+	// would record them.
+	rng := rand.New(rand.NewPCG(5, 5))
+	copies := n / len(sources)
+	var pairs []LabeledPair
+	for id := range 1000 {
+		var a, bb int
+		stratum, frame, cat, dup := "copies", len(sources)*copies*(copies-1)/2, "minor", true
+		if id%2 == 0 {
+			src := rng.IntN(len(sources))
+			x, y := rng.IntN(copies), rng.IntN(copies-1)
+			if y >= x {
+				y++
+			}
+			a, bb = src+x*len(sources), src+y*len(sources)
+		} else {
+			a, bb = rng.IntN(n), rng.IntN(n-1)
+			if bb >= a {
+				bb++
+			}
+			stratum, frame, cat, dup = "random", n*(n-1)/2, "different", false
+		}
+		pairs = append(pairs, LabeledPair{ID: int64(id + 1), A: a, B: bb, Design: "bench", Stratum: stratum, FrameSize: frame,
+			Labels: []Label{{Annotator: "bench", Kind: "label", Category: cat, Duplicate: dup}}})
+	}
+	in := Input{
+		Docs: Documents{Count: n, ContentHash: hashes, Text: c.text},
+		Signatures: func(_ context.Context, s lsh.Spec) ([]lsh.Signature, error) {
+			return sigs[s], nil
+		},
+		Pairs:      pairs,
+		Categories: labels.DefaultCategories,
+	}
+	runtime.GC()
+	base := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(base)
+	var heap, live uint64
+	var rep *Report
+	start := cpuTime(b)
+	for b.Loop() {
+		stop := heapPeak()
+		rep, err = Run(context.Background(), in, g, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		h, l := stop()
+		heap, live = max(heap, h), max(live, l)
+	}
+	reportCPU(b, start)
+	fixture := base[0].Value.Uint64()
+	b.ReportMetric(float64(heap-min(heap, fixture))/(1<<20), "peak-heap-MB")
+	b.ReportMetric(float64(live-min(live, fixture))/(1<<20), "peak-live-MB")
+	b.ReportMetric(peakRSS(), "peak-RSS-MB")
+	b.ReportMetric(float64(len(rep.Results)), "configs")
+	maxCands := 0
+	for _, r := range rep.Results {
+		maxCands = max(maxCands, r.Candidates)
+	}
+	b.ReportMetric(float64(maxCands), "max-candidates")
+}

@@ -1,0 +1,180 @@
+package sweep
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Basis says what a headline figure is computed over.
+type Basis string
+
+// Bases.
+const (
+	// DatasetBasis: estimated over the whole dataset from the design's pairs.
+	DatasetBasis Basis = "dataset"
+	// LabeledBasis: the labeled pairs as they are (no design): recall on labeled
+	// duplicates and false merges among labeled non-duplicates.
+	LabeledBasis Basis = "labeled pairs"
+)
+
+// Headline is the pair of figures the recall chart, the Pareto front and the
+// recommendation use: recall (higher is better) and false-removal rate (lower is better),
+// each with its interval.
+type Headline struct {
+	Basis            Basis
+	Recall           Interval
+	FalseRemovalRate Interval
+}
+
+// Headline returns the dataset estimates when there are any, else the labeled-pairs
+// rates: Recall and FalseMerges.
+func (s Scores) Headline() Headline {
+	if s.Dataset != nil {
+		return Headline{DatasetBasis, s.Dataset.Recall, s.Dataset.FalseRemovalRate}
+	}
+	h := Headline{LabeledBasis, s.Recall.Interval, s.FalseMerges.Interval}
+	nan := Interval{math.NaN(), math.NaN(), math.NaN()}
+	if s.Recall.Of == 0 {
+		h.Recall = nan
+	}
+	if s.FalseMerges.Of == 0 {
+		h.FalseRemovalRate = nan
+	}
+	return h
+}
+
+// Headlines returns each result's Headline.
+func Headlines(rs []Result) []Headline {
+	out := make([]Headline, len(rs))
+	for i, r := range rs {
+		out[i] = r.Headline()
+	}
+	return out
+}
+
+// Front marks the points on the Pareto front: a point is on it unless another has at
+// least its recall and at most its false-removal rate, one of them strictly. Identical
+// points are all on the front; points with an undefined figure are not.
+func Front(points []Headline) []bool {
+	on := make([]bool, len(points))
+	var idx []int
+	for i, p := range points {
+		if !math.IsNaN(p.Recall.Value) && !math.IsNaN(p.FalseRemovalRate.Value) {
+			idx = append(idx, i)
+		}
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		pa, pb := points[a], points[b]
+		return cmp.Or(cmp.Compare(pa.FalseRemovalRate.Value, pb.FalseRemovalRate.Value),
+			cmp.Compare(pb.Recall.Value, pa.Recall.Value))
+	})
+	best := math.Inf(-1) // the highest recall at a strictly lower false-removal rate
+	for g := 0; g < len(idx); {
+		frr := points[idx[g]].FalseRemovalRate.Value
+		top := points[idx[g]].Recall.Value
+		h := g
+		for h < len(idx) && points[idx[h]].FalseRemovalRate.Value == frr {
+			on[idx[h]] = points[idx[h]].Recall.Value == top && top > best
+			h++
+		}
+		best = max(best, top)
+		g = h
+	}
+	return on
+}
+
+// Target is what the recommendation aims for.
+type Target struct {
+	// MaxFalseRemovalRate is the most false removals per removal (dataset basis) or
+	// false merges per labeled non-duplicate (labeled basis) to accept.
+	MaxFalseRemovalRate float64
+	// PointEstimate compares the point estimate with the maximum instead of the upper
+	// end of the 95% interval.
+	PointEstimate bool
+}
+
+// DefaultTarget is false removals <= 1% at the upper end of the interval.
+var DefaultTarget = Target{MaxFalseRemovalRate: 0.01}
+
+// Recommendation is the configuration to start from and why.
+type Recommendation struct {
+	Index  int // into the results given
+	Config Config
+	// Met is false when no configuration met the target and this is the fallback: the
+	// lowest false-removal rate.
+	Met    bool
+	Reason string
+}
+
+// ErrNothingToRecommend is returned when no result has both figures defined (no labeled
+// duplicates, or no results).
+var ErrNothingToRecommend = errors.New("sweep: no configuration has a recall and a false-removal rate to compare")
+
+// Recommend picks the highest recall whose false-removal rate meets t (ties: the lower
+// rate, then fewer candidates per document, then the earlier result). When none meets
+// it, it falls back to the lowest false-removal rate (ties: the higher recall) and says
+// so.
+func Recommend(rs []Result, t Target) (Recommendation, error) {
+	bound := func(h Headline) float64 {
+		if t.PointEstimate {
+			return h.FalseRemovalRate.Value
+		}
+		return h.FalseRemovalRate.Hi
+	}
+	hs := Headlines(rs)
+	best, fallback, met := -1, -1, 0
+	for i, h := range hs {
+		if math.IsNaN(h.Recall.Value) || math.IsNaN(bound(h)) {
+			continue
+		}
+		if fallback < 0 || bound(h) < bound(hs[fallback]) ||
+			bound(h) == bound(hs[fallback]) && h.Recall.Value > hs[fallback].Recall.Value {
+			fallback = i
+		}
+		if bound(h) > t.MaxFalseRemovalRate {
+			continue
+		}
+		met++
+		if best < 0 {
+			best = i
+			continue
+		}
+		b := hs[best]
+		if c := cmp.Or(cmp.Compare(h.Recall.Value, b.Recall.Value), cmp.Compare(bound(b), bound(h)),
+			cmp.Compare(rs[best].CandidatesPerDoc, rs[i].CandidatesPerDoc)); c > 0 {
+			best = i
+		}
+	}
+	if fallback < 0 {
+		return Recommendation{}, ErrNothingToRecommend
+	}
+	where := "at the upper end of its 95% interval"
+	if t.PointEstimate {
+		where = "as a point estimate"
+	}
+	h := hs[fallback]
+	recallName, rateName := "estimated recall", "estimated false removals per removal"
+	if h.Basis == LabeledBasis {
+		recallName, rateName = "recall on labeled duplicates", "false merges among labeled non-duplicates"
+	}
+	if best < 0 {
+		return Recommendation{Index: fallback, Config: rs[fallback].Config, Reason: fmt.Sprintf(
+			"no configuration keeps %s at or below %s %s; this one has the lowest (%s), with %s %s",
+			rateName, pct(t.MaxFalseRemovalRate), where, pct(bound(h)), recallName, describe(h.Recall))}, nil
+	}
+	h = hs[best]
+	return Recommendation{Index: best, Config: rs[best].Config, Met: true, Reason: fmt.Sprintf(
+		"highest %s (%s) among the %d configurations whose %s stays at or below %s %s (%s)",
+		recallName, describe(h.Recall), met, rateName, pct(t.MaxFalseRemovalRate), where, pct(bound(h)))}, nil
+}
+
+func pct(x float64) string {
+	return fmt.Sprintf("%.2g%%", 100*x)
+}
+
+func describe(iv Interval) string {
+	return fmt.Sprintf("%.3f, 95%% interval %.3f–%.3f", iv.Value, iv.Lo, iv.Hi)
+}

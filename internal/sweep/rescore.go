@@ -1,0 +1,243 @@
+package sweep
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/dedupstudio/dedupstudio/internal/labels"
+	"github.com/dedupstudio/dedupstudio/internal/lsh"
+)
+
+// State is one configuration's candidates with their similarities, kept so that the
+// threshold can move without generating them again: the live threshold slider calls
+// Rescore. It holds 10 bytes per candidate pair (16 with exact Jaccard) plus the counted pairs, and is safe for
+// concurrent use.
+type State struct {
+	e      *engine
+	config Config
+	cs     *shapeCands
+	sims   similarities
+	base   Result
+}
+
+// Prepare builds the State of configuration c over in (c.Threshold is where it
+// starts; Config returns it).
+func Prepare(ctx context.Context, in Input, c Config, opt Options) (*State, error) {
+	opt = opt.withDefaults()
+	e, err := newEngine(in, opt)
+	if err != nil {
+		return nil, err
+	}
+	g := Grid{Specs: []lsh.Spec{c.Spec}, Shapes: []lsh.Shape{c.Shape}, Thresholds: []float64{c.Threshold},
+		Verifications: []Verification{c.Verification}, Policies: []string{c.Policy}}
+	if err := g.Validate(e.policyNames()...); err != nil {
+		return nil, err
+	}
+	if c.Shape.Bands*c.Shape.Rows > c.Spec.Hashes {
+		return nil, &GridError{Axis: "shapes", Index: 0, Msg: fmt.Sprintf("shape %v needs k >= %d; the spec has %d", c.Shape, c.Shape.Bands*c.Shape.Rows, c.Spec.Hashes)}
+	}
+	sigs, err := e.signatures(ctx, c.Spec)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.useRepresentation(ctx, c.Spec); err != nil {
+		return nil, err
+	}
+	cs, err := e.candidates(ctx, sigs, c.Shape, c.Verification == ExactJaccard)
+	if err != nil {
+		return nil, err
+	}
+	sims := similarities{exact: cs.jac}
+	if c.Verification == MinHashEstimate {
+		start := time.Now()
+		if sims, err = cs.estimates(ctx, sigs, c.Spec.Hashes); err != nil {
+			return nil, err
+		}
+		cs.time += time.Since(start)
+	}
+	if c.Verification == MinHashEstimate {
+		cs.jac = nil // sims holds what the verification compares
+	}
+	st := &State{e: e, config: c, cs: cs, sims: sims, base: e.shapeResult(c.Spec, c.Shape, cs)}
+	st.base.CandidateTime = cs.time
+	return st, nil
+}
+
+// Config returns the configuration the State was prepared for.
+func (s *State) Config() Config { return s.config }
+
+// Rescore scores the configuration at another threshold: one clustering of the kept
+// candidates, no signatures, no shingling. Optimal and Observed are left zero (Optima
+// computes them; the datasketch one can take 100 ms the first time for a threshold).
+func (s *State) Rescore(ctx context.Context, threshold float64) (Result, error) {
+	if !(threshold > 0 && threshold <= 1) {
+		return Result{}, &GridError{Axis: "thresholds", Index: 0, Msg: fmt.Sprintf("threshold %v outside (0, 1]", threshold)}
+	}
+	start := time.Now()
+	o, err := s.e.one(ctx, s.cs, s.sims, threshold, s.config.Policy)
+	if err != nil {
+		return Result{}, err
+	}
+	r := s.base
+	r.Config = s.config
+	r.Config.Threshold = threshold
+	r.Scores = s.e.scores(o.acc, o.merged, o.removals, o.multi, o.largest)
+	r.Accepted = o.edges
+	r.ScoreTime = time.Since(start)
+	return r, nil
+}
+
+// Optima returns datasketch's optimal shape for threshold at the configuration's k and
+// the optimum fitted to the counted pairs' exact similarities (nil without pairs).
+func (s *State) Optima(threshold float64) (lsh.ShapeChoice, *lsh.ShapeChoice, error) {
+	c, err := lsh.OptimalShape(threshold, s.config.Spec.Hashes, lsh.EqualWeights)
+	if err != nil {
+		return lsh.ShapeChoice{}, nil, err
+	}
+	o := observedOptima(s.e.labJ, s.config.Spec.Hashes, lsh.EqualWeights, []float64{threshold})
+	if o == nil {
+		return c, nil, nil
+	}
+	return c, &o[0], nil
+}
+
+// Outcome is what a configuration did with one counted pair.
+type Outcome struct {
+	Pair      int64 // LabeledPair.ID
+	A, B      int
+	Category  string
+	Duplicate bool
+	// Jaccard is the pair's exact similarity under the representation.
+	Jaccard float64
+	// Candidate: the pair collides in a band. Similarity is what the verification
+	// compared with the threshold (0 when not a candidate).
+	Candidate  bool
+	Similarity float64
+	Accepted   bool
+	// Merged: the two documents end in one cluster (directly or through a chain).
+	Merged bool
+}
+
+// Missed reports a duplicate the configuration does not accept.
+func (o Outcome) Missed() bool { return o.Duplicate && !o.Accepted }
+
+// FalseMerge reports a non-duplicate that ends in one cluster: a false removal.
+func (o Outcome) FalseMerge() bool { return !o.Duplicate && o.Merged }
+
+// Outcomes returns every counted pair's outcome at threshold: false merges first, then
+// misses, then the rest, each group in pair order.
+func (s *State) Outcomes(ctx context.Context, threshold float64) ([]Outcome, error) {
+	o, err := s.e.one(ctx, s.cs, s.sims, threshold, s.config.Policy)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Outcome, len(s.e.keys))
+	for i, p := range s.e.ls.Pairs {
+		oc := Outcome{Pair: p.ID, A: p.A, B: p.B, Category: p.Category, Duplicate: p.Duplicate,
+			Jaccard: s.e.labJ[i], Accepted: o.acc[i], Merged: o.merged[i]}
+		if c := s.cs.labCand[i]; c >= 0 {
+			oc.Candidate, oc.Similarity = true, s.sims.at(int(c))
+		}
+		out[i] = oc
+	}
+	rank := func(o Outcome) int {
+		switch {
+		case o.FalseMerge():
+			return 0
+		case o.Missed():
+			return 1
+		}
+		return 2
+	}
+	slices.SortStableFunc(out, func(a, b Outcome) int { return rank(a) - rank(b) })
+	return out, nil
+}
+
+// BinRate is the share of labeled pairs in a similarity bin [Lo, Hi) that are
+// candidates: the measured collision rate drawn on the S-curve.
+type BinRate struct {
+	Lo, Hi float64
+	Rate
+}
+
+// CollisionRates bins outcomes by exact Jaccard into bins equal bins of [0, 1] (the last
+// includes 1) and returns each bin's candidate rate with its Wilson interval.
+func CollisionRates(outs []Outcome, bins int) []BinRate {
+	if bins < 1 {
+		return nil
+	}
+	hits := make([]int, bins)
+	of := make([]int, bins)
+	for _, o := range outs {
+		b := labels.Bin(o.Jaccard, bins)
+		of[b]++
+		if o.Candidate {
+			hits[b]++
+		}
+	}
+	out := make([]BinRate, bins)
+	for b := range out {
+		out[b] = BinRate{Lo: float64(b) / float64(bins), Hi: float64(b+1) / float64(bins), Rate: NewRate(hits[b], of[b])}
+	}
+	return out
+}
+
+// single is one clustering of a configuration at one threshold.
+type single struct {
+	acc, merged                     []bool // per counted pair
+	removals, multi, largest, edges int
+}
+
+// one clusters the candidates accepted at threshold t under policy.
+func (e *engine) one(ctx context.Context, cs *shapeCands, sims similarities, t float64, policy string) (single, error) {
+	if err := ctx.Err(); err != nil {
+		return single{}, err
+	}
+	var o single
+	o.acc = make([]bool, len(e.keys))
+	o.merged = make([]bool, len(e.keys))
+	for i, c := range cs.labCand {
+		o.acc[i] = c >= 0 && sims.at(int(c)) >= t
+	}
+	cluster, ok := e.policies[policy]
+	if !ok {
+		if policy != ConnectedComponents {
+			return single{}, fmt.Errorf("unknown policy %q", policy)
+		}
+		uf := newUnionFind(e.n)
+		for i := range sims.len() {
+			if sims.at(i) >= t {
+				a, b := unpair(cs.keys[i])
+				uf.union(a, b)
+				o.edges++
+			}
+		}
+		for i, k := range e.keys {
+			a, b := unpair(k)
+			o.merged[i] = uf.find(a) == uf.find(b)
+		}
+		o.removals, o.multi, o.largest = e.n-uf.sets, uf.multi, uf.largest
+		return o, nil
+	}
+	var edges []Edge
+	for i := range sims.len() {
+		if s := sims.at(i); s >= t {
+			a, b := unpair(cs.keys[i])
+			edges = append(edges, Edge{A: a, B: b, Similarity: s})
+		}
+	}
+	o.edges = len(edges)
+	ids := cluster(e.n, edges, t)
+	if len(ids) != e.n {
+		return single{}, fmt.Errorf("policy %s returned %d cluster ids for %d documents", policy, len(ids), e.n)
+	}
+	for i, k := range e.keys {
+		a, b := unpair(k)
+		o.merged[i] = ids[a] == ids[b]
+	}
+	sets, multi, largest := clusterStats(ids)
+	o.removals, o.multi, o.largest = e.n-sets, multi, largest
+	return o, nil
+}

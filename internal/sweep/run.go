@@ -1,0 +1,493 @@
+package sweep
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/dedupstudio/dedupstudio/internal/labels"
+	"github.com/dedupstudio/dedupstudio/internal/lsh"
+)
+
+// Documents is the dataset a sweep runs over.
+type Documents struct {
+	Count int
+	// ContentHash is each document's hash after normalization, for the exact-hash
+	// baseline; nil leaves the baseline out.
+	ContentHash []uint64
+	// Text returns document i's text, for exact Jaccard. It is called from several
+	// goroutines at once.
+	Text func(i int) string
+}
+
+// SignatureFunc returns the signatures of every document under spec, in document
+// order. The store's signature cache sits behind it; a sweep asks for each of
+// Requests(grid.Specs) once and takes prefixes for the smaller k (CanPrefix).
+type SignatureFunc func(ctx context.Context, spec lsh.Spec) ([]lsh.Signature, error)
+
+// Input is everything a sweep reads.
+type Input struct {
+	Docs       Documents
+	Signatures SignatureFunc
+	Pairs      []LabeledPair
+	Categories []labels.Category
+	// Policies are cluster policies beyond the built-in ConnectedComponents, by name.
+	Policies map[string]Clusterer
+}
+
+// DefaultMaxBucket bounds the pairs one band bucket contributes (see
+// lsh.CandidatesBounded): a bucket of more documents than this contributes the pairs of
+// its first DefaultMaxBucket, and the result counts what was left out.
+const DefaultMaxBucket = 1000
+
+// Options tune a sweep; the zero value is usable.
+type Options struct {
+	// Design names the sampling design the dataset estimates use; "" takes the design
+	// with the most counted pairs.
+	Design string
+	// Replicates of the stratified bootstrap (DefaultReplicates when 0) and its seed.
+	Replicates int
+	Seed       uint64
+	// MaxBucket bounds band buckets (DefaultMaxBucket when 0, no bound when negative).
+	MaxBucket int
+	// SetBudget bounds the bytes of shingle sets held at once (DefaultSetBudget when 0);
+	// MemoPairs the exact similarities remembered per representation (DefaultMemoPairs).
+	SetBudget int64
+	MemoPairs int
+	// Progress is called after each configuration with the number scored and the total;
+	// OnResult with each result as it completes, in Report.Results order. Both are
+	// called from the goroutine running the sweep.
+	Progress func(done, total int)
+	OnResult func(Result)
+}
+
+func (o Options) withDefaults() Options {
+	if o.Replicates <= 0 {
+		o.Replicates = DefaultReplicates
+	}
+	if o.MaxBucket == 0 {
+		o.MaxBucket = DefaultMaxBucket
+	}
+	if o.SetBudget <= 0 {
+		o.SetBudget = DefaultSetBudget
+	}
+	if o.MemoPairs <= 0 {
+		o.MemoPairs = DefaultMemoPairs
+	}
+	return o
+}
+
+// Scores are the figures of one way of removing duplicates (a configuration, or the
+// exact-hash baseline) against the counted pairs.
+type Scores struct {
+	// Recall: labeled duplicates accepted (candidate and similarity >= threshold).
+	Recall Rate
+	// ClusterRecall: labeled duplicates that end in one cluster, directly or through a
+	// chain.
+	ClusterRecall Rate
+	// FalseMerges: labeled non-duplicates that end in one cluster, chains included;
+	// these become false removals.
+	FalseMerges Rate
+	// Precision: accepted labeled pairs that are duplicates (the verifier's precision;
+	// FalseMerges judges the clusters).
+	Precision Rate
+	// Categories has one entry per campaign category, in campaign order, then any other
+	// category the labels use.
+	Categories []CategoryScore
+	// Removals are the documents removed over the whole dataset: the sum over clusters
+	// of size-1. Clusters counts clusters of two or more documents.
+	Removals, Clusters, LargestCluster int
+	// Dataset holds the estimates over the whole dataset; nil without a design.
+	Dataset *Estimate
+}
+
+// CategoryScore is Recall and FalseMerges restricted to one category's counted pairs.
+type CategoryScore struct {
+	Category    string
+	Recall      Rate // of its duplicates
+	FalseMerges Rate // of its non-duplicates
+}
+
+// Result is one configuration's scores and costs.
+type Result struct {
+	Config Config
+	Scores
+	// CandidateRecall: labeled duplicates that collide in at least one band.
+	CandidateRecall Rate
+	// ExpectedCandidateRecall is the S-curve's prediction of CandidateRecall: the mean
+	// of 1-(1-J^r)^b over the labeled duplicates' exact Jaccard J (0 without any).
+	ExpectedCandidateRecall float64
+	// Candidates are the shape's candidate pairs over the dataset; BucketSkipped the
+	// (pair, band) collisions the bucket bound left out; Accepted the candidates whose
+	// similarity reached the threshold (the edges clustered).
+	Candidates       int
+	CandidatesPerDoc float64
+	BucketSkipped    int
+	Accepted         int
+	// Optimal is datasketch's optimal shape for the threshold and k; Observed the
+	// optimum fitted to the counted pairs' exact similarities (nil without pairs).
+	Optimal  lsh.ShapeChoice
+	Observed *lsh.ShapeChoice
+	// Index is the memory this shape would need at 1M, 100M and 1B documents.
+	Index []IndexSize
+	// CandidateTime is the time to generate the shape's candidates and their
+	// similarities (shared by every configuration of the shape); ScoreTime the time to
+	// cluster and score this configuration.
+	CandidateTime, ScoreTime time.Duration
+}
+
+// Report is a sweep's outcome.
+type Report struct {
+	Labels   LabelSet
+	Design   Design
+	Baseline *Scores // exact-hash dedup alone; nil without content hashes
+	Results  []Result
+	// Configs is the number of configurations planned; len(Results) is smaller when the
+	// sweep was cancelled.
+	Configs int
+}
+
+// Run scores every configuration of g on in's labeled pairs. Results are emitted as they
+// complete; when ctx ends, Run returns promptly with the results completed so far (each
+// whole) and ctx.Err(). Signatures are asked for once per Requests(g.Specs);
+// candidates are generated once per (signatures, shape) and every threshold,
+// verification and policy is scored from them.
+func Run(ctx context.Context, in Input, g Grid, opt Options) (*Report, error) {
+	opt = opt.withDefaults()
+	e, err := newEngine(in, opt)
+	if err != nil {
+		return nil, err
+	}
+	if err := g.Validate(e.policyNames()...); err != nil {
+		return nil, err
+	}
+	plan, err := g.plan()
+	if err != nil {
+		return nil, err
+	}
+	total, _ := g.count()
+	rep := &Report{Labels: e.ls, Design: e.des.Design, Configs: total}
+	if in.Docs.ContentHash != nil {
+		b := e.baseline()
+		rep.Baseline = &b
+	}
+	ths := sortedThresholds(g.Thresholds)
+	e.floor = ths[0]
+	done := 0
+	emit := func(r Result) {
+		rep.Results = append(rep.Results, r)
+		done++
+		if opt.OnResult != nil {
+			opt.OnResult(r)
+		}
+		if opt.Progress != nil {
+			opt.Progress(done, total)
+		}
+	}
+	needExact := slices.Contains(g.Verifications, ExactJaccard)
+	needEstimate := slices.Contains(g.Verifications, MinHashEstimate)
+	for _, grp := range plan {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		sigs, err := e.signatures(ctx, grp.long)
+		if err != nil {
+			return rep, err
+		}
+		if err := e.useRepresentation(ctx, grp.long); err != nil {
+			return rep, err
+		}
+		optima := map[int][]lsh.ShapeChoice{} // observed optima by k
+		for _, s := range grp.specs {
+			optima[s.Hashes] = observedOptima(e.labJ, s.Hashes, lsh.EqualWeights, ths)
+		}
+		for _, ps := range grp.shapes {
+			cs, err := e.candidates(ctx, sigs, ps.shape, needExact)
+			if err != nil {
+				return rep, err
+			}
+			for _, s := range ps.specs {
+				start := time.Now()
+				var est similarities
+				if needEstimate {
+					if est, err = cs.estimates(ctx, sigs, s.Hashes); err != nil {
+						return rep, err
+					}
+				}
+				candTime := cs.time + time.Since(start)
+				base := e.shapeResult(s, ps.shape, cs)
+				for _, v := range g.Verifications {
+					sims := est
+					if v == ExactJaccard {
+						sims = similarities{exact: cs.jac}
+					}
+					for _, pol := range g.Policies {
+						start := time.Now()
+						scores, accepted, err := e.pass(ctx, cs, sims, ths, pol)
+						if err != nil {
+							return rep, err
+						}
+						per := time.Since(start) / time.Duration(len(ths))
+						for j, t := range ths {
+							r := base
+							r.Config = Config{Spec: s, Shape: ps.shape, Threshold: t, Verification: v, Policy: pol}
+							r.Scores = scores[j]
+							r.Accepted = accepted[j]
+							r.Optimal, err = lsh.OptimalShape(t, s.Hashes, lsh.EqualWeights)
+							if err != nil {
+								return rep, err
+							}
+							if o := optima[s.Hashes]; o != nil {
+								c := o[j]
+								r.Observed = &c
+							}
+							r.CandidateTime, r.ScoreTime = candTime, per
+							emit(r)
+						}
+					}
+				}
+			}
+		}
+	}
+	return rep, nil
+}
+
+// engine holds what every configuration of a run shares: the counted pairs, the design
+// and the current representation's exact similarities.
+type engine struct {
+	in       Input
+	opt      Options
+	n        int
+	ls       LabelSet
+	cats     []string // category keys in report order
+	catOf    []int    // per counted pair
+	keys     []uint64 // per counted pair
+	dup      []bool   // per counted pair
+	des      *design
+	policies map[string]Clusterer
+
+	// floor is the lowest threshold any configuration compares: candidates' exact
+	// similarities below it are not computed in full (the counted pairs' always are).
+	floor  float64
+	jacKey lsh.Spec
+	jac    *exactJaccard
+	labJ   []float64 // exact J of each counted pair under jacKey
+}
+
+func newEngine(in Input, opt Options) (*engine, error) {
+	n := in.Docs.Count
+	switch {
+	case n < 0:
+		return nil, &InputError{Field: "documents", Index: -1, Msg: fmt.Sprintf("count %d", n)}
+	case n >= 1<<31:
+		return nil, &InputError{Field: "documents", Index: -1, Msg: fmt.Sprintf("%d documents: at most 2^31-1", n)}
+	case in.Docs.ContentHash != nil && len(in.Docs.ContentHash) != n:
+		return nil, &InputError{Field: "content hashes", Index: -1, Msg: fmt.Sprintf("%d hashes for %d documents", len(in.Docs.ContentHash), n)}
+	case in.Docs.Text == nil:
+		return nil, &InputError{Field: "text", Index: -1, Msg: "no way to read document text (exact Jaccard needs it)"}
+	case in.Signatures == nil:
+		return nil, &InputError{Field: "signatures", Index: -1, Msg: "no signature provider"}
+	}
+	for name, c := range in.Policies {
+		if name == ConnectedComponents {
+			return nil, &InputError{Field: "policies", Index: -1, Msg: fmt.Sprintf("%q is the built-in policy's name", name)}
+		}
+		if c == nil {
+			return nil, &InputError{Field: "policies", Index: -1, Msg: fmt.Sprintf("policy %q has no clusterer", name)}
+		}
+	}
+	ls, err := ResolveAll(in.Pairs, in.Categories, n)
+	if err != nil {
+		return nil, err
+	}
+	e := &engine{in: in, opt: opt, n: n, ls: ls, policies: in.Policies}
+	catIndex := map[string]int{}
+	for _, c := range in.Categories {
+		catIndex[c.Key] = len(e.cats)
+		e.cats = append(e.cats, c.Key)
+	}
+	var extra []string
+	for _, p := range ls.Pairs {
+		if _, ok := catIndex[p.Category]; !ok && !slices.Contains(extra, p.Category) {
+			extra = append(extra, p.Category)
+		}
+	}
+	slices.Sort(extra)
+	for _, c := range extra {
+		catIndex[c] = len(e.cats)
+		e.cats = append(e.cats, c)
+	}
+	dps := make([]designPair, len(ls.Pairs))
+	for i, p := range ls.Pairs {
+		e.catOf = append(e.catOf, catIndex[p.Category])
+		e.keys = append(e.keys, pairKey(int32(p.A), int32(p.B)))
+		e.dup = append(e.dup, p.Duplicate)
+		dps[i] = designPair{design: p.Design, stratum: p.Stratum, frameSize: p.FrameSize, duplicate: p.Duplicate}
+	}
+	e.des, err = newDesign(dps, opt.Design, opt.Replicates, opt.Seed)
+	if err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+func (e *engine) policyNames() []string {
+	var out []string
+	for name := range e.policies {
+		out = append(out, name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (e *engine) signatures(ctx context.Context, spec lsh.Spec) ([]lsh.Signature, error) {
+	sigs, err := e.in.Signatures(ctx, spec)
+	if err != nil {
+		return nil, fmt.Errorf("signatures %s: %w", spec.ID(), err)
+	}
+	if len(sigs) != e.n {
+		return nil, &InputError{Field: "signatures", Index: -1, Msg: fmt.Sprintf("%d signatures for %d documents (%s)", len(sigs), e.n, spec)}
+	}
+	for i, s := range sigs {
+		if len(s) != spec.Hashes {
+			return nil, &InputError{Field: "signatures", Index: i, Msg: fmt.Sprintf("%d values; %s has k=%d", len(s), spec.ID(), spec.Hashes)}
+		}
+	}
+	return sigs, nil
+}
+
+// useRepresentation makes spec's shingle key the current one: a fresh exact-Jaccard
+// engine (the previous one's sets are released) and the counted pairs' similarities.
+func (e *engine) useRepresentation(ctx context.Context, spec lsh.Spec) error {
+	key := shingleKey(spec)
+	if e.jac != nil && e.jacKey == key {
+		return nil
+	}
+	e.jac = nil
+	x, err := newExactJaccard(key, e.n, e.in.Docs.Text, e.opt.SetBudget, e.opt.MemoPairs)
+	if err != nil {
+		return err
+	}
+	e.jac, e.jacKey = x, key
+	// The counted pairs' similarities, through the same engine (their documents' sets
+	// are then resident for the candidates too).
+	uniq := slices.Clone(e.keys)
+	slices.Sort(uniq)
+	uniq = slices.Compact(uniq)
+	sims, err := x.of(ctx, uniq)
+	if err != nil {
+		return err
+	}
+	x.floor = e.floor
+	e.labJ = make([]float64, len(e.keys))
+	for i, k := range e.keys {
+		j, _ := slices.BinarySearch(uniq, k)
+		e.labJ[i] = sims[j]
+	}
+	return nil
+}
+
+// shapeCands are one shape's candidate pairs with their similarities.
+type shapeCands struct {
+	shape   lsh.Shape
+	keys    []uint64  // sorted pair keys
+	jac     []float64 // exact Jaccard per candidate; nil when no configuration verifies with it
+	skipped int
+	labCand []int32 // per counted pair: its index in keys, or -1
+	time    time.Duration
+}
+
+func (e *engine) candidates(ctx context.Context, sigs []lsh.Signature, sh lsh.Shape, exact bool) (*shapeCands, error) {
+	start := time.Now()
+	keys, skipped, err := candidatePairs(ctx, sigs, sh, e.opt.MaxBucket)
+	if err != nil {
+		return nil, err
+	}
+	cs := &shapeCands{shape: sh, skipped: skipped, keys: keys}
+	if exact {
+		if cs.jac, err = e.jac.of(ctx, cs.keys); err != nil {
+			return nil, err
+		}
+	}
+	cs.labCand = make([]int32, len(e.keys))
+	for i, k := range e.keys {
+		cs.labCand[i] = -1
+		if j, ok := slices.BinarySearch(cs.keys, k); ok {
+			cs.labCand[i] = int32(j)
+		}
+	}
+	cs.time = time.Since(start)
+	return cs, nil
+}
+
+// estimates returns the MinHash estimates of every candidate from the first k values of
+// the signatures, as agreement counts.
+func (cs *shapeCands) estimates(ctx context.Context, sigs []lsh.Signature, k int) (similarities, error) {
+	agree := make([]uint16, len(cs.keys))
+	err := parallel(ctx, len(cs.keys), 4096, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			a, b := unpair(cs.keys[i])
+			sa, sb := sigs[a][:k], sigs[b][:k]
+			sb = sb[:len(sa)]
+			n := 0
+			for j := range sa {
+				n += b2i(sa[j] == sb[j]) // branch-free: agreement is a coin flip at J near 1/2
+			}
+			agree[i] = uint16(n)
+		}
+	})
+	return similarities{agree: agree, k: float64(k)}, err
+}
+
+// similarities are one verification's similarities of a shape's candidates: exact
+// Jaccard values, or MinHash agreement counts out of k, 2 bytes a pair instead of 8
+// (count/k in float64 is exactly what lsh.Estimate returns).
+type similarities struct {
+	exact []float64
+	agree []uint16
+	k     float64
+}
+
+func (s similarities) len() int {
+	if s.exact != nil {
+		return len(s.exact)
+	}
+	return len(s.agree)
+}
+
+func (s similarities) at(i int) float64 {
+	if s.exact != nil {
+		return s.exact[i]
+	}
+	return float64(s.agree[i]) / s.k
+}
+
+// shapeResult fills what every configuration of (spec, shape) shares.
+func (e *engine) shapeResult(s lsh.Spec, sh lsh.Shape, cs *shapeCands) Result {
+	r := Result{
+		Candidates:    len(cs.keys),
+		BucketSkipped: cs.skipped,
+		Index:         IndexSizes(sh, s.Hashes),
+	}
+	if e.n > 0 {
+		r.CandidatesPerDoc = float64(len(cs.keys)) / float64(e.n)
+	}
+	hits, dups := 0, 0
+	var expected float64
+	for i, d := range e.dup {
+		if !d {
+			continue
+		}
+		dups++
+		if cs.labCand[i] >= 0 {
+			hits++
+		}
+		expected += lsh.Probability(e.labJ[i], sh)
+	}
+	r.CandidateRecall = NewRate(hits, dups)
+	if dups > 0 {
+		r.ExpectedCandidateRecall = expected / float64(dups)
+	}
+	return r
+}

@@ -1,0 +1,313 @@
+package sweep
+
+import (
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/dedupstudio/dedupstudio/internal/lsh"
+)
+
+func TestWilsonTextbook(t *testing.T) {
+	t.Parallel()
+	// Newcombe (1998), "Two-sided confidence intervals for the single proportion",
+	// Statistics in Medicine 17:857-872, Table I, method 3 (Wilson score, no continuity
+	// correction), given to 4 decimals.
+	cases := []struct {
+		hits, n int
+		lo, hi  float64
+	}{
+		{81, 263, 0.2553, 0.3662},
+		{15, 148, 0.0624, 0.1605},
+		{0, 20, 0.0000, 0.1611},
+		{1, 29, 0.0061, 0.1718},
+	}
+	for _, c := range cases {
+		got := Wilson(c.hits, c.n)
+		if math.Abs(got.Lo-c.lo) > 5e-5 || math.Abs(got.Hi-c.hi) > 5e-5 {
+			t.Errorf("Wilson(%d, %d) = [%.4f, %.4f]; want [%.4f, %.4f]", c.hits, c.n, got.Lo, got.Hi, c.lo, c.hi)
+		}
+		if want := float64(c.hits) / float64(c.n); got.Value != want {
+			t.Errorf("Wilson(%d, %d).Value = %v; want %v", c.hits, c.n, got.Value, want)
+		}
+	}
+	if got := Wilson(0, 0); !math.IsNaN(got.Value) || got.Lo != 0 || got.Hi != 1 {
+		t.Errorf("Wilson(0, 0) = %+v; want NaN in [0, 1]", got)
+	}
+}
+
+func TestIntervalJSON(t *testing.T) {
+	t.Parallel()
+	r := NewRate(0, 0)
+	b, err := json.Marshal(struct{ R Rate }{r})
+	if err != nil {
+		t.Fatalf("Marshal(rate with NaN) = %v", err)
+	}
+	var back struct{ R Rate }
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !math.IsNaN(back.R.Value) || back.R.Hi != 1 || back.R.Of != 0 {
+		t.Errorf("round trip of %s = %+v; want NaN value, Hi 1", b, back.R)
+	}
+	r = NewRate(3, 7)
+	b, _ = json.Marshal(r)
+	var r2 Rate
+	if err := json.Unmarshal(b, &r2); err != nil || r2 != r {
+		t.Errorf("round trip of %s = %+v, %v; want %+v", b, r2, err, r)
+	}
+}
+
+func TestQuantile(t *testing.T) {
+	t.Parallel()
+	xs := []float64{1, 2, 3, 4, 5}
+	for _, c := range []struct{ q, want float64 }{{0, 1}, {0.5, 3}, {0.25, 2}, {0.1, 1.4}, {1, 5}} {
+		if got := quantile(xs, c.q); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("quantile(%v, %v) = %v; want %v", xs, c.q, got, c.want)
+		}
+	}
+}
+
+// TestExpectedRecallSimulation checks the S-curve formula behind ExpectedCandidateRecall
+// against simulation: pairs of sets with known Jaccard, real classic signatures with
+// many seeds, the share that collide in a band.
+func TestExpectedRecallSimulation(t *testing.T) {
+	t.Parallel()
+	const trials = 1500
+	shapes := []lsh.Shape{{Bands: 20, Rows: 5}, {Bands: 9, Rows: 13}, {Bands: 32, Rows: 4}}
+	for _, j := range []float64{0.3, 0.5, 0.7, 0.85} {
+		// A = 0..99, B = 100-s..199-s shares s elements: J = s/(200-s).
+		s := int(math.Round(200 * j / (1 + j)))
+		a, b := words(0, 100), words(100-s, 200-s)
+		exact := float64(s) / float64(200-s)
+		for _, sh := range shapes {
+			hits := 0
+			for seed := range trials {
+				spec, err := lsh.ParseSpec("level=word size=1 k=128")
+				if err != nil {
+					t.Fatal(err)
+				}
+				spec.Seed = uint64(seed) + 1
+				sigs, err := spec.Signatures([]string{a, b})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if collides(sigs[0], sigs[1], sh) {
+					hits++
+				}
+			}
+			p := lsh.Probability(exact, sh)
+			got := float64(hits) / trials
+			// Binomial sd is at most 0.013 at 1500 trials; allow 4 sd plus a little.
+			tol := 4*math.Sqrt(p*(1-p)/trials) + 0.005
+			if math.Abs(got-p) > tol {
+				t.Errorf("J=%.3f %v: collided in %.3f of %d trials; 1-(1-J^r)^b = %.3f (tolerance %.3f)", exact, sh, got, trials, p, tol)
+			}
+		}
+	}
+}
+
+func collides(a, b lsh.Signature, sh lsh.Shape) bool {
+	for band := range sh.Bands {
+		same := true
+		for r := range sh.Rows {
+			if a[band*sh.Rows+r] != b[band*sh.Rows+r] {
+				same = false
+				break
+			}
+		}
+		if same {
+			return true
+		}
+	}
+	return false
+}
+
+func TestJaccardAtLeast(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(7, 7))
+	set := func(n int, universe uint64) []uint64 {
+		m := map[uint64]bool{}
+		for len(m) < n {
+			m[rng.Uint64N(universe)] = true
+		}
+		out := make([]uint64, 0, n)
+		for v := range m {
+			out = append(out, v)
+		}
+		return sortedCopy(out)
+	}
+	for i := range 2000 {
+		a := set(rng.IntN(300), 600)
+		b := set(rng.IntN(300), 600)
+		floor := []float64{0, 0.1, 0.3, 0.5, 0.8, 1}[i%6]
+		want := lsh.ExactJaccard(a, b)
+		got := jaccardAtLeast(a, b, floor)
+		if want >= floor && got != want {
+			t.Fatalf("jaccardAtLeast(|%d|, |%d|, %v) = %v; want exactly %v", len(a), len(b), floor, got, want)
+		}
+		if want < floor && !(got < floor && got >= want) {
+			t.Fatalf("jaccardAtLeast(|%d|, |%d|, %v) = %v; want a bound in [%v, %v)", len(a), len(b), floor, got, want, floor)
+		}
+	}
+	if got := jaccardAtLeast(nil, nil, 0.5); got != 1 {
+		t.Errorf("jaccardAtLeast(empty, empty) = %v; want 1", got)
+	}
+}
+
+func sortedCopy(xs []uint64) []uint64 {
+	out := append([]uint64(nil), xs...)
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j] < out[j-1]; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}
+
+// TestExactJaccardBlocks checks that the block mode (shingle sets over the budget)
+// computes what the resident mode does, on real text.
+func TestExactJaccardBlocks(t *testing.T) {
+	t.Parallel()
+	d := loadDemo(t)
+	spec, err := lsh.ParseSpec("level=char size=4 k=64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sigs, err := spec.Signatures(d.texts[:400])
+	if err != nil {
+		t.Fatal(err)
+	}
+	cands, err := lsh.Candidates(sigs, lsh.Shape{Bands: 16, Rows: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := make([]uint64, len(cands))
+	for i, c := range cands {
+		keys[i] = pairKey(int32(c.A), int32(c.B))
+	}
+	if len(keys) < 100 {
+		t.Fatalf("%d candidates among 400 demo documents; the test wants a few hundred", len(keys))
+	}
+	text := func(i int) string { return d.texts[i] }
+	resident, err := newExactJaccard(shingleKey(spec), 400, text, DefaultSetBudget, DefaultMemoPairs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks, _ := newExactJaccard(shingleKey(spec), 400, text, 64<<10, DefaultMemoPairs) // 64 KiB: a few documents at a time
+	want, err := resident.of(t.Context(), keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := blocks.of(t.Context(), keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resident.block || !blocks.block {
+		t.Fatalf("modes: resident.block=%v blocks.block=%v; want false, true", resident.block, blocks.block)
+	}
+	for i := range keys {
+		if got[i] != want[i] {
+			a, b := unpair(keys[i])
+			t.Fatalf("pair (%d, %d): block mode %v; resident %v", a, b, got[i], want[i])
+		}
+	}
+	// And the memo answers the second time without computing.
+	again, _ := resident.of(t.Context(), keys)
+	for i := range keys {
+		if again[i] != want[i] {
+			t.Fatalf("memo: pair %d = %v; want %v", i, again[i], want[i])
+		}
+	}
+	if len(resident.memo) != len(keys) {
+		t.Errorf("memo holds %d pairs; want %d", len(resident.memo), len(keys))
+	}
+	// A memo too small for them all keeps the most similar pairs, and answers stay the same.
+	small, _ := newExactJaccard(shingleKey(spec), 400, text, DefaultSetBudget, 50)
+	got, _ = small.of(t.Context(), keys)
+	again, _ = small.of(t.Context(), keys)
+	if len(small.memo) != 50 || !slices.IsSorted(small.memo) {
+		t.Fatalf("small memo holds %d pairs (sorted %v); want 50", len(small.memo), slices.IsSorted(small.memo))
+	}
+	least := slices.Min(small.memoSim)
+	above := 0
+	for i := range keys {
+		if got[i] != want[i] || again[i] != want[i] {
+			t.Fatalf("small memo: pair %d = %v then %v; want %v", i, got[i], again[i], want[i])
+		}
+		if want[i] > least {
+			above++
+		}
+	}
+	if above > 50 {
+		t.Errorf("the memo kept a pair of similarity %v while %d pairs are more similar", least, above)
+	}
+}
+
+func TestObservedOptima(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(3, 3))
+	sims := make([]float64, 300)
+	for i := range sims {
+		switch i % 3 {
+		case 0:
+			sims[i] = rng.Float64() * 0.3
+		case 1:
+			sims[i] = 0.6 + 0.4*rng.Float64()
+		default:
+			sims[i] = float64(rng.IntN(11)) / 10 // ties, and 0 and 1
+		}
+	}
+	ths := []float64{0.3, 0.5, 0.75, 0.9}
+	for _, k := range []int{16, 64, 128} {
+		got := observedOptima(sims, k, lsh.EqualWeights, ths)
+		for j, th := range ths {
+			want, err := lsh.OptimalShapeObserved(th, k, lsh.EqualWeights, sims)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The sums run in another order, so a near-tie may resolve differently; the
+			// error mass must agree all the same.
+			if got[j].Shape != want.Shape && math.Abs(got[j].Error-want.Error) > 1e-12 {
+				t.Errorf("observedOptima(k=%d, t=%v) = %v (error %v); lsh.OptimalShapeObserved = %v (error %v)",
+					k, th, got[j].Shape, got[j].Error, want.Shape, want.Error)
+			}
+			if math.Abs(got[j].FP-want.FP) > 1e-9 && got[j].Shape == want.Shape {
+				t.Errorf("k=%d t=%v: FP = %v; want %v", k, th, got[j].FP, want.FP)
+			}
+		}
+	}
+	if observedOptima(nil, 128, lsh.EqualWeights, ths) != nil {
+		t.Error("observedOptima(no sims) != nil")
+	}
+}
+
+func TestIndexSizes(t *testing.T) {
+	t.Parallel()
+	got := IndexSizes(lsh.Shape{Bands: 25, Rows: 5}, 128)
+	want := IndexSize{Docs: 1_000_000_000, BandBytes: 1_000_000_000 * 25 * 16, SignatureBytes: 1_000_000_000 * 512}
+	if len(got) != 3 || got[2] != want || got[0].Docs != 1_000_000 {
+		t.Errorf("IndexSizes(25x5, 128) = %+v; want 1M, 100M, 1B with %+v last", got, want)
+	}
+}
+
+func TestQuantileSelect(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(9, 9))
+	for n := 1; n < 300; n += 7 {
+		xs := make([]float64, n)
+		for i := range xs {
+			xs[i] = float64(rng.IntN(50)) // ties
+		}
+		sorted := append([]float64(nil), xs...)
+		slices.Sort(sorted)
+		for _, q := range []float64{0, 0.025, 0.5, 0.975, 1} {
+			work := append([]float64(nil), xs...)
+			if got, want := quantileSelect(work, q), quantile(sorted, q); got != want {
+				t.Fatalf("quantileSelect(n=%d, %v) = %v; want %v", n, q, got, want)
+			}
+		}
+	}
+}
