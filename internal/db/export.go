@@ -338,12 +338,19 @@ func (d *DB) MetaKeys(ctx context.Context, datasetID int64) ([]string, error) {
 	return keys, nil
 }
 
-// PairLabels is a labeled pair between two documents of a set, with its standing labels.
+// PairLabels is a labeled pair with its standing labels.
 type PairLabels struct {
 	PairID     int64
 	CampaignID int64
 	A, B       int64
-	Labels     []CurrentLabel
+	Labels     []StandingLabel
+}
+
+// StandingLabel is an annotator's standing label on a pair; ByAccount tells a label
+// given by a person signed in from one imported or made by a rule.
+type StandingLabel struct {
+	CurrentLabel
+	ByAccount bool
 }
 
 // LabelsAmong returns the labeled pairs whose two documents are both among docs (any
@@ -359,19 +366,40 @@ func (d *DB) LabelsAmong(ctx context.Context, docs []int64) ([]PairLabels, error
 			args = append(args, id)
 		}
 	}
+	list, err := pairLabels(ctx, d, `SELECT id, campaign_id, doc_a, doc_b FROM label_pairs WHERE doc_a IN `+in+` AND doc_b IN `+in, args...)
+	if err != nil {
+		return nil, fmt.Errorf("labels among %d documents: %w", len(docs), err)
+	}
+	return list, nil
+}
+
+// CampaignLabels returns every pair of a campaign that has a standing label, with its
+// labels, by pair.
+func (d *DB) CampaignLabels(ctx context.Context, campaignID int64) ([]PairLabels, error) {
+	list, err := pairLabels(ctx, d, `SELECT id, campaign_id, doc_a, doc_b FROM label_pairs WHERE campaign_id = ?`, campaignID)
+	if err != nil {
+		return nil, fmt.Errorf("labels of campaign %d: %w", campaignID, err)
+	}
+	return list, nil
+}
+
+// pairLabels reads the standing labels of the pairs the query pairs selects (id,
+// campaign_id, doc_a, doc_b), grouped by pair.
+func pairLabels(ctx context.Context, d *DB, pairs string, args ...any) ([]PairLabels, error) {
 	type row struct {
 		pair, campaign, a, b int64
-		l                    CurrentLabel
+		l                    StandingLabel
 	}
-	list, err := queryAll(ctx, d, `WITH p AS (SELECT id, campaign_id, doc_a, doc_b FROM label_pairs WHERE doc_a IN `+in+` AND doc_b IN `+in+`),
+	list, err := queryAll(ctx, d, `WITH p AS (`+pairs+`),
 		cur AS (SELECT e.*, row_number() OVER (PARTITION BY e.pair_id, e.annotator ORDER BY e.id DESC) AS rn
 			FROM label_events e JOIN p ON p.id = e.pair_id WHERE e.kind IN `+currentKinds+`)
-		SELECT p.id, p.campaign_id, p.doc_a, p.doc_b, c.annotator, c.kind, c.category, c.duplicate, c.note, c.created_at
-		FROM p JOIN cur c ON c.pair_id = p.id WHERE c.rn = 1 AND c.kind != 'retract' ORDER BY p.id, c.annotator`,
+		SELECT p.id, p.campaign_id, p.doc_a, p.doc_b, c.annotator, c.kind, c.category, c.duplicate, c.note, c.created_at, c.user_id IS NOT NULL
+		FROM p JOIN cur c ON c.pair_id = p.id WHERE c.rn = 1 AND c.kind != 'retract' ORDER BY p.id, c.id`,
 		func(sc scanner) (row, error) {
 			var r row
 			var kind, at string
-			if err := sc.Scan(&r.pair, &r.campaign, &r.a, &r.b, &r.l.Annotator, &kind, &r.l.Category, &r.l.Duplicate, &r.l.Note, &at); err != nil {
+			if err := sc.Scan(&r.pair, &r.campaign, &r.a, &r.b, &r.l.Annotator, &kind, &r.l.Category, &r.l.Duplicate, &r.l.Note, &at,
+				&r.l.ByAccount); err != nil {
 				return r, err
 			}
 			var err error
@@ -383,7 +411,7 @@ func (d *DB) LabelsAmong(ctx context.Context, docs []int64) ([]PairLabels, error
 			return r, err
 		}, args...)
 	if err != nil {
-		return nil, fmt.Errorf("labels among %d documents: %w", len(docs), err)
+		return nil, err
 	}
 	var out []PairLabels
 	for _, r := range list {

@@ -18,6 +18,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/demo"
 	"github.com/dedupstudio/dedupstudio/internal/ingest"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 	"github.com/dedupstudio/dedupstudio/internal/review"
@@ -448,5 +449,89 @@ func TestReviewSignOffExport(t *testing.T) {
 	check, err := f.store.VerifyAudit(ctx)
 	if err != nil || !check.Intact() || check.Rows < 15 {
 		t.Errorf("audit chain: %+v, %v", check, err)
+	}
+}
+
+// The estimates (a one-configuration sweep, the manifest's policy given to the sweep as
+// its clusterer) agree with the run's own count of the labeled pairs under every policy.
+func TestEstimatesAgreeWithTheRun(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	for _, pol := range cluster.Policies() {
+		t.Run(string(pol), func(t *testing.T) {
+			m := f.run(f.params(pol, "earliest"))
+			var s review.PolicyStats
+			for _, c := range m.Comparison {
+				if c.Policy == pol {
+					s = c
+				}
+			}
+			e := m.Estimates
+			if e == nil || e.LabelRule == "" || !strings.HasPrefix(e.LabelVersion, "l") || e.Counted != 3 {
+				t.Fatalf("estimates %+v", e)
+			}
+			if e.FalseMerges.N != s.LabeledNonDuplicates || float64(e.FalseMerges.Value) != float64(s.FalseMerges)/float64(s.LabeledNonDuplicates) {
+				t.Errorf("false merges: sweep %v of %d, run %d of %d", e.FalseMerges.Value, e.FalseMerges.N, s.FalseMerges, s.LabeledNonDuplicates)
+			}
+			if e.ClusterRecall.N != s.LabeledDuplicates || float64(e.ClusterRecall.Value) != float64(s.DuplicatesTogether)/float64(s.LabeledDuplicates) {
+				t.Errorf("cluster recall: sweep %v of %d, run %d of %d", e.ClusterRecall.Value, e.ClusterRecall.N, s.DuplicatesTogether, s.LabeledDuplicates)
+			}
+			if float64(e.Recall.Value) != 1 || e.Design != "" || len(e.Notes) == 0 {
+				t.Errorf("recall %v, design %q, notes %v; want 1, none, a note saying the rates are on labeled pairs", e.Recall.Value, e.Design, e.Notes)
+			}
+		})
+	}
+}
+
+// On the demo sample (2,136 real documents, 832 labeled pairs) at a generous threshold,
+// single linkage chains licenses and templated READMEs: keeper-star and complete-link
+// remove a subset of what components removes (cluster package doc), never more chained
+// clusters, and never more false merges of the labeled pairs.
+func TestRunOnTheDemoSample(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs three policies over 2,136 documents")
+	}
+	t.Parallel()
+	ctx := context.Background()
+	store, err := db.Open(ctx, filepath.Join(t.TempDir(), "demo.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	rep, _, err := demo.Load(ctx, store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := store.CreateUser(ctx, "t", "prep", auth.Reviewer, "x")
+	rule, _ := cluster.ParseRule("longest")
+	p := review.Params{Spec: lsh.DefaultSpec(), Shape: lsh.Shape{Bands: 32, Rows: 4}, Threshold: 0.5, Verification: review.Exact,
+		Policy: cluster.KeeperStar, Rule: rule, CodeVersion: "test"}
+	m, err := Run(ctx, store, sigcache.New(store), Request{DatasetID: rep.Dataset.ID, Params: p, By: u}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stats := map[cluster.Policy]review.PolicyStats{}
+	for _, s := range m.Comparison {
+		stats[s.Policy] = s
+		t.Logf("%-13s removed %4d (exact %3d) in %3d clusters, %3d chained, largest %3d; false merges %d of %d; duplicates together %d of %d",
+			s.Policy, s.Removed, s.RemovedExact, s.Clusters, s.Chained, s.Largest, s.FalseMerges, s.LabeledNonDuplicates, s.DuplicatesTogether, s.LabeledDuplicates)
+	}
+	comp := stats[cluster.Components]
+	if comp.Chained == 0 || comp.LabeledNonDuplicates < 100 {
+		t.Fatalf("components: %+v; want chained clusters and labeled pairs on real text", comp)
+	}
+	for _, pol := range []cluster.Policy{cluster.KeeperStar, cluster.CompleteLink} {
+		s := stats[pol]
+		if s.Removed > comp.Removed || s.Chained != 0 || s.FalseMerges > comp.FalseMerges {
+			t.Errorf("%s: %+v; want at most components' removals and false merges, and no chain (%+v)", pol, s, comp)
+		}
+	}
+	if e := m.Estimates; e == nil || e.Counted < 700 || math.IsNaN(float64(e.Recall.Value)) || len(e.Notes) == 0 ||
+		!math.IsNaN(float64(e.DatasetRecall.Value)) {
+		t.Errorf("estimates on the demo labels: %+v", e)
+	}
+	counts, _ := store.CountManifest(ctx, m.ID)
+	if counts.Rows != stats[cluster.KeeperStar].Removed {
+		t.Errorf("the manifest has %d rows; the run removed %d", counts.Rows, stats[cluster.KeeperStar].Removed)
 	}
 }

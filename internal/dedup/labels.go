@@ -2,11 +2,8 @@ package dedup
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/dedupstudio/dedupstudio/internal/campaign"
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
@@ -14,21 +11,16 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/labels"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 	"github.com/dedupstudio/dedupstudio/internal/review"
-	"github.com/dedupstudio/dedupstudio/internal/sigcache"
+	"github.com/dedupstudio/dedupstudio/internal/sweep"
 )
 
-// labeledPair is a labeled pair of the dataset (document indexes) with the duplicate
-// decision it counts with.
-type labeledPair struct {
-	id        int64
-	a, b      int
-	category  string
-	duplicate bool
+// labelSet is a campaign's labeled pairs over a run's documents, resolved by
+// sweep.LabelRule (the rule the sweep pages quote too).
+type labelSet struct {
+	campaign db.Campaign
+	pairs    []sweep.LabeledPair // every labeled pair between documents of the dataset
+	set      sweep.LabelSet      // the pairs that count, with their label
 }
-
-// labelRule says which label of a pair counts.
-const labelRule = "A pair counts with its adjudicated label if it has one; else with the duplicate decision most of its " +
-	"current labels give (the most common category among those); a tie, a flagged pair or an unlabeled pair is left out."
 
 // campaignFor returns the campaign whose labels a run on a dataset uses: id when it is
 // one of the dataset's, the dataset's oldest when id is 0, none (ID 0) when the dataset
@@ -57,208 +49,189 @@ func campaignFor(ctx context.Context, store *db.DB, datasetID, id int64) (db.Cam
 	return found, nil
 }
 
-// labeledPairs returns the labeled pairs of the run's campaign that count under
-// labelRule, with the campaign.
-func labeledPairs(ctx context.Context, store *db.DB, datasetID, campaignID int64, index map[int64]int) ([]labeledPair, db.Campaign, error) {
+// loadLabels reads the labels of the run's campaign and resolves them. index maps the
+// dataset's document ids to their positions. A label made by someone signed in counts
+// as a person's; an imported one (the demo's rule labels among them) as a rule's, which
+// counts only where no person settles the pair. The store keeps no sampling design with
+// its pairs yet, so every pair counts on the labeled-pairs basis.
+func loadLabels(ctx context.Context, store *db.DB, datasetID, campaignID int64, index map[int64]int) (labelSet, error) {
 	c, err := campaignFor(ctx, store, datasetID, campaignID)
 	if err != nil || c.ID == 0 {
-		return nil, c, err
+		return labelSet{campaign: c}, err
 	}
-	refs, err := store.PairDocs(ctx, c.ID)
+	pls, err := store.CampaignLabels(ctx, c.ID)
 	if err != nil {
-		return nil, c, err
-	}
-	cur, err := store.CurrentLabels(ctx, c.ID)
-	if err != nil {
-		return nil, c, err
+		return labelSet{}, err
 	}
 	flagged, err := store.FlaggedPairs(ctx, c.ID)
 	if err != nil {
-		return nil, c, err
+		return labelSet{}, err
 	}
-	byPair := map[int64][]db.CurrentLabel{}
-	for _, l := range cur {
-		byPair[l.PairID] = append(byPair[l.PairID], l)
-	}
-	var out []labeledPair
-	for _, r := range refs {
-		a, okA := index[r.DocA]
-		b, okB := index[r.DocB]
-		if !okA || !okB || flagged[r.ID] {
+	ls := labelSet{campaign: c}
+	for _, pl := range pls {
+		a, okA := index[pl.A]
+		b, okB := index[pl.B]
+		if !okA || !okB {
 			continue
 		}
-		cat, dup, ok := resolve(byPair[r.ID], c.Categories)
-		if ok {
-			out = append(out, labeledPair{id: r.ID, a: a, b: b, category: cat, duplicate: dup})
+		lp := sweep.LabeledPair{ID: pl.PairID, A: a, B: b, Flagged: flagged[pl.PairID]}
+		for _, l := range pl.Labels {
+			lp.Labels = append(lp.Labels, sweep.Label{Annotator: l.Annotator, Kind: string(l.Kind), Category: l.Category,
+				Duplicate: l.Duplicate, Rule: !l.ByAccount})
 		}
+		ls.pairs = append(ls.pairs, lp)
 	}
-	return out, c, nil
+	if ls.set, err = sweep.ResolveAll(ls.pairs, c.Categories, len(index)); err != nil {
+		return labelSet{}, err
+	}
+	return ls, nil
 }
 
-// resolve applies labelRule to a pair's standing labels.
-func resolve(ls []db.CurrentLabel, cats []labels.Category) (category string, duplicate, ok bool) {
-	for _, l := range ls {
-		if l.Kind == labels.KindAdjudication {
-			category, duplicate, ok = l.Category, l.Duplicate, true
+// statsOf counts what one policy did, and what it did to the counted labeled pairs.
+func statsOf(res cluster.Result, ls labelSet) review.PolicyStats {
+	s := review.PolicyStats{Policy: res.Config.Policy, Removed: res.Removed, RemovedExact: res.RemovedExact,
+		Clusters: len(res.Clusters), Chained: res.Chained, SimCalls: res.SimCalls, Limited: res.Limited}
+	for _, c := range res.Clusters {
+		s.Largest = max(s.Largest, len(c.Members))
+	}
+	for _, lp := range ls.set.Pairs {
+		together := res.Together(lp.A, lp.B)
+		if lp.Duplicate {
+			s.LabeledDuplicates++
+			if together {
+				s.DuplicatesTogether++
+			}
+		} else {
+			s.LabeledNonDuplicates++
+			if together {
+				s.FalseMerges++
+			}
 		}
 	}
-	if ok {
-		return
-	}
-	yes := 0
-	for _, l := range ls {
-		if l.Duplicate {
-			yes++
-		}
-	}
-	if no := len(ls) - yes; yes == no {
-		return "", false, false
-	} else {
-		duplicate = yes > no
-	}
-	count := map[string]int{}
-	for _, l := range ls {
-		if l.Duplicate == duplicate {
-			count[l.Category]++
-		}
-	}
-	order := func(c string) int {
-		if i := slices.IndexFunc(cats, func(x labels.Category) bool { return x.Key == c }); i >= 0 {
-			return i
-		}
-		return len(cats)
-	}
-	for c, n := range count {
-		if category == "" || n > count[category] || n == count[category] && order(c) < order(category) {
-			category = c
-		}
-	}
-	return category, duplicate, true
+	return s
 }
 
-// labelVersion names a set of resolved labels: equal versions count the same pairs
-// with the same labels.
-func labelVersion(ps []labeledPair) string {
-	h := sha256.New()
-	for _, p := range ps {
-		fmt.Fprintf(h, "%d\t%d\t%d\t%t\t%s\n", p.id, p.a, p.b, p.duplicate, p.category)
-	}
-	return "l" + hex.EncodeToString(h.Sum(nil)[:6])
+// scoreInput is what scoring a run's configuration against its labels reads.
+type scoreInput struct {
+	labels labelSet
+	params review.Params
+	sigs   []lsh.Signature
+	texts  []string
+	docs   []cluster.Doc
+	exact  [][]int
+	sim    func(a, b int) float64
 }
 
-// scoreConfiguration scores a manifest's configuration against the campaign's labels:
-// recall (labeled duplicates accepted: candidates whose verified similarity reaches the
-// threshold), cluster recall and false merges (labeled pairs that end in one cluster
-// under the chosen policy), precision, and the same by category, each with its 95%
-// Wilson interval, plus the campaign's agreement.
-func scoreConfiguration(ctx context.Context, store *db.DB, c db.Campaign, p review.Params, set sigcache.Set, infos []db.DocInfo, g *cluster.Graph) (*review.Estimates, error) {
-	index := make(map[int64]int, len(infos))
-	for i, di := range infos {
-		index[di.ID] = i
+// scoreConfiguration scores a manifest's configuration against the campaign's labels as
+// a sweep of one configuration (internal/sweep): recall, cluster recall, false merges and
+// precision on the labeled pairs and by category, each with its interval and count, and,
+// where the labels carry their sampling design, recall and false removals over the whole
+// dataset; plus the campaign's agreement. Keeper-star and complete-link are given to the
+// sweep as its policies, clustering with internal/cluster exactly as the run does.
+func scoreConfiguration(ctx context.Context, store *db.DB, in scoreInput) (*review.Estimates, error) {
+	p, c := in.params, in.labels.campaign
+	policy := sweep.ConnectedComponents
+	policies := map[string]sweep.Clusterer{}
+	var clusterErr error
+	if p.Policy != cluster.Components {
+		policy = string(p.Policy)
+		policies[policy] = func(n int, edges []sweep.Edge, t float64) []int32 {
+			ids, err := clusterIDs(n, edges, t, p, in)
+			if err != nil && clusterErr == nil {
+				clusterErr = err
+			}
+			return ids
+		}
 	}
-	pairs, _, err := labeledPairs(ctx, store, c.DatasetID, c.ID, index)
+	grid := sweep.Grid{Specs: []lsh.Spec{p.Spec}, Shapes: []lsh.Shape{p.Shape}, Thresholds: []float64{p.Threshold},
+		Verifications: []sweep.Verification{sweep.Verification(p.Verification)}, Policies: []string{policy}}
+	rep, err := sweep.Run(ctx, sweep.Input{
+		Docs: sweep.Documents{Count: len(in.texts), Text: func(i int) string { return in.texts[i] }},
+		Signatures: func(_ context.Context, spec lsh.Spec) ([]lsh.Signature, error) {
+			if spec != p.Spec {
+				return nil, fmt.Errorf("score the configuration: signatures under %s asked for, %s held", spec.ID(), p.Spec.ID())
+			}
+			return in.sigs, nil
+		},
+		Pairs: in.labels.pairs, Categories: c.Categories, Policies: policies,
+	}, grid, sweep.Options{Seed: 1, MaxBucket: MaxBucket})
+	if err == nil {
+		err = clusterErr
+	}
 	if err != nil {
 		return nil, err
 	}
-	refs, err := store.PairDocs(ctx, c.ID)
-	if err != nil {
-		return nil, err
+	if len(rep.Results) != 1 {
+		return nil, fmt.Errorf("score the configuration: %d results for one configuration", len(rep.Results))
 	}
-	res, err := g.Cluster(p.Config())
-	if err != nil {
-		return nil, err
-	}
-	accepted := acceptedPairs(ctx, store, p, set, pairs)
+	r := rep.Results[0]
 	sum, err := campaign.Summary(ctx, store, c)
 	if err != nil {
 		return nil, err
 	}
-	e := &review.Estimates{Campaign: c.ID, CampaignName: c.Name, LabelRule: labelRule, LabelVersion: labelVersion(pairs),
-		Counted: len(pairs), Left: len(refs) - len(pairs), Alpha: review.Number(sum.Agreement.Alpha), AlphaUnits: sum.Agreement.Units}
-	type tally struct{ dup, acc, together, non, merged, accNon int }
-	var all tally
-	byCat := map[string]*tally{}
-	for i, lp := range pairs {
-		t := byCat[lp.category]
-		if t == nil {
-			t = &tally{}
-			byCat[lp.category] = t
-		}
-		together := res.Together(lp.a, lp.b)
-		for _, x := range []*tally{&all, t} {
-			if lp.duplicate {
-				x.dup++
-				if accepted[i] {
-					x.acc++
-				}
-				if together {
-					x.together++
-				}
-			} else {
-				x.non++
-				if together {
-					x.merged++
-				}
-				if accepted[i] {
-					x.accNon++
-				}
-			}
-		}
-	}
-	e.Recall = wilson(all.acc, all.dup)
-	e.ClusterRecall = wilson(all.together, all.dup)
-	e.FalseMerges = wilson(all.merged, all.non)
-	e.Precision = wilson(all.acc, all.acc+all.accNon)
+	ls := rep.Labels
+	e := &review.Estimates{Campaign: c.ID, CampaignName: c.Name, LabelRule: sweep.LabelRule, LabelVersion: ls.Version,
+		Counted: ls.Counted, Left: ls.Flagged + ls.Skipped + ls.Tied + ls.Unlabeled,
+		Alpha: review.Number(sum.Agreement.Alpha), AlphaUnits: sum.Agreement.Units,
+		Recall: rate(r.Recall), ClusterRecall: rate(r.ClusterRecall), FalseMerges: rate(r.FalseMerges), Precision: rate(r.Precision)}
+	dupOf := map[string]bool{}
 	for _, cat := range c.Categories {
-		t := byCat[cat.Key]
-		if t == nil {
-			continue
-		}
-		e.Categories = append(e.Categories, review.CategoryRate{Category: cat.Key, Duplicate: cat.Duplicate == labels.Yes,
-			Recall: wilson(t.acc, t.dup), FalseMerges: wilson(t.merged, t.non)})
+		dupOf[cat.Key] = cat.Duplicate == labels.Yes
 	}
-	e.Notes = append(e.Notes, "Rates are on the labeled pairs only (no sampling design is stored with these labels): "+
-		"they describe the labeled sample, not the whole dataset.")
+	for _, cs := range r.Categories {
+		e.Categories = append(e.Categories, review.CategoryRate{Category: cs.Category, Duplicate: dupOf[cs.Category],
+			Recall: rate(cs.Recall), FalseMerges: rate(cs.FalseMerges)})
+	}
+	none := interval(sweep.Interval{Value: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}, 0)
+	e.DatasetRecall, e.FalseRemovals, e.FalseRemovalRate = none, none, none
+	if d := r.Dataset; d != nil {
+		e.Design, e.DesignPairs, e.Replicates = rep.Design.Name, rep.Design.Pairs, rep.Design.Replicates
+		e.DatasetRecall = interval(d.Recall, rep.Design.Pairs)
+		e.FalseRemovals = interval(d.FalseRemovals, rep.Design.Pairs)
+		e.FalseRemovalRate = interval(d.FalseRemovalRate, rep.Design.Pairs)
+	}
+	e.Notes = append(e.Notes, rep.Design.Notes...)
+	if r.Dataset == nil && len(e.Notes) == 0 {
+		e.Notes = append(e.Notes, "No sampling design is stored with these labels: the rates describe the labeled pairs, "+
+			"not the whole dataset.")
+	}
 	return e, nil
 }
 
-// acceptedPairs reports, for each labeled pair, whether the configuration accepts it:
-// the pair collides in a band and its verified similarity reaches the threshold.
-func acceptedPairs(ctx context.Context, store *db.DB, p review.Params, set sigcache.Set, pairs []labeledPair) []bool {
-	out := make([]bool, len(pairs))
-	var keys [2][]uint64
-	sets := newShingleSets(store, p.Spec)
-	for i, lp := range pairs {
-		a, b := set.Sigs[lp.a], set.Sigs[lp.b]
-		keys[0] = p.Shape.BandKeys(a, keys[0][:0])
-		keys[1] = p.Shape.BandKeys(b, keys[1][:0])
-		collide := false
-		for j := range keys[0] {
-			if keys[0][j] == keys[1][j] {
-				collide = true
-				break
-			}
-		}
-		if !collide {
-			continue
-		}
-		s := lsh.Estimate(a, b)
-		if p.Verification == review.Exact {
-			var err error
-			if s, err = sets.jaccard(ctx, set.IDs[lp.a], set.IDs[lp.b]); err != nil {
-				s = 0
-			}
-		}
-		out[i] = s >= p.Threshold
+// clusterIDs clusters a sweep's accepted edges under the manifest's policy with
+// internal/cluster and returns each document's cluster id (documents in no cluster get
+// ids of their own).
+func clusterIDs(n int, edges []sweep.Edge, t float64, p review.Params, in scoreInput) ([]int32, error) {
+	ce := make([]cluster.Edge, len(edges))
+	for i, e := range edges {
+		ce[i] = cluster.Edge{A: int(e.A), B: int(e.B), Sim: e.Similarity}
 	}
-	return out
+	ids := make([]int32, n)
+	for i := range ids {
+		ids[i] = int32(i)
+	}
+	g, err := cluster.NewGraph(cluster.Input{Docs: in.docs, Exact: in.exact, Edges: ce, Sim: in.sim})
+	if err != nil {
+		return ids, err
+	}
+	cfg := p.Config()
+	cfg.Threshold = t
+	res, err := g.Cluster(cfg)
+	if err != nil {
+		return ids, err
+	}
+	for i, a := range res.Assign {
+		if a >= 0 {
+			ids[i] = int32(n + a) // clusters after the documents' own ids
+		}
+	}
+	return ids, nil
 }
 
-func wilson(k, n int) review.Interval {
-	if n == 0 {
-		nan := review.Number(math.NaN())
-		return review.Interval{Value: nan, Lo: nan, Hi: nan}
-	}
-	lo, hi := review.Wilson(k, n)
-	return review.Interval{Value: review.Number(float64(k) / float64(n)), Lo: review.Number(lo), Hi: review.Number(hi), N: n}
+func rate(r sweep.Rate) review.Interval {
+	return review.Interval{Value: review.Number(r.Value), Lo: review.Number(r.Lo), Hi: review.Number(r.Hi), N: r.Of}
+}
+
+func interval(iv sweep.Interval, n int) review.Interval {
+	return review.Interval{Value: review.Number(iv.Value), Lo: review.Number(iv.Lo), Hi: review.Number(iv.Hi), N: n}
 }

@@ -113,8 +113,17 @@ func Run(ctx context.Context, store *db.DB, sigs *sigcache.Cache, req Request, r
 		return db.Manifest{}, err
 	}
 
+	ls, err := loadLabels(ctx, store, ds.ID, req.CampaignID, index)
+	if err != nil {
+		return db.Manifest{}, err
+	}
 	// One pass over the texts: the normalized hash of every document for the exact pass,
-	// and, under exact verification, the shingle sets of every document in a candidate.
+	// under exact verification the shingle sets of every document in a candidate, and,
+	// when there are labels to score against, the texts themselves.
+	var texts []string
+	if ls.set.Counted > 0 {
+		texts = make([]string, len(infos))
+	}
 	sets := newShingleSets(store, p.Spec)
 	var want map[int64]bool
 	if p.Verification == review.Exact {
@@ -137,6 +146,9 @@ func Run(ctx context.Context, store *db.DB, sigs *sigcache.Cache, req Request, r
 		groupOf[key] = append(groupOf[key], i)
 		if want[doc.ID] {
 			sets.add(doc.ID, doc.Text)
+		}
+		if texts != nil {
+			texts[i] = doc.Text
 		}
 		return nil
 	})
@@ -182,10 +194,6 @@ func Run(ctx context.Context, store *db.DB, sigs *sigcache.Cache, req Request, r
 		return db.Manifest{}, err
 	}
 
-	labeled, campaign, err := labeledPairs(ctx, store, ds.ID, req.CampaignID, index)
-	if err != nil {
-		return db.Manifest{}, err
-	}
 	var chosen cluster.Result
 	var comparison []review.PolicyStats
 	for i, pol := range cluster.Policies() {
@@ -199,7 +207,7 @@ func Run(ctx context.Context, store *db.DB, sigs *sigcache.Cache, req Request, r
 		if err := ctx.Err(); err != nil {
 			return db.Manifest{}, err
 		}
-		comparison = append(comparison, statsOf(res, labeled))
+		comparison = append(comparison, statsOf(res, ls))
 		if pol == p.Policy {
 			chosen = res
 		}
@@ -209,11 +217,14 @@ func Run(ctx context.Context, store *db.DB, sigs *sigcache.Cache, req Request, r
 	}
 
 	var estimates *review.Estimates
-	if campaign.ID != 0 {
+	if ls.set.Counted > 0 {
 		report(Progress{Phase: PhaseLabels})
-		if estimates, err = scoreConfiguration(ctx, store, campaign, p, set, infos, g); err != nil {
+		estimates, err = scoreConfiguration(ctx, store, scoreInput{labels: ls, params: p, sigs: set.Sigs, texts: texts, docs: docs,
+			exact: exact, sim: sim})
+		if err != nil {
 			return db.Manifest{}, err
 		}
+		texts = nil
 	}
 
 	report(Progress{Phase: PhaseSave})
@@ -229,7 +240,7 @@ func Run(ctx context.Context, store *db.DB, sigs *sigcache.Cache, req Request, r
 		return db.Manifest{}, err
 	}
 	return store.CreateManifest(context.WithoutCancel(ctx), req.By, db.NewManifest{
-		DatasetID: ds.ID, CampaignID: campaign.ID, Params: p, DatasetHash: snap, ApprovalsRequired: max(1, req.ApprovalsRequired),
+		DatasetID: ds.ID, CampaignID: ls.campaign.ID, Params: p, DatasetHash: snap, ApprovalsRequired: max(1, req.ApprovalsRequired),
 		Comparison: comparison, Estimates: estimates, Clusters: clusters,
 	})
 }
@@ -252,30 +263,6 @@ func docOf(di db.DocInfo) cluster.Doc {
 		}
 	}
 	return d
-}
-
-// statsOf counts what one policy did, and what it did to the labeled pairs.
-func statsOf(res cluster.Result, labeled []labeledPair) review.PolicyStats {
-	s := review.PolicyStats{Policy: res.Config.Policy, Removed: res.Removed, RemovedExact: res.RemovedExact,
-		Clusters: len(res.Clusters), Chained: res.Chained, SimCalls: res.SimCalls, Limited: res.Limited}
-	for _, c := range res.Clusters {
-		s.Largest = max(s.Largest, len(c.Members))
-	}
-	for _, lp := range labeled {
-		together := res.Together(lp.a, lp.b)
-		if lp.duplicate {
-			s.LabeledDuplicates++
-			if together {
-				s.DuplicatesTogether++
-			}
-		} else {
-			s.LabeledNonDuplicates++
-			if together {
-				s.FalseMerges++
-			}
-		}
-	}
-	return s
 }
 
 // manifestClusters turns the chosen clustering into the manifest's clusters, with every
