@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -161,7 +162,7 @@ func (s *server) manifestView(r *http.Request, m db.Manifest) (templates.Manifes
 	}
 	v.Tested, v.OverallRate = imp.Tested, fmtPct(imp.Rate)
 	for _, g := range imp.Groups {
-		v.GroupRows = append(v.GroupRows, templates.GroupView{Key: cmpOr(g.Key, "(none)"), Docs: strconv.Itoa(g.Docs), Removed: strconv.Itoa(g.Removed),
+		v.GroupRows = append(v.GroupRows, templates.GroupView{Key: cmp.Or(g.Key, "(none)"), Docs: strconv.Itoa(g.Docs), Removed: strconv.Itoa(g.Removed),
 			Rate: fmtPct(g.Rate), Ratio: fmtNum(g.Ratio, 2), Interval: interval(g.RatioLo, g.RatioHi), P: fmtP(g.PAdjusted), Flag: string(g.Flag)})
 	}
 	reviews, err := s.store.Reviews(ctx, m.ID)
@@ -197,7 +198,7 @@ func (s *server) manifestView(r *http.Request, m db.Manifest) (templates.Manifes
 	v.CanSetApprovals = prep && m.State == review.Draft
 	v.CanReview = approve && review.CanReview(m.State, review.Approve, m.PreparedBy, me.ID) == nil
 	v.PreparerApprover = approve && me.ID == m.PreparedBy && m.State == review.InReview
-	v.CanComment = (approve || prep) && review.CanReview(m.State, review.Comment, m.PreparedBy, me.ID) == nil
+	v.CanComment = approve && review.CanReview(m.State, review.Comment, m.PreparedBy, me.ID) == nil
 	v.CanExport = approve && review.CanExport(m.State) == nil
 	v.CanRevoke = approve && review.CanRevoke(m.State) == nil
 	v.Exported = m.State == review.Exported
@@ -218,13 +219,6 @@ func (s *server) manifestView(r *http.Request, m db.Manifest) (templates.Manifes
 		}
 	}
 	return v, nil
-}
-
-func cmpOr(s, alt string) string {
-	if s == "" {
-		return alt
-	}
-	return s
 }
 
 // paramRows are a manifest's parameters as the page lists them.
@@ -360,7 +354,7 @@ func (s *server) groupChoice(ctx context.Context, m db.Manifest, asked string) (
 	opts := make([]templates.Option, len(choices))
 	for i, c := range choices {
 		label := map[string]string{"source": "source", "domain": "domain", "lang": "language"}[c]
-		opts[i] = templates.Option{Value: c, Label: cmpOr(label, "metadata "+strings.TrimPrefix(c, "meta:")), Selected: c == group}
+		opts[i] = templates.Option{Value: c, Label: cmp.Or(label, "metadata "+strings.TrimPrefix(c, "meta:")), Selected: c == group}
 	}
 	return db.GroupBy(group), opts, nil
 }
@@ -393,7 +387,7 @@ func (s *server) impactChart(w http.ResponseWriter, r *http.Request) {
 	}
 	rr := chart.RateRatios{Title: "Removals by " + strings.TrimPrefix(string(group), "meta:") + " against the rest of the dataset"}
 	for _, g := range imp.Groups {
-		rr.Groups = append(rr.Groups, chart.RatioGroup{Name: cmpOr(g.Key, "(none)"), Ratio: g.Ratio, Lo: g.RatioLo, Hi: g.RatioHi, N: g.Docs,
+		rr.Groups = append(rr.Groups, chart.RatioGroup{Name: cmp.Or(g.Key, "(none)"), Ratio: g.Ratio, Lo: g.RatioLo, Hi: g.RatioHi, N: g.Docs,
 			Flagged: g.Flag != "", Note: fmtPct(g.Rate) + " removed"})
 	}
 	fig, err := rr.Figure()
@@ -493,7 +487,7 @@ func (s *server) renderDiff(w http.ResponseWriter, r *http.Request, ma, mb db.Ma
 	}
 	d := review.Diff(ra, rb)
 	row := func(c review.Change) templates.DiffRow {
-		dr := templates.DiffRow{ExtID: c.ExtID, Doc: cmpInt(c.B.Doc, c.A.Doc), KeeperA: c.A.KeeperExtID, KeeperB: c.B.KeeperExtID,
+		dr := templates.DiffRow{ExtID: c.ExtID, Doc: cmp.Or(c.B.Doc, c.A.Doc), KeeperA: c.A.KeeperExtID, KeeperB: c.B.KeeperExtID,
 			ClusterA: c.A.Cluster, ClusterB: c.B.Cluster}
 		return dr
 	}
@@ -508,13 +502,6 @@ func (s *server) renderDiff(w http.ResponseWriter, r *http.Request, ma, mb db.Ma
 	}
 	v.Both = d.Both
 	s.render(w, r, http.StatusOK, templates.DiffManifestsPage(v))
-}
-
-func cmpInt(a, b int64) int64 {
-	if a != 0 {
-		return a
-	}
-	return b
 }
 
 func (s *server) showSignOff(w http.ResponseWriter, r *http.Request) {
@@ -584,7 +571,7 @@ func recordSections(rec review.Record) []templates.RecordSection {
 	}{{"source", rec.ByGroup.Source}, {"domain", rec.ByGroup.Domain}, {"language", rec.ByGroup.Language}} {
 		sec := templates.RecordSection{Title: "Removals by " + g.name, Header: []string{g.name, "documents", "removed", "rate", "rate ratio (95%)", "p (Holm)", "flag"}}
 		for _, row := range g.rows {
-			sec.Rows = append(sec.Rows, []string{cmpOr(row.Key, "(none)"), strconv.Itoa(row.Docs), strconv.Itoa(row.Removed), fmtPct(float64(row.Rate)),
+			sec.Rows = append(sec.Rows, []string{cmp.Or(row.Key, "(none)"), strconv.Itoa(row.Docs), strconv.Itoa(row.Removed), fmtPct(float64(row.Rate)),
 				fmtNum(float64(row.Ratio), 2) + " " + interval(float64(row.RatioLo), float64(row.RatioHi)), fmtP(float64(row.PAdjusted)), row.Flag})
 		}
 		secs = append(secs, sec)

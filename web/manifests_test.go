@@ -201,6 +201,9 @@ func TestManifestPagesByRole(t *testing.T) {
 		if strings.Contains(overview, `data-testid="approve"`) {
 			t.Errorf("a draft offers approval to %s", role)
 		}
+		if got := strings.Contains(overview, `data-testid="review-form"`); got != role.Can(auth.Approve) {
+			t.Errorf("manifest page as %s shows the verdict form: %v; want it for approvers only", role, got)
+		}
 		_, home := get(t, f.h, "/", ck)
 		if got := strings.Contains(home, `href="/audit"`); got != (role == auth.Admin) {
 			t.Errorf("audit link for %s: %v; want it for admins only", role, got)

@@ -658,6 +658,9 @@ func (d *DB) AddReview(ctx context.Context, by User, manifestID int64, nr NewRev
 		if err != nil {
 			return err
 		}
+		if snapshot != m.DatasetHash {
+			return &review.StaleError{What: "dataset", Signed: m.DatasetHash, Current: snapshot, AtSignOff: true}
+		}
 		rec, err := seal(Sealing{Manifest: m, Reviews: reviews, Tally: tally, DatasetHash: snapshot, At: stamp.UTC()})
 		if err != nil {
 			return err

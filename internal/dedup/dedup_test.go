@@ -417,6 +417,15 @@ func TestReviewSignOffExport(t *testing.T) {
 	if signed, err := Review(ctx, f.store, f.appr1, m2, review.Approve, "", m2.ContentHash, "test"); err != nil || !signed {
 		t.Fatalf("sign-off of manifest 2: %v, %v", signed, err)
 	}
+	// A third, prepared before the first export and approved after it: the dataset it
+	// was computed on has changed, and the approval that would sign it off is refused.
+	m3 := f.run(f.params(cluster.CompleteLink, "earliest"))
+	if _, _, err := BulkApprove(ctx, f.store, f.prep, m3, 0.5); err != nil {
+		t.Fatal(err)
+	}
+	if err := RequestSignOff(ctx, f.store, f.prep, f.manifest(m3.ID)); err != nil {
+		t.Fatal(err)
+	}
 	m = f.manifest(m.ID)
 	n, err := Export(ctx, f.store, f.admin, m)
 	if err != nil || n != 2 {
@@ -435,6 +444,11 @@ func TestReviewSignOffExport(t *testing.T) {
 	var stale *review.StaleError
 	if !errors.As(err, &stale) || stale.What != "dataset" {
 		t.Errorf("export of manifest 2 after manifest 1's: %v; want a stale dataset", err)
+	}
+	m3 = f.manifest(m3.ID)
+	_, err = Review(ctx, f.store, f.appr1, m3, review.Approve, "", m3.ContentHash, "test")
+	if !errors.As(err, &stale) || !stale.AtSignOff || f.manifest(m3.ID).State != review.InReview {
+		t.Errorf("sign-off of a manifest whose dataset changed since its run: %v; want refused", err)
 	}
 	// Revoking manifest 1 restores its tombstones; then manifest 2 exports.
 	if _, err := Revoke(ctx, f.store, f.appr1, f.manifest(m.ID), ""); err == nil {

@@ -225,6 +225,9 @@ func Run(ctx context.Context, store *db.DB, sigs *sigcache.Cache, req Request, r
 			return db.Manifest{}, err
 		}
 		texts = nil
+		if err := sets.err; err != nil {
+			return db.Manifest{}, err
+		}
 	}
 
 	report(Progress{Phase: PhaseSave})

@@ -194,11 +194,17 @@ func CanRevoke(s State) error {
 // signed off: the plan changed since it was approved.
 type StaleError struct {
 	What    string // "manifest" or "dataset"
-	Signed  string // the hash the sign-off bound
+	Signed  string // the hash the sign-off bound (or the run computed on)
 	Current string // the hash recomputed now
+	// AtSignOff is set when the dataset changed between the run and the sign-off: the
+	// approval is refused, since it would sign a plan computed on another dataset.
+	AtSignOff bool
 }
 
 func (e *StaleError) Error() string {
+	if e.AtSignOff {
+		return fmt.Sprintf("the dataset changed since the run (snapshot %s then, %s now; another manifest's export or a restore): nothing was signed off; prepare a new run", Short(e.Signed), Short(e.Current))
+	}
 	if e.What == "dataset" {
 		return fmt.Sprintf("the dataset changed since the sign-off (snapshot %s signed, %s now): nothing was exported; prepare a new run", Short(e.Signed), Short(e.Current))
 	}
