@@ -7,11 +7,13 @@ import (
 	"strings"
 
 	"github.com/dedupstudio/dedupstudio/internal/campaign"
+	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/ingest"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/review"
 	"github.com/dedupstudio/dedupstudio/web/templates"
 )
 
@@ -23,8 +25,10 @@ import (
 //     campaign.", an upload over the size limit)
 //   - db.ErrNotFound, jobs.ErrNotFound: 404
 //   - input a person can fix (see userMessage): 422, with the error's own text
-//   - db.ErrStale, db.ErrConflict, db.ErrLastAdmin: 409
-//   - *campaign.PartyError (adjudicating one's own disagreement while others could): 403
+//   - db.ErrStale, db.ErrConflict, db.ErrLastAdmin, a manifest's *review.RefusedError and
+//     *review.StaleError: 409
+//   - *campaign.PartyError (adjudicating one's own disagreement while others could),
+//     review.ErrSelfApproval: 403
 //   - jobs.ErrClosed: 503
 //   - anything else: 500 "internal error", the error logged with the request id, which
 //     the page shows too. The text of an internal error never reaches the browser.
@@ -67,10 +71,20 @@ const (
 // problem maps err to the status a response answers with and the message a person
 // reads; see the list above. An internal error is logged here, once.
 func (s *server) problem(r *http.Request, err error) (int, string) {
-	var pe *pageError
+	var (
+		pe      *pageError
+		refused *review.RefusedError
+		stale   *review.StaleError
+	)
 	switch {
 	case errors.As(err, &pe):
 		return pe.status, pe.msg
+	case errors.Is(err, review.ErrSelfApproval):
+		return http.StatusForbidden, "You prepared this manifest: another approver signs it off."
+	case errors.As(err, &refused):
+		return http.StatusConflict, refused.Msg + "."
+	case errors.As(err, &stale):
+		return http.StatusConflict, stale.Error() + "."
 	case errors.Is(err, db.ErrNotFound), errors.Is(err, jobs.ErrNotFound):
 		return http.StatusNotFound, "There is nothing here."
 	case errors.Is(err, db.ErrStale):
@@ -109,6 +123,8 @@ func userMessage(err error) (string, bool) {
 		ie  *ingest.Error
 		re  *corpus.RecordError
 		cfe *corpus.FormatError
+		rie *review.InputError
+		cie *cluster.InputError
 	)
 	switch {
 	case errors.As(err, &fe):
@@ -125,6 +141,10 @@ func userMessage(err error) (string, bool) {
 		return re.Error(), true
 	case errors.As(err, &cfe):
 		return cfe.Error(), true
+	case errors.As(err, &rie):
+		return rie.Error(), true
+	case errors.As(err, &cie):
+		return strings.TrimPrefix(cie.Error(), "cluster: "), true
 	case errors.Is(err, ingest.ErrEmpty):
 		return err.Error(), true
 	}

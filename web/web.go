@@ -13,6 +13,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/campaign"
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/dedup"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
 	"github.com/dedupstudio/dedupstudio/internal/sigcache"
 )
@@ -128,7 +129,44 @@ func (s *server) routes() http.Handler {
 		r.Get("/", s.showHome)
 		r.Get("/shape.svg", s.shapeSVG)
 		r.Get("/shape.csv", s.shapeCSV)
-		r.Get("/audit", s.showAudit)
+	})
+	// Manifests and their clusters: every role sees them; deciding is the reviewers',
+	// signing off and exporting the approvers'.
+	r.With(s.require(auth.View)).Group(func(r chi.Router) {
+		r.Get("/manifests", s.listManifests)
+		r.Get("/manifests/diff", s.diffManifests)
+		r.Get("/manifests/{manifest}", s.showManifest)
+		r.Get("/manifests/{manifest}/impact.{format}", s.impactChart)
+		r.Get("/manifests/{manifest}/clusters", s.listClusters)
+		r.Get("/manifests/{manifest}/clusters/{cluster}", s.showCluster)
+		r.Get("/manifests/{manifest}/clusters/{cluster}/matrix.{format}", s.clusterChart("matrix"))
+		r.Get("/manifests/{manifest}/clusters/{cluster}/chain.{format}", s.clusterChart("chain"))
+		r.Get("/manifests/{manifest}/signoff", s.showSignOff)
+		r.Get("/manifests/{manifest}/signoff.json", s.signOffJSON)
+		r.Get("/manifests/{manifest}/removals.csv", s.exportFile(dedup.RemovalsCSV))
+		r.Get("/manifests/{manifest}/removals.jsonl", s.exportFile(dedup.RemovalsJSONL))
+		r.Get("/manifests/{manifest}/split.jsonl", s.exportFile(dedup.SplitJSONL))
+	})
+	r.With(s.require(auth.PrepareManifests)).Group(func(r chi.Router) {
+		r.Get("/datasets/{dataset}/runs/new", s.newRun)
+		r.Post("/datasets/{dataset}/runs", s.startRun)
+		r.Get("/runs/{job}", s.showRun)
+		r.Post("/runs/{job}/cancel", s.cancelRun)
+		r.Post("/manifests/{manifest}/items/{item}", s.decideItem)
+		r.Post("/manifests/{manifest}/clusters/{cluster}/decide", s.decideCluster)
+		r.Post("/manifests/{manifest}/clusters/{cluster}/keeper", s.makeKeeper)
+		r.Post("/manifests/{manifest}/clusters/{cluster}/cut", s.cutCluster)
+		r.Post("/manifests/{manifest}/clusters/{cluster}/comment", s.commentCluster)
+		r.Post("/manifests/{manifest}/bulk", s.bulkApprove)
+		r.Post("/manifests/{manifest}/undo", s.undoDecision)
+		r.Post("/manifests/{manifest}/submit", s.requestSignOff)
+		r.Post("/manifests/{manifest}/settings", s.saveManifestSettings)
+	})
+	r.With(s.require(auth.Approve)).Group(func(r chi.Router) {
+		r.Post("/manifests/{manifest}/reviews", s.reviewManifest)
+		r.Post("/manifests/{manifest}/export", s.exportManifest)
+		r.Post("/manifests/{manifest}/revoke", s.revokeManifest)
+		r.Post("/manifests/{manifest}/tombstones/{doc}/restore", s.restoreDocument)
 	})
 	r.With(s.require(auth.View)).Group(func(r chi.Router) {
 		r.Get("/campaigns/{campaign}", s.showCampaign)
@@ -163,6 +201,7 @@ func (s *server) routes() http.Handler {
 		r.Post("/labels", s.uploadLabels)
 	})
 	r.With(s.require(auth.ManageUsers)).Group(func(r chi.Router) {
+		r.Get("/audit", s.showAudit)
 		r.Get("/admin/users", s.showUsers)
 		r.Post("/admin/invites", s.createInvite)
 		r.Post("/admin/invites/{invite}/revoke", s.revokeInvite)

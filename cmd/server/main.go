@@ -42,6 +42,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return importDocs(args, stdout, stderr)
 	case "import-labels":
 		return importLabels(args, stdout, stderr)
+	case "manifest":
+		return manifestCmd(args, stdout, stderr)
+	case "audit":
+		return auditCmd(args, stdout, stderr)
 	case "help":
 		usage(stdout)
 		return nil
@@ -60,6 +64,8 @@ Usage:
   server shape -threshold T -hashes K       choose bands x rows for a threshold
   server import -db F -in F [-dataset N]    import documents (JSONL, CSV/TSV, Parquet)
   server import-labels -db F -dataset N -in F  import labeled pairs
+  server manifest export -db F -manifest ID -out DIR  export a signed-off manifest and write its files
+  server audit verify -db F                 check the audit log's hash chain
 
 Run "server COMMAND -h" for a command's flags and an example.
 `)

@@ -44,6 +44,7 @@ func TestRolesGrant(t *testing.T) {
 		{Approver, Approve, true}, {Approver, PrepareManifests, false}, {Approver, Label, false},
 		{Admin, ManageUsers, true}, {Admin, ImportData, true},
 		{Annotator, ReadLabels, false}, {Reviewer, ReadLabels, true}, {Approver, ReadLabels, true},
+		{Admin, ManageUsers, true}, {Admin, ImportData, true}, {Admin, Approve, true},
 	} {
 		if got := tc.role.Can(tc.perm); got != tc.want {
 			t.Errorf("%s.Can(%s) = %v; want %v", tc.role, tc.perm, got, tc.want)

@@ -104,6 +104,13 @@ type DB struct {
 	now  func() time.Time
 
 	docCounts sync.Map // dataset id -> docCounts of a ready dataset (they never change)
+	// writeTurn lets one write transaction of this process run at a time, in arrival
+	// order. SQLite admits one writer anyway; queueing here keeps writers out of its busy
+	// handler, which is not fair: a connection that has waited a while polls every 100 ms
+	// and loses to fresh ones, so under steady load it can wait past busy_timeout and fail
+	// with SQLITE_BUSY (16 reviewers deciding at once did). busy_timeout still covers
+	// other processes (the command line).
+	writeTurn chan struct{}
 }
 
 // dsn builds the connection string; pragmas go in the DSN so every pooled connection
@@ -132,8 +139,12 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	w.SetMaxOpenConns(4)
-	d := &DB{w: w, path: path, now: time.Now}
+	d := &DB{w: w, path: path, now: time.Now, writeTurn: make(chan struct{}, 1)}
 	if err := d.migrate(ctx, migrations.Files); err != nil {
+		w.Close()
+		return nil, err
+	}
+	if err := d.sealAudit(ctx); err != nil {
 		w.Close()
 		return nil, err
 	}
@@ -165,6 +176,12 @@ func (d *DB) stamp() string { return formatTime(d.now()) }
 // inTx runs fn in a write transaction, committing if it returns nil. The caller names
 // the operation in the error it returns.
 func (d *DB) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	select {
+	case d.writeTurn <- struct{}{}: // goroutines blocked on a channel are served first come, first served
+	case <-ctx.Done():
+		return fmt.Errorf("begin: %w", ctx.Err())
+	}
+	defer func() { <-d.writeTurn }()
 	tx, err := d.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)

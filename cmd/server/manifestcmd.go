@@ -1,0 +1,127 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+
+	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/dedup"
+	"github.com/dedupstudio/dedupstudio/internal/review"
+)
+
+// manifestCmd runs "manifest export".
+func manifestCmd(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "export" {
+		fmt.Fprintln(stderr, "usage: server manifest export -db F -manifest ID -out DIR")
+		return errors.New(`want "manifest export"`)
+	}
+	fs := newFlagSet("manifest export",
+		"server manifest export: export a signed-off manifest, as the Export button does, and write its files:\n"+
+			"removals.csv (formula cells neutralised), removals.jsonl, split.jsonl (every document, kept or removed)\n"+
+			"and signoff.json. The manifest's content hash and the dataset snapshot are recomputed from the store\n"+
+			"and compared with the sign-off; a manifest or dataset that changed since is refused and nothing is\n"+
+			"written. An exported manifest's files are written again (after the same check). Nothing is deleted:\n"+
+			"removals are tombstones in the store.",
+		"go run ./cmd/server manifest export -db dedupstudio.db -manifest 3 -out export/", stderr)
+	dbPath := fs.String("db", "dedupstudio.db", "database file")
+	id := fs.Int64("manifest", 0, "manifest id (on its page and in the list of manifests)")
+	out := fs.String("out", "", "directory to write the files into (created if needed)")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	if *id <= 0 || *out == "" {
+		fs.Usage()
+		return errors.New("-manifest and -out are required")
+	}
+	ctx, stop := signalContext()
+	defer stop()
+	store, err := db.Open(ctx, *dbPath)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	m, err := store.Manifest(ctx, *id)
+	if err != nil {
+		return err
+	}
+	switch m.State {
+	case review.SignedOff:
+		n, err := dedup.Export(ctx, store, db.User{Name: "cli:" + os.Getenv("USER")}, m)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "exported manifest %d: %d document(s) tombstoned\n", m.ID, n)
+		if m, err = store.Manifest(ctx, m.ID); err != nil {
+			return err
+		}
+	case review.Exported:
+	default:
+		return fmt.Errorf("manifest %d is %s: only a signed-off manifest is exported", m.ID, m.State.Label())
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return err
+	}
+	root, err := os.OpenRoot(*out)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	for _, name := range dedup.ExportFiles {
+		// Each file is written whole under a temporary name, then renamed: a refusal or a
+		// failure never leaves half a file under the real name.
+		tmp := "." + name + ".tmp"
+		f, err := root.Create(tmp)
+		if err != nil {
+			return err
+		}
+		err = dedup.WriteExport(ctx, store, m, name, f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = root.Rename(tmp, name)
+		}
+		if err != nil {
+			root.Remove(tmp)
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		fmt.Fprintf(stdout, "wrote %s\n", strconv.Quote(*out+string(os.PathSeparator)+name))
+	}
+	return nil
+}
+
+// auditCmd runs "audit verify".
+func auditCmd(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "verify" {
+		fmt.Fprintln(stderr, "usage: server audit verify -db F")
+		return errors.New(`want "audit verify"`)
+	}
+	fs := newFlagSet("audit verify",
+		"server audit verify: walk the audit log's hash chain and name the first entry that was edited, or that\n"+
+			"follows a removed entry. Exits non-zero when the chain is broken. Prints the head hash: keep it elsewhere\n"+
+			"to detect entries cut off the end, which a chain alone cannot show.",
+		"go run ./cmd/server audit verify -db dedupstudio.db", stderr)
+	dbPath := fs.String("db", "dedupstudio.db", "database file")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	ctx, stop := signalContext()
+	defer stop()
+	store, err := db.Open(ctx, *dbPath)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	c, err := store.VerifyAudit(ctx)
+	if err != nil {
+		return err
+	}
+	if !c.Intact() {
+		return fmt.Errorf("audit log broken at entry %d: %s (%d entries checked)", c.BrokenAt, c.Problem, c.Rows)
+	}
+	fmt.Fprintf(stdout, "audit log intact: %d entries, head hash %s\n", c.Rows, c.Head)
+	return nil
+}

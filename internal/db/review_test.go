@@ -1,0 +1,284 @@
+package db
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dedupstudio/dedupstudio/internal/auth"
+	"github.com/dedupstudio/dedupstudio/internal/cluster"
+	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/review"
+)
+
+// The audit chain verifies, and names the first row edited (with the triggers dropped,
+// as someone with the database file could) or following a deleted row.
+func TestAuditChainDetectsEditedAndDeletedRows(t *testing.T) {
+	t.Parallel()
+	d := openTest(t)
+	ctx := context.Background()
+	for i := range 6 {
+		if err := d.Audit(ctx, "tester", "test.event", fmt.Sprintf("thing:%d", i), map[string]any{"n": i}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := d.VerifyAudit(ctx)
+	if err != nil || !c.Intact() || c.Rows != 6 || len(c.Head) != 64 {
+		t.Fatalf("VerifyAudit of an untouched log = %+v, %v", c, err)
+	}
+	// Append-only holds while the triggers stand.
+	if _, err := d.w.ExecContext(ctx, `UPDATE audit_log SET detail = '{"n":99}' WHERE id = 3`); err == nil {
+		t.Fatal("an audit row was updated with the triggers in place")
+	}
+	if _, err := d.w.ExecContext(ctx, `DELETE FROM audit_log WHERE id = 3`); err == nil {
+		t.Fatal("an audit row was deleted with the triggers in place")
+	}
+	for _, tc := range []struct {
+		name, sql string
+		broken    int64
+		problem   string
+	}{
+		{"edited detail", `UPDATE audit_log SET detail = '{"n":99}' WHERE id = 3`, 3, "edited after it was written"},
+		{"edited actor and its hash", `UPDATE audit_log SET actor = 'mallory', hash = 'x' WHERE id = 2`, 2, "edited after it was written"},
+		{"deleted row", `DELETE FROM audit_log WHERE id = 5`, 6, "does not link to row 4"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := openTest(t)
+			for i := range 6 {
+				if err := d.Audit(ctx, "tester", "test.event", fmt.Sprintf("thing:%d", i), map[string]any{"n": i}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, q := range []string{`DROP TRIGGER audit_log_no_update`, `DROP TRIGGER audit_log_no_delete`, tc.sql} {
+				if _, err := d.w.ExecContext(ctx, q); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c, err := d.VerifyAudit(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.BrokenAt != tc.broken || !strings.Contains(c.Problem, tc.problem) {
+				t.Errorf("VerifyAudit after %s = broken at %d (%s); want row %d, %q", tc.name, c.BrokenAt, c.Problem, tc.broken, tc.problem)
+			}
+		})
+	}
+}
+
+// Rows written before the log was chained are sealed once, in order, when the store
+// opens; the trigger lets nothing else change them.
+func TestAuditSealsRowsWrittenBeforeTheChain(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "old.db")
+	ctx := context.Background()
+	d, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Audit(ctx, "tester", "sealed.first", "", nil)
+	for i := range 3 { // as a binary before schema 6 wrote them: no hashes
+		if _, err := d.w.ExecContext(ctx, `INSERT INTO audit_log (at, actor, action, subject, detail) VALUES (?, 'old', 'legacy', ?, '{}')`,
+			d.stamp(), fmt.Sprint(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c, _ := d.VerifyAudit(ctx); c.BrokenAt != 2 {
+		t.Errorf("before sealing: broken at %d; want 2 (unsealed)", c.BrokenAt)
+	}
+	// A sealed row cannot be "resealed".
+	if _, err := d.w.ExecContext(ctx, `UPDATE audit_log SET hash = 'forged' WHERE id = 1`); err == nil {
+		t.Error("a sealed row's hash was replaced")
+	}
+	d.Close()
+	d, err = Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	d.Audit(ctx, "tester", "after", "", nil)
+	if c, err := d.VerifyAudit(ctx); err != nil || !c.Intact() || c.Rows != 5 {
+		t.Errorf("after sealing: %+v, %v; want 5 intact rows", c, err)
+	}
+}
+
+// reviewFixture is a dataset of four documents, a manifest removing two of them, and
+// the people of a review.
+type reviewFixture struct {
+	d                 *DB
+	m                 Manifest
+	prep, appr, other User
+	docs              map[string]int64
+}
+
+func newReviewFixture(t *testing.T) *reviewFixture {
+	t.Helper()
+	d := openTest(t)
+	ctx := context.Background()
+	ds, _ := d.BeginDataset(ctx, "r", "r.jsonl", 0)
+	if _, err := d.InsertDocuments(ctx, ds.ID, []NewDocument{{ExtID: "k", Text: "keep", ContentHash: "hk"}, {ExtID: "x", Text: "x", ContentHash: "hx"},
+		{ExtID: "y", Text: "y", ContentHash: "hy"}, {ExtID: "z", Text: "z", ContentHash: "hz"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.FinishDataset(ctx, ds.ID, "h", 0, "t"); err != nil {
+		t.Fatal(err)
+	}
+	f := &reviewFixture{d: d}
+	f.docs, _ = d.DocumentIDs(ctx, ds.ID, []string{"k", "x", "y", "z"})
+	f.prep, _ = d.CreateUser(ctx, "t", "prep", auth.Reviewer, "h")
+	f.appr, _ = d.CreateUser(ctx, "t", "appr", auth.Approver, "h")
+	f.other, _ = d.CreateUser(ctx, "t", "other", auth.Reviewer, "h")
+	rule, _ := cluster.ParseRule("longest")
+	p := review.Params{Spec: lsh.DefaultSpec(), Shape: lsh.Shape{Bands: 16, Rows: 8}, Threshold: 0.7, Verification: review.Exact,
+		Policy: cluster.Components, Rule: rule, CodeVersion: "t"}
+	snap, _ := d.DatasetSnapshot(ctx, ds.ID, 0)
+	k, x, y := f.docs["k"], f.docs["x"], f.docs["y"]
+	m, err := d.CreateManifest(ctx, f.prep, NewManifest{DatasetID: ds.ID, Params: p, DatasetHash: snap, Clusters: []Cluster{{
+		Keeper: k, KeeperRule: "longest", Size: 3, WeakestLink: 0.8, Weakest: y, Links: []Link{{k, x, 0.9}, {k, y, 0.8}},
+		Items: []Item{{Doc: x, Keeper: k, Score: 0.9, Estimate: 0.9, Exact: 0.9, Reason: cluster.Near},
+			{Doc: y, Keeper: k, Score: 0.8, Estimate: 0.8, Exact: 0.8, Reason: cluster.Near}},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.m = m
+	return f
+}
+
+func (f *reviewFixture) cluster(t *testing.T) Cluster {
+	t.Helper()
+	rows, err := f.d.Clusters(context.Background(), f.m.ID, ClusterFilter{})
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("clusters: %v, %v", rows, err)
+	}
+	c, err := f.d.Cluster(context.Background(), f.m.ID, rows[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func (f *reviewFixture) signOff(t *testing.T) Manifest {
+	t.Helper()
+	ctx := context.Background()
+	c := f.cluster(t)
+	if _, err := f.d.Decide(ctx, f.prep, f.m.ID, Decision{Items: []int64{c.Items[0].ID, c.Items[1].ID}, Decision: review.Approved, Action: "decide"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.d.RequestSignOff(ctx, f.prep, f.m.ID); err != nil {
+		t.Fatal(err)
+	}
+	m, _ := f.d.Manifest(ctx, f.m.ID)
+	signed, err := f.d.AddReview(ctx, f.appr, m.ID, NewReview{Verdict: review.Approve, Hash: m.ContentHash},
+		func(s Sealing) (review.Record, error) {
+			return review.Record{Manifest: s.Manifest.ID, ManifestHash: s.Manifest.ContentHash, Params: s.Manifest.Params}, nil
+		})
+	if err != nil || !signed {
+		t.Fatalf("sign-off: %v, %v", signed, err)
+	}
+	m, _ = f.d.Manifest(ctx, f.m.ID)
+	return m
+}
+
+// An export recomputes the hashes from the stored rows and documents: a row edited in
+// the database behind the store's back, or a document changed, is refused, and so are
+// the downloads of an export whose rows were edited afterwards.
+func TestExportRefusesATamperedManifestOrDataset(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name, sql, doc, what string
+	}{
+		{"approved row excluded in the database", `UPDATE manifest_items SET decision = 'keep' WHERE document_id = %d`, "x", "manifest"},
+		{"similarity edited", `UPDATE manifest_items SET exact = 0.99 WHERE document_id = %d`, "x", "manifest"},
+		{"removed document changed", `UPDATE documents SET content_hash = 'changed' WHERE id = %d`, "x", "manifest"},
+		{"another document changed", `UPDATE documents SET content_hash = 'changed' WHERE id = %d`, "z", "dataset"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newReviewFixture(t)
+			m := f.signOff(t)
+			if _, err := f.d.w.ExecContext(ctx, fmt.Sprintf(tc.sql, f.docs[tc.doc])); err != nil {
+				t.Fatal(err)
+			}
+			_, err := f.d.Export(ctx, f.appr, m.ID)
+			var stale *review.StaleError
+			if !errors.As(err, &stale) || stale.What != tc.what {
+				t.Fatalf("Export after %s = %v; want a stale %s", tc.name, err, tc.what)
+			}
+			if n := f.count(t, `SELECT count(*) FROM tombstones`); n != 0 {
+				t.Errorf("a refused export left %d tombstones", n)
+			}
+		})
+	}
+	f := newReviewFixture(t)
+	m := f.signOff(t)
+	rows, err := f.d.Export(ctx, f.appr, m.ID)
+	if err != nil || len(rows) != 2 {
+		t.Fatalf("Export = %d rows, %v", len(rows), err)
+	}
+	if _, _, err := f.d.ExportedRows(ctx, m.ID); err != nil {
+		t.Fatalf("ExportedRows of an intact export: %v", err)
+	}
+	f.d.w.ExecContext(ctx, `UPDATE manifest_items SET exact = 0.5 WHERE document_id = ?`, f.docs["y"])
+	if _, _, err := f.d.ExportedRows(ctx, m.ID); err == nil {
+		t.Error("the downloads of an export whose rows were edited were served")
+	}
+}
+
+func (f *reviewFixture) count(t *testing.T, q string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := f.d.w.QueryRowContext(context.Background(), q, args...).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// Undo restores what a person changed, and refuses when someone changed it since;
+// every change and undo is one audit event in the same transaction as the change.
+func TestUndoAndAuditPerChange(t *testing.T) {
+	t.Parallel()
+	f := newReviewFixture(t)
+	ctx := context.Background()
+	c := f.cluster(t)
+	x := c.Items[0]
+	before := f.count(t, `SELECT count(*) FROM audit_log`)
+	if n, err := f.d.Decide(ctx, f.prep, f.m.ID, Decision{Items: []int64{x.ID}, Decision: review.Approved, Action: "decide", Summary: "ok x"}); err != nil || n != 1 {
+		t.Fatal(n, err)
+	}
+	// The same decision again changes nothing and writes nothing.
+	if n, err := f.d.Decide(ctx, f.prep, f.m.ID, Decision{Items: []int64{x.ID}, Decision: review.Approved, Action: "decide"}); err != nil || n != 0 {
+		t.Fatalf("repeated decision = %d, %v; want 0", n, err)
+	}
+	if got := f.count(t, `SELECT count(*) FROM audit_log`) - before; got != 1 {
+		t.Errorf("%d audit events for one decision; want 1", got)
+	}
+	// Someone else excludes x: prep's undo would overwrite it, and is refused.
+	if _, err := f.d.Decide(ctx, f.other, f.m.ID, Decision{Items: []int64{x.ID}, Decision: review.Excluded, Action: "decide"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := f.d.Undo(ctx, f.prep, f.m.ID); !errors.Is(err, ErrStale) {
+		t.Errorf("undo of a decision changed since: %v; want ErrStale", err)
+	}
+	// The other's undo restores prep's approval.
+	if _, ok, err := f.d.Undo(ctx, f.other, f.m.ID); err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	if c := f.cluster(t); c.Items[0].Decision != review.Approved || c.Items[0].DecidedBy != f.prep.ID {
+		t.Errorf("after the undo: %+v; want prep's approval back", c.Items[0])
+	}
+	// Items of another manifest are not found.
+	if _, err := f.d.Decide(ctx, f.prep, f.m.ID, Decision{Items: []int64{9999}, Decision: review.Approved}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("decision on an unknown item: %v; want ErrNotFound", err)
+	}
+	acts, _ := f.d.RecentActions(ctx, f.m.ID, f.other.ID, 10)
+	if len(acts) != 2 || acts[0].Action != "undo" || !acts[1].Undone {
+		t.Errorf("other's recent actions: %+v", acts)
+	}
+	if c, err := f.d.VerifyAudit(ctx); err != nil || !c.Intact() {
+		t.Errorf("audit chain: %+v, %v", c, err)
+	}
+}

@@ -1,0 +1,124 @@
+package dedup
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/review"
+)
+
+// The files of an exported manifest, as the manifest page offers them and
+// `server manifest export` writes them.
+const (
+	RemovalsCSV   = "removals.csv"   // approved removals, formula cells neutralised
+	RemovalsJSONL = "removals.jsonl" // the same as JSON lines
+	SplitJSONL    = "split.jsonl"    // every document of the dataset, marked kept or removed
+	SignOffJSON   = "signoff.json"   // the sign-off record
+)
+
+// ExportFiles lists the files in the order they are written.
+var ExportFiles = []string{RemovalsCSV, RemovalsJSONL, SplitJSONL, SignOffJSON}
+
+// Header is what every exported removal repeats about manifest m.
+func Header(m db.Manifest) review.ExportHeader {
+	return review.ExportHeader{Manifest: m.ID, Dataset: m.Dataset, Params: m.Params}
+}
+
+// WriteExport writes one file of an exported manifest to w, after checking (as the
+// export did) that neither the manifest nor the dataset changed since the sign-off.
+func WriteExport(ctx context.Context, store *db.DB, m db.Manifest, name string, w io.Writer) error {
+	if name == SignOffJSON {
+		return WriteSignOff(ctx, store, m, w)
+	}
+	rows, _, err := store.ExportedRows(ctx, m.ID)
+	if err != nil {
+		return err
+	}
+	switch name {
+	case RemovalsCSV:
+		return review.WriteCSV(w, Header(m), review.ApprovedRows(rows))
+	case RemovalsJSONL:
+		return review.WriteJSONL(w, Header(m), review.ApprovedRows(rows))
+	case SplitJSONL:
+		return writeSplit(ctx, store, m, rows, w)
+	}
+	return fmt.Errorf("no export file %q", name)
+}
+
+// writeSplit writes every document of the dataset with its fate: removed when this
+// manifest's tombstone on it stands (a restored document is kept).
+func writeSplit(ctx context.Context, store *db.DB, m db.Manifest, rows []review.Row, w io.Writer) error {
+	stones, err := store.Tombstones(ctx, m.ID)
+	if err != nil {
+		return err
+	}
+	removed := map[int64]bool{}
+	for _, t := range stones {
+		if !t.Restored {
+			removed[t.Doc] = true
+		}
+	}
+	byDoc := map[int64]review.Row{}
+	for _, r := range rows {
+		byDoc[r.Doc] = r
+	}
+	sw := review.NewSplitWriter(w)
+	err = store.EachDocument(ctx, m.DatasetID, func(doc db.Document) error {
+		sd := review.SplitDoc{ExtID: doc.ExtID, Text: doc.Text, Source: doc.Source, Domain: doc.Domain, Lang: doc.Lang,
+			Meta: json.RawMessage(doc.Meta), Split: "kept"}
+		if removed[doc.ID] {
+			r := byDoc[doc.ID]
+			sd.Split, sd.Keeper, sd.Cluster = "removed", r.KeeperExtID, r.Cluster
+		}
+		return sw.Write(sd)
+	})
+	if err != nil {
+		return err
+	}
+	return sw.Flush()
+}
+
+// signOffFile is signoff.json: the record as it was sealed, and whether it still holds.
+type signOffFile struct {
+	Status       string        `json:"status"` // current, superseded or revoked
+	RevokedBy    string        `json:"revoked_by,omitempty"`
+	RevokedAt    *time.Time    `json:"revoked_at,omitempty"`
+	RevokeReason string        `json:"revoke_reason,omitempty"`
+	Record       review.Record `json:"record"`
+}
+
+// SignOffStatus names whether a sign-off still holds.
+func SignOffStatus(so db.SignOff) string {
+	switch {
+	case so.Revoked:
+		return "revoked"
+	case so.Superseded:
+		return "superseded"
+	}
+	return "current"
+}
+
+// WriteSignOff writes the manifest's latest sign-off record as JSON; a manifest never
+// signed off is db.ErrNotFound.
+func WriteSignOff(ctx context.Context, store *db.DB, m db.Manifest, w io.Writer) error {
+	list, err := store.SignOffs(ctx, m.ID)
+	if err != nil {
+		return err
+	}
+	if len(list) == 0 {
+		return fmt.Errorf("sign-off of manifest %d: %w", m.ID, db.ErrNotFound)
+	}
+	so := list[0]
+	f := signOffFile{Status: SignOffStatus(so), Record: so.Record}
+	if so.Revoked {
+		f.RevokedBy, f.RevokedAt, f.RevokeReason = so.RevokedBy, &so.RevokedAt, so.RevokeReason
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(f)
+}

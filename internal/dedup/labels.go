@@ -1,0 +1,237 @@
+package dedup
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/dedupstudio/dedupstudio/internal/campaign"
+	"github.com/dedupstudio/dedupstudio/internal/cluster"
+	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/labels"
+	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/review"
+	"github.com/dedupstudio/dedupstudio/internal/sweep"
+)
+
+// labelSet is a campaign's labeled pairs over a run's documents, resolved by
+// sweep.LabelRule (the rule the sweep pages quote too).
+type labelSet struct {
+	campaign db.Campaign
+	pairs    []sweep.LabeledPair // every labeled pair between documents of the dataset
+	set      sweep.LabelSet      // the pairs that count, with their label
+}
+
+// campaignFor returns the campaign whose labels a run on a dataset uses: id when it is
+// one of the dataset's, the dataset's oldest when id is 0, none (ID 0) when the dataset
+// has no campaign.
+func campaignFor(ctx context.Context, store *db.DB, datasetID, id int64) (db.Campaign, error) {
+	if id != 0 {
+		c, err := store.Campaign(ctx, id)
+		if err != nil {
+			return c, err
+		}
+		if c.DatasetID != datasetID {
+			return db.Campaign{}, &review.InputError{Field: "campaign", Msg: fmt.Sprintf("campaign %d labels another dataset", id)}
+		}
+		return c, nil
+	}
+	list, err := store.Campaigns(ctx)
+	if err != nil {
+		return db.Campaign{}, err
+	}
+	var found db.Campaign
+	for _, c := range list { // newest first: the last match is the oldest
+		if c.DatasetID == datasetID {
+			found = c
+		}
+	}
+	return found, nil
+}
+
+// loadLabels reads the labels of the run's campaign and resolves them. index maps the
+// dataset's document ids to their positions. A label made by someone signed in counts
+// as a person's; an imported one (the demo's rule labels among them) as a rule's, which
+// counts only where no person settles the pair. The store keeps no sampling design with
+// its pairs yet, so every pair counts on the labeled-pairs basis.
+func loadLabels(ctx context.Context, store *db.DB, datasetID, campaignID int64, index map[int64]int) (labelSet, error) {
+	c, err := campaignFor(ctx, store, datasetID, campaignID)
+	if err != nil || c.ID == 0 {
+		return labelSet{campaign: c}, err
+	}
+	pls, err := store.CampaignLabels(ctx, c.ID)
+	if err != nil {
+		return labelSet{}, err
+	}
+	flagged, err := store.FlaggedPairs(ctx, c.ID)
+	if err != nil {
+		return labelSet{}, err
+	}
+	ls := labelSet{campaign: c}
+	for _, pl := range pls {
+		a, okA := index[pl.A]
+		b, okB := index[pl.B]
+		if !okA || !okB {
+			continue
+		}
+		lp := sweep.LabeledPair{ID: pl.PairID, A: a, B: b, Flagged: flagged[pl.PairID]}
+		for _, l := range pl.Labels {
+			lp.Labels = append(lp.Labels, sweep.Label{Annotator: l.Annotator, Kind: string(l.Kind), Category: l.Category,
+				Duplicate: l.Duplicate, Rule: !l.ByAccount})
+		}
+		ls.pairs = append(ls.pairs, lp)
+	}
+	if ls.set, err = sweep.ResolveAll(ls.pairs, c.Categories, len(index)); err != nil {
+		return labelSet{}, err
+	}
+	return ls, nil
+}
+
+// statsOf counts what one policy did, and what it did to the counted labeled pairs.
+func statsOf(res cluster.Result, ls labelSet) review.PolicyStats {
+	s := review.PolicyStats{Policy: res.Config.Policy, Removed: res.Removed, RemovedExact: res.RemovedExact,
+		Clusters: len(res.Clusters), Chained: res.Chained, SimCalls: res.SimCalls, Limited: res.Limited}
+	for _, c := range res.Clusters {
+		s.Largest = max(s.Largest, len(c.Members))
+	}
+	for _, lp := range ls.set.Pairs {
+		together := res.Together(lp.A, lp.B)
+		if lp.Duplicate {
+			s.LabeledDuplicates++
+			if together {
+				s.DuplicatesTogether++
+			}
+		} else {
+			s.LabeledNonDuplicates++
+			if together {
+				s.FalseMerges++
+			}
+		}
+	}
+	return s
+}
+
+// scoreInput is what scoring a run's configuration against its labels reads.
+type scoreInput struct {
+	labels labelSet
+	params review.Params
+	sigs   []lsh.Signature
+	texts  []string
+	docs   []cluster.Doc
+	exact  [][]int
+	sim    func(a, b int) float64
+}
+
+// scoreConfiguration scores a manifest's configuration against the campaign's labels as
+// a sweep of one configuration (internal/sweep): recall, cluster recall, false merges and
+// precision on the labeled pairs and by category, each with its interval and count, and,
+// where the labels carry their sampling design, recall and false removals over the whole
+// dataset; plus the campaign's agreement. Keeper-star and complete-link are given to the
+// sweep as its policies, clustering with internal/cluster exactly as the run does.
+func scoreConfiguration(ctx context.Context, store *db.DB, in scoreInput) (*review.Estimates, error) {
+	p, c := in.params, in.labels.campaign
+	policy := sweep.ConnectedComponents
+	policies := map[string]sweep.Clusterer{}
+	var clusterErr error
+	if p.Policy != cluster.Components {
+		policy = string(p.Policy)
+		policies[policy] = func(n int, edges []sweep.Edge, t float64) []int32 {
+			ids, err := clusterIDs(n, edges, t, p, in)
+			if err != nil && clusterErr == nil {
+				clusterErr = err
+			}
+			return ids
+		}
+	}
+	grid := sweep.Grid{Specs: []lsh.Spec{p.Spec}, Shapes: []lsh.Shape{p.Shape}, Thresholds: []float64{p.Threshold},
+		Verifications: []sweep.Verification{sweep.Verification(p.Verification)}, Policies: []string{policy}}
+	rep, err := sweep.Run(ctx, sweep.Input{
+		Docs: sweep.Documents{Count: len(in.texts), Text: func(i int) string { return in.texts[i] }},
+		Signatures: func(_ context.Context, spec lsh.Spec) ([]lsh.Signature, error) {
+			if spec != p.Spec {
+				return nil, fmt.Errorf("score the configuration: signatures under %s asked for, %s held", spec.ID(), p.Spec.ID())
+			}
+			return in.sigs, nil
+		},
+		Pairs: in.labels.pairs, Categories: c.Categories, Policies: policies,
+	}, grid, sweep.Options{Seed: 1, MaxBucket: MaxBucket})
+	if err == nil {
+		err = clusterErr
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(rep.Results) != 1 {
+		return nil, fmt.Errorf("score the configuration: %d results for one configuration", len(rep.Results))
+	}
+	r := rep.Results[0]
+	sum, err := campaign.Summary(ctx, store, c)
+	if err != nil {
+		return nil, err
+	}
+	ls := rep.Labels
+	e := &review.Estimates{Campaign: c.ID, CampaignName: c.Name, LabelRule: sweep.LabelRule, LabelVersion: ls.Version,
+		Counted: ls.Counted, Left: ls.Flagged + ls.Skipped + ls.Tied + ls.Unlabeled,
+		Alpha: review.Number(sum.Agreement.Alpha), AlphaUnits: sum.Agreement.Units,
+		Recall: rate(r.Recall), ClusterRecall: rate(r.ClusterRecall), FalseMerges: rate(r.FalseMerges), Precision: rate(r.Precision)}
+	dupOf := map[string]bool{}
+	for _, cat := range c.Categories {
+		dupOf[cat.Key] = cat.Duplicate == labels.Yes
+	}
+	for _, cs := range r.Categories {
+		e.Categories = append(e.Categories, review.CategoryRate{Category: cs.Category, Duplicate: dupOf[cs.Category],
+			Recall: rate(cs.Recall), FalseMerges: rate(cs.FalseMerges)})
+	}
+	none := interval(sweep.Interval{Value: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}, 0)
+	e.DatasetRecall, e.FalseRemovals, e.FalseRemovalRate = none, none, none
+	if d := r.Dataset; d != nil {
+		e.Design, e.DesignPairs, e.Replicates = rep.Design.Name, rep.Design.Pairs, rep.Design.Replicates
+		e.DatasetRecall = interval(d.Recall, rep.Design.Pairs)
+		e.FalseRemovals = interval(d.FalseRemovals, rep.Design.Pairs)
+		e.FalseRemovalRate = interval(d.FalseRemovalRate, rep.Design.Pairs)
+	}
+	e.Notes = append(e.Notes, rep.Design.Notes...)
+	if r.Dataset == nil && len(e.Notes) == 0 {
+		e.Notes = append(e.Notes, "No sampling design is stored with these labels: the rates describe the labeled pairs, "+
+			"not the whole dataset.")
+	}
+	return e, nil
+}
+
+// clusterIDs clusters a sweep's accepted edges under the manifest's policy with
+// internal/cluster and returns each document's cluster id (documents in no cluster get
+// ids of their own).
+func clusterIDs(n int, edges []sweep.Edge, t float64, p review.Params, in scoreInput) ([]int32, error) {
+	ce := make([]cluster.Edge, len(edges))
+	for i, e := range edges {
+		ce[i] = cluster.Edge{A: int(e.A), B: int(e.B), Sim: e.Similarity}
+	}
+	ids := make([]int32, n)
+	for i := range ids {
+		ids[i] = int32(i)
+	}
+	g, err := cluster.NewGraph(cluster.Input{Docs: in.docs, Exact: in.exact, Edges: ce, Sim: in.sim})
+	if err != nil {
+		return ids, err
+	}
+	cfg := p.Config()
+	cfg.Threshold = t
+	res, err := g.Cluster(cfg)
+	if err != nil {
+		return ids, err
+	}
+	for i, a := range res.Assign {
+		if a >= 0 {
+			ids[i] = int32(n + a) // clusters after the documents' own ids
+		}
+	}
+	return ids, nil
+}
+
+func rate(r sweep.Rate) review.Interval {
+	return review.Interval{Value: review.Number(r.Value), Lo: review.Number(r.Lo), Hi: review.Number(r.Hi), N: r.Of}
+}
+
+func interval(iv sweep.Interval, n int) review.Interval {
+	return review.Interval{Value: review.Number(iv.Value), Lo: review.Number(iv.Lo), Hi: review.Number(iv.Hi), N: n}
+}

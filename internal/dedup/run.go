@@ -1,0 +1,369 @@
+// Package dedup runs one deduplication configuration over a stored dataset and carries
+// the removal manifest it proposes through review, sign-off and export. It is the glue
+// between the store (internal/db), the signature cache (internal/sigcache), the
+// clustering core (internal/cluster) and the manifest's rules (internal/review); it does
+// no HTTP. Nothing here deletes a document: an export writes tombstones, which can be
+// restored.
+//
+// A run (Run) goes the way a production pipeline would, on the whole dataset:
+//
+//  1. signatures under the representation, from the cache (signed and stored on first use);
+//  2. candidate pairs from the banding (a band bucket of more than MaxBucket documents
+//     contributes the pairs among its first MaxBucket, as the sweep does);
+//  3. the exact pass: documents whose normalized texts are equal (SHA-256) collapse into
+//     one exact group, removed for a reason nobody needs to review;
+//  4. verification of every candidate by the MinHash estimate or exact Jaccard;
+//  5. clustering under every policy on the same verified pairs, compared side by side
+//     (removals, clusters, chained clusters and, where the dataset has labels, false
+//     merges), and the chosen policy's clusters stored as a draft manifest.
+package dedup
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/dedupstudio/dedupstudio/internal/cluster"
+	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/review"
+	"github.com/dedupstudio/dedupstudio/internal/sigcache"
+)
+
+// MaxBucket bounds the documents of one band bucket that pair up (lsh.CandidatesBounded).
+const MaxBucket = 1000
+
+// Request is one configuration to run over a dataset.
+type Request struct {
+	DatasetID int64
+	// CampaignID names the campaign whose labels count false merges (and score the
+	// configuration); 0 takes the dataset's oldest campaign, if it has one.
+	CampaignID        int64
+	Params            review.Params
+	ApprovalsRequired int // 0 for 1
+	By                db.User
+}
+
+// Progress is where a run is: a phase and how far through it.
+type Progress struct {
+	Phase       string
+	Done, Total int
+}
+
+// Phases of a run, in order.
+const (
+	PhaseSignatures = "signing documents"
+	PhaseCandidates = "finding candidate pairs"
+	PhaseTexts      = "reading texts (exact pass)"
+	PhaseVerify     = "verifying candidates"
+	PhaseCluster    = "clustering under each policy"
+	PhaseLabels     = "scoring against the labels"
+	PhaseSave       = "saving the manifest"
+)
+
+// Run runs req over its dataset and stores the result as a draft manifest prepared by
+// req.By. report (may be nil) is told the phase and progress; cancelling ctx stops the
+// run between steps and stores nothing.
+func Run(ctx context.Context, store *db.DB, sigs *sigcache.Cache, req Request, report func(Progress)) (db.Manifest, error) {
+	if report == nil {
+		report = func(Progress) {}
+	}
+	p := req.Params
+	if err := p.Validate(); err != nil {
+		return db.Manifest{}, err
+	}
+	ds, err := store.Dataset(ctx, req.DatasetID)
+	if err != nil {
+		return db.Manifest{}, err
+	}
+	infos, err := store.DatasetDocs(ctx, ds.ID)
+	if err != nil {
+		return db.Manifest{}, err
+	}
+	if len(infos) < 2 {
+		return db.Manifest{}, &review.InputError{Field: "dataset", Msg: fmt.Sprintf("%s has %d document(s): nothing to deduplicate", ds.Name, len(infos))}
+	}
+
+	report(Progress{Phase: PhaseSignatures})
+	set, err := sigs.Signatures(ctx, ds.ID, p.Spec, func(done, total int) { report(Progress{PhaseSignatures, done, total}) })
+	if err != nil {
+		return db.Manifest{}, err
+	}
+	if len(set.IDs) != len(infos) {
+		return db.Manifest{}, fmt.Errorf("run on dataset %d: %d documents, %d signatures", ds.ID, len(infos), len(set.IDs))
+	}
+	index := make(map[int64]int, len(infos))
+	for i, di := range infos {
+		if set.IDs[i] != di.ID {
+			return db.Manifest{}, fmt.Errorf("run on dataset %d: signature %d is of document %d, not %d", ds.ID, i, set.IDs[i], di.ID)
+		}
+		index[di.ID] = i
+	}
+
+	report(Progress{Phase: PhaseCandidates})
+	cands, _, err := lsh.CandidatesBounded(set.Sigs, p.Shape, MaxBucket)
+	if err != nil {
+		return db.Manifest{}, &review.InputError{Field: "bands × rows", Msg: err.Error()}
+	}
+	if err := ctx.Err(); err != nil {
+		return db.Manifest{}, err
+	}
+
+	ls, err := loadLabels(ctx, store, ds.ID, req.CampaignID, index)
+	if err != nil {
+		return db.Manifest{}, err
+	}
+	// One pass over the texts: the normalized hash of every document for the exact pass,
+	// under exact verification the shingle sets of every document in a candidate, and,
+	// when there are labels to score against, the texts themselves.
+	var texts []string
+	if ls.set.Counted > 0 {
+		texts = make([]string, len(infos))
+	}
+	sets := newShingleSets(store, p.Spec)
+	var want map[int64]bool
+	if p.Verification == review.Exact {
+		want = make(map[int64]bool)
+		for _, c := range cands {
+			want[infos[c.A].ID], want[infos[c.B].ID] = true, true
+		}
+	}
+	norm := lsh.NewNormalizer(p.Spec.Norm)
+	groupOf := map[[32]byte][]int{}
+	err = store.EachDocument(ctx, ds.ID, func(doc db.Document) error {
+		i := index[doc.ID]
+		if i%512 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			report(Progress{PhaseTexts, i, len(infos)})
+		}
+		key := sha256.Sum256([]byte(norm.Normalize(doc.Text)))
+		groupOf[key] = append(groupOf[key], i)
+		if want[doc.ID] {
+			sets.add(doc.ID, doc.Text)
+		}
+		if texts != nil {
+			texts[i] = doc.Text
+		}
+		return nil
+	})
+	if err != nil {
+		return db.Manifest{}, err
+	}
+	var exact [][]int
+	for _, g := range groupOf {
+		if len(g) > 1 {
+			exact = append(exact, g)
+		}
+	}
+	groupOf = nil
+	slices.SortFunc(exact, func(a, b []int) int { return a[0] - b[0] })
+
+	report(Progress{Phase: PhaseVerify, Total: len(cands)})
+	sim := func(a, b int) float64 { return lsh.Estimate(set.Sigs[a], set.Sigs[b]) }
+	if p.Verification == review.Exact {
+		sim = func(a, b int) float64 {
+			s, err := sets.jaccard(ctx, infos[a].ID, infos[b].ID)
+			if err != nil {
+				return 0 // counted as not similar; the error surfaces from sets.err below
+			}
+			return s
+		}
+	}
+	edges := make([]cluster.Edge, len(cands))
+	for i, c := range cands {
+		if i%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return db.Manifest{}, err
+			}
+			report(Progress{PhaseVerify, i, len(cands)})
+		}
+		edges[i] = cluster.Edge{A: c.A, B: c.B, Sim: sim(c.A, c.B)}
+	}
+	docs := make([]cluster.Doc, len(infos))
+	for i, di := range infos {
+		docs[i] = docOf(di)
+	}
+	g, err := cluster.NewGraph(cluster.Input{Docs: docs, Exact: exact, Edges: edges, Sim: sim})
+	if err != nil {
+		return db.Manifest{}, err
+	}
+
+	var chosen cluster.Result
+	var comparison []review.PolicyStats
+	for i, pol := range cluster.Policies() {
+		report(Progress{PhaseCluster, i, len(cluster.Policies())})
+		cfg := p.Config()
+		cfg.Policy = pol
+		res, err := g.Cluster(cfg)
+		if err != nil {
+			return db.Manifest{}, err
+		}
+		if err := ctx.Err(); err != nil {
+			return db.Manifest{}, err
+		}
+		comparison = append(comparison, statsOf(res, ls))
+		if pol == p.Policy {
+			chosen = res
+		}
+	}
+	if err := sets.err; err != nil {
+		return db.Manifest{}, err
+	}
+
+	var estimates *review.Estimates
+	if ls.set.Counted > 0 {
+		report(Progress{Phase: PhaseLabels})
+		estimates, err = scoreConfiguration(ctx, store, scoreInput{labels: ls, params: p, sigs: set.Sigs, texts: texts, docs: docs,
+			exact: exact, sim: sim})
+		if err != nil {
+			return db.Manifest{}, err
+		}
+		texts = nil
+		if err := sets.err; err != nil {
+			return db.Manifest{}, err
+		}
+	}
+
+	report(Progress{Phase: PhaseSave})
+	clusters, err := manifestClusters(ctx, chosen, p, infos, set.Sigs, sets)
+	if err != nil {
+		return db.Manifest{}, err
+	}
+	snap, err := store.DatasetSnapshot(ctx, ds.ID, 0)
+	if err != nil {
+		return db.Manifest{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return db.Manifest{}, err
+	}
+	return store.CreateManifest(context.WithoutCancel(ctx), req.By, db.NewManifest{
+		DatasetID: ds.ID, CampaignID: ls.campaign.ID, Params: p, DatasetHash: snap, ApprovalsRequired: max(1, req.ApprovalsRequired),
+		Comparison: comparison, Estimates: estimates, Clusters: clusters,
+	})
+}
+
+// docOf is what the keeper rule reads of a document: its length, its source and
+// language, and a date from the metadata field "date" (RFC 3339 or YYYY-MM-DD).
+func docOf(di db.DocInfo) cluster.Doc {
+	d := cluster.Doc{Len: di.Bytes, Source: di.Source, Lang: di.Lang}
+	if strings.Contains(di.Meta, `"date"`) {
+		var m struct {
+			Date string `json:"date"`
+		}
+		if json.Unmarshal([]byte(di.Meta), &m) == nil && m.Date != "" {
+			for _, layout := range []string{time.RFC3339Nano, time.DateOnly} {
+				if t, err := time.Parse(layout, m.Date); err == nil {
+					d.Date = t
+					break
+				}
+			}
+		}
+	}
+	return d
+}
+
+// manifestClusters turns the chosen clustering into the manifest's clusters, with every
+// removal's MinHash estimate and exact Jaccard to its keeper.
+func manifestClusters(ctx context.Context, res cluster.Result, p review.Params, infos []db.DocInfo, sigs []lsh.Signature, sets *shingleSets) ([]db.Cluster, error) {
+	var need []int64
+	for _, c := range res.Clusters {
+		for _, m := range c.Members {
+			need = append(need, infos[m].ID)
+		}
+	}
+	if err := sets.ensure(ctx, need); err != nil {
+		return nil, err
+	}
+	id := func(i int) int64 { return infos[i].ID }
+	out := make([]db.Cluster, 0, len(res.Clusters))
+	for _, c := range res.Clusters {
+		dc := storedCluster(c, p, id)
+		for _, rm := range c.Removed {
+			ex, err := sets.jaccard(ctx, id(rm.Doc), id(c.Keeper))
+			if err != nil {
+				return nil, err
+			}
+			dc.Items = append(dc.Items, db.Item{Doc: id(rm.Doc), Keeper: id(c.Keeper), Score: rm.Sim, Reason: rm.Reason,
+				Estimate: lsh.Estimate(sigs[rm.Doc], sigs[c.Keeper]), Exact: ex, Decision: review.Proposed})
+		}
+		out = append(out, dc)
+	}
+	return out, nil
+}
+
+// storedCluster is a cluster's diagnostics as the store keeps them, documents named by id
+// (items left to the caller).
+func storedCluster(c cluster.Cluster, p review.Params, id func(int) int64) db.Cluster {
+	dc := db.Cluster{Keeper: id(c.Keeper), KeeperRule: p.Rule.String(), Override: c.Override, Size: len(c.Members),
+		Chained: c.Diag.Chained, ChainedMembers: c.Diag.ChainedMembers, WeakestLink: c.Diag.WeakestSim, Weakest: id(c.Diag.Weakest),
+		Links: make([]db.Link, len(c.Links))}
+	for i, l := range c.Links {
+		dc.Links[i] = db.Link{A: id(l.A), B: id(l.B), Sim: l.Sim}
+	}
+	for _, d := range c.Diag.Chain.Docs {
+		dc.Chain.Docs = append(dc.Chain.Docs, id(d))
+	}
+	dc.Chain.Sims = slices.Clone(c.Diag.Chain.Sims)
+	if cut := c.Diag.Cut; cut.Chained > 0 {
+		dc.Cut = db.Cut{A: id(cut.Edge.A), B: id(cut.Edge.B), Sim: cut.Edge.Sim, Chained: cut.Chained, Unchained: cut.Unchained}
+	}
+	return dc
+}
+
+// shingleSets holds the shingle sets of some documents of a dataset, reading texts from
+// the store for the ones it lacks. It is not safe for concurrent use.
+type shingleSets struct {
+	store *db.DB
+	h     *lsh.Hasher
+	sets  map[int64][]uint64
+	err   error // the first failure to read a text (Sim cannot return one)
+}
+
+func newShingleSets(store *db.DB, spec lsh.Spec) *shingleSets {
+	h, _ := lsh.NewHasher(spec) // the spec is validated before
+	return &shingleSets{store: store, h: h, sets: map[int64][]uint64{}}
+}
+
+func (s *shingleSets) add(id int64, text string) { s.sets[id] = s.h.ShingleSet(text) }
+
+// ensure reads and shingles the documents of ids it lacks, 500 at a time.
+func (s *shingleSets) ensure(ctx context.Context, ids []int64) error {
+	var missing []int64
+	for _, id := range ids {
+		if _, ok := s.sets[id]; !ok {
+			missing = append(missing, id)
+		}
+	}
+	missing = slices.Compact(slices.Sorted(slices.Values(missing)))
+	for lo := 0; lo < len(missing); lo += 500 {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		part := missing[lo:min(lo+500, len(missing))]
+		texts, err := s.store.DocumentTexts(ctx, part)
+		if err != nil {
+			return err
+		}
+		for i, id := range part {
+			s.add(id, texts[i])
+		}
+	}
+	return nil
+}
+
+// jaccard returns the exact Jaccard similarity of two documents.
+func (s *shingleSets) jaccard(ctx context.Context, a, b int64) (float64, error) {
+	if err := s.ensure(ctx, []int64{a, b}); err != nil {
+		if s.err == nil {
+			s.err = err
+		}
+		return 0, err
+	}
+	return lsh.ExactJaccard(s.sets[a], s.sets[b]), nil
+}

@@ -1,0 +1,273 @@
+package dedup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/dedupstudio/dedupstudio/internal/cluster"
+	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/review"
+)
+
+// The review verbs, like a code review's: approve or exclude one removal or a whole
+// cluster, approve the low-risk clusters in bulk, change a cluster's keeper, cut a
+// chain, comment, undo. Each is one transaction in the store with its audit event; any
+// of them that changes the manifest dismisses the approvals given to it.
+
+// MaxComment is the longest comment or reason accepted, in bytes.
+const MaxComment = 4000
+
+// extIDs returns the external ids of documents, by id.
+func extIDs(ctx context.Context, store *db.DB, ids []int64) (map[int64]string, error) {
+	infos, err := store.DocInfos(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int64]string, len(infos))
+	for id, di := range infos {
+		out[id] = di.ExtID
+	}
+	return out, nil
+}
+
+// DecideItem gives one removal of cluster c a decision.
+func DecideItem(ctx context.Context, store *db.DB, by db.User, m db.Manifest, c db.Cluster, itemID int64, d review.Decision) error {
+	i := slices.IndexFunc(c.Items, func(it db.Item) bool { return it.ID == itemID })
+	if i < 0 {
+		return fmt.Errorf("item %d of cluster %d: %w", itemID, c.ID, db.ErrNotFound)
+	}
+	ext, err := extIDs(ctx, store, []int64{c.Items[i].Doc})
+	if err != nil {
+		return err
+	}
+	verb := map[review.Decision]string{review.Approved: "approved the removal of", review.Excluded: "excluded",
+		review.Proposed: "reset to proposed:"}[d]
+	summary := fmt.Sprintf("%s %s (cluster %d)", verb, ext[c.Items[i].Doc], c.ID)
+	if d == review.Excluded {
+		summary = fmt.Sprintf("excluded %s from removal (cluster %d)", ext[c.Items[i].Doc], c.ID)
+	}
+	_, err = store.Decide(ctx, by, m.ID, db.Decision{Items: []int64{itemID}, Decision: d, Action: "decide", Cluster: c.ID, Summary: summary})
+	return err
+}
+
+// DecideCluster gives every removal of cluster c that is still a proposal (for an
+// approval) or not yet excluded (for an exclusion) decision d; it returns how many
+// changed.
+func DecideCluster(ctx context.Context, store *db.DB, by db.User, m db.Manifest, c db.Cluster, d review.Decision) (int, error) {
+	var ids []int64
+	for _, it := range c.Items {
+		if d == review.Approved && it.Decision == review.Proposed || d == review.Excluded && it.Decision != review.Excluded {
+			ids = append(ids, it.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	verb := map[review.Decision]string{review.Approved: "approved", review.Excluded: "excluded"}[d]
+	return store.Decide(ctx, by, m.ID, db.Decision{Items: ids, Decision: d, Action: "decide-cluster", Cluster: c.ID,
+		Summary: fmt.Sprintf("%s %d removal(s) of cluster %d", verb, len(ids), c.ID)})
+}
+
+// BulkApprove approves every undecided removal of the clusters that are not chained and
+// whose every removal has an exact similarity to the keeper of at least bar.
+func BulkApprove(ctx context.Context, store *db.DB, by db.User, m db.Manifest, bar float64) (items, clusters int, err error) {
+	if math.IsNaN(bar) || bar <= 0 || bar > 1 {
+		return 0, 0, &review.InputError{Field: "bar", Msg: "want a similarity in (0, 1], e.g. 0.95"}
+	}
+	return store.BulkApprove(ctx, by, m.ID, bar)
+}
+
+// MakeKeeper makes doc the keeper of cluster c for reason, re-deriving the cluster under
+// the manifest's policy (cluster.Graph.Override): removals whose keeper changes become
+// proposals again; under keeper-star, members that do not pass the new keeper split off.
+func MakeKeeper(ctx context.Context, store *db.DB, by db.User, m db.Manifest, c db.Cluster, doc int64, reason string) ([]db.Cluster, error) {
+	reason = strings.TrimSpace(reason)
+	switch {
+	case reason == "":
+		return nil, &review.InputError{Field: "reason", Msg: "say why this document is kept instead"}
+	case len(reason) > MaxComment:
+		return nil, &review.InputError{Field: "reason", Msg: fmt.Sprintf("at most %d bytes", MaxComment)}
+	case doc == c.Keeper:
+		return nil, &review.InputError{Field: "keeper", Msg: "that document is the keeper already"}
+	}
+	var ext map[int64]string
+	now, err := rederive(ctx, store, m, c, func(g *cluster.Graph, cfg cluster.Config, cc cluster.Cluster, loc func(int64) int) ([]cluster.Cluster, error) {
+		k := loc(doc)
+		if k < 0 {
+			return nil, &review.InputError{Field: "keeper", Msg: fmt.Sprintf("document %d is not in cluster %d", doc, c.ID)}
+		}
+		return g.Override(cfg, cc, k, reason)
+	}, &ext)
+	if err != nil {
+		return nil, err
+	}
+	summary := fmt.Sprintf("made %s the keeper of cluster %d instead of %s: %s", ext[doc], c.ID, ext[c.Keeper], reason)
+	return store.ReplaceCluster(ctx, by, m.ID, c, now, "keeper", summary, map[string]any{
+		"keeper": map[string]string{"before": ext[c.Keeper], "after": ext[doc]}, "reason": reason, "clusters_after": len(now)})
+}
+
+// Cut removes the link a~b from cluster c and re-derives what is left (cluster.Graph.Cut):
+// the members no longer linked to the keeper form clusters of their own (or stay, when
+// alone); removals whose keeper changes become proposals again.
+func Cut(ctx context.Context, store *db.DB, by db.User, m db.Manifest, c db.Cluster, a, b int64) ([]db.Cluster, error) {
+	var ext map[int64]string
+	now, err := rederive(ctx, store, m, c, func(g *cluster.Graph, cfg cluster.Config, cc cluster.Cluster, loc func(int64) int) ([]cluster.Cluster, error) {
+		la, lb := loc(a), loc(b)
+		if la < 0 || lb < 0 {
+			return nil, &review.InputError{Field: "link", Msg: fmt.Sprintf("%d~%d is not a link of cluster %d", a, b, c.ID)}
+		}
+		out, err := g.Cut(cfg, cc, cluster.Edge{A: la, B: lb})
+		var ie *cluster.InputError
+		if errors.As(err, &ie) {
+			return nil, &review.InputError{Field: "link", Msg: ie.Msg}
+		}
+		return out, err
+	}, &ext)
+	if err != nil {
+		return nil, err
+	}
+	kept := 0
+	for _, x := range now {
+		kept += x.Size
+	}
+	summary := fmt.Sprintf("cut cluster %d at %s~%s: %d cluster(s), %d document(s) left alone", c.ID, ext[a], ext[b], len(now), c.Size-kept)
+	return store.ReplaceCluster(ctx, by, m.ID, c, now, "cut", summary, map[string]any{
+		"link": []string{ext[a], ext[b]}, "clusters_after": len(now), "size": map[string]int{"before": c.Size, "after": sizeOf(now)}})
+}
+
+func sizeOf(cs []db.Cluster) int {
+	if len(cs) == 0 {
+		return 0
+	}
+	return cs[0].Size
+}
+
+// rederive rebuilds cluster c as a graph of its members alone (their texts, the keeper
+// rule's facts, exact groups, similarity by the manifest's verification), runs op on it
+// and returns the clusters it yields as the store keeps them. A removal keeps its
+// decision when its keeper stays the same. ext receives the members' external ids.
+func rederive(ctx context.Context, store *db.DB, m db.Manifest, c db.Cluster,
+	op func(g *cluster.Graph, cfg cluster.Config, cc cluster.Cluster, loc func(int64) int) ([]cluster.Cluster, error),
+	ext *map[int64]string) ([]db.Cluster, error) {
+	p := m.Params
+	members := slices.Sorted(slices.Values(c.Members()))
+	texts, err := store.DocumentTexts(ctx, members)
+	if err != nil {
+		return nil, err
+	}
+	infos, err := store.DocInfos(ctx, members)
+	if err != nil {
+		return nil, err
+	}
+	*ext = map[int64]string{}
+	docs := make([]cluster.Doc, len(members))
+	for i, id := range members {
+		docs[i] = docOf(infos[id])
+		(*ext)[id] = infos[id].ExtID
+	}
+	sigs, err := p.Spec.Signatures(texts)
+	if err != nil {
+		return nil, err
+	}
+	h, err := lsh.NewHasher(p.Spec)
+	if err != nil {
+		return nil, err
+	}
+	sets := make([][]uint64, len(members))
+	for i, t := range texts {
+		sets[i] = h.ShingleSet(t)
+	}
+	sim := func(a, b int) float64 { return lsh.Estimate(sigs[a], sigs[b]) }
+	if p.Verification == review.Exact {
+		sim = func(a, b int) float64 { return lsh.ExactJaccard(sets[a], sets[b]) }
+	}
+	g, err := cluster.NewGraph(cluster.Input{Docs: docs, Exact: cluster.ExactGroups(texts, p.Spec.Norm), Sim: sim})
+	if err != nil {
+		return nil, err
+	}
+	loc := func(id int64) int {
+		if i, ok := slices.BinarySearch(members, id); ok {
+			return i
+		}
+		return -1
+	}
+	cc := cluster.Cluster{Keeper: loc(c.Keeper), Override: c.Override, Members: make([]int, len(members))}
+	for i := range members {
+		cc.Members[i] = i
+	}
+	for _, l := range c.Links {
+		a, b := loc(l.A), loc(l.B)
+		if a < 0 || b < 0 {
+			return nil, fmt.Errorf("cluster %d: link %d~%d leaves the cluster", c.ID, l.A, l.B)
+		}
+		cc.Links = append(cc.Links, cluster.Edge{A: min(a, b), B: max(a, b), Sim: l.Sim})
+	}
+	out, err := op(g, p.Config(), cc, loc)
+	if err != nil {
+		return nil, err
+	}
+	old := map[int64]db.Item{}
+	for _, it := range c.Items {
+		old[it.Doc] = it
+	}
+	id := func(i int) int64 { return members[i] }
+	now := make([]db.Cluster, 0, len(out))
+	for _, oc := range out {
+		dc := storedCluster(oc, p, id)
+		for _, rm := range oc.Removed {
+			it := db.Item{Doc: id(rm.Doc), Keeper: id(oc.Keeper), Score: rm.Sim, Reason: rm.Reason, Decision: review.Proposed,
+				Estimate: lsh.Estimate(sigs[rm.Doc], sigs[oc.Keeper]), Exact: lsh.ExactJaccard(sets[rm.Doc], sets[oc.Keeper])}
+			if was, ok := old[it.Doc]; ok && was.Keeper == it.Keeper {
+				it.Decision, it.DecidedBy, it.DecidedAt, it.BulkBar = was.Decision, was.DecidedBy, was.DecidedAt, was.BulkBar
+			}
+			dc.Items = append(dc.Items, it)
+		}
+		now = append(now, dc)
+	}
+	return now, nil
+}
+
+// Comment adds a comment on a manifest, or on one of its clusters (cluster not 0).
+func Comment(ctx context.Context, store *db.DB, by db.User, m db.Manifest, clusterID int64, text string) error {
+	text = strings.TrimSpace(text)
+	switch {
+	case text == "":
+		return &review.InputError{Field: "comment", Msg: "empty"}
+	case len(text) > MaxComment:
+		return &review.InputError{Field: "comment", Msg: fmt.Sprintf("at most %d bytes", MaxComment)}
+	}
+	_, err := store.AddReview(ctx, by, m.ID, db.NewReview{Verdict: review.Comment, Comment: text, Cluster: clusterID}, nil)
+	return err
+}
+
+// Similarities returns the exact Jaccard similarity under spec of every pair of the
+// documents ids (1 on the diagonal), for a cluster's similarity matrix.
+func Similarities(ctx context.Context, store *db.DB, spec lsh.Spec, ids []int64) ([][]float64, error) {
+	texts, err := store.DocumentTexts(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	h, err := lsh.NewHasher(spec)
+	if err != nil {
+		return nil, err
+	}
+	sets := make([][]uint64, len(texts))
+	for i, t := range texts {
+		sets[i] = h.ShingleSet(t)
+	}
+	out := make([][]float64, len(ids))
+	for i := range out {
+		out[i] = make([]float64, len(ids))
+		out[i][i] = 1
+		for j := range i {
+			s := lsh.ExactJaccard(sets[i], sets[j])
+			out[i][j], out[j][i] = s, s
+		}
+	}
+	return out, nil
+}

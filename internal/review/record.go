@@ -1,0 +1,189 @@
+package review
+
+import (
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/dedupstudio/dedupstudio/internal/cluster"
+)
+
+// PolicyStats is what one cluster policy does with a run's verified pairs: the numbers a
+// run shows side by side for every policy, on the same edges.
+type PolicyStats struct {
+	Policy       cluster.Policy `json:"policy"`
+	Removed      int            `json:"removed"`
+	RemovedExact int            `json:"removed_exact"`
+	Clusters     int            `json:"clusters"`
+	Chained      int            `json:"chained"`
+	Largest      int            `json:"largest"`
+	SimCalls     int            `json:"sim_calls"`
+	Limited      int            `json:"limited"`
+	// Labeled pairs (where the dataset has a campaign): duplicates that end in one
+	// cluster, and non-duplicates that do (false merges: one of the two is removed
+	// because of the other's cluster).
+	LabeledDuplicates    int `json:"labeled_duplicates"`
+	DuplicatesTogether   int `json:"duplicates_together"`
+	LabeledNonDuplicates int `json:"labeled_non_duplicates"`
+	FalseMerges          int `json:"false_merges"`
+}
+
+// Interval is an estimate with its 95% interval and the number of labeled pairs it
+// rests on; NaN (null in JSON) where there is none.
+type Interval struct {
+	Value Number `json:"value"`
+	Lo    Number `json:"lo"`
+	Hi    Number `json:"hi"`
+	N     int    `json:"n"`
+}
+
+// Number is a float64 written to JSON as null when it is NaN or infinite (no estimate),
+// which encoding/json cannot write, and read back from null as NaN.
+type Number float64
+
+// MarshalJSON writes n, or null.
+func (n Number) MarshalJSON() ([]byte, error) {
+	f := float64(n)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, f, 'g', -1, 64), nil
+}
+
+// UnmarshalJSON reads a number, or null as NaN.
+func (n *Number) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*n = Number(math.NaN())
+		return nil
+	}
+	f, err := strconv.ParseFloat(string(b), 64)
+	*n = Number(f)
+	return err
+}
+
+// CategoryRate is one label category's recall (of its duplicates) or false-merge rate
+// (of its non-duplicates).
+type CategoryRate struct {
+	Category    string   `json:"category"`
+	Duplicate   bool     `json:"duplicate"`
+	Recall      Interval `json:"recall"`
+	FalseMerges Interval `json:"false_merges"`
+}
+
+// Estimates are a manifest's configuration scored against a campaign's labels as a grid
+// of one configuration: on the labeled pairs, and over the whole dataset where the
+// labels carry their sampling design.
+type Estimates struct {
+	Campaign     int64  `json:"campaign"`
+	CampaignName string `json:"campaign_name"`
+	LabelRule    string `json:"label_rule"`
+	LabelVersion string `json:"label_version"`
+	Counted      int    `json:"counted_pairs"`
+	Left         int    `json:"left_out_pairs"`
+	Alpha        Number `json:"alpha"` // Krippendorff's alpha of the campaign's labels
+	AlphaUnits   int    `json:"alpha_units"`
+	// On the labeled pairs.
+	Recall        Interval       `json:"recall"`
+	ClusterRecall Interval       `json:"cluster_recall"`
+	FalseMerges   Interval       `json:"false_merges"`
+	Precision     Interval       `json:"precision"`
+	Categories    []CategoryRate `json:"categories"`
+	// Over the whole dataset, from the sampling design; Design is "" when the labels
+	// carry none.
+	Design           string   `json:"design"`
+	DesignPairs      int      `json:"design_pairs"`
+	DatasetRecall    Interval `json:"dataset_recall"`
+	FalseRemovals    Interval `json:"dataset_false_removals"`
+	FalseRemovalRate Interval `json:"dataset_false_removal_rate"`
+	Replicates       int      `json:"replicates"`
+	Notes            []string `json:"notes"`
+}
+
+// Person is someone in the sign-off record, with the role they acted in.
+type Person struct {
+	Name    string    `json:"name"`
+	Role    string    `json:"role"`
+	At      time.Time `json:"at"`
+	Verdict string    `json:"decision,omitempty"`
+	Comment string    `json:"comment,omitempty"`
+	Hash    string    `json:"manifest_hash,omitempty"`
+}
+
+// Count is a key and a number.
+type Count struct {
+	Key string `json:"key"`
+	N   int    `json:"n"`
+}
+
+// GroupRow is one group of the impact tables in the record.
+type GroupRow struct {
+	Key       string `json:"key"`
+	Docs      int    `json:"documents"`
+	Removed   int    `json:"removed"`
+	Rate      Number `json:"rate"`
+	Ratio     Number `json:"rate_ratio"`
+	RatioLo   Number `json:"rate_ratio_lo"`
+	RatioHi   Number `json:"rate_ratio_hi"`
+	PAdjusted Number `json:"p_holm"`
+	Flag      string `json:"flag,omitempty"`
+}
+
+// Record is the sign-off record: everything a later reader needs to know what was
+// approved, on what, by whom and on which evidence. It is written once when a manifest is
+// signed off, shown as a page and exported as signoff.json.
+type Record struct {
+	Manifest          int64         `json:"manifest"`
+	ManifestHash      string        `json:"manifest_hash"`
+	DatasetHash       string        `json:"dataset_snapshot_hash"`
+	Dataset           DatasetRecord `json:"dataset"`
+	Params            Params        `json:"parameters"`
+	CodeVersion       string        `json:"signed_with_code_version"`
+	Labels            *Estimates    `json:"labels,omitempty"`
+	Removals          int           `json:"removals"`
+	Excluded          int           `json:"excluded"`
+	Clusters          int           `json:"clusters"`
+	ByReason          []Count       `json:"by_reason"`
+	BySize            []Count       `json:"by_cluster_size"`
+	ByGroup           GroupTables   `json:"by_group"`
+	Comparison        []PolicyStats `json:"policies_compared"`
+	Preparer          Person        `json:"preparer"`
+	ApprovalsRequired int           `json:"approvals_required"`
+	Approvals         []Person      `json:"approvals"`
+	Reviews           []Person      `json:"reviews"` // every verdict and comment, dismissed ones included
+	BulkApprovals     []Bulk        `json:"bulk_approvals"`
+	SignedAt          time.Time     `json:"signed_at"`
+}
+
+// DatasetRecord names the dataset in the record.
+type DatasetRecord struct {
+	ID          int64  `json:"id"`
+	Name        string `json:"name"`
+	Version     int    `json:"version"`
+	ContentHash string `json:"content_hash"`
+	Documents   int    `json:"documents"`
+}
+
+// GroupTables are the impact tables by metadata group.
+type GroupTables struct {
+	Source   []GroupRow `json:"source"`
+	Domain   []GroupRow `json:"domain"`
+	Language []GroupRow `json:"language"`
+}
+
+// Bulk is one bulk approval: who approved how many removals at which bar.
+type Bulk struct {
+	Name  string    `json:"name"`
+	At    time.Time `json:"at"`
+	Bar   float64   `json:"bar"`
+	Items int       `json:"items"`
+}
+
+// GroupRows turns an Impact into the record's rows.
+func GroupRows(imp Impact) []GroupRow {
+	out := make([]GroupRow, len(imp.Groups))
+	for i, g := range imp.Groups {
+		out[i] = GroupRow{Key: g.Key, Docs: g.Docs, Removed: g.Removed, Rate: Number(g.Rate), Ratio: Number(g.Ratio),
+			RatioLo: Number(g.RatioLo), RatioHi: Number(g.RatioHi), PAdjusted: Number(g.PAdjusted), Flag: string(g.Flag)}
+	}
+	return out
+}

@@ -1,0 +1,657 @@
+package web
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/dedupstudio/dedupstudio/internal/auth"
+	"github.com/dedupstudio/dedupstudio/internal/chart"
+	"github.com/dedupstudio/dedupstudio/internal/cluster"
+	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/dedup"
+	"github.com/dedupstudio/dedupstudio/internal/review"
+	"github.com/dedupstudio/dedupstudio/web/templates"
+)
+
+// Manifests: the list, one manifest's page (parameters, every policy compared, impact,
+// approvals, history and the next step for the viewer's role), the diff of two, the
+// sign-off record and the export's files.
+
+// loadManifest loads the {manifest} of the URL.
+func (s *server) loadManifest(r *http.Request) (db.Manifest, error) {
+	id, ok := idParam(r, "manifest")
+	if !ok {
+		return db.Manifest{}, notFound("manifest")
+	}
+	m, err := s.store.Manifest(r.Context(), id)
+	if errors.Is(err, db.ErrNotFound) {
+		return m, notFound("manifest")
+	}
+	return m, err
+}
+
+func manifestURL(id int64, msg string) string {
+	u := fmt.Sprintf("/manifests/%d", id)
+	if msg != "" {
+		u += "?msg=" + url.QueryEscape(msg)
+	}
+	return u
+}
+
+func datasetLabel(m db.Manifest) string {
+	return fmt.Sprintf("%s v%d", m.Dataset.Name, m.Dataset.Version)
+}
+
+func (s *server) listManifests(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	list, err := s.store.Manifests(ctx, 0)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	v := templates.ManifestList{Page: s.page(r, "Manifests"), CanPrepare: userOf(r).Role.Can(auth.PrepareManifests)}
+	for i, m := range list {
+		p := m.Params
+		v.Rows = append(v.Rows, templates.ManifestRow{ID: m.ID, Dataset: datasetLabel(m.Manifest), State: m.State.Label(), StateKey: string(m.State),
+			Policy: string(p.Policy), Keeper: p.Rule.String(), Threshold: fmtNum(p.Threshold, 2), Shape: p.Shape.String(),
+			Verification: string(p.Verification), Preparer: m.Preparer, Created: m.CreatedAt.Format("2006-01-02 15:04"),
+			Removals: m.Removals, Proposed: m.Proposed, Excluded: m.Excluded, Count: m.Clusters})
+		v.Choices = append(v.Choices, templates.Option{Value: strconv.FormatInt(m.ID, 10),
+			Label: fmt.Sprintf("%d: %s, %s", m.ID, datasetLabel(m.Manifest), p.Policy), Selected: i == 1})
+	}
+	if v.CanPrepare {
+		datasets, err := s.store.Datasets(ctx)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		for _, d := range datasets {
+			v.Datasets = append(v.Datasets, templates.Option{Value: strconv.FormatInt(d.ID, 10), Label: fmt.Sprintf("%s v%d", d.Name, d.Version)})
+		}
+	}
+	s.render(w, r, http.StatusOK, templates.ManifestListPage(v))
+}
+
+func (s *server) showManifest(w http.ResponseWriter, r *http.Request) {
+	m, err := s.loadManifest(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.renderManifest(w, r, m, http.StatusOK, r.URL.Query().Get("msg"), "")
+}
+
+// failOnManifest shows err on the manifest page when the person can act on it there.
+func (s *server) failOnManifest(w http.ResponseWriter, r *http.Request, m db.Manifest, err error) {
+	s.failOn(w, r, err, func(status int, msg string) {
+		if m2, err := s.store.Manifest(r.Context(), m.ID); err == nil {
+			m = m2 // the state the refusal was about
+		}
+		s.renderManifest(w, r, m, status, "", msg)
+	})
+}
+
+func (s *server) renderManifest(w http.ResponseWriter, r *http.Request, m db.Manifest, status int, msg, errMsg string) {
+	v, err := s.manifestView(r, m)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	v.Message, v.Error = msg, errMsg
+	s.render(w, r, status, templates.ManifestOverviewPage(v))
+}
+
+func (s *server) manifestView(r *http.Request, m db.Manifest) (templates.ManifestPage, error) {
+	ctx := r.Context()
+	me := userOf(r)
+	p := m.Params
+	v := templates.ManifestPage{Page: s.page(r, fmt.Sprintf("Manifest %d", m.ID)), ID: m.ID, DatasetID: m.DatasetID, Dataset: datasetLabel(m),
+		State: m.State.Label(), StateKey: string(m.State), ContentHash: m.ContentHash, DatasetHash: m.DatasetHash,
+		Policy: string(p.Policy), Keeper: p.Rule.String(), Preparer: m.Preparer, Created: m.CreatedAt.Format("2006-01-02 15:04"),
+		Required: m.ApprovalsRequired}
+	v.Params = paramRows(m)
+	counts, err := s.store.CountManifest(ctx, m.ID)
+	if err != nil {
+		return v, err
+	}
+	v.Rows, v.Proposed, v.Approved, v.Excluded, v.Clusters, v.Chained = counts.Rows, counts.Proposed, counts.Approved, counts.Excluded, counts.Clusters, counts.Chained
+	for _, c := range m.Comparison {
+		row := templates.PolicyRow{Policy: string(c.Policy), Chosen: c.Policy == p.Policy, Removed: c.Removed, RemovedExact: c.RemovedExact,
+			Clusters: c.Clusters, Chained: c.Chained, Largest: c.Largest, SimCalls: c.SimCalls, Limited: c.Limited,
+			FalseMerges: fmt.Sprintf("%d of %d", c.FalseMerges, c.LabeledNonDuplicates), Together: fmt.Sprintf("%d of %d", c.DuplicatesTogether, c.LabeledDuplicates)}
+		v.HasLabels = v.HasLabels || c.LabeledDuplicates+c.LabeledNonDuplicates > 0
+		v.Comparison = append(v.Comparison, row)
+	}
+	if e := m.Estimates; e != nil {
+		v.Labels = estimateRows(e)
+		v.LabelNotes = e.Notes
+	}
+	byReason, bySize, err := s.store.RemovalCounts(ctx, m.ID)
+	if err != nil {
+		return v, err
+	}
+	for _, rsn := range []cluster.Reason{cluster.Exact, cluster.Near} {
+		v.ByReason = append(v.ByReason, templates.Count{Key: string(rsn), N: byReason[rsn]})
+	}
+	sizes := map[string]int{}
+	for size, n := range bySize {
+		sizes[review.SizeBin(size)] += n
+	}
+	for _, b := range review.SizeBins {
+		v.BySize = append(v.BySize, templates.Count{Key: b, N: sizes[b]})
+	}
+	group, opts, err := s.groupChoice(ctx, m, r.URL.Query().Get("group"))
+	if err != nil {
+		return v, err
+	}
+	v.Group, v.Groups, v.ChartQuery = strings.TrimPrefix(string(group), "meta:"), opts, "group="+url.QueryEscape(string(group))
+	imp, err := s.impact(ctx, m, group)
+	if err != nil {
+		return v, err
+	}
+	v.Tested, v.OverallRate = imp.Tested, fmtPct(imp.Rate)
+	for _, g := range imp.Groups {
+		v.GroupRows = append(v.GroupRows, templates.GroupView{Key: cmp.Or(g.Key, "(none)"), Docs: strconv.Itoa(g.Docs), Removed: strconv.Itoa(g.Removed),
+			Rate: fmtPct(g.Rate), Ratio: fmtNum(g.Ratio, 2), Interval: interval(g.RatioLo, g.RatioHi), P: fmtP(g.PAdjusted), Flag: string(g.Flag)})
+	}
+	reviews, err := s.store.Reviews(ctx, m.ID)
+	if err != nil {
+		return v, err
+	}
+	for _, rv := range reviews {
+		v.Reviews = append(v.Reviews, reviewRow(rv))
+	}
+	v.Approvals = len(review.TallyOf(reviews, m.PreparedBy).Approvals)
+	names, err := s.store.UserNames(ctx)
+	if err != nil {
+		return v, err
+	}
+	events, err := s.store.AuditOf(ctx, fmt.Sprintf("manifest:%d", m.ID), 200)
+	if err != nil {
+		return v, err
+	}
+	for _, e := range events {
+		v.History = append(v.History, eventRow(e, names))
+	}
+	sos, err := s.store.SignOffs(ctx, m.ID)
+	if err != nil {
+		return v, err
+	}
+	if len(sos) > 0 {
+		v.HasSignOff, v.SignOffStatus = true, dedup.SignOffStatus(sos[0])
+	}
+	changeable := review.CanChange(m.State) == nil
+	prep, approve := me.Role.Can(auth.PrepareManifests), me.Role.Can(auth.Approve)
+	v.CanDecide = prep && changeable
+	v.CanSubmit = prep && m.State == review.Draft
+	v.CanSetApprovals = prep && m.State == review.Draft
+	v.CanReview = approve && review.CanReview(m.State, review.Approve, m.PreparedBy, me.ID) == nil
+	v.PreparerApprover = approve && me.ID == m.PreparedBy && m.State == review.InReview
+	v.CanComment = approve && review.CanReview(m.State, review.Comment, m.PreparedBy, me.ID) == nil
+	v.CanExport = approve && review.CanExport(m.State) == nil
+	v.CanRevoke = approve && review.CanRevoke(m.State) == nil
+	v.Exported = m.State == review.Exported
+	v.CanRestore = approve && m.State == review.Exported
+	if m.State == review.Exported || m.State == review.Revoked {
+		stones, err := s.store.Tombstones(ctx, m.ID)
+		if err != nil {
+			return v, err
+		}
+		for _, t := range stones {
+			v.Tombstones = append(v.Tombstones, templates.TombstoneRow{Doc: t.Doc, ExtID: t.ExtID, RemovedAt: t.RemovedAt.Format("2006-01-02 15:04"),
+				Restored: t.Restored, RestoredBy: t.RestoredBy})
+		}
+	}
+	if prep {
+		if v.Recent, err = s.recentActions(ctx, m.ID, me.ID); err != nil {
+			return v, err
+		}
+	}
+	return v, nil
+}
+
+// paramRows are a manifest's parameters as the page lists them.
+func paramRows(m db.Manifest) []templates.Param {
+	p := m.Params
+	budget := "default (" + strconv.Itoa(cluster.DefaultBudget) + " checks per node)"
+	if p.Budget != 0 {
+		budget = strconv.Itoa(p.Budget)
+	}
+	return []templates.Param{
+		{Name: "Representation", Value: p.Spec.String() + " (" + p.Spec.ID() + ")"},
+		{Name: "Bands × rows", Value: p.Shape.String()},
+		{Name: "Threshold", Value: fmtNum(p.Threshold, 3)},
+		{Name: "Verification", Value: string(p.Verification)},
+		{Name: "Cluster policy", Value: string(p.Policy)},
+		{Name: "Keeper rule", Value: p.Rule.String()},
+		{Name: "Budget", Value: budget},
+		{Name: "Code version", Value: p.CodeVersion},
+		{Name: "Approvals required", Value: strconv.Itoa(m.ApprovalsRequired)},
+	}
+}
+
+// estimateRows are a configuration's scores against the labels as the page lists them.
+func estimateRows(e *review.Estimates) []templates.Param {
+	rows := []templates.Param{
+		{Name: "Labels", Value: fmt.Sprintf("campaign %s, version %s: %d pairs counted, %d left out", e.CampaignName, e.LabelVersion, e.Counted, e.Left)},
+		{Name: "Agreement", Value: fmt.Sprintf("Krippendorff's alpha %s over %d pairs labeled twice or more", fmtNum(float64(e.Alpha), 3), e.AlphaUnits)},
+		{Name: "Recall (labeled duplicates accepted)", Value: intervalText(e.Recall, true)},
+		{Name: "Cluster recall (labeled duplicates in one cluster)", Value: intervalText(e.ClusterRecall, true)},
+		{Name: "False merges (labeled non-duplicates in one cluster)", Value: intervalText(e.FalseMerges, true)},
+		{Name: "Precision of the accepted labeled pairs", Value: intervalText(e.Precision, true)},
+	}
+	if e.Design != "" {
+		rows = append(rows,
+			templates.Param{Name: "Dataset recall (design " + e.Design + ")", Value: intervalText(e.DatasetRecall, true)},
+			templates.Param{Name: "Dataset false removals", Value: intervalText(e.FalseRemovals, false)},
+			templates.Param{Name: "False removals per removal", Value: intervalText(e.FalseRemovalRate, true)})
+	}
+	for _, c := range e.Categories {
+		rows = append(rows, templates.Param{Name: "Category " + c.Category,
+			Value: "recall " + intervalText(c.Recall, true) + "; false merges " + intervalText(c.FalseMerges, true)})
+	}
+	rows = append(rows, templates.Param{Name: "Label rule", Value: e.LabelRule})
+	return rows
+}
+
+// intervalText writes "93% (88–96%, n=120)", or a count with its interval.
+func intervalText(iv review.Interval, percent bool) string {
+	v, lo, hi := float64(iv.Value), float64(iv.Lo), float64(iv.Hi)
+	if math.IsNaN(v) {
+		return fmt.Sprintf("no estimate (n=%d)", iv.N)
+	}
+	f := func(x float64) string { return fmtNum(x, 1) }
+	if percent {
+		f = fmtPct
+	}
+	s := f(v)
+	if !math.IsNaN(lo) && !math.IsNaN(hi) {
+		s += " (" + f(lo) + "–" + f(hi)
+		if iv.N > 0 {
+			s += fmt.Sprintf(", n=%d", iv.N)
+		}
+		s += ")"
+	} else if iv.N > 0 {
+		s += fmt.Sprintf(" (n=%d)", iv.N)
+	}
+	return s
+}
+
+func fmtPct(x float64) string {
+	if math.IsNaN(x) {
+		return "–"
+	}
+	return strconv.FormatFloat(100*x, 'f', 1, 64) + "%"
+}
+
+func fmtP(p float64) string {
+	switch {
+	case math.IsNaN(p):
+		return "–"
+	case p < 0.001:
+		return "< 0.001"
+	}
+	return strconv.FormatFloat(p, 'f', 3, 64)
+}
+
+func interval(lo, hi float64) string {
+	if math.IsNaN(lo) || math.IsNaN(hi) {
+		return ""
+	}
+	return "(" + fmtNum(lo, 2) + "–" + fmtNum(hi, 2) + ")"
+}
+
+func reviewRow(rv review.Review) templates.ReviewRow {
+	verdict := map[review.Verdict]string{review.Approve: "approved", review.Reject: "requested changes", review.Comment: "commented"}[rv.Verdict]
+	return templates.ReviewRow{Name: rv.Name, Role: rv.Role, Verdict: verdict, Comment: rv.Comment, At: rv.At.Format("2006-01-02 15:04"),
+		Hash: review.Short(rv.Hash), Dismissed: rv.Dismissed, Cluster: rv.Cluster}
+}
+
+// recentActions are the viewer's last changes to a manifest, linked to their cluster.
+func (s *server) recentActions(ctx context.Context, manifestID, userID int64) ([]templates.ActionRow, error) {
+	acts, err := s.store.RecentActions(ctx, manifestID, userID, 10)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]templates.ActionRow, len(acts))
+	for i, a := range acts {
+		out[i] = templates.ActionRow{Summary: a.Summary, At: a.At.Format("15:04:05"), Undone: a.Undone}
+		if a.Cluster != 0 {
+			out[i].URL = fmt.Sprintf("/manifests/%d/clusters/%d", manifestID, a.Cluster)
+		}
+		if a.Undone {
+			out[i].Summary += " (undone)"
+		}
+	}
+	return out, nil
+}
+
+// groupChoice reads the impact grouping asked for (source by default) and the choices.
+func (s *server) groupChoice(ctx context.Context, m db.Manifest, asked string) (db.GroupBy, []templates.Option, error) {
+	keys, err := s.store.MetaKeys(ctx, m.DatasetID)
+	if err != nil {
+		return "", nil, err
+	}
+	choices := []string{"source", "domain", "lang"}
+	for _, k := range keys {
+		choices = append(choices, "meta:"+k)
+	}
+	group := "source"
+	if slices.Contains(choices, asked) {
+		group = asked
+	}
+	opts := make([]templates.Option, len(choices))
+	for i, c := range choices {
+		label := map[string]string{"source": "source", "domain": "domain", "lang": "language"}[c]
+		opts[i] = templates.Option{Value: c, Label: cmp.Or(label, "metadata "+strings.TrimPrefix(c, "meta:")), Selected: c == group}
+	}
+	return db.GroupBy(group), opts, nil
+}
+
+// impact compares each group's removal rate with the rest of the dataset's.
+func (s *server) impact(ctx context.Context, m db.Manifest, g db.GroupBy) (review.Impact, error) {
+	counts, err := s.store.ImpactCounts(ctx, m, g)
+	if err != nil {
+		return review.Impact{}, err
+	}
+	return review.Groups(dedup.LumpGroups(counts, dedup.MaxGroups)), nil
+}
+
+// impactChart serves the impact's rate ratios as SVG, PNG or CSV.
+func (s *server) impactChart(w http.ResponseWriter, r *http.Request) {
+	m, err := s.loadManifest(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	group, _, err := s.groupChoice(r.Context(), m, r.URL.Query().Get("group"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	imp, err := s.impact(r.Context(), m, group)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	rr := chart.RateRatios{Title: "Removals by " + strings.TrimPrefix(string(group), "meta:") + " against the rest of the dataset"}
+	for _, g := range imp.Groups {
+		rr.Groups = append(rr.Groups, chart.RatioGroup{Name: cmp.Or(g.Key, "(none)"), Ratio: g.Ratio, Lo: g.RatioLo, Hi: g.RatioHi, N: g.Docs,
+			Flagged: g.Flag != "", Note: fmtPct(g.Rate) + " removed"})
+	}
+	fig, err := rr.Figure()
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.serveFigure(w, r, fig, fmt.Sprintf("manifest-%d-impact-%s", m.ID, strings.ReplaceAll(string(group), ":", "-")))
+}
+
+// serveFigure writes a chart as the {format} of the URL asks: svg, png or csv.
+func (s *server) serveFigure(w http.ResponseWriter, r *http.Request, fig *chart.Figure, name string) {
+	var (
+		body []byte
+		err  error
+		ct   string
+	)
+	format := chi.URLParam(r, "format")
+	switch format {
+	case "svg":
+		ct = "image/svg+xml"
+		body, err = fig.SVG(chart.Size{})
+	case "png":
+		ct = "image/png"
+		body, err = fig.PNG(chart.Size{})
+	case "csv":
+		ct = "text/csv; charset=utf-8"
+		body = fig.CSV()
+	default:
+		s.fail(w, r, &pageError{http.StatusNotFound, "Charts come as svg, png or csv."})
+		return
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", ct)
+	if format != "svg" || r.URL.Query().Get("download") != "" {
+		w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s.%s"`, name, format))
+	}
+	w.Write(body)
+}
+
+func (s *server) diffManifests(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	q := r.URL.Query()
+	a, errA := strconv.ParseInt(q.Get("a"), 10, 64)
+	b, errB := strconv.ParseInt(q.Get("b"), 10, 64)
+	if errA != nil || errB != nil {
+		s.fail(w, r, &pageError{http.StatusUnprocessableEntity, "Choose two manifests to compare (a and b)."})
+		return
+	}
+	ma, err := s.store.Manifest(ctx, a)
+	if err == nil {
+		var mb db.Manifest
+		if mb, err = s.store.Manifest(ctx, b); err == nil {
+			s.renderDiff(w, r, ma, mb)
+			return
+		}
+	}
+	if errors.Is(err, db.ErrNotFound) {
+		err = notFound("manifest")
+	}
+	s.fail(w, r, err)
+}
+
+func (s *server) renderDiff(w http.ResponseWriter, r *http.Request, ma, mb db.Manifest) {
+	ctx := r.Context()
+	ra, err := s.store.ManifestRows(ctx, ma.ID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	rb, err := s.store.ManifestRows(ctx, mb.ID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	label := func(m db.Manifest) string {
+		return fmt.Sprintf("%s: %s %s t=%s %s, keeper %s", datasetLabel(m), m.Params.Spec.ID(), m.Params.Shape, fmtNum(m.Params.Threshold, 2),
+			m.Params.Policy, m.Params.Rule)
+	}
+	v := templates.DiffPage{Page: s.page(r, fmt.Sprintf("Manifest %d → %d", ma.ID, mb.ID)), A: ma.ID, B: mb.ID, LabelA: label(ma), LabelB: label(mb)}
+	if ma.DatasetID != mb.DatasetID {
+		v.Note = "The two manifests are on different datasets (or versions): documents are matched by external id, and links go to the second's documents."
+	}
+	list, err := s.store.Manifests(ctx, 0)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	for _, m := range list {
+		id := strconv.FormatInt(m.ID, 10)
+		l := fmt.Sprintf("%d: %s, %s", m.ID, datasetLabel(m.Manifest), m.Params.Policy)
+		v.Choices = append(v.Choices, templates.Option{Value: id, Label: l, Selected: m.ID == ma.ID})
+		v.ChoicesB = append(v.ChoicesB, templates.Option{Value: id, Label: l, Selected: m.ID == mb.ID})
+	}
+	d := review.Diff(ra, rb)
+	row := func(c review.Change) templates.DiffRow {
+		dr := templates.DiffRow{ExtID: c.ExtID, Doc: cmp.Or(c.B.Doc, c.A.Doc), KeeperA: c.A.KeeperExtID, KeeperB: c.B.KeeperExtID,
+			ClusterA: c.A.Cluster, ClusterB: c.B.Cluster}
+		return dr
+	}
+	for _, c := range d.Entered {
+		v.Entered = append(v.Entered, row(c))
+	}
+	for _, c := range d.Left {
+		v.Left = append(v.Left, row(c))
+	}
+	for _, c := range d.Rekept {
+		v.Rekept = append(v.Rekept, row(c))
+	}
+	v.Both = d.Both
+	s.render(w, r, http.StatusOK, templates.DiffManifestsPage(v))
+}
+
+func (s *server) showSignOff(w http.ResponseWriter, r *http.Request) {
+	m, err := s.loadManifest(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	sos, err := s.store.SignOffs(r.Context(), m.ID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if len(sos) == 0 {
+		s.fail(w, r, &pageError{http.StatusNotFound, "This manifest has not been signed off yet."})
+		return
+	}
+	so := sos[0]
+	v := templates.SignOffPage{Page: s.page(r, fmt.Sprintf("Sign-off of manifest %d", m.ID)), ManifestID: m.ID, Status: dedup.SignOffStatus(so),
+		Sections: recordSections(so.Record)}
+	if so.Revoked {
+		v.Revoked = fmt.Sprintf("Revoked by %s on %s: %s", so.RevokedBy, so.RevokedAt.Format("2006-01-02 15:04"), so.RevokeReason)
+	}
+	s.render(w, r, http.StatusOK, templates.SignOffRecordPage(v))
+}
+
+// recordSections lays the sign-off record out for its page.
+func recordSections(rec review.Record) []templates.RecordSection {
+	p := rec.Params
+	ds := rec.Dataset
+	secs := []templates.RecordSection{
+		{Title: "What was signed", Facts: []templates.Param{
+			{Name: "Manifest", Value: strconv.FormatInt(rec.Manifest, 10)},
+			{Name: "Manifest content hash", Value: rec.ManifestHash},
+			{Name: "Dataset snapshot hash", Value: rec.DatasetHash},
+			{Name: "Dataset", Value: fmt.Sprintf("%s v%d (id %d), %d documents, import hash %s", ds.Name, ds.Version, ds.ID, ds.Documents, ds.ContentHash)},
+			{Name: "Removals", Value: fmt.Sprintf("%d approved in %d clusters, %d excluded", rec.Removals, rec.Clusters, rec.Excluded)},
+			{Name: "Signed at", Value: rec.SignedAt.Format("2006-01-02 15:04:05 UTC")},
+			{Name: "Signed with code version", Value: rec.CodeVersion},
+		}},
+		{Title: "Parameters", Facts: []templates.Param{
+			{Name: "Representation", Value: p.Spec.String() + " (" + p.Spec.ID() + ")"},
+			{Name: "Bands × rows", Value: p.Shape.String()},
+			{Name: "Threshold", Value: fmtNum(p.Threshold, 3)},
+			{Name: "Verification", Value: string(p.Verification)},
+			{Name: "Cluster policy", Value: string(p.Policy)},
+			{Name: "Keeper rule", Value: p.Rule.String()},
+			{Name: "Run with code version", Value: p.CodeVersion},
+		}},
+	}
+	if rec.Labels != nil {
+		secs = append(secs, templates.RecordSection{Title: "Labels and estimates", Facts: estimateRows(rec.Labels)})
+	} else {
+		secs = append(secs, templates.RecordSection{Title: "Labels and estimates", Facts: []templates.Param{{Name: "Labels", Value: "none: the dataset had no labeling campaign when it ran"}}})
+	}
+	counts := func(title string, cs []review.Count) templates.RecordSection {
+		sec := templates.RecordSection{Title: title, Header: []string{"", "removals"}}
+		for _, c := range cs {
+			sec.Rows = append(sec.Rows, []string{c.Key, strconv.Itoa(c.N)})
+		}
+		return sec
+	}
+	secs = append(secs, counts("Removals by reason", rec.ByReason), counts("Removals by cluster size", rec.BySize))
+	for _, g := range []struct {
+		name string
+		rows []review.GroupRow
+	}{{"source", rec.ByGroup.Source}, {"domain", rec.ByGroup.Domain}, {"language", rec.ByGroup.Language}} {
+		sec := templates.RecordSection{Title: "Removals by " + g.name, Header: []string{g.name, "documents", "removed", "rate", "rate ratio (95%)", "p (Holm)", "flag"}}
+		for _, row := range g.rows {
+			sec.Rows = append(sec.Rows, []string{cmp.Or(row.Key, "(none)"), strconv.Itoa(row.Docs), strconv.Itoa(row.Removed), fmtPct(float64(row.Rate)),
+				fmtNum(float64(row.Ratio), 2) + " " + interval(float64(row.RatioLo), float64(row.RatioHi)), fmtP(float64(row.PAdjusted)), row.Flag})
+		}
+		secs = append(secs, sec)
+	}
+	pol := templates.RecordSection{Title: "Policies compared on the run", Header: []string{"policy", "removed", "clusters", "chained", "false merges"}}
+	for _, c := range rec.Comparison {
+		pol.Rows = append(pol.Rows, []string{string(c.Policy), strconv.Itoa(c.Removed), strconv.Itoa(c.Clusters), strconv.Itoa(c.Chained),
+			fmt.Sprintf("%d of %d", c.FalseMerges, c.LabeledNonDuplicates)})
+	}
+	secs = append(secs, pol)
+	people := templates.RecordSection{Title: fmt.Sprintf("People (%d approval(s) required)", rec.ApprovalsRequired),
+		Header: []string{"name", "role", "as", "decision", "when", "comment", "on hash"}}
+	pr := rec.Preparer
+	people.Rows = append(people.Rows, []string{pr.Name, pr.Role, "preparer", "prepared", pr.At.Format("2006-01-02 15:04"), "", ""})
+	for _, a := range rec.Reviews {
+		people.Rows = append(people.Rows, []string{a.Name, a.Role, "reviewer", a.Verdict, a.At.Format("2006-01-02 15:04"), a.Comment, review.Short(a.Hash)})
+	}
+	for _, b := range rec.BulkApprovals {
+		people.Rows = append(people.Rows, []string{b.Name, "", "bulk approval", fmt.Sprintf("%d removal(s) at bar %g", b.Items, b.Bar),
+			b.At.Format("2006-01-02 15:04"), "", ""})
+	}
+	return append(secs, people)
+}
+
+func (s *server) signOffJSON(w http.ResponseWriter, r *http.Request) {
+	m, err := s.loadManifest(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var buf bytes.Buffer
+	if err := dedup.WriteSignOff(r.Context(), s.store, m, &buf); err != nil {
+		if errors.Is(err, db.ErrNotFound) {
+			err = &pageError{http.StatusNotFound, "This manifest has not been signed off yet."}
+		}
+		s.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="manifest-%d-%s"`, m.ID, dedup.SignOffJSON))
+	w.Write(buf.Bytes())
+}
+
+// exportFile serves a file of an exported manifest (removals.csv, removals.jsonl,
+// split.jsonl), refusing when the manifest or the dataset changed since the sign-off.
+// The check comes before the first byte, so a refusal is a page, not half a file.
+func (s *server) exportFile(name string) http.HandlerFunc {
+	ct := map[string]string{dedup.RemovalsCSV: "text/csv; charset=utf-8", dedup.RemovalsJSONL: "application/jsonl",
+		dedup.SplitJSONL: "application/jsonl"}[name]
+	return func(w http.ResponseWriter, r *http.Request) {
+		m, err := s.loadManifest(r)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		out := &startWriter{w: w, start: func() {
+			w.Header().Set("Content-Type", ct)
+			w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="manifest-%d-%s"`, m.ID, name))
+		}}
+		if err := dedup.WriteExport(r.Context(), s.store, m, name, out); err != nil {
+			if !out.started {
+				s.fail(w, r, err)
+				return
+			}
+			s.log.Error("export download cut short", "manifest", m.ID, "file", name, "err", err, "request_id", requestIDOf(r))
+		}
+	}
+}
+
+// startWriter calls start before the first byte it writes.
+type startWriter struct {
+	w       http.ResponseWriter
+	start   func()
+	started bool
+}
+
+func (sw *startWriter) Write(b []byte) (int, error) {
+	if !sw.started {
+		sw.started = true
+		sw.start()
+	}
+	return sw.w.Write(b)
+}

@@ -1,0 +1,371 @@
+package web
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/dedup"
+	"github.com/dedupstudio/dedupstudio/internal/review"
+)
+
+// The review verbs and the manifest's steps: every POST here answers with a redirect
+// (303) to the page that shows its outcome, or with the page it came from and the
+// reason it was refused.
+
+// loadCluster loads the {manifest} and the {cluster} of the URL.
+func (s *server) loadCluster(r *http.Request) (db.Manifest, db.Cluster, error) {
+	m, err := s.loadManifest(r)
+	if err != nil {
+		return m, db.Cluster{}, err
+	}
+	id, ok := idParam(r, "cluster")
+	if !ok {
+		return m, db.Cluster{}, notFound("cluster in this manifest")
+	}
+	c, err := s.store.Cluster(r.Context(), m.ID, id)
+	if errors.Is(err, db.ErrNotFound) {
+		return m, c, notFound("cluster in this manifest")
+	}
+	return m, c, err
+}
+
+// clusterURL is a cluster's page with a row focused (0 for none) and a message.
+func clusterURL(manifestID, clusterID, focusItem, member int64, msg string) string {
+	q := url.Values{}
+	if focusItem != 0 {
+		q.Set("focus", strconv.FormatInt(focusItem, 10))
+	}
+	if member != 0 {
+		q.Set("member", strconv.FormatInt(member, 10))
+	}
+	if msg != "" {
+		q.Set("msg", msg)
+	}
+	u := fmt.Sprintf("/manifests/%d/clusters/%d", manifestID, clusterID)
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	if member != 0 {
+		u += fmt.Sprintf("#row-%d", member)
+	}
+	return u
+}
+
+// reviewOrder is the order the cluster page lists removals in: least similar to the
+// keeper first (the riskiest), then by document.
+func reviewOrder(items []db.Item) []db.Item {
+	out := slices.Clone(items)
+	slices.SortStableFunc(out, func(a, b db.Item) int { return cmp.Or(cmp.Compare(a.Score, b.Score), cmp.Compare(a.Doc, b.Doc)) })
+	return out
+}
+
+// nextUndecided returns the first undecided removal after the one of doc in review
+// order (wrapping around), or the zero Item when none is left.
+func nextUndecided(items []db.Item, doc int64) db.Item {
+	order := reviewOrder(items)
+	at := slices.IndexFunc(order, func(it db.Item) bool { return it.Doc == doc })
+	for k := 1; k <= len(order); k++ {
+		if it := order[(at+k+len(order))%len(order)]; it.Decision == review.Proposed {
+			return it
+		}
+	}
+	return db.Item{}
+}
+
+// afterDecision sends the reviewer back to the cluster, on the next undecided row.
+func (s *server) afterDecision(w http.ResponseWriter, r *http.Request, m db.Manifest, clusterID, doc int64, msg string) {
+	c, err := s.store.Cluster(r.Context(), m.ID, clusterID)
+	if err != nil {
+		http.Redirect(w, r, manifestURL(m.ID, msg), http.StatusSeeOther)
+		return
+	}
+	next := nextUndecided(c.Items, doc)
+	http.Redirect(w, r, clusterURL(m.ID, c.ID, next.ID, next.Doc, msg), http.StatusSeeOther)
+}
+
+func (s *server) failOnCluster(w http.ResponseWriter, r *http.Request, m db.Manifest, c db.Cluster, err error) {
+	s.failOn(w, r, err, func(status int, msg string) {
+		if c2, err := s.store.Cluster(r.Context(), m.ID, c.ID); err == nil {
+			s.renderCluster(w, r, m, c2, status, "", msg)
+			return
+		}
+		s.renderManifest(w, r, m, status, "", msg)
+	})
+}
+
+func (s *server) decideItem(w http.ResponseWriter, r *http.Request) {
+	m, err := s.loadManifest(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	itemID, ok := idParam(r, "item")
+	clusterID, err2 := strconv.ParseInt(r.PostFormValue("cluster"), 10, 64)
+	if !ok || err2 != nil {
+		s.fail(w, r, notFound("removal in this manifest"))
+		return
+	}
+	c, err := s.store.Cluster(r.Context(), m.ID, clusterID)
+	if errors.Is(err, db.ErrNotFound) {
+		err = notFound("cluster in this manifest")
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	d, err := review.ParseDecision(r.PostFormValue("decision"))
+	if err == nil {
+		err = dedup.DecideItem(r.Context(), s.store, *userOf(r), m, c, itemID, d)
+	}
+	if errors.Is(err, db.ErrNotFound) {
+		err = notFound("removal in this cluster")
+	}
+	if err != nil {
+		s.failOnCluster(w, r, m, c, err)
+		return
+	}
+	i := slices.IndexFunc(c.Items, func(it db.Item) bool { return it.ID == itemID })
+	s.afterDecision(w, r, m, c.ID, c.Items[i].Doc, "")
+}
+
+func (s *server) decideCluster(w http.ResponseWriter, r *http.Request) {
+	m, c, err := s.loadCluster(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	d, err := review.ParseDecision(r.PostFormValue("decision"))
+	n := 0
+	if err == nil {
+		n, err = dedup.DecideCluster(r.Context(), s.store, *userOf(r), m, c, d)
+	}
+	if err != nil {
+		s.failOnCluster(w, r, m, c, err)
+		return
+	}
+	verb := map[review.Decision]string{review.Approved: "Approved", review.Excluded: "Excluded", review.Proposed: "Reset"}[d]
+	http.Redirect(w, r, clusterURL(m.ID, c.ID, 0, 0, fmt.Sprintf("%s %d removal(s) of this cluster.", verb, n)), http.StatusSeeOther)
+}
+
+func (s *server) makeKeeper(w http.ResponseWriter, r *http.Request) {
+	m, c, err := s.loadCluster(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	doc, _ := strconv.ParseInt(r.PostFormValue("doc"), 10, 64) // none: 0, not a member
+	out, err := dedup.MakeKeeper(r.Context(), s.store, *userOf(r), m, c, doc, r.PostFormValue("reason"))
+	if err != nil {
+		s.failOnCluster(w, r, m, c, err)
+		return
+	}
+	msg := "Keeper changed; removals whose keeper changed are proposals again."
+	if len(out) > 1 {
+		msg = fmt.Sprintf("Keeper changed; %d cluster(s) split off (members that do not pass the new keeper).", len(out)-1)
+	}
+	s.afterDecision(w, r, m, c.ID, doc, msg)
+}
+
+func (s *server) cutCluster(w http.ResponseWriter, r *http.Request) {
+	m, c, err := s.loadCluster(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	a, b, ok := parseLink(r.PostFormValue("link"))
+	if !ok {
+		s.failOnCluster(w, r, m, c, &formError{field: "link", msg: "choose a link of the cluster"})
+		return
+	}
+	out, err := dedup.Cut(r.Context(), s.store, *userOf(r), m, c, a, b)
+	if err != nil {
+		s.failOnCluster(w, r, m, c, err)
+		return
+	}
+	if len(out) == 0 || out[0].ID != c.ID {
+		http.Redirect(w, r, fmt.Sprintf("/manifests/%d/clusters?msg=%s", m.ID, url.QueryEscape("Cut: the keeper is left alone, so the cluster is gone.")), http.StatusSeeOther)
+		return
+	}
+	msg := fmt.Sprintf("Cut: %d member(s) stay with the keeper", out[0].Size)
+	if len(out) > 1 {
+		msg += fmt.Sprintf("; %d new cluster(s) split off", len(out)-1)
+	}
+	s.afterDecision(w, r, m, c.ID, 0, msg+".")
+}
+
+// parseLink reads "A-B" (two document ids).
+func parseLink(s string) (a, b int64, ok bool) {
+	x, y, found := strings.Cut(s, "-")
+	a, errA := strconv.ParseInt(x, 10, 64)
+	b, errB := strconv.ParseInt(y, 10, 64)
+	return a, b, found && errA == nil && errB == nil
+}
+
+func (s *server) commentCluster(w http.ResponseWriter, r *http.Request) {
+	m, c, err := s.loadCluster(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if err := dedup.Comment(r.Context(), s.store, *userOf(r), m, c.ID, r.PostFormValue("comment")); err != nil {
+		s.failOnCluster(w, r, m, c, err)
+		return
+	}
+	http.Redirect(w, r, clusterURL(m.ID, c.ID, 0, 0, "Comment added."), http.StatusSeeOther)
+}
+
+func (s *server) bulkApprove(w http.ResponseWriter, r *http.Request) {
+	m, err := s.loadManifest(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	bar := formFloat(r, "bar")
+	items, clusters, err := dedup.BulkApprove(r.Context(), s.store, *userOf(r), m, bar)
+	if err != nil {
+		s.failOnManifest(w, r, m, err)
+		return
+	}
+	http.Redirect(w, r, manifestURL(m.ID, fmt.Sprintf("Approved %d removal(s) in %d low-risk cluster(s) at bar %g.", items, clusters, bar)), http.StatusSeeOther)
+}
+
+func (s *server) undoDecision(w http.ResponseWriter, r *http.Request) {
+	m, err := s.loadManifest(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	clusterID, ok, err := s.store.Undo(r.Context(), *userOf(r), m.ID)
+	if err != nil {
+		s.failOnManifest(w, r, m, err)
+		return
+	}
+	switch {
+	case !ok:
+		http.Redirect(w, r, manifestURL(m.ID, "Nothing of yours to undo in this manifest."), http.StatusSeeOther)
+	case clusterID != 0:
+		if _, err := s.store.Cluster(r.Context(), m.ID, clusterID); err == nil {
+			s.afterDecision(w, r, m, clusterID, 0, "Undone.")
+			return
+		}
+		fallthrough
+	default:
+		http.Redirect(w, r, manifestURL(m.ID, "Undone."), http.StatusSeeOther)
+	}
+}
+
+func (s *server) requestSignOff(w http.ResponseWriter, r *http.Request) {
+	m, err := s.loadManifest(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if err := dedup.RequestSignOff(r.Context(), s.store, *userOf(r), m); err != nil {
+		s.failOnManifest(w, r, m, err)
+		return
+	}
+	http.Redirect(w, r, manifestURL(m.ID, "Sign-off requested: approvers can now approve it."), http.StatusSeeOther)
+}
+
+func (s *server) saveManifestSettings(w http.ResponseWriter, r *http.Request) {
+	m, err := s.loadManifest(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	n := formInt(r, "approvals")
+	if n < 1 || n > 20 {
+		err = &formError{field: "approvals required", msg: "want a whole number from 1 to 20"}
+	} else {
+		err = s.store.SetApprovalsRequired(r.Context(), *userOf(r), m.ID, n)
+	}
+	if err != nil {
+		s.failOnManifest(w, r, m, err)
+		return
+	}
+	http.Redirect(w, r, manifestURL(m.ID, fmt.Sprintf("%d approval(s) now sign this manifest off.", n)), http.StatusSeeOther)
+}
+
+func (s *server) reviewManifest(w http.ResponseWriter, r *http.Request) {
+	m, err := s.loadManifest(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	v, err := review.ParseVerdict(r.PostFormValue("verdict"))
+	signed := false
+	if err == nil {
+		signed, err = dedup.Review(r.Context(), s.store, *userOf(r), m, v, r.PostFormValue("comment"), r.PostFormValue("hash"), dedup.CodeVersion(s.version))
+	}
+	if err != nil {
+		s.failOnManifest(w, r, m, err)
+		return
+	}
+	msg := map[review.Verdict]string{review.Approve: "Approved.", review.Reject: "Changes requested: sign-off waits until the manifest changes.",
+		review.Comment: "Comment added."}[v]
+	if signed {
+		msg = "Approved: the manifest is signed off. It can be exported now."
+	}
+	http.Redirect(w, r, manifestURL(m.ID, msg), http.StatusSeeOther)
+}
+
+func (s *server) exportManifest(w http.ResponseWriter, r *http.Request) {
+	m, err := s.loadManifest(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if shown := r.PostFormValue("hash"); shown != m.ContentHash {
+		s.failOnManifest(w, r, m, fmt.Errorf("export of manifest %d: hash %s shown: %w", m.ID, review.Short(shown), db.ErrStale))
+		return
+	}
+	n, err := dedup.Export(r.Context(), s.store, *userOf(r), m)
+	if err != nil {
+		s.failOnManifest(w, r, m, err)
+		return
+	}
+	http.Redirect(w, r, manifestURL(m.ID, fmt.Sprintf("Exported: %d document(s) are tombstoned. Download the files below.", n)), http.StatusSeeOther)
+}
+
+func (s *server) revokeManifest(w http.ResponseWriter, r *http.Request) {
+	m, err := s.loadManifest(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	n, err := dedup.Revoke(r.Context(), s.store, *userOf(r), m, r.PostFormValue("reason"))
+	if err != nil {
+		s.failOnManifest(w, r, m, err)
+		return
+	}
+	http.Redirect(w, r, manifestURL(m.ID, fmt.Sprintf("Revoked; %d removed document(s) restored.", n)), http.StatusSeeOther)
+}
+
+func (s *server) restoreDocument(w http.ResponseWriter, r *http.Request) {
+	m, err := s.loadManifest(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	doc, ok := idParam(r, "doc")
+	if !ok {
+		s.fail(w, r, notFound("removed document"))
+		return
+	}
+	err = s.store.RestoreTombstone(r.Context(), *userOf(r), m.ID, doc)
+	if errors.Is(err, db.ErrNotFound) {
+		err = notFound("standing removal of this document by this manifest")
+	}
+	if err != nil {
+		s.failOnManifest(w, r, m, err)
+		return
+	}
+	http.Redirect(w, r, manifestURL(m.ID, "Restored: the document is back in the dataset."), http.StatusSeeOther)
+}

@@ -1,0 +1,254 @@
+package web
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/dedupstudio/dedupstudio/internal/cluster"
+	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/dedup"
+	"github.com/dedupstudio/dedupstudio/internal/jobs"
+	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/review"
+	"github.com/dedupstudio/dedupstudio/web/templates"
+)
+
+// Runs: a configuration entered by hand (or prefilled by a link from another page, e.g.
+// the sweep dashboard: /datasets/{id}/runs/new?spec=…&bands=…&rows=…&threshold=…
+// &verification=…&policy=…&keeper=…) runs over a dataset as a background job that ends
+// in a draft manifest.
+
+// runForm holds the run form's fields as typed.
+type runForm struct {
+	spec, bands, rows, threshold, verification, policy, keeper, campaign, approvals string
+}
+
+// formValues reads the run form from v (the query of the new-run page, or the POST
+// body), filling what is missing from the dataset's campaign and sensible defaults.
+func (s *server) runFormValues(ctx context.Context, datasetID int64, v url.Values) (runForm, []db.Campaign, error) {
+	f := runForm{spec: v.Get("spec"), bands: v.Get("bands"), rows: v.Get("rows"), threshold: v.Get("threshold"),
+		verification: v.Get("verification"), policy: v.Get("policy"), keeper: v.Get("keeper"), campaign: v.Get("campaign"),
+		approvals: v.Get("approvals")}
+	all, err := s.store.Campaigns(ctx)
+	if err != nil {
+		return f, nil, err
+	}
+	var camps []db.Campaign
+	for _, c := range all {
+		if c.DatasetID == datasetID {
+			camps = append(camps, c)
+		}
+	}
+	spec, threshold := lsh.DefaultSpec(), 0.8
+	if len(camps) > 0 {
+		c := camps[len(camps)-1] // the oldest: the run's default labels
+		spec, threshold = c.Spec, c.Threshold
+		f.campaign = cmp.Or(f.campaign, strconv.FormatInt(c.ID, 10))
+	}
+	f.spec = cmp.Or(f.spec, spec.String())
+	f.threshold = cmp.Or(f.threshold, strconv.FormatFloat(threshold, 'g', -1, 64))
+	if f.bands == "" && f.rows == "" {
+		if sp, err := lsh.ParseSpec(f.spec); err == nil {
+			if t, err := strconv.ParseFloat(f.threshold, 64); err == nil {
+				if ch, err := lsh.OptimalShape(t, sp.Hashes, lsh.EqualWeights); err == nil {
+					f.bands, f.rows = strconv.Itoa(ch.Shape.Bands), strconv.Itoa(ch.Shape.Rows)
+				}
+			}
+		}
+	}
+	f.verification = cmp.Or(f.verification, string(review.Exact))
+	f.policy = cmp.Or(f.policy, string(cluster.KeeperStar))
+	f.keeper = cmp.Or(f.keeper, "earliest")
+	f.approvals = cmp.Or(f.approvals, "1")
+	return f, camps, nil
+}
+
+// parse turns the form into a run request, every field checked by name.
+func (f runForm) parse(datasetID int64, codeVersion string) (dedup.Request, error) {
+	spec, err := lsh.ParseSpec(f.spec)
+	if err != nil {
+		return dedup.Request{}, err
+	}
+	num := func(name, s string) (int, error) {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			return 0, &formError{field: name, msg: "want a whole number of at least 1"}
+		}
+		return n, nil
+	}
+	bands, err := num("bands", f.bands)
+	if err != nil {
+		return dedup.Request{}, err
+	}
+	rows, err := num("rows", f.rows)
+	if err != nil {
+		return dedup.Request{}, err
+	}
+	approvals, err := num("approvals", f.approvals)
+	if err != nil {
+		return dedup.Request{}, err
+	}
+	t, err := strconv.ParseFloat(strings.TrimSpace(f.threshold), 64)
+	if err != nil {
+		return dedup.Request{}, &formError{field: "threshold", msg: "want a number in (0, 1], e.g. 0.8"}
+	}
+	ver, err := review.ParseVerification(f.verification)
+	if err != nil {
+		return dedup.Request{}, err
+	}
+	pol, err := cluster.ParsePolicy(f.policy)
+	if err != nil {
+		return dedup.Request{}, badInput(err)
+	}
+	rule, err := cluster.ParseRule(f.keeper)
+	if err != nil {
+		return dedup.Request{}, badInput(err)
+	}
+	var campaign int64
+	if f.campaign != "" && f.campaign != "0" {
+		if campaign, err = strconv.ParseInt(f.campaign, 10, 64); err != nil {
+			return dedup.Request{}, &formError{field: "campaign", msg: "no such campaign"}
+		}
+	}
+	p := review.Params{Spec: spec, Shape: lsh.Shape{Bands: bands, Rows: rows}, Threshold: t, Verification: ver, Policy: pol,
+		Rule: rule, CodeVersion: codeVersion}
+	if err := p.Validate(); err != nil {
+		return dedup.Request{}, err
+	}
+	return dedup.Request{DatasetID: datasetID, CampaignID: campaign, Params: p, ApprovalsRequired: approvals}, nil
+}
+
+// loadDataset loads the {dataset} of the URL.
+func (s *server) loadDataset(r *http.Request) (db.Dataset, error) {
+	id, ok := idParam(r, "dataset")
+	if !ok {
+		return db.Dataset{}, notFound("dataset")
+	}
+	ds, err := s.store.Dataset(r.Context(), id)
+	if errors.Is(err, db.ErrNotFound) {
+		return ds, notFound("dataset")
+	}
+	return ds, err
+}
+
+func (s *server) newRun(w http.ResponseWriter, r *http.Request) {
+	ds, err := s.loadDataset(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.renderRunForm(w, r, ds, r.URL.Query(), http.StatusOK, "")
+}
+
+func (s *server) renderRunForm(w http.ResponseWriter, r *http.Request, ds db.Dataset, v url.Values, status int, errMsg string) {
+	f, camps, err := s.runFormValues(r.Context(), ds.ID, v)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	view := templates.RunForm{Page: s.page(r, "Run on "+ds.Name), DatasetID: ds.ID, Dataset: fmt.Sprintf("%s v%d", ds.Name, ds.Version),
+		Docs: ds.Docs, Spec: f.spec, Bands: f.bands, Rows: f.rows, Threshold: f.threshold, Keeper: f.keeper, Approvals: f.approvals,
+		Error: errMsg}
+	for _, v := range []review.Verification{review.Exact, review.Estimate} {
+		label := map[review.Verification]string{review.Exact: "exact Jaccard", review.Estimate: "MinHash estimate"}[v]
+		view.Verification = append(view.Verification, templates.Option{Value: string(v), Label: label, Selected: string(v) == f.verification})
+	}
+	for _, p := range cluster.Policies() {
+		view.Policy = append(view.Policy, templates.Option{Value: string(p), Label: string(p), Selected: string(p) == f.policy})
+	}
+	view.Campaigns = append(view.Campaigns, templates.Option{Value: "0", Label: "none"})
+	for _, c := range camps {
+		id := strconv.FormatInt(c.ID, 10)
+		view.Campaigns = append(view.Campaigns, templates.Option{Value: id, Label: "campaign " + c.Name, Selected: id == f.campaign})
+	}
+	s.render(w, r, status, templates.RunFormPage(view))
+}
+
+func (s *server) startRun(w http.ResponseWriter, r *http.Request) {
+	ds, err := s.loadDataset(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if err := r.ParseForm(); err != nil {
+		s.fail(w, r, &pageError{http.StatusBadRequest, "Unreadable form."})
+		return
+	}
+	f, _, err := s.runFormValues(r.Context(), ds.ID, r.PostForm)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	req, err := f.parse(ds.ID, dedup.CodeVersion(s.version))
+	if err != nil {
+		s.failOn(w, r, err, func(status int, msg string) { s.renderRunForm(w, r, ds, r.PostForm, status, msg) })
+		return
+	}
+	req.By = *userOf(r)
+	title := fmt.Sprintf("%s v%d, %s %s t=%s %s", ds.Name, ds.Version, req.Params.Policy, req.Params.Shape, f.threshold, req.Params.Verification)
+	id, err := s.jobs.Start("run", title, req.By.ID, func(ctx context.Context, report jobs.Reporter) (any, error) {
+		m, err := dedup.Run(ctx, s.store, s.sigs, req, func(p dedup.Progress) { report(p) })
+		return m.ID, s.jobError("run", title, err, "no manifest was made")
+	})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	http.Redirect(w, r, "/runs/"+id, http.StatusSeeOther)
+}
+
+// loadRun finds the {job} of the URL, a run the user may see.
+func (s *server) loadRun(r *http.Request) (jobs.Snapshot, error) {
+	snap, err := s.jobs.Get(chi.URLParam(r, "job"), jobCaller(r))
+	if errors.Is(err, jobs.ErrNotFound) || (err == nil && snap.Kind != "run") {
+		return snap, &pageError{http.StatusNotFound, "No such run. Runs are listed while the server runs; their manifests stay."}
+	}
+	return snap, err
+}
+
+func (s *server) showRun(w http.ResponseWriter, r *http.Request) {
+	snap, err := s.loadRun(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	v := templates.RunStatus{Page: s.page(r, "Run "+snap.Title), JobID: snap.ID, Title: snap.Title, State: string(snap.State),
+		Running: snap.State == jobs.Running, Error: snap.Err}
+	end := snap.Finished
+	if v.Running {
+		end = s.now()
+		v.Page.Refresh = 1
+	}
+	v.Elapsed = end.Sub(snap.Started).Round(100 * time.Millisecond).String()
+	if p, ok := snap.Progress.(dedup.Progress); ok {
+		v.Phase, v.Done, v.Total = p.Phase, p.Done, p.Total
+	}
+	v.Phase = cmp.Or(v.Phase, "starting")
+	v.ManifestID, _ = snap.Result.(int64)
+	status := http.StatusOK
+	if snap.State == jobs.Failed {
+		status = http.StatusUnprocessableEntity
+	}
+	s.render(w, r, status, templates.RunStatusPage(v))
+}
+
+func (s *server) cancelRun(w http.ResponseWriter, r *http.Request) {
+	snap, err := s.loadRun(r)
+	if err == nil {
+		err = s.jobs.Cancel(snap.ID, jobCaller(r))
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	http.Redirect(w, r, "/runs/"+snap.ID, http.StatusSeeOther)
+}
