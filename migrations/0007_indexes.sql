@@ -12,7 +12,6 @@ CREATE INDEX label_events_previous ON label_events (previous_id);
 CREATE INDEX sweeps_campaign ON sweeps (campaign_id);
 CREATE INDEX sweeps_created_by ON sweeps (created_by);
 CREATE INDEX sweep_results_representation ON sweep_results (representation_id);
-CREATE INDEX manifests_dataset ON manifests (dataset_id);
 CREATE INDEX manifests_sweep_result ON manifests (sweep_result_id);
 CREATE INDEX manifests_prepared_by ON manifests (prepared_by);
 CREATE INDEX clusters_manifest ON clusters (manifest_id);
