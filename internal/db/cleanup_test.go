@@ -59,6 +59,7 @@ func TestDiscardLeavesWritersMoving(t *testing.T) {
 	var (
 		mu    sync.Mutex
 		waits []time.Duration
+		dones []time.Time
 		errs  []error
 	)
 	stop := make(chan struct{})
@@ -74,6 +75,7 @@ func TestDiscardLeavesWritersMoving(t *testing.T) {
 			_, err := d.RecordEvent(ctx, c.ID, refs[i%len(refs)].ID, NewLabel{Annotator: "labeler", Kind: labels.KindSkip, Category: "different"}, 0)
 			mu.Lock()
 			waits = append(waits, time.Since(start))
+			dones = append(dones, time.Now())
 			if err != nil {
 				errs = append(errs, err)
 			}
@@ -102,8 +104,18 @@ func TestDiscardLeavesWritersMoving(t *testing.T) {
 	if len(errs) > 0 {
 		t.Errorf("%d of the labeler's writes failed, first: %v", len(errs), errs[0])
 	}
-	if worst > 250*time.Millisecond {
-		t.Errorf("the labeler waited up to %v during the discard; want under 250 ms", worst.Round(time.Millisecond))
+	// Whether the labeler got in is structural, not a matter of speed: the discard
+	// releases the write lock between batches, so a discard long enough to take
+	// several batches must let the labeler's writes through while it runs (one long
+	// transaction would hold them all back until it ended).
+	during := 0
+	for _, at := range dones {
+		if at.After(start) && at.Before(start.Add(took)) {
+			during++
+		}
+	}
+	if took > 4*deletePause && during == 0 {
+		t.Errorf("none of the labeler's writes finished during the %v discard", took.Round(time.Millisecond))
 	}
 }
 

@@ -35,7 +35,7 @@ func openAt(t *testing.T, upTo int) *DB {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &DB{w: w, path: path, now: time.Now}
+	d := &DB{w: w, path: path, now: time.Now, writeTurn: make(chan struct{}, 1)}
 	if err := d.migrate(context.Background(), fs.FS(older)); err != nil {
 		t.Fatal(err)
 	}
