@@ -136,7 +136,7 @@ func AuditLogPage(a AuditLog) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, ", newest first. Check it from the command line with <code>go run ./cmd/server audit verify -db dedupstudio.db</code>.</p><div class=\"scroll\"><table class=\"rejects audit\" data-testid=\"audit-table\"><thead><tr><th>#</th><th>When (UTC)</th><th>Who</th><th>What</th><th>About</th><th>Details</th></tr></thead> <tbody>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, ", newest first. Check it from the command line with <code>go run ./cmd/server audit verify -db dedupstudio.db</code>.</p><div class=\"scroll\" role=\"region\" aria-label=\"Audit log, scrolls sideways\" tabindex=\"0\" data-scroll><table class=\"rejects audit\" data-testid=\"audit-table\"><thead><tr><th>#</th><th>When (UTC)</th><th>Who</th><th>What</th><th>About</th><th>Details</th></tr></thead> <tbody>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -212,7 +212,7 @@ func ClusterListPage(l ClusterList) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 18, "<div class=\"scroll\"><table class=\"rejects\" data-testid=\"cluster-table\"><thead><tr><th>#</th><th>Cluster</th><th>Keeper</th><th>Size</th><th>Chained</th><th>Weakest link</th><th>Undecided</th><th>Approved</th><th>Excluded</th><th>Exact · near</th></tr></thead> <tbody>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 18, "<div class=\"scroll\" role=\"region\" aria-label=\"Clusters, scrolls sideways\" tabindex=\"0\" data-scroll><table class=\"rejects\" data-testid=\"cluster-table\"><thead><tr><th>#</th><th>Cluster</th><th>Keeper</th><th>Size</th><th>Chained</th><th>Weakest link</th><th>Undecided</th><th>Approved</th><th>Excluded</th><th>Exact · near</th></tr></thead> <tbody>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -951,7 +951,7 @@ func ClusterReviewPage(c ClusterPage) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 78, "<div class=\"scroll\"><table class=\"rejects members\" id=\"members\" data-testid=\"members\"><thead><tr><th>Document</th><th>Source · lang</th><th>Bytes</th><th>Reason</th><th>Estimate</th><th>Exact</th><th>Decision</th><th></th></tr></thead> <tbody>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 78, "<div class=\"scroll\" role=\"region\" aria-label=\"Cluster members, scrolls sideways\" tabindex=\"0\" data-scroll><table class=\"rejects members\" id=\"members\" data-testid=\"members\"><thead><tr><th>Document</th><th>Source · lang</th><th>Bytes</th><th>Reason</th><th>Estimate</th><th>Exact</th><th>Decision</th><th></th></tr></thead> <tbody>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -144,7 +144,7 @@ func ManifestListPage(l ManifestList) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "<div class=\"scroll\"><table class=\"rejects\" data-testid=\"manifest-table\"><thead><tr><th>#</th><th>Dataset</th><th>State</th><th>Policy · keeper rule</th><th>Threshold · shape</th><th>Removals</th><th>Undecided</th><th>Excluded</th><th>Clusters</th><th>Prepared by</th></tr></thead> <tbody>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "<div class=\"scroll\" role=\"region\" aria-label=\"Manifests, scrolls sideways\" tabindex=\"0\" data-scroll><table class=\"rejects\" data-testid=\"manifest-table\"><thead><tr><th>#</th><th>Dataset</th><th>State</th><th>Policy · keeper rule</th><th>Threshold · shape</th><th>Removals</th><th>Undecided</th><th>Excluded</th><th>Clusters</th><th>Prepared by</th></tr></thead> <tbody>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -992,7 +992,7 @@ func ManifestOverviewPage(m ManifestPage) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 76, "</p><div class=\"scroll\"><table class=\"rejects\" data-testid=\"comparison\"><thead><tr><th>Policy</th><th>Removed (exact)</th><th>Clusters</th><th>Chained</th><th>Largest</th><th>Similarity calls</th>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 76, "</p><div class=\"scroll\" role=\"region\" aria-label=\"Policy comparison, scrolls sideways\" tabindex=\"0\" data-scroll><table class=\"rejects\" data-testid=\"comparison\"><thead><tr><th>Policy</th><th>Removed (exact)</th><th>Clusters</th><th>Chained</th><th>Largest</th><th>Similarity calls</th>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -1362,7 +1362,7 @@ func ManifestOverviewPage(m ManifestPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 114, " groups tested; flagged when the adjusted p is under 0.05.</p><div class=\"scroll\"><table class=\"rejects\" data-testid=\"impact-table\"><thead><tr><th>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 114, " groups tested; flagged when the adjusted p is under 0.05.</p><div class=\"scroll\" role=\"region\" aria-label=\"Removal impact by group, scrolls sideways\" tabindex=\"0\" data-scroll><table class=\"rejects\" data-testid=\"impact-table\"><thead><tr><th>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -1860,7 +1860,7 @@ func ManifestOverviewPage(m ManifestPage) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 158, "\">signoff.json</a></p><p class=\"muted\">Removed documents are tombstones in the store: restoring one brings it back to the dataset.</p><div class=\"scroll\"><table class=\"rejects\" data-testid=\"tombstones\"><thead><tr><th>Document</th><th>Removed</th><th></th></tr></thead> <tbody>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 158, "\">signoff.json</a></p><p class=\"muted\">Removed documents are tombstones in the store: restoring one brings it back to the dataset.</p><div class=\"scroll\" role=\"region\" aria-label=\"Removed documents, scrolls sideways\" tabindex=\"0\" data-scroll><table class=\"rejects\" data-testid=\"tombstones\"><thead><tr><th>Document</th><th>Removed</th><th></th></tr></thead> <tbody>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -2728,7 +2728,7 @@ func diffTable(title string, rows []DiffRow, a, b int64, id string) templ.Compon
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 237, "</h2><div class=\"scroll\"><table class=\"rejects\" data-testid=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 237, "</h2><div class=\"scroll\" role=\"region\" aria-label=\"Manifest differences, scrolls sideways\" tabindex=\"0\" data-scroll><table class=\"rejects\" data-testid=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -3107,7 +3107,7 @@ func SignOffRecordPage(s SignOffPage) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				if len(sec.Header) > 0 {
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 273, "<div class=\"scroll\"><table class=\"rejects\"><thead><tr>")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 273, "<div class=\"scroll\" role=\"region\" aria-label=\"Section, scrolls sideways\" tabindex=\"0\" data-scroll><table class=\"rejects\"><thead><tr>")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
