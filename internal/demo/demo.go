@@ -100,9 +100,8 @@
 // a partly translated one is not a duplicate (the translation is text the other lacks).
 // Boilerplate-heavy pairs are not duplicates. Short texts are judged by their words, as a
 // reader diffs them, not by their shingles: a README of a package's build for another
-// platform that differs by the platform's name is a minor edit and a duplicate (the
-// demo removes one of the two: a corpus keeps one copy of a template filled in the same
-// way), while two READMEs of different packages from one template (the babel or
+// platform that differs by the platform's name is a minor edit and a duplicate (all but
+// one word the same; keeping one loses nothing a reader needs), while two READMEs of different packages from one template (the babel or
 // DefinitelyTyped READMEs, an install section around each package's name) are
 // boilerplate-heavy and kept, however short: the package is the content. The same calls, with the same numbers in
 // words, are on the guidelines page (press ? while labeling).
@@ -112,7 +111,7 @@
 // Population U: every unordered pair of the 2,136 documents (2,280,180 pairs), each
 // classified by the rules; the 2,129,947 pairs that share neither a shingle nor a
 // section are "different" with J = 0. Strata: rule category x J bin (J = 0, (0, 0.05),
-// [0.05, 0.1), then tenths up to [0.9, 1]); 46 are not empty. Each category has a
+// [0.05, 0.1), then tenths up to [0.9, 1]); 45 are not empty. Each category has a
 // target n (exact 100, format 100, minor 130, boilerplate 120, partial 140, translation
 // 120, different 140) spread round-robin over its strata from the lowest bin up, never
 // above N_h (equal allocation: the whole J range is drawn, and format, with 79 pairs in
@@ -130,7 +129,8 @@
 //
 // testdata/blind/round<N>/pairs.jsonl holds 84 of the drawn pairs, 12 per rule category
 // spread over the category's strata, none shown in an earlier round, shuffled and
-// numbered, with ids and whole texts only. Judges who have not seen the rules label them;
+// numbered, with ids and whole texts only, beside the round's GUIDELINES.md and an empty
+// answer sheet judge-sheet.csv (JudgeSheetPath). Judges who have not seen the rules label them;
 // `go run ./cmd/demosample -pairs <round's pairs.jsonl> -check judge.csv ...` reports their
 // agreement with the current rules and with each other (Check).
 package demo
