@@ -1,5 +1,5 @@
 // Command demosample rebuilds the demo sample (internal/demo/sample.jsonl.gz, labels.csv
-// and the current blind round's testdata/blind/round<N>/pairs.jsonl) from the team's
+// and the current blind round's testdata/blind/round<N>/pairs.jsonl and judge-sheet.csv) from the team's
 // shared corpus, and scores blind judges against the rules. The build is deterministic;
 // the selection, labeling rules and sampling design are in internal/demo's package
 // documentation.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
 )
@@ -21,11 +23,18 @@ const blindPerCategory = 12
 // BlindRound is the blind round the build draws: testdata/blind/round<BlindRound>/pairs.jsonl,
 // from pairs that no earlier round showed. The earlier rounds' files stay as they were
 // judged, so their judges can still be scored.
-const BlindRound = 2
+const BlindRound = 3
 
 // BlindPairsPath is where round r's pairs are, relative to the package directory.
 func BlindPairsPath(r int) string {
 	return filepath.Join("testdata", "blind", fmt.Sprintf("round%d", r), "pairs.jsonl")
+}
+
+// JudgeSheetPath is round r's answer sheet, relative to the package directory: the
+// header n,a,b,category,duplicate,note and one row per pair with n, a and b filled in,
+// for a judge to copy, fill and hand in (ReadJudgements reads it; -check scores it).
+func JudgeSheetPath(r int) string {
+	return filepath.Join("testdata", "blind", fmt.Sprintf("round%d", r), "judge-sheet.csv")
 }
 
 // BlindPair is one pair of a blind round as the judges see it: a number, two ids, two
@@ -132,6 +141,25 @@ func blindSample(docs []doc, drawn []drawnPair, earlier map[[2]string]bool) []bl
 	}
 	slices.SortFunc(out, func(x, y blindPair) int { return cmp.Compare(x.n, y.n) })
 	return out
+}
+
+// writeJudgeSheet writes the round's empty answer sheet (JudgeSheetPath).
+func writeJudgeSheet(path string, docs []doc, pairs []blindPair) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := csv.NewWriter(f)
+	w.Write([]string{"n", "a", "b", "category", "duplicate", "note"})
+	for _, p := range pairs {
+		w.Write([]string{strconv.Itoa(p.n), docs[p.a].ID, docs[p.b].ID, "", "", ""})
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // writeBlind writes the blind pairs as JSON lines with whole texts.

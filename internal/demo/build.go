@@ -46,7 +46,7 @@ const (
 
 // Build reads the corpus, selects the demo documents, classifies every pair of them by
 // the rules in the package documentation, draws the stratified sample (Design), and writes
-// sample.jsonl.gz, labels.csv and the pairs of blind round BlindRound into outDir. The
+// sample.jsonl.gz, labels.csv and the pairs and answer sheet of blind round BlindRound into outDir. The
 // earlier rounds' pairs files must be in outDir already: the new round leaves their pairs
 // out. It is deterministic.
 func Build(corpusPath, outDir string, log io.Writer) error {
@@ -75,7 +75,11 @@ func Build(corpusPath, outDir string, log io.Writer) error {
 	if err := writeLabels(filepath.Join(outDir, "labels.csv"), docs, drawn); err != nil {
 		return err
 	}
-	return writeBlind(filepath.Join(outDir, BlindPairsPath(BlindRound)), docs, blindSample(docs, drawn, earlier))
+	blind := blindSample(docs, drawn, earlier)
+	if err := writeBlind(filepath.Join(outDir, BlindPairsPath(BlindRound)), docs, blind); err != nil {
+		return err
+	}
+	return writeJudgeSheet(filepath.Join(outDir, JudgeSheetPath(BlindRound)), docs, blind)
 }
 
 func readCorpus(path string) ([]CorpusDoc, error) {

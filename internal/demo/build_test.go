@@ -48,7 +48,7 @@ func TestBuildIsReproducible(t *testing.T) {
 	if err := Build(corpus, dir, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"sample.jsonl.gz", "labels.csv", BlindPairsPath(BlindRound)} {
+	for _, name := range []string{"sample.jsonl.gz", "labels.csv", BlindPairsPath(BlindRound), JudgeSheetPath(BlindRound)} {
 		got, _ := os.ReadFile(filepath.Join(dir, name))
 		want, _ := os.ReadFile(name)
 		if !bytes.Equal(got, want) {

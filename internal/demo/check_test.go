@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -91,6 +92,37 @@ func TestBlindSample(t *testing.T) {
 		if per[c] != blindPerCategory {
 			t.Errorf("round %d has %d %s pairs; want %d", BlindRound, per[c], c, blindPerCategory)
 		}
+	}
+}
+
+// The round's answer sheet lists its pairs as numbered, with nothing answered: handed in
+// unfilled, -check refuses it and names the file, line and column.
+func TestJudgeSheet(t *testing.T) {
+	pairs := blindPairs(t, BlindRound)
+	b, err := os.ReadFile(JudgeSheetPath(BlindRound))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"n", "a", "b", "category", "duplicate", "note"}; !slices.Equal(rows[0], want) {
+		t.Errorf("sheet header %v; want %v", rows[0], want)
+	}
+	if len(rows)-1 != len(pairs) {
+		t.Fatalf("sheet has %d rows; the round has %d pairs", len(rows)-1, len(pairs))
+	}
+	for i, p := range pairs {
+		r := rows[i+1]
+		if want := []string{fmt.Sprint(p.N), p.A, p.B, "", "", ""}; !slices.Equal(r, want) {
+			t.Errorf("sheet row %d = %v; want %v", i+2, r, want)
+		}
+	}
+	_, err = ReadJudgements(bytes.NewReader(b), "ada.csv")
+	var re *corpus.RecordError
+	if !errors.As(err, &re) || re.File != "ada.csv" || re.Line != 2 || re.Field != "category" {
+		t.Errorf("ReadJudgements(unfilled sheet) = %v; want a RecordError at ada.csv:2 field category", err)
 	}
 }
 

@@ -23,6 +23,14 @@
 // has, a diff without the cost of one: "changed words" and "places" (runs of uncovered
 // words) per side, "shared words" (the covered ones), the longest shared run, and the
 // words in shared passages (runs of at least 20 words: whole clauses, not phrases).
+// Two texts of at most 400 words each (licenses, short READMEs) that are not editions of
+// one section are also compared word by word, as a diff would: a longest common
+// subsequence of their words, punctuation at a word's end ignored, whose runs of at least
+// three words in order count as shared too. Shingles alone overstate change in short
+// texts: a changed word near the start uncovers the words before it, and a name that
+// recurs every few words (a README template around a package name, a license's holder)
+// breaks every shingle around it. A shared run of fewer than five words between two
+// changes does not end the change (one place, not two).
 // The language of a text is guessed on the text itself, paragraph by paragraph: by script
 // (Cyrillic, Arabic vs Persian letters, Han with or without kana), else by the stopwords
 // of the corpus's Latin-script languages; a paragraph with too few stopwords (code,
@@ -53,9 +61,11 @@
 // Other pairs:
 //
 //  7. different: the smaller text shares less than a tenth of its shingles.
-//  8. minor (duplicate): at least 90% of both texts' words shared; or, with J >= 0.5, at
-//     least 75% shared and at most 100 changed words in at most 6 places per side
-//     (another copyright line plus a sentence or clause added, removed or reworded).
+//  8. minor (duplicate): at least 90% of both texts' words shared (two one-line READMEs of a
+//     package's builds that differ by the platform's name); or, with J >= 0.5, at least
+//     75% shared and at most 100 changed words in at most 6 places per side (another
+//     copyright line plus a sentence or clause added, removed or reworded: BSD-2-Clause
+//     and BSD-4-Clause, MIT and X11).
 //  9. partial, contained: C >= 0.8 (there almost word for word). A duplicate when the
 //     contained text is almost unchanged (at most 50 changed words in at most 6 places on
 //     its side) and makes at least half of the container (a LICENSE file that adds
@@ -69,7 +79,8 @@
 //     Commons licenses and the licenses built from them.
 //  12. boilerplate (not duplicate): standard text around text of their own: a shared run of
 //     at least 12 words (a whole standard sentence, such as the BSD redistribution opener),
-//     or at least 20 shared words in shorter pieces (a template with names filled in).
+//     or at least 20 shared words in shorter pieces (a template with names filled in), or
+//     at least half of each text's words shared (two READMEs of two sentences).
 //     Short licenses that share a standard license's clauses, a license header such as the
 //     GPL notice, variants and versions of a short license, README templates.
 //  13. different (not duplicate): the rest, common phrases at most.
@@ -87,15 +98,20 @@
 // bundle of licenses, or a README that embeds a license, is partial overlap and kept.
 // An untranslated edition of a section is decided by its text, by the cuts of rules 4-6;
 // a partly translated one is not a duplicate (the translation is text the other lacks).
-// Boilerplate-heavy pairs are not duplicates. The same calls, with the same numbers in
+// Boilerplate-heavy pairs are not duplicates. Short texts are judged by their words, as a
+// reader diffs them, not by their shingles: a README of a package's build for another
+// platform that differs by the platform's name is a minor edit and a duplicate (all but
+// one word the same; keeping one loses nothing a reader needs), while two READMEs of different packages from one template (the babel or
+// DefinitelyTyped READMEs, an install section around each package's name) are
+// boilerplate-heavy and kept, however short: the package is the content. The same calls, with the same numbers in
 // words, are on the guidelines page (press ? while labeling).
 //
-// # The sample: design demo-strata-v2
+// # The sample: design demo-strata-v3
 //
 // Population U: every unordered pair of the 2,136 documents (2,280,180 pairs), each
 // classified by the rules; the 2,129,947 pairs that share neither a shingle nor a
 // section are "different" with J = 0. Strata: rule category x J bin (J = 0, (0, 0.05),
-// [0.05, 0.1), then tenths up to [0.9, 1]); 46 are not empty. Each category has a
+// [0.05, 0.1), then tenths up to [0.9, 1]); 45 are not empty. Each category has a
 // target n (exact 100, format 100, minor 130, boilerplate 120, partial 140, translation
 // 120, different 140) spread round-robin over its strata from the lowest bin up, never
 // above N_h (equal allocation: the whole J range is drawn, and format, with 79 pairs in
@@ -105,14 +121,16 @@
 // uniform random pairs of documents, rejecting pairs that share something. labels.csv
 // records design, stratum and frame_size (N_h) on every pair. The annotator is
 // "demo-rules" and each note says which rule fired, with J and C. Every fifth pair wants
-// a second, human label. Version 2 has the design of version 1 under the rules above
-// (the strata are rule categories, so new rules make new strata).
+// a second, human label. Versions 2 and 3 have the design of version 1 under the rules of
+// their time (the strata are rule categories, so new rules make new strata); version 3
+// adds the word diff for short texts.
 //
 // # The blind check
 //
 // testdata/blind/round<N>/pairs.jsonl holds 84 of the drawn pairs, 12 per rule category
 // spread over the category's strata, none shown in an earlier round, shuffled and
-// numbered, with ids and whole texts only. Judges who have not seen the rules label them;
+// numbered, with ids and whole texts only, beside the round's GUIDELINES.md and an empty
+// answer sheet judge-sheet.csv (JudgeSheetPath). Judges who have not seen the rules label them;
 // `go run ./cmd/demosample -pairs <round's pairs.jsonl> -check judge.csv ...` reports their
 // agreement with the current rules and with each other (Check).
 package demo

@@ -87,6 +87,12 @@ func (f *features) sharedWords() int {
 	return min(f.a.words-f.a.changed, f.b.words-f.b.changed)
 }
 
+// mostlyShared: at least half of each text's words are shared, which makes two tiny texts
+// (a README of two sentences) more than common phrases even under templateWords.
+func (f *features) mostlyShared() bool {
+	return f.a.words > 0 && f.b.words > 0 && 2*f.a.changed <= f.a.words && 2*f.b.changed <= f.b.words
+}
+
 // inPassages is how many words each text has in shared passages (the smaller count).
 func (f *features) inPassages() int { return min(f.a.inPassages, f.b.inPassages) }
 
@@ -110,6 +116,17 @@ func measure(x, y *doc) features {
 		return f
 	}
 	cx, cy := covered(&x.text, &y.text), covered(&y.text, &x.text)
+	if x.section() == "" || x.section() != y.section() {
+		// Short texts are compared word by word too; editions of a section keep the
+		// shingle measure their cuts were set on.
+		ax, ay := align(&x.text, &y.text)
+		for i := range ax {
+			cx[i] = cx[i] || ax[i]
+		}
+		for i := range ay {
+			cy[i] = cy[i] || ay[i]
+		}
+	}
 	f.a, f.b = sideOf(cx), sideOf(cy)
 	f.proseA, f.proseB = proseShared(&x.text, cx), proseShared(&y.text, cy)
 	f.langs = x.langs.overlap(y.langs)
@@ -161,7 +178,7 @@ func classify(x, y *doc, f *features) verdict {
 		return verdict{"partial", false, "most of both texts shared, not as a few local edits: " + diff()}
 	case f.inPassages() >= sectionsWords:
 		return verdict{"partial", false, fmt.Sprintf("shared whole sections: %d+%d words in shared passages of %d words or more", f.a.inPassages, f.b.inPassages, clauseWords)}
-	case f.longestShared() >= phraseWords || f.sharedWords() >= templateWords:
+	case f.longestShared() >= phraseWords || f.sharedWords() >= templateWords || f.mostlyShared():
 		return verdict{"boilerplate", false, fmt.Sprintf("shared standard text around different content (%.0f%% of the smaller's shingles, %d words shared; longest shared run %d words, %d+%d words in shared passages)", 100*f.c, f.sharedWords(), f.longestShared(), f.a.inPassages, f.b.inPassages)}
 	default:
 		return verdict{"different", false, fmt.Sprintf("common phrases only: no shared run of %d words, %d words shared in pieces", phraseWords, f.sharedWords())}

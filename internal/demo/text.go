@@ -19,6 +19,7 @@ const shingleSize = 5
 type text struct {
 	norm    string   // lowercased, white space collapsed
 	words   []string // norm split at spaces
+	bare    []string // words without trailing punctuation, for the word diff (align)
 	width   []int    // letters in each word, a Chinese, Japanese or Korean character counting two
 	shingle []uint64 // hash of words[i:i+5]; one shingle of all words when fewer than 5
 	set     []uint64 // distinct shingles, sorted
@@ -32,6 +33,10 @@ func analyze(s string) text {
 		t.words = strings.Split(t.norm, " ")
 	}
 	t.width = make([]int, len(t.words))
+	t.bare = make([]string, len(t.words))
+	for i, w := range t.words {
+		t.bare[i] = strings.TrimRight(w, ".,;:!?")
+	}
 	for i, w := range t.words {
 		t.width[i] = letterWidth(w)
 	}
@@ -65,6 +70,73 @@ func covered(x, y *text) []bool {
 	return cov
 }
 
+// alignWords and alignRun: two texts of at most alignWords words each are also compared
+// word by word, as a diff would (a longest common subsequence of their words), and a run
+// of at least alignRun words that the diff keeps in order on both sides counts as shared.
+// Shingles alone overstate change in short texts: a changed word at a text's edge uncovers
+// the words before it, and a name that recurs every few words (a README template around a
+// package name) breaks every shingle around it. Runs shorter than alignRun are the
+// scattered "the", "of", "and" any two texts have in the same order.
+const (
+	alignWords = 400
+	alignRun   = 3
+)
+
+// align marks, for two texts of at most alignWords words, the words of each that lie in a
+// run of at least alignRun words matched in order by a longest common subsequence of the
+// two word lists. It returns nil, nil for longer texts.
+func align(x, y *text) (ax, ay []bool) {
+	n, m := len(x.words), len(y.words)
+	if n == 0 || m == 0 || n > alignWords || m > alignWords {
+		return nil, nil
+	}
+	// l[i*(m+1)+k] is the length of a longest common subsequence of x.words[i:] and
+	// y.words[k:]; walking it forward from (0, 0) gives the alignment.
+	w := m + 1
+	l := make([]uint16, (n+1)*w)
+	for i := n - 1; i >= 0; i-- {
+		for k := m - 1; k >= 0; k-- {
+			switch {
+			case x.bare[i] == y.bare[k]:
+				l[i*w+k] = l[(i+1)*w+k+1] + 1
+			case l[(i+1)*w+k] >= l[i*w+k+1]:
+				l[i*w+k] = l[(i+1)*w+k]
+			default:
+				l[i*w+k] = l[i*w+k+1]
+			}
+		}
+	}
+	ax, ay = make([]bool, n), make([]bool, m)
+	runI, runK, run := 0, 0, 0
+	flush := func() {
+		if run >= alignRun {
+			for d := range run {
+				ax[runI+d], ay[runK+d] = true, true
+			}
+		}
+		run = 0
+	}
+	for i, k := 0, 0; i < n && k < m; {
+		switch {
+		case x.bare[i] == y.bare[k] && l[i*w+k] == l[(i+1)*w+k+1]+1:
+			if run == 0 {
+				runI, runK = i, k
+			}
+			run++
+			i++
+			k++
+		case l[(i+1)*w+k] >= l[i*w+k+1]:
+			flush()
+			i++
+		default:
+			flush()
+			k++
+		}
+	}
+	flush()
+	return ax, ay
+}
+
 // letterWidth counts the letters of a word as wide as they are on screen: a Chinese,
 // Japanese or Korean character takes the room of two Latin letters. A share of a text
 // measured so is the share a reader sees: a paragraph of Chinese and its English original
@@ -82,34 +154,40 @@ func letterWidth(w string) int {
 	return n
 }
 
-// diffSide is one side of a pair seen through shared shingles: how many of its words no
-// shared shingle covers (the words only this side has), in how many separate places, the
-// longest run of covered words, and how many covered words lie in runs of at least
-// clauseWords (shared passages of a clause or more, not scattered phrases).
+// diffSide is one side of a pair seen through shared shingles (and, for two short texts,
+// through a word diff too: align): how many of its words are not covered (the words only
+// this side has), in how many separate places, the longest run of covered words, and how
+// many covered words lie in runs of at least clauseWords (shared passages of a clause or
+// more, not scattered phrases).
 type diffSide struct {
 	words, changed, places, longestShared, inPassages int
 }
 
+// sideOf counts a side from its covered words. A shared run of fewer than shingleSize words between two changes (three words the word
+// diff matched inside a rewritten sentence) does not end the change: the two count as one
+// place. Shingles alone never make such a run.
 func sideOf(cov []bool) diffSide {
 	d := diffSide{words: len(cov)}
 	run := 0
+	changedBefore := false // a change precedes the current shared run
 	endRun := func() {
 		if run >= clauseWords {
 			d.inPassages += run
 		}
 		run = 0
 	}
-	for i, c := range cov {
+	for _, c := range cov {
 		if c {
 			run++
 			d.longestShared = max(d.longestShared, run)
 			continue
 		}
-		endRun()
-		d.changed++
-		if i == 0 || cov[i-1] {
+		if !changedBefore || run >= shingleSize {
 			d.places++
 		}
+		endRun()
+		d.changed++
+		changedBefore = true
 	}
 	endRun()
 	return d
