@@ -1,9 +1,10 @@
 package lsh
 
 import (
-	"bytes"
 	"crypto/sha1"
 	"encoding/binary"
+	"math/bits"
+	"slices"
 	"unicode/utf8"
 	"unsafe"
 
@@ -23,7 +24,7 @@ type Hasher struct {
 	spec  Spec
 	perm  permutations
 	fast  fastParams
-	ascii *asciiTable
+	ascii *normTables
 	norm  []byte
 	iter  norm.Iter
 	toks  []span
@@ -44,7 +45,7 @@ func NewHasher(s Spec) (*Hasher, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	h := &Hasher{spec: s, ascii: buildASCIITable(s.Norm)}
+	h := &Hasher{spec: s, ascii: tablesFor(s.Norm)}
 	if s.Scheme == Fast {
 		h.fast = newFastParams(s.Seed)
 	} else {
@@ -86,6 +87,19 @@ func (h *Hasher) ShingleSet(text string) []uint64 {
 func (h *Hasher) hashShingles(text string) {
 	h.base = h.base[:0]
 	h.resetSet(len(text))
+	if t, n, ok := h.wordsInPlace(text); ok {
+		toks := h.toks
+		if h.spec.Hash == XXHash {
+			for i := 0; i+n <= len(toks); i++ {
+				h.insert(xxhash.Sum64(t[toks[i].start:toks[i+n-1].end]))
+			}
+			return
+		}
+		for i := 0; i+n <= len(toks); i++ {
+			h.insert(h.baseHash(t[toks[i].start:toks[i+n-1].end]))
+		}
+		return
+	}
 	h.eachShingle(text, h.addShingle)
 }
 
@@ -93,7 +107,44 @@ func (h *Hasher) hashShingles(text string) {
 // for the fast scheme, whose per-bin minimum makes deduplication a no-op.
 func (h *Hasher) hashAllShingles(text string) {
 	h.base = h.base[:0]
+	if t, n, ok := h.wordsInPlace(text); ok {
+		toks := h.toks
+		m := len(toks) - n + 1
+		if m <= 0 {
+			return
+		}
+		base := slices.Grow(h.base, m)[:m]
+		if h.spec.Hash == XXHash {
+			for i := range base {
+				base[i] = xxhash.Sum64(t[toks[i].start:toks[i+n-1].end])
+			}
+		} else {
+			for i := range base {
+				base[i] = h.baseHash(t[toks[i].start:toks[i+n-1].end])
+			}
+		}
+		h.base = base
+		return
+	}
 	h.eachShingle(text, h.appendShingle)
+}
+
+// wordsInPlace normalizes and tokenizes text when its shingles are word shingles that
+// lie in place in the normalized text (collapsed white space, not the milvus profile),
+// the common case that hashShingles and hashAllShingles take without eachShingle's
+// callback: each shingle is t[toks[i].start:toks[i+n-1].end] for i+n <= len(toks).
+func (h *Hasher) wordsInPlace(text string) (t []byte, n int, ok bool) {
+	if h.spec.Level != Word || h.spec.Scheme == Milvus || !h.spec.Norm.CollapseSpace {
+		return nil, 0, false
+	}
+	h.norm = h.spec.Norm.appendNormalized(h.norm[:0], &h.iter, h.ascii, text)
+	t = h.norm
+	h.toks = h.toks[:0]
+	if len(t) == 0 {
+		return t, 1, true
+	}
+	h.spaceTokens(t)
+	return t, min(h.spec.Size, len(h.toks)), true
 }
 
 func (h *Hasher) addShingle(b []byte) { h.insert(h.baseHash(b)) }
@@ -245,18 +296,25 @@ func (h *Hasher) eachShingle(text string, fn func([]byte)) {
 }
 
 // spaceTokens splits t at single spaces: the only white space left after CollapseSpace.
+// Words are short, so it looks for spaces eight bytes at a time rather than calling
+// bytes.IndexByte once per word.
 func (h *Hasher) spaceTokens(t []byte) {
-	h.toks = h.toks[:0]
-	start := 0
-	for {
-		i := bytes.IndexByte(t[start:], ' ')
-		if i < 0 {
-			h.toks = append(h.toks, span{int32(start), int32(len(t))})
-			return
+	toks := h.toks[:0]
+	start, i := 0, 0
+	for ; i+8 <= len(t); i += 8 {
+		for m := zeroBytes(binary.LittleEndian.Uint64(t[i:]) ^ lowBits*' '); m != 0; m &= m - 1 {
+			end := i + bits.TrailingZeros64(m)>>3
+			toks = append(toks, span{int32(start), int32(end)})
+			start = end + 1
 		}
-		h.toks = append(h.toks, span{int32(start), int32(start + i)})
-		start += i + 1
 	}
+	for ; i < len(t); i++ {
+		if t[i] == ' ' {
+			toks = append(toks, span{int32(start), int32(i)})
+			start = i + 1
+		}
+	}
+	h.toks = append(toks, span{int32(start), int32(len(t))})
 }
 
 // fieldTokens splits t at Unicode white space, like strings.Fields.
