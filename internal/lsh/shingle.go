@@ -21,23 +21,23 @@ type span struct{ start, end int32 }
 // shingle or per document; it is not safe for concurrent use: give each goroutine its own
 // (Spec.Signatures does).
 type Hasher struct {
-	spec  Spec
-	perm  permutations
-	fast  fastParams
-	ascii *normTables
-	norm  []byte
-	iter  norm.Iter
-	toks  []span
-	buf   []byte
-	low   []byte   // the milvus profile's lowercased word tokens, back to back
-	base  []uint64 // one 64-bit base hash per distinct shingle, in first-seen order
-	set   []uint64 // open-addressing table deduplicating base
-	spare []uint64 // the table's previous memory, reused when it grows
-	zero  bool     // base holds the hash 0
-	xs    []uint64 // the 32-bit base hashes the permutations take, in uint64 lanes
-	xsExt []uint64 // those of them to be sign-extended from bit 31 (perm.bExt)
-	acc   []uint64
-	empty []bool
+	spec   Spec
+	perm   permutations
+	fast   fastParams
+	ascii  *normTables
+	norm   []byte
+	iter   norm.Iter
+	toks   []span
+	buf    []byte
+	low    []byte   // the milvus profile's lowercased word tokens, back to back
+	base   []uint64 // one 64-bit base hash per distinct shingle, in first-seen order
+	set    []uint64 // open-addressing table deduplicating base
+	spare  []uint64 // the table's previous memory, reused when it grows
+	zero   bool     // base holds the hash 0
+	xs     []uint64 // the 32-bit base hashes the permutations take, in uint64 lanes
+	xsExt  []uint64 // those of them to be sign-extended from bit 31 (perm.bExt)
+	acc    []uint64
+	filled []uint64 // the fast scheme's bins that a shingle hashed to, a bit each
 }
 
 // NewHasher returns a Hasher for s, or the reason s is not valid.
