@@ -52,7 +52,27 @@ func (n Norm) appendNormalized(dst []byte, it *norm.Iter, table *normTables, tex
 	if n == (Norm{}) && utf8.ValidString(text) {
 		return append(dst, text...)
 	}
-	st := stepper{n: n, table: table, dst: slices.Grow(dst, len(text)+8)}
+	st := stepper{n: n, table: table}
+	st.run(dst, it, text)
+	return st.dst
+}
+
+// appendWords is appendNormalized for a Norm with CollapseSpace, which also returns the
+// bounds of the words of the normalized text, reusing the memory of bounds: -1, the index
+// of each space in the returned slice, then its length, so word i is
+// out[bounds[i]+1:bounds[i+1]] and the words i..j-1 joined by their spaces are
+// out[bounds[i]+1:bounds[j]]. The spaces are recorded as they are written, which saves
+// looking for them again.
+func (n Norm) appendWords(dst []byte, bounds []int32, it *norm.Iter, table *normTables, text string) ([]byte, []int32) {
+	st := stepper{n: n, table: table, track: true, spaces: append(bounds[:0], int32(len(dst))-1)}
+	st.run(dst, it, text)
+	return st.dst, append(st.spaces, int32(len(st.dst)))
+}
+
+// run appends the normalized text to dst, leaving the result in st.dst.
+func (st *stepper) run(dst []byte, it *norm.Iter, text string) {
+	n, table := st.n, st.table
+	st.dst = slices.Grow(dst, len(text)+8)
 	// Where the previous rune started, in text and in the output, and the state before it.
 	prevAt, prevLen, prevPending, prevWrote := 0, len(st.dst), false, false
 	raw := unsafe.Slice(unsafe.StringData(text), len(text))
@@ -133,6 +153,9 @@ func (n Norm) appendNormalized(dst []byte, it *norm.Iter, table *normTables, tex
 			end += size
 		}
 		st.dst, st.pending, st.wrote = st.dst[:prevLen], prevPending, prevWrote
+		for k := len(st.spaces); k > 0 && st.spaces[k-1] >= int32(prevLen); k-- {
+			st.spaces = st.spaces[:k-1] // spaces written since, undone too
+		}
 		it.InitString(norm.NFKC, text[prevAt:end])
 		for !it.Done() {
 			for _, r := range unsafeString(it.Next()) {
@@ -147,7 +170,6 @@ func (n Norm) appendNormalized(dst []byte, it *norm.Iter, table *normTables, tex
 		prevAt, prevLen, prevPending, prevWrote = end, len(st.dst), st.pending, st.wrote
 		i = end
 	}
-	return st.dst
 }
 
 // stepper applies every step but NFKC, rune by rune.
@@ -155,8 +177,19 @@ type stepper struct {
 	n       Norm
 	table   *normTables
 	dst     []byte
-	pending bool // a collapsed space is owed before the next output
-	wrote   bool // something has been written (no leading space)
+	pending bool    // a collapsed space is owed before the next output
+	wrote   bool    // something has been written (no leading space)
+	track   bool    // record where spaces are written
+	spaces  []int32 // with track, the index in dst of each space written
+}
+
+// space writes the collapsed space owed.
+func (st *stepper) space() {
+	if st.track {
+		st.spaces = append(st.spaces, int32(len(st.dst)))
+	}
+	st.dst = append(st.dst, ' ')
+	st.pending = false
 }
 
 // ascii handles one ASCII byte with a table lookup.
@@ -167,8 +200,7 @@ func (st *stepper) ascii(c byte) {
 		st.pending = st.wrote
 	default:
 		if st.pending {
-			st.dst = append(st.dst, ' ')
-			st.pending = false
+			st.space()
 		}
 		st.dst = append(st.dst, byte(m))
 		st.wrote = true
@@ -226,11 +258,16 @@ func (st *stepper) block(w uint64) bool {
 	// Each white space byte stands alone between written bytes: it becomes one space.
 	w = w&^(sp>>7*0xFF) | sp>>2
 	if st.pending { // the block starts with a written byte
-		st.dst = append(st.dst, ' ')
+		st.space()
 		l++
 	}
 	st.dst = st.dst[:l+8]
 	binary.LittleEndian.PutUint64(st.dst[l:], w)
+	if st.track {
+		for m := sp &^ (1 << 63); m != 0; m &= m - 1 { // the last byte's space is owed
+			st.spaces = append(st.spaces, int32(l+bits.TrailingZeros64(m)>>3))
+		}
+	}
 	st.pending = sp>>63 != 0 // a trailing space is owed, not written
 	if st.pending {
 		st.dst = st.dst[:l+7]
@@ -249,8 +286,7 @@ func (st *stepper) entry(r rune, e uint32) {
 		return
 	}
 	if st.pending {
-		st.dst = append(st.dst, ' ')
-		st.pending = false
+		st.space()
 	}
 	st.dst = utf8.AppendRune(st.dst, r+rune(e)-runeSame)
 	st.wrote = true

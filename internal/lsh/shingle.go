@@ -24,10 +24,11 @@ type Hasher struct {
 	spec   Spec
 	perm   permutations
 	fast   fastParams
-	ascii  *normTables
+	tables *normTables
 	norm   []byte
 	iter   norm.Iter
 	toks   []span
+	bounds []int32 // word bounds of norm (Norm.appendWords)
 	buf    []byte
 	low    []byte   // the milvus profile's lowercased word tokens, back to back
 	base   []uint64 // one 64-bit base hash per distinct shingle, in first-seen order
@@ -45,7 +46,7 @@ func NewHasher(s Spec) (*Hasher, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	h := &Hasher{spec: s, ascii: tablesFor(s.Norm)}
+	h := &Hasher{spec: s, tables: tablesFor(s.Norm)}
 	if s.Scheme == Fast {
 		h.fast = newFastParams(s.Seed)
 	} else {
@@ -88,15 +89,15 @@ func (h *Hasher) hashShingles(text string) {
 	h.base = h.base[:0]
 	h.resetSet(len(text))
 	if t, n, ok := h.wordsInPlace(text); ok {
-		toks := h.toks
+		b := h.bounds
 		if h.spec.Hash == XXHash {
-			for i := 0; i+n <= len(toks); i++ {
-				h.insert(xxhash.Sum64(t[toks[i].start:toks[i+n-1].end]))
+			for i := 0; i+n < len(b); i++ {
+				h.insert(xxhash.Sum64(t[b[i]+1 : b[i+n]]))
 			}
 			return
 		}
-		for i := 0; i+n <= len(toks); i++ {
-			h.insert(h.baseHash(t[toks[i].start:toks[i+n-1].end]))
+		for i := 0; i+n < len(b); i++ {
+			h.insert(h.baseHash(t[b[i]+1 : b[i+n]]))
 		}
 		return
 	}
@@ -108,19 +109,19 @@ func (h *Hasher) hashShingles(text string) {
 func (h *Hasher) hashAllShingles(text string) {
 	h.base = h.base[:0]
 	if t, n, ok := h.wordsInPlace(text); ok {
-		toks := h.toks
-		m := len(toks) - n + 1
+		b := h.bounds
+		m := len(b) - n
 		if m <= 0 {
 			return
 		}
 		base := slices.Grow(h.base, m)[:m]
 		if h.spec.Hash == XXHash {
 			for i := range base {
-				base[i] = xxhash.Sum64(t[toks[i].start:toks[i+n-1].end])
+				base[i] = xxhash.Sum64(t[b[i]+1 : b[i+n]])
 			}
 		} else {
 			for i := range base {
-				base[i] = h.baseHash(t[toks[i].start:toks[i+n-1].end])
+				base[i] = h.baseHash(t[b[i]+1 : b[i+n]])
 			}
 		}
 		h.base = base
@@ -129,22 +130,22 @@ func (h *Hasher) hashAllShingles(text string) {
 	h.eachShingle(text, h.appendShingle)
 }
 
-// wordsInPlace normalizes and tokenizes text when its shingles are word shingles that
-// lie in place in the normalized text (collapsed white space, not the milvus profile),
-// the common case that hashShingles and hashAllShingles take without eachShingle's
-// callback: each shingle is t[toks[i].start:toks[i+n-1].end] for i+n <= len(toks).
+// wordsInPlace normalizes and splits text into words when its shingles are word
+// shingles that lie in place in the normalized text (collapsed white space, not the
+// milvus profile), the common case that hashShingles and hashAllShingles take without
+// eachShingle's callback: shingle i is t[b[i]+1:b[i+n]] for i+n < len(b), where b is
+// h.bounds (Norm.appendWords). A text with no word has no bounds.
 func (h *Hasher) wordsInPlace(text string) (t []byte, n int, ok bool) {
 	if h.spec.Level != Word || h.spec.Scheme == Milvus || !h.spec.Norm.CollapseSpace {
 		return nil, 0, false
 	}
-	h.norm = h.spec.Norm.appendNormalized(h.norm[:0], &h.iter, h.ascii, text)
+	h.norm, h.bounds = h.spec.Norm.appendWords(h.norm[:0], h.bounds, &h.iter, h.tables, text)
 	t = h.norm
-	h.toks = h.toks[:0]
 	if len(t) == 0 {
+		h.bounds = h.bounds[:0]
 		return t, 1, true
 	}
-	h.spaceTokens(t)
-	return t, min(h.spec.Size, len(h.toks)), true
+	return t, min(h.spec.Size, len(h.bounds)-1), true
 }
 
 func (h *Hasher) addShingle(b []byte) { h.insert(h.baseHash(b)) }
@@ -230,7 +231,7 @@ func (h *Hasher) growSet() {
 // eachShingle normalizes text and calls fn with the bytes of every shingle, duplicates
 // included. The slice passed to fn is only valid during the call.
 func (h *Hasher) eachShingle(text string, fn func([]byte)) {
-	h.norm = h.spec.Norm.appendNormalized(h.norm[:0], &h.iter, h.ascii, text)
+	h.norm = h.spec.Norm.appendNormalized(h.norm[:0], &h.iter, h.tables, text)
 	t := h.norm
 	n := h.spec.Size
 	if len(t) == 0 {
