@@ -59,18 +59,43 @@ func withKernel(b *testing.B, f func(b *testing.B)) {
 }
 
 // BenchmarkShingles measures normalization, tokenizing, shingling, base hashing and
-// deduplication on one core: everything before the permutations.
+// deduplication on one core: everything before the permutations. word5-fast is what the
+// fast scheme does (every shingle's hash, no deduplication).
 func BenchmarkShingles(b *testing.B) {
 	texts, n := wholeCorpus(b)
-	for _, text := range []string{"word5", "char5"} {
-		spec := mustSpec(b, "size=5 level="+text[:4])
-		b.Run(text, func(b *testing.B) {
+	for _, name := range []string{"word5", "word5-fast", "char5"} {
+		spec := mustSpec(b, "size=5 level="+name[:4])
+		b.Run(name, func(b *testing.B) {
 			h, _ := NewHasher(spec)
 			b.SetBytes(n)
 			b.ReportAllocs()
 			for b.Loop() {
 				for _, t := range texts {
-					h.hashShingles(t)
+					if name == "word5-fast" {
+						h.hashAllShingles(t)
+					} else {
+						h.hashShingles(t)
+					}
+				}
+			}
+			reportDocs(b, len(texts))
+		})
+	}
+}
+
+// BenchmarkNormalize measures normalization alone on one core, for the default steps
+// (nfkc+lower+space) and all of them, over the whole real documents.
+func BenchmarkNormalize(b *testing.B) {
+	texts, n := wholeCorpus(b)
+	for _, norm := range []string{"nfkc+lower+space", "nfkc+lower+punct+digits+space"} {
+		spec := mustSpec(b, "norm="+norm)
+		b.Run(norm, func(b *testing.B) {
+			z := NewNormalizer(spec.Norm)
+			b.SetBytes(n)
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, t := range texts {
+					z.buf = spec.Norm.appendNormalized(z.buf[:0], &z.iter, z.table, t)
 				}
 			}
 			reportDocs(b, len(texts))

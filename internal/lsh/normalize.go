@@ -1,10 +1,13 @@
 package lsh
 
 import (
+	"encoding/binary"
+	"math/bits"
 	"slices"
 	"sync"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -14,20 +17,20 @@ import (
 // before it gets here; this keeps the engine total).
 func (n Norm) Normalize(text string) string {
 	var it norm.Iter
-	return string(n.appendNormalized(nil, &it, buildASCIITable(n), text))
+	return string(n.appendNormalized(nil, &it, tablesFor(n), text))
 }
 
 // Normalizer applies a Norm to many short strings, keeping its tables between calls.
 // It is not safe for concurrent use.
 type Normalizer struct {
 	norm  Norm
-	table *asciiTable
+	table *normTables
 	iter  norm.Iter
 	buf   []byte
 }
 
 // NewNormalizer returns a Normalizer for n.
-func NewNormalizer(n Norm) *Normalizer { return &Normalizer{norm: n, table: buildASCIITable(n)} }
+func NewNormalizer(n Norm) *Normalizer { return &Normalizer{norm: n, table: tablesFor(n)} }
 
 // Normalize is n.Normalize(s).
 func (z *Normalizer) Normalize(s string) string {
@@ -36,8 +39,8 @@ func (z *Normalizer) Normalize(s string) string {
 }
 
 // appendNormalized appends the normalized text to dst and returns it. it and table (n's
-// buildASCIITable) are kept by the caller between documents, so nothing is allocated once
-// dst has grown.
+// tablesFor) are kept by the caller between documents, so nothing is allocated once dst
+// has grown.
 //
 // NFKC is applied segment by segment, only where the text needs it: a rune that NFKC
 // leaves alone in any context (nfkcStable: every ASCII byte, most letters of most
@@ -45,30 +48,91 @@ func (z *Normalizer) Normalize(s string) string {
 // text from the previous rune up to the next stable rune is composed with x/text's norm
 // and fed through the other steps. Normalization works between boundaries, so the result
 // equals composing the whole text first.
-func (n Norm) appendNormalized(dst []byte, it *norm.Iter, table *asciiTable, text string) []byte {
+func (n Norm) appendNormalized(dst []byte, it *norm.Iter, table *normTables, text string) []byte {
 	if n == (Norm{}) && utf8.ValidString(text) {
 		return append(dst, text...)
 	}
-	st := stepper{n: n, table: table, dst: slices.Grow(dst, len(text))}
+	st := stepper{n: n, table: table}
+	st.run(dst, it, text)
+	return st.dst
+}
+
+// appendWords is appendNormalized for a Norm with CollapseSpace, which also returns the
+// bounds of the words of the normalized text, reusing the memory of bounds: -1, the index
+// of each space in the returned slice, then its length, so word i is
+// out[bounds[i]+1:bounds[i+1]] and the words i..j-1 joined by their spaces are
+// out[bounds[i]+1:bounds[j]]. The spaces are recorded as they are written, which saves
+// looking for them again.
+func (n Norm) appendWords(dst []byte, bounds []int32, it *norm.Iter, table *normTables, text string) ([]byte, []int32) {
+	st := stepper{n: n, table: table, track: true, spaces: append(bounds[:0], int32(len(dst))-1)}
+	st.run(dst, it, text)
+	return st.dst, append(st.spaces, int32(len(st.dst)))
+}
+
+// run appends the normalized text to dst, leaving the result in st.dst.
+func (st *stepper) run(dst []byte, it *norm.Iter, text string) {
+	n, table := st.n, st.table
+	st.dst = slices.Grow(dst, len(text)+8)
 	// Where the previous rune started, in text and in the output, and the state before it.
 	prevAt, prevLen, prevPending, prevWrote := 0, len(st.dst), false, false
+	raw := unsafe.Slice(unsafe.StringData(text), len(text))
 	for i := 0; i < len(text); {
 		c := text[i]
 		if c < utf8.RuneSelf {
+			// Eight bytes at a time while they are ASCII. A block is taken whole only when
+			// the byte after it is ASCII too (or the text ends there): only then can no
+			// combining rune reach back into the block, so prevAt and the rest need not
+			// be kept inside it (the next iteration sets them before any rune needs them).
+			if i+8 <= len(raw) {
+				w := binary.LittleEndian.Uint64(raw[i:])
+				if hi := w & highBits; hi != 0 {
+					// ASCII up to the first non-ASCII byte: one byte at a time.
+					for end := i + bits.TrailingZeros64(hi)>>3; i < end; i++ {
+						prevAt, prevLen, prevPending, prevWrote = i, len(st.dst), st.pending, st.wrote
+						st.ascii(raw[i])
+					}
+					continue
+				}
+				if i+8 == len(raw) || raw[i+8] < utf8.RuneSelf {
+					if !st.block(w) {
+						for end := i + 8; i < end; i++ {
+							st.ascii(raw[i])
+						}
+						// The block's last byte is ASCII and so is the next: nothing
+						// composes across, prevAt is set before it is needed.
+						continue
+					}
+					i += 8
+					continue
+				}
+			}
 			prevAt, prevLen, prevPending, prevWrote = i, len(st.dst), st.pending, st.wrote
 			st.ascii(c)
 			i++
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(text[i:])
-		if r == utf8.RuneError && size == 1 {
-			// An invalid byte becomes U+FFFD and nothing composes with it.
-			st.rune(r)
-			i++
-			prevAt, prevLen, prevPending, prevWrote = i, len(st.dst), st.pending, st.wrote
-			continue
+		var r rune
+		var size int
+		if c < 0xE0 && c >= 0xC2 && i+1 < len(raw) && raw[i+1]&0xC0 == 0x80 {
+			r, size = rune(c&0x1F)<<6|rune(raw[i+1]&0x3F), 2 // U+0080..U+07FF
+		} else {
+			r, size = utf8.DecodeRuneInString(text[i:])
+			if r == utf8.RuneError && size == 1 {
+				// An invalid byte becomes U+FFFD and nothing composes with it.
+				st.rune(r)
+				i++
+				prevAt, prevLen, prevPending, prevWrote = i, len(st.dst), st.pending, st.wrote
+				continue
+			}
 		}
-		if !n.NFKC || nfkcStable(r) {
+		if r < 1<<16 {
+			if e := table.runes.lookup(r); e&runeUnstable == 0 {
+				prevAt, prevLen, prevPending, prevWrote = i, len(st.dst), st.pending, st.wrote
+				st.entry(r, e)
+				i += size
+				continue
+			}
+		} else if !n.NFKC {
 			prevAt, prevLen, prevPending, prevWrote = i, len(st.dst), st.pending, st.wrote
 			st.rune(r)
 			i += size
@@ -83,12 +147,15 @@ func (n Norm) appendNormalized(dst []byte, it *norm.Iter, table *asciiTable, tex
 				break
 			}
 			r, size := utf8.DecodeRuneInString(text[end:])
-			if (r == utf8.RuneError && size == 1) || nfkcStable(r) {
+			if (r == utf8.RuneError && size == 1) || (r < 1<<16 && table.runes.lookup(r)&runeUnstable == 0) {
 				break
 			}
 			end += size
 		}
 		st.dst, st.pending, st.wrote = st.dst[:prevLen], prevPending, prevWrote
+		for k := len(st.spaces); k > 0 && st.spaces[k-1] >= int32(prevLen); k-- {
+			st.spaces = st.spaces[:k-1] // spaces written since, undone too
+		}
 		it.InitString(norm.NFKC, text[prevAt:end])
 		for !it.Done() {
 			for _, r := range unsafeString(it.Next()) {
@@ -103,43 +170,145 @@ func (n Norm) appendNormalized(dst []byte, it *norm.Iter, table *asciiTable, tex
 		prevAt, prevLen, prevPending, prevWrote = end, len(st.dst), st.pending, st.wrote
 		i = end
 	}
-	return st.dst
 }
 
 // stepper applies every step but NFKC, rune by rune.
 type stepper struct {
 	n       Norm
-	table   *asciiTable
+	table   *normTables
 	dst     []byte
-	pending bool // a collapsed space is owed before the next output
-	wrote   bool // something has been written (no leading space)
+	pending bool    // a collapsed space is owed before the next output
+	wrote   bool    // something has been written (no leading space)
+	track   bool    // record where spaces are written
+	spaces  []int32 // with track, the index in dst of each space written
+}
+
+// space writes the collapsed space owed.
+func (st *stepper) space() {
+	if st.track {
+		st.spaces = append(st.spaces, int32(len(st.dst)))
+	}
+	st.dst = append(st.dst, ' ')
+	st.pending = false
 }
 
 // ascii handles one ASCII byte with a table lookup.
 func (st *stepper) ascii(c byte) {
-	switch m := st.table[c]; m {
+	switch m := st.table.ascii[c]; m {
 	case asciiDrop:
 	case asciiSpace:
 		st.pending = st.wrote
 	default:
 		if st.pending {
-			st.dst = append(st.dst, ' ')
-			st.pending = false
+			st.space()
 		}
 		st.dst = append(st.dst, byte(m))
 		st.wrote = true
 	}
 }
 
-// rune handles one non-ASCII rune.
-func (st *stepper) rune(r rune) {
+// Eight-byte blocks, SWAR: the bytes of a uint64 (little-endian, byte j in bits 8j..8j+7)
+// classified at once. Every mask below has 0x80 in each byte that is in the class.
+const (
+	lowBits  = 0x0101010101010101
+	highBits = 0x8080808080808080
+)
+
+// inRange marks the bytes of w in lo..hi; every byte of w must be ASCII (high bit clear),
+// so no addition carries into the next byte.
+func inRange(w uint64, lo, hi byte) uint64 {
+	return (w + lowBits*uint64(0x80-lo)) &^ (w + lowBits*uint64(0x7F-hi)) & highBits
+}
+
+// zeroBytes marks the bytes of x that are 0, exactly (no false positive from a borrow).
+func zeroBytes(x uint64) uint64 {
+	return ^((x&^highBits + ^uint64(highBits)) | x | ^uint64(highBits))
+}
+
+// block applies the steps to eight ASCII bytes w (text order, little-endian) at once, as
+// eight calls of ascii would, and reports true; or reports false, changing nothing, when
+// a byte needs ascii: punctuation to strip, two white space bytes side by side, or white
+// space where collapsing depends on what came before (a leading one, or one after a
+// pending space).
+func (st *stepper) block(w uint64) bool {
 	n := st.n
-	if n.CollapseSpace && isSpace(r) {
+	if n.StripPunct && inRange(w, '!', '/')|inRange(w, ':', '@')|inRange(w, '[', '`')|inRange(w, '{', '~') != 0 {
+		return false
+	}
+	if n.FoldDigits {
+		w &^= inRange(w, '0', '9') >> 7 * 0x0F // '0'..'9' are 0x30..0x39
+	}
+	if n.Lower {
+		w |= inRange(w, 'A', 'Z') >> 2 // set 0x20
+	}
+	if cap(st.dst)-len(st.dst) < 9 {
+		st.dst = slices.Grow(st.dst, 64)
+	}
+	l := len(st.dst)
+	if !n.CollapseSpace {
+		st.dst = st.dst[:l+8]
+		binary.LittleEndian.PutUint64(st.dst[l:], w)
+		st.wrote = true
+		return true
+	}
+	sp := inRange(w, '\t', '\r') | zeroBytes(w^(lowBits*' '))
+	if sp&(sp<<8) != 0 || (sp&0x80 != 0 && (st.pending || !st.wrote)) {
+		return false
+	}
+	// Each white space byte stands alone between written bytes: it becomes one space.
+	w = w&^(sp>>7*0xFF) | sp>>2
+	if st.pending { // the block starts with a written byte
+		st.space()
+		l++
+	}
+	st.dst = st.dst[:l+8]
+	binary.LittleEndian.PutUint64(st.dst[l:], w)
+	if st.track {
+		for m := sp &^ (1 << 63); m != 0; m &= m - 1 { // the last byte's space is owed
+			st.spaces = append(st.spaces, int32(l+bits.TrailingZeros64(m)>>3))
+		}
+	}
+	st.pending = sp>>63 != 0 // a trailing space is owed, not written
+	if st.pending {
+		st.dst = st.dst[:l+7]
+	}
+	st.wrote = true
+	return true
+}
+
+// entry handles one non-ASCII rune r by its runeTable entry e.
+func (st *stepper) entry(r rune, e uint32) {
+	switch e &^= runeUnstable; e {
+	case runeSpace:
 		st.pending = st.wrote
 		return
+	case runeDrop:
+		return
+	}
+	if st.pending {
+		st.space()
+	}
+	st.dst = utf8.AppendRune(st.dst, r+rune(e)-runeSame)
+	st.wrote = true
+}
+
+// rune handles one non-ASCII rune.
+func (st *stepper) rune(r rune) {
+	if r < 1<<16 {
+		st.entry(r, st.table.runes.lookup(r))
+		return
+	}
+	// Outside the BMP, from the definitions.
+	st.entry(r, entryOf(r, st.n.mapRune(r)))
+}
+
+// mapRune is what the steps but NFKC make of r: a rune, runeSpace or runeDrop.
+func (n Norm) mapRune(r rune) uint32 {
+	if n.CollapseSpace && isSpace(r) {
+		return runeSpace
 	}
 	if n.StripPunct && isPunct(r) {
-		return
+		return runeDrop
 	}
 	if n.FoldDigits && isDigit(r) {
 		r = '0'
@@ -147,12 +316,7 @@ func (st *stepper) rune(r rune) {
 	if n.Lower {
 		r = toLower(r)
 	}
-	if st.pending {
-		st.dst = append(st.dst, ' ')
-		st.pending = false
-	}
-	st.dst = utf8.AppendRune(st.dst, r)
-	st.wrote = true
+	return uint32(r)
 }
 
 // nfkcSafe has a bit per Basic Multilingual Plane rune that NFKC leaves alone wherever it
@@ -209,6 +373,92 @@ func toLower(r rune) rune {
 		return r
 	}
 	return unicode.ToLower(r)
+}
+
+// normTables say what a Norm's steps but NFKC make of each ASCII byte and each rune of
+// the Basic Multilingual Plane, and which runes NFKC may change.
+type normTables struct {
+	ascii asciiTable
+	runes runeTable
+}
+
+// tablesFor returns n's tables, built once per Norm and shared.
+func tablesFor(n Norm) *normTables {
+	key := 0
+	for i, on := range []bool{n.NFKC, n.Lower, n.StripPunct, n.FoldDigits, n.CollapseSpace} {
+		if on {
+			key |= 1 << i
+		}
+	}
+	return normTableCache[key](n)
+}
+
+var normTableCache = func() (c [32]func(Norm) *normTables) {
+	for i := range c {
+		var once sync.Once
+		var t *normTables
+		c[i] = func(n Norm) *normTables {
+			once.Do(func() { t = &normTables{ascii: *buildASCIITable(n), runes: buildRuneTable(n)} })
+			return t
+		}
+	}
+	return c
+}()
+
+// runeTable maps each BMP rune to an entry saying what the steps but NFKC make of it:
+// runeSpace (white space to collapse), runeDrop (punctuation to strip) or a rune, stored
+// as its distance from the rune looked up plus runeSame, so that a rune left alone has
+// entry runeSame whatever it is; runeUnstable is set when the Norm has NFKC and the rune
+// is not nfkcStable. It is two-level, 256-rune blocks with identical blocks stored once
+// (most blocks map every rune to itself), and replaces up to five searches of Unicode
+// tables per rune by one lookup.
+type runeTable struct {
+	index  [1 << 8]uint16
+	blocks [][1 << 8]uint32
+}
+
+const (
+	runeSame     = 0x110000 // entry of a rune mapped to itself; others differ by the distance
+	runeSpace    = 0x300000 // beyond runeSame ± every distance
+	runeDrop     = 0x300001
+	runeUnstable = uint32(1 << 31)
+)
+
+// lookup returns r's entry; r must be in the BMP.
+func (t *runeTable) lookup(r rune) uint32 {
+	return t.blocks[t.index[uint16(r)>>8]][uint8(r)]
+}
+
+// entryOf encodes what the steps make of r (Norm.mapRune) as a runeTable entry.
+func entryOf(r rune, m uint32) uint32 {
+	if m == runeSpace || m == runeDrop {
+		return m
+	}
+	return uint32(int32(m) - r + runeSame)
+}
+
+func buildRuneTable(n Norm) runeTable {
+	var t runeTable
+	seen := map[[1 << 8]uint32]uint16{}
+	for hi := range 1 << 8 {
+		var block [1 << 8]uint32
+		for lo := range 1 << 8 {
+			r := rune(hi<<8 | lo) // surrogates too, never looked up
+			e := entryOf(r, n.mapRune(r))
+			if n.NFKC && !nfkcStable(r) {
+				e |= runeUnstable
+			}
+			block[lo] = e
+		}
+		b, ok := seen[block]
+		if !ok {
+			b = uint16(len(t.blocks))
+			seen[block] = b
+			t.blocks = append(t.blocks, block)
+		}
+		t.index[hi] = b
+	}
+	return t
 }
 
 // asciiTable maps each ASCII byte to what it becomes under a Norm: a byte value, or one

@@ -1,9 +1,10 @@
 package lsh
 
 import (
-	"bytes"
 	"crypto/sha1"
 	"encoding/binary"
+	"math/bits"
+	"slices"
 	"unicode/utf8"
 	"unsafe"
 
@@ -20,23 +21,24 @@ type span struct{ start, end int32 }
 // shingle or per document; it is not safe for concurrent use: give each goroutine its own
 // (Spec.Signatures does).
 type Hasher struct {
-	spec  Spec
-	perm  permutations
-	fast  fastParams
-	ascii *asciiTable
-	norm  []byte
-	iter  norm.Iter
-	toks  []span
-	buf   []byte
-	low   []byte   // the milvus profile's lowercased word tokens, back to back
-	base  []uint64 // one 64-bit base hash per distinct shingle, in first-seen order
-	set   []uint64 // open-addressing table deduplicating base
-	spare []uint64 // the table's previous memory, reused when it grows
-	zero  bool     // base holds the hash 0
-	xs    []uint64 // the 32-bit base hashes the permutations take, in uint64 lanes
-	xsExt []uint64 // those of them to be sign-extended from bit 31 (perm.bExt)
-	acc   []uint64
-	empty []bool
+	spec   Spec
+	perm   permutations
+	fast   fastParams
+	tables *normTables
+	norm   []byte
+	iter   norm.Iter
+	toks   []span
+	bounds []int32 // word bounds of norm (Norm.appendWords)
+	buf    []byte
+	low    []byte   // the milvus profile's lowercased word tokens, back to back
+	base   []uint64 // one 64-bit base hash per distinct shingle, in first-seen order
+	set    []uint64 // open-addressing table deduplicating base
+	spare  []uint64 // the table's previous memory, reused when it grows
+	zero   bool     // base holds the hash 0
+	xs     []uint64 // the 32-bit base hashes the permutations take, in uint64 lanes
+	xsExt  []uint64 // those of them to be sign-extended from bit 31 (perm.bExt)
+	acc    []uint64
+	filled []uint64 // the fast scheme's bins that a shingle hashed to, a bit each
 }
 
 // NewHasher returns a Hasher for s, or the reason s is not valid.
@@ -44,7 +46,7 @@ func NewHasher(s Spec) (*Hasher, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	h := &Hasher{spec: s, ascii: buildASCIITable(s.Norm)}
+	h := &Hasher{spec: s, tables: tablesFor(s.Norm)}
 	if s.Scheme == Fast {
 		h.fast = newFastParams(s.Seed)
 	} else {
@@ -86,6 +88,19 @@ func (h *Hasher) ShingleSet(text string) []uint64 {
 func (h *Hasher) hashShingles(text string) {
 	h.base = h.base[:0]
 	h.resetSet(len(text))
+	if t, n, ok := h.wordsInPlace(text); ok {
+		b := h.bounds
+		if h.spec.Hash == XXHash {
+			for i := 0; i+n < len(b); i++ {
+				h.insert(xxhash.Sum64(t[b[i]+1 : b[i+n]]))
+			}
+			return
+		}
+		for i := 0; i+n < len(b); i++ {
+			h.insert(h.baseHash(t[b[i]+1 : b[i+n]]))
+		}
+		return
+	}
 	h.eachShingle(text, h.addShingle)
 }
 
@@ -93,7 +108,44 @@ func (h *Hasher) hashShingles(text string) {
 // for the fast scheme, whose per-bin minimum makes deduplication a no-op.
 func (h *Hasher) hashAllShingles(text string) {
 	h.base = h.base[:0]
+	if t, n, ok := h.wordsInPlace(text); ok {
+		b := h.bounds
+		m := len(b) - n
+		if m <= 0 {
+			return
+		}
+		base := slices.Grow(h.base, m)[:m]
+		if h.spec.Hash == XXHash {
+			for i := range base {
+				base[i] = xxhash.Sum64(t[b[i]+1 : b[i+n]])
+			}
+		} else {
+			for i := range base {
+				base[i] = h.baseHash(t[b[i]+1 : b[i+n]])
+			}
+		}
+		h.base = base
+		return
+	}
 	h.eachShingle(text, h.appendShingle)
+}
+
+// wordsInPlace normalizes and splits text into words when its shingles are word
+// shingles that lie in place in the normalized text (collapsed white space, not the
+// milvus profile), the common case that hashShingles and hashAllShingles take without
+// eachShingle's callback: shingle i is t[b[i]+1:b[i+n]] for i+n < len(b), where b is
+// h.bounds (Norm.appendWords). A text with no word has no bounds.
+func (h *Hasher) wordsInPlace(text string) (t []byte, n int, ok bool) {
+	if h.spec.Level != Word || h.spec.Scheme == Milvus || !h.spec.Norm.CollapseSpace {
+		return nil, 0, false
+	}
+	h.norm, h.bounds = h.spec.Norm.appendWords(h.norm[:0], h.bounds, &h.iter, h.tables, text)
+	t = h.norm
+	if len(t) == 0 {
+		h.bounds = h.bounds[:0]
+		return t, 1, true
+	}
+	return t, min(h.spec.Size, len(h.bounds)-1), true
 }
 
 func (h *Hasher) addShingle(b []byte) { h.insert(h.baseHash(b)) }
@@ -179,7 +231,7 @@ func (h *Hasher) growSet() {
 // eachShingle normalizes text and calls fn with the bytes of every shingle, duplicates
 // included. The slice passed to fn is only valid during the call.
 func (h *Hasher) eachShingle(text string, fn func([]byte)) {
-	h.norm = h.spec.Norm.appendNormalized(h.norm[:0], &h.iter, h.ascii, text)
+	h.norm = h.spec.Norm.appendNormalized(h.norm[:0], &h.iter, h.tables, text)
 	t := h.norm
 	n := h.spec.Size
 	if len(t) == 0 {
@@ -245,18 +297,25 @@ func (h *Hasher) eachShingle(text string, fn func([]byte)) {
 }
 
 // spaceTokens splits t at single spaces: the only white space left after CollapseSpace.
+// Words are short, so it looks for spaces eight bytes at a time rather than calling
+// bytes.IndexByte once per word.
 func (h *Hasher) spaceTokens(t []byte) {
-	h.toks = h.toks[:0]
-	start := 0
-	for {
-		i := bytes.IndexByte(t[start:], ' ')
-		if i < 0 {
-			h.toks = append(h.toks, span{int32(start), int32(len(t))})
-			return
+	toks := h.toks[:0]
+	start, i := 0, 0
+	for ; i+8 <= len(t); i += 8 {
+		for m := zeroBytes(binary.LittleEndian.Uint64(t[i:]) ^ lowBits*' '); m != 0; m &= m - 1 {
+			end := i + bits.TrailingZeros64(m)>>3
+			toks = append(toks, span{int32(start), int32(end)})
+			start = end + 1
 		}
-		h.toks = append(h.toks, span{int32(start), int32(start + i)})
-		start += i + 1
 	}
+	for ; i < len(t); i++ {
+		if t[i] == ' ' {
+			toks = append(toks, span{int32(start), int32(i)})
+			start = i + 1
+		}
+	}
+	h.toks = append(toks, span{int32(start), int32(len(t))})
 }
 
 // fieldTokens splits t at Unicode white space, like strings.Fields.

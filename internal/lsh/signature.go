@@ -3,6 +3,7 @@ package lsh
 import (
 	"encoding/binary"
 	"math"
+	"math/bits"
 	"runtime"
 	"slices"
 	"sync"
@@ -159,34 +160,33 @@ func newFastParams(seed uint64) fastParams {
 // non-empty bins borrow alike, which keeps P[equal] = Jaccard at every position.
 func (h *Hasher) fastSignature(sig Signature) {
 	k := uint64(len(sig))
-	h.empty = slices.Grow(h.empty[:0], len(sig))[:len(sig)]
+	// filled has a bit per bin that some shingle hashed to; the loop takes no branch on
+	// the data (the minimum is a conditional move), as the bins come in random order.
+	filled := resize(h.filled, (len(sig)+63)/64)
+	h.filled = filled
 	for i := range sig {
 		sig[i] = maxHash
-		h.empty[i] = true
 	}
-	filled := 0
 	for _, v := range h.base {
 		z := mix64(v ^ h.fast.key)
 		bin := (z >> 32) * k >> 32
-		val := uint32(z)
-		if h.empty[bin] {
-			h.empty[bin] = false
-			filled++
-			sig[bin] = val
-		} else if val < sig[bin] {
-			sig[bin] = val
-		}
+		sig[bin] = min(sig[bin], uint32(z))
+		filled[bin/64] |= 1 << (bin % 64)
 	}
-	if filled == 0 || filled == len(sig) {
+	n := 0
+	for _, f := range filled {
+		n += bits.OnesCount64(f)
+	}
+	if n == 0 || n == len(sig) {
 		return
 	}
 	for i := range sig {
-		if !h.empty[i] {
+		if filled[i/64]&(1<<(i%64)) != 0 {
 			continue
 		}
 		for attempt := uint64(1); ; attempt++ {
 			j := (mix64(h.fast.dens^uint64(i)<<32^attempt) >> 32) * k >> 32
-			if !h.empty[j] {
+			if filled[j/64]&(1<<(j%64)) != 0 {
 				sig[i] = sig[j]
 				break
 			}

@@ -1,0 +1,227 @@
+package lsh
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"unicode"
+	"unicode/utf8"
+)
+
+// The hot path (eight-byte ASCII blocks, the rune table, tokens split eight bytes at a
+// time, shingles hashed in place) is checked here against the plain definitions:
+// referenceNormalize, then tokens and shingles built with the strings package.
+
+// referenceShingles returns every shingle of text under s, repeats included, in order.
+func referenceShingles(s Spec, text string) []string {
+	t := referenceNormalize(s.Norm, text)
+	n := s.Size
+	if t == "" {
+		return nil
+	}
+	windows := func(units []string, sep string) []string {
+		if len(units) == 0 {
+			return nil
+		}
+		if len(units) <= n {
+			return []string{strings.Join(units, sep)}
+		}
+		var out []string
+		for i := 0; i+n <= len(units); i++ {
+			out = append(out, strings.Join(units[i:i+n], sep))
+		}
+		return out
+	}
+	switch {
+	case s.Level == Char && s.Scheme == Milvus:
+		var bytes []string
+		for i := range len(t) {
+			bytes = append(bytes, t[i:i+1])
+		}
+		return windows(bytes, "")
+	case s.Level == Char:
+		var runes []string
+		for _, r := range t {
+			runes = append(runes, string(r))
+		}
+		return windows(runes, "")
+	case s.Scheme == Milvus:
+		var toks []string
+		for _, f := range strings.FieldsFunc(t, func(r rune) bool { return !isAlnumRust(r) }) {
+			var low []byte
+			for _, r := range f {
+				low = appendLowerRust(low, r)
+			}
+			toks = append(toks, string(low))
+		}
+		return windows(toks, "")
+	default:
+		return windows(strings.FieldsFunc(t, unicode.IsSpace), " ")
+	}
+}
+
+func distinct(s []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, v := range s {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// fastPathSpecs cover every code path of shingling: each norm step alone and together,
+// collapsed white space (tokens in place) or not (tokens joined), word and char level,
+// every scheme and base hash.
+var fastPathSpecs = []string{
+	"k=16",
+	"scheme=fast k=16",
+	"scheme=fast k=16 size=3 hash=xxh3",
+	"norm=nfkc+lower+punct+digits+space size=3 k=16 hash=sha1",
+	"norm=lower+space size=2 k=16",
+	"norm=space size=4 k=16 hash=xxh3",
+	"norm=punct size=2 k=16",
+	"norm=digits+lower size=2 k=16",
+	"norm=none size=3 k=16",
+	"norm=nfkc level=char size=4 k=16",
+	"level=char size=5 k=16 scheme=fast",
+	"scheme=datasketch k=16",
+	"scheme=datasketch norm=nfkc+lower+space k=16",
+	"scheme=milvus k=16",
+	"scheme=milvus norm=nfkc+lower+space k=16 hash=sha1",
+	"scheme=milvus level=char size=4 k=16",
+}
+
+// checkFastPath compares h's shingles and signature of text with the definitions'.
+func checkFastPath(t *testing.T, h *Hasher, text string) {
+	t.Helper()
+	s := h.Spec()
+	ref := referenceShingles(s, text)
+	if got, want := h.Shingles(text), distinct(ref); !slices.Equal(got, want) {
+		t.Fatalf("[%v] Shingles(%q) =\n%q\nwant\n%q", s, text, got, want)
+	}
+	if got, want := h.Signature(text, nil), h.SignatureOfShingles(ref, nil); !slices.Equal(got, want) {
+		t.Fatalf("[%v] Signature(%q) differs from the signature of its reference shingles", s, text)
+	}
+}
+
+// randomText draws text from pieces that take every path of the normalizer: runs of
+// ASCII long and short (so eight-byte blocks start and end anywhere), every ASCII white
+// space and control byte, punctuation and digits, letters of two-byte and three-byte
+// scripts with their case pairs, runes NFKC changes or composes (ligatures, full width,
+// combining marks after ASCII and after other runes, Hangul jamo, U+0130), Unicode white
+// space, runes outside the BMP, and invalid UTF-8 of every kind.
+func randomText(rng *rand.Rand) string {
+	pieces := []string{
+		"the", "Quick", "BROWN", "fox", "jumps", "over", "lazy", "dog", "a", "Go", "x",
+		" ", " ", " ", "  ", "\t", "\n", "\r\n", "\v", "\f", " \t ", "\x00", "\x1f", "\x7f", "\x1c",
+		",", ".", "!", "'", "\"", "(", ")", "-", "_", "~", "{", "}", "@", "[", "`", "/", ":",
+		"0", "42", "3.14", "1999", "Ⅻ", "٣", "²",
+		"Ünïcödé", "straße", "ΣΊΣΥΦΟΣ", "σίσυφος", "Привет", "МИР", "עברית", "عربي", "ǅ", "İstanbul", "ı",
+		"日本語", "のテキスト", "한국어", "中文", "Ａ１", "（ｗ）", "ﬁ", "ﬂow", "½", "㎏", "ℌ",
+		"e\u0301", "\u0301", "x\u0323\u0302y", "\u1100\u1161\u11a8", "\u1100", "\u11a8", "A\u030a",
+		"\u00a0", "\u2003", "\u0085", "\u3000", "\u2028", "\u200b", "\ufeff",
+		"😀", "\U0001D400", "\U0001F1EB\U0001F1F7", "\U00010400", "𝔘",
+		"\xff", "\xfe", "\xc0\x80", "\xc3", "\xe2\x82", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\x80", "\ufffd",
+	}
+	var b strings.Builder
+	for range rng.IntN(60) {
+		p := pieces[rng.IntN(len(pieces))]
+		if rng.IntN(4) == 0 { // long ASCII runs, so whole blocks occur
+			p = strings.Repeat("Word ", 1+rng.IntN(6))
+		}
+		b.WriteString(p)
+	}
+	return b.String()
+}
+
+func TestFastPathMatchesReference(t *testing.T) {
+	t.Parallel()
+	var texts []string
+	rng := rand.New(rand.NewPCG(13, 2))
+	for range 2000 {
+		texts = append(texts, randomText(rng))
+	}
+	for _, d := range readJSONLGz[struct{ ID, Text string }](t, "testdata/corpus5000.jsonl.gz")[:300] {
+		texts = append(texts, d.Text)
+	}
+	var whole []string
+	for _, d := range readJSONLGz[struct{ ID, Text string }](t, "testdata/corpus-whole.jsonl.gz") {
+		if len(d.Text) < 1<<16 && utf8.ValidString(d.Text) {
+			whole = append(whole, d.Text)
+		}
+	}
+	texts = append(texts, whole[:min(len(whole), 30)]...)
+	invalid := 0
+	for _, text := range texts {
+		if !utf8.ValidString(text) {
+			invalid++
+		}
+	}
+	if invalid < 500 {
+		t.Fatalf("only %d texts with invalid UTF-8", invalid)
+	}
+	for _, n := range append(allNorms, Norm{}, Norm{Lower: true}, Norm{CollapseSpace: true}, Norm{FoldDigits: true}, Norm{StripPunct: true, CollapseSpace: true}) {
+		z := NewNormalizer(n)
+		for _, text := range texts {
+			if got, want := z.Normalize(text), referenceNormalize(n, text); got != want {
+				t.Fatalf("%v.Normalize(%q) =\n%q\nwant\n%q", n, text, got, want)
+			}
+		}
+	}
+	for _, spec := range fastPathSpecs {
+		h, err := NewHasher(mustSpec(t, spec))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, text := range texts {
+			checkFastPath(t, h, text)
+		}
+	}
+}
+
+// Every ASCII block boundary: the same text shifted by 0 to 15 bytes of prefix, so each
+// byte of it meets each position in an eight-byte block, with and without a combining
+// mark or an invalid byte right after a block.
+func TestFastPathBlockBoundaries(t *testing.T) {
+	t.Parallel()
+	bodies := []string{
+		"Hello  World\tOF go\n\nTEXT, with 1234 DIGITS and (punct)!  end ",
+		"abcdefgh\u0301ijklmnop\xffqrstuvwx e\u0301 ABCDEFG\u0327 ",
+		"        leading spaces and trailing        ",
+		"ONE-TWO THREE\u00a0FOUR FIVE\u3000SIX seven\u2003EIGHT",
+	}
+	for _, spec := range fastPathSpecs {
+		h, _ := NewHasher(mustSpec(t, spec))
+		for _, body := range bodies {
+			for shift := range 16 {
+				for _, pre := range []string{"x", " ", "É"} {
+					checkFastPath(t, h, strings.Repeat(pre, shift)+body)
+					checkFastPath(t, h, body+strings.Repeat(pre, shift))
+				}
+			}
+		}
+	}
+}
+
+func FuzzFastPathMatchesReference(f *testing.F) {
+	rng := rand.New(rand.NewPCG(1, 13))
+	for range 20 {
+		f.Add(randomText(rng), uint8(rng.IntN(256)))
+	}
+	f.Add("abcdefgh\u0301", uint8(0))
+	f.Add("ABCDEFGH\xffIJ", uint8(1))
+	hashers := map[string]*Hasher{}
+	f.Fuzz(func(t *testing.T, text string, pick uint8) {
+		spec := fastPathSpecs[int(pick)%len(fastPathSpecs)]
+		h := hashers[spec]
+		if h == nil {
+			h, _ = NewHasher(mustSpec(t, spec))
+			hashers[spec] = h
+		}
+		checkFastPath(t, h, text)
+	})
+}
