@@ -312,29 +312,56 @@ type LabelEvent struct {
 	Note       string
 	PreviousID sql.NullInt64
 	At         time.Time
+	Import     ImportSource // set when the event came from a label import
+}
+
+// ImportSource says which label import an event came from: pages show an imported label
+// as imported by someone from a file, never as the named annotator's own.
+type ImportSource struct {
+	ID         int64 // 0: not imported
+	ImportedBy string
+	File       string
 }
 
 const eventColumns = `e.id, e.pair_id, e.annotator, e.kind, e.category, e.duplicate, e.note, e.previous_id, e.created_at`
 
+// sourcedEventColumns are eventColumns and the event's import, for scanSourcedEvent.
+const sourcedEventColumns = eventColumns + `, coalesce(e.import_id, 0),
+	coalesce((SELECT i.imported_by FROM label_imports i WHERE i.id = e.import_id), ''),
+	coalesce((SELECT i.file FROM label_imports i WHERE i.id = e.import_id), '')`
+
 func scanEvent(sc scanner) (LabelEvent, error) {
 	var e LabelEvent
+	err := scanEventInto(sc, &e)
+	return e, err
+}
+
+// scanSourcedEvent reads sourcedEventColumns.
+func scanSourcedEvent(sc scanner) (LabelEvent, error) {
+	var e LabelEvent
+	err := scanEventInto(sc, &e, &e.Import.ID, &e.Import.ImportedBy, &e.Import.File)
+	return e, err
+}
+
+func scanEventInto(sc scanner, e *LabelEvent, more ...any) error {
 	var kind, at string
-	if err := sc.Scan(&e.ID, &e.PairID, &e.Annotator, &kind, &e.Category, &e.Duplicate, &e.Note, &e.PreviousID, &at); err != nil {
-		return e, err
+	if err := sc.Scan(append([]any{&e.ID, &e.PairID, &e.Annotator, &kind, &e.Category, &e.Duplicate, &e.Note, &e.PreviousID, &at}, more...)...); err != nil {
+		return err
 	}
 	var err error
 	if e.Kind, err = labels.ParseKind(kind); err != nil {
-		return e, fmt.Errorf("label event %d: %w", e.ID, err)
+		return fmt.Errorf("label event %d: %w", e.ID, err)
 	}
 	if e.At, err = parseTime("created_at", at); err != nil {
-		return e, fmt.Errorf("label event %d: %w", e.ID, err)
+		return fmt.Errorf("label event %d: %w", e.ID, err)
 	}
-	return e, nil
+	return nil
 }
 
-// PairHistory returns every event of a pair, oldest first.
+// PairHistory returns every event of a pair, oldest first, with the import each came
+// from.
 func (d *DB) PairHistory(ctx context.Context, pairID int64) ([]LabelEvent, error) {
-	evs, err := queryAll(ctx, d, `SELECT `+eventColumns+` FROM label_events e WHERE e.pair_id = ? ORDER BY e.id`, scanEvent, pairID)
+	evs, err := queryAll(ctx, d, `SELECT `+sourcedEventColumns+` FROM label_events e WHERE e.pair_id = ? ORDER BY e.id`, scanSourcedEvent, pairID)
 	if err != nil {
 		return nil, fmt.Errorf("history of pair %d: %w", pairID, err)
 	}

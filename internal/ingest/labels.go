@@ -23,15 +23,43 @@ import (
 type LabelOptions struct {
 	DatasetID int64
 	Campaign  string // default "default"; created with the default categories if new
-	Annotator string // for rows without an annotator; default "import"
+	Annotator string // the source of rows without an annotator; default "import"
 	SkipBad   bool
-	Actor     string
 	MaxListed int
+	// Actor is who imports, as the audit log and the pages name them: an account's
+	// name, or "cli:<user>" for the command line.
+	Actor string
+	// UserID is the importing account (0: the command line without -as, or the
+	// program's own demo loader). Every row's annotator is stored as an import source
+	// ("import:alice", see labels.ImportedAnnotator), never as an account's name; only
+	// the program's own rule labels (labels.RuleAnnotator) imported without an account
+	// keep their name, so the demo's rule labels stay rule labels.
+	UserID int64
+	// MayAdjudicate allows rows of kind adjudication (the importer may adjudicate:
+	// reviewers and admins); each is recorded as the importer's own adjudication.
+	MayAdjudicate bool
+	// Progress, if set, is called as the import goes (outside any transaction).
+	Progress func(LabelProgress)
 }
+
+// LabelProgress is how far a label import is.
+type LabelProgress struct {
+	Phase string // "reading", "staging" (invisible yet), "publishing" (committed; becoming visible)
+	Done  int    // rows staged or published so far
+	Total int    // rows to stage or publish
+}
+
+// Phases of a label import.
+const (
+	PhaseReading    = "reading"
+	PhaseStaging    = "staging"
+	PhasePublishing = "publishing"
+)
 
 // LabelReport says what a label import did.
 type LabelReport struct {
 	CampaignID int64
+	ImportID   int64 // the recorded import (label_imports), once staging began
 	Accepted   int
 	Rejected   int
 	Errors     []*corpus.RecordError
@@ -93,6 +121,12 @@ func Labels(ctx context.Context, store *db.DB, r io.Reader, name string, opt Lab
 	if opt.MaxListed <= 0 {
 		opt.MaxListed = 100
 	}
+	progress := func(p LabelProgress) {
+		if opt.Progress != nil {
+			opt.Progress(p)
+		}
+	}
+	progress(LabelProgress{Phase: PhaseReading})
 	rows, bad, err := readLabelRows(r, name, format)
 	if err != nil {
 		return LabelReport{}, &LabelError{Err: err}
@@ -154,16 +188,24 @@ func Labels(ctx context.Context, store *db.DB, r io.Reader, name string, opt Lab
 			fail("duplicate", "%v", err)
 			continue
 		}
-		annotator := row.annotator
-		if annotator == "" {
-			annotator = opt.Annotator
+		source := row.annotator
+		if source == "" {
+			source = opt.Annotator
+		}
+		annotator := labels.ImportedAnnotator(source)
+		if opt.UserID == 0 && source == labels.RuleAnnotator {
+			annotator = source // the program's own rule labels (the demo's)
 		}
 		var kind labels.Kind
 		switch row.kind {
 		case "", string(labels.KindLabel):
 			kind = labels.KindLabel
 		case string(labels.KindAdjudication):
-			kind = labels.KindAdjudication
+			if !opt.MayAdjudicate || opt.UserID == 0 {
+				fail("kind", "adjudication rows are accepted only from an account that may adjudicate (reviewers and admins), and become that account's adjudications")
+				continue
+			}
+			kind, annotator = labels.KindAdjudication, opt.Actor
 		default:
 			fail("kind", "%q is not label or adjudication", row.kind)
 			continue
@@ -179,13 +221,36 @@ func Labels(ctx context.Context, store *db.DB, r io.Reader, name string, opt Lab
 	if len(out) == 0 {
 		return rep, &LabelError{Report: rep, Err: ErrNoLabels}
 	}
-	if err := store.AddLabels(ctx, camp.ID, out, opt.Actor); err != nil {
+	if rep.ImportID, err = writeLabels(ctx, store, camp.ID, name, out, opt, progress); err != nil {
 		return LabelReport{}, err
 	}
 	if _, err := campaign.ScorePairs(ctx, store, camp.ID); err != nil {
 		return rep, err
 	}
 	return rep, nil
+}
+
+// writeLabels records the import and its checked rows: staged in short transactions
+// (invisible; discarded if staging fails or ctx is cancelled), then published in short
+// transactions, so other writers (people labeling) wait for one batch at most. Once
+// every row is staged the import is committed: publishing is not cancelled by ctx (an
+// import half visible would be worse than a late cancel), and if the process dies
+// meanwhile, the janitor (db.CleanStaleImports) finishes it.
+func writeLabels(ctx context.Context, store *db.DB, campaignID int64, file string, out []db.NewLabel, opt LabelOptions, progress func(LabelProgress)) (int64, error) {
+	id, err := store.BeginLabelImport(ctx, db.NewLabelImport{CampaignID: campaignID, UserID: opt.UserID, ImportedBy: opt.Actor, File: file})
+	if err != nil {
+		return 0, err
+	}
+	if err := store.StageLabels(ctx, id, out, func(n int) { progress(LabelProgress{Phase: PhaseStaging, Done: n, Total: len(out)}) }); err != nil {
+		if derr := store.DiscardLabelImport(context.WithoutCancel(ctx), id); derr != nil {
+			err = errors.Join(err, derr) // the janitor removes it later
+		}
+		return 0, err
+	}
+	err = store.PublishLabelImport(context.WithoutCancel(ctx), id, func(n, total int) {
+		progress(LabelProgress{Phase: PhasePublishing, Done: n, Total: total})
+	})
+	return id, err
 }
 
 var labelFields = []string{"a", "b", "category", "duplicate", "annotator", "note", "kind"}
