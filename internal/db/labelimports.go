@@ -221,9 +221,9 @@ func (d *DB) publishBatch(ctx context.Context, tx *sql.Tx, importID int64, batch
 		return 0, 0, false, fmt.Errorf("it is %s, not publishing", li.State)
 	}
 	type row struct {
-		seq, a, b                        int
+		seq, a, b                       int
 		annotator, kind, category, note string
-		dup                              bool
+		dup                             bool
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT seq, doc_a, doc_b, annotator, kind, category, duplicate, note FROM label_import_rows
 		WHERE import_id = ? AND seq > ? ORDER BY seq LIMIT ?`, importID, li.Published, batch)
