@@ -19,7 +19,8 @@ CREATE TABLE label_imports (
     file         TEXT NOT NULL,
     state        TEXT NOT NULL CHECK (state IN ('staging', 'publishing', 'done')),
     rows         INTEGER NOT NULL DEFAULT 0,
-    published    INTEGER NOT NULL DEFAULT 0, -- staged rows (by seq) already in label_events
+    published    INTEGER NOT NULL DEFAULT 0, -- staged rows (by seq) already gone through
+    added        INTEGER NOT NULL DEFAULT 0, -- of those, appended to label_events (the rest said what stood already)
     created_at   TEXT NOT NULL,
     heartbeat_at TEXT NOT NULL,
     finished_at  TEXT NOT NULL DEFAULT ''

@@ -154,12 +154,15 @@ func pause(ctx context.Context) error {
 }
 
 // PublishLabelImport commits a staged import and moves its rows into the label log in
-// batches, calling progress (if not nil) with the rows published so far and the total.
+// batches, calling progress (if not nil) with the rows published so far and the total,
+// and returns how many events it appended: a row whose label the annotator's standing
+// label on the pair already says (kind, category, duplicate answer and note) is not
+// appended again, so importing a file twice adds nothing the second time.
 // Once it has begun, the import is finished by whoever comes next if this call stops
 // (a cancelled ctx, a killed process): see CleanStaleImports. The audit log's entry,
 // written with the last batch, names the importer.
-func (d *DB) PublishLabelImport(ctx context.Context, importID int64, progress func(published, total int)) error {
-	err := d.inTx(ctx, func(tx *sql.Tx) error {
+func (d *DB) PublishLabelImport(ctx context.Context, importID int64, progress func(published, total int)) (added int, err error) {
+	err = d.inTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE label_imports SET state = 'publishing', heartbeat_at = ? WHERE id = ? AND state IN ('staging', 'publishing')`,
 			d.stamp(), importID)
 		if err != nil {
@@ -168,57 +171,64 @@ func (d *DB) PublishLabelImport(ctx context.Context, importID int64, progress fu
 		return oneRow(res)
 	})
 	if err == nil {
-		err = d.publishLabels(ctx, importID, progress)
+		added, err = d.publishLabels(ctx, importID, progress)
 	}
 	if err != nil {
-		return fmt.Errorf("publish label import %d: %w", importID, err)
+		return 0, fmt.Errorf("publish label import %d: %w", importID, err)
 	}
-	return nil
+	return added, nil
 }
 
-// publishLabels runs the batches of a publishing import until it is done.
-func (d *DB) publishLabels(ctx context.Context, importID int64, progress func(published, total int)) error {
+// publishLabels runs the batches of a publishing import until it is done, and returns
+// how many events the whole import appended.
+func (d *DB) publishLabels(ctx context.Context, importID int64, progress func(published, total int)) (int, error) {
 	batch := 256
 	for {
 		start := time.Now()
-		var published, total int
-		var finished bool
+		var b published
 		err := d.inTx(ctx, func(tx *sql.Tx) error {
 			var err error
-			published, total, finished, err = d.publishBatch(ctx, tx, importID, batch)
+			b, err = d.publishBatch(ctx, tx, importID, batch)
 			return err
 		})
 		if err != nil {
-			return err
+			return 0, err
 		}
 		if progress != nil {
-			progress(published, total)
+			progress(b.rows, b.total)
 		}
-		if finished {
-			return nil
+		if b.finished {
+			return b.added, nil
 		}
 		batch = nextBatch(batch, time.Since(start))
 		if err := pause(ctx); err != nil {
-			return err
+			return 0, err
 		}
 	}
 }
 
-// publishBatch moves the next batch of staged rows into label_events, creating pairs as
-// needed; each event names the annotator's previous event on the pair, as AddLabels
-// does. With the last rows it deletes the staging rows and marks the import done.
-func (d *DB) publishBatch(ctx context.Context, tx *sql.Tx, importID int64, batch int) (published, total int, finished bool, err error) {
+// published is where a publishing import stands after a batch.
+type published struct {
+	rows, total, added int
+	finished           bool
+}
+
+// publishBatch moves the next batch of staged rows into label_events (and out of the
+// staging table), creating pairs as needed; each event names the annotator's previous
+// event on the pair, as AddLabels does. With the last rows it marks the import done.
+func (d *DB) publishBatch(ctx context.Context, tx *sql.Tx, importID int64, batch int) (published, error) {
 	var li LabelImport
 	var user sql.NullInt64
-	if err := tx.QueryRowContext(ctx, `SELECT campaign_id, user_id, imported_by, file, state, rows, published FROM label_imports WHERE id = ?`, importID).
-		Scan(&li.CampaignID, &user, &li.ImportedBy, &li.File, &li.State, &li.Rows, &li.Published); err != nil {
-		return 0, 0, false, notFound(err)
+	var added int
+	if err := tx.QueryRowContext(ctx, `SELECT campaign_id, user_id, imported_by, file, state, rows, published, added FROM label_imports WHERE id = ?`, importID).
+		Scan(&li.CampaignID, &user, &li.ImportedBy, &li.File, &li.State, &li.Rows, &li.Published, &added); err != nil {
+		return published{}, notFound(err)
 	}
 	if li.State == "done" {
-		return li.Rows, li.Rows, true, nil
+		return published{rows: li.Rows, total: li.Rows, added: added, finished: true}, nil
 	}
 	if li.State != "publishing" {
-		return 0, 0, false, fmt.Errorf("it is %s, not publishing", li.State)
+		return published{}, fmt.Errorf("it is %s, not publishing", li.State)
 	}
 	type row struct {
 		seq, a, b                       int
@@ -228,43 +238,52 @@ func (d *DB) publishBatch(ctx context.Context, tx *sql.Tx, importID int64, batch
 	rows, err := tx.QueryContext(ctx, `SELECT seq, doc_a, doc_b, annotator, kind, category, duplicate, note FROM label_import_rows
 		WHERE import_id = ? AND seq > ? ORDER BY seq LIMIT ?`, importID, li.Published, batch)
 	if err != nil {
-		return 0, 0, false, err
+		return published{}, err
 	}
 	var list []row
 	for rows.Next() {
 		var r row
 		if err := rows.Scan(&r.seq, &r.a, &r.b, &r.annotator, &r.kind, &r.category, &r.dup, &r.note); err != nil {
 			rows.Close()
-			return 0, 0, false, err
+			return published{}, err
 		}
 		list = append(list, r)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return 0, 0, false, err
+		return published{}, err
 	}
 	now := d.stamp()
 	pairStmt, err := tx.PrepareContext(ctx, `INSERT INTO label_pairs (campaign_id, doc_a, doc_b, origin, created_at) VALUES (?, ?, ?, 'import', ?)
 		ON CONFLICT (campaign_id, doc_a, doc_b) DO NOTHING`)
 	if err != nil {
-		return 0, 0, false, err
+		return published{}, err
 	}
 	defer pairStmt.Close()
 	eventStmt, err := tx.PrepareContext(ctx, `INSERT INTO label_events (pair_id, annotator, user_id, kind, category, duplicate, note, previous_id, created_at, import_id)
 		SELECT p.id, ?, ?, ?, ?, ?, ?, (SELECT max(x.id) FROM label_events x WHERE x.pair_id = p.id AND x.annotator = ?), ?, ?
 		FROM label_pairs p WHERE p.campaign_id = ? AND p.doc_a = ? AND p.doc_b = ?`)
 	if err != nil {
-		return 0, 0, false, err
+		return published{}, err
 	}
 	defer eventStmt.Close()
 	for _, r := range list {
 		if _, err := pairStmt.ExecContext(ctx, li.CampaignID, r.a, r.b, now); err != nil {
-			return 0, 0, false, fmt.Errorf("row %d: %w", r.seq, err)
+			return published{}, fmt.Errorf("row %d: %w", r.seq, err)
+		}
+		same, err := sameAsNewest(ctx, tx, li.CampaignID, NewLabel{DocA: int64(r.a), DocB: int64(r.b), Annotator: r.annotator,
+			Kind: labels.Kind(r.kind), Category: r.category, Duplicate: r.dup, Note: r.note})
+		if err != nil {
+			return published{}, fmt.Errorf("row %d: %w", r.seq, err)
+		}
+		li.Published = r.seq
+		if same {
+			continue
 		}
 		var by any // a label is the source's; an adjudication the importer's own
 		if r.kind == string(labels.KindAdjudication) {
 			if !user.Valid {
-				return 0, 0, false, fmt.Errorf("row %d: an adjudication needs an importing account", r.seq)
+				return published{}, fmt.Errorf("row %d: an adjudication needs an importing account", r.seq)
 			}
 			by = user.Int64
 		}
@@ -273,28 +292,29 @@ func (d *DB) publishBatch(ctx context.Context, tx *sql.Tx, importID int64, batch
 			err = oneRow(res)
 		}
 		if err != nil {
-			return 0, 0, false, fmt.Errorf("row %d: %w", r.seq, err)
+			return published{}, fmt.Errorf("row %d: %w", r.seq, err)
 		}
-		li.Published = r.seq
+		added++
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM label_import_rows WHERE import_id = ? AND seq <= ?`, importID, li.Published); err != nil {
+		return published{}, err
 	}
 	if li.Published < li.Rows {
-		_, err := tx.ExecContext(ctx, `UPDATE label_imports SET published = ?, heartbeat_at = ? WHERE id = ?`, li.Published, now, importID)
-		return li.Published, li.Rows, false, err
+		_, err := tx.ExecContext(ctx, `UPDATE label_imports SET published = ?, added = ?, heartbeat_at = ? WHERE id = ?`, li.Published, added, now, importID)
+		return published{rows: li.Published, total: li.Rows, added: added}, err
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM label_import_rows WHERE import_id = ?`, importID); err != nil {
-		return 0, 0, false, err
-	}
-	if _, err := tx.ExecContext(ctx, `UPDATE label_imports SET state = 'done', published = rows, heartbeat_at = ?, finished_at = ? WHERE id = ?`,
-		now, now, importID); err != nil {
-		return 0, 0, false, err
+	if _, err := tx.ExecContext(ctx, `UPDATE label_imports SET state = 'done', published = rows, added = ?, heartbeat_at = ?, finished_at = ? WHERE id = ?`,
+		added, now, now, importID); err != nil {
+		return published{}, err
 	}
 	var adjudications int
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM label_events WHERE import_id = ? AND kind = 'adjudication'`, importID).Scan(&adjudications); err != nil {
-		return 0, 0, false, err
+		return published{}, err
 	}
 	err = d.auditBy(ctx, tx, User{ID: user.Int64, Name: li.ImportedBy}, "labels.import", fmt.Sprintf("campaign:%d", li.CampaignID), map[string]any{
-		"import": importID, "events": li.Rows, "adjudications": adjudications, "file": li.File, "imported_by": li.ImportedBy, "user_id": user.Int64})
-	return li.Rows, li.Rows, true, err
+		"import": importID, "events": added, "unchanged": li.Rows - added, "adjudications": adjudications, "file": li.File,
+		"imported_by": li.ImportedBy, "user_id": user.Int64})
+	return published{rows: li.Rows, total: li.Rows, added: added, finished: true}, err
 }
 
 // DiscardLabelImport removes a staging import and its rows, in batches; an import that
@@ -376,7 +396,7 @@ func (d *DB) cleanStaleLabelImports(ctx context.Context, olderThan time.Duration
 				continue // gone meanwhile, or its owner went on to publish it
 			}
 		case "publishing":
-			err = d.publishLabels(ctx, s.id, nil)
+			_, err = d.publishLabels(ctx, s.id, nil)
 		}
 		if err != nil {
 			return n, fmt.Errorf("label import %d: %w", s.id, err)

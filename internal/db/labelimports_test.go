@@ -96,7 +96,7 @@ func TestLabelImportStagingAndJanitor(t *testing.T) {
 			t.Fatal(err)
 		}
 		cut, cancel := context.WithCancel(ctx)
-		err = d.PublishLabelImport(cut, id, func(published, total int) { cancel() }) // the process "dies" after one batch
+		_, err = d.PublishLabelImport(cut, id, func(published, total int) { cancel() }) // the process "dies" after one batch
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("PublishLabelImport cut short = %v; want context.Canceled", err)
 		}
