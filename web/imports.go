@@ -292,25 +292,21 @@ func (s *server) uploadLabels(w http.ResponseWriter, r *http.Request) {
 		s.failOnUpload(w, r, err)
 		return
 	}
-	defer up.remove()
 	dsID, _ := strconv.ParseInt(r.FormValue("dataset_id"), 10, 64) // none: 0, no such dataset
 	if _, err := s.store.Dataset(r.Context(), dsID); errors.Is(err, db.ErrNotFound) {
+		up.remove()
 		s.fail(w, r, notFound("dataset"))
 		return
 	} else if err != nil {
+		up.remove()
 		s.fail(w, r, err)
 		return
 	}
-	me := userOf(r)
-	rep, err := ingest.LabelsFile(r.Context(), s.store, up.path, ingest.LabelOptions{DatasetID: dsID, Actor: me.Name, Annotator: me.Name})
-	if err != nil {
+	if _, err := corpus.DetectFormat(up.name); err != nil {
+		up.remove()
 		s.failOnUpload(w, r, err)
 		return
 	}
-	msg := "Imported " + templates.Plural(rep.Accepted, "label", "labels") + " into the campaign"
-	if rep.Rejected > 0 {
-		msg += "; " + templates.Plural(rep.Rejected, "bad row was", "bad rows were") + " skipped"
-	}
-	c := fmt.Sprintf("/campaigns/%d", rep.CampaignID)
-	s.redirect(w, r, c, done(msg+"."))
+	// Rows that name no annotator are the importer's source ("import:<name>").
+	s.startLabelImport(w, r, up, ingest.LabelOptions{DatasetID: dsID, Annotator: userOf(r).Name})
 }

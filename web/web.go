@@ -199,6 +199,8 @@ func (s *server) routes() http.Handler {
 	r.With(s.require(auth.ImportLabels)).Group(func(r chi.Router) {
 		r.Get("/labels/new", s.showLabelsUpload)
 		r.Post("/labels", s.uploadLabels)
+		r.Get("/label-imports/{job}", s.showLabelImport)
+		r.Post("/label-imports/{job}/cancel", s.cancelLabelImport)
 	})
 	r.With(s.require(auth.ManageUsers)).Group(func(r chi.Router) {
 		r.Get("/audit", s.showAudit)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/ingest"
@@ -121,6 +122,7 @@ func importLabels(args []string, stdout, stderr io.Writer) error {
 	annotator := fs.String("annotator", "import", "annotator for rows that name none")
 	skipBad := fs.Bool("skip-bad", false, "import the good rows and skip the bad ones")
 	rejects := fs.String("rejects", "", "with -skip-bad: file for the rejected rows, whole, with their reasons, as JSON lines\n(default: rejects-DATASET-TIME.jsonl in the current directory; the path is printed)")
+	as := fs.String("as", "", "the account the import is recorded under (else \"cli:$USER\"); rows of kind adjudication need\none that may adjudicate (a reviewer or admin) and become its adjudications")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -141,6 +143,16 @@ func importLabels(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "labels for dataset %q version %d (%d documents)\n", ds.Name, ds.Version, ds.Docs)
 	opt.Actor = "cli:" + os.Getenv("USER")
+	if *as != "" {
+		u, err := store.UserByName(ctx, *as)
+		if errors.Is(err, db.ErrNotFound) || (err == nil && u.Disabled) {
+			return fmt.Errorf("-as %s: no enabled account of that name", *as)
+		}
+		if err != nil {
+			return err
+		}
+		opt.Actor, opt.UserID, opt.MayAdjudicate = u.Name, u.ID, u.Role.Can(auth.Adjudicate)
+	}
 	if *skipBad {
 		rf, err := createRejects(*rejects, ds.Name)
 		if err != nil {

@@ -21,8 +21,10 @@ import (
 //     file any more (every row was checked); if the process dies halfway, the janitor
 //     finishes it. While it runs (seconds for 300k rows), readers may see part of it.
 //
-// Each batch aims at deleteBatchTime and then leaves the write lock free for
-// deletePause, the rhythm of discarding a failed dataset import.
+// Each batch aims at deleteBatchTime (its work inside the transaction: neither waiting
+// behind other writers nor a commit that happens to checkpoint shrinks it) and then
+// leaves the write lock free for deletePause, the rhythm of discarding a failed dataset
+// import.
 
 // NewLabelImport is an import about to be staged.
 type NewLabelImport struct {
@@ -84,9 +86,11 @@ func (d *DB) LabelImportByID(ctx context.Context, id int64) (LabelImport, error)
 func (d *DB) StageLabels(ctx context.Context, importID int64, rows []NewLabel, progress func(staged int)) error {
 	batch := 256
 	for done := 0; done < len(rows); {
-		start := time.Now()
+		var took time.Duration // from when the batch got the write lock: waiting for it is not its cost
 		n := min(batch, len(rows)-done)
 		err := d.inTx(ctx, func(tx *sql.Tx) error {
+			start := time.Now()
+			defer func() { took = time.Since(start) }()
 			var state string
 			var seq int
 			if err := tx.QueryRowContext(ctx, `SELECT state, rows FROM label_imports WHERE id = ?`, importID).Scan(&state, &seq); err != nil {
@@ -124,7 +128,7 @@ func (d *DB) StageLabels(ctx context.Context, importID int64, rows []NewLabel, p
 		if progress != nil {
 			progress(done)
 		}
-		batch = nextBatch(batch, time.Since(start))
+		batch = nextBatch(batch, took)
 		if err := pause(ctx); err != nil && done < len(rows) {
 			return fmt.Errorf("stage labels of import %d: %w", importID, err)
 		}
@@ -184,11 +188,13 @@ func (d *DB) PublishLabelImport(ctx context.Context, importID int64, progress fu
 func (d *DB) publishLabels(ctx context.Context, importID int64, progress func(published, total int)) (int, error) {
 	batch := 256
 	for {
-		start := time.Now()
+		var took time.Duration
 		var b published
 		err := d.inTx(ctx, func(tx *sql.Tx) error {
+			start := time.Now()
 			var err error
 			b, err = d.publishBatch(ctx, tx, importID, batch)
+			took = time.Since(start)
 			return err
 		})
 		if err != nil {
@@ -200,7 +206,7 @@ func (d *DB) publishLabels(ctx context.Context, importID int64, progress func(pu
 		if b.finished {
 			return b.added, nil
 		}
-		batch = nextBatch(batch, time.Since(start))
+		batch = nextBatch(batch, took)
 		if err := pause(ctx); err != nil {
 			return 0, err
 		}
@@ -267,18 +273,28 @@ func (d *DB) publishBatch(ctx context.Context, tx *sql.Tx, importID int64, batch
 		return published{}, err
 	}
 	defer eventStmt.Close()
+	// What the annotator's standing label on the pair says (sameAsNewest, prepared once).
+	sameStmt, err := tx.PrepareContext(ctx, `SELECT s.kind, s.category, s.duplicate, e.note FROM label_pairs p
+		JOIN standing_labels s ON s.pair_id = p.id AND s.annotator = ?
+		JOIN label_events e ON e.id = s.event_id
+		WHERE p.campaign_id = ? AND p.doc_a = ? AND p.doc_b = ?`)
+	if err != nil {
+		return published{}, err
+	}
+	defer sameStmt.Close()
 	for _, r := range list {
 		if _, err := pairStmt.ExecContext(ctx, li.CampaignID, r.a, r.b, now); err != nil {
 			return published{}, fmt.Errorf("row %d: %w", r.seq, err)
 		}
-		same, err := sameAsNewest(ctx, tx, li.CampaignID, NewLabel{DocA: int64(r.a), DocB: int64(r.b), Annotator: r.annotator,
-			Kind: labels.Kind(r.kind), Category: r.category, Duplicate: r.dup, Note: r.note})
-		if err != nil {
+		var kind, category, note string
+		var dup bool
+		err := sameStmt.QueryRowContext(ctx, r.annotator, li.CampaignID, r.a, r.b).Scan(&kind, &category, &dup, &note)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return published{}, fmt.Errorf("row %d: %w", r.seq, err)
 		}
 		li.Published = r.seq
-		if same {
-			continue
+		if err == nil && kind == r.kind && category == r.category && dup == r.dup && note == r.note {
+			continue // the annotator's standing label says this already
 		}
 		var by any // a label is the source's; an adjudication the importer's own
 		if r.kind == string(labels.KindAdjudication) {
@@ -330,9 +346,11 @@ func (d *DB) DiscardLabelImport(ctx context.Context, importID int64) error {
 func (d *DB) discardLabelImport(ctx context.Context, importID int64) error {
 	batch := 1024
 	for {
-		start := time.Now()
+		var took time.Duration
 		var n int64
 		err := d.inTx(ctx, func(tx *sql.Tx) error {
+			start := time.Now()
+			defer func() { took = time.Since(start) }()
 			var state string
 			if err := tx.QueryRowContext(ctx, `SELECT state FROM label_imports WHERE id = ?`, importID).Scan(&state); err != nil {
 				return notFound(err)
@@ -363,7 +381,7 @@ func (d *DB) discardLabelImport(ctx context.Context, importID int64) error {
 		if n == 0 {
 			return nil
 		}
-		batch = nextBatch(batch, time.Since(start))
+		batch = nextBatch(batch, took)
 		if err := pause(ctx); err != nil {
 			return err
 		}

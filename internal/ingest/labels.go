@@ -34,7 +34,7 @@ type LabelOptions struct {
 	Annotator string // the source of rows without an annotator; default "import"
 	SkipBad   bool
 	// Rejects receives each refused row, with its reason, as a JSON line (with SkipBad).
-	Rejects io.Writer
+	Rejects   io.Writer
 	MaxListed int
 	// Actor is who imports, as the audit log and the pages name them: an account's
 	// name, or "cli:<user>" for the command line.

@@ -1,0 +1,122 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/dedupstudio/dedupstudio/internal/auth"
+	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/ingest"
+	"github.com/dedupstudio/dedupstudio/internal/jobs"
+	"github.com/dedupstudio/dedupstudio/internal/labels"
+	"github.com/dedupstudio/dedupstudio/web/templates"
+)
+
+// Label imports run as background jobs, like dataset imports: a 300k-row file took four
+// minutes inside one request, holding the write lock for a minute. The job's page shows
+// progress and can cancel until every row is staged (see ingest.Labels).
+
+// labelImportJob is the jobs kind of label imports.
+const labelImportJob = "labels"
+
+// startLabelImport runs the import of the uploaded file up as a job of the signed-in
+// user's, recorded as theirs (adjudication rows only if they may adjudicate), and sends
+// them to its page. The job removes the upload when it ends.
+func (s *server) startLabelImport(w http.ResponseWriter, r *http.Request, up upload, opt ingest.LabelOptions) {
+	me := userOf(r)
+	opt.Actor, opt.UserID, opt.MayAdjudicate = me.Name, me.ID, me.Role.Can(auth.Adjudicate)
+	id, err := s.jobs.Start(labelImportJob, up.name, me.ID, func(ctx context.Context, report jobs.Reporter) (any, error) {
+		defer up.remove()
+		opt.Progress = func(p ingest.LabelProgress) { report(p) }
+		rep, err := ingest.LabelsFile(ctx, s.store, up.path, opt)
+		return rep, s.jobError("label import", up.name, err, "nothing was imported")
+	})
+	if err != nil {
+		up.remove()
+		s.failOnUpload(w, r, err)
+		return
+	}
+	http.Redirect(w, r, "/label-imports/"+id, http.StatusSeeOther)
+}
+
+// loadLabelImport finds the {job} of the URL, a label import the user may see.
+func (s *server) loadLabelImport(r *http.Request) (jobs.Snapshot, error) {
+	snap, err := s.jobs.Get(chi.URLParam(r, "job"), jobCaller(r))
+	if errors.Is(err, jobs.ErrNotFound) || (err == nil && snap.Kind != labelImportJob) {
+		return snap, &pageError{http.StatusNotFound, "No such label import. Imports are kept while the server runs."}
+	}
+	return snap, err
+}
+
+func (s *server) showLabelImport(w http.ResponseWriter, r *http.Request) {
+	snap, err := s.loadLabelImport(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	v := templates.LabelImportStatus{Page: s.page(r, "Label import "+snap.Title), JobID: snap.ID, Title: snap.Title,
+		State: string(snap.State), Running: snap.State == jobs.Running, Error: snap.Err}
+	end := snap.Finished
+	if v.Running {
+		end = s.now()
+		v.Page.Refresh = 1
+	}
+	v.Elapsed = end.Sub(snap.Started).Round(100 * time.Millisecond).String()
+	if p, ok := snap.Progress.(ingest.LabelProgress); ok {
+		v.Phase, v.Done, v.Total = p.Phase, p.Done, p.Total
+	}
+	rep, _ := snap.Result.(ingest.LabelReport) // none until the job has finished
+	if snap.State == jobs.Done {
+		v.CampaignID, v.Campaign, v.New, v.Unchanged, v.Rejected = rep.CampaignID, rep.Campaign, rep.New, rep.Unchanged, rep.Rejected
+	}
+	for _, e := range rep.Errors {
+		v.Errors = append(v.Errors, templates.RecordErrorView{Place: e.Place.String(), Field: e.Field, Reason: e.Msg})
+	}
+	v.More = rep.Rejected - len(rep.Errors)
+	status := http.StatusOK
+	if snap.State == jobs.Failed {
+		status = http.StatusUnprocessableEntity
+	}
+	s.render(w, r, status, templates.LabelImportStatusPage(v))
+}
+
+func (s *server) cancelLabelImport(w http.ResponseWriter, r *http.Request) {
+	snap, err := s.loadLabelImport(r)
+	if err == nil {
+		err = s.jobs.Cancel(snap.ID, jobCaller(r))
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	n := done("Cancelled the label import: what it staged is being discarded.")
+	switch p, _ := snap.Progress.(ingest.LabelProgress); {
+	case snap.State != jobs.Running:
+		n = done("The label import had ended already: there was nothing to cancel.")
+	case p.Phase == ingest.PhasePublishing:
+		n = done("Too late to cancel: every row was in, and the labels are being published.")
+	}
+	s.redirect(w, r, "/label-imports/"+snap.ID, n)
+}
+
+// labelAuthor is who a label event is shown as. An imported label is shown as imported by
+// someone from a file, with the source the file named, never as if the named person (or
+// rule) had labeled it; an imported adjudication is the importer's own.
+func labelAuthor(e db.LabelEvent) string {
+	if e.Import.ID == 0 {
+		return e.Annotator
+	}
+	if e.Kind == labels.KindAdjudication {
+		return fmt.Sprintf("%s (imported from file %s)", e.Annotator, e.Import.File)
+	}
+	source, ok := labels.ImportSource(e.Annotator)
+	if !ok {
+		source = e.Annotator // the program's own rule labels (demo-rules)
+	}
+	return fmt.Sprintf("imported by %s from file %s (source %s)", e.Import.ImportedBy, e.Import.File, source)
+}
