@@ -30,6 +30,7 @@ var routeMatrix = []struct {
 	{"POST", "/datasets", auth.ImportData},
 	{"GET", "/imports/import-1", auth.ImportData},
 	{"POST", "/imports/import-1/cancel", auth.ImportData},
+	{"POST", "/imports/import-1/new-version", auth.ImportData},
 	{"GET", "/labels/new", auth.ImportLabels},
 	{"POST", "/labels", auth.ImportLabels},
 	{"GET", "/admin/users", auth.ManageUsers},

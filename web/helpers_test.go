@@ -181,7 +181,7 @@ func (f *fixture) withCampaign() {
 	f.withCampaignDocsOnly()
 	list, _ := f.store.Datasets(context.Background())
 	_, err := ingest.Labels(context.Background(), f.store, strings.NewReader("a,b,category,annotator\na,b,minor,seed\na,d,translation,seed\n"),
-		"l.csv", ingest.LabelOptions{DatasetID: list[0].ID})
+		"l.csv", ingest.LabelOptions{DatasetID: list[0].ID, Create: true})
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -24,17 +24,23 @@ import (
 // labelImportJob is the jobs kind of label imports.
 const labelImportJob = "labels"
 
-// startLabelImport runs the import of the uploaded file up as a job of the signed-in
-// user's, recorded as theirs (adjudication rows only if they may adjudicate), and sends
-// them to its page. The job removes the upload when it ends.
-func (s *server) startLabelImport(w http.ResponseWriter, r *http.Request, up upload, opt ingest.LabelOptions) {
+// labelImportResult is what a label import job returns.
+type labelImportResult struct {
+	Report  ingest.LabelReport
+	Dataset db.Dataset
+}
+
+// startLabelImport runs the import of the uploaded file up into dataset version ds as a
+// job of the signed-in user's, recorded as theirs (adjudication rows only if they may
+// adjudicate), and sends them to its page. The job removes the upload when it ends.
+func (s *server) startLabelImport(w http.ResponseWriter, r *http.Request, up upload, ds db.Dataset, opt ingest.LabelOptions) {
 	me := userOf(r)
 	opt.Actor, opt.UserID, opt.MayAdjudicate = me.Name, me.ID, me.Role.Can(auth.Adjudicate)
 	id, err := s.jobs.Start(labelImportJob, up.name, me.ID, func(ctx context.Context, report jobs.Reporter) (any, error) {
 		defer up.remove()
 		opt.Progress = func(p ingest.LabelProgress) { report(p) }
 		rep, err := ingest.LabelsFile(ctx, s.store, up.path, opt)
-		return rep, s.jobError("label import", up.name, err, "nothing was imported")
+		return labelImportResult{rep, ds}, s.jobError("label import", up.name, err, "nothing was imported")
 	})
 	if err != nil {
 		up.remove()
@@ -70,9 +76,10 @@ func (s *server) showLabelImport(w http.ResponseWriter, r *http.Request) {
 	if p, ok := snap.Progress.(ingest.LabelProgress); ok {
 		v.Phase, v.Done, v.Total = p.Phase, p.Done, p.Total
 	}
-	rep, _ := snap.Result.(ingest.LabelReport) // none until the job has finished
+	res, _ := snap.Result.(labelImportResult) // none until the job has finished
+	rep := res.Report
 	if snap.State == jobs.Done {
-		v.CampaignID, v.Campaign, v.New, v.Unchanged, v.Rejected = rep.CampaignID, rep.Campaign, rep.New, rep.Unchanged, rep.Rejected
+		v.CampaignID, v.Message = rep.CampaignID, labelImportMessage(rep, res.Dataset)
 	}
 	for _, e := range rep.Errors {
 		v.Errors = append(v.Errors, templates.RecordErrorView{Place: e.Place.String(), Field: e.Field, Reason: e.Msg})
@@ -102,6 +109,23 @@ func (s *server) cancelLabelImport(w http.ResponseWriter, r *http.Request) {
 		n = done("Too late to cancel: every row was in, and the labels are being published.")
 	}
 	s.redirect(w, r, "/label-imports/"+snap.ID, n)
+}
+
+// labelImportMessage says what a finished label import did.
+func labelImportMessage(rep ingest.LabelReport, ds db.Dataset) string {
+	created := ""
+	if rep.Created {
+		created = " (created)"
+	}
+	msg := fmt.Sprintf("Campaign “%s”%s of %s version %d: %d new, %d unchanged, %d rejected of %s.", rep.Campaign, created, ds.Name, ds.Version,
+		rep.New, rep.Unchanged, rep.Rejected, templates.Plural(rep.Rows, "row", "rows"))
+	if rep.Rejected > 0 {
+		msg += " Skipped: " + joinErrors(rep.Errors, rep.Rejected) + "."
+	}
+	if rep.Overrides > 0 {
+		msg += fmt.Sprintf(" %s override what their category says (kept as written): %s.", templates.Plural(rep.Overrides, "row", "rows"), joinErrors(rep.Warnings, rep.Overrides))
+	}
+	return msg
 }
 
 // labelAuthor is who a label event is shown as. An imported label is shown as imported by

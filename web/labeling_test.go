@@ -162,7 +162,7 @@ func TestAdjudicationAndCrossCampaign(t *testing.T) {
 	docs := `{"id":"x","text":"one two three four"}` + "\n" + `{"id":"y","text":"one two three five"}` + "\n"
 	f.waitJob(f.upload("/datasets", "other.jsonl", docs, nil).Header().Get("Location"))
 	list, _ := f.store.Datasets(context.Background())
-	lrep, err := ingest.Labels(context.Background(), f.store, strings.NewReader("a,b,category\nx,y,minor\n"), "l.csv", ingest.LabelOptions{DatasetID: list[0].ID})
+	lrep, err := ingest.Labels(context.Background(), f.store, strings.NewReader("a,b,category\nx,y,minor\n"), "l.csv", ingest.LabelOptions{DatasetID: list[0].ID, Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +241,7 @@ func TestLabelExportRoundTrip(t *testing.T) {
 		g := newFixture(t, 1<<20)
 		g.withCampaignDocsOnly()
 		list, _ := g.store.Datasets(context.Background())
-		if _, err := ingest.Labels(context.Background(), g.store, strings.NewReader(exported), "export."+format, ingest.LabelOptions{DatasetID: list[0].ID}); err != nil {
+		if _, err := ingest.Labels(context.Background(), g.store, strings.NewReader(exported), "export."+format, ingest.LabelOptions{DatasetID: list[0].ID, Create: true}); err != nil {
 			t.Fatalf("%s re-import: %v\n%s", format, err, exported)
 		}
 		_, again := get(t, g.h, "/campaigns/1/labels."+format, g.signIn("reviewer"))

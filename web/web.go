@@ -53,7 +53,8 @@ type server struct {
 	now       func() time.Time
 	maxUpload int64
 
-	notices notices // what a POST leaves for the page it redirects to
+	notices notices     // what a POST leaves for the page it redirects to
+	held    heldUploads // files of imports refused as identical, until confirmed or an hour passes
 
 	setup      setup
 	trustProxy bool
@@ -195,6 +196,7 @@ func (s *server) routes() http.Handler {
 		r.Post("/datasets", s.uploadDataset)
 		r.Get("/imports/{job}", s.showImport)
 		r.Post("/imports/{job}/cancel", s.cancelImport)
+		r.Post("/imports/{job}/new-version", s.importNewVersion)
 	})
 	r.With(s.require(auth.ImportLabels)).Group(func(r chi.Router) {
 		r.Get("/labels/new", s.showLabelsUpload)

@@ -169,7 +169,7 @@ func Labels(ctx context.Context, store *db.DB, r io.Reader, name string, opt Lab
 		if len(names) > 0 {
 			have = "it has " + quoteList(names)
 		}
-		return LabelReport{}, &LabelError{Err: fmt.Errorf("%w %q in this dataset (%s): choose one, or create it (-create on the command line, \"create it\" on the form)", ErrNoCampaign, opt.Campaign, have)}
+		return LabelReport{}, &LabelError{Err: fmt.Errorf("%w %q in this dataset (%s): choose one, or create it (-create on the command line, the \"Create the campaign\" box on the form)", ErrNoCampaign, opt.Campaign, have)}
 	case err != nil:
 		return LabelReport{}, err
 	}
