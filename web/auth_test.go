@@ -33,6 +33,8 @@ var routeMatrix = []struct {
 	{"POST", "/imports/import-1/new-version", auth.ImportData},
 	{"GET", "/labels/new", auth.ImportLabels},
 	{"POST", "/labels", auth.ImportLabels},
+	{"GET", "/label-imports/import-1", auth.ImportLabels},
+	{"POST", "/label-imports/import-1/cancel", auth.ImportLabels},
 	{"GET", "/admin/users", auth.ManageUsers},
 	{"POST", "/admin/invites", auth.ManageUsers},
 	{"POST", "/admin/invites/00ff/revoke", auth.ManageUsers},

@@ -159,6 +159,20 @@ func (f *fixture) follow(rec *httptest.ResponseRecorder, c *http.Cookie) (locati
 		f.t.Fatalf("answer to a form: %d; want 303 See Other\n%s", rec.Code, rec.Body.String())
 	}
 	location = rec.Header().Get("Location")
+	if id, ok := strings.CutPrefix(location, "/label-imports/"); ok && !strings.Contains(id, "?") {
+		// A label import runs as a job whose page, once it has finished, sends the
+		// person on (to the campaign, or back to the form).
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if _, err := f.jobs.Wait(ctx, id); err != nil {
+			f.t.Fatal(err)
+		}
+		rec = httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodGet, location, nil)
+		req.AddCookie(c)
+		f.h.ServeHTTP(rec, req)
+		return f.follow(rec, c)
+	}
 	res, body := get(f.t, f.h, location, c)
 	if res.StatusCode != http.StatusOK {
 		f.t.Fatalf("GET %s after the form: %d", location, res.StatusCode)

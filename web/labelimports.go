@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -28,6 +30,8 @@ const labelImportJob = "labels"
 type labelImportResult struct {
 	Report  ingest.LabelReport
 	Dataset db.Dataset
+	Refused string     // what was wrong with the file or the choices, for the form
+	Form    url.Values // the form's small fields, to fill it again after a refusal
 }
 
 // startLabelImport runs the import of the uploaded file up into dataset version ds as a
@@ -36,11 +40,16 @@ type labelImportResult struct {
 func (s *server) startLabelImport(w http.ResponseWriter, r *http.Request, up upload, ds db.Dataset, opt ingest.LabelOptions) {
 	me := userOf(r)
 	opt.Actor, opt.UserID, opt.MayAdjudicate = me.Name, me.ID, me.Role.Can(auth.Adjudicate)
+	form := maps.Clone(r.Form)
 	id, err := s.jobs.Start(labelImportJob, up.name, me.ID, func(ctx context.Context, report jobs.Reporter) (any, error) {
 		defer up.remove()
 		opt.Progress = func(p ingest.LabelProgress) { report(p) }
 		rep, err := ingest.LabelsFile(ctx, s.store, up.path, opt)
-		return labelImportResult{rep, ds}, s.jobError("label import", up.name, err, "nothing was imported")
+		res := labelImportResult{Report: rep, Dataset: ds, Form: form}
+		if msg, ok := userMessage(err); ok {
+			res.Refused = msg
+		}
+		return res, s.jobError("label import", up.name, err, "nothing was imported")
 	})
 	if err != nil {
 		up.remove()
@@ -59,14 +68,31 @@ func (s *server) loadLabelImport(r *http.Request) (jobs.Snapshot, error) {
 	return snap, err
 }
 
+// showLabelImport shows a running label import's progress. A finished one sends the
+// person where the import's result belongs, as the form did when imports ran within the
+// request: to the campaign saying what it did, or back to the form saying what was wrong
+// (with what they chose); a cancelled one says so here.
 func (s *server) showLabelImport(w http.ResponseWriter, r *http.Request) {
 	snap, err := s.loadLabelImport(r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
+	res, _ := snap.Result.(labelImportResult) // none until the job has finished
+	switch snap.State {
+	case jobs.Done:
+		s.redirect(w, r, fmt.Sprintf("/campaigns/%d", res.Report.CampaignID), done(labelImportMessage(res.Report, res.Dataset)))
+		return
+	case jobs.Failed:
+		msg := res.Refused
+		if msg == "" {
+			msg = snap.Err
+		}
+		s.redirect(w, r, "/labels/new", &notice{Notice: templates.Notice{Text: msg, Error: true}, Form: res.Form})
+		return
+	}
 	v := templates.LabelImportStatus{Page: s.page(r, "Label import "+snap.Title), JobID: snap.ID, Title: snap.Title,
-		State: string(snap.State), Running: snap.State == jobs.Running, Error: snap.Err}
+		State: string(snap.State), Running: snap.State == jobs.Running}
 	end := snap.Finished
 	if v.Running {
 		end = s.now()
@@ -76,20 +102,7 @@ func (s *server) showLabelImport(w http.ResponseWriter, r *http.Request) {
 	if p, ok := snap.Progress.(ingest.LabelProgress); ok {
 		v.Phase, v.Done, v.Total = p.Phase, p.Done, p.Total
 	}
-	res, _ := snap.Result.(labelImportResult) // none until the job has finished
-	rep := res.Report
-	if snap.State == jobs.Done {
-		v.CampaignID, v.Message = rep.CampaignID, labelImportMessage(rep, res.Dataset)
-	}
-	for _, e := range rep.Errors {
-		v.Errors = append(v.Errors, templates.RecordErrorView{Place: e.Place.String(), Field: e.Field, Reason: e.Msg})
-	}
-	v.More = rep.Rejected - len(rep.Errors)
-	status := http.StatusOK
-	if snap.State == jobs.Failed {
-		status = http.StatusUnprocessableEntity
-	}
-	s.render(w, r, status, templates.LabelImportStatusPage(v))
+	s.render(w, r, http.StatusOK, templates.LabelImportStatusPage(v))
 }
 
 func (s *server) cancelLabelImport(w http.ResponseWriter, r *http.Request) {
@@ -101,14 +114,21 @@ func (s *server) cancelLabelImport(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	n := done("Cancelled the label import: what it staged is being discarded.")
-	switch p, _ := snap.Progress.(ingest.LabelProgress); {
-	case snap.State != jobs.Running:
-		n = done("The label import had ended already: there was nothing to cancel.")
+	res, _ := snap.Result.(labelImportResult)
+	p, _ := snap.Progress.(ingest.LabelProgress)
+	switch {
+	case snap.State == jobs.Done:
+		s.redirect(w, r, fmt.Sprintf("/campaigns/%d", res.Report.CampaignID),
+			done("The label import had ended already: there was nothing to cancel. "+labelImportMessage(res.Report, res.Dataset)))
+	case snap.State == jobs.Failed:
+		s.redirect(w, r, "/labels/new", done("The label import had ended already (refused): there was nothing to cancel."))
+	case snap.State == jobs.Cancelled:
+		s.redirect(w, r, "/label-imports/"+snap.ID, done("The label import had been cancelled already."))
 	case p.Phase == ingest.PhasePublishing:
-		n = done("Too late to cancel: every row was in, and the labels are being published.")
+		s.redirect(w, r, "/label-imports/"+snap.ID, done("Too late to cancel: every row was in, and the labels are being published."))
+	default:
+		s.redirect(w, r, "/label-imports/"+snap.ID, done("Cancelled the label import: what it staged is being discarded."))
 	}
-	s.redirect(w, r, "/label-imports/"+snap.ID, n)
 }
 
 // labelImportMessage says what a finished label import did.
