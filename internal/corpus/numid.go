@@ -30,9 +30,6 @@ func NumberID(raw string) (string, error) {
 		return "", fmt.Errorf("%q is not a number", raw)
 	}
 	digits := strings.TrimLeft(intPart+frac, "0")
-	if digits == "" {
-		return "0", nil // 0, -0, 0.0, 0e5
-	}
 	scale := -len(frac)
 	if hasExp {
 		sign, ed := 1, exp
@@ -51,6 +48,9 @@ func NumberID(raw string) (string, error) {
 		}
 		e, _ := strconv.Atoi("0" + ed)
 		scale += sign * e
+	}
+	if digits == "" {
+		return "0", nil // 0, -0, 0.0, 0e5
 	}
 	if scale < 0 {
 		cut := len(digits) + scale // digits before the decimal point

@@ -3,9 +3,14 @@ package corpus
 import (
 	"errors"
 	"io"
+	"math/big"
+	"regexp"
 	"strings"
 	"testing"
 )
+
+// plainNumber is what NumberID reads: JSON's number syntax, leading zeros allowed.
+var plainNumber = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
 
 func TestNumberID(t *testing.T) {
 	t.Parallel()
@@ -88,4 +93,30 @@ func TestNumericIDsFromFile(t *testing.T) {
 		!strings.HasPrefix(errs[1], "fraction-ids.jsonl:3: field id: the number 1e-3 is not a whole number") {
 		t.Errorf("fraction-ids.jsonl: errors %q", errs)
 	}
+}
+
+// FuzzNumberID checks NumberID against math/big on any input: a whole number gives its
+// integer's decimal form (which NumberID gives back unchanged), anything else an error.
+//
+//	go test ./internal/corpus -run '^$' -fuzz FuzzNumberID -fuzztime 30s
+func FuzzNumberID(f *testing.F) {
+	for _, s := range []string{"2", "2.0", "20e-1", "-0", "1e3", "2.5", "1e-3", "12345678901234567890", "0.0e9", "1e", "-", "01.50e1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := NumberID(s)
+		if err != nil {
+			return // refusals are checked by TestNumberID; here, what is accepted
+		}
+		if !plainNumber.MatchString(s) {
+			t.Fatalf("NumberID(%q) = %q; want an error for a non-number", s, got)
+		}
+		r, ok := new(big.Rat).SetString(s)
+		if !ok || !r.IsInt() || r.Num().String() != got {
+			t.Fatalf("NumberID(%q) = %q; math/big reads %v", s, got, r)
+		}
+		if again, err := NumberID(got); err != nil || again != got {
+			t.Fatalf("NumberID(%q) = %q, %v; want it unchanged", got, again, err)
+		}
+	})
 }
