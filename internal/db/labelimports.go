@@ -388,20 +388,28 @@ func (d *DB) discardLabelImport(ctx context.Context, importID int64) error {
 	}
 }
 
+// stalePublishing is how long a publishing label import may go without a batch before
+// the cleanup finishes it.
+const stalePublishing = time.Minute
+
 // cleanStaleLabelImports discards the staging imports and finishes the publishing ones
 // that have not moved for olderThan (their process died, or a discard was cut short),
 // and returns how many it handled.
 func (d *DB) cleanStaleLabelImports(ctx context.Context, olderThan time.Duration) (int, error) {
+	// A publishing import writes a batch every few tenths of a second at most, and
+	// readers see part of it until it is finished: it counts as stopped sooner.
 	cutoff := formatTime(d.now().Add(-olderThan))
+	publishingCutoff := formatTime(d.now().Add(-min(olderThan, stalePublishing)))
 	type stale struct {
 		id    int64
 		state string
 	}
-	list, err := queryAll(ctx, d, `SELECT id, state FROM label_imports WHERE state != 'done' AND heartbeat_at <= ? ORDER BY id`,
+	list, err := queryAll(ctx, d, `SELECT id, state FROM label_imports
+		WHERE (state = 'staging' AND heartbeat_at <= ?) OR (state = 'publishing' AND heartbeat_at <= ?) ORDER BY id`,
 		func(sc scanner) (stale, error) {
 			var s stale
 			return s, sc.Scan(&s.id, &s.state)
-		}, cutoff)
+		}, cutoff, publishingCutoff)
 	if err != nil {
 		return 0, err
 	}
