@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,15 +40,12 @@ func (s *server) uploadView(r *http.Request) (templates.Upload, error) {
 		Meta: formValue(r, "meta", ""), SkipBad: formValue(r, "skip_bad", "") != "", NewVersion: formValue(r, "new_version", "") != "",
 		Version: formValue(r, "version", ""), Campaign: formValue(r, "campaign", "default"), Create: formValue(r, "create", "") != "",
 		Annotator: formValue(r, "annotator", me.Name), CommandDB: s.commandDB()}
-	seen := map[string]bool{}
-	for _, d := range datasets {
-		if !seen[d.Name] {
-			seen[d.Name] = true
+	for _, d := range datasets { // newest first
+		if !slices.Contains(u.DatasetNames, d.Name) {
 			u.DatasetNames = append(u.DatasetNames, d.Name)
 		}
 		for _, c := range d.Campaigns {
-			if !seen["\x00"+c.Name] {
-				seen["\x00"+c.Name] = true
+			if !slices.Contains(u.CampaignNames, c.Name) {
 				u.CampaignNames = append(u.CampaignNames, c.Name)
 			}
 		}

@@ -475,13 +475,28 @@ func quoteList(names []string) string {
 	return strings.Join(q, ", ")
 }
 
-// csvRow is a CSV row as an object of its header's columns, for a rejects file.
-func csvRow(header, rec []string) map[string]string {
-	m := make(map[string]string, len(rec))
-	for i, v := range rec {
-		if i < len(header) {
-			m[header[i]] = v
+// csvRow is a CSV row for a rejects file: written as an object of the header's
+// columns, in their order, but built only when written.
+func csvRow(header, rec []string) csvRecord { return csvRecord{header, rec} }
+
+type csvRecord struct{ header, rec []string }
+
+func (c csvRecord) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	for i, v := range c.rec {
+		if i >= len(c.header) {
+			break
 		}
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		k, _ := json.Marshal(c.header[i])
+		val, _ := json.Marshal(v)
+		buf.Write(k)
+		buf.WriteByte(':')
+		buf.Write(val)
 	}
-	return m
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
 }
