@@ -201,7 +201,7 @@ func labelFile(t testing.TB, dir string, rows, docs, bad int) string {
 // report's 300,000: DEDUP_LABEL_ROWS=300000); the test logs the import's time and the
 // writers' worst wait.
 func TestLargeLabelImportLetsOthersWrite(t *testing.T) {
-	rows, writers := 20000, 4
+	rows, writers := 10000, 4
 	if v := os.Getenv("DEDUP_LABEL_WRITERS"); v != "" {
 		writers, _ = strconv.Atoi(v)
 	}
