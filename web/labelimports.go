@@ -124,7 +124,7 @@ func (s *server) cancelLabelImport(w http.ResponseWriter, r *http.Request) {
 		s.redirect(w, r, "/labels/new", done("The label import had ended already (refused): there was nothing to cancel."))
 	case snap.State == jobs.Cancelled:
 		s.redirect(w, r, "/label-imports/"+snap.ID, done("The label import had been cancelled already."))
-	case p.Phase == ingest.PhasePublishing:
+	case p.Phase == ingest.PhasePublishing || p.Phase == ingest.PhaseScoring:
 		s.redirect(w, r, "/label-imports/"+snap.ID, done("Too late to cancel: every row was in, and the labels are being published."))
 	default:
 		s.redirect(w, r, "/label-imports/"+snap.ID, done("Cancelled the label import: what it staged is being discarded."))

@@ -19,7 +19,8 @@ import (
 //  2. publishing: once every row is staged, the import is committed: its rows move
 //     into label_events batch by batch, in file order. This phase cannot fail on the
 //     file any more (every row was checked); if the process dies halfway, the janitor
-//     finishes it. While it runs (seconds for 300k rows), readers may see part of it.
+//     finishes it. While it runs (about five minutes for 300k rows on a busy 2-core
+//     machine), readers see part of it.
 //
 // Each batch aims at deleteBatchTime (its work inside the transaction: neither waiting
 // behind other writers nor a commit that happens to checkpoint shrinks it) and then

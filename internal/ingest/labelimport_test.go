@@ -244,12 +244,15 @@ func TestLargeLabelImportLetsOthersWrite(t *testing.T) {
 		wg       sync.WaitGroup
 		mu       sync.Mutex
 		worst    time.Duration
+		worstAt  string // the import's phase when the worst wait began
+		phase    atomic.Value
 		writes   int
 		failures []error
 	)
 	label := func(w int, prev *int64) error {
 		p := refs[w%len(refs)]
 		start := time.Now()
+		during, _ := phase.Load().(string)
 		ev, err := store.RecordEvent(ctx, camp.ID, p.ID, db.NewLabel{Annotator: fmt.Sprintf("writer%d", w), UserID: 0,
 			Category: []string{"minor", "different"}[rand.IntN(2)]}, *prev)
 		took := time.Since(start)
@@ -261,7 +264,9 @@ func TestLargeLabelImportLetsOthersWrite(t *testing.T) {
 		}
 		*prev = ev.ID
 		writes++
-		worst = max(worst, took)
+		if took > worst {
+			worst, worstAt = took, during
+		}
 		return nil
 	}
 	for w := range writers {
@@ -283,6 +288,7 @@ func TestLargeLabelImportLetsOthersWrite(t *testing.T) {
 		if _, ok := phases[p.Phase]; !ok {
 			phases[p.Phase] = time.Now()
 		}
+		phase.Store(p.Phase)
 		phases[p.Phase+" end"] = time.Now()
 		if p.Phase != PhaseStaging || p.Done < p.Total/2 || midway.Swap(true) {
 			return
@@ -300,6 +306,7 @@ func TestLargeLabelImportLetsOthersWrite(t *testing.T) {
 		midwayErr = label(99, &prev)
 	}}
 	start := time.Now()
+	phase.Store("before the import")
 	rep, err := LabelsFile(ctx, store, path, opt)
 	took := time.Since(start)
 	mu.Lock()
@@ -333,10 +340,10 @@ func TestLargeLabelImportLetsOthersWrite(t *testing.T) {
 		t.Errorf("%d imported standing labels; want between 1 and %d", imported, rows)
 	}
 	t.Logf("imported %d label rows (%d standing) in %.1f s (%.0f rows/s): reading %.1f s, staging %.1f s, publishing %.1f s, scoring and ranking the new pairs %.1f s; "+
-		"%d labels written beside it, worst wait %v",
+		"%d labels written beside it, worst wait %v (began while %s)",
 		rows, imported, took.Seconds(), float64(rows)/took.Seconds(), phases[PhaseStaging].Sub(start).Seconds(),
 		phases[PhaseStaging+" end"].Sub(phases[PhaseStaging]).Seconds(), phases[PhasePublishing+" end"].Sub(phases[PhasePublishing]).Seconds(),
-		time.Since(phases[PhasePublishing+" end"]).Seconds()-time.Since(start.Add(took)).Seconds(), during, worst.Round(time.Millisecond))
+		start.Add(took).Sub(phases[PhaseScoring]).Seconds(), during, worst.Round(time.Millisecond), worstAt)
 }
 
 // A bad row halfway through a large file, or a cancel halfway through staging, leaves

@@ -54,7 +54,7 @@ type LabelOptions struct {
 
 // LabelProgress is how far a label import is.
 type LabelProgress struct {
-	Phase string // "reading", "staging" (invisible yet), "publishing" (committed; becoming visible)
+	Phase string // "reading", "staging" (invisible yet), "publishing" (committed; becoming visible), "scoring" (the new pairs)
 	Done  int    // rows staged or published so far
 	Total int    // rows to stage or publish
 }
@@ -64,6 +64,7 @@ const (
 	PhaseReading    = "reading"
 	PhaseStaging    = "staging"
 	PhasePublishing = "publishing"
+	PhaseScoring    = "scoring"
 )
 
 // LabelReport says what a label import did.
@@ -285,7 +286,9 @@ func Labels(ctx context.Context, store *db.DB, r io.Reader, name string, opt Lab
 		return LabelReport{}, err
 	}
 	rep.Unchanged = rep.Accepted - rep.New
-	if _, err := campaign.ScorePairs(ctx, store, camp.ID); err != nil {
+	progress(LabelProgress{Phase: PhaseScoring})
+	// The labels are in: a cancel no longer stops what follows from them.
+	if _, err := campaign.ScorePairs(context.WithoutCancel(ctx), store, camp.ID); err != nil {
 		return rep, err
 	}
 	return rep, nil
