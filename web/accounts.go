@@ -12,6 +12,7 @@ import (
 
 	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/labels"
 	"github.com/dedupstudio/dedupstudio/web/templates"
 )
 
@@ -116,7 +117,8 @@ func (s *server) createAccount(w http.ResponseWriter, r *http.Request, view temp
 		view.Error = msg
 		s.render(w, r, status, templates.SignInPage(view))
 	}
-	if err := errors.Join(auth.CheckName(name), auth.CheckNewPassword(name, pw)); err != nil {
+	// Names that rule-made and imported labels carry are no account's (issue 11).
+	if err := errors.Join(auth.CheckName(name), labels.CheckAccountName(name), auth.CheckNewPassword(name, pw)); err != nil {
 		s.failOn(w, r, badInput(err), onForm)
 		return
 	}

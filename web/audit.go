@@ -41,7 +41,7 @@ func (s *server) showAudit(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	v := templates.AuditLog{Page: s.page(r, "Audit log"), Checked: check.Rows, Intact: check.Intact(), BrokenAt: check.BrokenAt,
+	v := templates.AuditLog{Page: s.page(r, "Audit log"), DB: s.commandDB(), Checked: check.Rows, Intact: check.Intact(), BrokenAt: check.BrokenAt,
 		Problem: check.Problem, Head: check.Head, Limit: auditLimit}
 	for _, e := range events {
 		v.Rows = append(v.Rows, eventRow(e, names))

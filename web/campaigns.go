@@ -74,7 +74,7 @@ func (s *server) campaignView(r *http.Request, c db.Campaign) (templates.Campaig
 		Page: s.page(r, "Labeling "+c.Name), ID: c.ID, Name: c.Name, Dataset: fmt.Sprintf("%s v%d", ds.Name, ds.Version),
 		Spec: c.Spec.String(), SpecID: c.Spec.ID(), Threshold: fmtNum(c.Threshold, 2), Overlap: c.Overlap, DoubleShare: fmtNum(c.DoubleShare, 2),
 		Pairs: o.Pairs, Complete: o.Complete, Target: o.Target, Given: o.Given,
-		Categories: categoryViews(c.Categories), BinLabels: o.BinLabels, Coverage: o.Coverage,
+		Categories: categoryViews(c.Categories), BinLabels: o.BinLabels, Coverage: coverageRows(c.Categories, o),
 		AgreeUnits: o.Agreement.Units, Alpha: fmtNum(o.Agreement.Alpha, 3), PercentAgree: fmtNum(100*o.Agreement.PercentAgreement, 1) + "%",
 		ConfusionCats: o.Agreement.Categories, Confusion: o.Agreement.Confusion, AlphaNote: alphaNote(o.Agreement.Alpha),
 		CanLabel: role.Can(auth.Label), CanManage: role.Can(auth.ManageCampaigns), CanAdjudicate: role.Can(auth.Adjudicate),
@@ -97,6 +97,9 @@ func (s *server) campaignView(r *http.Request, c db.Campaign) (templates.Campaig
 	v.PerBin, v.Boundary, v.Random = formValue(r, "per_bin", "10"), formValue(r, "boundary", "10"), formValue(r, "random", "10")
 	if o.Target > 0 {
 		v.Percent = 100 * o.Given / o.Target
+	}
+	if v.Overrides, err = s.overrides(r, c); err != nil {
+		return templates.Campaign{}, err
 	}
 	for _, k := range o.Agreement.Pairs {
 		v.Kappas = append(v.Kappas, templates.KappaRow{A: k.A, B: k.B, Units: k.Units, Observed: fmtNum(100*k.Observed, 0) + "%", Kappa: fmtNum(k.Kappa, 3)})
@@ -245,4 +248,51 @@ func (s *server) startCampaign(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.redirect(w, r, fmt.Sprintf("/campaigns/%d", c.ID), done("Campaign “"+c.Name+"” started. Draw pairs to label below."))
+}
+
+// coverageRows lays the coverage matrix out: a row per category, two (duplicate, not a
+// duplicate) for a category whose pairs were answered both ways, then the unlabeled.
+func coverageRows(cats []labels.Category, o labels.Overview) []templates.CoverageRow {
+	var rows []templates.CoverageRow
+	for i, c := range cats {
+		dup := o.CoverageDup[i]
+		not := make([]int, len(o.Coverage[i]))
+		var nDup, nNot int
+		for j, n := range o.Coverage[i] {
+			not[j] = n - dup[j]
+			nDup, nNot = nDup+dup[j], nNot+not[j]
+		}
+		if nDup > 0 && nNot > 0 {
+			rows = append(rows, templates.CoverageRow{Name: c.Name, Answer: "duplicate", Cells: dup},
+				templates.CoverageRow{Name: c.Name, Answer: "not a duplicate", Cells: not})
+			continue
+		}
+		rows = append(rows, templates.CoverageRow{Name: c.Name, Cells: o.Coverage[i]})
+	}
+	return append(rows, templates.CoverageRow{Unlabeled: true, Cells: o.Coverage[len(cats)]})
+}
+
+// overrides counts the campaign's standing labels whose duplicate answer contradicts
+// their category (an exact copy that is not a duplicate).
+func (s *server) overrides(r *http.Request, c db.Campaign) ([]templates.OverrideView, error) {
+	answers, err := s.store.Answers(r.Context(), c.ID)
+	if err != nil {
+		return nil, err
+	}
+	var out []templates.OverrideView
+	for _, a := range answers {
+		cat, ok := labels.Find(c.Categories, a.Category)
+		if !ok || !labels.Overrides(cat, a.Duplicate) {
+			continue
+		}
+		out = append(out, templates.OverrideView{Category: cat.Name, Says: answerText(cat.Duplicate == labels.Yes), Given: answerText(a.Duplicate), N: a.N})
+	}
+	return out, nil
+}
+
+func answerText(dup bool) string {
+	if dup {
+		return "duplicate"
+	}
+	return "not a duplicate"
 }

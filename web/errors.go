@@ -136,7 +136,8 @@ func userMessage(err error) (string, bool) {
 	case errors.As(err, &le):
 		return labelErrorMessage(le), true
 	case errors.As(err, &ie):
-		return ie.Error(), ie.Err == nil || errors.Is(ie.Err, context.Canceled)
+		_, same := errors.AsType[*ingest.IdenticalError](ie.Err)
+		return ie.Error(), ie.Err == nil || same || errors.Is(ie.Err, context.Canceled)
 	case errors.As(err, &re):
 		return re.Error(), true
 	case errors.As(err, &cfe):

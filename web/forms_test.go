@@ -66,7 +66,7 @@ func TestEveryFormRedirects(t *testing.T) {
 		{"/datasets", "x.txt", "hello", "/datasets/new?notice=", "cannot tell the format"},
 		{"/labels", "l.csv", "a,b,category\na,zz,minor\n", "/labels/new?notice=", "unknown document id"},
 	} {
-		rec := f.upload(tc.path, tc.file, tc.body, map[string]string{"dataset_id": "1"})
+		rec := f.upload(tc.path, tc.file, tc.body, map[string]string{"dataset": "d"})
 		if loc, body := f.follow(rec, f.admin); !strings.HasPrefix(loc, tc.wantTo) || !strings.Contains(body, tc.wantText) {
 			t.Errorf("upload to %s went to %s; want %s..., saying %q", tc.path, loc, tc.wantTo, tc.wantText)
 		}

@@ -159,6 +159,20 @@ func (f *fixture) follow(rec *httptest.ResponseRecorder, c *http.Cookie) (locati
 		f.t.Fatalf("answer to a form: %d; want 303 See Other\n%s", rec.Code, rec.Body.String())
 	}
 	location = rec.Header().Get("Location")
+	if id, ok := strings.CutPrefix(location, "/label-imports/"); ok && !strings.Contains(id, "?") {
+		// A label import runs as a job whose page, once it has finished, sends the
+		// person on (to the campaign, or back to the form).
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if _, err := f.jobs.Wait(ctx, id); err != nil {
+			f.t.Fatal(err)
+		}
+		rec = httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodGet, location, nil)
+		req.AddCookie(c)
+		f.h.ServeHTTP(rec, req)
+		return f.follow(rec, c)
+	}
 	res, body := get(f.t, f.h, location, c)
 	if res.StatusCode != http.StatusOK {
 		f.t.Fatalf("GET %s after the form: %d", location, res.StatusCode)
@@ -181,7 +195,7 @@ func (f *fixture) withCampaign() {
 	f.withCampaignDocsOnly()
 	list, _ := f.store.Datasets(context.Background())
 	_, err := ingest.Labels(context.Background(), f.store, strings.NewReader("a,b,category,annotator\na,b,minor,seed\na,d,translation,seed\n"),
-		"l.csv", ingest.LabelOptions{DatasetID: list[0].ID})
+		"l.csv", ingest.LabelOptions{DatasetID: list[0].ID, Create: true})
 	if err != nil {
 		f.t.Fatal(err)
 	}

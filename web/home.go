@@ -79,7 +79,7 @@ func (s *server) showHome(w http.ResponseWriter, r *http.Request) {
 		CanImportData: role.Can(auth.ImportData), CanImportLabels: role.Can(auth.ImportLabels),
 		CanStart: role.Can(auth.ManageCampaigns), CanLabel: role.Can(auth.Label),
 		WhoImportsData: whoCan(auth.ImportData), WhoImportsLabels: whoCan(auth.ImportLabels),
-		WhoStarts: capitalize(whoCan(auth.ManageCampaigns)), WhoLabels: whoCan(auth.Label)}
+		WhoStarts: capitalize(whoCan(auth.ManageCampaigns)), WhoLabels: whoCan(auth.Label), CommandDB: s.commandDB()}
 	h.Page.ThresholdKey = true // the shape calculator's field: "/" focuses it
 	s.render(w, r, status, templates.HomePage(h))
 }

@@ -9,8 +9,10 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -28,11 +30,27 @@ import (
 
 func (s *server) uploadView(r *http.Request) (templates.Upload, error) {
 	datasets, err := s.datasetViews(r.Context(), false)
-	role := userOf(r).Role
-	return templates.Upload{Page: s.page(r, "Import"), MaxMB: s.maxUpload >> 20, Datasets: datasets,
-		ShowData: role.Can(auth.ImportData), ShowLabels: role.Can(auth.ImportLabels),
+	if err != nil {
+		return templates.Upload{}, err
+	}
+	me := userOf(r)
+	u := templates.Upload{Page: s.page(r, "Import"), MaxMB: s.maxUpload >> 20, Datasets: datasets,
+		ShowData: me.Role.Can(auth.ImportData), ShowLabels: me.Role.Can(auth.ImportLabels),
 		Dataset: formValue(r, "dataset", ""), IDField: formValue(r, "id_field", "id"), TextField: formValue(r, "text_field", "text"),
-		SkipBad: formValue(r, "skip_bad", "") != ""}, err
+		Meta: formValue(r, "meta", ""), SkipBad: formValue(r, "skip_bad", "") != "", NewVersion: formValue(r, "new_version", "") != "",
+		Version: formValue(r, "version", ""), Campaign: formValue(r, "campaign", "default"), Create: formValue(r, "create", "") != "",
+		Annotator: formValue(r, "annotator", me.Name), CommandDB: s.commandDB()}
+	for _, d := range datasets { // newest first
+		if !slices.Contains(u.DatasetNames, d.Name) {
+			u.DatasetNames = append(u.DatasetNames, d.Name)
+		}
+		for _, c := range d.Campaigns {
+			if !slices.Contains(u.CampaignNames, c.Name) {
+				u.CampaignNames = append(u.CampaignNames, c.Name)
+			}
+		}
+	}
+	return u, nil
 }
 
 func (s *server) showUpload(w http.ResponseWriter, r *http.Request) {
@@ -195,23 +213,60 @@ func (s *server) uploadDataset(w http.ResponseWriter, r *http.Request) {
 		s.failOnUpload(w, r, err)
 		return
 	}
-	owner := userOf(r)
-	opt := ingest.Options{
-		Dataset: strings.TrimSpace(r.FormValue("dataset")),
-		Corpus:  corpus.Options{IDField: strings.TrimSpace(r.FormValue("id_field")), TextField: strings.TrimSpace(r.FormValue("text_field"))},
-		SkipBad: r.FormValue("skip_bad") != "",
-		Actor:   owner.Name,
-		UserID:  owner.ID,
-	}
-	id, err := s.jobs.Start("import", up.name, owner.ID, func(ctx context.Context, report jobs.Reporter) (any, error) {
-		defer up.remove()
-		opt.Progress = func(p ingest.Progress) { report(p) }
-		rep, err := ingest.File(ctx, s.store, up.path, opt)
-		return rep, s.jobError("import", up.name, err, "nothing was imported")
-	})
+	// The form's fields are the command line's flags, read by the same code.
+	opt := ingest.DocumentChoices{Dataset: r.FormValue("dataset"), IDField: r.FormValue("id_field"), TextField: r.FormValue("text_field"),
+		Meta: r.FormValue("meta"), SkipBad: r.FormValue("skip_bad") != "", NewVersion: r.FormValue("new_version") != ""}.Options()
+	id, err := s.startImport(userOf(r), up, opt)
 	if err != nil {
 		up.remove()
 		s.failOnUpload(w, r, err)
+		return
+	}
+	http.Redirect(w, r, "/imports/"+id, http.StatusSeeOther)
+}
+
+// startImport imports up in a background job. An import refused as identical to an
+// earlier version keeps its file for a while, so that its page can ask whether to
+// import it as a new version all the same (importNewVersion) without a second upload.
+func (s *server) startImport(owner *db.User, up upload, opt ingest.Options) (string, error) {
+	opt.Actor, opt.UserID = owner.Name, owner.ID
+	var jobID string
+	started := make(chan struct{})
+	id, err := s.jobs.Start("import", up.name, owner.ID, func(ctx context.Context, report jobs.Reporter) (any, error) {
+		opt.Progress = func(p ingest.Progress) { report(p) }
+		rep, err := ingest.File(ctx, s.store, up.path, opt)
+		if same, ok := errors.AsType[*ingest.IdenticalError](err); ok {
+			<-started
+			s.held.put(jobID, heldUpload{upload: up, opt: opt, earlier: same.Earlier, at: s.now()}, s.now())
+		} else {
+			up.remove()
+		}
+		return rep, s.jobError("import", up.name, err, "nothing was imported")
+	})
+	if err == nil {
+		jobID = id
+		close(started)
+	}
+	return id, err
+}
+
+// importNewVersion imports the file of an import refused as identical, as a new version.
+func (s *server) importNewVersion(w http.ResponseWriter, r *http.Request) {
+	snap, err := s.loadImport(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	h, ok := s.held.take(snap.ID, s.now())
+	if !ok {
+		s.redirect(w, r, "/datasets/new", refused(r, "That file is no longer kept (files refused as identical are kept for an hour): upload it again and tick \"import as a new version\"."))
+		return
+	}
+	h.opt.NewVersion = true
+	id, err := s.startImport(userOf(r), h.upload, h.opt)
+	if err != nil {
+		h.upload.remove()
+		s.fail(w, r, err)
 		return
 	}
 	http.Redirect(w, r, "/imports/"+id, http.StatusSeeOther)
@@ -263,6 +318,11 @@ func (s *server) showImport(w http.ResponseWriter, r *http.Request) {
 	if rep.Dataset.ID != 0 {
 		v.DatasetID, v.Dataset, v.Version = rep.Dataset.ID, rep.Dataset.Name, rep.Dataset.Version
 	}
+	if h, ok := s.held.peek(snap.ID, s.now()); ok {
+		e := h.earlier
+		v.Identical = &templates.IdenticalView{Name: e.Name, Version: e.Version, Docs: e.Docs, Created: e.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"),
+			Hash: e.ContentHash}
+	}
 	status := http.StatusOK
 	if snap.State == jobs.Failed {
 		status = http.StatusUnprocessableEntity
@@ -292,25 +352,119 @@ func (s *server) uploadLabels(w http.ResponseWriter, r *http.Request) {
 		s.failOnUpload(w, r, err)
 		return
 	}
-	defer up.remove()
-	dsID, _ := strconv.ParseInt(r.FormValue("dataset_id"), 10, 64) // none: 0, no such dataset
-	if _, err := s.store.Dataset(r.Context(), dsID); errors.Is(err, db.ErrNotFound) {
-		s.fail(w, r, notFound("dataset"))
-		return
-	} else if err != nil {
-		s.fail(w, r, err)
+	// The form's fields are the command line's flags, read by the same code.
+	version, err := optionalInt(r.FormValue("version"))
+	if err != nil {
+		up.remove()
+		s.failOnUpload(w, r, &formError{"version", "want a version number, or nothing for the newest"})
 		return
 	}
 	me := userOf(r)
-	rep, err := ingest.LabelsFile(r.Context(), s.store, up.path, ingest.LabelOptions{DatasetID: dsID, Actor: me.Name, Annotator: me.Name})
+	annotator := r.FormValue("annotator")
+	if strings.TrimSpace(annotator) == "" {
+		annotator = me.Name
+	}
+	ds, opt, err := ingest.LabelChoices{Dataset: r.FormValue("dataset"), Version: version, Campaign: r.FormValue("campaign"),
+		Create: r.FormValue("create") != "", Annotator: annotator, SkipBad: r.FormValue("skip_bad") != ""}.Resolve(r.Context(), s.store)
+	if err == nil {
+		_, err = corpus.DetectFormat(up.name)
+	}
 	if err != nil {
+		up.remove()
 		s.failOnUpload(w, r, err)
 		return
 	}
-	msg := "Imported " + templates.Plural(rep.Accepted, "label", "labels") + " into the campaign"
-	if rep.Rejected > 0 {
-		msg += "; " + templates.Plural(rep.Rejected, "bad row was", "bad rows were") + " skipped"
+	s.startLabelImport(w, r, up, ds, opt)
+}
+
+// joinErrors lists the rows of a report for a notice.
+func joinErrors(errs []*corpus.RecordError, total int) string {
+	parts := make([]string, len(errs))
+	for i, e := range errs {
+		parts[i] = e.Error()
 	}
-	c := fmt.Sprintf("/campaigns/%d", rep.CampaignID)
-	s.redirect(w, r, c, done(msg+"."))
+	if total > len(errs) {
+		parts = append(parts, fmt.Sprintf("and %d more", total-len(errs)))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// optionalInt reads a whole number that may be left empty (0).
+func optionalInt(s string) (int, error) {
+	if s = strings.TrimSpace(s); s == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return 0, errors.New("not a whole number")
+	}
+	return n, nil
+}
+
+// heldUpload is the file of an import refused as identical to an earlier version, kept
+// so that the person can import it as a new version without uploading it again.
+type heldUpload struct {
+	upload  upload
+	opt     ingest.Options
+	earlier db.Dataset
+	at      time.Time
+}
+
+// heldUploads are the kept files by import job id. A file is kept for heldFor; expired
+// ones are removed whenever the map is touched.
+type heldUploads struct {
+	mu sync.Mutex
+	m  map[string]heldUpload
+}
+
+const heldFor = time.Hour
+
+func (h *heldUploads) expire(now time.Time) {
+	for id, u := range h.m {
+		if now.Sub(u.at) > heldFor {
+			u.upload.remove()
+			delete(h.m, id)
+		}
+	}
+}
+
+func (h *heldUploads) put(id string, u heldUpload, now time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.m == nil {
+		h.m = map[string]heldUpload{}
+	}
+	h.expire(now)
+	h.m[id] = u
+}
+
+func (h *heldUploads) peek(id string, now time.Time) (heldUpload, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.expire(now)
+	u, ok := h.m[id]
+	return u, ok
+}
+
+func (h *heldUploads) take(id string, now time.Time) (heldUpload, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.expire(now)
+	u, ok := h.m[id]
+	delete(h.m, id)
+	return u, ok
+}
+
+// commandDB is the server's database file as a command line names it: absolute, so a
+// command copied from a page reaches this database from any directory, and quoted for
+// a POSIX shell when it needs to be.
+func (s *server) commandDB() string {
+	p := s.store.Path()
+	if abs, err := filepath.Abs(p); err == nil {
+		p = abs
+	}
+	if strings.Trim(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+:@") == "" {
+		return p
+	}
+	return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
 }

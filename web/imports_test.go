@@ -73,19 +73,17 @@ func TestUploadLabels(t *testing.T) {
 	f := newFixture(t, 1<<20)
 	rec := f.upload("/datasets", "docs.jsonl", `{"id":"a","text":"x y z"}`+"\n"+`{"id":"b","text":"x y w"}`+"\n", nil)
 	f.waitJob(rec.Header().Get("Location"))
-	list, _ := f.store.Datasets(context.Background())
-	id := list[0].ID
 	f.admin = f.signIn("reviewer") // labels are a reviewer's (and admin's) to import
-	rec = f.upload("/labels", "l.csv", "a,b,category\na,b,minor\na,zz,different\n", map[string]string{"dataset_id": itoa64(id)})
+	rec = f.upload("/labels", "l.csv", "a,b,category\na,b,minor\na,zz,different\n", map[string]string{"dataset": "docs", "create": "1"})
 	if loc, body := f.follow(rec, f.admin); !strings.HasPrefix(loc, "/labels/new?") || !strings.Contains(body, `l.csv:3: field b: unknown document id &#34;zz&#34;`) {
 		t.Errorf("bad labels went to %s:\n%s", loc, body)
 	}
-	rec = f.upload("/labels", "l.csv", "a,b,category\na,b,minor\n", map[string]string{"dataset_id": itoa64(id)})
-	if loc, body := f.follow(rec, f.admin); !strings.HasPrefix(loc, "/campaigns/1?") || !strings.Contains(body, "Imported 1 label into the campaign.") {
+	rec = f.upload("/labels", "l.csv", "a,b,category\na,b,minor\n", map[string]string{"dataset": "docs", "create": "1"})
+	if loc, body := f.follow(rec, f.admin); !strings.HasPrefix(loc, "/campaigns/1?") || !strings.Contains(body, "Campaign “default” (created) of docs version 1: 1 new, 0 unchanged, 0 rejected of 1 row.") {
 		t.Errorf("good labels went to %s; want the campaign page saying 1 label was imported:\n%s", loc, body)
 	}
-	rec = f.upload("/labels", "l.csv", "a,b,category\na,b,minor\n", map[string]string{"dataset_id": "9999"})
-	if rec.Code != http.StatusNotFound {
-		t.Errorf("labels for an unknown dataset: %d; want 404", rec.Code)
+	rec = f.upload("/labels", "l.csv", "a,b,category\na,b,minor\n", map[string]string{"dataset": "nosuch"})
+	if loc, body := f.follow(rec, f.admin); !strings.HasPrefix(loc, "/labels/new?") || !strings.Contains(body, `no dataset named &#34;nosuch&#34;`) {
+		t.Errorf("labels for an unknown dataset went to %s:\n%s", loc, body)
 	}
 }

@@ -135,7 +135,7 @@ func TestAdjudicationAndCrossCampaign(t *testing.T) {
 	_, body := get(t, f.h, "/campaigns/1/pairs/1", ann)
 	f.do("POST", "/campaigns/1/pairs/1/label", ann, url.Values{"category": {"different"}, "previous": {previousOf(body)}})
 	_, page := get(t, f.h, "/campaigns/1", rev)
-	if !strings.Contains(page, `data-testid="adjudication"`) || !strings.Contains(page, "annotator: different/no; seed: minor/yes") {
+	if !strings.Contains(page, `data-testid="adjudication"`) || !strings.Contains(page, "annotator: different/no; import:seed: minor/yes") {
 		t.Fatalf("adjudication queue missing the disagreement:\n%s", page)
 	}
 	// Annotators cannot adjudicate.
@@ -162,7 +162,7 @@ func TestAdjudicationAndCrossCampaign(t *testing.T) {
 	docs := `{"id":"x","text":"one two three four"}` + "\n" + `{"id":"y","text":"one two three five"}` + "\n"
 	f.waitJob(f.upload("/datasets", "other.jsonl", docs, nil).Header().Get("Location"))
 	list, _ := f.store.Datasets(context.Background())
-	lrep, err := ingest.Labels(context.Background(), f.store, strings.NewReader("a,b,category\nx,y,minor\n"), "l.csv", ingest.LabelOptions{DatasetID: list[0].ID})
+	lrep, err := ingest.Labels(context.Background(), f.store, strings.NewReader("a,b,category\nx,y,minor\n"), "l.csv", ingest.LabelOptions{DatasetID: list[0].ID, Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +226,9 @@ func TestSamplingDrawsAcrossBins(t *testing.T) {
 }
 
 // Exported labels re-imported into a fresh database over the same documents give the
-// same labels.
+// same labels, each as an import source (annotator becomes import:annotator: a file
+// cannot make labels an account's own), except the adjudication, which the reviewer who
+// imports it makes their own.
 func TestLabelExportRoundTrip(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 1<<20)
@@ -241,11 +243,25 @@ func TestLabelExportRoundTrip(t *testing.T) {
 		g := newFixture(t, 1<<20)
 		g.withCampaignDocsOnly()
 		list, _ := g.store.Datasets(context.Background())
-		if _, err := ingest.Labels(context.Background(), g.store, strings.NewReader(exported), "export."+format, ingest.LabelOptions{DatasetID: list[0].ID}); err != nil {
+		greviewer := g.signIn("reviewer")
+		importer, err := g.store.UserByName(context.Background(), "reviewer")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ingest.Labels(context.Background(), g.store, strings.NewReader(exported), "export."+format, ingest.LabelOptions{DatasetID: list[0].ID, Create: true,
+			Actor: importer.Name, UserID: importer.ID, MayAdjudicate: true}); err != nil {
 			t.Fatalf("%s re-import: %v\n%s", format, err, exported)
 		}
-		_, again := get(t, g.h, "/campaigns/1/labels."+format, g.signIn("reviewer"))
-		if a, b := stripTimes(exported), stripTimes(again); a != b {
+		_, again := get(t, g.h, "/campaigns/1/labels."+format, greviewer)
+		header, rows, _ := strings.Cut(exported, "\n")
+		if format == "jsonl" {
+			header, rows = "", exported
+		}
+		want := header + "\n" + strings.NewReplacer(",annotator,", ",import:annotator,", `"annotator":"annotator"`, `"annotator":"import:annotator"`).Replace(rows)
+		if want == exported {
+			t.Fatalf("%s export has no label by the annotator account:\n%s", format, exported)
+		}
+		if a, b := stripTimes(want), stripTimes(again); a != b {
 			t.Errorf("%s round trip differs:\n%s\nvs\n%s", format, a, b)
 		}
 	}

@@ -79,7 +79,7 @@ func (f *fixture) withRun(query url.Values) db.Manifest {
 	list, _ := f.store.Datasets(ctx)
 	ds := list[0]
 	if _, err := ingest.Labels(ctx, f.store, strings.NewReader("a,b,category,annotator\nA,B,minor,seed\nA,C,different,seed\n"),
-		"l.csv", ingest.LabelOptions{DatasetID: ds.ID}); err != nil {
+		"l.csv", ingest.LabelOptions{DatasetID: ds.ID, Create: true}); err != nil {
 		f.t.Fatal(err)
 	}
 	rec := f.do("POST", fmt.Sprintf("/datasets/%d/runs", ds.ID), f.signIn("reviewer"), query)

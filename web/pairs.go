@@ -134,11 +134,11 @@ func (s *server) pairPage(r *http.Request, c db.Campaign, pv campaign.PairView, 
 		v.Category = cat.Key // a number or a name sent from the form
 	}
 	for _, e := range pv.History {
-		v.History = append(v.History, templates.HistoryRow{When: e.At.Format("2006-01-02 15:04"), Annotator: e.Annotator, Kind: string(e.Kind),
+		v.History = append(v.History, templates.HistoryRow{When: e.At.Format("2006-01-02 15:04"), Annotator: labelAuthor(e), Kind: string(e.Kind),
 			Category: e.Category, Dup: yesNo(e.Duplicate), Note: e.Note})
 	}
 	for _, e := range pv.Others {
-		v.Others = append(v.Others, templates.HistoryRow{Annotator: e.Annotator, Kind: string(e.Kind), Category: e.Category, Dup: yesNo(e.Duplicate)})
+		v.Others = append(v.Others, templates.HistoryRow{Annotator: labelAuthor(e), Kind: string(e.Kind), Category: e.Category, Dup: yesNo(e.Duplicate)})
 	}
 	for _, d := range pv.Recent {
 		v.Recent = append(v.Recent, templates.Decision{PairID: d.PairID, Category: d.Category, Dup: yesNo(d.Duplicate), When: d.At.Format("15:04"), Current: d.PairID == p.ID})

@@ -53,7 +53,8 @@ type server struct {
 	now       func() time.Time
 	maxUpload int64
 
-	notices notices // what a POST leaves for the page it redirects to
+	notices notices     // what a POST leaves for the page it redirects to
+	held    heldUploads // files of imports refused as identical, until confirmed or an hour passes
 
 	setup      setup
 	trustProxy bool
@@ -195,10 +196,13 @@ func (s *server) routes() http.Handler {
 		r.Post("/datasets", s.uploadDataset)
 		r.Get("/imports/{job}", s.showImport)
 		r.Post("/imports/{job}/cancel", s.cancelImport)
+		r.Post("/imports/{job}/new-version", s.importNewVersion)
 	})
 	r.With(s.require(auth.ImportLabels)).Group(func(r chi.Router) {
 		r.Get("/labels/new", s.showLabelsUpload)
 		r.Post("/labels", s.uploadLabels)
+		r.Get("/label-imports/{job}", s.showLabelImport)
+		r.Post("/label-imports/{job}/cancel", s.cancelLabelImport)
 	})
 	r.With(s.require(auth.ManageUsers)).Group(func(r chi.Router) {
 		r.Get("/audit", s.showAudit)

@@ -38,7 +38,7 @@ func manifestCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, stop := signalContext()
 	defer stop()
-	store, err := db.Open(ctx, *dbPath)
+	store, err := db.OpenExisting(ctx, *dbPath)
 	if err != nil {
 		return err
 	}
@@ -110,7 +110,7 @@ func auditCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, stop := signalContext()
 	defer stop()
-	store, err := db.Open(ctx, *dbPath)
+	store, err := db.OpenExisting(ctx, *dbPath)
 	if err != nil {
 		return err
 	}

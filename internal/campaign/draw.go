@@ -6,6 +6,7 @@ import (
 
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/labels"
+	"github.com/dedupstudio/dedupstudio/internal/lsh"
 	"github.com/dedupstudio/dedupstudio/internal/sigcache"
 )
 
@@ -58,20 +59,9 @@ func Draw(ctx context.Context, store *db.DB, sigs *sigcache.Cache, actor string,
 	if len(set.IDs) < 2 {
 		return 0, invalid("the dataset has %d document(s): there is no pair to draw", len(set.IDs))
 	}
-	docs, err := store.DatasetTexts(ctx, c.DatasetID)
-	if err != nil {
-		return 0, err
-	}
-	if len(docs) != len(set.IDs) {
-		return 0, fmt.Errorf("draw pairs: %d documents, %d signatures", len(docs), len(set.IDs))
-	}
-	texts := make([]string, len(docs))
-	for i, d := range docs {
-		if set.IDs[i] != d.ID {
-			return 0, fmt.Errorf("draw pairs: signature %d is of document %d, not %d", i, set.IDs[i], d.ID)
-		}
-		texts[i] = d.Text
-	}
+	// The draw needs only the signatures; texts are read afterwards, for the drawn
+	// pairs alone (scoreDrawn), so memory does not grow with the dataset's text.
+	docs := set.IDs
 	existing, err := store.PairDocs(ctx, c.ID)
 	if err != nil {
 		return 0, err
@@ -80,15 +70,18 @@ func Draw(ctx context.Context, store *db.DB, sigs *sigcache.Cache, actor string,
 	for _, p := range existing {
 		have[[2]int64{p.DocA, p.DocB}] = true // doc_a < doc_b in the store
 	}
-	drawn, err := labels.DrawWith(texts, set.Sigs, c.Spec, labels.Plan{Bins: Bins, PerBin: plan.PerBin, TargetBin: plan.Bin,
+	drawn, err := labels.DrawWith(nil, set.Sigs, c.Spec, labels.Plan{Bins: Bins, PerBin: plan.PerBin, TargetBin: plan.Bin,
 		Boundary: plan.Boundary, Threshold: c.Threshold, Random: plan.Random, Overlap: c.Overlap, DoubleShare: c.DoubleShare, Seed: plan.Seed},
-		func(a, b int) bool { return have[[2]int64{min(docs[a].ID, docs[b].ID), max(docs[a].ID, docs[b].ID)}] })
+		func(a, b int) bool { return have[[2]int64{min(docs[a], docs[b]), max(docs[a], docs[b])}] })
 	if err != nil {
+		return 0, fmt.Errorf("draw pairs for campaign %d: %w", c.ID, err)
+	}
+	if err := scoreDrawn(ctx, store, c.Spec, docs, drawn); err != nil {
 		return 0, fmt.Errorf("draw pairs for campaign %d: %w", c.ID, err)
 	}
 	pairs := make([]db.NewPair, len(drawn))
 	for i, d := range drawn {
-		pairs[i] = db.NewPair{DocA: docs[d.A].ID, DocB: docs[d.B].ID, Origin: d.Origin, Scored: true,
+		pairs[i] = db.NewPair{DocA: docs[d.A], DocB: docs[d.B], Origin: d.Origin, Scored: true,
 			Similarity: d.Similarity, Estimate: d.Estimate, Wanted: d.Wanted}
 	}
 	added, err := store.AddPairs(ctx, c.ID, pairs, actor)
@@ -96,4 +89,45 @@ func Draw(ctx context.Context, store *db.DB, sigs *sigcache.Cache, actor string,
 		return 0, err
 	}
 	return added, Rank(ctx, store, c)
+}
+
+// scoreDrawnBatch is how many documents' texts scoreDrawn reads at a time.
+const scoreDrawnBatch = 256
+
+// scoreDrawn fills the exact Jaccard of each drawn pair (documents by index into ids),
+// reading the texts of the drawn documents a batch at a time and keeping only their
+// shingle sets.
+func scoreDrawn(ctx context.Context, store *db.DB, spec lsh.Spec, ids []int64, drawn []labels.Drawn) error {
+	h, err := lsh.NewHasher(spec)
+	if err != nil {
+		return err
+	}
+	var need []int
+	sets := map[int][]uint64{}
+	for _, d := range drawn {
+		for _, i := range []int{d.A, d.B} {
+			if _, ok := sets[i]; !ok {
+				sets[i] = nil
+				need = append(need, i)
+			}
+		}
+	}
+	for lo := 0; lo < len(need); lo += scoreDrawnBatch {
+		part := need[lo:min(lo+scoreDrawnBatch, len(need))]
+		batch := make([]int64, len(part))
+		for j, i := range part {
+			batch[j] = ids[i]
+		}
+		texts, err := store.DocumentTexts(ctx, batch)
+		if err != nil {
+			return err
+		}
+		for j, i := range part {
+			sets[i] = h.ShingleSet(texts[j])
+		}
+	}
+	for k := range drawn {
+		drawn[k].Similarity = lsh.ExactJaccard(sets[drawn[k].A], sets[drawn[k].B])
+	}
+	return nil
 }

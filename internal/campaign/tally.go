@@ -252,6 +252,7 @@ type aggregates struct {
 
 	pairs, complete, target, given int
 	coverage                       [][]int // as labels.Overview.Coverage
+	coverageDup                    [][]int // as labels.Overview.CoverageDup
 
 	// Agreement over units (pairs) with two or more labels, as labels.Measure counts.
 	units, values int
@@ -279,8 +280,10 @@ func newAggregates(cats []labels.Category) *aggregates {
 		a.catIndex[c.Key] = i
 	}
 	a.coverage = make([][]int, len(cats)+1)
+	a.coverageDup = make([][]int, len(cats)+1)
 	for i := range a.coverage {
 		a.coverage[i] = make([]int, Bins+1)
+		a.coverageDup[i] = make([]int, Bins+1)
 	}
 	return a
 }
@@ -351,13 +354,16 @@ func (a *aggregates) add(id int64, p *pairTally, sign int) {
 	if !math.IsNaN(p.sim) {
 		col = labels.Bin(p.sim, Bins)
 	}
-	row := len(a.cats)
-	if c, _, ok := (labels.PairState{Labels: p.labels}).Resolved(a.cats); ok {
+	row, dup := len(a.cats), false
+	if c, d, ok := (labels.PairState{Labels: p.labels}).Resolved(a.cats); ok {
 		if i, known := a.catIndex[c]; known {
-			row = i
+			row, dup = i, d
 		}
 	}
 	a.coverage[row][col] += sign
+	if dup {
+		a.coverageDup[row][col] += sign
+	}
 	if !adjudicated && disagree(p.labels) {
 		if sign > 0 {
 			a.disagreements[id] = struct{}{}
@@ -394,6 +400,7 @@ func (ct *tally) overview(c db.Campaign) labels.Overview {
 	o.Pairs, o.Complete, o.Target, o.Given = a.pairs, a.complete, a.target, a.given
 	for i, row := range a.coverage {
 		copy(o.Coverage[i], row)
+		copy(o.CoverageDup[i], a.coverageDup[i])
 	}
 	o.Agreement = a.agreement()
 	o.Disagreements = make([]labels.Disagreement, 0, len(a.disagreements))

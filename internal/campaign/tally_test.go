@@ -155,8 +155,9 @@ func overviewDiff(got, want labels.Overview) string {
 	case got.Pairs != want.Pairs || got.Complete != want.Complete || got.Target != want.Target || got.Given != want.Given:
 		return fmt.Sprintf("progress %d/%d/%d/%d; want %d/%d/%d/%d", got.Pairs, got.Complete, got.Target, got.Given,
 			want.Pairs, want.Complete, want.Target, want.Given)
-	case fmt.Sprint(got.BinLabels) != fmt.Sprint(want.BinLabels) || fmt.Sprint(got.Coverage) != fmt.Sprint(want.Coverage):
-		return fmt.Sprintf("coverage %v; want %v", got.Coverage, want.Coverage)
+	case fmt.Sprint(got.BinLabels) != fmt.Sprint(want.BinLabels) || fmt.Sprint(got.Coverage) != fmt.Sprint(want.Coverage) ||
+		fmt.Sprint(got.CoverageDup) != fmt.Sprint(want.CoverageDup):
+		return fmt.Sprintf("coverage %v (duplicates %v); want %v (%v)", got.Coverage, got.CoverageDup, want.Coverage, want.CoverageDup)
 	case ga.Units != wa.Units || ga.Values != wa.Values || !near(ga.Alpha, wa.Alpha) || !near(ga.PercentAgreement, wa.PercentAgreement):
 		return fmt.Sprintf("agreement %d units %d values alpha %v pct %v; want %d %d %v %v", ga.Units, ga.Values, ga.Alpha,
 			ga.PercentAgreement, wa.Units, wa.Values, wa.Alpha, wa.PercentAgreement)

@@ -7,6 +7,7 @@ package corpus
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -49,6 +50,21 @@ type RecordError struct {
 	Place
 	Field string // empty when the whole record is at fault
 	Msg   string
+	// Record is the rejected record as read, for a rejects file (JSON-encodable): a JSONL
+	// line as a json.RawMessage (or a string when it is not JSON), a CSV row or a Parquet
+	// row as an object of its columns; nil when it could not be kept (a line over the
+	// length limit, a broken CSV quote).
+	Record any
+}
+
+// rawRecord keeps a JSONL line for a rejects file: itself when it is valid JSON in
+// valid UTF-8, else as a string (invalid bytes become U+FFFD when encoded).
+func rawRecord(line []byte) any {
+	c := bytes.Clone(line)
+	if utf8.Valid(c) && json.Valid(c) {
+		return json.RawMessage(c)
+	}
+	return string(c)
 }
 
 func (e *RecordError) Error() string {
@@ -251,7 +267,7 @@ func checkRecord(rec *Record, opt *Options, validUTF8 bool) *RecordError {
 	if !validUTF8 && !utf8.ValidString(rec.ID) {
 		return fail(opt.IDField, "invalid UTF-8")
 	}
-	if len(rec.ID) > 1024 {
+	if len(rec.ID) > maxIDBytes {
 		return fail(opt.IDField, "id longer than 1024 bytes")
 	}
 	if !validUTF8 && !utf8.ValidString(rec.Text) {
@@ -281,4 +297,10 @@ func firstInvalid(b []byte) int {
 func (o Options) IDFieldName() string {
 	o.defaults()
 	return o.IDField
+}
+
+// TextFieldName is the text field's name, defaults applied.
+func (o Options) TextFieldName() string {
+	o.defaults()
+	return o.TextField
 }

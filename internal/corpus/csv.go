@@ -93,7 +93,7 @@ func (r *csvReader) Next() (Record, error) {
 		rec := Record{Place: Place{File: r.name, Line: line}, ID: row[r.idCol], Text: row[r.txtCol]}
 		for i, v := range row {
 			if !utf8.ValidString(v) {
-				return Record{}, &RecordError{Place: rec.Place, Field: r.header[i], Msg: fmt.Sprintf("invalid UTF-8 at byte %d", firstInvalid([]byte(v)))}
+				return Record{}, &RecordError{Place: rec.Place, Field: r.header[i], Msg: fmt.Sprintf("invalid UTF-8 at byte %d", firstInvalid([]byte(v))), Record: r.rowObject(row)}
 			}
 			if i == r.idCol || i == r.txtCol || !r.opt.keepMeta(r.header[i]) {
 				continue
@@ -104,10 +104,22 @@ func (r *csvReader) Next() (Record, error) {
 			rec.Meta[r.header[i]] = v
 		}
 		if e := checkRecord(&rec, &r.opt, false); e != nil {
+			e.Record = r.rowObject(row)
 			return Record{}, e
 		}
 		return rec, nil
 	}
+}
+
+// rowObject is a CSV row as an object of its header's columns, for a rejects file.
+func (r *csvReader) rowObject(row []string) map[string]string {
+	m := make(map[string]string, len(row))
+	for i, v := range row {
+		if i < len(r.header) {
+			m[r.header[i]] = v
+		}
+	}
+	return m
 }
 
 var errRecordTooLong = errors.New("record too long")

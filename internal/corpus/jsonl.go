@@ -315,6 +315,9 @@ func (s *lineScanner) parseChunk(c lineChunk, name string, opt *Options, limit i
 			continue
 		}
 		rec, err := s.parseLine(l, place, opt)
+		if err != nil {
+			err.Record = rawRecord(l)
+		}
 		items = append(items, parsed{rec: rec, err: err})
 	}
 	c.out.items = items

@@ -597,7 +597,11 @@ func (s *lineScanner) parseLine(line []byte, place Place, opt *Options) (Record,
 	case '"':
 		rec.ID = s.decode(line, id)
 	case 'n':
-		rec.ID = string(line[id.start:id.end]) // the number as written, as json.Number keeps it
+		n, err := NumberID(string(line[id.start:id.end]))
+		if err != nil {
+			return fail(opt.IDField, "%v", err)
+		}
+		rec.ID = n
 	case 'z':
 		// null leaves the id empty, as encoding/json does: rejected below as missing
 	default:

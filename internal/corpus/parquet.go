@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -132,17 +134,24 @@ func (r *parquetReader) Next() (Record, error) {
 		rec.ID = id
 	case int64:
 		rec.ID = fmt.Sprint(id)
+	case float64:
+		// A float column holds ids only when they are whole: the same rule as a JSON number.
+		n, err := NumberID(strconv.FormatFloat(id, 'g', -1, 64))
+		if err != nil || id != math.Trunc(id) || math.Abs(id) > 1<<53 {
+			return Record{}, &RecordError{Place: rec.Place, Field: r.opt.IDField, Msg: fmt.Sprintf("%v is not a whole number below 2^53: ids written as numbers must be integers", id), Record: values}
+		}
+		rec.ID = n
 	case nil:
 	default:
-		return Record{}, &RecordError{Place: rec.Place, Field: r.opt.IDField, Msg: "want a string or an integer"}
+		return Record{}, &RecordError{Place: rec.Place, Field: r.opt.IDField, Msg: "want a string or an integer", Record: values}
 	}
 	switch text := values[r.opt.TextField].(type) {
 	case string:
 		rec.Text = text
 	case nil:
-		return Record{}, &RecordError{Place: rec.Place, Field: r.opt.TextField, Msg: "missing (null)"}
+		return Record{}, &RecordError{Place: rec.Place, Field: r.opt.TextField, Msg: "missing (null)", Record: values}
 	default:
-		return Record{}, &RecordError{Place: rec.Place, Field: r.opt.TextField, Msg: "want a string column"}
+		return Record{}, &RecordError{Place: rec.Place, Field: r.opt.TextField, Msg: "want a string column", Record: values}
 	}
 	for k, v := range values {
 		if r.opt.keepMeta(k) {
@@ -153,6 +162,7 @@ func (r *parquetReader) Next() (Record, error) {
 		}
 	}
 	if e := checkRecord(&rec, &r.opt, false); e != nil {
+		e.Record = values
 		return Record{}, e
 	}
 	return rec, nil

@@ -176,8 +176,9 @@ func (d *DB) DiscardDataset(ctx context.Context, id int64) error {
 const StaleImportAge = 10 * time.Minute
 
 // CleanStaleImports removes the imports that have not inserted anything for olderThan
-// (or whose discarding failed), each in batches (see deleteImport), and returns how
-// many it removed. It stops at the first error; what it removed stays removed.
+// (or whose discarding failed), each in batches (see deleteImport), discards the label
+// imports left staging and finishes those left publishing (see PublishLabelImport), and
+// returns how many imports it handled. It stops at the first error; what it removed stays removed.
 func (d *DB) CleanStaleImports(ctx context.Context, olderThan time.Duration) (int, error) {
 	cutoff := formatTime(d.now().Add(-olderThan))
 	ids, err := queryAll(ctx, d, `SELECT id FROM datasets WHERE state = 'importing' AND heartbeat_at <= ? ORDER BY id`,
@@ -197,6 +198,11 @@ func (d *DB) CleanStaleImports(ctx context.Context, olderThan time.Duration) (in
 		if gone {
 			n++
 		}
+	}
+	m, err := d.cleanStaleLabelImports(ctx, olderThan)
+	n += m
+	if err != nil {
+		return n, fmt.Errorf("clean stale imports: %w", err)
 	}
 	return n, nil
 }

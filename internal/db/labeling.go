@@ -98,24 +98,33 @@ type PairScore struct {
 
 // SetPairScores stores similarities of a campaign's pairs computed under spec; they
 // describe the pair under the campaign's representation and change only with it
-// (UpdateCampaign). If the campaign's representation is not spec (any more), nothing is
-// written and the error is ErrStale.
+// (UpdateCampaign). If the campaign's representation is not spec (any more), the
+// remaining scores are not written and the error is ErrStale.
 func (d *DB) SetPairScores(ctx context.Context, campaignID int64, spec lsh.Spec, scores []PairScore) error {
-	err := d.inTx(ctx, func(tx *sql.Tx) error {
-		stored, err := campaignSpec(ctx, tx, campaignID)
+	// In chunks of their own transactions, so a large import's new pairs do not hold
+	// the write lock for seconds; a chunk that finds the representation changed is
+	// refused, and the change (UpdateCampaign) rescored every pair already.
+	for lo := 0; lo < len(scores); lo += writeChunk {
+		err := d.inTx(ctx, func(tx *sql.Tx) error {
+			stored, err := campaignSpec(ctx, tx, campaignID)
+			if err != nil {
+				return err
+			}
+			if stored != spec {
+				return fmt.Errorf("representation: %w", ErrStale)
+			}
+			return setPairScores(ctx, tx, campaignID, scores[lo:min(lo+writeChunk, len(scores))])
+		})
 		if err != nil {
-			return err
+			return fmt.Errorf("set pair scores of campaign %d: %w", campaignID, err)
 		}
-		if stored != spec {
-			return fmt.Errorf("representation: %w", ErrStale)
-		}
-		return setPairScores(ctx, tx, campaignID, scores)
-	})
-	if err != nil {
-		return fmt.Errorf("set pair scores of campaign %d: %w", campaignID, err)
 	}
 	return nil
 }
+
+// writeChunk is how many rows a bulk update (scores, queue ranks) writes per
+// transaction: a few tens of milliseconds here.
+const writeChunk = 500
 
 func setPairScores(ctx context.Context, tx *sql.Tx, campaignID int64, scores []PairScore) error {
 	stmt, err := tx.PrepareContext(ctx, `UPDATE label_pairs SET similarity = ?, estimate = ? WHERE id = ? AND campaign_id = ?`)
@@ -253,21 +262,26 @@ func (d *DB) QueuePairs(ctx context.Context, campaignID int64) ([]QueuePair, err
 // SetQueueRanks stores the queue order of a campaign's pairs: ids[i] gets rank i. Pairs
 // not listed keep theirs.
 func (d *DB) SetQueueRanks(ctx context.Context, campaignID int64, ids []int64) error {
-	err := d.inTx(ctx, func(tx *sql.Tx) error {
-		stmt, err := tx.PrepareContext(ctx, `UPDATE label_pairs SET queue_rank = ? WHERE id = ? AND campaign_id = ? AND queue_rank IS NOT ?`)
-		if err != nil {
-			return err
-		}
-		defer stmt.Close()
-		for rank, id := range ids {
-			if _, err := stmt.ExecContext(ctx, rank, id, campaignID, rank); err != nil {
-				return fmt.Errorf("pair %d: %w", id, err)
+	// In chunks of their own transactions (see writeChunk): meanwhile the queue is
+	// partly in the new order, which serves pairs just as well.
+	for lo := 0; lo < len(ids); lo += writeChunk {
+		err := d.inTx(ctx, func(tx *sql.Tx) error {
+			stmt, err := tx.PrepareContext(ctx, `UPDATE label_pairs SET queue_rank = ? WHERE id = ? AND campaign_id = ? AND queue_rank IS NOT ?`)
+			if err != nil {
+				return err
 			}
+			defer stmt.Close()
+			for i, id := range ids[lo:min(lo+writeChunk, len(ids))] {
+				rank := lo + i
+				if _, err := stmt.ExecContext(ctx, rank, id, campaignID, rank); err != nil {
+					return fmt.Errorf("pair %d: %w", id, err)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("rank the queue of campaign %d: %w", campaignID, err)
 		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("rank the queue of campaign %d: %w", campaignID, err)
 	}
 	return nil
 }
@@ -312,29 +326,56 @@ type LabelEvent struct {
 	Note       string
 	PreviousID sql.NullInt64
 	At         time.Time
+	Import     ImportSource // set when the event came from a label import
+}
+
+// ImportSource says which label import an event came from: pages show an imported label
+// as imported by someone from a file, never as the named annotator's own.
+type ImportSource struct {
+	ID         int64 // 0: not imported
+	ImportedBy string
+	File       string
 }
 
 const eventColumns = `e.id, e.pair_id, e.annotator, e.kind, e.category, e.duplicate, e.note, e.previous_id, e.created_at`
 
+// sourcedEventColumns are eventColumns and the event's import, for scanSourcedEvent.
+const sourcedEventColumns = eventColumns + `, coalesce(e.import_id, 0),
+	coalesce((SELECT i.imported_by FROM label_imports i WHERE i.id = e.import_id), ''),
+	coalesce((SELECT i.file FROM label_imports i WHERE i.id = e.import_id), '')`
+
 func scanEvent(sc scanner) (LabelEvent, error) {
 	var e LabelEvent
+	err := scanEventInto(sc, &e)
+	return e, err
+}
+
+// scanSourcedEvent reads sourcedEventColumns.
+func scanSourcedEvent(sc scanner) (LabelEvent, error) {
+	var e LabelEvent
+	err := scanEventInto(sc, &e, &e.Import.ID, &e.Import.ImportedBy, &e.Import.File)
+	return e, err
+}
+
+func scanEventInto(sc scanner, e *LabelEvent, more ...any) error {
 	var kind, at string
-	if err := sc.Scan(&e.ID, &e.PairID, &e.Annotator, &kind, &e.Category, &e.Duplicate, &e.Note, &e.PreviousID, &at); err != nil {
-		return e, err
+	if err := sc.Scan(append([]any{&e.ID, &e.PairID, &e.Annotator, &kind, &e.Category, &e.Duplicate, &e.Note, &e.PreviousID, &at}, more...)...); err != nil {
+		return err
 	}
 	var err error
 	if e.Kind, err = labels.ParseKind(kind); err != nil {
-		return e, fmt.Errorf("label event %d: %w", e.ID, err)
+		return fmt.Errorf("label event %d: %w", e.ID, err)
 	}
 	if e.At, err = parseTime("created_at", at); err != nil {
-		return e, fmt.Errorf("label event %d: %w", e.ID, err)
+		return fmt.Errorf("label event %d: %w", e.ID, err)
 	}
-	return e, nil
+	return nil
 }
 
-// PairHistory returns every event of a pair, oldest first.
+// PairHistory returns every event of a pair, oldest first, with the import each came
+// from.
 func (d *DB) PairHistory(ctx context.Context, pairID int64) ([]LabelEvent, error) {
-	evs, err := queryAll(ctx, d, `SELECT `+eventColumns+` FROM label_events e WHERE e.pair_id = ? ORDER BY e.id`, scanEvent, pairID)
+	evs, err := queryAll(ctx, d, `SELECT `+sourcedEventColumns+` FROM label_events e WHERE e.pair_id = ? ORDER BY e.id`, scanSourcedEvent, pairID)
 	if err != nil {
 		return nil, fmt.Errorf("history of pair %d: %w", pairID, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dedupstudio/dedupstudio/internal/auth"
+	"github.com/dedupstudio/dedupstudio/internal/labels"
 )
 
 // User is a team member. PasswordHash is never logged or shown.
@@ -53,6 +54,9 @@ func (d *DB) CountUsers(ctx context.Context) (int, error) {
 
 // insertUser adds an account inside tx and returns it; a taken name is ErrConflict.
 func (d *DB) insertUser(ctx context.Context, tx *sql.Tx, name string, role auth.Role, hash string) (User, error) {
+	if err := labels.CheckAccountName(name); err != nil {
+		return User{}, fmt.Errorf("user %q: %w", name, err)
+	}
 	res, err := tx.ExecContext(ctx, `INSERT INTO users (name, role, password_hash, created_at) VALUES (?, ?, ?, ?)`,
 		name, string(role), hash, d.stamp())
 	if isUnique(err) {

@@ -106,7 +106,7 @@ func newFixture(t *testing.T) *fixture {
 	}
 	f.ds = rep.Dataset
 	_, err = ingest.Labels(ctx, store, strings.NewReader("a,b,category,annotator\nA,B,minor,ann\nA,C,different,ann\nD,D2,exact,ann\n"),
-		"l.csv", ingest.LabelOptions{DatasetID: f.ds.ID})
+		"l.csv", ingest.LabelOptions{DatasetID: f.ds.ID, Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}

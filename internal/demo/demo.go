@@ -172,7 +172,7 @@ func Load(ctx context.Context, store *db.DB) (ingest.Report, ingest.LabelReport,
 		return rep, ingest.LabelReport{}, fmt.Errorf("demo documents: %w", err)
 	}
 	lrep, err := ingest.Labels(ctx, store, bytes.NewReader(labelsCSV), "demo-labels.csv",
-		ingest.LabelOptions{DatasetID: rep.Dataset.ID, Actor: "demo"})
+		ingest.LabelOptions{DatasetID: rep.Dataset.ID, Create: true, Actor: "demo"})
 	if err != nil {
 		return rep, lrep, fmt.Errorf("demo labels: %w", err)
 	}

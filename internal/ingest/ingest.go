@@ -26,15 +26,19 @@ var ErrEmpty = errors.New("no documents in the file")
 
 // Options tune a document import.
 type Options struct {
-	Dataset   string         // dataset name; default: the file name without extensions
-	Format    corpus.Format  // "" detects it from the file name
-	Corpus    corpus.Options // fields and size cap
-	SkipBad   bool           // import the good records, report and skip the bad ones
-	Rejects   io.Writer      // receives each rejected record as a JSON line
-	BatchSize int            // documents per transaction; default 1000
-	Progress  func(Progress) // called after every batch and at the end
-	Actor     string         // who imports, for the audit log
-	UserID    int64
+	Dataset string         // dataset name; default: the file name without extensions
+	Format  corpus.Format  // "" detects it from the file name
+	Corpus  corpus.Options // fields and size cap
+	SkipBad bool           // import the good records, report and skip the bad ones
+	// NewVersion imports a file whose documents are those of an earlier version of the
+	// dataset (the same ids and texts) as a new version all the same; without it such an
+	// import is refused with an *IdenticalError.
+	NewVersion bool
+	Rejects    io.Writer      // receives each rejected record as a JSON line
+	BatchSize  int            // documents per transaction; default 1000
+	Progress   func(Progress) // called after every batch and at the end
+	Actor      string         // who imports, for the audit log
+	UserID     int64
 	// MaxListed bounds the rejected records kept in the Report (all go to Rejects).
 	MaxListed int
 }
@@ -77,6 +81,18 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// IdenticalError refuses an import whose documents (ids and texts, in the same order)
+// are exactly those of an earlier version of the same dataset: a second copy would
+// double the database and change nothing. Options.NewVersion imports it anyway.
+type IdenticalError struct {
+	Earlier db.Dataset
+}
+
+func (e *IdenticalError) Error() string {
+	return fmt.Sprintf("the documents are identical to dataset %q version %d (%d documents, imported %s, content hash %.12s); import again as a new version only if you mean to",
+		e.Earlier.Name, e.Earlier.Version, e.Earlier.Docs, e.Earlier.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"), e.Earlier.ContentHash)
+}
 
 // DatasetName derives a dataset name from a file name: its base without extensions.
 func DatasetName(file string) string {
@@ -147,11 +163,11 @@ func Documents(ctx context.Context, store *db.DB, r corpus.Reader, sourceFile st
 			rep.Errors = append(rep.Errors, e)
 		}
 		if opt.Rejects != nil {
-			b, _ := json.Marshal(map[string]any{"place": e.Place.String(), "field": e.Field, "reason": e.Msg})
-			if _, err := opt.Rejects.Write(append(b, '\n')); err != nil {
+			if err := writeReject(opt.Rejects, e); err != nil {
 				return err
 			}
 		}
+		e.Record = nil // the report keeps the reason, not a document of up to a megabyte
 		return nil
 	}
 	failing := func() bool { return rep.Rejected > 0 && !opt.SkipBad }
@@ -171,7 +187,8 @@ func Documents(ctx context.Context, store *db.DB, r corpus.Reader, sourceFile st
 		for _, i := range dups {
 			isDup[i] = true
 			rep.Valid--
-			if err := reject(&corpus.RecordError{Place: places[i], Field: opt.Corpus.IDFieldName(), Msg: fmt.Sprintf("duplicate id %q", batch[i].ExtID)}); err != nil {
+			if err := reject(&corpus.RecordError{Place: places[i], Field: opt.Corpus.IDFieldName(), Msg: fmt.Sprintf("duplicate id %q", batch[i].ExtID),
+				Record: documentRecord(batch[i], opt.Corpus)}); err != nil {
 				return err
 			}
 		}
@@ -230,7 +247,17 @@ func Documents(ctx context.Context, store *db.DB, r corpus.Reader, sourceFile st
 	if rep.Accepted == 0 {
 		return rep, &Error{Report: rep, Err: ErrEmpty}
 	}
-	ds, err = store.FinishDataset(ctx, ds.ID, hex.EncodeToString(hash.Sum(nil)), rep.Rejected, opt.Actor)
+	sum := hex.EncodeToString(hash.Sum(nil))
+	if !opt.NewVersion {
+		earlier, err := store.SameContent(ctx, opt.Dataset, sum)
+		if err == nil {
+			return rep, &Error{Report: rep, Err: &IdenticalError{Earlier: earlier}}
+		}
+		if !errors.Is(err, db.ErrNotFound) {
+			return rep, &Error{Report: rep, Err: err}
+		}
+	}
+	ds, err = store.FinishDataset(ctx, ds.ID, sum, rep.Rejected, opt.Actor)
 	if err != nil {
 		return rep, &Error{Report: rep, Err: err}
 	}
@@ -252,7 +279,7 @@ func newDocument(rec corpus.Record) (db.NewDocument, *corpus.RecordError) {
 		}
 		s, isString := v.(string)
 		if !isString && v != nil {
-			return d, &corpus.RecordError{Place: rec.Place, Field: k, Msg: "want a string"}
+			return d, &corpus.RecordError{Place: rec.Place, Field: k, Msg: "want a string", Record: rec.Meta}
 		}
 		switch col {
 		case "source":
@@ -269,4 +296,38 @@ func newDocument(rec corpus.Record) (db.NewDocument, *corpus.RecordError) {
 	}
 	d.Meta = b
 	return d, nil
+}
+
+// writeReject writes one line of a rejects file: where, which field, why, and the
+// rejected record itself as read (null when it could not be kept), so the file can be
+// fixed and imported again.
+func writeReject(w io.Writer, e *corpus.RecordError) error {
+	b, err := json.Marshal(struct {
+		Place  string `json:"place"`
+		Field  string `json:"field,omitempty"`
+		Reason string `json:"reason"`
+		Record any    `json:"record"`
+	}{e.Place.String(), e.Field, e.Msg, e.Record})
+	if err != nil {
+		return fmt.Errorf("rejects file: %w", err)
+	}
+	if _, err := w.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("rejects file: %w", err)
+	}
+	return nil
+}
+
+// documentRecord is a document refused after reading (a duplicate id) in its file's
+// field names, for the rejects file.
+func documentRecord(d db.NewDocument, opt corpus.Options) map[string]any {
+	m := map[string]any{}
+	_ = json.Unmarshal(d.Meta, &m)
+	for k, v := range map[string]string{"source": d.Source, "domain": d.Domain, "lang": d.Lang} {
+		if v != "" {
+			m[k] = v
+		}
+	}
+	m[opt.IDFieldName()] = d.ExtID
+	m[opt.TextFieldName()] = d.Text
+	return m
 }

@@ -80,9 +80,10 @@ func TestImportAllOrNothing(t *testing.T) {
 		t.Errorf("%d documents after a refused import; want 3", n)
 	}
 
-	// -skip-bad: the good records land as version 2, the bad ones go to the rejects file.
+	// -skip-bad: the good records land as version 2 (the same documents as version 1,
+	// hence NewVersion), the bad ones go to the rejects file.
 	var rejects bytes.Buffer
-	rep, err = File(ctx, store, writeFile(t, dir, "sample.jsonl", bad), Options{SkipBad: true, Rejects: &rejects, BatchSize: 2})
+	rep, err = File(ctx, store, writeFile(t, dir, "sample.jsonl", bad), Options{SkipBad: true, NewVersion: true, Rejects: &rejects, BatchSize: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +112,7 @@ func TestImportLabels(t *testing.T) {
 		"a,b,lookalike,,ann1,\n" +
 		"b,c,partial,,ann2,\n" +
 		"a,a,exact,,ann2,\n"
-	_, err = LabelsFile(ctx, store, writeFile(t, dir, "labels.csv", labelsCSV), LabelOptions{DatasetID: rep.Dataset.ID})
+	_, err = LabelsFile(ctx, store, writeFile(t, dir, "labels.csv", labelsCSV), LabelOptions{DatasetID: rep.Dataset.ID, Create: true})
 	var le *LabelError
 	if !errors.As(err, &le) {
 		t.Fatalf("err = %v; want *LabelError", err)
@@ -131,7 +132,7 @@ func TestImportLabels(t *testing.T) {
 		t.Errorf("%d pairs after a refused label import; want 0", o.Pairs)
 	}
 	good := "a,b,category,duplicate,annotator,note\na,b,minor,,ann1,\na,c,translation,,ann1,\nb,c,partial,yes,ann2,\n"
-	lrep, err := LabelsFile(ctx, store, writeFile(t, dir, "labels.csv", good), LabelOptions{DatasetID: rep.Dataset.ID})
+	lrep, err := LabelsFile(ctx, store, writeFile(t, dir, "labels.csv", good), LabelOptions{DatasetID: rep.Dataset.ID, Create: true})
 	if err != nil || lrep.Accepted != 3 {
 		t.Fatalf("LabelsFile = %+v, %v", lrep, err)
 	}

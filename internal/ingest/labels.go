@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -10,6 +11,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -19,23 +22,72 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/labels"
 )
 
-// LabelOptions tune a label import.
+// LabelOptions tune a label import. The command line's flags and the web form's fields
+// fill the same options.
 type LabelOptions struct {
 	DatasetID int64
-	Campaign  string // default "default"; created with the default categories if new
-	Annotator string // for rows without an annotator; default "import"
+	Campaign  string // default "default"
+	// Create makes the campaign, with the default categories, when the dataset has none
+	// of that name; without it a name that is not there is refused (a typo would
+	// otherwise start a campaign of its own).
+	Create    bool
+	Annotator string // the source of rows without an annotator; default "import"
 	SkipBad   bool
-	Actor     string
+	// Rejects receives each refused row, with its reason, as a JSON line (with SkipBad).
+	Rejects   io.Writer
 	MaxListed int
+	// Actor is who imports, as the audit log and the pages name them: an account's
+	// name, or "cli:<user>" for the command line.
+	Actor string
+	// UserID is the importing account (0: the command line without -as, or the
+	// program's own demo loader). Every row's annotator is stored as an import source
+	// ("import:alice", see labels.ImportedAnnotator), never as an account's name; only
+	// the program's own rule labels (labels.RuleAnnotator) imported without an account
+	// keep their name, so the demo's rule labels stay rule labels.
+	UserID int64
+	// MayAdjudicate allows rows of kind adjudication (the importer may adjudicate:
+	// reviewers and admins); each is recorded as the importer's own adjudication.
+	MayAdjudicate bool
+	// Progress, if set, is called as the import goes (outside any transaction).
+	Progress func(LabelProgress)
 }
+
+// LabelProgress is how far a label import is.
+type LabelProgress struct {
+	Phase string // "reading", "staging" (invisible yet), "publishing" (committed; becoming visible), "scoring" (the new pairs)
+	Done  int    // rows staged or published so far
+	Total int    // rows to stage or publish
+}
+
+// Phases of a label import.
+const (
+	PhaseReading    = "reading"
+	PhaseStaging    = "staging"
+	PhasePublishing = "publishing"
+	PhaseScoring    = "scoring"
+)
 
 // LabelReport says what a label import did.
 type LabelReport struct {
 	CampaignID int64
-	Accepted   int
+	ImportID   int64 // the recorded import (label_imports), once staging began
+	Campaign   string
+	Created    bool // the import created the campaign
+	Rows       int  // rows read, good and bad
+	Accepted   int  // good rows: New + Unchanged
+	New        int  // labels appended
+	Unchanged  int  // good rows whose label the annotator's standing label says already
 	Rejected   int
 	Errors     []*corpus.RecordError
+	// Warnings are rows kept as written whose duplicate answer overrides what their
+	// category says (an "exact copy" that is not a duplicate); Overrides counts them.
+	Warnings  []*corpus.RecordError
+	Overrides int
 }
+
+// ErrNoCampaign is a label import into a campaign the dataset does not have, without
+// the choice to create it.
+var ErrNoCampaign = errors.New("no such campaign")
 
 // ErrNoLabels is a label file without a single row.
 var ErrNoLabels = errors.New("no labels in the file")
@@ -52,7 +104,7 @@ func (e *LabelError) Error() string {
 	if e.Err != nil {
 		return "label import refused, nothing was imported: " + e.Err.Error()
 	}
-	msg := fmt.Sprintf("label import refused, nothing was imported: %d bad row(s) of %d", e.Report.Rejected, e.Report.Accepted+e.Report.Rejected)
+	msg := fmt.Sprintf("label import refused, nothing was imported: %d bad row(s) of %d", e.Report.Rejected, e.Report.Rows)
 	if len(e.Report.Errors) > 0 {
 		msg += "; first: " + e.Report.Errors[0].Error()
 	}
@@ -65,6 +117,7 @@ func (e *LabelError) Unwrap() error { return e.Err }
 type labelRow struct {
 	place                                            corpus.Place
 	a, b, category, duplicate, annotator, note, kind string
+	record                                           any // the row as read, for a rejects file
 }
 
 // LabelsFile imports labels from a CSV/TSV or JSONL file with the fields a, b, category,
@@ -93,12 +146,32 @@ func Labels(ctx context.Context, store *db.DB, r io.Reader, name string, opt Lab
 	if opt.MaxListed <= 0 {
 		opt.MaxListed = 100
 	}
+	progress := func(p LabelProgress) {
+		if opt.Progress != nil {
+			opt.Progress(p)
+		}
+	}
+	progress(LabelProgress{Phase: PhaseReading})
 	rows, bad, err := readLabelRows(r, name, format)
 	if err != nil {
 		return LabelReport{}, &LabelError{Err: err}
 	}
-	camp, err := store.EnsureCampaign(ctx, opt.DatasetID, opt.Campaign, nil)
-	if err != nil {
+	camp, err := store.CampaignNamed(ctx, opt.DatasetID, opt.Campaign)
+	create := errors.Is(err, db.ErrNotFound) && opt.Create
+	switch {
+	case create:
+		camp = db.Campaign{Name: opt.Campaign, Categories: labels.DefaultCategories} // made once the rows are good
+	case errors.Is(err, db.ErrNotFound):
+		names, nerr := store.CampaignNames(ctx, opt.DatasetID)
+		if nerr != nil {
+			return LabelReport{}, nerr
+		}
+		have := "it has none yet"
+		if len(names) > 0 {
+			have = "it has " + quoteList(names)
+		}
+		return LabelReport{}, &LabelError{Err: fmt.Errorf("%w %q in this dataset (%s): choose one, or create it (-create on the command line, the \"Create the campaign\" box on the form)", ErrNoCampaign, opt.Campaign, have)}
+	case err != nil:
 		return LabelReport{}, err
 	}
 	categories := camp.Categories
@@ -110,9 +183,11 @@ func Labels(ctx context.Context, store *db.DB, r io.Reader, name string, opt Lab
 	if err != nil {
 		return LabelReport{}, err
 	}
-	rep := LabelReport{CampaignID: camp.ID}
+	rep := LabelReport{CampaignID: camp.ID, Campaign: opt.Campaign, Rows: len(rows) + len(bad)}
+	var refused []*corpus.RecordError // every bad row, in the file's order, for the rejects file
 	addBad := func(e *corpus.RecordError) {
 		rep.Rejected++
+		refused = append(refused, e)
 		if len(rep.Errors) < opt.MaxListed {
 			rep.Errors = append(rep.Errors, e)
 		}
@@ -123,7 +198,7 @@ func Labels(ctx context.Context, store *db.DB, r io.Reader, name string, opt Lab
 	var out []db.NewLabel
 	for _, row := range rows {
 		fail := func(field, format string, args ...any) {
-			addBad(&corpus.RecordError{Place: row.place, Field: field, Msg: fmt.Sprintf(format, args...)})
+			addBad(&corpus.RecordError{Place: row.place, Field: field, Msg: fmt.Sprintf(format, args...), Record: row.record})
 		}
 		switch {
 		case row.a == "":
@@ -154,16 +229,31 @@ func Labels(ctx context.Context, store *db.DB, r io.Reader, name string, opt Lab
 			fail("duplicate", "%v", err)
 			continue
 		}
-		annotator := row.annotator
-		if annotator == "" {
-			annotator = opt.Annotator
+		if labels.Overrides(cat, dup) {
+			rep.Overrides++
+			if len(rep.Warnings) < opt.MaxListed {
+				rep.Warnings = append(rep.Warnings, &corpus.RecordError{Place: row.place, Field: "duplicate",
+					Msg: fmt.Sprintf("category %q says %s, this row says %s: kept as the row says", cat.Name, answer(cat.Duplicate == labels.Yes), answer(dup))})
+			}
+		}
+		source := row.annotator
+		if source == "" {
+			source = opt.Annotator
+		}
+		annotator := labels.ImportedAnnotator(source)
+		if opt.UserID == 0 && source == labels.RuleAnnotator {
+			annotator = source // the program's own rule labels (the demo's)
 		}
 		var kind labels.Kind
 		switch row.kind {
 		case "", string(labels.KindLabel):
 			kind = labels.KindLabel
 		case string(labels.KindAdjudication):
-			kind = labels.KindAdjudication
+			if !opt.MayAdjudicate || opt.UserID == 0 {
+				fail("kind", "adjudication rows are accepted only from an account that may adjudicate (reviewers and admins), and become that account's adjudications")
+				continue
+			}
+			kind, annotator = labels.KindAdjudication, opt.Actor
 		default:
 			fail("kind", "%q is not label or adjudication", row.kind)
 			continue
@@ -173,19 +263,61 @@ func Labels(ctx context.Context, store *db.DB, r io.Reader, name string, opt Lab
 	}
 	rep.Accepted = len(out)
 	if rep.Rejected > 0 && !opt.SkipBad {
-		rep.Accepted = 0
 		return rep, &LabelError{Report: rep}
 	}
 	if len(out) == 0 {
 		return rep, &LabelError{Report: rep, Err: ErrNoLabels}
 	}
-	if err := store.AddLabels(ctx, camp.ID, out, opt.Actor); err != nil {
+	if opt.Rejects != nil {
+		slices.SortStableFunc(refused, func(x, y *corpus.RecordError) int { return x.Line - y.Line })
+		for _, e := range refused {
+			if err := writeReject(opt.Rejects, e); err != nil {
+				return LabelReport{}, err
+			}
+		}
+	}
+	if create {
+		if camp, err = store.EnsureCampaign(ctx, opt.DatasetID, opt.Campaign, nil); err != nil {
+			return LabelReport{}, err
+		}
+		rep.CampaignID, rep.Created = camp.ID, true
+	}
+	if rep.ImportID, rep.New, err = writeLabels(ctx, store, camp.ID, name, out, opt, progress); err != nil {
 		return LabelReport{}, err
 	}
-	if _, err := campaign.ScorePairs(ctx, store, camp.ID); err != nil {
+	rep.Unchanged = rep.Accepted - rep.New
+	progress(LabelProgress{Phase: PhaseScoring})
+	// The labels are in: a cancel no longer stops what follows from them.
+	if _, err := campaign.ScorePairs(context.WithoutCancel(ctx), store, camp.ID); err != nil {
 		return rep, err
 	}
 	return rep, nil
+}
+
+// writeLabels records the import and its checked rows: staged in short transactions
+// (invisible; discarded if staging fails or ctx is cancelled), then published in short
+// transactions, so other writers (people labeling) wait for one batch at most. Once
+// every row is staged the import is committed: publishing is not cancelled by ctx (an
+// import half visible would be worse than a late cancel), and if the process dies
+// meanwhile, the janitor (db.CleanStaleImports) finishes it.
+//
+// It returns the import's id and how many events it appended (rows whose label the
+// annotator's standing label already says are not appended again).
+func writeLabels(ctx context.Context, store *db.DB, campaignID int64, file string, out []db.NewLabel, opt LabelOptions, progress func(LabelProgress)) (id int64, added int, err error) {
+	id, err = store.BeginLabelImport(ctx, db.NewLabelImport{CampaignID: campaignID, UserID: opt.UserID, ImportedBy: opt.Actor, File: file})
+	if err != nil {
+		return 0, 0, err
+	}
+	if err := store.StageLabels(ctx, id, out, func(n int) { progress(LabelProgress{Phase: PhaseStaging, Done: n, Total: len(out)}) }); err != nil {
+		if derr := store.DiscardLabelImport(context.WithoutCancel(ctx), id); derr != nil {
+			err = errors.Join(err, derr) // the janitor removes it later
+		}
+		return 0, 0, err
+	}
+	added, err = store.PublishLabelImport(context.WithoutCancel(ctx), id, func(n, total int) {
+		progress(LabelProgress{Phase: PhasePublishing, Done: n, Total: total})
+	})
+	return id, added, err
 }
 
 var labelFields = []string{"a", "b", "category", "duplicate", "annotator", "note", "kind"}
@@ -244,7 +376,7 @@ func readLabelCSV(r io.Reader, name string, format corpus.Format) ([]labelRow, [
 		valid := true
 		for i, v := range rec {
 			if !utf8.ValidString(v) {
-				bad = append(bad, &corpus.RecordError{Place: place, Field: header[i], Msg: "invalid UTF-8"})
+				bad = append(bad, &corpus.RecordError{Place: place, Field: header[i], Msg: "invalid UTF-8", Record: csvRow(header, rec)})
 				valid = false
 				break
 			}
@@ -252,7 +384,7 @@ func readLabelCSV(r io.Reader, name string, format corpus.Format) ([]labelRow, [
 		if !valid {
 			continue
 		}
-		rows = append(rows, labelRow{place: place, a: get(rec, "a"), b: get(rec, "b"), category: get(rec, "category"),
+		rows = append(rows, labelRow{place: place, record: csvRow(header, rec), a: get(rec, "a"), b: get(rec, "b"), category: get(rec, "category"),
 			duplicate: get(rec, "duplicate"), annotator: get(rec, "annotator"), note: get(rec, "note"), kind: get(rec, "kind")})
 	}
 }
@@ -271,36 +403,37 @@ func readLabelJSONL(r io.Reader, name string) ([]labelRow, []*corpus.RecordError
 		}
 		place := corpus.Place{File: name, Line: line}
 		if !utf8.Valid(b) {
-			bad = append(bad, &corpus.RecordError{Place: place, Msg: "invalid UTF-8"})
+			bad = append(bad, &corpus.RecordError{Place: place, Msg: "invalid UTF-8", Record: string(b)})
 			continue
 		}
 		var m map[string]any
-		if err := json.Unmarshal(b, &m); err != nil {
-			bad = append(bad, &corpus.RecordError{Place: place, Msg: "malformed JSON: " + err.Error()})
+		if err := unmarshalNumbers(b, &m); err != nil {
+			bad = append(bad, &corpus.RecordError{Place: place, Msg: "malformed JSON: " + err.Error(), Record: string(b)})
 			continue
 		}
-		str := func(k string) (string, bool) {
+		str := func(k string) (string, error) {
 			switch v := m[k].(type) {
 			case nil:
-				return "", true
+				return "", nil
 			case string:
-				return strings.TrimSpace(v), true
+				return strings.TrimSpace(v), nil
 			case bool:
-				return fmt.Sprint(v), true
-			case float64:
-				return fmt.Sprint(v), true
+				return fmt.Sprint(v), nil
+			case json.Number:
+				// Ids written as numbers follow the documents' rule; so do category numbers.
+				return corpus.NumberID(string(v))
 			}
-			return "", false
+			return "", errors.New("want a string")
 		}
-		row := labelRow{place: place}
+		row := labelRow{place: place, record: json.RawMessage(bytes.Clone(b))}
 		ok := true
 		for _, f := range []struct {
 			name string
 			dst  *string
 		}{{"a", &row.a}, {"b", &row.b}, {"category", &row.category}, {"duplicate", &row.duplicate}, {"annotator", &row.annotator}, {"note", &row.note}, {"kind", &row.kind}} {
-			v, good := str(f.name)
-			if !good {
-				bad = append(bad, &corpus.RecordError{Place: place, Field: f.name, Msg: "want a string"})
+			v, err := str(f.name)
+			if err != nil {
+				bad = append(bad, &corpus.RecordError{Place: place, Field: f.name, Msg: err.Error(), Record: row.record})
 				ok = false
 				break
 			}
@@ -314,4 +447,59 @@ func readLabelJSONL(r io.Reader, name string) ([]labelRow, []*corpus.RecordError
 		return nil, nil, fmt.Errorf("%s:%d: %w", name, line+1, err)
 	}
 	return rows, bad, nil
+}
+
+// unmarshalNumbers decodes one JSON value, keeping numbers as written (json.Number) so
+// that ids are exact, and refusing trailing data as json.Unmarshal does.
+func unmarshalNumbers(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errors.New("invalid character after top-level value")
+	}
+	return nil
+}
+
+func answer(dup bool) string {
+	if dup {
+		return "duplicate"
+	}
+	return "not a duplicate"
+}
+
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, ", ")
+}
+
+// csvRow is a CSV row for a rejects file: written as an object of the header's
+// columns, in their order, but built only when written.
+func csvRow(header, rec []string) csvRecord { return csvRecord{header, rec} }
+
+type csvRecord struct{ header, rec []string }
+
+func (c csvRecord) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	for i, v := range c.rec {
+		if i >= len(c.header) {
+			break
+		}
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		k, _ := json.Marshal(c.header[i])
+		val, _ := json.Marshal(v)
+		buf.Write(k)
+		buf.WriteByte(':')
+		buf.Write(val)
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
 }

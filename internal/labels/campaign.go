@@ -77,7 +77,10 @@ type Overview struct {
 	BinLabels []string
 	// Coverage[i][b] counts pairs resolved to category i in similarity bin b; the last
 	// row counts pairs still unlabeled and the last column pairs not scored yet.
-	Coverage      [][]int
+	Coverage [][]int
+	// CoverageDup counts the pairs of Coverage resolved as duplicates, so a category
+	// whose pairs were answered both ways (boilerplate kept and removed) splits in two.
+	CoverageDup   [][]int
 	Agreement     Agreement
 	Disagreements []Disagreement
 }
@@ -89,8 +92,10 @@ func Summarize(pairs []PairState, cats []Category, bins int, threshold float64) 
 		o.BinLabels = append(o.BinLabels, binLabel(b, bins))
 	}
 	o.Coverage = make([][]int, len(cats)+1)
+	o.CoverageDup = make([][]int, len(cats)+1)
 	for i := range o.Coverage {
 		o.Coverage[i] = make([]int, bins+1)
+		o.CoverageDup[i] = make([]int, bins+1)
 	}
 	catIndex := map[string]int{}
 	for i, c := range cats {
@@ -123,13 +128,16 @@ func Summarize(pairs []PairState, cats []Category, bins int, threshold float64) 
 		if !math.IsNaN(p.Similarity) {
 			col = Bin(p.Similarity, bins)
 		}
-		row := len(cats)
-		if c, _, ok := p.Resolved(cats); ok {
+		row, dup := len(cats), false
+		if c, d, ok := p.Resolved(cats); ok {
 			if i, known := catIndex[c]; known {
-				row = i
+				row, dup = i, d
 			}
 		}
 		o.Coverage[row][col]++
+		if dup {
+			o.CoverageDup[row][col]++
+		}
 		if !adjudicated && disagree(p.Labels) {
 			d := Disagreement{PairID: p.ID, Similarity: p.Similarity, Labels: p.Labels, Distance: math.Inf(1)}
 			if !math.IsNaN(p.Similarity) {

@@ -141,3 +141,10 @@ func ParseCategories(text string) ([]Category, error) {
 	}
 	return cats, nil
 }
+
+// Overrides reports whether a label's duplicate answer contradicts what its category
+// settles (an "exact copy" that is not a duplicate, a "different" pair that is): such a
+// label is kept as given, and shown as an override.
+func Overrides(c Category, duplicate bool) bool {
+	return (c.Duplicate == Yes && !duplicate) || (c.Duplicate == No && duplicate)
+}

@@ -48,7 +48,9 @@ func Draw(texts []string, spec lsh.Spec, plan Plan, existing func(a, b int) bool
 }
 
 // DrawWith is Draw with the texts' signatures under spec given (a cache), or nil to
-// compute them.
+// compute them. With signatures, texts may be nil: the draw needs only the signatures,
+// and the drawn pairs' Similarity is left for the caller to fill from their texts, so a
+// large dataset's texts need not be held at once.
 func DrawWith(texts []string, sigs []lsh.Signature, spec lsh.Spec, plan Plan, existing func(a, b int) bool) ([]Drawn, error) {
 	if plan.Bins <= 0 {
 		plan.Bins = 10
@@ -59,8 +61,12 @@ func DrawWith(texts []string, sigs []lsh.Signature, spec lsh.Spec, plan Plan, ex
 	if plan.TargetBin >= plan.Bins {
 		return nil, fmt.Errorf("bin %d: there are %d bins", plan.TargetBin, plan.Bins)
 	}
-	if len(texts) < 2 {
-		return nil, fmt.Errorf("a dataset of %d documents has no pairs", len(texts))
+	ndocs := len(texts)
+	if texts == nil {
+		ndocs = len(sigs)
+	}
+	if ndocs < 2 {
+		return nil, fmt.Errorf("a dataset of %d documents has no pairs", ndocs)
 	}
 	if sigs == nil {
 		var err error
@@ -68,7 +74,7 @@ func DrawWith(texts []string, sigs []lsh.Signature, spec lsh.Spec, plan Plan, ex
 			return nil, err
 		}
 	}
-	if len(sigs) != len(texts) {
+	if len(sigs) != ndocs {
 		return nil, fmt.Errorf("%d signatures for %d texts", len(sigs), len(texts))
 	}
 	rng := rand.New(rand.NewPCG(plan.Seed, 0x5eed))
@@ -132,7 +138,7 @@ func DrawWith(texts []string, sigs []lsh.Signature, spec lsh.Spec, plan Plan, ex
 		}
 	}
 	for n, tries := 0, 0; n < plan.Random && tries < 100*plan.Random; tries++ {
-		a, b := rng.IntN(len(texts)), rng.IntN(len(texts))
+		a, b := rng.IntN(ndocs), rng.IntN(ndocs)
 		if take(a, b) {
 			add(a, b, lsh.Estimate(sigs[a], sigs[b]), "random")
 			n++
@@ -152,7 +158,9 @@ func DrawWith(texts []string, sigs []lsh.Signature, spec lsh.Spec, plan Plan, ex
 		return s
 	}
 	for i := range out {
-		out[i].Similarity = lsh.ExactJaccard(set(out[i].A), set(out[i].B))
+		if texts != nil {
+			out[i].Similarity = lsh.ExactJaccard(set(out[i].A), set(out[i].B))
+		}
 		out[i].Wanted = plan.Overlap
 		if plan.Overlap == 1 && rng.Float64() < plan.DoubleShare {
 			out[i].Wanted = 2
