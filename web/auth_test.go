@@ -48,6 +48,17 @@ var routeMatrix = []struct {
 	{"GET", "/campaigns/1/labels.jsonl", auth.ReadLabels},
 	{"GET", "/campaigns/1/disagreements/next", auth.Adjudicate},
 	{"GET", "/campaigns/1/pairs/1", auth.View},
+	{"GET", "/campaigns/1/sweeps", auth.View},
+	{"POST", "/campaigns/1/sweeps", auth.RunSweeps},
+	{"GET", "/sweeps/1", auth.View},
+	{"GET", "/sweeps/1/progress", auth.View},
+	{"GET", "/sweeps/1/live", auth.View},
+	{"GET", "/sweeps/1/results.csv", auth.View},
+	{"GET", "/sweeps/1/charts/tradeoff.svg", auth.View},
+	{"POST", "/sweeps/1/cancel", auth.RunSweeps},
+	{"POST", "/sweeps/1/resume", auth.RunSweeps},
+	{"POST", "/sweeps/1/rerun", auth.RunSweeps},
+	{"POST", "/sweeps/1/notes", auth.RunSweeps},
 	{"GET", "/documents/1/raw", auth.View},
 	{"GET", "/campaigns/1/next", auth.Label},
 	{"POST", "/campaigns/1/undo", auth.Label},
@@ -89,7 +100,8 @@ var routeMatrix = []struct {
 
 // routeParams fills a route's parameters for a request.
 var routeParams = strings.NewReplacer("{job}", "import-1", "{id}", "1", "{invite}", "00ff", "{campaign}", "1", "{pair}", "1", "{doc}", "1", "{dataset}", "1",
-	"{manifest}", "1", "{cluster}", "1", "{item}", "1", "{format}", "svg")
+	"{manifest}", "1", "{cluster}", "1", "{item}", "1", "{format}", "svg",
+	"{sweep}", "1", "{chart}", "tradeoff")
 
 var publicRoutes = map[string]bool{
 	"GET /static/*": true, "GET /healthz": true, "GET /login": true, "POST /login": true, "POST /logout": true,

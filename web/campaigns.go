@@ -78,8 +78,8 @@ func (s *server) campaignView(r *http.Request, c db.Campaign) (templates.Campaig
 		AgreeUnits: o.Agreement.Units, Alpha: fmtNum(o.Agreement.Alpha, 3), PercentAgree: fmtNum(100*o.Agreement.PercentAgreement, 1) + "%",
 		ConfusionCats: o.Agreement.Categories, Confusion: o.Agreement.Confusion, AlphaNote: alphaNote(o.Agreement.Alpha),
 		CanLabel: role.Can(auth.Label), CanManage: role.Can(auth.ManageCampaigns), CanAdjudicate: role.Can(auth.Adjudicate),
-		CanReadLabels: role.Can(auth.ReadLabels),
-		CategoryText:  labels.FormatCategories(c.Categories),
+		CanReadLabels: role.Can(auth.ReadLabels), CanRunSweeps: role.Can(auth.RunSweeps), WhoRunsSweeps: whoCan(auth.RunSweeps),
+		CategoryText: labels.FormatCategories(c.Categories),
 	}
 	if !v.CanLabel {
 		v.WhoLabels = whoCan(auth.Label)

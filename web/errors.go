@@ -14,6 +14,8 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 	"github.com/dedupstudio/dedupstudio/internal/review"
+	"github.com/dedupstudio/dedupstudio/internal/sweep"
+	"github.com/dedupstudio/dedupstudio/internal/sweeprun"
 	"github.com/dedupstudio/dedupstudio/web/templates"
 )
 
@@ -30,6 +32,8 @@ import (
 //   - *campaign.PartyError (adjudicating one's own disagreement while others could),
 //     review.ErrSelfApproval: 403
 //   - jobs.ErrClosed: 503
+//   - a sweep's state refusing an action (sweeprun.ErrRunning, ErrNotResumable,
+//     ErrNotRunning): 409; a campaign without labels to sweep, a *sweep.GridError: 422
 //   - anything else: 500 "internal error", the error logged with the request id, which
 //     the page shows too. The text of an internal error never reaches the browser.
 
@@ -95,6 +99,14 @@ func (s *server) problem(r *http.Request, err error) (int, string) {
 		return http.StatusConflict, msgConflict
 	case errors.Is(err, jobs.ErrClosed):
 		return http.StatusServiceUnavailable, msgClosed
+	case errors.Is(err, sweeprun.ErrRunning):
+		return http.StatusConflict, "The sweep is running: cancel it first, or wait."
+	case errors.Is(err, sweeprun.ErrNotResumable):
+		return http.StatusConflict, "The sweep finished: there is nothing to resume. Re-run it to score it on the current labels."
+	case errors.Is(err, sweeprun.ErrNotRunning):
+		return http.StatusConflict, "The sweep is not running (it finished, or the server restarted since)."
+	case errors.Is(err, sweeprun.ErrNoLabels):
+		return http.StatusUnprocessableEntity, "This campaign has no counted label yet: label some pairs (or import labels) first, then sweep."
 	}
 	if pe, ok := errors.AsType[*campaign.PartyError](err); ok {
 		return http.StatusForbidden, "You labeled this pair yourself, so another adjudicator settles it: " + orList(pe.Others) + " can."
@@ -125,6 +137,7 @@ func userMessage(err error) (string, bool) {
 		cfe *corpus.FormatError
 		rie *review.InputError
 		cie *cluster.InputError
+		gre *sweep.GridError
 	)
 	switch {
 	case errors.As(err, &fe):
@@ -146,6 +159,8 @@ func userMessage(err error) (string, bool) {
 		return rie.Error(), true
 	case errors.As(err, &cie):
 		return strings.TrimPrefix(cie.Error(), "cluster: "), true
+	case errors.As(err, &gre):
+		return gre.Error(), true
 	case errors.Is(err, ingest.ErrEmpty):
 		return err.Error(), true
 	}

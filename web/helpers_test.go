@@ -18,6 +18,8 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/ingest"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
+	"github.com/dedupstudio/dedupstudio/internal/sigcache"
+	"github.com/dedupstudio/dedupstudio/internal/sweeprun"
 )
 
 // The fixtures every test of this package shares: a real store in t.TempDir(), the real
@@ -28,6 +30,7 @@ type fixture struct {
 	h       http.Handler
 	store   *db.DB
 	jobs    *jobs.Registry
+	sweeps  *sweeprun.Service
 	cookies map[string]*http.Cookie
 	admin   *http.Cookie // the cookie requests carry unless told otherwise
 }
@@ -40,8 +43,9 @@ func newFixture(t *testing.T, maxUpload int64) *fixture {
 	}
 	t.Cleanup(func() { store.Close() })
 	reg := newJobs(t)
-	f := &fixture{t: t, h: New(Deps{Store: store, Jobs: reg, MaxUpload: maxUpload, KDF: cheapKDF}), store: store, jobs: reg,
-		cookies: map[string]*http.Cookie{}}
+	sweeps := sweeprun.New(store, sigcache.New(store), reg)
+	f := &fixture{t: t, h: New(Deps{Store: store, Jobs: reg, Sweeps: sweeps, MaxUpload: maxUpload, KDF: cheapKDF}), store: store, jobs: reg,
+		sweeps: sweeps, cookies: map[string]*http.Cookie{}}
 	f.admin = f.signIn("admin")
 	return f
 }
@@ -173,7 +177,8 @@ func (f *fixture) follow(rec *httptest.ResponseRecorder, c *http.Cookie) (locati
 		f.h.ServeHTTP(rec, req)
 		return f.follow(rec, c)
 	}
-	res, body := get(f.t, f.h, location, c)
+	path, _, _ := strings.Cut(location, "#") // a browser keeps the fragment to itself
+	res, body := get(f.t, f.h, path, c)
 	if res.StatusCode != http.StatusOK {
 		f.t.Fatalf("GET %s after the form: %d", location, res.StatusCode)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/dedup"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
 	"github.com/dedupstudio/dedupstudio/internal/sigcache"
+	"github.com/dedupstudio/dedupstudio/internal/sweeprun"
 )
 
 // Deps is what the handlers need from the outside world.
@@ -35,6 +36,11 @@ type Deps struct {
 	TrustProxy bool
 	// KDF is the password hashing cost; default auth.DefaultParams.
 	KDF auth.Params
+	// Sweeps starts, resumes and reads sweeps; nil makes one over Store, the signature
+	// cache the handlers share and Jobs. One Service serves a process: the server marks
+	// sweeps left running by a dead process as interrupted (Service.MarkInterrupted)
+	// before serving.
+	Sweeps *sweeprun.Service
 	// Tally keeps the campaign and start pages' label counts; nil makes one (warmed by
 	// the first page that needs it).
 	Tally *campaign.Tally
@@ -49,6 +55,8 @@ type server struct {
 	store     *db.DB
 	sigs      *sigcache.Cache // the store's signatures, shared by drawing pairs (and sweeps next)
 	tally     *campaign.Tally // the campaign and start pages' label counts, kept up to date
+	sweeps    *sweeprun.Service
+	results   resultCache // the results of the sweeps viewed last
 	jobs      *jobs.Registry
 	now       func() time.Time
 	maxUpload int64
@@ -76,6 +84,10 @@ func New(d Deps) http.Handler {
 		s.tally = d.Tally
 		if s.tally == nil {
 			s.tally = campaign.NewTally(s.store)
+		}
+		s.sweeps = d.Sweeps
+		if s.sweeps == nil {
+			s.sweeps = sweeprun.New(s.store, s.sigs, d.Jobs)
 		}
 	}
 	if s.maxUpload <= 0 {
@@ -168,6 +180,22 @@ func (s *server) routes() http.Handler {
 		r.Post("/manifests/{manifest}/export", s.exportManifest)
 		r.Post("/manifests/{manifest}/revoke", s.revokeManifest)
 		r.Post("/manifests/{manifest}/tombstones/{doc}/restore", s.restoreDocument)
+	})
+	// Sweeps: every role sees them and their charts; running one is the reviewers'.
+	r.With(s.require(auth.View)).Group(func(r chi.Router) {
+		r.Get("/campaigns/{campaign}/sweeps", s.listSweeps)
+		r.Get("/sweeps/{sweep}", s.showSweep)
+		r.Get("/sweeps/{sweep}/progress", s.sweepProgress)
+		r.Get("/sweeps/{sweep}/live", s.sweepLive)
+		r.Get("/sweeps/{sweep}/results.csv", s.sweepResultsCSV)
+		r.Get("/sweeps/{sweep}/charts/{chart}.{format}", s.sweepChart)
+	})
+	r.With(s.require(auth.RunSweeps)).Group(func(r chi.Router) {
+		r.Post("/campaigns/{campaign}/sweeps", s.startSweep)
+		r.Post("/sweeps/{sweep}/cancel", s.cancelSweep)
+		r.Post("/sweeps/{sweep}/resume", s.resumeSweep)
+		r.Post("/sweeps/{sweep}/rerun", s.rerunSweep)
+		r.Post("/sweeps/{sweep}/notes", s.saveSweepNotes)
 	})
 	r.With(s.require(auth.View)).Group(func(r chi.Router) {
 		r.Get("/campaigns/{campaign}", s.showCampaign)

@@ -110,6 +110,8 @@ func importLabels(args []string, stdout, stderr io.Writer) error {
 		"server import-labels: import labeled pairs from CSV/TSV (header row) or JSONL with the fields\n"+
 			"a, b (external document ids), category, duplicate (yes/no; may be empty when the category settles\n"+
 			"it), annotator and note, into a labeling campaign of a dataset (its newest version unless -version).\n"+
+			"Optional design, stratum and frame_size (all three or none) name the stratified draw that chose\n"+
+			"each pair and its stratum's size N_h, so sweeps can estimate over the whole dataset.\n"+
 			"The campaign must exist unless -create. A label the annotator already gives the pair is counted\n"+
 			"unchanged, not added again. A row whose duplicate answer contradicts its category is kept and warned about.",
 		"go run ./cmd/server import-labels -db dedupstudio.db -dataset crawl -campaign gold -create -in labels.csv", stderr)

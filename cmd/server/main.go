@@ -44,6 +44,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return importLabels(args, stdout, stderr)
 	case "manifest":
 		return manifestCmd(args, stdout, stderr)
+	case "sweep":
+		return sweepCmd(args, stdout, stderr)
 	case "audit":
 		return auditCmd(args, stdout, stderr)
 	case "help":
@@ -64,6 +66,7 @@ Usage:
   server shape -threshold T -hashes K       choose bands x rows for a threshold
   server import -db F -in F [-dataset N]    import documents (JSONL, CSV/TSV, Parquet)
   server import-labels -db F -dataset N -in F  import labeled pairs
+  server sweep -db F -campaign N [-grid F] [-out F]  score a grid of configurations against the labels
   server manifest export -db F -manifest ID -out DIR  export a signed-off manifest and write its files
   server audit verify -db F                 check the audit log's hash chain
 

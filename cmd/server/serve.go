@@ -12,6 +12,8 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
 	"github.com/dedupstudio/dedupstudio/internal/server"
+	"github.com/dedupstudio/dedupstudio/internal/sigcache"
+	"github.com/dedupstudio/dedupstudio/internal/sweeprun"
 )
 
 func serve(args []string, stderr io.Writer) error {
@@ -81,6 +83,13 @@ func serveUntil(ctx context.Context, dbPath string, loadDemo bool, cfg server.Co
 	if err := campaign.RankUnranked(ctx, store); err != nil {
 		return err
 	}
-	cfg.Store, cfg.Jobs = store, reg
+	// A sweep found running was left by a process that died: it can be resumed.
+	sweeps := sweeprun.New(store, sigcache.New(store), reg)
+	if n, err := sweeps.MarkInterrupted(ctx); err != nil {
+		return err
+	} else if n > 0 {
+		cfg.Log.Info("sweeps left running by an earlier process marked interrupted", "sweeps", n)
+	}
+	cfg.Store, cfg.Jobs, cfg.Sweeps = store, reg, sweeps
 	return server.Run(ctx, cfg)
 }

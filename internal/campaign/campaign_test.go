@@ -257,6 +257,41 @@ func TestDrawPairs(t *testing.T) {
 	if len(refs) != added+again {
 		t.Errorf("%d pairs after two draws of %d and %d", len(refs), added, again)
 	}
+	// Bin pairs carry their stratified draw (a stratum's frame the same in both draws, at
+	// least as large as what was drawn from it); boundary and random pairs none.
+	stats, _ = f.store.PairStats(ctx, f.c.ID)
+	origin := map[int64]string{}
+	for _, p := range stats {
+		origin[p.ID] = p.Origin
+	}
+	pairs, err := f.store.SweepPairs(ctx, f.c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	design := labels.DrawDesign(f.c.Spec, Bins, 200, 7)
+	frames, drawn := map[string]int{}, map[string]int{}
+	for _, p := range pairs {
+		o := origin[p.ID]
+		if !strings.HasPrefix(o, "bin:") {
+			if p.Design != "" || p.Stratum != "" || p.FrameSize != 0 {
+				t.Errorf("%s pair %d has a design %q/%q/%d; want none", o, p.ID, p.Design, p.Stratum, p.FrameSize)
+			}
+			continue
+		}
+		if p.Design != design || p.Stratum != o || p.FrameSize <= 0 {
+			t.Errorf("bin pair %d (%s): design %q, stratum %q, frame %d; want %q, %q, > 0", p.ID, o, p.Design, p.Stratum, p.FrameSize, design, o)
+		}
+		if n, ok := frames[o]; ok && n != p.FrameSize {
+			t.Errorf("stratum %s: frame sizes %d and %d", o, n, p.FrameSize)
+		}
+		frames[o] = p.FrameSize
+		drawn[o]++
+	}
+	for h, n := range drawn {
+		if n > frames[h] {
+			t.Errorf("stratum %s: %d pairs drawn from a frame of %d", h, n, frames[h])
+		}
+	}
 	for _, tc := range []struct {
 		name string
 		plan DrawPlan

@@ -82,7 +82,8 @@ func Draw(ctx context.Context, store *db.DB, sigs *sigcache.Cache, actor string,
 	pairs := make([]db.NewPair, len(drawn))
 	for i, d := range drawn {
 		pairs[i] = db.NewPair{DocA: docs[d.A], DocB: docs[d.B], Origin: d.Origin, Scored: true,
-			Similarity: d.Similarity, Estimate: d.Estimate, Wanted: d.Wanted}
+			Similarity: d.Similarity, Estimate: d.Estimate, Wanted: d.Wanted,
+			Design: d.Design, Stratum: d.Stratum, FrameSize: d.FrameSize}
 	}
 	added, err := store.AddPairs(ctx, c.ID, pairs, actor)
 	if err != nil {

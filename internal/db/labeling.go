@@ -19,6 +19,10 @@ type NewPair struct {
 	Similarity float64
 	Estimate   float64
 	Wanted     int
+	// Design, Stratum and FrameSize record the stratified draw that chose the pair, when
+	// known (see label_pairs); "" and 0 otherwise.
+	Design, Stratum string
+	FrameSize       int
 }
 
 // AddPairs adds pairs to a campaign, skipping those it has; it returns how many were new.
@@ -26,8 +30,9 @@ func (d *DB) AddPairs(ctx context.Context, campaignID int64, pairs []NewPair, ac
 	added := 0
 	err := d.inTx(ctx, func(tx *sql.Tx) error {
 		added = 0
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO label_pairs (campaign_id, doc_a, doc_b, origin, similarity, estimate, wanted, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (campaign_id, doc_a, doc_b) DO NOTHING`)
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO label_pairs (campaign_id, doc_a, doc_b, origin, similarity, estimate, wanted,
+			design, stratum, frame_size, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (campaign_id, doc_a, doc_b) DO NOTHING`)
 		if err != nil {
 			return err
 		}
@@ -42,7 +47,7 @@ func (d *DB) AddPairs(ctx context.Context, campaignID int64, pairs []NewPair, ac
 			if p.Scored {
 				sim, est = p.Similarity, p.Estimate
 			}
-			res, err := stmt.ExecContext(ctx, campaignID, a, b, p.Origin, sim, est, max(1, p.Wanted), now)
+			res, err := stmt.ExecContext(ctx, campaignID, a, b, p.Origin, sim, est, max(1, p.Wanted), p.Design, p.Stratum, p.FrameSize, now)
 			if err != nil {
 				return fmt.Errorf("pair %d-%d: %w", a, b, err)
 			}
@@ -313,6 +318,10 @@ type NewLabel struct {
 	// ByParty marks an adjudication by someone with a label of their own on the pair,
 	// allowed only when no other adjudicator could: RecordEvent's audit entry says so.
 	ByParty bool
+	// Design, Stratum and FrameSize record the stratified draw that chose the pair
+	// (AddLabels stores them on the pair when Design is set; see label_pairs).
+	Design, Stratum string
+	FrameSize       int
 }
 
 // LabelEvent is one recorded event.

@@ -34,8 +34,12 @@ func (d *DB) addLabel(ctx context.Context, tx *sql.Tx, campaignID int64, l NewLa
 		l.Kind = labels.KindLabel
 	}
 	now := d.stamp()
-	if _, err := tx.ExecContext(ctx, `INSERT INTO label_pairs (campaign_id, doc_a, doc_b, origin, created_at) VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT (campaign_id, doc_a, doc_b) DO NOTHING`, campaignID, a, b, l.Origin, now); err != nil {
+	// A pair's design is set by the label that brings one; a label without leaves it.
+	if _, err := tx.ExecContext(ctx, `INSERT INTO label_pairs (campaign_id, doc_a, doc_b, origin, design, stratum, frame_size, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (campaign_id, doc_a, doc_b) DO UPDATE SET design = excluded.design, stratum = excluded.stratum,
+			frame_size = excluded.frame_size WHERE excluded.design != ''`,
+		campaignID, a, b, l.Origin, l.Design, l.Stratum, l.FrameSize, now); err != nil {
 		return err
 	}
 	var pairID int64

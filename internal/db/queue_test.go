@@ -80,7 +80,26 @@ func TestStandingColumnsFollowTheEvents(t *testing.T) {
 	t.Parallel()
 	d := openAt(t, 8)
 	ctx := context.Background()
-	c, pairs := withPairs(t, d, 7)
+	// Pairs by hand: AddPairs writes the columns of today's schema (0009's design).
+	ds, docs := withDocs(t, d, "s", 7)
+	c, err := d.EnsureCampaign(ctx, ds.ID, "default", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, doc := range docs[1:] {
+		if _, err := d.w.ExecContext(ctx, `INSERT INTO label_pairs (campaign_id, doc_a, doc_b, origin, wanted, created_at)
+			VALUES (?, ?, ?, 'test', 1, ?)`, c.ID, docs[0], doc, d.stamp()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	refs, err := d.PairDocs(ctx, c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pairs []int64
+	for _, r := range refs {
+		pairs = append(pairs, r.ID)
+	}
 	rng := rand.New(rand.NewPCG(8, 8))
 	people := []string{"ann", "bob", "cy", "rev"}
 	cats := []string{"exact", "minor", "different"}

@@ -52,18 +52,15 @@ func campaignFor(ctx context.Context, store *db.DB, datasetID, id int64) (db.Cam
 // loadLabels reads the labels of the run's campaign and resolves them. index maps the
 // dataset's document ids to their positions. A label made by someone signed in counts
 // as a person's; an imported one (the demo's rule labels among them) as a rule's, which
-// counts only where no person settles the pair. The store keeps no sampling design with
-// its pairs yet, so every pair counts on the labeled-pairs basis.
+// counts only where no person settles the pair. Pairs that carry the sampling design
+// that drew them (migration 0009) feed the dataset-level estimates; the others count on
+// the labeled-pairs basis.
 func loadLabels(ctx context.Context, store *db.DB, datasetID, campaignID int64, index map[int64]int) (labelSet, error) {
 	c, err := campaignFor(ctx, store, datasetID, campaignID)
 	if err != nil || c.ID == 0 {
 		return labelSet{campaign: c}, err
 	}
-	pls, err := store.CampaignLabels(ctx, c.ID)
-	if err != nil {
-		return labelSet{}, err
-	}
-	flagged, err := store.FlaggedPairs(ctx, c.ID)
+	pls, err := store.SweepPairs(ctx, c.ID)
 	if err != nil {
 		return labelSet{}, err
 	}
@@ -71,10 +68,10 @@ func loadLabels(ctx context.Context, store *db.DB, datasetID, campaignID int64, 
 	for _, pl := range pls {
 		a, okA := index[pl.A]
 		b, okB := index[pl.B]
-		if !okA || !okB {
+		if !okA || !okB || len(pl.Labels) == 0 {
 			continue
 		}
-		lp := sweep.LabeledPair{ID: pl.PairID, A: a, B: b, Flagged: flagged[pl.PairID]}
+		lp := sweep.LabeledPair{ID: pl.ID, A: a, B: b, Flagged: pl.Flagged, Design: pl.Design, Stratum: pl.Stratum, FrameSize: pl.FrameSize}
 		for _, l := range pl.Labels {
 			lp.Labels = append(lp.Labels, sweep.Label{Annotator: l.Annotator, Kind: string(l.Kind), Category: l.Category,
 				Duplicate: l.Duplicate, Rule: !l.ByAccount})

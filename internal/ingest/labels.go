@@ -118,10 +118,16 @@ type labelRow struct {
 	place                                            corpus.Place
 	a, b, category, duplicate, annotator, note, kind string
 	record                                           any // the row as read, for a rejects file
+	// The sampling design that drew the pair (optional): its name, the pair's stratum and
+	// the stratum's frame size N_h.
+	design, stratum, frameSize string
 }
 
 // LabelsFile imports labels from a CSV/TSV or JSONL file with the fields a, b, category,
-// duplicate, annotator and note; a and b are the documents' external ids.
+// duplicate, annotator and note; a and b are the documents' external ids. Optional
+// fields design, stratum and frame_size say which stratified draw chose the pair (all
+// three or none): the pair's inclusion probability, which sweeps need to estimate over
+// the whole dataset. A stratum's frame size must be the same on every row of it.
 func LabelsFile(ctx context.Context, store *db.DB, path string, opt LabelOptions) (LabelReport, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -196,6 +202,7 @@ func Labels(ctx context.Context, store *db.DB, r io.Reader, name string, opt Lab
 		addBad(e)
 	}
 	var out []db.NewLabel
+	frames := map[[2]string]int{} // (design, stratum) -> frame size, as first given
 	for _, row := range rows {
 		fail := func(field, format string, args ...any) {
 			addBad(&corpus.RecordError{Place: row.place, Field: field, Msg: fmt.Sprintf(format, args...), Record: row.record})
@@ -258,8 +265,14 @@ func Labels(ctx context.Context, store *db.DB, r io.Reader, name string, opt Lab
 			fail("kind", "%q is not label or adjudication", row.kind)
 			continue
 		}
+		frame, field, msg := checkDesign(row, frames)
+		if msg != "" {
+			fail(field, "%s", msg)
+			continue
+		}
 		out = append(out, db.NewLabel{DocA: known[row.a], DocB: known[row.b], Origin: "import", Annotator: annotator,
-			Kind: kind, Category: cat.Key, Duplicate: dup, Note: row.note})
+			Kind: kind, Category: cat.Key, Duplicate: dup, Note: row.note,
+			Design: row.design, Stratum: row.stratum, FrameSize: frame})
 	}
 	rep.Accepted = len(out)
 	if rep.Rejected > 0 && !opt.SkipBad {
@@ -320,7 +333,34 @@ func writeLabels(ctx context.Context, store *db.DB, campaignID int64, file strin
 	return id, added, err
 }
 
-var labelFields = []string{"a", "b", "category", "duplicate", "annotator", "note", "kind"}
+// checkDesign reads a row's design fields: none, or all three with a positive whole
+// frame size that agrees with earlier rows of the same stratum (remembered in frames).
+// It returns the frame size, or the field at fault and why.
+func checkDesign(row labelRow, frames map[[2]string]int) (frame int, field, msg string) {
+	if row.design == "" && row.stratum == "" && row.frameSize == "" {
+		return 0, "", ""
+	}
+	switch {
+	case row.design == "":
+		return 0, "design", "missing (stratum and frame_size need the design that drew the pair)"
+	case row.stratum == "":
+		return 0, "stratum", "missing (a design needs the pair's stratum)"
+	case row.frameSize == "":
+		return 0, "frame_size", "missing (a design needs the stratum's frame size N_h)"
+	}
+	n, err := strconv.Atoi(row.frameSize)
+	if err != nil || n <= 0 {
+		return 0, "frame_size", fmt.Sprintf("%q is not a positive whole number", row.frameSize)
+	}
+	key := [2]string{row.design, row.stratum}
+	if prev, ok := frames[key]; ok && prev != n {
+		return 0, "frame_size", fmt.Sprintf("%d, but earlier rows give stratum %q of design %q a frame size of %d", n, row.stratum, row.design, prev)
+	}
+	frames[key] = n
+	return n, "", ""
+}
+
+var labelFields = []string{"a", "b", "category", "duplicate", "annotator", "note", "kind", "design", "stratum", "frame_size"}
 
 func readLabelRows(r io.Reader, name string, format corpus.Format) ([]labelRow, []*corpus.RecordError, error) {
 	switch format {
@@ -385,7 +425,8 @@ func readLabelCSV(r io.Reader, name string, format corpus.Format) ([]labelRow, [
 			continue
 		}
 		rows = append(rows, labelRow{place: place, record: csvRow(header, rec), a: get(rec, "a"), b: get(rec, "b"), category: get(rec, "category"),
-			duplicate: get(rec, "duplicate"), annotator: get(rec, "annotator"), note: get(rec, "note"), kind: get(rec, "kind")})
+			duplicate: get(rec, "duplicate"), annotator: get(rec, "annotator"), note: get(rec, "note"), kind: get(rec, "kind"),
+			design: get(rec, "design"), stratum: get(rec, "stratum"), frameSize: get(rec, "frame_size")})
 	}
 }
 
@@ -430,7 +471,8 @@ func readLabelJSONL(r io.Reader, name string) ([]labelRow, []*corpus.RecordError
 		for _, f := range []struct {
 			name string
 			dst  *string
-		}{{"a", &row.a}, {"b", &row.b}, {"category", &row.category}, {"duplicate", &row.duplicate}, {"annotator", &row.annotator}, {"note", &row.note}, {"kind", &row.kind}} {
+		}{{"a", &row.a}, {"b", &row.b}, {"category", &row.category}, {"duplicate", &row.duplicate}, {"annotator", &row.annotator}, {"note", &row.note}, {"kind", &row.kind},
+			{"design", &row.design}, {"stratum", &row.stratum}, {"frame_size", &row.frameSize}} {
 			v, err := str(f.name)
 			if err != nil {
 				bad = append(bad, &corpus.RecordError{Place: place, Field: f.name, Msg: err.Error(), Record: row.record})

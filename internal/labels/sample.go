@@ -33,6 +33,25 @@ type Drawn struct {
 	Similarity float64 // exact Jaccard of the shingle sets
 	Origin     string  // bin:N, boundary or random
 	Wanted     int
+	// Design, Stratum and FrameSize record the stratified draw of a bin's pairs: a simple
+	// random sample of the candidates in the bin, FrameSize of them (N_h), so a sweep can
+	// weigh each labeled pair by N_h/n_h. Boundary and random pairs carry none (their
+	// inclusion probabilities are not known): they count on the labeled-pairs basis only.
+	Design    string
+	Stratum   string
+	FrameSize int
+}
+
+// DrawDesign names the design of the bin draws of spec over nBins bins: draws under the
+// same name share their frame (the candidates of the generous banding), so their pairs
+// pool into one stratified sample. Over more than PoolSize documents the frame depends
+// on the seed's random pool, so seed is part of the name.
+func DrawDesign(spec lsh.Spec, nBins, docs int, seed uint64) string {
+	name := fmt.Sprintf("draw-%s-bins%d", spec.ID(), nBins)
+	if docs > PoolSize {
+		name += fmt.Sprintf("-seed%d", seed)
+	}
+	return name
 }
 
 // Bin returns the similarity bin of s among n bins over [0, 1].
@@ -95,6 +114,7 @@ func DrawWith(texts []string, sigs []lsh.Signature, spec lsh.Spec, plan Plan, ex
 	add := func(a, b int, est float64, origin string) {
 		out = append(out, Drawn{A: min(a, b), B: max(a, b), Estimate: est, Origin: origin})
 	}
+	design := DrawDesign(spec, plan.Bins, len(texts), plan.Seed)
 	type scored struct {
 		a, b int
 		est  float64
@@ -118,6 +138,8 @@ func DrawWith(texts []string, sigs []lsh.Signature, spec lsh.Spec, plan Plan, ex
 			}
 			if take(s.a, s.b) {
 				add(s.a, s.b, s.est, fmt.Sprintf("bin:%d", i))
+				d := &out[len(out)-1]
+				d.Design, d.Stratum, d.FrameSize = design, fmt.Sprintf("bin:%d", i), len(b)
 				n++
 			}
 		}

@@ -24,6 +24,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/campaign"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
+	"github.com/dedupstudio/dedupstudio/internal/sweeprun"
 	"github.com/dedupstudio/dedupstudio/web"
 )
 
@@ -48,6 +49,9 @@ type Config struct {
 	// Jobs runs the background work (imports); required. The caller owns it: after Run
 	// returns it shuts the jobs down (jobs.Registry.Shutdown), then closes Store.
 	Jobs *jobs.Registry
+	// Sweeps runs and keeps sweeps in Jobs (cmd/server builds it and marks the sweeps a
+	// killed process left running as interrupted before Run); nil when not wired.
+	Sweeps *sweeprun.Service
 	// MaxConns caps the connections held open at once; 0 derives it from the process's
 	// descriptor limit (at most 4096, a quarter of the limit left for everything else).
 	MaxConns int
@@ -155,7 +159,7 @@ func Run(ctx context.Context, cfg Config) error {
 	conns := newConnLimiter(ln, maxConns(cfg))
 	srv := &http.Server{
 		Handler: conns.track(web.New(web.Deps{Log: cfg.Log, Version: cfg.Version, Store: cfg.Store, Jobs: cfg.Jobs,
-			SetupToken: setupToken, TrustProxy: cfg.TrustProxy, KDF: cfg.KDF, Tally: tally})),
+			SetupToken: setupToken, TrustProxy: cfg.TrustProxy, KDF: cfg.KDF, Tally: tally, Sweeps: cfg.Sweeps})),
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       cfg.ReadTimeout, // web extends it for the upload routes
 		WriteTimeout:      writeTimeout,

@@ -1,0 +1,382 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/jobs"
+	"github.com/dedupstudio/dedupstudio/internal/sigcache"
+	"github.com/dedupstudio/dedupstudio/internal/sweep"
+	"github.com/dedupstudio/dedupstudio/internal/sweeprun"
+)
+
+const exampleGrid = `{
+    "specs": ["level=word size=3", "level=word size=5", "level=char size=5 k=256"],
+    "shapes": ["16x8", "32x4", "20x5"],
+    "thresholds": [0.5, 0.6, 0.7, 0.8, 0.9],
+    "verifications": ["estimate", "exact"],
+    "policies": ["connected-components"]
+  }`
+
+// sweepCmd runs "sweep": the sweep the Sweeps page runs, from the command line.
+func sweepCmd(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("sweep",
+		"server sweep: score a grid of MinHash LSH configurations against a campaign's labels, as the\n"+
+			"Sweeps page does, and store it with the campaign (the page lists it). Prints progress (rate, ETA),\n"+
+			"the configurations on the Pareto front (highest recall first) and the recommendation. Ctrl+C\n"+
+			"cancels, keeping what was scored; -resume ID continues a cancelled or interrupted sweep.\n\n"+
+			"A grid file is JSON; every axis is optional (a missing one takes the default grid's: word 1-5 and\n"+
+			"char 3-7 shingles at k=128 and 256, thresholds 0.30-0.95, both verifications, connected\n"+
+			"components; no shapes means the shapes worth trying for each k). Specs may be partial, as\n"+
+			"lsh.ParseSpec reads them. For example:\n\n  "+exampleGrid,
+		"go run ./cmd/server sweep -db dedupstudio.db -campaign default -grid grid.json -out results.csv", stderr)
+	dbPath := fs.String("db", "dedupstudio.db", "database file (must exist)")
+	campaignName := fs.String("campaign", "", "labeling campaign (the demo's is \"default\")")
+	datasetName := fs.String("dataset", "", "dataset of the campaign, when several have one of that name")
+	gridPath := fs.String("grid", "", "grid file (JSON); default: the default grid")
+	out := fs.String("out", "", "write every configuration's figures to this CSV file")
+	name := fs.String("name", "", "sweep name (default: the time)")
+	notes := fs.String("notes", "", "notes kept with the sweep")
+	resume := fs.Int64("resume", 0, "resume this sweep id instead of starting one")
+	top := fs.Int("top", 10, "configurations to print")
+	target := fs.Float64("target", sweep.DefaultTarget.MaxFalseRemovalRate, "most false removals per removal the recommendation accepts (upper end of the 95% interval)")
+	quiet := fs.Bool("q", false, "no progress line")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if *campaignName == "" && *resume == 0 {
+		fs.Usage()
+		return errors.New("-campaign (or -resume) is required")
+	}
+	grid := sweep.DefaultGrid()
+	if *gridPath != "" {
+		var err error
+		if grid, err = readGrid(*gridPath); err != nil {
+			return err
+		}
+	}
+	// Opening creates a missing database; a sweep has nothing to score in an empty one.
+	if _, err := os.Stat(*dbPath); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("database %s does not exist: import documents and labels first (or start the server once for the demo)", *dbPath)
+		}
+		return err
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	ctx, stop := signalContext()
+	defer stop()
+	store, err := db.Open(context.WithoutCancel(ctx), *dbPath)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	reg := jobs.NewRegistry(context.Background())
+	defer reg.Shutdown(context.Background())
+	svc := sweeprun.New(store, sigcache.New(store), reg)
+
+	var sw sweeprun.Sweep
+	if *resume != 0 {
+		sw, err = svc.Resume(ctx, *resume, 0)
+	} else {
+		var c db.Campaign
+		if c, err = findCampaign(ctx, store, *campaignName, *datasetName); err != nil {
+			return err
+		}
+		sw, err = svc.Start(ctx, sweeprun.StartRequest{CampaignID: c.ID, Name: *name, Notes: *notes, Grid: grid})
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "sweep %d: %d configurations\n", sw.ID, sw.Total)
+	sw, err = follow(ctx, svc, sw.ID, *quiet, stderr)
+	if err != nil {
+		return err
+	}
+	switch sw.State {
+	case sweeprun.Done:
+	case sweeprun.Cancelled, sweeprun.Interrupted:
+		fmt.Fprintf(stderr, "sweep %d %s after %d of %d configurations; resume with -resume %d\n", sw.ID, sw.State, sw.Done, sw.Total, sw.ID)
+	default:
+		return fmt.Errorf("sweep %d %s: %s", sw.ID, sw.State, sw.Error)
+	}
+	rs, err := svc.Results(context.WithoutCancel(ctx), sw.ID)
+	if err != nil {
+		return err
+	}
+	front := sweep.Front(sweep.Headlines(results(rs)))
+	if *out != "" {
+		if err := writeResultsCSV(*out, rs, front); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "wrote %d configurations to %s\n", len(rs), *out)
+	}
+	printSweep(stdout, sw, rs, front, *top, sweep.Target{MaxFalseRemovalRate: *target})
+	if sw.State != sweeprun.Done {
+		return fmt.Errorf("sweep %d %s", sw.ID, sw.State)
+	}
+	return nil
+}
+
+func readGrid(path string) (sweep.Grid, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return sweep.Grid{}, err
+	}
+	var g sweep.Grid
+	if err := json.Unmarshal(b, &g); err != nil {
+		return sweep.Grid{}, fmt.Errorf("grid %s: %w", path, err)
+	}
+	g = sweeprun.Complete(g)
+	if err := g.Validate(); err != nil {
+		return sweep.Grid{}, fmt.Errorf("grid %s: %w", path, err)
+	}
+	return g, nil
+}
+
+// findCampaign finds a campaign by name, of the newest version of dataset when named.
+func findCampaign(ctx context.Context, store *db.DB, name, dataset string) (db.Campaign, error) {
+	var dsID int64
+	if dataset != "" {
+		ds, err := store.LatestDataset(ctx, dataset)
+		if err != nil {
+			return db.Campaign{}, fmt.Errorf("dataset %q: %w", dataset, err)
+		}
+		dsID = ds.ID
+	}
+	list, err := store.Campaigns(ctx)
+	if err != nil {
+		return db.Campaign{}, err
+	}
+	var found []db.Campaign
+	for _, c := range list {
+		if c.Name == name && (dsID == 0 || c.DatasetID == dsID) {
+			found = append(found, c)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return db.Campaign{}, fmt.Errorf("no campaign %q%s", name, map[bool]string{true: " on dataset " + dataset}[dataset != ""])
+	case 1:
+		return found[0], nil
+	}
+	return db.Campaign{}, fmt.Errorf("%d campaigns are called %q (on different datasets): name the dataset with -dataset", len(found), name)
+}
+
+// follow prints a sweep's progress until its job ends; Ctrl+C cancels it.
+func follow(ctx context.Context, svc *sweeprun.Service, id int64, quiet bool, stderr io.Writer) (sweeprun.Sweep, error) {
+	done := make(chan struct{})
+	var sw sweeprun.Sweep
+	var err error
+	go func() {
+		defer close(done)
+		sw, err = svc.Wait(context.Background(), id)
+	}()
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	cancelled := false
+	line := ""
+	for {
+		select {
+		case <-done:
+			if line != "" {
+				fmt.Fprintln(stderr)
+			}
+			return sw, err
+		case <-ctx.Done():
+			if !cancelled {
+				cancelled = true
+				if cerr := svc.Cancel(id); cerr != nil && !errors.Is(cerr, sweeprun.ErrNotRunning) {
+					return sw, cerr
+				}
+			}
+		case <-tick.C:
+			p, ok := svc.Progress(id)
+			if !ok || quiet {
+				continue
+			}
+			line = sweepProgressLine(p)
+			fmt.Fprintf(stderr, "\r%-78s", line)
+		}
+	}
+}
+
+func sweepProgressLine(p sweeprun.Progress) string {
+	switch p.Phase {
+	case "signing":
+		return fmt.Sprintf("signing: %d of %d documents", p.Signed, p.ToSign)
+	case "scoring":
+		s := fmt.Sprintf("scored %d of %d configurations", p.Done, p.Total)
+		if p.Rate > 0 {
+			s += fmt.Sprintf(", %.1f/s, about %s left", p.Rate, p.ETA.Round(time.Second))
+		}
+		return s
+	}
+	return p.Phase + "…"
+}
+
+func results(rs []sweeprun.Result) []sweep.Result {
+	out := make([]sweep.Result, len(rs))
+	for i, r := range rs {
+		out[i] = r.Result
+	}
+	return out
+}
+
+// printSweep prints what was measured on, the front's best configurations and the
+// recommendation.
+func printSweep(w io.Writer, sw sweeprun.Sweep, rs []sweeprun.Result, front []bool, top int, target sweep.Target) {
+	if s := sw.Summary; s != nil {
+		l := s.Labels
+		fmt.Fprintf(w, "labels %s: %d counted (%d adjudicated, %d by majority, %d by rule); left out: %d flagged, %d skipped, %d tied, %d unlabeled\n",
+			l.Version, l.Counted, l.Adjudicated, l.Majority, l.RuleOnly, l.Flagged, l.Skipped, l.Tied, l.Unlabeled)
+		if s.Design.Name != "" {
+			fmt.Fprintf(w, "estimates over the dataset from design %s: %d pairs in %d strata (%d more count on the labeled-pairs basis only)\n",
+				s.Design.Name, s.Design.Pairs, len(s.Design.Strata), s.Design.LabeledOnly)
+		} else {
+			fmt.Fprintln(w, "no sampling design recorded with these labels: figures are on the labeled pairs only, not the dataset")
+		}
+		if b := s.Baseline; b != nil {
+			h := b.Headline()
+			fmt.Fprintf(w, "baseline, exact-hash dedup alone: recall %s, false removals %s, %d removals\n",
+				pct(h.Recall), pct(h.FalseRemovalRate), b.Removals)
+		}
+	}
+	// The configurations that meet the target (upper end of the false-removal interval),
+	// highest recall first; when none does, the Pareto front.
+	meets := func(h sweep.Headline) bool {
+		v := h.FalseRemovalRate.Hi
+		if target.PointEstimate {
+			v = h.FalseRemovalRate.Value
+		}
+		return !math.IsNaN(v) && v <= target.MaxFalseRemovalRate
+	}
+	var idx []int
+	for i := range rs {
+		if meets(rs[i].Headline()) {
+			idx = append(idx, i)
+		}
+	}
+	what := fmt.Sprintf("%d of %d configurations keep false removals at or below %.1f%% of removals (upper end of the 95%% interval)",
+		len(idx), len(rs), 100*target.MaxFalseRemovalRate)
+	if len(idx) == 0 {
+		for i := range rs {
+			if front[i] {
+				idx = append(idx, i)
+			}
+		}
+		what = fmt.Sprintf("no configuration meets the target; %d of %d are on the Pareto front", len(idx), len(rs))
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		ha, hb := rs[a].Headline(), rs[b].Headline()
+		return cmp.Or(cmp.Compare(hb.Recall.Value, ha.Recall.Value), cmp.Compare(ha.FalseRemovalRate.Value, hb.FalseRemovalRate.Value))
+	})
+	if len(idx) > top {
+		idx = idx[:top]
+	}
+	fmt.Fprintf(w, "\n%s; the first %d by recall:\n", what, len(idx))
+	fmt.Fprintf(w, "  %-40s  %-22s  %-22s  %9s  %9s\n", "configuration", "recall", "false removals/removal", "removals", "cand/doc")
+	for _, i := range idx {
+		h := rs[i].Headline()
+		fmt.Fprintf(w, "  %-40s  %-22s  %-22s  %9d  %9.1f\n", rs[i].Config.Label(), pct(h.Recall), pct(h.FalseRemovalRate), rs[i].Removals, rs[i].CandidatesPerDoc)
+	}
+	rec, err := sweep.Recommend(results(rs), target)
+	if err != nil {
+		fmt.Fprintf(w, "\nno recommendation: %v\n", err)
+		return
+	}
+	fmt.Fprintf(w, "\nrecommended: %s\n  %s\n  %s\n", rec.Config.Label(), rec.Config, rec.Reason)
+}
+
+// pct writes an interval as "93.1% [90.2, 95.4]".
+func pct(iv sweep.Interval) string {
+	if math.IsNaN(iv.Value) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f%% [%.1f, %.1f]", 100*iv.Value, 100*iv.Lo, 100*iv.Hi)
+}
+
+// writeResultsCSV writes every result, whole under a temporary name and then renamed,
+// so a failure never leaves half a file under the real name.
+func writeResultsCSV(path string, rs []sweeprun.Result, front []bool) (err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	cw := csv.NewWriter(tmp)
+	num := func(v float64) string {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return ""
+		}
+		return strconv.FormatFloat(v, 'g', 6, 64)
+	}
+	iv := func(v sweep.Interval) []string { return []string{num(v.Value), num(v.Lo), num(v.Hi)} }
+	header := []string{"result_id", "ordinal", "spec", "bands", "rows", "threshold", "verification", "policy", "basis",
+		"recall", "recall_lo", "recall_hi", "false_removal_rate", "false_removal_rate_lo", "false_removal_rate_hi",
+		"labeled_recall", "labeled_recall_n", "candidate_recall", "expected_candidate_recall", "cluster_recall",
+		"false_merges", "false_merges_n", "precision", "false_removals", "false_removals_lo", "false_removals_hi",
+		"removals", "clusters", "largest_cluster", "candidates", "candidates_per_doc", "on_front"}
+	if err := cw.Write(header); err != nil {
+		return err
+	}
+	for i, r := range rs {
+		h := r.Headline()
+		fr := []string{"", "", ""}
+		if r.Dataset != nil {
+			fr = iv(r.Dataset.FalseRemovals)
+		}
+		row := []string{strconv.FormatInt(r.ID, 10), strconv.Itoa(r.Ordinal), r.Config.Spec.String(), strconv.Itoa(r.Config.Shape.Bands),
+			strconv.Itoa(r.Config.Shape.Rows), num(r.Config.Threshold), string(r.Config.Verification), r.Config.Policy, string(h.Basis)}
+		row = append(row, iv(h.Recall)...)
+		row = append(row, iv(h.FalseRemovalRate)...)
+		row = append(row, num(r.Recall.Value), strconv.Itoa(r.Recall.Of), num(r.CandidateRecall.Value), num(r.ExpectedCandidateRecall),
+			num(r.ClusterRecall.Value), num(r.FalseMerges.Value), strconv.Itoa(r.FalseMerges.Of), num(r.Precision.Value))
+		row = append(row, fr...)
+		row = append(row, strconv.Itoa(r.Removals), strconv.Itoa(r.Clusters), strconv.Itoa(r.LargestCluster), strconv.Itoa(r.Candidates),
+			num(r.CandidatesPerDoc), strconv.FormatBool(front[i]))
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

@@ -1,0 +1,430 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"time"
+)
+
+// Sweep is a stored sweep (internal/sweeprun reads and writes them). Grid, Summary and
+// the label snapshot are JSON the sweeprun package owns.
+type Sweep struct {
+	ID           int64
+	CampaignID   int64
+	DatasetID    int64 // the campaign's
+	Name, Notes  string
+	Grid         string
+	Seed         uint64
+	State        string
+	Error        string
+	Done, Total  int
+	LabelVersion string
+	Summary      string // "" until the first run returned
+	RerunOf      int64  // 0: not a re-run
+	CreatedBy    int64  // 0: the system or the command line
+	CreatedAt    time.Time
+	StartedAt    time.Time // zero: never started
+	FinishedAt   time.Time // zero: running or never finished
+}
+
+// NewSweep is a sweep to store.
+type NewSweep struct {
+	CampaignID   int64
+	Name, Notes  string
+	Grid         string
+	Seed         uint64
+	Total        int
+	LabelVersion string
+	Labels       string // the resolved labels it is scored on, JSON
+	RerunOf      int64
+	CreatedBy    int64
+}
+
+const sweepCols = `s.id, s.campaign_id, c.dataset_id, s.name, s.notes, s.grid, s.seed, s.state, s.error, s.configs_done,
+	s.configs_total, s.label_version, coalesce(s.summary, ''), coalesce(s.rerun_of, 0), coalesce(s.created_by, 0), s.created_at,
+	coalesce(s.started_at, ''), coalesce(s.finished_at, '')`
+
+func scanSweep(sc scanner) (Sweep, error) {
+	var s Sweep
+	var seed int64
+	var created, started, finished string
+	if err := sc.Scan(&s.ID, &s.CampaignID, &s.DatasetID, &s.Name, &s.Notes, &s.Grid, &seed, &s.State, &s.Error, &s.Done,
+		&s.Total, &s.LabelVersion, &s.Summary, &s.RerunOf, &s.CreatedBy, &created, &started, &finished); err != nil {
+		return s, err
+	}
+	s.Seed = uint64(seed)
+	var err error
+	if s.CreatedAt, err = parseTime("created_at", created); err != nil {
+		return s, err
+	}
+	if started != "" {
+		if s.StartedAt, err = parseTime("started_at", started); err != nil {
+			return s, err
+		}
+	}
+	if finished != "" {
+		if s.FinishedAt, err = parseTime("finished_at", finished); err != nil {
+			return s, err
+		}
+	}
+	return s, nil
+}
+
+// CreateSweep stores a new sweep in state running (its job starts next), audited as
+// sweep.start by actor.
+func (d *DB) CreateSweep(ctx context.Context, s NewSweep, actor string) (int64, error) {
+	var id int64
+	err := d.inTx(ctx, func(tx *sql.Tx) error {
+		now := d.stamp()
+		res, err := tx.ExecContext(ctx, `INSERT INTO sweeps (campaign_id, name, notes, grid, seed, state, configs_total, label_version,
+			labels, rerun_of, created_by, created_at, started_at) VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?)`,
+			s.CampaignID, s.Name, s.Notes, s.Grid, int64(s.Seed), s.Total, s.LabelVersion, s.Labels, nullID(s.RerunOf),
+			nullID(s.CreatedBy), now, now)
+		if err != nil {
+			return err
+		}
+		if id, err = res.LastInsertId(); err != nil {
+			return err
+		}
+		return d.auditBy(ctx, tx, User{ID: s.CreatedBy, Name: actor}, "sweep.start", fmt.Sprintf("sweep:%d", id),
+			map[string]any{"campaign": s.CampaignID, "configs": s.Total, "labels": s.LabelVersion, "rerun_of": s.RerunOf})
+	})
+	if err != nil {
+		return 0, fmt.Errorf("create sweep on campaign %d: %w", s.CampaignID, err)
+	}
+	return id, nil
+}
+
+// Sweep returns a stored sweep, or ErrNotFound.
+func (d *DB) Sweep(ctx context.Context, id int64) (Sweep, error) {
+	s, err := scanSweep(d.r.QueryRowContext(ctx, `SELECT `+sweepCols+` FROM sweeps s JOIN campaigns c ON c.id = s.campaign_id
+		WHERE s.id = ?`, id))
+	if err != nil {
+		return Sweep{}, fmt.Errorf("sweep %d: %w", id, notFound(err))
+	}
+	return s, nil
+}
+
+// Sweeps returns the sweeps of a campaign (0: of every campaign), newest first.
+func (d *DB) Sweeps(ctx context.Context, campaignID int64) ([]Sweep, error) {
+	list, err := queryAll(ctx, d, `SELECT `+sweepCols+` FROM sweeps s JOIN campaigns c ON c.id = s.campaign_id
+		WHERE ? = 0 OR s.campaign_id = ? ORDER BY s.id DESC`, scanSweep, campaignID, campaignID)
+	if err != nil {
+		return nil, fmt.Errorf("sweeps of campaign %d: %w", campaignID, err)
+	}
+	return list, nil
+}
+
+// SweepLabels returns the label snapshot a sweep is scored on (JSON).
+func (d *DB) SweepLabels(ctx context.Context, id int64) (string, error) {
+	var s string
+	if err := d.r.QueryRowContext(ctx, `SELECT labels FROM sweeps WHERE id = ?`, id).Scan(&s); err != nil {
+		return "", fmt.Errorf("labels of sweep %d: %w", id, notFound(err))
+	}
+	return s, nil
+}
+
+// ResumeSweep sets a sweep that is not running to running again (a resume), by actor.
+// It returns ErrStale when the sweep is running or done.
+func (d *DB) ResumeSweep(ctx context.Context, id int64, by int64, actor string) error {
+	err := d.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE sweeps SET state = 'running', error = '', started_at = ?, finished_at = NULL
+			WHERE id = ? AND state IN ('cancelled', 'interrupted', 'failed')`, d.stamp(), id)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return ErrStale
+		}
+		return d.auditBy(ctx, tx, User{ID: by, Name: actor}, "sweep.resume", fmt.Sprintf("sweep:%d", id), nil)
+	})
+	if err != nil {
+		return fmt.Errorf("resume sweep %d: %w", id, err)
+	}
+	return nil
+}
+
+// FinishSweep records how a sweep's run ended: state done, failed or cancelled, the
+// error of a failure, and the summary (JSON; "" keeps the one stored).
+func (d *DB) FinishSweep(ctx context.Context, id int64, state, errText, summary string) error {
+	err := d.inTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE sweeps SET state = ?, error = ?, finished_at = ?,
+			summary = CASE WHEN ? = '' THEN summary ELSE ? END WHERE id = ?`, state, errText, d.stamp(), summary, summary, id)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("finish sweep %d: %w", id, err)
+	}
+	return nil
+}
+
+// SetSweepSummary stores a sweep's summary (JSON) while it runs.
+func (d *DB) SetSweepSummary(ctx context.Context, id int64, summary string) error {
+	err := d.inTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE sweeps SET summary = ? WHERE id = ?`, summary, id)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("summary of sweep %d: %w", id, err)
+	}
+	return nil
+}
+
+// SetSweepNotes replaces a sweep's name and notes.
+func (d *DB) SetSweepNotes(ctx context.Context, id int64, name, notes string) error {
+	err := d.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE sweeps SET name = ?, notes = ? WHERE id = ?`, name, notes, id)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return ErrNotFound
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("notes of sweep %d: %w", id, err)
+	}
+	return nil
+}
+
+// InterruptSweeps marks every running sweep but those in except as interrupted (a
+// process that ran them died) and returns how many it marked.
+func (d *DB) InterruptSweeps(ctx context.Context, except []int64) (int, error) {
+	var n int64
+	err := d.inTx(ctx, func(tx *sql.Tx) error {
+		ids, err := txIDs(ctx, tx, `SELECT id FROM sweeps WHERE state = 'running'`)
+		if err != nil {
+			return err
+		}
+		n = 0
+		for _, id := range ids {
+			skip := false
+			for _, e := range except {
+				skip = skip || e == id
+			}
+			if skip {
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE sweeps SET state = 'interrupted', finished_at = NULL WHERE id = ?`, id); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("mark interrupted sweeps: %w", err)
+	}
+	return int(n), nil
+}
+
+func txIDs(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]int64, error) {
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
+// SweepResult is one stored configuration of a sweep; Metrics is the sweep.Result as
+// JSON, the axes are columns too.
+type SweepResult struct {
+	ID           int64
+	SweepID      int64
+	Ordinal      int
+	Spec         string
+	Bands, Rows  int
+	Threshold    float64
+	Verification string
+	Policy       string
+	Metrics      string
+}
+
+// AddSweepResults stores results of a sweep in one transaction (one already stored at
+// its ordinal is kept) and brings its count of configurations done up to date.
+func (d *DB) AddSweepResults(ctx context.Context, sweepID int64, rs []SweepResult) error {
+	err := d.inTx(ctx, func(tx *sql.Tx) error {
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO sweep_results (sweep_id, ordinal, spec, bands, rows, threshold, verification,
+			policy, metrics, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (sweep_id, ordinal) DO NOTHING`)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		now := d.stamp()
+		for _, r := range rs {
+			if _, err := stmt.ExecContext(ctx, sweepID, r.Ordinal, r.Spec, r.Bands, r.Rows, r.Threshold, r.Verification, r.Policy,
+				r.Metrics, now); err != nil {
+				return fmt.Errorf("result %d: %w", r.Ordinal, err)
+			}
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE sweeps SET configs_done = (SELECT count(*) FROM sweep_results WHERE sweep_id = ?)
+			WHERE id = ?`, sweepID, sweepID)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store results of sweep %d: %w", sweepID, err)
+	}
+	return nil
+}
+
+const sweepResultCols = `id, sweep_id, ordinal, spec, bands, rows, threshold, verification, policy, metrics`
+
+func scanSweepResult(sc scanner) (SweepResult, error) {
+	var r SweepResult
+	return r, sc.Scan(&r.ID, &r.SweepID, &r.Ordinal, &r.Spec, &r.Bands, &r.Rows, &r.Threshold, &r.Verification, &r.Policy, &r.Metrics)
+}
+
+// SweepResults returns a sweep's stored results by ordinal.
+func (d *DB) SweepResults(ctx context.Context, sweepID int64) ([]SweepResult, error) {
+	list, err := queryAll(ctx, d, `SELECT `+sweepResultCols+` FROM sweep_results WHERE sweep_id = ? ORDER BY ordinal`,
+		scanSweepResult, sweepID)
+	if err != nil {
+		return nil, fmt.Errorf("results of sweep %d: %w", sweepID, err)
+	}
+	return list, nil
+}
+
+// SweepResultsAfter returns a sweep's results stored after the result with id after (0:
+// all), in the order they were stored: what a page polling a running sweep has not seen.
+func (d *DB) SweepResultsAfter(ctx context.Context, sweepID, after int64) ([]SweepResult, error) {
+	list, err := queryAll(ctx, d, `SELECT `+sweepResultCols+` FROM sweep_results WHERE sweep_id = ? AND id > ? ORDER BY id`,
+		scanSweepResult, sweepID, after)
+	if err != nil {
+		return nil, fmt.Errorf("results of sweep %d: %w", sweepID, err)
+	}
+	return list, nil
+}
+
+// SweepResultByID returns one stored result, or ErrNotFound.
+func (d *DB) SweepResultByID(ctx context.Context, id int64) (SweepResult, error) {
+	r, err := scanSweepResult(d.r.QueryRowContext(ctx, `SELECT `+sweepResultCols+` FROM sweep_results WHERE id = ?`, id))
+	if err != nil {
+		return SweepResult{}, fmt.Errorf("sweep result %d: %w", id, notFound(err))
+	}
+	return r, nil
+}
+
+// SweepOrdinals returns the ordinals of a sweep's stored results, ascending.
+func (d *DB) SweepOrdinals(ctx context.Context, sweepID int64) ([]int, error) {
+	list, err := queryAll(ctx, d, `SELECT ordinal FROM sweep_results WHERE sweep_id = ? ORDER BY ordinal`,
+		func(sc scanner) (int, error) {
+			var o int
+			return o, sc.Scan(&o)
+		}, sweepID)
+	if err != nil {
+		return nil, fmt.Errorf("results of sweep %d: %w", sweepID, err)
+	}
+	return list, nil
+}
+
+// SweepDocs are a dataset's documents as a sweep reads them, by id ascending (the order
+// of the signature cache's sets).
+type SweepDocs struct {
+	IDs []int64
+	// Hashes are the first 8 bytes of each text's SHA-256 (documents.content_hash): the
+	// exact-hash baseline.
+	Hashes []uint64
+	Texts  []string
+}
+
+// SweepDocuments reads every document of a dataset with its text and content hash. It
+// holds every text in memory (the sweep computes exact Jaccard from them).
+func (d *DB) SweepDocuments(ctx context.Context, datasetID int64) (SweepDocs, error) {
+	var out SweepDocs
+	rows, err := d.r.QueryContext(ctx, `SELECT id, content_hash, text FROM documents WHERE dataset_id = ? ORDER BY id`, datasetID)
+	if err != nil {
+		return out, fmt.Errorf("documents of dataset %d: %w", datasetID, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var hash, text string
+		if err := rows.Scan(&id, &hash, &text); err != nil {
+			return out, fmt.Errorf("documents of dataset %d: %w", datasetID, err)
+		}
+		b, err := hex.DecodeString(hash)
+		if err != nil || len(b) < 8 {
+			return out, fmt.Errorf("documents of dataset %d: document %d: content hash %q is not a hex SHA-256", datasetID, id, hash)
+		}
+		out.IDs = append(out.IDs, id)
+		out.Hashes = append(out.Hashes, binary.BigEndian.Uint64(b))
+		out.Texts = append(out.Texts, text)
+	}
+	if err := rows.Err(); err != nil {
+		return out, fmt.Errorf("documents of dataset %d: %w", datasetID, err)
+	}
+	return out, nil
+}
+
+// SweepPair is a pair of a campaign as a sweep reads it: documents, standing labels,
+// flagged and skipped state and the design that drew it.
+type SweepPair struct {
+	ID, A, B int64
+	Labels   []StandingLabel
+	Flagged  bool
+	// Skipped: someone skipped it and nobody has a standing label on it.
+	Skipped         bool
+	Design, Stratum string
+	FrameSize       int
+}
+
+// SweepPairs returns every pair of a campaign, by id, with what a sweep needs.
+func (d *DB) SweepPairs(ctx context.Context, campaignID int64) ([]SweepPair, error) {
+	pairs, err := queryAll(ctx, d, `SELECT p.id, p.doc_a, p.doc_b, p.design, p.stratum, p.frame_size,
+			p.labels_n = 0 AND EXISTS (SELECT 1 FROM label_events e WHERE e.pair_id = p.id AND e.kind = 'skip')
+		FROM label_pairs p WHERE p.campaign_id = ? ORDER BY p.id`,
+		func(sc scanner) (SweepPair, error) {
+			var p SweepPair
+			return p, sc.Scan(&p.ID, &p.A, &p.B, &p.Design, &p.Stratum, &p.FrameSize, &p.Skipped)
+		}, campaignID)
+	if err != nil {
+		return nil, fmt.Errorf("pairs of campaign %d: %w", campaignID, err)
+	}
+	labeled, err := d.CampaignLabels(ctx, campaignID)
+	if err != nil {
+		return nil, err
+	}
+	flagged, err := d.FlaggedPairs(ctx, campaignID)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[int64][]StandingLabel, len(labeled))
+	for _, pl := range labeled {
+		byID[pl.PairID] = pl.Labels
+	}
+	for i := range pairs {
+		pairs[i].Labels = byID[pairs[i].ID]
+		pairs[i].Flagged = flagged[pairs[i].ID]
+	}
+	return pairs, nil
+}
+
+// DatasetDocumentIDs returns the ids of a dataset's documents, ascending.
+func (d *DB) DatasetDocumentIDs(ctx context.Context, datasetID int64) ([]int64, error) {
+	ids, err := queryAll(ctx, d, `SELECT id FROM documents WHERE dataset_id = ? ORDER BY id`,
+		func(sc scanner) (int64, error) {
+			var id int64
+			return id, sc.Scan(&id)
+		}, datasetID)
+	if err != nil {
+		return nil, fmt.Errorf("documents of dataset %d: %w", datasetID, err)
+	}
+	return ids, nil
+}

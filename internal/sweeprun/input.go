@@ -1,0 +1,141 @@
+package sweeprun
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/sweep"
+)
+
+// snapPair is a counted pair of a label snapshot: its documents by store id, the label
+// it counts with and the design that drew it.
+type snapPair struct {
+	ID        int64  `json:"id"`
+	A         int64  `json:"a"`
+	B         int64  `json:"b"`
+	Category  string `json:"cat"`
+	Duplicate bool   `json:"dup"`
+	Design    string `json:"design,omitempty"`
+	Stratum   string `json:"stratum,omitempty"`
+	FrameSize int    `json:"n,omitempty"`
+}
+
+// snapshotAnnotator names the one label a snapshot pair carries when it is scored again.
+const snapshotAnnotator = "sweep-snapshot"
+
+// labelsNow reads a campaign's pairs and resolves them under sweep.LabelRule over the
+// dataset's documents (ids ascending). Pairs naming a document outside the dataset are
+// left out.
+func (s *Service) labelsNow(ctx context.Context, c db.Campaign, ids []int64) ([]sweep.LabeledPair, sweep.LabelSet, error) {
+	index := make(map[int64]int, len(ids))
+	for i, id := range ids {
+		index[id] = i
+	}
+	stored, err := s.store.SweepPairs(ctx, c.ID)
+	if err != nil {
+		return nil, sweep.LabelSet{}, err
+	}
+	pairs := make([]sweep.LabeledPair, 0, len(stored))
+	for _, p := range stored {
+		a, okA := index[p.A]
+		b, okB := index[p.B]
+		if !okA || !okB {
+			continue
+		}
+		lp := sweep.LabeledPair{ID: p.ID, A: a, B: b, Flagged: p.Flagged, Skipped: p.Skipped,
+			Design: p.Design, Stratum: p.Stratum, FrameSize: p.FrameSize}
+		for _, l := range p.Labels {
+			// A label given by someone signed in is a person's; one imported or made by a
+			// rule (the demo's "demo-rules") counts only where no person settles the pair.
+			lp.Labels = append(lp.Labels, sweep.Label{Annotator: l.Annotator, Kind: string(l.Kind), Category: l.Category,
+				Duplicate: l.Duplicate, Rule: !l.ByAccount})
+		}
+		pairs = append(pairs, lp)
+	}
+	ls, err := sweep.ResolveAll(pairs, c.Categories, len(ids))
+	if err != nil {
+		return nil, sweep.LabelSet{}, err
+	}
+	return pairs, ls, nil
+}
+
+// snapshot is the counted pairs of ls as stored with a sweep.
+func snapshot(ls sweep.LabelSet, ids []int64) []snapPair {
+	out := make([]snapPair, len(ls.Pairs))
+	for i, p := range ls.Pairs {
+		out[i] = snapPair{ID: p.ID, A: ids[p.A], B: ids[p.B], Category: p.Category, Duplicate: p.Duplicate,
+			Design: p.Design, Stratum: p.Stratum, FrameSize: p.FrameSize}
+	}
+	return out
+}
+
+// fromSnapshot turns a snapshot back into labeled pairs over the documents ids: each
+// with one adjudication carrying the label it counted with, which LabelRule resolves to
+// the same label (and ResolveAll to the same version).
+func fromSnapshot(snap []snapPair, ids []int64) ([]sweep.LabeledPair, error) {
+	index := make(map[int64]int, len(ids))
+	for i, id := range ids {
+		index[id] = i
+	}
+	out := make([]sweep.LabeledPair, len(snap))
+	for i, p := range snap {
+		a, okA := index[p.A]
+		b, okB := index[p.B]
+		if !okA || !okB {
+			return nil, fmt.Errorf("label snapshot: pair %d names a document the dataset no longer holds", p.ID)
+		}
+		out[i] = sweep.LabeledPair{ID: p.ID, A: a, B: b, Design: p.Design, Stratum: p.Stratum, FrameSize: p.FrameSize,
+			Labels: []sweep.Label{{Annotator: snapshotAnnotator, Kind: sweep.Adjudication, Category: p.Category, Duplicate: p.Duplicate}}}
+	}
+	return out, nil
+}
+
+func (s *Service) readSnapshot(ctx context.Context, id int64) ([]snapPair, error) {
+	text, err := s.store.SweepLabels(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var snap []snapPair
+	if err := json.Unmarshal([]byte(text), &snap); err != nil {
+		return nil, fmt.Errorf("label snapshot of sweep %d: %w", id, err)
+	}
+	return snap, nil
+}
+
+// input builds what sweep.Run reads: the dataset's documents, their signatures from the
+// cache (prefixes of a larger k where longs holds one, see sweep.CanPrefix) and pairs.
+func (s *Service) input(ctx context.Context, c db.Campaign, docs db.SweepDocs, pairs []sweep.LabeledPair, longs []lsh.Spec) sweep.Input {
+	return sweep.Input{
+		Docs: sweep.Documents{Count: len(docs.IDs), ContentHash: docs.Hashes, Text: func(i int) string { return docs.Texts[i] }},
+		Signatures: func(ctx context.Context, spec lsh.Spec) ([]lsh.Signature, error) {
+			from := spec
+			for _, l := range longs {
+				if l.Hashes > from.Hashes && sweep.CanPrefix(spec, l) {
+					from = l
+				}
+			}
+			set, err := s.cache.Signatures(ctx, c.DatasetID, from, nil)
+			if err != nil {
+				return nil, err
+			}
+			if !slices.Equal(set.IDs, docs.IDs) {
+				return nil, fmt.Errorf("signatures of dataset %d under %s: %d documents signed, %d read", c.DatasetID, from.ID(),
+					len(set.IDs), len(docs.IDs))
+			}
+			if from == spec {
+				return set.Sigs, nil
+			}
+			out := make([]lsh.Signature, len(set.Sigs))
+			for i, sig := range set.Sigs {
+				out[i] = sig[:spec.Hashes]
+			}
+			return out, nil
+		},
+		Pairs:      pairs,
+		Categories: c.Categories,
+	}
+}

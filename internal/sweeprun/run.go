@@ -1,0 +1,407 @@
+package sweeprun
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/jobs"
+	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/sweep"
+)
+
+// Seed is the bootstrap seed of every sweep: a sweep's results depend only on its
+// inputs, so a re-run on the same labels gives the same figures.
+const Seed = 1
+
+// flushAfter bounds how long a scored configuration waits before it is stored: results
+// arrive on the page within about half a second, in transactions of many (one per
+// result would cost a synchronous commit each).
+const flushAfter = 300 * time.Millisecond
+
+// run is a sweep whose job runs in this process.
+type run struct {
+	jobID     string
+	cancelled bool // Cancel asked for it (else a cancelled context is a shutdown)
+	progress  Progress
+}
+
+// Start stores a new sweep of req.Grid on the campaign's current labels and runs it as a
+// background job. It returns the sweep with its JobID.
+func (s *Service) Start(ctx context.Context, req StartRequest) (Sweep, error) {
+	return s.start(ctx, req, 0)
+}
+
+func (s *Service) start(ctx context.Context, req StartRequest, rerunOf int64) (Sweep, error) {
+	c, err := s.store.Campaign(ctx, req.CampaignID)
+	if err != nil {
+		return Sweep{}, err
+	}
+	configs, err := req.Grid.Configs()
+	if err != nil {
+		return Sweep{}, err
+	}
+	ids, err := s.store.DatasetDocumentIDs(ctx, c.DatasetID)
+	if err != nil {
+		return Sweep{}, err
+	}
+	_, ls, err := s.labelsNow(ctx, c, ids)
+	if err != nil {
+		return Sweep{}, err
+	}
+	if ls.Counted == 0 {
+		return Sweep{}, ErrNoLabels
+	}
+	grid, err := json.Marshal(req.Grid)
+	if err != nil {
+		return Sweep{}, fmt.Errorf("start sweep: %w", err)
+	}
+	snap, err := json.Marshal(snapshot(ls, ids))
+	if err != nil {
+		return Sweep{}, fmt.Errorf("start sweep: %w", err)
+	}
+	name := strings.TrimSpace(req.Name)
+	if name == "" {
+		name = "sweep of " + time.Now().UTC().Format("2006-01-02 15:04")
+	}
+	id, err := s.store.CreateSweep(ctx, db.NewSweep{CampaignID: c.ID, Name: name, Notes: req.Notes, Grid: string(grid), Seed: Seed,
+		Total: len(configs), LabelVersion: ls.Version, Labels: string(snap), RerunOf: rerunOf, CreatedBy: req.By}, actorOf(req.By))
+	if err != nil {
+		return Sweep{}, err
+	}
+	// The label counts are known now; the design and the baseline when the run returns.
+	sum := Summary{Labels: countsOf(ls)}
+	if err := s.setSummary(ctx, id, sum); err != nil {
+		return Sweep{}, err
+	}
+	if err := s.launch(id, req.By, name); err != nil {
+		return Sweep{}, err
+	}
+	return s.Get(ctx, id)
+}
+
+// Resume continues an interrupted, cancelled or failed sweep in a new job, scoring only
+// the configurations not stored yet, on the labels it was started with.
+func (s *Service) Resume(ctx context.Context, id, by int64) (Sweep, error) {
+	sw, err := s.Get(ctx, id)
+	if err != nil {
+		return Sweep{}, err
+	}
+	switch {
+	case sw.JobID != "" || sw.State == Running:
+		return Sweep{}, ErrRunning
+	case !sw.State.Resumable():
+		return Sweep{}, ErrNotResumable
+	}
+	s.mu.Lock()
+	if _, ok := s.running[id]; ok {
+		s.mu.Unlock()
+		return Sweep{}, ErrRunning
+	}
+	s.running[id] = &run{} // held until launch replaces it, so two resumes cannot both start
+	s.mu.Unlock()
+	if err := s.store.ResumeSweep(ctx, id, by, actorOf(by)); err != nil {
+		s.forget(id)
+		if errors.Is(err, db.ErrStale) {
+			return Sweep{}, ErrRunning
+		}
+		return Sweep{}, err
+	}
+	if err := s.launch(id, by, sw.Name); err != nil {
+		return Sweep{}, err
+	}
+	return s.Get(ctx, id)
+}
+
+// Rerun starts a new sweep with the grid, name (marked as a re-run) and notes of sweep id,
+// on the campaign's current labels.
+func (s *Service) Rerun(ctx context.Context, id, by int64) (Sweep, error) {
+	sw, err := s.Get(ctx, id)
+	if err != nil {
+		return Sweep{}, err
+	}
+	name := strings.TrimSuffix(sw.Name, " (re-run)") + " (re-run)"
+	return s.start(ctx, StartRequest{CampaignID: sw.CampaignID, Name: name, Notes: sw.Notes, Grid: sw.Grid, By: by}, id)
+}
+
+// Cancel asks a running sweep to stop; what it scored stays stored and it can be
+// resumed. Permissions are the caller's to check.
+func (s *Service) Cancel(id int64) error {
+	s.mu.Lock()
+	r, ok := s.running[id]
+	if ok {
+		r.cancelled = true
+	}
+	s.mu.Unlock()
+	if !ok || r.jobID == "" {
+		return ErrNotRunning
+	}
+	if err := s.jobs.Cancel(r.jobID, jobs.Caller{All: true}); err != nil && !errors.Is(err, jobs.ErrNotFound) {
+		return err
+	}
+	return nil
+}
+
+// MarkInterrupted marks every sweep the store holds as running, which no job of this
+// process runs, as interrupted; the server calls it at start, before it starts any
+// sweep. It returns how many it marked.
+func (s *Service) MarkInterrupted(ctx context.Context) (int, error) {
+	s.mu.Lock()
+	var mine []int64
+	for id := range s.running {
+		mine = append(mine, id)
+	}
+	s.mu.Unlock()
+	return s.store.InterruptSweeps(ctx, mine)
+}
+
+// launch starts the job of sweep id (stored as running).
+func (s *Service) launch(id, by int64, name string) error {
+	r := &run{progress: Progress{SweepID: id, Phase: "loading", Started: time.Now()}}
+	s.mu.Lock()
+	s.running[id] = r
+	s.mu.Unlock()
+	jobID, err := s.jobs.Start(JobKind, "Sweep: "+name, by, func(ctx context.Context, report jobs.Reporter) (any, error) {
+		defer s.forget(id)
+		return id, s.runJob(ctx, id, r, report)
+	})
+	if err != nil {
+		s.forget(id)
+		// Nothing ran: the stored sweep waits to be resumed.
+		_ = s.store.FinishSweep(context.Background(), id, string(Interrupted), err.Error(), "")
+		return err
+	}
+	s.mu.Lock()
+	r.jobID = jobID
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *Service) forget(id int64) {
+	s.mu.Lock()
+	delete(s.running, id)
+	s.mu.Unlock()
+}
+
+// runJob scores the configurations of sweep id not stored yet and records how it ended.
+func (s *Service) runJob(ctx context.Context, id int64, r *run, report jobs.Reporter) error {
+	err := s.score(ctx, id, r, report)
+	state, msg := Done, ""
+	switch {
+	case err == nil:
+	case ctx.Err() != nil: // whatever failed on the way out, the job was told to stop
+		s.mu.Lock()
+		state = Interrupted // the process is shutting down
+		if r.cancelled {
+			state = Cancelled
+		}
+		s.mu.Unlock()
+	default:
+		state, msg = Failed, err.Error()
+	}
+	if ferr := s.store.FinishSweep(context.WithoutCancel(ctx), id, string(state), msg, ""); ferr != nil {
+		return errors.Join(err, ferr)
+	}
+	return err
+}
+
+// score is the work of a sweep's job.
+func (s *Service) score(ctx context.Context, id int64, r *run, report jobs.Reporter) error {
+	setProgress := func(f func(p *Progress)) {
+		s.mu.Lock()
+		f(&r.progress)
+		p := r.progress
+		s.mu.Unlock()
+		report(p)
+	}
+	sw, err := s.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	c, err := s.store.Campaign(ctx, sw.CampaignID)
+	if err != nil {
+		return err
+	}
+	configs, err := sw.Grid.Configs()
+	if err != nil {
+		return err
+	}
+	ordinal := make(map[sweep.Config]int, len(configs))
+	for i, cfg := range configs {
+		ordinal[cfg] = i
+	}
+	have, err := s.store.SweepOrdinals(ctx, id)
+	if err != nil {
+		return err
+	}
+	stored := make(map[int]bool, len(have))
+	for _, o := range have {
+		stored[o] = true
+	}
+	total := len(configs)
+	setProgress(func(p *Progress) { p.Done, p.Total = len(stored), total })
+	if len(stored) == total {
+		return nil
+	}
+	docs, err := s.store.SweepDocuments(ctx, c.DatasetID)
+	if err != nil {
+		return err
+	}
+	snap, err := s.readSnapshot(ctx, id)
+	if err != nil {
+		return err
+	}
+	pairs, err := fromSnapshot(snap, docs.IDs)
+	if err != nil {
+		return err
+	}
+	longs := sweep.Requests(sw.Grid.Specs)
+	setProgress(func(p *Progress) { p.Phase = "signing" })
+	if err := s.cache.Ensure(ctx, c.DatasetID, longs, func(done, total int) {
+		setProgress(func(p *Progress) { p.Signed, p.ToSign = done, total })
+	}); err != nil {
+		return err
+	}
+	in := s.input(ctx, c, docs, pairs, longs)
+
+	start := time.Now()
+	setProgress(func(p *Progress) { p.Phase, p.Started = "scoring", start })
+	scored := 0
+	var buf []db.SweepResult
+	last := time.Now()
+	var flushErr error
+	// Writes are not cancelled with the sweep: what was scored before a cancel is kept.
+	wctx := context.WithoutCancel(ctx)
+	flush := func() {
+		if len(buf) == 0 || flushErr != nil {
+			return
+		}
+		if flushErr = s.store.AddSweepResults(wctx, id, buf); flushErr != nil {
+			return
+		}
+		for _, row := range buf {
+			stored[row.Ordinal] = true
+		}
+		buf, last = buf[:0], time.Now()
+		done := len(stored)
+		if s.afterFlush != nil {
+			s.afterFlush(id, done)
+		}
+		setProgress(func(p *Progress) {
+			p.Done = done
+			if el := time.Since(start).Seconds(); el > 0 && scored > 0 {
+				p.Rate = float64(scored) / el
+				p.ETA = time.Duration(float64(total-done) / p.Rate * float64(time.Second))
+			}
+		})
+	}
+	pending := map[int]bool{}
+	onResult := func(res sweep.Result) {
+		o, ok := ordinal[res.Config]
+		if !ok || stored[o] || pending[o] || flushErr != nil {
+			return // scored again by a resume (its shape was unfinished): kept as first stored
+		}
+		row, err := resultRow(o, res)
+		if err != nil {
+			flushErr = err
+			return
+		}
+		pending[o] = true
+		scored++
+		buf = append(buf, row)
+		if len(buf) >= s.flushEvery || time.Since(last) >= flushAfter {
+			flush()
+		}
+	}
+	var rep *sweep.Report
+	for _, g := range remaining(sw.Grid, configs, stored) {
+		rep, err = sweep.Run(ctx, in, g, sweep.Options{Seed: Seed, OnResult: onResult})
+		if err != nil || flushErr != nil {
+			break
+		}
+	}
+	flush()
+	if rep != nil {
+		sum := Summary{Design: rep.Design, Baseline: rep.Baseline}
+		if sw.Summary != nil {
+			sum.Labels = sw.Summary.Labels
+		}
+		if serr := s.setSummary(wctx, id, sum); serr != nil && err == nil {
+			err = serr
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return flushErr
+}
+
+// remaining returns the sweeps that score every configuration of g not in stored: the
+// whole grid when nothing is stored, else one grid per representation over its shapes
+// with a configuration missing, at every threshold, verification and policy of g (a
+// shape's configurations share their candidates, and the engine's early stop depends on
+// the grid's lowest threshold, so each is scored as the whole grid would score it).
+func remaining(g sweep.Grid, configs []sweep.Config, stored map[int]bool) []sweep.Grid {
+	if len(stored) == 0 {
+		return []sweep.Grid{g}
+	}
+	type key struct {
+		spec  lsh.Spec
+		shape lsh.Shape
+	}
+	missing := map[key]bool{}
+	var shapes = map[lsh.Spec][]lsh.Shape{}
+	for i, c := range configs {
+		k := key{c.Spec, c.Shape}
+		if !stored[i] && !missing[k] {
+			missing[k] = true
+			shapes[c.Spec] = append(shapes[c.Spec], c.Shape)
+		}
+	}
+	var out []sweep.Grid
+	for _, spec := range g.Specs {
+		if len(shapes[spec]) == 0 {
+			continue
+		}
+		out = append(out, sweep.Grid{Specs: []lsh.Spec{spec}, Shapes: shapes[spec], Thresholds: g.Thresholds,
+			Verifications: g.Verifications, Policies: g.Policies})
+		delete(shapes, spec) // a spec listed twice is refused by Validate; this keeps it once anyway
+	}
+	return out
+}
+
+// resultRow is a result as stored.
+func resultRow(ordinal int, r sweep.Result) (db.SweepResult, error) {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return db.SweepResult{}, fmt.Errorf("store result %d: %w", ordinal, err)
+	}
+	c := r.Config
+	return db.SweepResult{Ordinal: ordinal, Spec: c.Spec.String(), Bands: c.Shape.Bands, Rows: c.Shape.Rows, Threshold: c.Threshold,
+		Verification: string(c.Verification), Policy: c.Policy, Metrics: string(b)}, nil
+}
+
+func (s *Service) setSummary(ctx context.Context, id int64, sum Summary) error {
+	b, err := json.Marshal(sum)
+	if err != nil {
+		return fmt.Errorf("summary of sweep %d: %w", id, err)
+	}
+	return s.store.SetSweepSummary(ctx, id, string(b))
+}
+
+func countsOf(ls sweep.LabelSet) LabelCounts {
+	return LabelCounts{Counted: ls.Counted, Flagged: ls.Flagged, Skipped: ls.Skipped, Tied: ls.Tied, Unlabeled: ls.Unlabeled,
+		Adjudicated: ls.Adjudicated, Majority: ls.Majority, RuleOnly: ls.RuleOnly, Version: ls.Version}
+}
+
+// actorOf names who started a sweep in the audit log when no name is at hand.
+func actorOf(by int64) string {
+	if by == 0 {
+		return "system"
+	}
+	return fmt.Sprintf("user:%d", by)
+}

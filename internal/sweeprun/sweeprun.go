@@ -1,0 +1,212 @@
+// Package sweeprun runs sweeps (internal/sweep) over what the store holds and keeps
+// them: a saved sweep is a campaign, a grid, a name and notes, and one stored result per
+// configuration scored, written as each completes, so a page shows results as they
+// arrive and after a reload, and a sweep cut short by a cancel or a killed process
+// continues where it stopped.
+//
+// A sweep runs as a background job (internal/jobs) reporting configurations done of
+// total, the rate and the time left. It is scored on a snapshot of the campaign's
+// resolved labels (sweep.LabelRule) taken when it starts and stored with it: resuming
+// scores the remaining configurations on that snapshot, so a resumed sweep ends with
+// the results an uninterrupted one would have had, and the live threshold slider
+// (Select) rescores on the labels the table was scored on. LabelsChanged compares the
+// snapshot with the campaign's labels now; Rerun starts a new sweep of the same grid on
+// them.
+//
+// Resume needs no partial state: the configurations of one (representation, shape)
+// share their candidates, so the remaining work is run as one sweep per representation
+// over the shapes not finished, at every threshold, verification and policy of the grid
+// (whose lowest threshold is what the engine's early stop depends on), and only the
+// configurations not stored yet are written.
+package sweeprun
+
+import (
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/jobs"
+	"github.com/dedupstudio/dedupstudio/internal/sigcache"
+	"github.com/dedupstudio/dedupstudio/internal/sweep"
+)
+
+// State is a stored sweep's lifecycle state.
+type State string
+
+// States. Running is a sweep whose job runs in this process; a sweep found running at
+// start-up was left by a process that died and becomes Interrupted (MarkInterrupted).
+// Interrupted and Cancelled sweeps can be resumed.
+const (
+	Queued      State = "queued"
+	Running     State = "running"
+	Done        State = "done"
+	Failed      State = "failed"
+	Cancelled   State = "cancelled"
+	Interrupted State = "interrupted"
+)
+
+// Resumable reports whether a sweep in state s can continue (Resume).
+func (s State) Resumable() bool { return s == Cancelled || s == Interrupted || s == Failed }
+
+// JobKind is the jobs.Registry kind of a sweep's job.
+const JobKind = "sweep"
+
+// Errors a caller may act on (besides db.ErrNotFound for a sweep or campaign that does
+// not exist, and *sweep.GridError for a grid that cannot be swept).
+var (
+	// ErrRunning refuses to resume a sweep that is running.
+	ErrRunning = errors.New("sweep is running")
+	// ErrNotResumable refuses to resume a sweep that finished (Rerun starts it again).
+	ErrNotResumable = errors.New("sweep finished: nothing to resume")
+	// ErrNotRunning is a cancel of a sweep that runs in no job of this process.
+	ErrNotRunning = errors.New("sweep is not running")
+	// ErrNoLabels refuses to start a sweep on a campaign without a counted label.
+	ErrNoLabels = errors.New("campaign has no counted label to score a sweep on")
+)
+
+// Service starts, resumes and reads sweeps. It is safe for concurrent use; one Service
+// serves a process (it remembers which sweep runs in which job).
+type Service struct {
+	store *db.DB
+	cache *sigcache.Cache
+	jobs  *jobs.Registry
+
+	mu      sync.Mutex
+	running map[int64]*run // by sweep id: the sweeps whose job runs in this process
+	states  *stateCache    // prepared configurations for Select
+	results resultCache    // decoded results of the last few sweeps
+
+	// flushEvery results are stored in one transaction (flushAfter at the latest);
+	// afterFlush, when set (tests), is called from the sweep's goroutine after each.
+	flushEvery int
+	afterFlush func(id int64, done int)
+}
+
+// New returns a Service over the store, its signature cache and the registry the sweeps
+// run in.
+func New(store *db.DB, cache *sigcache.Cache, reg *jobs.Registry) *Service {
+	return &Service{store: store, cache: cache, jobs: reg, running: map[int64]*run{}, states: newStateCache(StatesKept),
+		flushEvery: 64}
+}
+
+// StartRequest is a new sweep.
+type StartRequest struct {
+	CampaignID int64
+	Name       string // "" names it after the time it starts
+	Notes      string
+	Grid       sweep.Grid
+	// By is the user who starts it (0 for the system or the command line); the sweep and
+	// its job record it.
+	By int64
+}
+
+// Sweep is a stored sweep.
+type Sweep struct {
+	ID         int64
+	CampaignID int64
+	DatasetID  int64
+	Name       string
+	Notes      string
+	Grid       sweep.Grid
+	State      State
+	Error      string // why it failed; "" otherwise
+	// Done configurations of Total are stored.
+	Done, Total int
+	// LabelVersion is sweep.LabelSet.Version of the labels it was scored on.
+	LabelVersion string
+	CreatedBy    int64 // 0: the system or the command line
+	CreatedAt    time.Time
+	StartedAt    time.Time // the last start or resume; zero before the first
+	FinishedAt   time.Time // zero while running or never finished
+	// Summary holds what the sweep found beyond its results; nil until the first run
+	// returned (a sweep killed before that has none until resumed).
+	Summary *Summary
+	// JobID is the job running it in this process, "" when none is.
+	JobID string
+}
+
+// Summary is what a sweep found that is not one configuration's.
+type Summary struct {
+	Labels   LabelCounts
+	Design   sweep.Design
+	Baseline *sweep.Scores // exact-hash dedup alone (the raw texts' SHA-256)
+}
+
+// LabelCounts are the campaign's pairs under sweep.LabelRule when the sweep started.
+type LabelCounts struct {
+	Counted, Flagged, Skipped, Tied, Unlabeled int
+	Adjudicated, Majority, RuleOnly            int
+	Version                                    string
+}
+
+// Result is one stored configuration's figures.
+type Result struct {
+	// ID is the sweep_results row (what a manifest proposed from it references).
+	ID int64
+	// Ordinal is the configuration's place in sweep.Grid.Configs() of the sweep's grid.
+	Ordinal int
+	sweep.Result
+}
+
+// Progress is a running sweep's progress, as its job reports it.
+type Progress struct {
+	SweepID int64
+	// Phase says what is happening: "loading", "signing" (signatures missing from the
+	// cache are being computed) or "scoring".
+	Phase string
+	// Done configurations of Total are stored (those stored before a resume included);
+	// Signed documents of ToSign while signing.
+	Done, Total    int
+	Signed, ToSign int
+	Rate           float64       // configurations per second since this run started
+	ETA            time.Duration // at Rate; 0 when unknown
+	Started        time.Time
+}
+
+// LabelDiff is how the campaign's resolved labels differ from a sweep's snapshot.
+type LabelDiff struct {
+	Added   int // counted now, not then (new labels)
+	Changed int // counted both times with another category or duplicate decision
+	Removed int // counted then, not now (retracted, flagged, tied)
+	Version string
+}
+
+// N is the number of pairs that differ: "re-run to include N new labels".
+func (d LabelDiff) N() int { return d.Added + d.Changed + d.Removed }
+
+// Selection is one configuration of a sweep rescored at a threshold (the live slider).
+type Selection struct {
+	Result sweep.Result
+	// Outcomes are the counted pairs' outcomes: false merges first, then misses, then the
+	// rest; Misses and FalseMerges count the first two groups.
+	Outcomes            []sweep.Outcome
+	Misses, FalseMerges int
+	// Collisions are the measured collision rates of the counted pairs per similarity
+	// bin (CollisionBins bins of [0, 1]), for the S-curve.
+	Collisions []sweep.BinRate
+}
+
+// CollisionBins is the number of similarity bins of Selection.Collisions.
+const CollisionBins = 10
+
+// Complete fills the axes g leaves empty from sweep.DefaultGrid (representations,
+// thresholds, verifications, policies); empty shapes stay empty, which means the shapes
+// worth trying for each k (sweep.ShapesFor). A grid file or form need only name what it
+// changes.
+func Complete(g sweep.Grid) sweep.Grid {
+	d := sweep.DefaultGrid()
+	if len(g.Specs) == 0 {
+		g.Specs = d.Specs
+	}
+	if len(g.Thresholds) == 0 {
+		g.Thresholds = d.Thresholds
+	}
+	if len(g.Verifications) == 0 {
+		g.Verifications = d.Verifications
+	}
+	if len(g.Policies) == 0 {
+		g.Policies = d.Policies
+	}
+	return g
+}

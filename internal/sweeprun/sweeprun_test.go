@@ -1,0 +1,522 @@
+package sweeprun
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/demo"
+	"github.com/dedupstudio/dedupstudio/internal/jobs"
+	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/sigcache"
+	"github.com/dedupstudio/dedupstudio/internal/sweep"
+)
+
+// The demo store is built once (import of 2,136 documents and 829 labeled pairs, as on
+// a server's first start) and copied for each test.
+var (
+	demoOnce sync.Once
+	demoPath string
+	demoErr  error
+)
+
+func demoTemplate() (string, error) {
+	demoOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "sweeprun-demo-")
+		if err != nil {
+			demoErr = err
+			return
+		}
+		demoPath = filepath.Join(dir, "demo.db")
+		ctx := context.Background()
+		store, err := db.Open(ctx, demoPath)
+		if err != nil {
+			demoErr = err
+			return
+		}
+		if _, _, err := demo.Load(ctx, store); err != nil {
+			demoErr = err
+		}
+		if err := store.Close(); err != nil && demoErr == nil {
+			demoErr = err
+		}
+	})
+	return demoPath, demoErr
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if demoPath != "" {
+		os.RemoveAll(filepath.Dir(demoPath))
+	}
+	os.Exit(code)
+}
+
+// env is a Service over a copy of the demo store.
+type env struct {
+	t        testing.TB
+	store    *db.DB
+	svc      *Service
+	reg      *jobs.Registry
+	campaign db.Campaign
+}
+
+func newEnv(t testing.TB) *env {
+	t.Helper()
+	src, err := demoTemplate()
+	if err != nil {
+		t.Fatalf("demo store: %v", err)
+	}
+	path := filepath.Join(t.TempDir(), "studio.db")
+	copyFile(t, src, path)
+	return openEnv(t, path)
+}
+
+func openEnv(t testing.TB, path string) *env {
+	t.Helper()
+	ctx := context.Background()
+	store, err := db.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := jobs.NewRegistry(ctx)
+	t.Cleanup(func() {
+		reg.Shutdown(ctx)
+		store.Close()
+	})
+	cs, err := store.Campaigns(ctx)
+	if err != nil || len(cs) != 1 {
+		t.Fatalf("Campaigns() = %d campaigns, %v; want the demo's one", len(cs), err)
+	}
+	return &env{t: t, store: store, svc: New(store, sigcache.New(store), reg), reg: reg, campaign: cs[0]}
+}
+
+func copyFile(t testing.TB, from, to string) {
+	t.Helper()
+	in, err := os.Open(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.Create(to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// smallGrid is 72 configurations over two representations at two k (prefix sharing),
+// three shapes, three thresholds and both verifications; with -short (CI's race run) 36,
+// at k=64 alone.
+func smallGrid() sweep.Grid {
+	ks := []int{64, 128}
+	if testing.Short() {
+		ks = ks[:1]
+	}
+	return sweep.Grid{
+		Specs:         sweep.Representations(lsh.DefaultSpec(), []int{3, 5}, nil, ks),
+		Shapes:        []lsh.Shape{{Bands: 16, Rows: 4}, {Bands: 8, Rows: 8}, {Bands: 20, Rows: 3}},
+		Thresholds:    []float64{0.5, 0.7, 0.9},
+		Verifications: []sweep.Verification{sweep.MinHashEstimate, sweep.ExactJaccard},
+		Policies:      []string{sweep.ConnectedComponents},
+	}
+}
+
+func (e *env) run(req StartRequest) Sweep {
+	e.t.Helper()
+	ctx := context.Background()
+	sw, err := e.svc.Start(ctx, req)
+	if err != nil {
+		e.t.Fatalf("Start: %v", err)
+	}
+	if sw, err = e.svc.Wait(ctx, sw.ID); err != nil {
+		e.t.Fatalf("Wait: %v", err)
+	}
+	return sw
+}
+
+// figures is a result without its timings, as JSON: what must not depend on how the
+// sweep was run.
+func figures(t testing.TB, r sweep.Result) string {
+	t.Helper()
+	r.CandidateTime, r.ScoreTime = 0, 0
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func (e *env) results(id int64) []Result {
+	e.t.Helper()
+	rs, err := e.svc.Results(context.Background(), id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return rs
+}
+
+// checkConsistent checks what the store says of a sweep agrees with itself.
+func (e *env) checkConsistent(sw Sweep) {
+	e.t.Helper()
+	rs := e.results(sw.ID)
+	if sw.Done != len(rs) {
+		e.t.Errorf("sweep %d: configs_done %d, %d results stored", sw.ID, sw.Done, len(rs))
+	}
+	configs, err := sw.Grid.Configs()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if sw.Total != len(configs) {
+		e.t.Errorf("sweep %d: configs_total %d; the grid has %d", sw.ID, sw.Total, len(configs))
+	}
+	for _, r := range rs {
+		if r.Ordinal < 0 || r.Ordinal >= len(configs) || configs[r.Ordinal] != r.Config {
+			e.t.Errorf("sweep %d: result %d at ordinal %d is %v; the grid has another configuration there", sw.ID, r.ID, r.Ordinal, r.Config)
+		}
+	}
+	if ok, err := e.store.IntegrityCheck(context.Background()); err != nil || !ok {
+		e.t.Errorf("IntegrityCheck() = %v, %v", ok, err)
+	}
+}
+
+func TestDemoSweepEstimatesOverTheDataset(t *testing.T) {
+	e := newEnv(t)
+	sw := e.run(StartRequest{CampaignID: e.campaign.ID, Name: "first", Notes: "demo", Grid: smallGrid(), By: 0})
+	if sw.State != Done || sw.Error != "" {
+		t.Fatalf("sweep state %s (%q); want done", sw.State, sw.Error)
+	}
+	e.checkConsistent(sw)
+	if configs, _ := smallGrid().Configs(); sw.Done != len(configs) || sw.Total != len(configs) {
+		t.Errorf("Done/Total = %d/%d; want %d/%d", sw.Done, sw.Total, len(configs), len(configs))
+	}
+	if sw.Summary == nil {
+		t.Fatal("no summary stored")
+	}
+	d := sw.Summary.Design
+	if d.Name != "demo-strata-v2" || d.Pairs == 0 || len(d.Strata) == 0 {
+		t.Errorf("Design = %q with %d pairs, %d strata; want demo-strata-v2 with its pairs", d.Name, d.Pairs, len(d.Strata))
+	}
+	if sw.Summary.Labels.Counted != d.Pairs+d.LabeledOnly {
+		t.Errorf("counted %d pairs; the design uses %d and %d count on the labeled basis", sw.Summary.Labels.Counted, d.Pairs, d.LabeledOnly)
+	}
+	if sw.Summary.Baseline == nil {
+		t.Error("no exact-hash baseline")
+	}
+	for _, r := range e.results(sw.ID) {
+		if r.Dataset == nil || r.Headline().Basis != sweep.DatasetBasis {
+			t.Fatalf("result %v has no dataset estimate", r.Config)
+		}
+	}
+	if sw.LabelVersion == "" || sw.LabelVersion != sw.Summary.Labels.Version {
+		t.Errorf("LabelVersion %q, summary's %q", sw.LabelVersion, sw.Summary.Labels.Version)
+	}
+	list, err := e.svc.List(context.Background(), e.campaign.ID)
+	if err != nil || len(list) != 1 || list[0].ID != sw.ID || list[0].Notes != "demo" {
+		t.Errorf("List() = %+v, %v; want the sweep", list, err)
+	}
+}
+
+// TestCancelResume cancels a sweep after its first stored results and checks the store
+// is consistent, then resumes it and checks it ends with the results of a sweep that was
+// never interrupted.
+func TestCancelResume(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	whole := e.run(StartRequest{CampaignID: e.campaign.ID, Grid: smallGrid()})
+	want := e.results(whole.ID)
+
+	e.svc.flushEvery = 5
+	var once sync.Once
+	e.svc.afterFlush = func(id int64, done int) {
+		once.Do(func() {
+			if err := e.svc.Cancel(id); err != nil {
+				t.Errorf("Cancel(%d): %v", id, err)
+			}
+		})
+	}
+	cut := e.run(StartRequest{CampaignID: e.campaign.ID, Grid: smallGrid()})
+	e.svc.afterFlush = nil
+	if cut.State != Cancelled {
+		t.Fatalf("cancelled sweep is %s; want cancelled", cut.State)
+	}
+	if cut.Done == 0 || cut.Done >= cut.Total {
+		t.Fatalf("cancelled sweep stored %d of %d; want some, not all", cut.Done, cut.Total)
+	}
+	e.checkConsistent(cut)
+	for _, r := range e.results(cut.ID) {
+		if got, w := figures(t, r.Result), figures(t, want[r.Ordinal].Result); got != w {
+			t.Errorf("cancelled sweep's result %d differs from the whole sweep's:\n%s\n%s", r.Ordinal, got, w)
+		}
+	}
+	if err := e.svc.Cancel(cut.ID); !errors.Is(err, ErrNotRunning) {
+		t.Errorf("Cancel of a stopped sweep = %v; want ErrNotRunning", err)
+	}
+
+	resumed, err := e.svc.Resume(ctx, cut.ID, 0)
+	if err != nil {
+		t.Fatalf("Resume: %v", err)
+	}
+	if resumed, err = e.svc.Wait(ctx, resumed.ID); err != nil {
+		t.Fatal(err)
+	}
+	if resumed.State != Done {
+		t.Fatalf("resumed sweep is %s (%q); want done", resumed.State, resumed.Error)
+	}
+	e.checkConsistent(resumed)
+	got := e.results(cut.ID)
+	if len(got) != len(want) {
+		t.Fatalf("resumed sweep has %d results; the whole sweep %d", len(got), len(want))
+	}
+	for i := range want {
+		if g, w := figures(t, got[i].Result), figures(t, want[i].Result); g != w {
+			t.Errorf("result %d after resume differs:\n%s\n%s", i, g, w)
+		}
+	}
+	if _, err := e.svc.Resume(ctx, cut.ID, 0); !errors.Is(err, ErrNotResumable) {
+		t.Errorf("Resume of a finished sweep = %v; want ErrNotResumable", err)
+	}
+	a, _ := json.Marshal(whole.Summary.Design)
+	b, _ := json.Marshal(resumed.Summary.Design)
+	if string(a) != string(b) {
+		t.Errorf("design after resume differs:\n%s\n%s", b, a)
+	}
+}
+
+// TestRestartMarksInterrupted leaves a sweep running in one process (its job blocked
+// mid-way) while another opens the store and starts up: that one marks it interrupted
+// and resumes it to the results of an uninterrupted sweep.
+func TestRestartMarksInterrupted(t *testing.T) {
+	first := newEnv(t)
+	ctx := context.Background()
+	whole := first.run(StartRequest{CampaignID: first.campaign.ID, Grid: smallGrid()})
+	want := first.results(whole.ID)
+
+	reached, release := make(chan int64), make(chan struct{})
+	var once sync.Once
+	first.svc.flushEvery = 5
+	first.svc.afterFlush = func(id int64, done int) {
+		once.Do(func() {
+			reached <- id
+			<-release
+		})
+	}
+	sw, err := first.svc.Start(ctx, StartRequest{CampaignID: first.campaign.ID, Grid: smallGrid()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-reached
+
+	second := openEnv(t, first.store.Path())
+	if n, err := second.svc.MarkInterrupted(ctx); err != nil || n != 1 {
+		t.Fatalf("MarkInterrupted() = %d, %v; want 1", n, err)
+	}
+	got, err := second.svc.Get(ctx, sw.ID)
+	if err != nil || got.State != Interrupted || got.Done == 0 || got.Done >= got.Total {
+		t.Fatalf("after restart: %s, %d of %d, %v; want interrupted, part done", got.State, got.Done, got.Total, err)
+	}
+	if n, err := second.svc.MarkInterrupted(ctx); err != nil || n != 0 {
+		t.Errorf("MarkInterrupted() again = %d, %v; want 0", n, err)
+	}
+	// The first process dies: its job is cancelled and never writes again.
+	if err := first.svc.Cancel(sw.ID); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	if _, err := first.svc.Wait(ctx, sw.ID); err != nil {
+		t.Fatal(err)
+	}
+
+	if _, err := second.svc.Resume(ctx, sw.ID, 0); err != nil {
+		t.Fatalf("Resume: %v", err)
+	}
+	done, err := second.svc.Wait(ctx, sw.ID)
+	if err != nil || done.State != Done {
+		t.Fatalf("resumed: %s, %v; want done", done.State, err)
+	}
+	second.checkConsistent(done)
+	res := second.results(sw.ID)
+	if len(res) != len(want) {
+		t.Fatalf("%d results; want %d", len(res), len(want))
+	}
+	for i := range want {
+		if g, w := figures(t, res[i].Result), figures(t, want[i].Result); g != w {
+			t.Errorf("result %d after restart and resume differs:\n%s\n%s", i, g, w)
+		}
+	}
+}
+
+func TestLabelsChangedAndRerun(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	grid := smallGrid()
+	grid.Specs = grid.Specs[:1]
+	grid.Verifications = grid.Verifications[:1]
+	sw := e.run(StartRequest{CampaignID: e.campaign.ID, Name: "before", Grid: grid})
+	if d, err := e.svc.LabelsChanged(ctx, sw.ID); err != nil || d.N() != 0 || d.Version != sw.LabelVersion {
+		t.Fatalf("LabelsChanged right after = %+v, %v; want none, version %s", d, err, sw.LabelVersion)
+	}
+	ids, err := e.store.DatasetDocumentIDs(ctx, e.campaign.DatasetID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A person labels a new pair (the first and last documents: no demo pair) and
+	// overrides the rules on a labeled one with an adjudication.
+	pairs, err := e.store.SweepPairs(ctx, e.campaign.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pairs[0]
+	flip := "different"
+	if !p.Labels[0].Duplicate {
+		flip = "exact"
+	}
+	err = e.store.AddLabels(ctx, e.campaign.ID, []db.NewLabel{
+		{DocA: ids[0], DocB: ids[len(ids)-1], Annotator: "ann", Category: "different"},
+		{DocA: p.A, DocB: p.B, Annotator: "adj", Kind: "adjudication", Category: flip, Duplicate: flip == "exact"},
+	}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := e.svc.LabelsChanged(ctx, sw.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Added != 1 || d.Changed != 1 || d.Removed != 0 || d.N() != 2 || d.Version == sw.LabelVersion {
+		t.Errorf("LabelsChanged = %+v; want 1 added, 1 changed, a new version", d)
+	}
+	re, err := e.svc.Rerun(ctx, sw.ID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if re, err = e.svc.Wait(ctx, re.ID); err != nil || re.State != Done {
+		t.Fatalf("re-run: %s, %v", re.State, err)
+	}
+	if re.ID == sw.ID || re.LabelVersion != d.Version || re.Name != "before (re-run)" {
+		t.Errorf("re-run %d %q on %s; want a new sweep on %s", re.ID, re.Name, re.LabelVersion, d.Version)
+	}
+	if d, err := e.svc.LabelsChanged(ctx, re.ID); err != nil || d.N() != 0 {
+		t.Errorf("LabelsChanged of the re-run = %+v, %v; want none", d, err)
+	}
+	if re.Summary.Labels.Counted != sw.Summary.Labels.Counted+1 {
+		t.Errorf("re-run counted %d pairs; want %d", re.Summary.Labels.Counted, sw.Summary.Labels.Counted+1)
+	}
+}
+
+// TestSelectMatchesRescore checks the slider's figures: at a configuration's own
+// threshold they are the stored result's, and at any threshold they are what the
+// engine's own Prepare and Rescore give on the sweep's labels.
+func TestSelectMatchesRescore(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	grid := smallGrid()
+	grid.Specs = grid.Specs[len(grid.Specs)/2 : len(grid.Specs)/2+1] // word 5, k=64
+	sw := e.run(StartRequest{CampaignID: e.campaign.ID, Grid: grid})
+	rs := e.results(sw.ID)
+	for _, i := range []int{0, len(rs) / 2, len(rs) - 1} {
+		r := rs[i]
+		sel, err := e.svc.Select(ctx, sw.ID, r.Config, r.Config.Threshold)
+		if err != nil {
+			t.Fatalf("Select(%v): %v", r.Config, err)
+		}
+		want := r.Result
+		want.Optimal, want.Observed = lsh.ShapeChoice{}, nil
+		if g, w := figures(t, sel.Result), figures(t, want); g != w {
+			t.Errorf("Select(%v) differs from the stored result:\n%s\n%s", r.Config, g, w)
+		}
+	}
+
+	c := rs[len(rs)-1].Config
+	sel, err := e.svc.Select(ctx, sw.ID, c, 0.62)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The engine's own, on an input built here from the store.
+	docs, err := e.store.SweepDocuments(ctx, e.campaign.DatasetID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pairs, _, err := e.svc.labelsNow(ctx, e.campaign, docs.IDs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := sweep.Prepare(ctx, e.svc.input(ctx, e.campaign, docs, pairs, nil), c, sweep.Options{Seed: Seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := st.Rescore(ctx, 0.62)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, w := figures(t, sel.Result), figures(t, want); g != w {
+		t.Errorf("Select at 0.62 differs from State.Rescore:\n%s\n%s", g, w)
+	}
+	outs, err := st.Outcomes(ctx, 0.62)
+	if err != nil {
+		t.Fatal(err)
+	}
+	misses, fms := 0, 0
+	for _, o := range outs {
+		if o.Missed() {
+			misses++
+		}
+		if o.FalseMerge() {
+			fms++
+		}
+	}
+	if len(sel.Outcomes) != len(outs) || sel.Misses != misses || sel.FalseMerges != fms {
+		t.Errorf("Select: %d outcomes, %d misses, %d false merges; want %d, %d, %d", len(sel.Outcomes), sel.Misses, sel.FalseMerges,
+			len(outs), misses, fms)
+	}
+	if len(sel.Collisions) != CollisionBins {
+		t.Errorf("%d collision bins; want %d", len(sel.Collisions), CollisionBins)
+	}
+	if _, err := e.svc.Select(ctx, sw.ID, c, 1.5); err == nil {
+		t.Error("Select at threshold 1.5: no error")
+	}
+}
+
+func TestStartRefuses(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	bad := smallGrid()
+	bad.Thresholds = []float64{0.5, 0.5}
+	var ge *sweep.GridError
+	if _, err := e.svc.Start(ctx, StartRequest{CampaignID: e.campaign.ID, Grid: bad}); !errors.As(err, &ge) || ge.Axis != "thresholds" {
+		t.Errorf("Start with a threshold listed twice = %v; want a GridError on thresholds", err)
+	}
+	if _, err := e.svc.Start(ctx, StartRequest{CampaignID: 999, Grid: smallGrid()}); !errors.Is(err, db.ErrNotFound) {
+		t.Errorf("Start on no campaign = %v; want db.ErrNotFound", err)
+	}
+	if _, err := e.svc.Get(ctx, 999); !errors.Is(err, db.ErrNotFound) {
+		t.Errorf("Get(999) = %v; want db.ErrNotFound", err)
+	}
+	list, err := e.svc.List(ctx, 0)
+	if err != nil || len(list) != 0 {
+		t.Errorf("List after refusals = %d sweeps, %v; want none", len(list), err)
+	}
+}
+
+// TestREADMEQuotesLabelRule: the README states the rule that decides which label counts
+// in the words the sweep page uses.
+func TestREADMEQuotesLabelRule(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(strings.Fields(string(b)), " "), sweep.LabelRule) {
+		t.Errorf("README.md does not quote sweep.LabelRule:\n%s", sweep.LabelRule)
+	}
+}

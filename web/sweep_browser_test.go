@@ -1,0 +1,242 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+)
+
+// The sweep dashboard in headless Chromium, the way a person uses it: a small sweep
+// started from the form, a point of the recall chart clicked, the threshold slider moved
+// with the keyboard, and that configuration's misses listed without a page reload.
+// (The helper is a small copy of internal/server's: that one lives in a test file of
+// another package.)
+
+// sweepBrowser returns a Chromium tab, or skips without Chromium unless
+// DEDUP_REQUIRE_BROWSER=1 makes that a failure.
+func sweepBrowser(t *testing.T, width, height int) context.Context {
+	t.Helper()
+	path := os.Getenv("CHROMIUM")
+	if path == "" {
+		for _, p := range []string{"chromium", "chromium-browser", "google-chrome"} {
+			if found, err := exec.LookPath(p); err == nil {
+				path = found
+				break
+			}
+		}
+	}
+	if path == "" {
+		if os.Getenv("DEDUP_REQUIRE_BROWSER") == "1" {
+			t.Fatal("Chromium not found and DEDUP_REQUIRE_BROWSER=1: install Debian's chromium package")
+		}
+		t.Skip("SKIPPED: browser test needs Chromium (apt-get install chromium)")
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true), chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(width, height),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(actx)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
+	return ctx
+}
+
+type tab struct {
+	t   *testing.T
+	ctx context.Context
+}
+
+func (p tab) do(steps ...chromedp.Action[chromedp.Void]) {
+	p.t.Helper()
+	if err := chromedp.Do(p.ctx, steps...); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+func evalJS[T any](p tab, js string) T {
+	p.t.Helper()
+	v, err := chromedp.Run(p.ctx, chromedp.Evaluate[T](js))
+	if err != nil {
+		p.t.Fatalf("%s: %v", js, err)
+	}
+	return v
+}
+
+// waitFor polls a JavaScript condition, riding out navigations.
+func (p tab) waitFor(cond string) {
+	p.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if ok, err := chromedp.Run(p.ctx, chromedp.Evaluate[bool](cond)); err == nil && ok {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	loc, _ := chromedp.Run(p.ctx, chromedp.Evaluate[string](`document.location.href + " | " + document.body.innerText.slice(0, 400)`))
+	p.t.Fatalf("timed out waiting for %s (page: %s)", cond, loc)
+}
+
+func (p tab) screenshot(name string) {
+	if dir := os.Getenv("DEDUP_SCREENSHOTS"); dir != "" {
+		if shot, err := chromedp.Run(p.ctx, chromedp.FullScreenshot(100)); err == nil {
+			os.WriteFile(filepath.Join(dir, name+".png"), shot, 0o644)
+		}
+	}
+}
+
+func (p tab) login(base, role string) {
+	p.t.Helper()
+	p.do(chromedp.Navigate(base+"/login"),
+		chromedp.WaitVisible(`[data-testid="signin-form"]`),
+		chromedp.SendKeys(`[data-testid="signin-name"]`, role),
+		chromedp.SendKeys(`[data-testid="signin-password"]`, role+"-password"),
+		chromedp.Click(`[data-testid="signin-submit"]`))
+	p.waitFor(`document.querySelector('[data-testid="whoami"]')?.innerText === "` + role + `"`)
+}
+
+func TestSweepDashboardInBrowser(t *testing.T) {
+	f := newFixture(t, 1<<20)
+	f.signIn("reviewer")
+	cid := f.withSweepCorpus(newSweepCorpus(4))
+	srv := httptest.NewServer(f.h)
+	t.Cleanup(srv.Close)
+	p := tab{t, sweepBrowser(t, 1280, 1000)}
+	p.login(srv.URL, "reviewer")
+
+	// The form, filled for a small grid.
+	p.do(chromedp.Navigate(fmt.Sprintf("%s/campaigns/%d", srv.URL, cid)), chromedp.Click(`[data-testid="sweeps-link"]`))
+	p.waitFor(`!!document.querySelector('[data-testid="sweep-form"]') && document.readyState === "complete"`)
+	for _, field := range [][2]string{{"name", "browser sweep"}, {"word", "3"}, {"char", ""}, {"k", "64"}, {"from", "0.3"}, {"to", "0.9"}, {"step", "0.2"}} {
+		sel := `[data-testid="sweep-` + field[0] + `"]`
+		p.do(chromedp.Evaluate[chromedp.Void](`document.querySelector(` + strconv.Quote(sel) + `).value = ` + strconv.Quote(field[1])))
+	}
+	p.do(chromedp.Click(`[data-testid="sweep-submit"]`))
+	// Its page, until it is done (the page reloads itself when the sweep finishes).
+	p.waitFor(`/\/sweeps\/\d+/.test(location.pathname) && document.querySelector('[data-testid="sweep"]')?.dataset.state === "done"`)
+	p.screenshot("sweep-dashboard")
+
+	// The recall chart, inlined: pick the configuration with the highest threshold among
+	// the points on top at their own centre, and click it.
+	p.waitFor(`!!document.querySelector('[data-testid="tradeoff-chart"] svg g.point')`)
+	target := evalJS[[]float64](p, `(() => {
+		let best = null;
+		for (const g of document.querySelectorAll('[data-testid="tradeoff-chart"] svg g.point')) {
+			g.scrollIntoView({block: "center"});
+			const r = g.getBoundingClientRect(), x = r.left + r.width / 2, y = r.top + r.height / 2;
+			const hit = document.elementFromPoint(x, y);
+			if (!hit || hit.closest('g.point') !== g) continue;
+			const m = /threshold (\d\.\d+)/.exec(g.querySelector('title').textContent);
+			const t = m ? Number(m[1]) : 0;
+			if (!best || t > best[0]) best = [t, Number(g.dataset.config), x, y];
+		}
+		if (best) document.querySelector('[data-config="' + best[1] + '"]').scrollIntoView({block: "center"});
+		return best;
+	})()`)
+	if len(target) != 4 {
+		t.Fatal("no clickable point on the recall chart")
+	}
+	config := strconv.Itoa(int(target[1]))
+	// Scrolling moved it: click where it is now.
+	xy := evalJS[[]float64](p, `(() => { const r = document.querySelector('[data-testid="tradeoff-chart"] svg g.point[data-config="`+config+`"]').getBoundingClientRect();
+		return [r.left + r.width / 2, r.top + r.height / 2]; })()`)
+	p.do(chromedp.MouseClickXY(xy[0], xy[1]))
+	p.waitFor(`document.querySelector('[data-testid="sweep-selected"]')?.dataset.config === "` + config + `" && document.readyState === "complete"`)
+	if !strings.Contains(evalJS[string](p, `location.search`), "config="+config) {
+		t.Errorf("clicking point %s did not select it", config)
+	}
+
+	// The slider, moved with the keyboard to 0.95: the figures and the misses change in
+	// place, without a reload.
+	p.do(chromedp.Evaluate[chromedp.Void](`window.__sameDocument = true`))
+	start := evalJS[string](p, `document.getElementById("threshold").value`)
+	steps := int((0.95-mustFloat(t, start))*100 + 0.5)
+	p.do(chromedp.Focus(`#threshold`))
+	for range steps {
+		p.do(chromedp.KeyEvent(kb.ArrowRight))
+	}
+	p.waitFor(`document.querySelector('[data-testid="live-threshold"]')?.innerText === "0.95"`)
+	p.waitFor(`document.querySelectorAll('[data-testid="misses"] [data-testid="outcome"] a[href*="/pairs/"]').length > 0`)
+	if !evalJS[bool](p, `window.__sameDocument === true`) {
+		t.Error("moving the slider reloaded the page")
+	}
+	if got := evalJS[string](p, `new URL(location.href).searchParams.get("t")`); got != "0.95" {
+		t.Errorf("URL t=%q after moving the slider; want 0.95 (so a reload keeps it)", got)
+	}
+	p.screenshot("sweep-slider")
+
+	// A miss links to its pair page.
+	href := evalJS[string](p, `document.querySelector('[data-testid="misses"] a').getAttribute("href")`)
+	if !strings.HasPrefix(href, fmt.Sprintf("/campaigns/%d/pairs/", cid)) {
+		t.Errorf("miss links %q; want a pair page of campaign %d", href, cid)
+	}
+}
+
+func mustFloat(t *testing.T, s string) float64 {
+	t.Helper()
+	x, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
+
+// overflowJS reports what makes the page wider than the window ("" when nothing does);
+// an element that scrolls sideways itself must say so (data-scroll and an aria-label).
+// The same check as internal/server's layout test.
+const overflowJS = `(() => {
+	const w = window.innerWidth, out = [];
+	if (document.documentElement.scrollWidth > w) {
+		out.push("document " + document.documentElement.scrollWidth + "px wide in a " + w + "px window");
+		for (const el of document.body.querySelectorAll("*")) {
+			const r = el.getBoundingClientRect();
+			if (r.right > w + 1 && !el.closest("[data-scroll]") && getComputedStyle(el).position !== "fixed" && out.length < 8) {
+				out.push(el.tagName.toLowerCase() + (el.className ? "." + el.className : "") + " right=" + Math.round(r.right));
+			}
+		}
+	}
+	for (const el of document.body.querySelectorAll("*")) {
+		const ox = getComputedStyle(el).overflowX;
+		if ((ox === "auto" || ox === "scroll") && el.scrollWidth > el.clientWidth + 1 && !(el.hasAttribute("data-scroll") && el.getAttribute("aria-label"))) {
+			out.push("unmarked sideways scroller " + el.tagName.toLowerCase() + "." + el.className);
+		}
+	}
+	return out.join("; ");
+})()`
+
+// At a phone's width nothing runs off the side: the page does not scroll sideways, and
+// what scrolls sideways inside it says so.
+func TestSweepDashboardAt390(t *testing.T) {
+	f := newFixture(t, 1<<20)
+	cid := f.withSweepCorpus(newSweepCorpus(3))
+	id := f.startSweep(cid, smallGridForm("phone"))
+	srv := httptest.NewServer(f.h)
+	t.Cleanup(srv.Close)
+	p := tab{t, sweepBrowser(t, 390, 844)}
+	p.do(chromedp.EmulateViewport(390, 844))
+	p.login(srv.URL, "admin")
+	for path, ready := range map[string]string{
+		fmt.Sprintf("/campaigns/%d/sweeps", cid): `[data-testid="sweep-form"]`,
+		fmt.Sprintf("/sweeps/%d", id):            `[data-testid="tradeoff-chart"] svg`,
+	} {
+		p.do(chromedp.Navigate(srv.URL + path))
+		p.waitFor(`document.readyState === "complete" && !!document.querySelector('` + ready + `')`)
+		p.screenshot("sweep-390" + strings.ReplaceAll(path, "/", "-"))
+		if got := evalJS[string](p, overflowJS); got != "" {
+			t.Errorf("%s at 390 px: %s", path, got)
+		}
+	}
+}

@@ -1,0 +1,139 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/dedupstudio/dedupstudio/internal/labels"
+	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/sweep"
+)
+
+// sweepCorpus is a small labeled sample whose answers a sweep can get wrong in known
+// ways: per family a base text, a minor edit (a duplicate every configuration finds),
+// a heavy edit (a duplicate labeled "partial" that high thresholds miss) and an
+// unrelated text labeled "different"; and a chain A ~ B ~ C whose ends are labeled
+// different, which connected components merge at low thresholds (a false merge).
+type sweepCorpus struct {
+	ids    []string
+	texts  []string
+	labels []corpusLabel
+}
+
+type corpusLabel struct {
+	a, b      int
+	category  string
+	duplicate bool
+}
+
+func newSweepCorpus(families int) sweepCorpus {
+	rng := rand.New(rand.NewPCG(9, 9))
+	vocab := make([]string, 400)
+	for i := range vocab {
+		vocab[i] = fmt.Sprintf("w%03d", i)
+	}
+	words := func(n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = vocab[rng.IntN(len(vocab))]
+		}
+		return out
+	}
+	edit := func(ws []string, every int) []string {
+		out := append([]string(nil), ws...)
+		for i := every / 2; i < len(out); i += every {
+			out[i] = "x" + vocab[rng.IntN(len(vocab))]
+		}
+		return out
+	}
+	var c sweepCorpus
+	add := func(ws []string) int {
+		c.ids = append(c.ids, fmt.Sprintf("d%03d", len(c.ids)))
+		c.texts = append(c.texts, strings.Join(ws, " "))
+		return len(c.texts) - 1
+	}
+	for range families {
+		base := words(80)
+		b := add(base)
+		minor := add(edit(base, 40))
+		heavy := add(edit(base, 6))
+		other := add(words(80))
+		c.labels = append(c.labels, corpusLabel{b, minor, "minor", true}, corpusLabel{b, heavy, "partial", true}, corpusLabel{b, other, "different", false})
+	}
+	// The chain: B shares the first half with A and the second with C.
+	a, cc := words(80), words(80)
+	ia := add(a)
+	add(append(append([]string(nil), a[:40]...), cc[40:]...))
+	ic := add(cc)
+	c.labels = append(c.labels, corpusLabel{ia, ic, "different", false})
+	return c
+}
+
+// jsonl is the documents as an upload.
+func (c sweepCorpus) jsonl() string {
+	var b strings.Builder
+	for i, t := range c.texts {
+		line, _ := json.Marshal(map[string]string{"id": c.ids[i], "text": t})
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// labelsCSV is the labels as a label import (one annotator).
+func (c sweepCorpus) labelsCSV() string {
+	var b strings.Builder
+	b.WriteString("a,b,category,duplicate,annotator\n")
+	for _, l := range c.labels {
+		fmt.Fprintf(&b, "%s,%s,%s,%s,seed\n", c.ids[l.a], c.ids[l.b], l.category, yesNo(l.duplicate))
+	}
+	return b.String()
+}
+
+// smallGrid is a grid that sweeps the corpus in well under a second.
+func smallGrid() sweep.Grid {
+	base := lsh.DefaultSpec()
+	base.Size, base.Hashes = 3, 64
+	return sweep.Grid{Specs: []lsh.Spec{base}, Thresholds: sweep.Steps(0.3, 0.9, 0.2),
+		Verifications: []sweep.Verification{sweep.MinHashEstimate, sweep.ExactJaccard}, Policies: []string{sweep.ConnectedComponents}}
+}
+
+// input is the corpus as a sweep input, labels as human labels of one annotator.
+func (c sweepCorpus) input(tb testing.TB, g sweep.Grid) sweep.Input {
+	tb.Helper()
+	sigs := map[lsh.Spec][]lsh.Signature{}
+	for _, s := range sweep.Requests(g.Specs) {
+		v, err := s.Signatures(c.texts)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		sigs[s] = v
+	}
+	in := sweep.Input{
+		Docs: sweep.Documents{Count: len(c.texts), Text: func(i int) string { return c.texts[i] }},
+		Signatures: func(_ context.Context, s lsh.Spec) ([]lsh.Signature, error) {
+			return sigs[s], nil
+		},
+		Categories: labels.DefaultCategories,
+	}
+	for i, l := range c.labels {
+		in.Pairs = append(in.Pairs, sweep.LabeledPair{ID: int64(i + 1), A: l.a, B: l.b,
+			Labels: []sweep.Label{{Annotator: "seed", Kind: "label", Category: l.category, Duplicate: l.duplicate}}})
+	}
+	return in
+}
+
+// report runs the small grid over the corpus.
+func (c sweepCorpus) report(tb testing.TB) (*sweep.Report, sweep.Input) {
+	tb.Helper()
+	in := c.input(tb, smallGrid())
+	rep, err := sweep.Run(context.Background(), in, smallGrid(), sweep.Options{Replicates: 50})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return rep, in
+}

@@ -1,0 +1,863 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/dedupstudio/dedupstudio/internal/auth"
+	"github.com/dedupstudio/dedupstudio/internal/chart"
+	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/sweep"
+	"github.com/dedupstudio/dedupstudio/internal/sweeprun"
+	"github.com/dedupstudio/dedupstudio/web/templates"
+)
+
+// Sweeps: a campaign's sweeps and the form that starts one (/campaigns/{c}/sweeps), and a
+// sweep's dashboard (/sweeps/{id}) with its polled progress, the live threshold slider's
+// fragment, the charts (SVG, PNG, CSV) and the results as CSV. Everything a sweep
+// computes comes from internal/sweeprun; this file reads the request and builds views.
+
+// Limits of what a page lists.
+const (
+	maxSweepsListed = 50
+	maxDiffed       = 10  // sweeps of a list compared with the current labels (each resolves them)
+	maxOutcomes     = 25  // misses and false merges listed each
+	maxRows         = 100 // table rows shown unless ?rows=all
+)
+
+// loadSweep loads the {sweep} of the URL.
+func (s *server) loadSweep(r *http.Request) (sweeprun.Sweep, error) {
+	id, ok := idParam(r, "sweep")
+	if !ok {
+		return sweeprun.Sweep{}, notFound("sweep")
+	}
+	sw, err := s.sweeps.Get(r.Context(), id)
+	if errors.Is(err, db.ErrNotFound) {
+		return sw, notFound("sweep")
+	}
+	return sw, err
+}
+
+func (s *server) listSweeps(w http.ResponseWriter, r *http.Request) {
+	c, err := s.loadCampaign(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	ds, err := s.store.Dataset(r.Context(), c.DatasetID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	list, err := s.sweeps.List(r.Context(), c.ID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	role := userOf(r).Role
+	v := templates.SweepList{Page: s.page(r, "Sweeps of "+c.Name), CampaignID: c.ID, Campaign: c.Name,
+		Dataset: fmt.Sprintf("%s v%d", ds.Name, ds.Version), CanRun: role.Can(auth.RunSweeps), WhoRuns: whoCan(auth.RunSweeps),
+		LabelRule: sweep.LabelRule}
+	names := s.userNames(r.Context())
+	for i, sw := range list[:min(len(list), maxSweepsListed)] {
+		item := templates.SweepItem{ID: sw.ID, Name: sw.Name, State: string(sw.State), Done: sw.Done, Total: sw.Total,
+			Version: shortVersion(sw.LabelVersion), Created: sw.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"), By: names(sw.CreatedBy)}
+		if sw.Total > 0 {
+			item.Percent = 100 * sw.Done / sw.Total
+		}
+		if i >= maxDiffed {
+			// Older sweeps are not compared: each comparison resolves every label.
+		} else if diff, err := s.sweeps.LabelsChanged(r.Context(), sw.ID); err == nil {
+			item.Changed = diff.N()
+			if i == 0 {
+				v.LabelVersion = shortVersion(diff.Version)
+			}
+		}
+		if sw.Summary != nil && i == 0 {
+			v.Counted = sw.Summary.Labels.Counted
+		}
+		list[i] = sw
+		v.Sweeps = append(v.Sweeps, item)
+	}
+	if len(v.Sweeps) > 0 && v.Sweeps[0].Changed > 0 {
+		v.Counted = 0 // the newest sweep's count is not the current one
+	}
+	form := defaultGridForm()
+	form.Name = "sweep " + s.now().UTC().Format("2006-01-02 15:04")
+	if sent := noticeOf(r).Form; sent != nil {
+		form = gridFormFrom(sent)
+	}
+	known := map[string]int{}
+	for _, sw := range list {
+		if sw.Total > 0 {
+			known[gridKey(sw.Grid)] = sw.Total
+		}
+	}
+	v.Form = sweepFormView(form, fmt.Sprintf("/campaigns/%d/sweeps", c.ID), known)
+	s.render(w, r, http.StatusOK, templates.SweepListPage(v))
+}
+
+// userNames returns a function naming users by id ("" for 0 or unknown).
+func (s *server) userNames(ctx context.Context) func(int64) string {
+	cache := map[int64]string{}
+	return func(id int64) string {
+		if id == 0 {
+			return ""
+		}
+		if n, ok := cache[id]; ok {
+			return n
+		}
+		u, err := s.store.UserByID(ctx, id)
+		if err == nil {
+			cache[id] = "by " + u.Name
+		}
+		return cache[id]
+	}
+}
+
+func shortVersion(v string) string {
+	if len(v) > 12 {
+		return v[:12]
+	}
+	return v
+}
+
+// sweepFormView writes the form for the template, with the number of configurations it
+// makes when it parses.
+func sweepFormView(f gridForm, action string, known map[string]int) templates.SweepForm {
+	v := templates.SweepForm{Action: action, Name: f.Name, Notes: f.Notes, Schemes: f.Schemes, Norms: f.Norms, Hashes: f.Hashes,
+		Seeds: f.Seeds, WordSizes: f.WordSizes, CharSizes: f.CharSizes, Ks: f.Ks, Shapes: f.Shapes, From: f.From, To: f.To, Step: f.Step}
+	for _, k := range f.KnownVerifications {
+		v.Verifications = append(v.Verifications, templates.Check{Value: k, Label: f.VerificationLabels[k], Checked: contains(f.Verifications, k)})
+	}
+	for _, k := range f.KnownPolicies {
+		v.Policies = append(v.Policies, templates.Check{Value: k, Label: f.PolicyLabels[k], Checked: contains(f.Policies, k)})
+	}
+	if n, ok := formConfigs(f, known); ok {
+		v.Configs = fmt.Sprintf("%d configurations", n)
+	} else if f.autoShapes() {
+		v.Configs = "Configurations: every axis multiplied, with the shapes chosen at each k when it starts."
+	}
+	return v
+}
+
+func contains(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *server) startSweep(w http.ResponseWriter, r *http.Request) {
+	c, err := s.loadCampaign(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if err := r.ParseForm(); err != nil {
+		s.fail(w, r, &pageError{http.StatusBadRequest, "Unreadable form."})
+		return
+	}
+	back := fmt.Sprintf("/campaigns/%d/sweeps#new", c.ID)
+	f := gridFormFrom(r.PostForm)
+	g, err := f.parse()
+	if err == nil && strings.TrimSpace(f.Name) == "" {
+		err = &formError{field: "name", msg: "give the sweep a name"}
+	}
+	if err != nil {
+		s.failOn(w, r, err, func(_ int, msg string) { s.redirect(w, r, back, refused(r, msg)) })
+		return
+	}
+	sw, err := s.sweeps.Start(r.Context(), sweeprun.StartRequest{CampaignID: c.ID, Name: f.Name, Notes: f.Notes, Grid: g, By: userOf(r).ID})
+	if err != nil {
+		s.failOn(w, r, err, func(_ int, msg string) { s.redirect(w, r, back, refused(r, msg)) })
+		return
+	}
+	s.redirect(w, r, fmt.Sprintf("/sweeps/%d", sw.ID), done(fmt.Sprintf("Sweep started: %d configurations.", sw.Total)))
+}
+
+func (s *server) cancelSweep(w http.ResponseWriter, r *http.Request) {
+	sw, err := s.loadSweep(r)
+	if err == nil {
+		err = s.sweeps.Cancel(sw.ID)
+	}
+	s.afterSweepAction(w, r, sw, err, "Cancelled. What was scored stays; Resume continues from there.")
+}
+
+func (s *server) resumeSweep(w http.ResponseWriter, r *http.Request) {
+	sw, err := s.loadSweep(r)
+	if err == nil {
+		_, err = s.sweeps.Resume(r.Context(), sw.ID, userOf(r).ID)
+	}
+	s.afterSweepAction(w, r, sw, err, "Resumed: the configurations not scored yet are running.")
+}
+
+func (s *server) rerunSweep(w http.ResponseWriter, r *http.Request) {
+	sw, err := s.loadSweep(r)
+	if err == nil {
+		var again sweeprun.Sweep
+		if again, err = s.sweeps.Rerun(r.Context(), sw.ID, userOf(r).ID); err == nil {
+			sw = again
+		}
+	}
+	s.afterSweepAction(w, r, sw, err, "Re-run started on the current labels.")
+}
+
+func (s *server) saveSweepNotes(w http.ResponseWriter, r *http.Request) {
+	sw, err := s.loadSweep(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	name, notes := strings.TrimSpace(r.PostFormValue("name")), strings.TrimSpace(r.PostFormValue("notes"))
+	switch {
+	case name == "":
+		err = &formError{field: "name", msg: "give the sweep a name"}
+	case len(name) > 200 || len(notes) > 4000:
+		err = &formError{field: "notes", msg: "at most 200 characters of name and 4,000 of notes"}
+	default:
+		err = s.sweeps.SetNotes(r.Context(), sw.ID, name, notes)
+	}
+	s.afterSweepAction(w, r, sw, err, "Saved the name and notes.")
+}
+
+// afterSweepAction redirects to sw's page saying what happened, or what was wrong (sw's
+// ID is 0 when the sweep could not be loaded).
+func (s *server) afterSweepAction(w http.ResponseWriter, r *http.Request, sw sweeprun.Sweep, err error, ok string) {
+	if err != nil {
+		if sw.ID == 0 {
+			s.fail(w, r, err)
+			return
+		}
+		s.failOn(w, r, err, func(_ int, msg string) { s.redirect(w, r, fmt.Sprintf("/sweeps/%d", sw.ID), refused(r, msg)) })
+		return
+	}
+	s.redirect(w, r, fmt.Sprintf("/sweeps/%d", sw.ID), done(ok))
+}
+
+// progressView is a sweep's progress box.
+func (s *server) progressView(sw sweeprun.Sweep, rs []sweeprun.Result) templates.SweepProgress {
+	p := templates.SweepProgress{ID: sw.ID, State: string(sw.State), Running: sw.State == sweeprun.Running || sw.State == sweeprun.Queued,
+		Done: sw.Done, Total: sw.Total, Error: sw.Error}
+	phase := ""
+	if pr, ok := s.sweeps.Progress(sw.ID); ok {
+		p.Done, p.Total = max(p.Done, pr.Done), max(p.Total, pr.Total)
+		if pr.Rate > 0 {
+			p.Rate = fmt.Sprintf("%.0f configurations/s", pr.Rate)
+			if pr.Rate < 10 {
+				p.Rate = fmt.Sprintf("%.1f configurations/s", pr.Rate)
+			}
+		}
+		if pr.ETA > 0 {
+			p.ETA = roundDuration(pr.ETA)
+		}
+		phase = pr.Phase
+		if pr.Phase == "signing" && pr.ToSign > 0 {
+			phase = fmt.Sprintf("Computing signatures: %d of %d documents.", pr.Signed, pr.ToSign)
+		}
+	}
+	if p.Total > 0 {
+		p.Percent = 100 * p.Done / p.Total
+	}
+	switch {
+	case p.Running && !sw.StartedAt.IsZero():
+		p.Elapsed = roundDuration(s.now().Sub(sw.StartedAt))
+	case !sw.FinishedAt.IsZero() && !sw.StartedAt.IsZero():
+		p.Elapsed = roundDuration(sw.FinishedAt.Sub(sw.StartedAt))
+	}
+	if p.Running {
+		for _, r := range rs[max(0, len(rs)-3):] {
+			h := r.Headline()
+			p.Latest = append(p.Latest, templates.SweepRow{Label: r.Config.Label(), Recall: pct(h.Recall.Value), FalseRate: pct(h.FalseRemovalRate.Value)})
+		}
+		p.Line = progressLine(p, phase)
+	} else {
+		p.Line = fmt.Sprintf("%d of %d configurations scored", p.Done, p.Total)
+		if p.Elapsed != "" {
+			p.Line += " in " + p.Elapsed
+		}
+		p.Line += "."
+		switch sw.State {
+		case sweeprun.Interrupted:
+			p.Line += " The server stopped while it ran; Resume continues with the configurations not scored yet."
+		case sweeprun.Cancelled:
+			p.Line += " Resume continues with the configurations not scored yet."
+		}
+	}
+	return p
+}
+
+// progressLine says how far a running sweep is, in one sentence.
+func progressLine(p templates.SweepProgress, phase string) string {
+	if p.Done == 0 {
+		switch {
+		case strings.HasPrefix(phase, "Computing"):
+			return phase + " " + p.Elapsed + " so far."
+		case phase == "loading" || phase == "":
+			return "Reading the labels and the documents, " + p.Elapsed + " so far."
+		}
+	}
+	line := fmt.Sprintf("%d of %d configurations scored (%d%%), %s so far", p.Done, p.Total, p.Percent, p.Elapsed)
+	if p.Rate != "" {
+		line += ", " + p.Rate
+	}
+	if p.ETA != "" {
+		line += "; about " + p.ETA + " left"
+	}
+	return line + "."
+}
+
+func roundDuration(d time.Duration) string {
+	switch {
+	case d < 10*time.Second:
+		return d.Round(100 * time.Millisecond).String()
+	case d < time.Hour:
+		return d.Round(time.Second).String()
+	}
+	return d.Round(time.Minute).String()
+}
+
+func (s *server) sweepProgress(w http.ResponseWriter, r *http.Request) {
+	sw, err := s.loadSweep(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	// Polled every second or two while a sweep runs: no results are read here (the page
+	// refreshes them itself, less often).
+	s.render(w, r, http.StatusOK, templates.SweepProgressFragment(s.progressView(sw, nil)))
+}
+
+// dashQuery is what a dashboard URL chooses: the configuration (by ordinal), the
+// slider's threshold, dimming, the table's order, the target and the heatmap.
+type dashQuery struct {
+	config    int // ordinal; -1 for the recommendation
+	t         float64
+	hasT      bool
+	dim       bool
+	sort      string
+	desc      bool
+	target    float64 // false-removal ceiling as a rate
+	targetRaw string
+	heat      heatChoice
+	hasHeat   bool
+	allRows   bool
+}
+
+// parseDash reads q, naming the parameter at fault.
+func parseDash(q url.Values) (dashQuery, error) {
+	d := dashQuery{config: -1, dim: q.Get("dim") != "0", sort: q.Get("sort"), target: sweep.DefaultTarget.MaxFalseRemovalRate,
+		allRows: q.Get("rows") == "all"}
+	if v := q.Get("config"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return d, &formError{field: "config", msg: fmt.Sprintf("%q is not a configuration number", v)}
+		}
+		d.config = n
+	}
+	if v := q.Get("t"); v != "" {
+		t, err := parseUnit("t", v)
+		if err != nil {
+			return d, err
+		}
+		d.t, d.hasT = t, true
+	}
+	if _, ok := sortKeys[d.sort]; !ok {
+		d.sort = "order"
+	}
+	d.desc = sortKeys[d.sort]
+	switch q.Get("dir") {
+	case "asc":
+		d.desc = false
+	case "desc":
+		d.desc = true
+	}
+	if v := q.Get("target"); v != "" {
+		x, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(v, "%")), 64)
+		if err != nil || x < 0 || x > 100 {
+			return d, &formError{field: "target", msg: fmt.Sprintf("%q: want a percentage from 0 to 100, e.g. 1", v)}
+		}
+		d.target, d.targetRaw = x/100, v
+	}
+	if spec := q.Get("hspec"); spec != "" {
+		d.hasHeat = true
+		d.heat = heatChoice{Spec: spec, Verification: sweep.Verification(q.Get("hv")), Policy: q.Get("hp"), Value: q.Get("hval")}
+		if d.heat.Policy == "" {
+			d.heat.Policy = sweep.ConnectedComponents
+		}
+		if v := q.Get("ht"); v != "" {
+			t, err := parseUnit("ht", v)
+			if err != nil {
+				return d, err
+			}
+			d.heat.Threshold = t
+		}
+	}
+	return d, nil
+}
+
+// sweepData is a sweep with its results, as the dashboard and its charts read it.
+type sweepData struct {
+	sw      sweeprun.Sweep
+	results []sweeprun.Result
+	rs      []sweep.Result // results' sweep.Result, same order
+	rec     sweep.Recommendation
+	recErr  error
+	sel     int // index into rs of the selected configuration; -1 with no results
+}
+
+func (s *server) loadSweepData(r *http.Request, q dashQuery) (sweepData, error) {
+	sw, err := s.loadSweep(r)
+	if err != nil {
+		return sweepData{}, err
+	}
+	d := sweepData{sw: sw, sel: -1}
+	if d.results, err = s.results.results(r.Context(), sw, s.sweeps.Results); err != nil {
+		return d, err
+	}
+	d.rs = make([]sweep.Result, len(d.results))
+	for i, res := range d.results {
+		d.rs[i] = res.Result
+	}
+	d.rec, d.recErr = sweep.Recommend(d.rs, sweep.Target{MaxFalseRemovalRate: q.target})
+	if d.recErr == nil {
+		d.sel = d.rec.Index
+	} else if len(d.rs) > 0 {
+		d.sel = 0
+	}
+	if q.config >= 0 {
+		d.sel = -1
+		for i, res := range d.results {
+			if res.Ordinal == q.config {
+				d.sel = i
+			}
+		}
+		if d.sel < 0 {
+			return d, &pageError{http.StatusNotFound, fmt.Sprintf("This sweep has no configuration %d (yet).", q.config)}
+		}
+	}
+	return d, nil
+}
+
+// ordinals are the results' keys on the page.
+func (d sweepData) ordinals() []int {
+	out := make([]int, len(d.results))
+	for i, r := range d.results {
+		out[i] = r.Ordinal
+	}
+	return out
+}
+
+// selected returns the selected configuration at the slider's threshold.
+func (d sweepData) selected(q dashQuery) sweep.Config {
+	c := d.rs[d.sel].Config
+	if q.hasT {
+		c.Threshold = q.t
+	}
+	return c
+}
+
+func (s *server) showSweep(w http.ResponseWriter, r *http.Request) {
+	q, err := parseDash(r.URL.Query())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	d, err := s.loadSweepData(r, q)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	c, err := s.store.Campaign(r.Context(), d.sw.CampaignID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	sw := d.sw
+	role := userOf(r).Role
+	v := templates.SweepDashboard{Page: s.page(r, "Sweep "+sw.Name), ID: sw.ID, Name: sw.Name, Notes: sw.Notes, State: string(sw.State),
+		CampaignID: c.ID, Campaign: c.Name, DatasetID: sw.DatasetID, Progress: s.progressView(sw, d.results),
+		CanRun: role.Can(auth.RunSweeps), WhoRuns: whoCan(auth.RunSweeps), LabelRule: sweep.LabelRule,
+		LabelVersion: shortVersion(sw.LabelVersion), Results: len(d.rs), Configs: sw.Total, HasResults: len(d.rs) > 0,
+		Created: sw.CreatedAt.UTC().Format("2006-01-02 15:04 UTC")}
+	v.Page.SweepKeys = true
+	v.NotesName, v.NotesText = formValue(r, "name", sw.Name), formValue(r, "notes", sw.Notes)
+	v.CreatedBy = strings.TrimPrefix(s.userNames(r.Context())(sw.CreatedBy), "by ")
+	v.CanCancel = v.Progress.Running && sw.JobID != ""
+	v.CanResume = sw.State.Resumable()
+	if diff, err := s.sweeps.LabelsChanged(r.Context(), sw.ID); err == nil {
+		v.LabelsChanged = diff.N()
+	}
+	if sm := sw.Summary; sm != nil {
+		l := sm.Labels
+		v.LabelCounts = []templates.Fact{{Name: "counted pairs", Value: strconv.Itoa(l.Counted)},
+			{Name: "from", Value: fmt.Sprintf("%d adjudicated, %d by majority, %d by rule only", l.Adjudicated, l.Majority, l.RuleOnly)},
+			{Name: "left out", Value: fmt.Sprintf("%d flagged, %d skipped, %d tied, %d unlabeled", l.Flagged, l.Skipped, l.Tied, l.Unlabeled)}}
+		v.Basis = string(sweep.LabeledBasis)
+		if sm.Design.Name != "" {
+			v.Basis = string(sweep.DatasetBasis)
+		}
+		v.BasisSentence = basisSentence(sm.Design)
+		v.DesignNotes = sm.Design.Notes
+		for _, st := range sm.Design.Strata {
+			v.Strata = append(v.Strata, templates.StratumRow{Name: st.Name, FrameSize: st.FrameSize, Labeled: st.Labeled, Duplicates: st.Duplicates})
+		}
+		if b := sm.Baseline; b != nil {
+			h := b.Headline()
+			v.Baseline = []templates.Fact{{Name: "recall", Value: pct(h.Recall.Value) + " " + ci(h.Recall)},
+				{Name: "false-removal rate", Value: pct(h.FalseRemovalRate.Value) + " " + ci(h.FalseRemovalRate)},
+				{Name: "labeled duplicates found", Value: hitsOf(b.Recall)}, {Name: "labeled non-duplicates merged", Value: hitsOf(b.FalseMerges)}, {Name: "documents removed", Value: strconv.Itoa(b.Removals)}}
+		}
+	} else {
+		v.BasisSentence = "The basis (dataset estimates or labeled pairs) is known once the sweep has read its labels."
+	}
+	if len(d.rs) > 0 {
+		s.fillResults(r, &v, d, q, c.ID)
+	}
+	s.render(w, r, http.StatusOK, templates.SweepPage(v))
+}
+
+// dashURL is the dashboard's URL with q's choices, changed by set (a value "" drops
+// the parameter).
+func dashURL(id int64, base url.Values, set ...string) string {
+	v := url.Values{}
+	for k, vs := range base {
+		if k != "notice" {
+			v[k] = vs
+		}
+	}
+	for i := 0; i+1 < len(set); i += 2 {
+		if set[i+1] == "" {
+			v.Del(set[i])
+		} else {
+			v.Set(set[i], set[i+1])
+		}
+	}
+	if len(v) == 0 {
+		return fmt.Sprintf("/sweeps/%d", id)
+	}
+	return fmt.Sprintf("/sweeps/%d?%s", id, v.Encode())
+}
+
+// fillResults fills the recommendation, the selection, the charts and the table.
+func (s *server) fillResults(r *http.Request, v *templates.SweepDashboard, d sweepData, q dashQuery, campaignID int64) {
+	base := r.URL.Query()
+	ords := d.ordinals()
+	href := func(i int) string {
+		return dashURL(d.sw.ID, base, "config", strconv.Itoa(ords[i]), "t", "") + "#selected"
+	}
+	v.Target = strconv.FormatFloat(100*q.target, 'f', -1, 64)
+	if d.recErr == nil {
+		v.Rec, v.RecReason, v.RecMet, v.RecHref = configWords(d.rec.Config), d.rec.Reason, d.rec.Met, href(d.rec.Index)
+	} else {
+		v.RecReason = "Nothing to recommend yet: no configuration has both a recall and a false-removal rate (are there labeled duplicates and non-duplicates?)."
+	}
+	for _, k := range []string{"sort", "dir", "dim", "config", "t", "target", "hspec", "ht", "hv", "hp", "hval", "rows"} {
+		if x := base.Get(k); x != "" {
+			v.SortHidden = append(v.SortHidden, templates.Fact{Name: k, Value: x})
+		}
+	}
+	// The selection at the slider's threshold.
+	selCfg := d.selected(q)
+	selOrd := ords[d.sel]
+	v.SelKey, v.SelLabel, v.SelWords = strconv.Itoa(selOrd), selCfg.Label(), configWords(selCfg)
+	v.SelThreshold = fmt.Sprintf("%.2f", selCfg.Threshold)
+	v.SliderAction = fmt.Sprintf("/sweeps/%d#selected", d.sw.ID)
+	v.Live = s.liveView(r, d, selCfg, campaignID)
+	res := d.rs[d.sel]
+	v.SelFacts = selFacts(res)
+	// Charts.
+	v.Dim = q.dim
+	if q.dim {
+		v.DimHref = dashURL(d.sw.ID, base, "dim", "0") + "#sweep-charts"
+	} else {
+		v.DimHref = dashURL(d.sw.ID, base, "dim", "") + "#sweep-charts"
+	}
+	chartBase := fmt.Sprintf("/sweeps/%d/charts/", d.sw.ID)
+	sel := url.Values{"config": {v.SelKey}, "t": {fmtFloat(selCfg.Threshold)}}
+	tq := url.Values{"config": {v.SelKey}}
+	if !q.dim {
+		tq.Set("dim", "0")
+	}
+	if q.targetRaw != "" {
+		tq.Set("target", q.targetRaw)
+	}
+	v.Tradeoff = templates.Chart{Base: chartBase + "tradeoff", Query: "?" + tq.Encode(), Alt: "Recall against false-removal rate, a point per configuration"}
+	v.SCurve = templates.Chart{Base: chartBase + "scurve", Query: "?" + sel.Encode(), Alt: "S-curve of the selected shape with measured collision rates"}
+	v.Categories = templates.Chart{Base: chartBase + "categories", Query: "?" + sel.Encode(), Alt: "Recall by category of the selected configuration"}
+	v.Histogram = templates.Chart{Base: chartBase + "histogram", Query: "?" + sel.Encode(), Alt: "Exact Jaccard of labeled duplicates and non-duplicates"}
+	hc := defaultHeat(d.rs[d.sel].Config)
+	if q.hasHeat {
+		hc = q.heat
+	}
+	if hc.Value == "" {
+		hc.Value = "recall"
+	}
+	v.Heatmap = templates.Chart{Base: chartBase + "heatmap", Query: "?" + heatQuery(hc).Encode(), Alt: "Recall over bands and rows"}
+	v.HeatReprs, v.HeatThresholds, v.HeatVerifs, v.HeatValues = heatOptions(d.rs, hc)
+	// The table.
+	front := sweep.Front(sweep.Headlines(d.rs))
+	recIdx := -1
+	if d.recErr == nil {
+		recIdx = d.rec.Index
+	}
+	order := sortResults(d.rs, q.sort, q.desc)
+	if !q.allRows && len(order) > maxRows {
+		// The selected configuration stays in view.
+		shown := order[:maxRows]
+		if !slices.Contains(shown, d.sel) {
+			shown = append(shown[:maxRows-1:maxRows-1], d.sel)
+		}
+		v.MoreRows, v.AllRowsHref = len(order)-len(shown), dashURL(d.sw.ID, base, "rows", "all")+"#table"
+		order = shown
+	}
+	v.Rows = resultRows(d.rs, ords, order, front, d.sel, recIdx, href)
+	if d.sw.Summary != nil && d.sw.Summary.Baseline != nil {
+		v.BaselineRow = baselineRow(*d.sw.Summary.Baseline)
+	}
+	cols := []struct{ key, label, title string }{
+		{"order", "configuration", "in the grid's order"}, {"recall", "recall", "headline recall (" + string(d.rs[0].Headline().Basis) + ") with its 95% interval"},
+		{"false", "false removals", "false-removal rate with its 95% interval"}, {"removals", "removed", "documents removed over the dataset"},
+		{"candidates", "cand./doc", "candidate pairs per document"}, {"", "labeled dup. accepted", ""}, {"", "non-dup. merged", ""},
+		{"precision", "precision", "accepted labeled pairs that are duplicates"}, {"candrecall", "cand. recall (expected)", "labeled duplicates that collide in a band; the S-curve's prediction in brackets"},
+	}
+	for _, col := range cols {
+		sc := templates.SortCol{Label: col.label, Title: col.title}
+		if col.key != "" {
+			sc.Active = q.sort == col.key
+			dir := "desc"
+			if !sortKeys[col.key] {
+				dir = "asc"
+			}
+			if sc.Active {
+				sc.Desc = q.desc
+				if q.desc {
+					dir = "asc"
+				} else {
+					dir = "desc"
+				}
+			}
+			sc.Href = dashURL(d.sw.ID, base, "sort", col.key, "dir", dir) + "#table"
+		}
+		v.Columns = append(v.Columns, sc)
+	}
+	v.CSVHref = fmt.Sprintf("/sweeps/%d/results.csv", d.sw.ID)
+}
+
+// heatQuery writes a heatmap choice as chart parameters.
+func heatQuery(hc heatChoice) url.Values {
+	return url.Values{"hspec": {hc.Spec}, "ht": {fmtFloat(hc.Threshold)}, "hv": {string(hc.Verification)}, "hp": {hc.Policy}, "hval": {hc.Value}}
+}
+
+// heatOptions lists the representations, thresholds and verifications the sweep has,
+// hc's selected.
+func heatOptions(rs []sweep.Result, hc heatChoice) (reprs, thresholds, verifs, values []templates.Option) {
+	seen := map[string]bool{}
+	for _, r := range rs {
+		c := r.Config
+		if id := c.Spec.ID(); !seen["s"+id] {
+			seen["s"+id] = true
+			reprs = append(reprs, templates.Option{Value: id, Label: reprWords(c.Spec), Selected: id == hc.Spec})
+		}
+		if t := fmtFloat(c.Threshold); !seen["t"+t] {
+			seen["t"+t] = true
+			thresholds = append(thresholds, templates.Option{Value: t, Label: fmt.Sprintf("%.2f", c.Threshold), Selected: sameThreshold(c.Threshold, hc.Threshold)})
+		}
+		if vf := string(c.Verification); !seen["v"+vf] {
+			seen["v"+vf] = true
+			verifs = append(verifs, templates.Option{Value: vf, Label: verificationWords(c.Verification), Selected: c.Verification == hc.Verification})
+		}
+	}
+	values = []templates.Option{{Value: "recall", Label: "recall", Selected: hc.Value != "false"}, {Value: "false", Label: "false-removal rate", Selected: hc.Value == "false"}}
+	return reprs, thresholds, verifs, values
+}
+
+// selFacts are the selected configuration's costs and shapes.
+func selFacts(r sweep.Result) []templates.Fact {
+	f := []templates.Fact{
+		{Name: "candidate recall", Value: fmt.Sprintf("%s measured (%s); %s expected from the S-curve", pct(r.CandidateRecall.Value), hitsOf(r.CandidateRecall), pct(r.ExpectedCandidateRecall))},
+		{Name: "candidates", Value: fmt.Sprintf("%d (%s per document), %d accepted", r.Candidates, fmtNum(r.CandidatesPerDoc, 2), r.Accepted)},
+		{Name: "datasketch optimum", Value: shapeChoice(r.Optimal)},
+	}
+	if r.Observed != nil {
+		f = append(f, templates.Fact{Name: "optimum fitted to the labels", Value: shapeChoice(*r.Observed)})
+	}
+	if r.BucketSkipped > 0 {
+		f = append(f, templates.Fact{Name: "left out by the bucket bound", Value: fmt.Sprintf("%d band collisions", r.BucketSkipped)})
+	}
+	for _, ix := range r.Index {
+		f = append(f, templates.Fact{Name: fmt.Sprintf("index at %s documents", docCount(ix.Docs)),
+			Value: fmt.Sprintf("%s of bands + %s of signatures", bytesWords(ix.BandBytes), bytesWords(ix.SignatureBytes))})
+	}
+	f = append(f, templates.Fact{Name: "time", Value: fmt.Sprintf("%s for the shape's candidates, %s to score", roundDuration(r.CandidateTime), roundDuration(r.ScoreTime))})
+	return f
+}
+
+func shapeChoice(c lsh.ShapeChoice) string {
+	if c.Shape.Bands == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%d bands × %d rows (steepest near %.2f)", c.Shape.Bands, c.Shape.Rows, c.Threshold)
+}
+
+func docCount(n int64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%dB", n/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%dM", n/1e6)
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+func bytesWords(b int64) string {
+	const unit = 1024
+	x := float64(b)
+	for _, u := range []string{"B", "KiB", "MiB", "GiB", "TiB"} {
+		if x < unit {
+			return fmt.Sprintf("%.3g %s", x, u)
+		}
+		x /= unit
+	}
+	return fmt.Sprintf("%.3g PiB", x)
+}
+
+// liveView rescores the selected configuration at its threshold (the slider's).
+func (s *server) liveView(r *http.Request, d sweepData, c sweep.Config, campaignID int64) templates.SweepLive {
+	role := userOf(r).Role
+	sel, err := s.sweeps.Select(r.Context(), d.sw.ID, c, c.Threshold)
+	if err != nil {
+		status, msg := s.problem(r, err)
+		if status == http.StatusInternalServerError {
+			msg = "The configuration could not be rescored: " + msg
+		}
+		return templates.SweepLive{Threshold: fmt.Sprintf("%.2f", c.Threshold), Error: msg}
+	}
+	v := liveFigures(sel.Result)
+	v.CanSeePairs, v.WhoSeesPairs = role.Can(auth.ReadLabels), whoCan(auth.ReadLabels)
+	if v.CanSeePairs {
+		v.FalseMerged, v.Misses, v.NFalse, v.NMisses = outcomeRows(sel.Outcomes, func(id int64) string {
+			return fmt.Sprintf("/campaigns/%d/pairs/%d", campaignID, id)
+		}, maxOutcomes)
+	}
+	v.CanPropose = role.Can(auth.PrepareManifests)
+	v.ProposeHref = proposeHref(d.sw.DatasetID, campaignID, c)
+	return v
+}
+
+func (s *server) sweepLive(w http.ResponseWriter, r *http.Request) {
+	q, err := parseDash(r.URL.Query())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	d, err := s.loadSweepData(r, q)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if d.sel < 0 {
+		s.fail(w, r, &pageError{http.StatusNotFound, "This sweep has no results yet."})
+		return
+	}
+	s.render(w, r, http.StatusOK, templates.SweepLiveFragment(s.liveView(r, d, d.selected(q), d.sw.CampaignID)))
+}
+
+// sweepChart serves one of the dashboard's charts as SVG, PNG or CSV.
+func (s *server) sweepChart(w http.ResponseWriter, r *http.Request) {
+	q, err := parseDash(r.URL.Query())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	d, err := s.loadSweepData(r, q)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if d.sel < 0 {
+		s.fail(w, r, &pageError{http.StatusNotFound, "This sweep has no results yet."})
+		return
+	}
+	kind := chi.URLParam(r, "chart")
+	var fig *chart.Figure
+	switch kind {
+	case "tradeoff":
+		recIdx := -1
+		if d.recErr == nil {
+			recIdx = d.rec.Index
+		}
+		var base *sweep.Scores
+		if d.sw.Summary != nil {
+			base = d.sw.Summary.Baseline
+		}
+		if chi.URLParam(r, "format") == "csv" {
+			s.serveTable(w, tradeoffTable(d.rs, d.ordinals(), base), fmt.Sprintf("sweep-%d-tradeoff", d.sw.ID))
+			return
+		}
+		fig, err = tradeoffFigure(d.rs, d.ordinals(), base, d.sel, recIdx, q.dim)
+	case "heatmap":
+		hc := defaultHeat(d.rs[d.sel].Config)
+		if q.hasHeat {
+			hc = q.heat
+		}
+		fig, err = heatmapFigure(d.rs, hc)
+	case "scurve", "categories", "histogram":
+		c := d.selected(q)
+		var sel sweeprun.Selection
+		if sel, err = s.sweeps.Select(r.Context(), d.sw.ID, c, c.Threshold); err != nil {
+			break
+		}
+		if stored := d.rs[d.sel]; sameThreshold(stored.Config.Threshold, c.Threshold) {
+			sel.Result.Optimal = stored.Optimal // Select leaves the optima to the caller
+		}
+		switch kind {
+		case "scurve":
+			fig, err = scurveFigure(sel.Result, sel.Outcomes, c.Threshold)
+		case "categories":
+			fig, err = categoryFigure(sel.Result)
+		default:
+			fig, err = histogramFigure(sel.Result, sel.Outcomes, c.Threshold)
+		}
+	default:
+		err = notFound("chart")
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.serveFigure(w, r, fig, fmt.Sprintf("sweep-%d-%s", d.sw.ID, kind))
+}
+
+func (s *server) sweepResultsCSV(w http.ResponseWriter, r *http.Request) {
+	d, err := s.loadSweepData(r, dashQuery{config: -1, target: sweep.DefaultTarget.MaxFalseRemovalRate})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	t := resultsTable(d.rs)
+	for i := range t.Rows {
+		t.Rows[i][0] = strconv.Itoa(d.results[i].Ordinal)
+	}
+	t.Columns[0] = "ordinal"
+	s.serveTable(w, t, fmt.Sprintf("sweep-%d-results", d.sw.ID))
+}
+
+// serveTable writes t as a CSV download named name.csv.
+func (s *server) serveTable(w http.ResponseWriter, t chart.Table, name string) {
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s.csv"`, name))
+	w.Write(t.CSV())
+}

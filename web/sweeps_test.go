@@ -1,0 +1,440 @@
+package web
+
+import (
+	"context"
+	"encoding/csv"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dedupstudio/dedupstudio/internal/ingest"
+	"github.com/dedupstudio/dedupstudio/internal/sweep"
+	"github.com/dedupstudio/dedupstudio/internal/sweeprun"
+	"github.com/dedupstudio/dedupstudio/web/templates"
+)
+
+// The sweep pages through the real router over a real store: the corpus of
+// sweep_fixture_test.go imported with its labels, a small sweep started from the form.
+
+// withSweepCorpus imports the corpus and its labels; it returns the campaign's id.
+func (f *fixture) withSweepCorpus(c sweepCorpus) int64 {
+	f.t.Helper()
+	if _, body := f.waitJob(f.upload("/datasets", "sweep.jsonl", c.jsonl(), nil).Header().Get("Location")); !strings.Contains(body, "import-done") {
+		f.t.Fatalf("import failed:\n%s", body)
+	}
+	ctx := context.Background()
+	list, _ := f.store.Datasets(ctx)
+	if _, err := ingest.Labels(ctx, f.store, strings.NewReader(c.labelsCSV()), "l.csv", ingest.LabelOptions{DatasetID: list[0].ID}); err != nil {
+		f.t.Fatal(err)
+	}
+	camps, err := f.store.Campaigns(ctx)
+	if err != nil || len(camps) != 1 {
+		f.t.Fatalf("campaigns %v, %v", camps, err)
+	}
+	return camps[0].ID
+}
+
+// smallGridForm is the form a person fills for smallGrid.
+func smallGridForm(name string) url.Values {
+	v := defaultGridForm().values()
+	v.Set("name", name)
+	v.Set("notes", "three thresholds, one representation")
+	v.Set("word", "3")
+	v.Set("char", "")
+	v.Set("k", "64")
+	v.Set("from", "0.3")
+	v.Set("to", "0.9")
+	v.Set("step", "0.2")
+	return v
+}
+
+// startSweep posts the form as admin, waits for the sweep and returns its id.
+func (f *fixture) startSweep(campaignID int64, form url.Values) int64 {
+	f.t.Helper()
+	rec := f.do("POST", fmt.Sprintf("/campaigns/%d/sweeps", campaignID), f.admin, form)
+	loc := rec.Header().Get("Location")
+	m := regexp.MustCompile(`^/sweeps/(\d+)`).FindStringSubmatch(loc)
+	if rec.Code != http.StatusSeeOther || m == nil {
+		f.t.Fatalf("start sweep: %d %s; want 303 to /sweeps/N\n%s", rec.Code, loc, rec.Body.String())
+	}
+	id, _ := strconv.ParseInt(m[1], 10, 64)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	sw, err := f.sweeps.Wait(ctx, id)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if sw.State != sweeprun.Done {
+		f.t.Fatalf("sweep %d: %s (%s); want done", id, sw.State, sw.Error)
+	}
+	return id
+}
+
+func TestSweepListAndForm(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	cid := f.withSweepCorpus(newSweepCorpus(4))
+	path := fmt.Sprintf("/campaigns/%d/sweeps", cid)
+
+	res, body := get(t, f.h, path, f.admin)
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d", path, res.StatusCode)
+	}
+	for _, want := range []string{`data-testid="sweeps-empty"`, `data-testid="sweep-form"`, `value="1-5"`, `value="3-7"`, `value="128, 256"`,
+		`value="0.3"`, `value="0.95"`, `value="0.05"`, `value="auto"`, `name="verification" value="estimate" checked`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the new-sweep form lacks %s (prefilled with sweep.DefaultGrid)", want)
+		}
+	}
+	if !strings.Contains(body, "with the shapes chosen at each k when it starts") {
+		t.Error("the form does not say how the configurations are counted")
+	}
+
+	// A refused form comes back with the message naming the field and what was typed.
+	bad := smallGridForm("bad")
+	bad.Set("word", "3-x")
+	loc, body := f.follow(f.do("POST", path, f.admin, bad), f.admin)
+	if !strings.HasPrefix(loc, path) || !strings.Contains(body, `data-testid="notice-error"`) || !strings.Contains(body, "word: ") ||
+		!strings.Contains(body, `value="3-x"`) {
+		t.Errorf("refused form: at %s, want the error naming word and the value kept\n%s", loc, body)
+	}
+
+	// A campaign with no label yet: nothing to score, and the form says what to do.
+	list0, _ := f.store.Datasets(context.Background())
+	empty, err := f.store.EnsureCampaign(context.Background(), list0[0].ID, "unlabeled", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body = f.follow(f.do("POST", fmt.Sprintf("/campaigns/%d/sweeps", empty.ID), f.admin, smallGridForm("nothing")), f.admin)
+	if !strings.Contains(body, `data-testid="notice-error"`) || !strings.Contains(body, "no counted label yet") {
+		t.Error("a sweep of a campaign without labels: want an error saying to label pairs first")
+	}
+
+	// Started, it is listed with its state and label-set version.
+	id := f.startSweep(cid, smallGridForm("small"))
+	_, body = get(t, f.h, path, f.admin)
+	if !strings.Contains(body, fmt.Sprintf(`href="/sweeps/%d"`, id)) || !strings.Contains(body, `data-state="done"`) {
+		t.Errorf("the list does not show sweep %d done", id)
+	}
+	if strings.Contains(body, `data-testid="labels-changed"`) {
+		t.Error("labels changed reported with no label changed")
+	}
+	// A new label since: both pages offer a re-run that includes it.
+	c := newSweepCorpus(4)
+	ctx := context.Background()
+	list, _ := f.store.Datasets(ctx)
+	extra := fmt.Sprintf("a,b,category,duplicate,annotator\n%s,%s,different,no,seed\n", c.ids[1], c.ids[7])
+	if _, err := ingest.Labels(ctx, f.store, strings.NewReader(extra), "more.csv", ingest.LabelOptions{DatasetID: list[0].ID}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{path, fmt.Sprintf("/sweeps/%d", id)} {
+		_, body = get(t, f.h, p, f.admin)
+		if !strings.Contains(body, `data-testid="labels-changed"`) || !strings.Contains(body, "re-run to include 1 new label") {
+			t.Errorf("%s: no \"re-run to include 1 new label\" after a new label", p)
+		}
+	}
+	// The campaign page links to the sweeps for those who run them.
+	if _, body := get(t, f.h, fmt.Sprintf("/campaigns/%d", cid), f.admin); !strings.Contains(body, `data-testid="sweeps-link"`) {
+		t.Error("the campaign page has no link to its sweeps for an admin")
+	}
+}
+
+func TestSweepDashboard(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	cid := f.withSweepCorpus(newSweepCorpus(4))
+	id := f.startSweep(cid, smallGridForm("small"))
+	ctx := context.Background()
+	results, err := f.sweeps.Results(ctx, id)
+	if err != nil || len(results) == 0 {
+		t.Fatalf("results: %d, %v", len(results), err)
+	}
+	page := fmt.Sprintf("/sweeps/%d", id)
+
+	res, body := get(t, f.h, page, f.admin)
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d\n%s", page, res.StatusCode, body)
+	}
+	for _, want := range []string{`data-testid="sweep-recommendation"`, `data-testid="rec-reason"`, `data-testid="sweep-basis" data-basis="labeled pairs"`,
+		`data-testid="sweep-label-version"`, `data-testid="slider"`, `data-testid="propose"`, `data-testid="tradeoff-chart"`,
+		`data-testid="scurve-chart"`, `data-testid="category-chart"`, `data-testid="histogram-chart"`, `data-testid="heatmap-chart"`,
+		`data-testid="sweep-rerun"`, `data-testid="baseline-row"`, "three thresholds, one representation", "Flagged and skipped pairs are left out"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("dashboard lacks %s", want)
+		}
+	}
+	if got := strings.Count(body, `data-testid="config-row"`); got != len(results) {
+		t.Errorf("table has %d rows; want %d", got, len(results))
+	}
+
+	// Sorting by recall, highest first, server-side.
+	_, body = get(t, f.h, page+"?sort=recall&dir=desc", f.admin)
+	rows := regexp.MustCompile(`<tr data-config="(\d+)"`).FindAllStringSubmatch(body, -1)
+	byOrd := map[int]sweep.Result{}
+	for _, r := range results {
+		byOrd[r.Ordinal] = r.Result
+	}
+	prev := 2.0
+	for _, m := range rows {
+		n, _ := strconv.Atoi(m[1])
+		v := byOrd[n].Headline().Recall.Value
+		if v > prev {
+			t.Errorf("sorted by recall descending, %v follows %v", v, prev)
+		}
+		prev = v
+	}
+
+	// The configuration with the most misses, at a threshold a little higher: its misses
+	// are listed with links to their pair pages.
+	worst := results[0]
+	for _, r := range results {
+		if r.Recall.Of-r.Recall.Hits > worst.Recall.Of-worst.Recall.Hits {
+			worst = r
+		}
+	}
+	q := fmt.Sprintf("?config=%d&t=0.95", worst.Ordinal)
+	_, body = get(t, f.h, page+q, f.admin)
+	if !strings.Contains(body, `data-testid="misses"`) || !strings.Contains(body, fmt.Sprintf(`href="/campaigns/%d/pairs/`, cid)) {
+		t.Errorf("config %d at 0.95: no misses listed with pair links", worst.Ordinal)
+	}
+	if !strings.Contains(body, `data-testid="live-threshold">0.95<`) {
+		t.Error("the live panel does not show the slider's threshold 0.95")
+	}
+
+	// The live fragment alone, as the slider fetches it.
+	res, frag := get(t, f.h, page+"/live"+q, f.admin)
+	if res.StatusCode != http.StatusOK || !strings.Contains(frag, `id="sweep-live"`) || strings.Contains(frag, "<html") {
+		t.Errorf("live fragment: %d, want the fragment only\n%.300s", res.StatusCode, frag)
+	}
+	// The progress fragment of a finished sweep.
+	if res, frag := get(t, f.h, page+"/progress", f.admin); res.StatusCode != http.StatusOK || !strings.Contains(frag, `data-state="done"`) {
+		t.Errorf("progress fragment: %d\n%.300s", res.StatusCode, frag)
+	}
+
+	// Every chart in every format; SVGs under the SVG policy.
+	for _, kind := range []string{"tradeoff", "scurve", "categories", "histogram", "heatmap"} {
+		for _, format := range []string{"svg", "png", "csv"} {
+			t.Run(kind+"."+format, func(t *testing.T) {
+				res, body := get(t, f.h, fmt.Sprintf("%s/charts/%s.%s%s", page, kind, format, q), f.admin)
+				if res.StatusCode != http.StatusOK {
+					t.Fatalf("%d\n%.300s", res.StatusCode, body)
+				}
+				ct := res.Header.Get("Content-Type")
+				switch format {
+				case "svg":
+					if ct != "image/svg+xml" || res.Header.Get("Content-Security-Policy") != svgCSP || !strings.Contains(body, "<svg") || strings.Contains(body, "style=") {
+						t.Errorf("SVG: %s, CSP %q, inline styles %v", ct, res.Header.Get("Content-Security-Policy"), strings.Contains(body, "style="))
+					}
+				case "png":
+					if ct != "image/png" || !strings.HasPrefix(body, "\x89PNG") {
+						t.Errorf("PNG: %s", ct)
+					}
+				case "csv":
+					if recs, err := csv.NewReader(strings.NewReader(body)).ReadAll(); err != nil || len(recs) < 2 {
+						t.Errorf("CSV: %d records, %v", len(recs), err)
+					}
+				}
+			})
+		}
+	}
+
+	// All results as CSV.
+	res, body = get(t, f.h, page+"/results.csv", f.admin)
+	recs, err := csv.NewReader(strings.NewReader(body)).ReadAll()
+	if res.StatusCode != http.StatusOK || err != nil || len(recs) != len(results)+1 {
+		t.Errorf("results.csv: %d, %d records (%v); want %d", res.StatusCode, len(recs), err, len(results)+1)
+	}
+
+	// Bad choices name what is wrong.
+	for _, tc := range []struct {
+		query  string
+		status int
+	}{
+		{"?config=99999", http.StatusNotFound},
+		{"?config=x", http.StatusUnprocessableEntity},
+		{"?t=2", http.StatusUnprocessableEntity},
+		{"?target=lots", http.StatusUnprocessableEntity},
+	} {
+		if res, _ := get(t, f.h, page+tc.query, f.admin); res.StatusCode != tc.status {
+			t.Errorf("GET %s%s: %d; want %d", page, tc.query, res.StatusCode, tc.status)
+		}
+	}
+	if res, _ := get(t, f.h, "/sweeps/999", f.admin); res.StatusCode != http.StatusNotFound {
+		t.Errorf("GET /sweeps/999: %d; want 404", res.StatusCode)
+	}
+
+	// A target nobody meets says so.
+	_, body = get(t, f.h, page+"?target=0", f.admin)
+	if !strings.Contains(body, "No configuration meets the target") && !strings.Contains(body, "Start from") {
+		t.Error("target 0: no recommendation line")
+	}
+}
+
+// A running sweep's box says how far it is, and polls; a stopped one says why.
+func TestSweepProgressView(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	srv := &server{sweeps: f.sweeps, now: func() time.Time { return time.Date(2026, 1, 1, 12, 0, 30, 0, time.UTC) }}
+	rep, _ := newSweepCorpus(3).report(t)
+	var rs []sweeprun.Result
+	for i, r := range rep.Results[:5] {
+		rs = append(rs, sweeprun.Result{Ordinal: i, Result: r})
+	}
+	started := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		sw    sweeprun.Sweep
+		wants []string
+	}{
+		{sweeprun.Sweep{ID: 7, State: sweeprun.Running, Done: 5, Total: 20, StartedAt: started},
+			[]string{`data-state="running"`, `data-poll="/sweeps/7/progress"`, "5 of 20", "(25%)", "30s so far", "<progress", rep.Results[4].Config.Label()}},
+		{sweeprun.Sweep{ID: 7, State: sweeprun.Interrupted, Done: 5, Total: 20, StartedAt: started},
+			[]string{`data-state="interrupted"`, "5 of 20 configurations scored"}},
+		{sweeprun.Sweep{ID: 7, State: sweeprun.Failed, Done: 0, Total: 20, Error: "the sweep failed on an internal error"},
+			[]string{`data-testid="sweep-error"`, "internal error"}},
+	} {
+		var b strings.Builder
+		if err := templates.SweepProgressFragment(srv.progressView(tc.sw, rs)).Render(context.Background(), &b); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range tc.wants {
+			if !strings.Contains(b.String(), w) {
+				t.Errorf("%s sweep: the progress box lacks %q\n%s", tc.sw.State, w, b.String())
+			}
+		}
+		if running := strings.Contains(b.String(), "<progress"); running != (tc.sw.State == sweeprun.Running) {
+			t.Errorf("%s sweep: progress bar shown %v", tc.sw.State, running)
+		}
+	}
+}
+
+// Looking changes nothing: every GET of a finished sweep (page, fragments, charts, CSV)
+// as every role leaves the database as it was (sessions aside).
+func TestSweepGETsChangeNothing(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	cid := f.withSweepCorpus(newSweepCorpus(3))
+	id := f.startSweep(cid, smallGridForm("small"))
+	ctx := context.Background()
+	results, _ := f.sweeps.Results(ctx, id)
+	q := fmt.Sprintf("?config=%d&t=0.55", results[len(results)-1].Ordinal)
+	var paths []string
+	for _, p := range []string{"", "/progress", "/live", "/results.csv", "/charts/tradeoff.svg", "/charts/scurve.png", "/charts/histogram.csv",
+		"/charts/categories.svg", "/charts/heatmap.svg"} {
+		paths = append(paths, fmt.Sprintf("/sweeps/%d%s%s", id, p, q))
+	}
+	paths = append(paths, fmt.Sprintf("/campaigns/%d/sweeps", cid))
+	for _, role := range []string{"annotator", "reviewer", "approver", "admin"} {
+		c := f.signIn(role)
+		for _, path := range paths {
+			before, err := f.store.Fingerprint(ctx, "sessions")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res, _ := get(t, f.h, path, c); res.StatusCode != http.StatusOK {
+				t.Errorf("GET %s as %s: %d", path, role, res.StatusCode)
+			}
+			if after, _ := f.store.Fingerprint(ctx, "sessions"); after != before {
+				t.Errorf("GET %s as %s changed the database", path, role)
+			}
+		}
+	}
+}
+
+func TestSweepActions(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	cid := f.withSweepCorpus(newSweepCorpus(3))
+	id := f.startSweep(cid, smallGridForm("small"))
+	page := fmt.Sprintf("/sweeps/%d", id)
+
+	// A finished sweep: nothing to cancel or resume; the notice says why.
+	for _, action := range []string{"cancel", "resume"} {
+		loc, body := f.follow(f.do("POST", page+"/"+action, f.admin, url.Values{}), f.admin)
+		if !strings.HasPrefix(loc, page) || !strings.Contains(body, `data-testid="notice-error"`) {
+			t.Errorf("%s of a finished sweep: at %s, want an error notice", action, loc)
+		}
+	}
+	// Name and notes are editable; an empty name is refused, naming the field.
+	_, body := f.follow(f.do("POST", page+"/notes", f.admin, url.Values{"name": {"renamed"}, "notes": {"tried k=64 only"}}), f.admin)
+	if !strings.Contains(body, "<h1>Sweep: renamed</h1>") || !strings.Contains(body, "tried k=64 only") {
+		t.Error("name and notes not saved")
+	}
+	_, body = f.follow(f.do("POST", page+"/notes", f.admin, url.Values{"name": {" "}, "notes": {"kept"}}), f.admin)
+	if !strings.Contains(body, `data-testid="notice-error"`) || !strings.Contains(body, "name: give the sweep a name") || !strings.Contains(body, ">kept</textarea>") {
+		t.Error("an empty name: want the error naming the field and the notes kept")
+	}
+	// Re-run starts a new sweep of the same grid.
+	rec := f.do("POST", page+"/rerun", f.admin, url.Values{})
+	loc := rec.Header().Get("Location")
+	m := regexp.MustCompile(`^/sweeps/(\d+)`).FindStringSubmatch(loc)
+	if rec.Code != http.StatusSeeOther || m == nil || m[1] == strconv.FormatInt(id, 10) {
+		t.Fatalf("rerun: %d %s; want a redirect to a new sweep", rec.Code, loc)
+	}
+	rid, _ := strconv.ParseInt(m[1], 10, 64)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	sw, err := f.sweeps.Wait(ctx, rid)
+	if err != nil || sw.State != sweeprun.Done || sw.Total == 0 {
+		t.Fatalf("re-run: %+v, %v", sw, err)
+	}
+	orig, _ := f.sweeps.Get(ctx, id)
+	if sw.Total != orig.Total {
+		t.Errorf("re-run has %d configurations; the original %d", sw.Total, orig.Total)
+	}
+}
+
+// Roles without the sweep permission see the sweeps but not the form, and their POSTs
+// are refused; labels stay blind for annotators.
+func TestSweepPermissions(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	cid := f.withSweepCorpus(newSweepCorpus(3))
+	id := f.startSweep(cid, smallGridForm("small"))
+	for _, role := range []string{"annotator", "approver", "reviewer"} {
+		t.Run(role, func(t *testing.T) {
+			c := f.signIn(role)
+			runs := role == "reviewer"
+			_, list := get(t, f.h, fmt.Sprintf("/campaigns/%d/sweeps", cid), c)
+			if strings.Contains(list, `data-testid="sweep-form"`) != runs || strings.Contains(list, `data-testid="who-runs"`) == runs {
+				t.Errorf("%s: form shown %v, who-runs shown %v; want the form only for roles that run sweeps", role,
+					strings.Contains(list, `data-testid="sweep-form"`), strings.Contains(list, `data-testid="who-runs"`))
+			}
+			_, camp := get(t, f.h, fmt.Sprintf("/campaigns/%d", cid), c)
+			if strings.Contains(camp, `data-testid="sweeps-link"`) != runs || strings.Contains(camp, `data-testid="who-sweeps"`) == runs {
+				t.Errorf("%s: the campaign page's sweeps link is wrong for the role", role)
+			}
+			rec := f.do("POST", fmt.Sprintf("/campaigns/%d/sweeps", cid), c, smallGridForm("mine"))
+			if runs != (rec.Code == http.StatusSeeOther) || !runs && rec.Code != http.StatusForbidden {
+				t.Errorf("%s POST a sweep: %d", role, rec.Code)
+			}
+			for _, action := range []string{"cancel", "resume", "rerun"} {
+				if rec := f.do("POST", fmt.Sprintf("/sweeps/%d/%s", id, action), c, url.Values{}); !runs && rec.Code != http.StatusForbidden {
+					t.Errorf("%s POST %s: %d; want 403", role, action, rec.Code)
+				}
+			}
+			res, dash := get(t, f.h, fmt.Sprintf("/sweeps/%d", id), c)
+			if res.StatusCode != http.StatusOK {
+				t.Fatalf("%s GET the dashboard: %d", role, res.StatusCode)
+			}
+			if strings.Contains(dash, `data-testid="sweep-rerun"`) != runs {
+				t.Errorf("%s: re-run button shown %v", role, !runs)
+			}
+			blind := role == "annotator"
+			if strings.Contains(dash, `data-testid="outcomes-blind"`) != blind {
+				t.Errorf("%s: labeled examples hidden %v; want hidden only for annotators", role, !blind)
+			}
+		})
+	}
+	// Wait for the reviewer's sweep, so the store closes after it.
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	list, _ := f.sweeps.List(ctx, cid)
+	for _, sw := range list {
+		f.sweeps.Wait(ctx, sw.ID)
+	}
+}

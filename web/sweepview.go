@@ -1,0 +1,511 @@
+package web
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/dedupstudio/dedupstudio/internal/chart"
+	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/sweep"
+	"github.com/dedupstudio/dedupstudio/web/templates"
+)
+
+// The sweep dashboard's view models and charts, built from a sweep's plain values
+// (sweep.Result, sweep.Outcome, sweep.Scores) without I/O, so that they are tested on a
+// real sweep.Run over a small sample.
+
+// verificationWords names a verification in plain words.
+func verificationWords(v sweep.Verification) string {
+	switch v {
+	case sweep.MinHashEstimate:
+		return "MinHash estimate"
+	case sweep.ExactJaccard:
+		return "exact Jaccard"
+	}
+	return string(v)
+}
+
+// policyWords names a cluster policy in plain words.
+func policyWords(p string) string {
+	if p == sweep.ConnectedComponents {
+		return "connected components"
+	}
+	return p
+}
+
+// reprWords names a representation briefly: "word 5-shingles, k=128", with what differs
+// from lsh.DefaultSpec (scheme, normalization, hash, seed) after it.
+func reprWords(s lsh.Spec) string {
+	out := fmt.Sprintf("%s %d-shingles, k=%d", s.Level, s.Size, s.Hashes)
+	d := lsh.DefaultSpec()
+	if s.Scheme != d.Scheme {
+		out += ", " + string(s.Scheme)
+	}
+	if s.Norm != d.Norm {
+		out += ", norm " + s.Norm.String()
+	}
+	if s.Hash != d.Hash {
+		out += ", " + string(s.Hash)
+	}
+	if s.Seed != d.Seed {
+		out += fmt.Sprintf(", seed %d", s.Seed)
+	}
+	return out
+}
+
+// configWords names a configuration in plain words, the hover text of its point.
+func configWords(c sweep.Config) string {
+	return fmt.Sprintf("%s, %d bands × %d rows, threshold %.2f, %s, %s", reprWords(c.Spec), c.Shape.Bands, c.Shape.Rows,
+		c.Threshold, verificationWords(c.Verification), policyWords(c.Policy))
+}
+
+// rateEstimate turns a sweep interval into a chart estimate, capped to [0, 1]: a
+// false-removal rate over 1 (chains merging unrelated documents wholesale) is drawn at
+// the edge and written in full in the table.
+func rateEstimate(iv sweep.Interval, n int) chart.Estimate {
+	clamp := func(x float64) float64 {
+		if math.IsNaN(x) {
+			return x
+		}
+		return min(max(x, 0), 1)
+	}
+	return chart.Estimate{Value: clamp(iv.Value), Lo: clamp(iv.Lo), Hi: clamp(iv.Hi), N: n}
+}
+
+func rateOf(r sweep.Rate) chart.Estimate { return rateEstimate(r.Interval, r.Of) }
+
+// headlineN is the sample size behind a headline: the labeled duplicates for recall and
+// the labeled non-duplicates for false merges.
+func headlineN(s sweep.Scores) (recallN, falseN int) {
+	return s.Recall.Of, s.FalseMerges.Of
+}
+
+// tradeoffCells is how finely the recall chart tells points apart: points that fall in
+// one cell of a tradeoffCells × tradeoffCells grid over the plotted ranges are drawn as
+// one mark (less than a pixel apart at the sizes the page draws), named for one of them
+// with the count of the others. A default sweep has thousands of configurations, many of
+// them with the same figures; one mark each made a 5 MB SVG.
+const tradeoffCells = 300
+
+// tradeoffFigure draws recall against the false-removal rate, a mark per configuration
+// (co-located ones shared), keyed by keys[i] (its ordinal in the grid).
+func tradeoffFigure(rs []sweep.Result, keys []int, base *sweep.Scores, selected, recommended int, dim bool) (*chart.Figure, error) {
+	t := chart.Tradeoff{DimDominated: dim, Intervals: false}
+	type point struct {
+		i      int
+		pt     chart.TradeoffPoint
+		others int
+	}
+	front := sweep.Front(sweep.Headlines(rs))
+	pts := make([]point, len(rs))
+	maxX := 0.0
+	for i, r := range rs {
+		h := r.Headline()
+		rn, fn := headlineN(r.Scores)
+		pts[i] = point{i: i, pt: chart.TradeoffPoint{ID: strconv.Itoa(keys[i]), Label: configWords(r.Config),
+			Recall: rateEstimate(h.Recall, rn), FalseRemoval: rateEstimate(h.FalseRemovalRate, fn)}}
+		if x := pts[i].pt.FalseRemoval.Value; x > maxX {
+			maxX = x
+		}
+	}
+	// One mark per cell: the selected, else the recommended, else one on the front, else
+	// the first.
+	rank := func(i int) int {
+		switch {
+		case i == selected:
+			return 0
+		case i == recommended:
+			return 1
+		case front[i]:
+			return 2
+		}
+		return 3
+	}
+	type cell struct{ x, y int }
+	cells := map[cell]int{} // → index into pts of the mark drawn
+	var drawn []int
+	for i, p := range pts {
+		x, y := p.pt.FalseRemoval.Value, p.pt.Recall.Value
+		if math.IsNaN(x) || math.IsNaN(y) {
+			drawn = append(drawn, i) // not drawn by the chart; kept in its table
+			continue
+		}
+		c := cell{int(x / max(maxX, 1e-12) * tradeoffCells), int(y * tradeoffCells)}
+		j, ok := cells[c]
+		switch {
+		case !ok:
+			cells[c] = i
+			drawn = append(drawn, i)
+		case rank(i) < rank(j):
+			pts[i].others = pts[j].others + 1
+			pts[j].others = -1
+			cells[c] = i
+			drawn = append(drawn, i)
+		default:
+			pts[j].others++
+			pts[i].others = -1
+		}
+	}
+	for _, i := range drawn {
+		p := pts[i]
+		if p.others < 0 {
+			continue
+		}
+		if p.others > 0 {
+			p.pt.Label += fmt.Sprintf(" (and %d more configurations at this spot)", p.others)
+		}
+		t.Points = append(t.Points, p.pt)
+	}
+	if base != nil {
+		h := base.Headline()
+		rn, fn := headlineN(*base)
+		t.Baseline = &chart.TradeoffPoint{ID: "baseline", Label: "exact-hash dedup alone",
+			Recall: rateEstimate(h.Recall, rn), FalseRemoval: rateEstimate(h.FalseRemovalRate, fn)}
+	}
+	if selected >= 0 && selected < len(rs) {
+		t.Selected = strconv.Itoa(keys[selected])
+	}
+	if recommended >= 0 && recommended < len(rs) {
+		t.Recommended = strconv.Itoa(keys[recommended])
+	}
+	if len(rs) > 0 {
+		t.Title = "Recall against false-removal rate (" + string(rs[0].Headline().Basis) + " basis)"
+	}
+	return t.Figure()
+}
+
+// tradeoffTable is the recall chart's data with a row for every configuration (the
+// chart shares one mark among co-located ones) and the baseline.
+func tradeoffTable(rs []sweep.Result, keys []int, base *sweep.Scores) chart.Table {
+	t := chart.Table{Columns: []string{"config", "label", "basis", "recall", "recall_lo", "recall_hi", "recall_n",
+		"false_removal_rate", "false_removal_rate_lo", "false_removal_rate_hi", "false_removal_n", "on_front"}}
+	num := func(x float64) string {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return ""
+		}
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	row := func(key, label string, s sweep.Scores, front bool) []string {
+		h := s.Headline()
+		rn, fn := headlineN(s)
+		return []string{key, label, string(h.Basis), num(h.Recall.Value), num(h.Recall.Lo), num(h.Recall.Hi), strconv.Itoa(rn),
+			num(h.FalseRemovalRate.Value), num(h.FalseRemovalRate.Lo), num(h.FalseRemovalRate.Hi), strconv.Itoa(fn), strconv.FormatBool(front)}
+	}
+	front := sweep.Front(sweep.Headlines(rs))
+	for i, r := range rs {
+		t.Rows = append(t.Rows, row(strconv.Itoa(keys[i]), configWords(r.Config), r.Scores, front[i]))
+	}
+	if base != nil {
+		t.Rows = append(t.Rows, row("baseline", "exact-hash dedup alone", *base, false))
+	}
+	return t
+}
+
+// scurveFigure draws the selected configuration's shape with the collision rates its
+// labeled pairs measured per similarity bin, and the datasketch optimum for comparison
+// when it differs.
+func scurveFigure(sel sweep.Result, outs []sweep.Outcome, threshold float64) (*chart.Figure, error) {
+	const bins = 10
+	rates := sweep.CollisionRates(outs, bins)
+	// Each bin's point sits at the mean similarity of its pairs.
+	sum, n := make([]float64, bins), make([]int, bins)
+	for _, o := range outs {
+		b := min(int(o.Jaccard*bins), bins-1)
+		sum[b] += o.Jaccard
+		n[b]++
+	}
+	curve := chart.ShapeCurve{Shape: sel.Config.Shape}
+	for i, br := range rates {
+		at := math.NaN()
+		if i < bins && n[i] > 0 {
+			at = sum[i] / float64(n[i])
+		}
+		curve.Measured = append(curve.Measured, chart.BinRate{Lo: br.Lo, Hi: br.Hi, At: at, Rate: rateOf(br.Rate)})
+	}
+	sc := chart.SCurves{Title: fmt.Sprintf("S-curve of %d × %d, measured on labeled pairs", sel.Config.Shape.Bands, sel.Config.Shape.Rows),
+		Curves: []chart.ShapeCurve{curve}, Threshold: threshold}
+	if opt := sel.Optimal.Shape; opt.Bands > 0 && opt != sel.Config.Shape {
+		sc.Curves = append(sc.Curves, chart.ShapeCurve{Shape: opt, Label: fmt.Sprintf("%d bands × %d rows (datasketch optimum)", opt.Bands, opt.Rows)})
+	}
+	return sc.Figure()
+}
+
+// categoryFigure draws the selected configuration's recall per category with labeled
+// duplicates.
+func categoryFigure(sel sweep.Result) (*chart.Figure, error) {
+	cr := chart.CategoryRecall{Title: "Recall by category: " + sel.Config.Label()}
+	for _, c := range sel.Categories {
+		if c.Recall.Of > 0 {
+			cr.Categories = append(cr.Categories, chart.Category{Name: c.Category, Recall: rateOf(c.Recall)})
+		}
+	}
+	return cr.Figure()
+}
+
+// histogramFigure draws the labeled pairs' exact Jaccard, duplicates against
+// non-duplicates, with the threshold.
+func histogramFigure(sel sweep.Result, outs []sweep.Outcome, threshold float64) (*chart.Figure, error) {
+	h := chart.JaccardHistogram{Title: "Exact Jaccard of labeled pairs (" + reprWords(sel.Config.Spec) + ")", Threshold: threshold}
+	for _, o := range outs {
+		if o.Duplicate {
+			h.Duplicates = append(h.Duplicates, o.Jaccard)
+		} else {
+			h.NonDuplicates = append(h.NonDuplicates, o.Jaccard)
+		}
+	}
+	return h.Figure()
+}
+
+// heatChoice is the representation, threshold, verification, policy and value a
+// heatmap shows.
+type heatChoice struct {
+	Spec         string // lsh.Spec.ID
+	Threshold    float64
+	Verification sweep.Verification
+	Policy       string
+	Value        string // "recall" or "false"
+}
+
+// heatmapFigure draws recall (or the false-removal rate) over bands × rows for the
+// results that match hc.
+func heatmapFigure(rs []sweep.Result, hc heatChoice) (*chart.Figure, error) {
+	hm := chart.ShapeHeatmap{Value: "Recall", Percent: true, Min: 0, Max: 1}
+	if hc.Value == "false" {
+		hm.Value = "False-removal rate"
+	}
+	var repr string
+	for _, r := range rs {
+		c := r.Config
+		if c.Spec.ID() != hc.Spec || !sameThreshold(c.Threshold, hc.Threshold) || c.Verification != hc.Verification || c.Policy != hc.Policy {
+			continue
+		}
+		repr = fmt.Sprintf("%s%d k%d", c.Spec.Level, c.Spec.Size, c.Spec.Hashes)
+		h := r.Headline()
+		rn, fn := headlineN(r.Scores)
+		v := rateEstimate(h.Recall, rn)
+		if hc.Value == "false" {
+			v = rateEstimate(h.FalseRemovalRate, fn)
+		}
+		hm.Cells = append(hm.Cells, chart.ShapeCell{Shape: c.Shape, Value: v})
+	}
+	hm.Title = fmt.Sprintf("%s by bands × rows: %s ≥%.2f %s", hm.Value, repr, hc.Threshold, hc.Verification)
+	return hm.Figure()
+}
+
+func sameThreshold(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+
+// defaultHeat is the heatmap of the selected configuration's representation,
+// threshold, verification and policy.
+func defaultHeat(sel sweep.Config) heatChoice {
+	return heatChoice{Spec: sel.Spec.ID(), Threshold: sel.Threshold, Verification: sel.Verification, Policy: sel.Policy, Value: "recall"}
+}
+
+// sortKeys are the table's sortable columns and the default direction of each.
+var sortKeys = map[string]bool{ // true: descending first
+	"order": false, "recall": true, "false": false, "removals": false, "candidates": false, "threshold": false,
+	"precision": true, "candrecall": true,
+}
+
+// sortResults returns the result indexes in the order of column key (see sortKeys);
+// undefined values go last, ties keep the sweep's order.
+func sortResults(rs []sweep.Result, key string, desc bool) []int {
+	idx := make([]int, len(rs))
+	for i := range idx {
+		idx[i] = i
+	}
+	value := func(i int) float64 {
+		r := rs[i]
+		switch key {
+		case "recall":
+			return r.Headline().Recall.Value
+		case "false":
+			return r.Headline().FalseRemovalRate.Value
+		case "removals":
+			return float64(r.Removals)
+		case "candidates":
+			return r.CandidatesPerDoc
+		case "threshold":
+			return r.Config.Threshold
+		case "precision":
+			return r.Precision.Value
+		case "candrecall":
+			return r.CandidateRecall.Value
+		}
+		return float64(i)
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		va, vb := value(a), value(b)
+		if na, nb := math.IsNaN(va), math.IsNaN(vb); na || nb {
+			switch {
+			case na && nb:
+				return 0
+			case na:
+				return 1
+			}
+			return -1
+		}
+		if desc {
+			return cmp.Compare(vb, va)
+		}
+		return cmp.Compare(va, vb)
+	})
+	return idx
+}
+
+// pct writes a rate as a percentage with one decimal; "–" when undefined.
+func pct(x float64) string { return fmtPct(x) }
+
+// ci writes a 95% interval as "12.0–15.3%".
+func ci(iv sweep.Interval) string {
+	if math.IsNaN(iv.Lo) || math.IsNaN(iv.Hi) {
+		return ""
+	}
+	return strconv.FormatFloat(100*iv.Lo, 'f', 1, 64) + "–" + strconv.FormatFloat(100*iv.Hi, 'f', 1, 64) + "%"
+}
+
+// hitsOf writes a labeled rate's counts: "12 of 15".
+func hitsOf(r sweep.Rate) string { return fmt.Sprintf("%d of %d", r.Hits, r.Of) }
+
+// resultRows builds the table's rows in the order given.
+func resultRows(rs []sweep.Result, keys []int, order []int, front []bool, selected, recommended int, href func(i int) string) []templates.SweepRow {
+	rows := make([]templates.SweepRow, 0, len(order))
+	for _, i := range order {
+		r := rs[i]
+		h := r.Headline()
+		rows = append(rows, templates.SweepRow{
+			Key: strconv.Itoa(keys[i]), Href: href(i), Label: r.Config.Label(), Words: configWords(r.Config),
+			Recall: pct(h.Recall.Value), RecallCI: ci(h.Recall), FalseRate: pct(h.FalseRemovalRate.Value), FalseCI: ci(h.FalseRemovalRate),
+			Removals: r.Removals, CandPerDoc: fmtNum(r.CandidatesPerDoc, 2),
+			LabeledRecall: hitsOf(r.Recall), FalseMerges: hitsOf(r.FalseMerges), Precision: pct(r.Precision.Value),
+			CandRecall: pct(r.CandidateRecall.Value), Expected: pct(r.ExpectedCandidateRecall),
+			Front: i < len(front) && front[i], Selected: i == selected, Recommended: i == recommended,
+		})
+	}
+	return rows
+}
+
+// baselineRow is exact-hash dedup alone as a row of the table.
+func baselineRow(b sweep.Scores) *templates.SweepRow {
+	h := b.Headline()
+	return &templates.SweepRow{Label: "exact-hash dedup alone (baseline)", Words: "identical text after normalization",
+		Recall: pct(h.Recall.Value), RecallCI: ci(h.Recall), FalseRate: pct(h.FalseRemovalRate.Value), FalseCI: ci(h.FalseRemovalRate),
+		Removals: b.Removals, CandPerDoc: "–", LabeledRecall: hitsOf(b.Recall), FalseMerges: hitsOf(b.FalseMerges),
+		Precision: pct(b.Precision.Value), CandRecall: "–", Expected: "–"}
+}
+
+// resultsTable is every result with every figure, for the CSV download.
+func resultsTable(rs []sweep.Result) chart.Table {
+	t := chart.Table{Columns: []string{"index", "spec", "level", "size", "k", "bands", "rows", "threshold", "verification", "policy",
+		"basis", "recall", "recall_lo", "recall_hi", "false_removal_rate", "false_removal_rate_lo", "false_removal_rate_hi",
+		"est_false_removals", "removals", "clusters", "largest_cluster",
+		"labeled_recall", "labeled_duplicates", "cluster_recall", "false_merges", "labeled_non_duplicates", "precision",
+		"candidate_recall", "expected_candidate_recall", "candidates", "candidates_per_doc", "bucket_skipped", "accepted",
+		"datasketch_optimum", "candidate_seconds", "score_seconds", "on_front"}}
+	front := sweep.Front(sweep.Headlines(rs))
+	num := func(x float64) string {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return ""
+		}
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	for i, r := range rs {
+		c, h := r.Config, r.Headline()
+		est := ""
+		if r.Dataset != nil {
+			est = num(r.Dataset.FalseRemovals.Value)
+		}
+		t.Rows = append(t.Rows, []string{strconv.Itoa(i), c.Spec.String(), string(c.Spec.Level), strconv.Itoa(c.Spec.Size),
+			strconv.Itoa(c.Spec.Hashes), strconv.Itoa(c.Shape.Bands), strconv.Itoa(c.Shape.Rows), num(c.Threshold), string(c.Verification), c.Policy,
+			string(h.Basis), num(h.Recall.Value), num(h.Recall.Lo), num(h.Recall.Hi), num(h.FalseRemovalRate.Value), num(h.FalseRemovalRate.Lo),
+			num(h.FalseRemovalRate.Hi), est, strconv.Itoa(r.Removals), strconv.Itoa(r.Clusters), strconv.Itoa(r.LargestCluster),
+			num(r.Recall.Value), strconv.Itoa(r.Recall.Of), num(r.ClusterRecall.Value), strconv.Itoa(r.FalseMerges.Hits), strconv.Itoa(r.FalseMerges.Of),
+			num(r.Precision.Value), num(r.CandidateRecall.Value), num(r.ExpectedCandidateRecall), strconv.Itoa(r.Candidates), num(r.CandidatesPerDoc),
+			strconv.Itoa(r.BucketSkipped), strconv.Itoa(r.Accepted), r.Optimal.Shape.String(), num(r.CandidateTime.Seconds()), num(r.ScoreTime.Seconds()),
+			strconv.FormatBool(front[i])})
+	}
+	return t
+}
+
+// figuresOf writes the selected result's headline figures for the live panel.
+func liveFigures(r sweep.Result) templates.SweepLive {
+	h := r.Headline()
+	v := templates.SweepLive{Threshold: fmt.Sprintf("%.2f", r.Config.Threshold), Basis: string(h.Basis),
+		Recall: pct(h.Recall.Value), RecallCI: ci(h.Recall), FalseRate: pct(h.FalseRemovalRate.Value), FalseCI: ci(h.FalseRemovalRate),
+		Removals: r.Removals, Clusters: r.Clusters, Largest: r.LargestCluster,
+		LabeledRecall: hitsOf(r.Recall), FalseMerges: hitsOf(r.FalseMerges), Precision: pct(r.Precision.Value)}
+	if r.Dataset != nil {
+		v.FalseRemovals = fmtNum(r.Dataset.FalseRemovals.Value, 0)
+		if !math.IsNaN(r.Dataset.FalseRemovals.Lo) {
+			v.FalseRemovalsCI = fmtNum(r.Dataset.FalseRemovals.Lo, 0) + "–" + fmtNum(r.Dataset.FalseRemovals.Hi, 0)
+		}
+	} else {
+		v.FalseRemovals = strconv.Itoa(r.FalseMerges.Hits) + " labeled pairs"
+	}
+	return v
+}
+
+// outcomeRows lists false merges and misses (the outcomes come in that order), up to
+// limit of each, with links to their pair pages.
+func outcomeRows(outs []sweep.Outcome, pairHref func(id int64) string, limit int) (falseMerges, misses []templates.OutcomeRow, nFalse, nMiss int) {
+	for _, o := range outs {
+		row := templates.OutcomeRow{Pair: o.Pair, Href: pairHref(o.Pair), Category: o.Category, Jaccard: fmtNum(o.Jaccard, 3)}
+		switch {
+		case !o.Candidate:
+			row.Why = "never a candidate (no band collided)"
+		case !o.Accepted:
+			row.Why = fmt.Sprintf("candidate, similarity %s below the threshold", fmtNum(o.Similarity, 3))
+		default:
+			row.Why = fmt.Sprintf("accepted at similarity %s", fmtNum(o.Similarity, 3))
+		}
+		switch {
+		case o.FalseMerge():
+			if !o.Accepted {
+				row.Why = "merged through a chain of other pairs"
+			}
+			nFalse++
+			if len(falseMerges) < limit {
+				falseMerges = append(falseMerges, row)
+			}
+		case o.Missed():
+			nMiss++
+			if len(misses) < limit {
+				misses = append(misses, row)
+			}
+		}
+	}
+	return falseMerges, misses, nFalse, nMiss
+}
+
+// basisSentence says what the headline figures are computed over, and why.
+func basisSentence(d sweep.Design) string {
+	if d.Name == "" {
+		return "Figures are on the labeled-pairs basis: none of the counted pairs records the sampling design that drew it (imported labels), " +
+			"so recall is the share of labeled duplicates accepted and the false-removal rate the share of labeled non-duplicates merged. " +
+			"They describe the labeled pairs, not the dataset: a sample that over-draws high similarities makes recall look better than it is."
+	}
+	s := fmt.Sprintf("Figures are estimated over the whole dataset from the %d counted pairs of the sampling design %q: each labeled pair "+
+		"stands for the pairs of its similarity stratum (post-stratified Horvitz-Thompson estimates, 95%% intervals from a stratified bootstrap of %d replicates), "+
+		"because the pairs were drawn stratified by similarity and their raw rates would over-weigh the over-sampled bins.", d.Pairs, d.Name, d.Replicates)
+	if d.LabeledOnly > 0 {
+		s += fmt.Sprintf(" %d other counted pairs (no inclusion probability, or another design) count on the labeled-pairs basis only.", d.LabeledOnly)
+	}
+	return s
+}
+
+// proposeHref links web/runs.go's new-run form prefilled with c.
+func proposeHref(datasetID, campaignID int64, c sweep.Config) string {
+	policy := c.Policy
+	if policy == sweep.ConnectedComponents {
+		policy = "components"
+	}
+	q := fmt.Sprintf("spec=%s&bands=%d&rows=%d&threshold=%s&verification=%s&policy=%s&campaign=%d",
+		urlEscape(c.Spec.String()), c.Shape.Bands, c.Shape.Rows, fmtFloat(c.Threshold), urlEscape(string(c.Verification)), urlEscape(policy), campaignID)
+	return fmt.Sprintf("/datasets/%d/runs/new?%s", datasetID, q)
+}
+
+func urlEscape(s string) string { return strings.ReplaceAll(url.QueryEscape(s), "+", "%20") }
