@@ -83,7 +83,7 @@ func TestBrowserBringYourOwnData(t *testing.T) {
 	if !strings.Contains(web.docs, `hb-en-US-kali lang="" meta={"license":"CC-BY-SA-3.0 OR GPL-2.0-or-later","title":"A.8. Kali Linux"}`) {
 		t.Errorf("documents (custom id, chosen metadata only):\n%s", web.docs)
 	}
-	if !strings.Contains(web.labels, "gold hb-ar-MA-kali~hb-en-US-kali judge1 exact false") || !strings.Contains(web.labels, "judge2 boilerplate false") {
+	if !strings.Contains(web.labels, "gold hb-ar-MA-kali~hb-en-US-kali import:judge1 exact false") || !strings.Contains(web.labels, "import:judge2 boilerplate false") {
 		t.Errorf("labels (the form's annotator for rows without one):\n%s", web.labels)
 	}
 
