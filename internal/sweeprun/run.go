@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -201,12 +202,34 @@ func (s *Service) runJob(ctx context.Context, id int64, r *run, report jobs.Repo
 		}
 		s.mu.Unlock()
 	default:
-		state, msg = Failed, err.Error()
+		state, msg = Failed, failureMessage(id, err)
 	}
 	if ferr := s.store.FinishSweep(context.WithoutCancel(ctx), id, string(state), msg, ""); ferr != nil {
 		return errors.Join(err, ferr)
 	}
 	return err
+}
+
+// failureMessage is what a failed sweep stores and its page shows: the error itself
+// when a person can act on it (a grid, an input or a representation the sweep cannot
+// use, a campaign or dataset deleted meanwhile), else a sentence pointing to the server
+// log, where the error is written in full: internal error text (paths, SQL) is not for
+// the page.
+func failureMessage(id int64, err error) string {
+	var (
+		ge *sweep.GridError
+		ie *sweep.InputError
+		se *lsh.SpecError
+	)
+	switch {
+	case errors.As(err, &ge), errors.As(err, &ie), errors.As(err, &se), errors.Is(err, ErrNoLabels):
+		return err.Error()
+	case errors.Is(err, db.ErrNotFound):
+		return "The campaign or its dataset was deleted while the sweep ran."
+	}
+	at := time.Now().UTC().Format("2006-01-02 15:04:05 UTC")
+	slog.Error("sweep failed", "sweep", id, "err", err)
+	return fmt.Sprintf("An internal error stopped this sweep at %s; the server log has the details (sweep %d). Resume it to try again.", at, id)
 }
 
 // score is the work of a sweep's job.

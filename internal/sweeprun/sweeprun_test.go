@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -518,5 +519,29 @@ func TestREADMEQuotesLabelRule(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(strings.Fields(string(b)), " "), sweep.LabelRule) {
 		t.Errorf("README.md does not quote sweep.LabelRule:\n%s", sweep.LabelRule)
+	}
+}
+
+// A failed sweep stores what a person can act on, and nothing of an internal error's
+// text: that goes to the log.
+func TestFailureMessage(t *testing.T) {
+	grid := &sweep.GridError{Axis: "thresholds", Index: 2, Msg: "1.5 is over 1"}
+	for _, tc := range []struct {
+		name      string
+		err       error
+		want, not string
+	}{
+		{"grid", fmt.Errorf("scoring: %w", grid), grid.Error(), ""},
+		{"input", &sweep.InputError{Field: "design", Index: -1, Msg: `no counted pair carries design "x"`}, `sweep input design: no counted pair carries design "x"`, ""},
+		{"no labels", ErrNoLabels, ErrNoLabels.Error(), ""},
+		{"deleted", fmt.Errorf("campaign 3: %w", db.ErrNotFound), "was deleted while the sweep ran", ""},
+		{"internal", errors.New("open /var/tmp/studio-123/sig.bin: no space left on device"), "the server log has the details (sweep 7)", "/var/tmp"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := failureMessage(7, tc.err)
+			if !strings.Contains(got, tc.want) || (tc.not != "" && strings.Contains(got, tc.not)) {
+				t.Errorf("failureMessage(%v) = %q; want it to contain %q and not %q", tc.err, got, tc.want, tc.not)
+			}
+		})
 	}
 }
