@@ -29,7 +29,7 @@ func (f *fixture) withSweepCorpus(c sweepCorpus) int64 {
 	}
 	ctx := context.Background()
 	list, _ := f.store.Datasets(ctx)
-	if _, err := ingest.Labels(ctx, f.store, strings.NewReader(c.labelsCSV()), "l.csv", ingest.LabelOptions{DatasetID: list[0].ID}); err != nil {
+	if _, err := ingest.Labels(ctx, f.store, strings.NewReader(c.labelsCSV()), "l.csv", ingest.LabelOptions{DatasetID: list[0].ID, Create: true}); err != nil {
 		f.t.Fatal(err)
 	}
 	camps, err := f.store.Campaigns(ctx)
@@ -129,7 +129,7 @@ func TestSweepListAndForm(t *testing.T) {
 	ctx := context.Background()
 	list, _ := f.store.Datasets(ctx)
 	extra := fmt.Sprintf("a,b,category,duplicate,annotator\n%s,%s,different,no,seed\n", c.ids[1], c.ids[7])
-	if _, err := ingest.Labels(ctx, f.store, strings.NewReader(extra), "more.csv", ingest.LabelOptions{DatasetID: list[0].ID}); err != nil {
+	if _, err := ingest.Labels(ctx, f.store, strings.NewReader(extra), "more.csv", ingest.LabelOptions{DatasetID: list[0].ID, Create: true}); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []string{path, fmt.Sprintf("/sweeps/%d", id)} {

@@ -100,8 +100,8 @@ func (d *DB) StageLabels(ctx context.Context, importID int64, rows []NewLabel, p
 			if state != "staging" {
 				return fmt.Errorf("it is %s: rows are staged only while staging", state)
 			}
-			stmt, err := tx.PrepareContext(ctx, `INSERT INTO label_import_rows (import_id, seq, doc_a, doc_b, annotator, kind, category, duplicate, note)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+			stmt, err := tx.PrepareContext(ctx, `INSERT INTO label_import_rows (import_id, seq, doc_a, doc_b, annotator, kind, category, duplicate, note,
+				design, stratum, frame_size) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 			if err != nil {
 				return err
 			}
@@ -115,7 +115,8 @@ func (d *DB) StageLabels(ctx context.Context, importID int64, rows []NewLabel, p
 				if kind == "" {
 					kind = labels.KindLabel
 				}
-				if _, err := stmt.ExecContext(ctx, importID, seq+i+1, a, b, l.Annotator, string(kind), l.Category, l.Duplicate, l.Note); err != nil {
+				if _, err := stmt.ExecContext(ctx, importID, seq+i+1, a, b, l.Annotator, string(kind), l.Category, l.Duplicate, l.Note,
+					l.Design, l.Stratum, l.FrameSize); err != nil {
 					return fmt.Errorf("row %d: %w", done+i+1, err)
 				}
 			}
@@ -238,11 +239,11 @@ func (d *DB) publishBatch(ctx context.Context, tx *sql.Tx, importID int64, batch
 		return published{}, fmt.Errorf("it is %s, not publishing", li.State)
 	}
 	type row struct {
-		seq, a, b                       int
-		annotator, kind, category, note string
-		dup                             bool
+		seq, a, b, frame                                 int
+		annotator, kind, category, note, design, stratum string
+		dup                                              bool
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT seq, doc_a, doc_b, annotator, kind, category, duplicate, note FROM label_import_rows
+	rows, err := tx.QueryContext(ctx, `SELECT seq, doc_a, doc_b, annotator, kind, category, duplicate, note, design, stratum, frame_size FROM label_import_rows
 		WHERE import_id = ? AND seq > ? ORDER BY seq LIMIT ?`, importID, li.Published, batch)
 	if err != nil {
 		return published{}, err
@@ -250,7 +251,7 @@ func (d *DB) publishBatch(ctx context.Context, tx *sql.Tx, importID int64, batch
 	var list []row
 	for rows.Next() {
 		var r row
-		if err := rows.Scan(&r.seq, &r.a, &r.b, &r.annotator, &r.kind, &r.category, &r.dup, &r.note); err != nil {
+		if err := rows.Scan(&r.seq, &r.a, &r.b, &r.annotator, &r.kind, &r.category, &r.dup, &r.note, &r.design, &r.stratum, &r.frame); err != nil {
 			rows.Close()
 			return published{}, err
 		}
@@ -261,8 +262,12 @@ func (d *DB) publishBatch(ctx context.Context, tx *sql.Tx, importID int64, batch
 		return published{}, err
 	}
 	now := d.stamp()
-	pairStmt, err := tx.PrepareContext(ctx, `INSERT INTO label_pairs (campaign_id, doc_a, doc_b, origin, created_at) VALUES (?, ?, ?, 'import', ?)
-		ON CONFLICT (campaign_id, doc_a, doc_b) DO NOTHING`)
+	// A pair's design is set by the row that brings one; a row without leaves it (as
+	// AddLabels does).
+	pairStmt, err := tx.PrepareContext(ctx, `INSERT INTO label_pairs (campaign_id, doc_a, doc_b, origin, design, stratum, frame_size, created_at)
+		VALUES (?, ?, ?, 'import', ?, ?, ?, ?)
+		ON CONFLICT (campaign_id, doc_a, doc_b) DO UPDATE SET design = excluded.design, stratum = excluded.stratum,
+			frame_size = excluded.frame_size WHERE excluded.design != ''`)
 	if err != nil {
 		return published{}, err
 	}
@@ -284,7 +289,7 @@ func (d *DB) publishBatch(ctx context.Context, tx *sql.Tx, importID int64, batch
 	}
 	defer sameStmt.Close()
 	for _, r := range list {
-		if _, err := pairStmt.ExecContext(ctx, li.CampaignID, r.a, r.b, now); err != nil {
+		if _, err := pairStmt.ExecContext(ctx, li.CampaignID, r.a, r.b, r.design, r.stratum, r.frame, now); err != nil {
 			return published{}, fmt.Errorf("row %d: %w", r.seq, err)
 		}
 		var kind, category, note string

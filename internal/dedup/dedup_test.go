@@ -542,7 +542,7 @@ func TestRunOnTheDemoSample(t *testing.T) {
 	}
 	// The demo's pairs carry the design that drew them: the estimates reach the dataset.
 	if e := m.Estimates; e == nil || e.Counted < 700 || math.IsNaN(float64(e.Recall.Value)) || len(e.Notes) == 0 ||
-		e.Design != "demo-strata-v2" || e.DesignPairs != e.Counted || math.IsNaN(float64(e.DatasetRecall.Value)) {
+		e.Design != demo.Design || e.DesignPairs != e.Counted || math.IsNaN(float64(e.DatasetRecall.Value)) {
 		t.Errorf("estimates on the demo labels: %+v", e)
 	}
 	counts, _ := store.CountManifest(ctx, m.ID)
