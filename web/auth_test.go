@@ -79,6 +79,8 @@ var routeMatrix = []struct {
 	{"GET", "/manifests/1/removals.csv", auth.View},
 	{"GET", "/manifests/1/removals.jsonl", auth.View},
 	{"GET", "/manifests/1/split.jsonl", auth.View},
+	{"GET", "/manifests/1/engines.zip", auth.View},
+	{"GET", "/manifests/1/settings.json", auth.View},
 	{"GET", "/datasets/1/runs/new", auth.PrepareManifests},
 	{"POST", "/datasets/1/runs", auth.PrepareManifests},
 	{"GET", "/runs/import-1", auth.PrepareManifests},

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -12,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -20,6 +22,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/dedup"
+	"github.com/dedupstudio/dedupstudio/internal/handoff"
 	"github.com/dedupstudio/dedupstudio/internal/review"
 	"github.com/dedupstudio/dedupstudio/web/templates"
 )
@@ -203,6 +206,13 @@ func (s *server) manifestView(r *http.Request, m db.Manifest) (templates.Manifes
 	v.CanRevoke = approve && review.CanRevoke(m.State) == nil
 	v.Exported = m.State == review.Exported
 	v.CanRestore = approve && m.State == review.Exported
+	v.SignedOff = handoffSource(m).SignedOff()
+	if params, why := handoff.MilvusFunction(m.Params.Spec); params != nil {
+		b, _ := json.Marshal(params)
+		v.MilvusFunction = string(b)
+	} else {
+		v.MilvusWhy = why
+	}
 	if m.State == review.Exported || m.State == review.Revoked {
 		stones, err := s.store.Tombstones(ctx, m.ID)
 		if err != nil {
@@ -654,4 +664,51 @@ func (sw *startWriter) Write(b []byte) (int, error) {
 		sw.start()
 	}
 	return sw.w.Write(b)
+}
+
+func handoffSource(m db.Manifest) handoff.Source {
+	return handoff.Source{Manifest: m.ID, Dataset: m.Dataset, State: m.State}
+}
+
+// engineFiles serves a manifest's settings for the engines that run at scale: every
+// format as one zip (engines.zip), or the plain JSON description (settings.json). A
+// manifest not signed off is served too; its files say DRAFT.
+func (s *server) engineFiles(name string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) { s.serveEngineFile(w, r, name) }
+}
+
+func (s *server) serveEngineFile(w http.ResponseWriter, r *http.Request, name string) {
+	m, err := s.loadManifest(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	now := time.Now()
+	set := handoff.Settings{Params: m.Params, Source: handoffSource(m), Generated: now}
+	var buf bytes.Buffer
+	switch name {
+	case "engines.zip":
+		files, err := handoff.All(set)
+		if err == nil {
+			err = handoff.Zip(&buf, fmt.Sprintf("manifest-%d-engines", m.ID), files, now)
+		}
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		w.Header().Set("Content-Type", "application/zip")
+	case "settings.json":
+		files, err := handoff.Files(set, handoff.JSON)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		buf.Write(files[0].Body)
+		w.Header().Set("Content-Type", "application/json")
+	default:
+		s.fail(w, r, notFound("file"))
+		return
+	}
+	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="manifest-%d-%s"`, m.ID, name))
+	w.Write(buf.Bytes())
 }

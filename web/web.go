@@ -159,6 +159,8 @@ func (s *server) routes() http.Handler {
 		r.Get("/manifests/{manifest}/removals.csv", s.exportFile(dedup.RemovalsCSV))
 		r.Get("/manifests/{manifest}/removals.jsonl", s.exportFile(dedup.RemovalsJSONL))
 		r.Get("/manifests/{manifest}/split.jsonl", s.exportFile(dedup.SplitJSONL))
+		r.Get("/manifests/{manifest}/engines.zip", s.engineFiles("engines.zip"))
+		r.Get("/manifests/{manifest}/settings.json", s.engineFiles("settings.json"))
 	})
 	r.With(s.require(auth.PrepareManifests)).Group(func(r chi.Router) {
 		r.Get("/datasets/{dataset}/runs/new", s.newRun)

@@ -46,6 +46,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return manifestCmd(args, stdout, stderr)
 	case "sweep":
 		return sweepCmd(args, stdout, stderr)
+	case "export":
+		return exportCmd(args, stdout, stderr)
 	case "audit":
 		return auditCmd(args, stdout, stderr)
 	case "help":
@@ -68,6 +70,8 @@ Usage:
   server import-labels -db F -dataset N -in F  import labeled pairs
   server sweep -db F -campaign N [-grid F] [-out F]  score a grid of configurations against the labels
   server manifest export -db F -manifest ID -out DIR  export a signed-off manifest and write its files
+  server export -db F -manifest ID -format milvus|datasketch|datatrove|json|all -out DIR
+                                            a manifest's settings for the engines that run at scale
   server audit verify -db F                 check the audit log's hash chain
 
 Run "server COMMAND -h" for a command's flags and an example.

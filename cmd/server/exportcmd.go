@@ -1,0 +1,106 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"time"
+
+	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/handoff"
+)
+
+// exportCmd runs "export": a manifest's configuration for the engines that run at scale.
+func exportCmd(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("export",
+		"server export: write a manifest's configuration (representation, bands x rows, threshold, verification,\n"+
+			"cluster policy) for the engines that deduplicate at scale: milvus (README, a pymilvus script and a Go\n"+
+			"program for the official client: a MINHASH_LSH collection with search-before-insert, and Milvus's own\n"+
+			"MinHash function definition when it computes this representation bit for bit), datasketch (MinHashLSH),\n"+
+			"datatrove (MinhashConfig), json (a plain description), or all. Every file says what carries over\n"+
+			"exactly and what does not, and DRAFT when the manifest is not signed off. Nothing in the store changes.",
+		"go run ./cmd/server export -db dedupstudio.db -manifest 3 -format milvus -out engines/", stderr)
+	dbPath := fs.String("db", "dedupstudio.db", "database file")
+	id := fs.Int64("manifest", 0, "manifest id (on its page and in the list of manifests)")
+	format := fs.String("format", "all", "milvus, datasketch, datatrove, json or all")
+	out := fs.String("out", "", "directory to write the files into (created if needed)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *id <= 0 || *out == "" {
+		fs.Usage()
+		return errors.New("-manifest and -out are required")
+	}
+	var f handoff.Format
+	if *format != "all" {
+		var err error
+		if f, err = handoff.ParseFormat(*format); err != nil {
+			return fmt.Errorf("-format: %w", err)
+		}
+	}
+	ctx, stop := signalContext()
+	defer stop()
+	store, err := db.OpenExisting(ctx, *dbPath)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	m, err := store.Manifest(ctx, *id)
+	if err != nil {
+		return fmt.Errorf("manifest %d: %w", *id, err)
+	}
+	s := handoff.Settings{Params: m.Params, Generated: time.Now(),
+		Source: handoff.Source{Manifest: m.ID, Dataset: m.Dataset, State: m.State}}
+	var files []handoff.File
+	if f == "" {
+		files, err = handoff.All(s)
+	} else {
+		files, err = handoff.Files(s, f)
+	}
+	if err != nil {
+		return err
+	}
+	if err := writeFiles(*out, files); err != nil {
+		return err
+	}
+	for _, file := range files {
+		fmt.Fprintln(stdout, path.Join(*out, file.Name))
+	}
+	if !s.Source.SignedOff() {
+		fmt.Fprintf(stderr, "note: manifest %d is %s, not signed off: the files say DRAFT\n", m.ID, m.State.Label())
+	}
+	if _, why := handoff.MilvusFunction(m.Params.Spec); why != "" && (f == "" || f == handoff.Milvus) {
+		fmt.Fprintf(stderr, "note: Milvus's MinHash function cannot compute this representation (%s); the Milvus files insert signatures from the signatures command\n", why)
+	}
+	return nil
+}
+
+// writeFiles writes each file under dir, whole under a temporary name first and then
+// renamed, so a failure never leaves half a file under the real name.
+func writeFiles(dir string, files []handoff.File) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	for _, f := range files {
+		if d := path.Dir(f.Name); d != "." {
+			if err := root.MkdirAll(d, 0o755); err != nil {
+				return err
+			}
+		}
+		tmp := path.Join(path.Dir(f.Name), "."+path.Base(f.Name)+".tmp")
+		if err := root.WriteFile(tmp, f.Body, 0o644); err != nil {
+			return err
+		}
+		if err := root.Rename(tmp, f.Name); err != nil {
+			return err
+		}
+	}
+	return nil
+}

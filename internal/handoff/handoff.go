@@ -1,0 +1,315 @@
+// Package handoff writes a calibrated configuration for the engines that deduplicate at
+// scale: Milvus (a collection with a MINHASH_LSH index, as a pymilvus script and as a Go
+// program for the official Go client), datasketch (MinHashLSH), datatrove (MinhashConfig)
+// and a plain JSON description of the versioned representation for anything else.
+//
+// What carries over exactly and what does not is said in every file: the shape (bands x
+// rows), the threshold and the seed always do; the signatures are the same only where
+// the engine computes the representation the way this studio does (Milvus's MinHash
+// function for scheme=milvus with norm=none; datasketch's MinHash for scheme=datasketch,
+// given the same shingles). Otherwise the files read signatures made by this studio's
+// `signatures` command instead of computing their own.
+package handoff
+
+import (
+	"archive/zip"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"go/format"
+	"io"
+	"math"
+	"regexp"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/review"
+)
+
+// Format is an engine a configuration is written for.
+type Format string
+
+// Formats.
+const (
+	Milvus     Format = "milvus"
+	Datasketch Format = "datasketch"
+	Datatrove  Format = "datatrove"
+	JSON       Format = "json"
+)
+
+// Formats lists every format, in the order pages show them.
+var Formats = []Format{Milvus, Datasketch, Datatrove, JSON}
+
+// ParseFormat reads a format's name.
+func ParseFormat(s string) (Format, error) {
+	for _, f := range Formats {
+		if string(f) == s {
+			return f, nil
+		}
+	}
+	return "", fmt.Errorf("unknown format %q (want milvus, datasketch, datatrove or json)", s)
+}
+
+// Source says where a configuration comes from: a manifest, its dataset and its state
+// (a configuration from a manifest that is not signed off is written all the same, and
+// every file says so).
+type Source struct {
+	Manifest int64
+	Dataset  review.Dataset
+	State    review.State
+}
+
+// SignedOff reports whether the manifest was signed off (and perhaps exported since).
+func (s Source) SignedOff() bool { return s.State == review.SignedOff || s.State == review.Exported }
+
+// Settings is a configuration and where it comes from.
+type Settings struct {
+	Params review.Params
+	Source Source
+	// Generated is when the files are written (the zero time leaves it out, for files
+	// that compare equal byte for byte).
+	Generated time.Time
+}
+
+// File is one file of a hand-off, its name relative to the output folder.
+type File struct {
+	Name string
+	Body []byte
+}
+
+// Files writes the files of format f for s.
+func Files(s Settings, f Format) ([]File, error) {
+	if err := s.Params.Validate(); err != nil {
+		return nil, err
+	}
+	v := newView(s)
+	switch f {
+	case Milvus:
+		py, err := run(milvusPy, v)
+		if err != nil {
+			return nil, err
+		}
+		goSrc, err := run(milvusGo, v)
+		if err != nil {
+			return nil, err
+		}
+		if goSrc, err = format.Source(goSrc); err != nil {
+			return nil, fmt.Errorf("handoff: generated Go program: %w", err)
+		}
+		readme, err := run(milvusReadme, v)
+		if err != nil {
+			return nil, err
+		}
+		return []File{{"milvus/README.md", readme}, {"milvus/milvus_setup.py", py}, {"milvus/go/main.go", goSrc}}, nil
+	case Datasketch:
+		py, err := run(datasketchPy, v)
+		if err != nil {
+			return nil, err
+		}
+		return []File{{"datasketch/datasketch_lsh.py", py}}, nil
+	case Datatrove:
+		py, err := run(datatrovePy, v)
+		if err != nil {
+			return nil, err
+		}
+		return []File{{"datatrove/datatrove_minhash.py", py}}, nil
+	case JSON:
+		b, err := json.MarshalIndent(describe(s), "", "  ")
+		if err != nil {
+			return nil, err
+		}
+		return []File{{"settings.json", append(b, '\n')}}, nil
+	}
+	return nil, fmt.Errorf("unknown format %q", f)
+}
+
+// All writes the files of every format.
+func All(s Settings) ([]File, error) {
+	var out []File
+	for _, f := range Formats {
+		files, err := Files(s, f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, files...)
+	}
+	return out, nil
+}
+
+// Zip writes files as a zip archive under the folder name dir.
+func Zip(w io.Writer, dir string, files []File, modified time.Time) error {
+	zw := zip.NewWriter(w)
+	for _, f := range files {
+		h := &zip.FileHeader{Name: dir + "/" + f.Name, Method: zip.Deflate, Modified: modified}
+		fw, err := zw.CreateHeader(h)
+		if err != nil {
+			return err
+		}
+		if _, err := fw.Write(f.Body); err != nil {
+			return err
+		}
+	}
+	return zw.Close()
+}
+
+// MilvusFunction returns the params of Milvus's MinHash function (Milvus 3.0) that
+// compute spec's signatures bit for bit, or, when no such params exist, why not.
+func MilvusFunction(spec lsh.Spec) (params map[string]any, why string) {
+	if spec.Scheme != lsh.Milvus {
+		return nil, fmt.Sprintf("the representation uses scheme=%s; Milvus's MinHash function computes scheme=milvus signatures only", spec.Scheme)
+	}
+	if spec.Norm != (lsh.Norm{}) {
+		return nil, fmt.Sprintf("the representation normalizes the text (norm=%s) before shingling; Milvus's MinHash function shingles the analyzer's tokens (word level) or the raw bytes (char level) and has no such step", spec.Norm)
+	}
+	hash := "xxhash"
+	if spec.Hash == lsh.SHA1 {
+		hash = "sha1"
+	}
+	return map[string]any{
+		"num_hashes":    spec.Hashes,
+		"shingle_size":  spec.Size,
+		"hash_function": hash,
+		"token_level":   string(spec.Level),
+		"seed":          spec.Seed,
+	}, ""
+}
+
+// Description is the plain JSON description of a configuration (settings.json).
+type Description struct {
+	Format         string         `json:"format"` // "dedupstudio-settings/1"
+	Source         DescSource     `json:"source"`
+	Spec           string         `json:"spec"`
+	SpecID         string         `json:"spec_id"`
+	Representation DescRep        `json:"representation"`
+	Bands          int            `json:"bands"`
+	Rows           int            `json:"rows"`
+	Threshold      float64        `json:"threshold"`
+	SCurveMidpoint float64        `json:"s_curve_threshold"` // (1/b)^(1/r)
+	Verification   string         `json:"verification"`
+	Policy         string         `json:"cluster_policy"`
+	KeeperRule     string         `json:"keeper_rule"`
+	CodeVersion    string         `json:"code_version,omitempty"`
+	MilvusFunction map[string]any `json:"milvus_function,omitempty"`
+	MilvusNote     string         `json:"milvus_function_unavailable,omitempty"`
+}
+
+// DescSource is Description's source.
+type DescSource struct {
+	Manifest       int64  `json:"manifest"`
+	Dataset        string `json:"dataset"`
+	DatasetVersion int    `json:"dataset_version"`
+	State          string `json:"state"`
+	SignedOff      bool   `json:"signed_off"`
+}
+
+// DescRep is the representation field by field.
+type DescRep struct {
+	Scheme string `json:"scheme"`
+	Norm   string `json:"norm"`
+	Level  string `json:"level"`
+	Size   int    `json:"size"`
+	K      int    `json:"k"`
+	Hash   string `json:"hash"`
+	Seed   uint64 `json:"seed"`
+}
+
+func describe(s Settings) Description {
+	p := s.Params
+	d := Description{
+		Format: "dedupstudio-settings/1",
+		Source: DescSource{Manifest: s.Source.Manifest, Dataset: s.Source.Dataset.Name, DatasetVersion: s.Source.Dataset.Version,
+			State: string(s.Source.State), SignedOff: s.Source.SignedOff()},
+		Spec: p.Spec.String(), SpecID: p.Spec.ID(),
+		Representation: DescRep{Scheme: string(p.Spec.Scheme), Norm: p.Spec.Norm.String(), Level: string(p.Spec.Level),
+			Size: p.Spec.Size, K: p.Spec.Hashes, Hash: string(p.Spec.Hash), Seed: p.Spec.Seed},
+		Bands: p.Shape.Bands, Rows: p.Shape.Rows, Threshold: p.Threshold, SCurveMidpoint: round4(midpoint(p.Shape)),
+		Verification: string(p.Verification), Policy: string(p.Policy), KeeperRule: p.Rule.String(), CodeVersion: p.CodeVersion,
+	}
+	d.MilvusFunction, d.MilvusNote = MilvusFunction(p.Spec)
+	return d
+}
+
+func midpoint(sh lsh.Shape) float64 {
+	return math.Pow(1/float64(sh.Bands), 1/float64(sh.Rows))
+}
+
+func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
+
+// view is what the templates read.
+type view struct {
+	S             Settings
+	Spec          string
+	SpecID        string
+	K, Dim        int
+	Bands, Rows   int
+	Used          int // bands*rows: the hash values the index reads
+	Threshold     string
+	Midpoint      string
+	Exact         bool
+	Policy, Rule  string
+	Origin        string
+	Draft         bool
+	Generated     string
+	Collection    string
+	FnParams      string // Python dict literal, "" when Milvus cannot compute the signatures
+	FnWhy         string
+	Level         string
+	Size          int
+	Seed          uint64
+	Hash          string
+	Datasketch    bool // the permutations are datasketch's
+	DatatroveNote string
+	SignCmd       string // the signatures command that makes what the scripts read
+	SignCmdJSONL  string
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_]+`)
+
+func newView(s Settings) view {
+	p := s.Params
+	v := view{S: s, Spec: p.Spec.String(), SpecID: p.Spec.ID(), K: p.Spec.Hashes, Dim: 32 * p.Spec.Hashes,
+		Bands: p.Shape.Bands, Rows: p.Shape.Rows, Used: p.Shape.Bands * p.Shape.Rows,
+		Threshold: fmt.Sprintf("%g", p.Threshold), Midpoint: fmt.Sprintf("%.4f", midpoint(p.Shape)),
+		Exact: p.Verification == review.Exact, Policy: string(p.Policy), Rule: p.Rule.String(),
+		Level: string(p.Spec.Level), Size: p.Spec.Size, Seed: p.Spec.Seed, Hash: string(p.Spec.Hash),
+		Datasketch: p.Spec.Scheme == lsh.Datasketch}
+	src := s.Source
+	v.Origin = fmt.Sprintf("manifest %d of dataset %s version %d (%s)", src.Manifest, src.Dataset.Name, src.Dataset.Version, src.State.Label())
+	v.Draft = !src.SignedOff()
+	if !s.Generated.IsZero() {
+		v.Generated = s.Generated.UTC().Format(time.RFC3339)
+	}
+	name := strings.Trim(unsafeName.ReplaceAllString(strings.ToLower(src.Dataset.Name), "_"), "_")
+	if name == "" || (name[0] >= '0' && name[0] <= '9') {
+		name = "d_" + name
+	}
+	v.Collection = fmt.Sprintf("dedup_%s_v%d", name, src.Dataset.Version)
+	if params, why := MilvusFunction(p.Spec); params != nil {
+		v.FnParams = fmt.Sprintf(`{"num_hashes": %d, "shingle_size": %d, "hash_function": %q, "token_level": %q, "seed": %d}`,
+			params["num_hashes"], params["shingle_size"], params["hash_function"], params["token_level"], params["seed"])
+	} else {
+		v.FnWhy = why
+	}
+	spec := shellQuote(p.Spec.String())
+	v.SignCmd = "go run ./cmd/server signatures -spec " + spec + " -in corpus.jsonl.gz -out sigs.bin -format binary"
+	v.SignCmdJSONL = "go run ./cmd/server signatures -spec " + spec + " -in corpus.jsonl.gz -out sigs.jsonl"
+	switch {
+	case p.Spec.Level != lsh.Word:
+		v.DatatroveNote = "datatrove shingles words only; this representation shingles characters, so its threshold does not carry over: calibrate a word representation for datatrove"
+	default:
+		v.DatatroveNote = "datatrove makes its own shingles (its TextNormConfig, then NLTK word_tokenize) and hashes them its own way, so its signatures differ from this studio's and the similarity of a pair can differ somewhat: the shape and threshold carry over, the exact figures measured here do not"
+	}
+	return v
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+func run(t *template.Template, v view) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := t.Execute(&buf, v); err != nil {
+		return nil, fmt.Errorf("handoff: %s: %w", t.Name(), err)
+	}
+	return buf.Bytes(), nil
+}
