@@ -19,7 +19,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/sweep"
 )
 
-// The demo store is built once (import of 2,136 documents and 829 labeled pairs, as on
+// The demo store is built once (import of 2,136 documents and 826 labeled pairs, as on
 // a server's first start) and copied for each test.
 var (
 	demoOnce sync.Once
@@ -206,8 +206,8 @@ func TestDemoSweepEstimatesOverTheDataset(t *testing.T) {
 		t.Fatal("no summary stored")
 	}
 	d := sw.Summary.Design
-	if d.Name != "demo-strata-v2" || d.Pairs == 0 || len(d.Strata) == 0 {
-		t.Errorf("Design = %q with %d pairs, %d strata; want demo-strata-v2 with its pairs", d.Name, d.Pairs, len(d.Strata))
+	if d.Name != demo.Design || d.Pairs == 0 || len(d.Strata) == 0 {
+		t.Errorf("Design = %q with %d pairs, %d strata; want %s with its pairs", d.Name, d.Pairs, len(d.Strata), demo.Design)
 	}
 	if sw.Summary.Labels.Counted != d.Pairs+d.LabeledOnly {
 		t.Errorf("counted %d pairs; the design uses %d and %d count on the labeled basis", sw.Summary.Labels.Counted, d.Pairs, d.LabeledOnly)
