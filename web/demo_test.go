@@ -182,3 +182,30 @@ func near(marked []string, word string) []string {
 	}
 	return out
 }
+
+// Issue 17: the policy calls behind the demo's labels are stated on the guidelines page
+// (the dialog of every pair page), with how shares are measured.
+func TestGuidelinesStateThePolicyCalls(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	f.withDemo()
+	refs, err := f.store.PairDocs(context.Background(), 1)
+	if err != nil || len(refs) == 0 {
+		t.Fatalf("demo pairs: %d, %v", len(refs), err)
+	}
+	res, body := get(t, f.h, fmt.Sprintf("/campaigns/1/pairs/%d", refs[0].ID), f.signIn("annotator"))
+	if res.StatusCode != 200 {
+		t.Fatalf("pair page: %d", res.StatusCode)
+	}
+	for _, want := range []string{
+		`data-testid="guidelines-policy"`,
+		"Measure every share on the two texts together",
+		"A license contained in another is a duplicate only when it is most of the container",
+		"A partly translated edition is not a duplicate",
+		"Boilerplate-heavy pairs are never duplicates in the demo",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the guidelines dialog lacks %q", want)
+		}
+	}
+}

@@ -1,7 +1,7 @@
 // Package demo ships Dedup Studio's demo sample, so the server opens on real data: 2,136
 // real documents from the team's shared corpus (Debian Reference and Debian
 // Administrator's Handbook sections in many languages, SPDX license texts, npm READMEs
-// and LICENSE files) and 829 labeled pairs drawn as a stratified probability sample of
+// and LICENSE files) and 826 labeled pairs drawn as a stratified probability sample of
 // all 2,280,180 pairs of them, so sweeps can estimate recall and false removals over the
 // whole dataset. The files are built by `go run ./cmd/demosample` (Build),
 // deterministically; see README.md here for provenance, licenses, the design columns and
@@ -30,15 +30,20 @@
 // texts: a changed word near the start uncovers the words before it, and a name that
 // recurs every few words (a README template around a package name, a license's holder)
 // breaks every shingle around it. A shared run of fewer than five words between two
-// changes does not end the change (one place, not two).
+// changes does not end the change (one place, not two). A shorter matched run (one or two
+// words) within two words of a longer one on both sides is shared too, and a "shared
+// sentence" is the most shared words in one stretch whose gaps are at most two changed
+// words: a standard sentence reworded in a word or two.
 // The language of a text is guessed on the text itself, paragraph by paragraph: by script
 // (Cyrillic, Arabic vs Persian letters, Han with or without kana), else by the stopwords
 // of the corpus's Latin-script languages; a paragraph with too few stopwords (code,
 // tables, package lists) is not prose. The corpus's lang field is not used: it is
 // inconsistent (untranslated sections labeled with their edition's language, and the
 // reverse). Shares of prose are by width, as on screen: a Chinese or Japanese character
-// counts as two letters. For two editions of one section, "untranslated" is the smaller
-// of the two texts' shares of prose inside shared shingles: what both carry verbatim.
+// counts as two letters. For two editions of one section, "untranslated" is the share of
+// the two texts' prose together that lies inside shared shingles: what each carries of the
+// other verbatim. Every share the rules compare with a cut ("shared words", "untranslated")
+// is taken over both texts together, as the guidelines tell the judges to measure it.
 //
 // # The rules, first that fits
 //
@@ -46,10 +51,12 @@
 //
 // Two documents of one section (editions in two languages, or plain text vs Markdown):
 //
-//  2. format (duplicate): plain text vs Markdown, and at least 95% of the prose in the same
-//     languages: the same words, only the markup differs. Otherwise the markup breaks the
-//     shingles, and the share of prose in the same languages stands for the untranslated
-//     share in rules 4-6.
+//  2. format (duplicate): plain text vs Markdown, at least 95% of the prose in the same
+//     languages, and the same words: every word (run of letters) of each text, outside link
+//     targets and code-fence lines, is somewhere in the other (inside a path, URL or markup
+//     counts). A translated title or admonition label makes the words differ. Otherwise
+//     the markup breaks the shingles, and the share of prose in the same languages stands
+//     for the untranslated share in rules 4-6.
 //  3. minor (duplicate): at least 90% of both texts' words shared.
 //  4. minor (duplicate): at least three quarters untranslated (a title, a box, a paragraph
 //     translated), so the zh-TW edition of a section left in English is a minor edit of
@@ -62,8 +69,9 @@
 //
 //  7. different: the smaller text shares less than a tenth of its shingles.
 //  8. minor (duplicate): at least 90% of both texts' words shared (two one-line READMEs of a
-//     package's builds that differ by the platform's name); or, with J >= 0.5, at least
-//     75% shared and at most 100 changed words in at most 6 places per side (another
+//     package's builds that differ by the platform's name); or, unless both are READMEs
+//     (of different packages: the package is the content), at least 75% shared and at
+//     most 100 changed words in at most 6 places per side (another
 //     copyright line plus a sentence or clause added, removed or reworded: BSD-2-Clause
 //     and BSD-4-Clause, MIT and X11).
 //  9. partial, contained: C >= 0.8 (there almost word for word). A duplicate when the
@@ -71,14 +79,18 @@
 //     its side) and makes at least half of the container (a LICENSE file that adds
 //     notices to the MIT text); not a duplicate when the container is mostly other text (a
 //     bundle of licenses, a README).
-//  10. partial (not duplicate): most of both shared, J >= 0.5 (about two thirds of each),
-//     not as a few local edits.
+//  10. partial (not duplicate): most of both shared, not as a few local edits: J >= 0.5,
+//     or, unless both are READMEs, at least 70% of both texts' words together shared with
+//     at least one shared passage of 20 words (a BSD-4 license vs a BSD-3 license with an
+//     export paragraph). Two READMEs of different packages from one template stay
+//     boilerplate however much of them the template is.
 //  11. partial (not duplicate): whole sections shared: at least 300 words of each text in
 //     shared passages, more than any short standard text gives (MIT is about 170 words,
 //     BSD-3-Clause about 220, the GPL notice about 100): versions of the GPL, Creative
 //     Commons licenses and the licenses built from them.
-//  12. boilerplate (not duplicate): standard text around text of their own: a shared run of
-//     at least 12 words (a whole standard sentence, such as the BSD redistribution opener),
+//  12. boilerplate (not duplicate): standard text around text of their own: a shared
+//     sentence of at least 12 words (a whole standard sentence, such as the BSD
+//     redistribution opener, even with a word or two changed in it),
 //     or at least 20 shared words in shorter pieces (a template with names filled in), or
 //     at least half of each text's words shared (two READMEs of two sentences).
 //     Short licenses that share a standard license's clauses, a license header such as the
@@ -93,6 +105,9 @@
 //
 // The rules judge text, not legal effect: two licenses that differ by a copyright line
 // and one clause are a minor edit even when the clause changes what the license allows.
+// Shares are measured on the two texts together, so "three quarters the same" reads the
+// same whichever text is longer, and a short license with a clause of up to 100 words
+// added (MIT in MITNFA or SGI-B-2.0) is a minor edit before it is a contained text.
 // A text contained in another is a duplicate only when it is most of the container
 // (removing it loses nothing, and the two are one text plus notices); a license inside a
 // bundle of licenses, or a README that embeds a license, is partial overlap and kept.
@@ -106,7 +121,7 @@
 // boilerplate-heavy and kept, however short: the package is the content. The same calls, with the same numbers in
 // words, are on the guidelines page (press ? while labeling).
 //
-// # The sample: design demo-strata-v3
+// # The sample: design demo-strata-v4
 //
 // Population U: every unordered pair of the 2,136 documents (2,280,180 pairs), each
 // classified by the rules; the 2,129,947 pairs that share neither a shingle nor a
@@ -123,7 +138,11 @@
 // "demo-rules" and each note says which rule fired, with J and C. Every fifth pair wants
 // a second, human label. Versions 2 and 3 have the design of version 1 under the rules of
 // their time (the strata are rule categories, so new rules make new strata); version 3
-// adds the word diff for short texts.
+// adds the word diff for short texts; version 4 measures every share on both texts
+// together, asks format pairs for the same words, bridges a word or two inside a shared
+// sentence, drops the J >= 0.5 condition of the short minor-edit rule (it is not in the
+// guidelines) except for READMEs, and lets 70% shared words with a passage make partial
+// overlap.
 //
 // # The blind check
 //

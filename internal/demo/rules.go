@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 )
@@ -46,12 +47,21 @@ const (
 	// sameWords: two renderings of one section whose prose is at least this much in the
 	// same languages carry the same words; only the markup differs.
 	sameWords = 0.95
+	// mostShared: at least this share of the two texts' words together shared, with a
+	// whole clause (a passage of clauseWords) among them, is most of both: partial overlap
+	// when not a few local edits (BSD-4-Clause and a BSD-3 license with an export
+	// paragraph). Two READMEs of different packages are left out: the package is the
+	// content, and their shared template stays boilerplate however much it shares.
+	mostShared = 0.7
 	// sameLanguages: the two texts' prose is at least this much in the same languages.
 	sameLanguages = 0.8
 	// looked: below this containment a pair is not examined further (its smaller side
 	// shares less than a tenth of its shingles).
 	looked = 0.1
 )
+
+// readmeSource is the corpus source of npm READMEs, one document per package.
+const readmeSource = "npm-readme"
 
 // doc is a selected document with its text analyzed.
 type doc struct {
@@ -68,6 +78,7 @@ type features struct {
 	a, b         diffSide
 	proseA       float64 // share of a's prose that b has verbatim
 	proseB       float64
+	proseBoth    float64 // share of both texts' prose together that the other has verbatim
 	langs        float64 // share of prose in the same languages
 }
 
@@ -81,6 +92,10 @@ func (f *features) shared() float64 {
 }
 
 func (f *features) longestShared() int { return max(f.a.longestShared, f.b.longestShared) }
+
+// sentence is the longest shared stretch of either text with gaps of at most alignGap
+// changed words: a standard sentence, reworded in a word or two or not.
+func (f *features) sentence() int { return max(f.a.sentence, f.b.sentence) }
 
 // sharedWords is how many words each text has inside shared shingles (the smaller count).
 func (f *features) sharedWords() int {
@@ -96,9 +111,10 @@ func (f *features) mostlyShared() bool {
 // inPassages is how many words each text has in shared passages (the smaller count).
 func (f *features) inPassages() int { return min(f.a.inPassages, f.b.inPassages) }
 
-// untranslated is, for two editions of one section, the share of prose both texts carry
-// verbatim: the smaller of their two shares.
-func (f *features) untranslated() float64 { return min(f.proseA, f.proseB) }
+// untranslated is, for two editions of one section, the share of prose left untranslated:
+// what each text carries verbatim of the other, over both texts' prose together (as
+// every other share the cuts read, so one count answers "how much is the same").
+func (f *features) untranslated() float64 { return f.proseBoth }
 
 // smallLarge orders the two sides by length in words.
 func (f *features) smallLarge() (small, large diffSide) {
@@ -128,9 +144,20 @@ func measure(x, y *doc) features {
 		}
 	}
 	f.a, f.b = sideOf(cx), sideOf(cy)
-	f.proseA, f.proseB = proseShared(&x.text, cx), proseShared(&y.text, cy)
+	sa, wa := proseWidths(&x.text, cx)
+	sb, wb := proseWidths(&y.text, cy)
+	f.proseA, f.proseB = ratio(sa, wa), ratio(sb, wb)
+	f.proseBoth = ratio(sa+sb, wa+wb)
 	f.langs = x.langs.overlap(y.langs)
 	return f
+}
+
+// ratio is part/whole, 0 for an empty whole.
+func ratio(part, whole int) float64 {
+	if whole == 0 {
+		return 0
+	}
+	return float64(part) / float64(whole)
 }
 
 func ratios(inter, na, nb int) (jaccard, containment float64) {
@@ -158,6 +185,10 @@ func classify(x, y *doc, f *features) verdict {
 		return fmt.Sprintf("%d+%d words differ in %d+%d places", f.a.changed, f.b.changed, f.a.places, f.b.places)
 	}
 	small, large := f.smallLarge()
+	// Two READMEs of different packages: the package is the content, so a shared template
+	// is boilerplate however much of the text it is; only nine tenths the same (one README
+	// for two builds of a package) makes them a minor edit.
+	readmes := x.Source == readmeSource && y.Source == readmeSource
 	switch {
 	case x.norm == y.norm:
 		return verdict{"exact", true, "identical after lowercasing and collapsing white space"}
@@ -167,21 +198,21 @@ func classify(x, y *doc, f *features) verdict {
 		return verdict{"different", false, "no shared structure beyond common phrases"}
 	case f.shared() >= minorShared:
 		return verdict{"minor", true, fmt.Sprintf("near-identical text: %s (%.0f%% of words shared)", diff(), 100*f.shared())}
-	case f.shared() >= minorSharedShort && f.j >= 0.5 && f.a.changed+f.b.changed <= minorWords && max(f.a.places, f.b.places) <= minorPlaces:
+	case !readmes && f.shared() >= minorSharedShort && f.a.changed+f.b.changed <= minorWords && max(f.a.places, f.b.places) <= minorPlaces:
 		return verdict{"minor", true, "the same text but for a few local edits (another copyright line, a sentence or clause): " + diff()}
 	case f.c >= containedShare:
 		if 2*small.words >= large.words && small.changed <= minorWords/2 && small.places <= minorPlaces {
 			return verdict{"partial", true, "one contains the other almost word for word and is mostly that text: " + diff()}
 		}
 		return verdict{"partial", false, fmt.Sprintf("one contains most of the other (%.0f%% of the smaller's shingles; %d vs %d words): %s", 100*f.c, small.words, large.words, diff())}
-	case f.j >= 0.5:
-		return verdict{"partial", false, "most of both texts shared, not as a few local edits: " + diff()}
+	case f.j >= 0.5 || (!readmes && f.shared() >= mostShared && f.inPassages() > 0):
+		return verdict{"partial", false, fmt.Sprintf("most of both texts shared (%.0f%% of their words), not as a few local edits: %s", 100*f.shared(), diff())}
 	case f.inPassages() >= sectionsWords:
 		return verdict{"partial", false, fmt.Sprintf("shared whole sections: %d+%d words in shared passages of %d words or more", f.a.inPassages, f.b.inPassages, clauseWords)}
-	case f.longestShared() >= phraseWords || f.sharedWords() >= templateWords || f.mostlyShared():
-		return verdict{"boilerplate", false, fmt.Sprintf("shared standard text around different content (%.0f%% of the smaller's shingles, %d words shared; longest shared run %d words, %d+%d words in shared passages)", 100*f.c, f.sharedWords(), f.longestShared(), f.a.inPassages, f.b.inPassages)}
+	case f.sentence() >= phraseWords || f.sharedWords() >= templateWords || f.mostlyShared():
+		return verdict{"boilerplate", false, fmt.Sprintf("shared standard text around different content (%.0f%% of the smaller's shingles, %d words shared; longest shared sentence %d words, %d+%d words in shared passages)", 100*f.c, f.sharedWords(), f.sentence(), f.a.inPassages, f.b.inPassages)}
 	default:
-		return verdict{"different", false, fmt.Sprintf("common phrases only: no shared run of %d words, %d words shared in pieces", phraseWords, f.sharedWords())}
+		return verdict{"different", false, fmt.Sprintf("common phrases only: no shared sentence of %d words, %d words shared in pieces", phraseWords, f.sharedWords())}
 	}
 }
 
@@ -191,10 +222,10 @@ func classifyEditions(x, y *doc, f *features) verdict {
 	if x.Source != y.Source {
 		// Plain text vs Markdown: the markup breaks shingles, so the words are compared
 		// through the languages of the prose; what is in the same languages is untranslated.
-		if f.langs >= sameWords {
+		if f.langs >= sameWords && sameWordSet(x.Text, y.Text) {
 			return verdict{"format", true, fmt.Sprintf("same section, plain text vs Markdown rendering, the same words (%.0f%% of prose in the same languages)", 100*f.langs)}
 		}
-		return byUntranslated(f.langs, false, fmt.Sprintf("plain text vs Markdown rendering, %.0f%% of prose in the same languages (%s vs %s)", 100*f.langs, langSummary(x.langs), langSummary(y.langs)))
+		return byUntranslated(f.langs, false, fmt.Sprintf("plain text vs Markdown rendering, not the same words (a title or label translated), %.0f%% of prose in the same languages (%s vs %s)", 100*f.langs, langSummary(x.langs), langSummary(y.langs)))
 	}
 	if f.shared() >= minorShared {
 		return verdict{"minor", true, fmt.Sprintf("same section, near-identical text: %d+%d words differ (%.0f%% of words shared)", f.a.changed, f.b.changed, 100*f.shared())}
@@ -269,4 +300,30 @@ func langSummary(s langShares) string {
 		parts[i] = fmt.Sprintf("%s %.0f%%", sh.lang, 100*sh.v)
 	}
 	return strings.Join(parts, " ")
+}
+
+// sameWordSet reports whether two renderings of a section use the same words: every word
+// (a run of letters) of each, outside link targets and code-fence lines, is somewhere in
+// the other text, as a word or inside a path, a URL or markup (a plain-text rendering
+// breaks URLs over lines; Markdown fences say "``` screen"). A translated title or label
+// ("Personnaliser vim", "Attention" for "Caution") is a word the other text lacks: the
+// words differ, not only the markup.
+func sameWordSet(x, y string) bool {
+	lx, ly := strings.ToLower(x), strings.ToLower(y)
+	return wordsWithin(lx, ly) && wordsWithin(ly, lx)
+}
+
+// wordsWithin: every word of x (lowercased) occurs in y (lowercased).
+func wordsWithin(x, y string) bool {
+	for _, line := range strings.Split(links.ReplaceAllString(x, " "), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "```") {
+			continue
+		}
+		for _, w := range strings.FieldsFunc(line, func(r rune) bool { return !unicode.IsLetter(r) }) {
+			if !strings.Contains(y, w) {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -76,10 +76,12 @@ func covered(x, y *text) []bool {
 // Shingles alone overstate change in short texts: a changed word at a text's edge uncovers
 // the words before it, and a name that recurs every few words (a README template around a
 // package name) breaks every shingle around it. Runs shorter than alignRun are the
-// scattered "the", "of", "and" any two texts have in the same order.
+// scattered "the", "of", "and" any two texts have in the same order, unless they sit
+// within alignGap words of a longer run on both sides (a sentence with a word changed).
 const (
 	alignWords = 400
 	alignRun   = 3
+	alignGap   = 2
 )
 
 // align marks, for two texts of at most alignWords words, the words of each that lie in a
@@ -106,23 +108,23 @@ func align(x, y *text) (ax, ay []bool) {
 			}
 		}
 	}
-	ax, ay = make([]bool, n), make([]bool, m)
-	runI, runK, run := 0, 0, 0
+	// The runs of words matched in order, as (start in x, start in y, length).
+	type matched struct{ i, k, n int }
+	var runs []matched
+	run := matched{}
 	flush := func() {
-		if run >= alignRun {
-			for d := range run {
-				ax[runI+d], ay[runK+d] = true, true
-			}
+		if run.n > 0 {
+			runs = append(runs, run)
 		}
-		run = 0
+		run = matched{}
 	}
 	for i, k := 0, 0; i < n && k < m; {
 		switch {
 		case x.bare[i] == y.bare[k] && l[i*w+k] == l[(i+1)*w+k+1]+1:
-			if run == 0 {
-				runI, runK = i, k
+			if run.n == 0 {
+				run.i, run.k = i, k
 			}
-			run++
+			run.n++
 			i++
 			k++
 		case l[(i+1)*w+k] >= l[i*w+k+1]:
@@ -134,6 +136,36 @@ func align(x, y *text) (ax, ay []bool) {
 		}
 	}
 	flush()
+	// A run of at least alignRun words is shared; so is a shorter one next to a shared run
+	// with at most alignGap words between them on each side: a word or two inserted into,
+	// or replaced in, a sentence ("this software package may be freely used" vs "this
+	// software may be freely used") leave its pieces one sentence, as a reader sees it.
+	counted := make([]bool, len(runs))
+	for r := range runs {
+		counted[r] = runs[r].n >= alignRun
+	}
+	near := func(p, q matched) bool { // p before q
+		return q.i-(p.i+p.n) <= alignGap && q.k-(p.k+p.n) <= alignGap
+	}
+	for changed := true; changed; {
+		changed = false
+		for r := range runs {
+			if counted[r] {
+				continue
+			}
+			if (r > 0 && counted[r-1] && near(runs[r-1], runs[r])) || (r+1 < len(runs) && counted[r+1] && near(runs[r], runs[r+1])) {
+				counted[r], changed = true, true
+			}
+		}
+	}
+	ax, ay = make([]bool, n), make([]bool, m)
+	for r, mr := range runs {
+		if counted[r] {
+			for d := range mr.n {
+				ax[mr.i+d], ay[mr.k+d] = true, true
+			}
+		}
+	}
 	return ax, ay
 }
 
@@ -161,6 +193,9 @@ func letterWidth(w string) int {
 // more, not scattered phrases).
 type diffSide struct {
 	words, changed, places, longestShared, inPassages int
+	// sentence is the most shared words in one stretch whose gaps are at most alignGap
+	// changed words: a standard sentence reworded in a word or two.
+	sentence int
 }
 
 // sideOf counts a side from its covered words. A shared run of fewer than shingleSize words between two changes (three words the word
@@ -176,11 +211,18 @@ func sideOf(cov []bool) diffSide {
 		}
 		run = 0
 	}
+	stretch, gap := 0, 0 // shared words in the current stretch, changed words since
 	for _, c := range cov {
 		if c {
 			run++
 			d.longestShared = max(d.longestShared, run)
+			stretch++
+			gap = 0
+			d.sentence = max(d.sentence, stretch)
 			continue
+		}
+		if gap++; gap > alignGap {
+			stretch = 0
 		}
 		if !changedBefore || run >= shingleSize {
 			d.places++
@@ -197,7 +239,15 @@ func sideOf(cov []bool) diffSide {
 // has too: the part of its running text that y carries verbatim (for two editions of a
 // section, what the translator left untranslated). It is 0 when x has no prose.
 func proseShared(x *text, cov []bool) float64 {
-	var all, shared int
+	shared, all := proseWidths(x, cov)
+	if all == 0 {
+		return 0
+	}
+	return float64(shared) / float64(all)
+}
+
+// proseWidths is the width of x's prose that lies in shingles y has too, and of all of it.
+func proseWidths(x *text, cov []bool) (shared, all int) {
 	for i, p := range x.prose {
 		if !p {
 			continue
@@ -207,10 +257,7 @@ func proseShared(x *text, cov []bool) float64 {
 			shared += x.width[i]
 		}
 	}
-	if all == 0 {
-		return 0
-	}
-	return float64(shared) / float64(all)
+	return shared, all
 }
 
 // Languages are guessed per paragraph: by script where the script settles it (Cyrillic,

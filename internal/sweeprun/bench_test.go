@@ -6,7 +6,7 @@ import (
 )
 
 // BenchmarkSelect moves the threshold slider of one configuration of a demo sweep (word
-// 5-shingles, k=64, exact Jaccard, 2,136 documents, 829 labeled pairs): each Select
+// 5-shingles, k=64, exact Jaccard, 2,136 documents, 826 labeled pairs): each Select
 // rescores, lists the pairs' outcomes and bins the collision rates from the prepared
 // candidates. The target is a live slider: well under 50 ms.
 func BenchmarkSelect(b *testing.B) {

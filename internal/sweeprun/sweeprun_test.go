@@ -20,7 +20,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/sweep"
 )
 
-// The demo store is built once (import of 2,136 documents and 829 labeled pairs, as on
+// The demo store is built once (import of 2,136 documents and 826 labeled pairs, as on
 // a server's first start) and copied for each test.
 var (
 	demoOnce sync.Once

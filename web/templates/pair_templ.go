@@ -1055,14 +1055,14 @@ func PairLabelPage(p PairPage) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 103, "</dl><h3>Hard cases</h3><p class=\"muted\">How the demo's rule labels decide them; label the same way unless your team agrees otherwise.</p><ul data-testid=\"guidelines-hard-cases\"><li>Judge the text, not the legal effect: two licenses that differ by a copyright line and one clause are minor edits, even when the clause changes what the license allows. Minor edits: nine tenths of the words the same, or three quarters the same with at most about 100 words different in all, in at most six places in each text. Count words as a diff shows them, not how much looks different: one changed name in a one-line README (the same package built for another platform) leaves nine tenths of the words the same, a minor edit and a duplicate; a clause added to or removed from a short license (BSD-2-Clause and BSD-4-Clause, MIT and X11) is one place of fewer than 100 words.</li><li>Two editions of one section (two languages, or plain text and Markdown) are judged by their text, never by the language label: take the share of each text's prose that the other has word for word (left untranslated), by length as it looks on screen (a Chinese or Japanese character as wide as two Latin letters; code, tables and lists of names left out). At least three quarters of each text: minor edits (a title, a box or a paragraph translated). From a third to three quarters of each: partial overlap, not a duplicate (the translated part is text the other lacks). Less than a third of either: translation. The same words in another markup are a formatting change; when the words differ too, judge the words and ignore the markup. Two editions in one language whose texts differ (two revisions of a translation) are partial overlap, not a duplicate.</li><li>A text is contained in another when at least four fifths of it is there word for word. It is a duplicate (partial overlap, y) when it is almost unchanged (at most about 50 of its words different, in at most six places) and makes at least half of the other, e.g. the MIT text plus a few notices; otherwise not a duplicate (partial overlap, n), e.g. a license inside a bundle of licenses or a README. Removing the larger would lose its own text. A text that shares only its standard part with another (an MIT grant and disclaimer, less than four fifths of it) is not contained: see the next case.</li><li>Standard text shared around text of their own is boilerplate-heavy: a license's clauses, a notice such as the GPL's \"This program is free software…\", a short license (MIT, BSD, zlib, HPND), a README template; so are variants and versions of a short license. It is partial overlap instead when they share whole sections: shared passages (20 words or more in a row) adding up to 300 words or more in each text, more than any short standard text has (MIT is about 170 words, BSD-3-Clause about 220), as versions of the GPL or the Creative Commons licenses do; or when about two thirds or more of each text is shared (but not as a few local edits: those are minor). Boilerplate-heavy pairs are not duplicates: what differs (the package a README documents, a license's own terms) is the content. So two READMEs of different packages from one template (an install section around each package's name, a quarter or more of each text their own) are boilerplate-heavy however short: the package is the content.</li><li>Different means nothing shared beyond common phrases: less than a tenth of the shorter text shared, or no shared run of 12 words (a whole standard sentence, such as the BSD redistribution opener, has 12 or more) and fewer than 20 shared words in all. So one standard sentence makes two short licenses boilerplate-heavy, even reworded in a word or two (the HPND \"Permission to use, copy, modify and distribute this software…\" sentence), and two long texts that share one clause are different. Two tiny texts (a README of two sentences) with half or more of each text's words in common are boilerplate-heavy, not different.</li></ul><p>Keys: <kbd>1</kbd>-<kbd>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 103, "</dl><h3>Hard cases</h3><p class=\"muted\">How the demo's rule labels decide them; label the same way unless your team agrees otherwise.</p><ul data-testid=\"guidelines-hard-cases\"><li>Measure every share on the two texts together: the words (for editions, the prose) each text has in common with the other, on both sides, over all the words of both texts. A 170-word text inside a 250-word text with 80 words added shares 170 + 170 of 420 words, 81%. Count words as a word diff shows them: a run of fewer than five unchanged words between two changes does not separate them (one place). Take the cases below in order: the first that fits decides.</li><li>Judge the text, not the legal effect: two licenses that differ by a copyright line and one clause are minor edits, even when the clause changes what the license allows. Minor edits: nine tenths of the words the same, or three quarters the same with at most about 100 words different in all, in at most six places in each text. One changed name in a one-line README (the same package built for another platform) leaves nine tenths of the words the same, a minor edit and a duplicate; a clause added to or removed from a short license (BSD-2-Clause and BSD-4-Clause, MIT and X11, MIT and MIT with a no-false-attribution clause) is one place of fewer than 100 words. This comes before containment: a short license inside a longer one that adds at most about 100 words in at most six places is a minor edit. Two READMEs of different packages are minor edits only when nine tenths the same (one README for two builds of a package); below that a shared template is boilerplate.</li><li>Two editions of one section (two languages, or plain text and Markdown) are judged by their text, never by the language label: take the share of the two texts' prose together that the other has word for word (left untranslated), by length as it looks on screen (a Chinese or Japanese character as wide as two Latin letters; code, tables and lists of names left out). At least three quarters: minor edits (a title, a box or a paragraph translated). From a third to three quarters: partial overlap, not a duplicate (the translated part is text the other lacks). Less than a third: translation. The same words in another markup are a formatting change only when every word is the same: a translated title, heading or label (\"Attention\" for \"Caution\") makes the words differ, and then the markup is ignored and the words judged. Two editions in one language whose texts differ (two revisions of a translation) are partial overlap, not a duplicate.</li><li>A text is contained in another when at least four fifths of it is there word for word. It is a duplicate (partial overlap, y) when it is almost unchanged (at most about 50 of its words different, in at most six places) and makes at least half of the other, e.g. the MIT text plus notices longer than minor edits allow; otherwise not a duplicate (partial overlap, n), e.g. a license inside a bundle of licenses or a README. Removing the larger would lose its own text. A text that shares only its standard part with another (an MIT grant and disclaimer, less than four fifths of it) is not contained: see the next case.</li><li>Standard text shared around text of their own is boilerplate-heavy: a license's clauses, a notice such as the GPL's \"This program is free software…\", a short license (MIT, BSD, zlib, HPND), a README template; so are variants and versions of a short license. It is partial overlap instead when they share whole sections: shared passages (20 words or more in a row) adding up to 300 words or more in each text, more than any short standard text has (MIT is about 170 words, BSD-3-Clause about 220), as versions of the GPL or the Creative Commons licenses do; or when seven tenths or more of the two texts' words together are shared, with at least one shared passage of 20 words among them, but not as a few local edits (those are minor). Boilerplate-heavy pairs are not duplicates: what differs (the package a README documents, a license's own terms) is the content. So two READMEs of different packages from one template (an install section around each package's name) are boilerplate-heavy however short and however much of them the template is, unless nine tenths the same: the package is the content.</li><li>Different means nothing shared beyond common phrases: less than a tenth of the shorter text shared, or no shared sentence of 12 words (a whole standard sentence, such as the BSD redistribution opener, has 12 or more) and fewer than 20 shared words in all. A sentence is shared even with a word or two changed, inserted or dropped in it: count its shared words on either side of the change, and a word or two matched next to a shared run belong to it. So one standard sentence makes two short licenses boilerplate-heavy, even reworded in a word or two (the HPND \"Permission to use, copy, modify and distribute this software…\" sentence), and two long texts that share one clause are different. Two tiny texts (a README of two sentences) with half or more of each text's words in common are boilerplate-heavy, not different.</li></ul><h3>Policy calls</h3><ul data-testid=\"guidelines-policy\"><li>A license contained in another is a duplicate only when it is most of the container (the MIT text plus notices: removing one copy loses nothing); a license inside a bundle of licenses or a README is kept (not a duplicate): the rest is text of its own. A short license with one clause added (MITNFA is MIT plus a clause) is a minor edit first.</li><li>A partly translated edition is not a duplicate: its translation is text the other lacks. A mostly untranslated one (three quarters or more) is a minor edit, also in another markup.</li><li>Licenses are compared as text: a clause that changes the terms is still one edit. Boilerplate-heavy pairs are never duplicates in the demo: the same one-line README for another platform is a duplicate, READMEs of different packages from one template are kept.</li></ul><p>Keys: <kbd>1</kbd>-<kbd>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var52 string
 			templ_7745c5c3_Var52, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(len(p.Categories)))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/pair.templ`, Line: 235, Col: 61}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/pair.templ`, Line: 242, Col: 61}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var52))
 			if templ_7745c5c3_Err != nil {
@@ -1107,7 +1107,7 @@ func viewLink(p PairPage, view, label string) templ.Component {
 			var templ_7745c5c3_Var54 string
 			templ_7745c5c3_Var54, templ_7745c5c3_Err = templ.JoinStringErrs(label)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/pair.templ`, Line: 243, Col: 17}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/pair.templ`, Line: 250, Col: 17}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var54))
 			if templ_7745c5c3_Err != nil {
@@ -1125,7 +1125,7 @@ func viewLink(p PairPage, view, label string) templ.Component {
 			var templ_7745c5c3_Var55 string
 			templ_7745c5c3_Var55, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL(fmt.Sprintf("/campaigns/%d/pairs/%d?view=%s%s", p.CampaignID, p.PairID, view, adjParam(p.Adjudicate)))).ResolveURL(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/pair.templ`, Line: 245, Col: 128}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/pair.templ`, Line: 252, Col: 128}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var55)
 			if templ_7745c5c3_Err != nil {
@@ -1138,7 +1138,7 @@ func viewLink(p PairPage, view, label string) templ.Component {
 			var templ_7745c5c3_Var56 string
 			templ_7745c5c3_Var56, templ_7745c5c3_Err = templruntime.NewAttributeExpression("view-" + view).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/pair.templ`, Line: 245, Col: 159}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/pair.templ`, Line: 252, Col: 159}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var56)
 			if templ_7745c5c3_Err != nil {
@@ -1151,7 +1151,7 @@ func viewLink(p PairPage, view, label string) templ.Component {
 			var templ_7745c5c3_Var57 string
 			templ_7745c5c3_Var57, templ_7745c5c3_Err = templ.JoinStringErrs(label)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/pair.templ`, Line: 245, Col: 169}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/pair.templ`, Line: 252, Col: 169}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var57))
 			if templ_7745c5c3_Err != nil {
@@ -1197,7 +1197,7 @@ func pane(d DocView, side string, campaignID int64) templ.Component {
 		var templ_7745c5c3_Var59 string
 		templ_7745c5c3_Var59, templ_7745c5c3_Err = templruntime.NewAttributeExpression("pane-" + side).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/pair.templ`, Line: 257, Col: 38}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/pair.templ`, Line: 264, Col: 38}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var59)
 		if templ_7745c5c3_Err != nil {
@@ -1210,7 +1210,7 @@ func pane(d DocView, side string, campaignID int64) templ.Component {
 		var templ_7745c5c3_Var60 string
 		templ_7745c5c3_Var60, templ_7745c5c3_Err = templruntime.NewAttributeExpression("pane-" + side).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/pair.templ`, Line: 257, Col: 69}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/pair.templ`, Line: 264, Col: 69}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var60)
 		if templ_7745c5c3_Err != nil {
@@ -1223,7 +1223,7 @@ func pane(d DocView, side string, campaignID int64) templ.Component {
 		var templ_7745c5c3_Var61 string
 		templ_7745c5c3_Var61, templ_7745c5c3_Err = templ.JoinStringErrs(d.ExtID)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/pair.templ`, Line: 259, Col: 20}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/pair.templ`, Line: 266, Col: 20}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var61))
 		if templ_7745c5c3_Err != nil {
@@ -1241,7 +1241,7 @@ func pane(d DocView, side string, campaignID int64) templ.Component {
 			var templ_7745c5c3_Var62 string
 			templ_7745c5c3_Var62, templ_7745c5c3_Err = templ.JoinStringErrs(d.Source)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/pair.templ`, Line: 261, Col: 17}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/pair.templ`, Line: 268, Col: 17}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var62))
 			if templ_7745c5c3_Err != nil {
@@ -1260,7 +1260,7 @@ func pane(d DocView, side string, campaignID int64) templ.Component {
 			var templ_7745c5c3_Var63 string
 			templ_7745c5c3_Var63, templ_7745c5c3_Err = templ.JoinStringErrs(d.Lang)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/pair.templ`, Line: 264, Col: 15}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/pair.templ`, Line: 271, Col: 15}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var63))
 			if templ_7745c5c3_Err != nil {
@@ -1278,7 +1278,7 @@ func pane(d DocView, side string, campaignID int64) templ.Component {
 		var templ_7745c5c3_Var64 string
 		templ_7745c5c3_Var64, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(d.Bytes))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/pair.templ`, Line: 266, Col: 27}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/pair.templ`, Line: 273, Col: 27}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var64))
 		if templ_7745c5c3_Err != nil {
@@ -1291,7 +1291,7 @@ func pane(d DocView, side string, campaignID int64) templ.Component {
 		var templ_7745c5c3_Var65 string
 		templ_7745c5c3_Var65, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL(fmt.Sprintf("/documents/%d/raw", d.ID))).ResolveURL(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/pair.templ`, Line: 267, Col: 66}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/pair.templ`, Line: 274, Col: 66}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var65)
 		if templ_7745c5c3_Err != nil {
@@ -1336,7 +1336,7 @@ func span(s TextSpan) templ.Component {
 			var templ_7745c5c3_Var67 string
 			templ_7745c5c3_Var67, templ_7745c5c3_Err = templ.JoinStringErrs(s.Text)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/pair.templ`, Line: 279, Col: 10}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/pair.templ`, Line: 286, Col: 10}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var67))
 			if templ_7745c5c3_Err != nil {
@@ -1386,7 +1386,7 @@ func span(s TextSpan) templ.Component {
 			var templ_7745c5c3_Var70 string
 			templ_7745c5c3_Var70, templ_7745c5c3_Err = templ.JoinStringErrs(s.Text)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/pair.templ`, Line: 281, Col: 34}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/pair.templ`, Line: 288, Col: 34}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var70))
 			if templ_7745c5c3_Err != nil {
