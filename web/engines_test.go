@@ -26,7 +26,7 @@ func TestEngineHandoffDownloads(t *testing.T) {
 	_, page := get(t, f.h, fmt.Sprintf("/manifests/%d", m.ID), ck)
 	for _, want := range []string{`data-testid="engines"`, `data-testid="engines-draft"`,
 		"MinHash function cannot compute this representation (the representation uses scheme=classic",
-		fmt.Sprintf(`href="/manifests/%d/engines.zip"`, m.ID), fmt.Sprintf("export -db dedupstudio.db -manifest %d -format milvus", m.ID)} {
+		fmt.Sprintf(`href="/manifests/%d/engines.zip"`, m.ID), fmt.Sprintf("-manifest %d -format all -out engines/", m.ID)} {
 		if !strings.Contains(page, want) {
 			t.Errorf("manifest page lacks %q", want)
 		}

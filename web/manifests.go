@@ -207,6 +207,12 @@ func (s *server) manifestView(r *http.Request, m db.Manifest) (templates.Manifes
 	v.Exported = m.State == review.Exported
 	v.CanRestore = approve && m.State == review.Exported
 	v.SignedOff = handoffSource(m).SignedOff()
+	v.ExportCommand = fmt.Sprintf("go run ./cmd/server export -db %s -manifest %d -format all -out engines/", s.commandDB(), m.ID)
+	if sh, k := m.Params.Shape, m.Params.Spec.Hashes; sh.Bands*sh.Rows != k {
+		v.ShapeNote = fmt.Sprintf("This shape reads %d of the %d hash values (%d bands × %d rows). Milvus's MINHASH_LSH and datasketch "+
+			"band all %d values, so they cannot run it as calibrated: for those engines, calibrate a shape with bands × rows = %d.",
+			sh.Bands*sh.Rows, k, sh.Bands, sh.Rows, k, k)
+	}
 	if params, why := handoff.MilvusFunction(m.Params.Spec); params != nil {
 		b, _ := json.Marshal(params)
 		v.MilvusFunction = string(b)

@@ -133,6 +133,8 @@ func TestRunFormPrefillErrorsAndRun(t *testing.T) {
 		{"keeper", "tallest", `unknown criterion \"tallest\"`},
 		{"policy", "single", `unknown policy \"single\"`},
 		{"spec", "k=zero", "spec k"},
+		{"campaign", "999", "campaign: no such campaign of this dataset"},
+		{"approvals", "1000000", "approvals: 1000000 approvals asked, but"},
 	} {
 		t.Run(tc.field, func(t *testing.T) {
 			form := url.Values{}

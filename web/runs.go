@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/dedup"
@@ -189,6 +190,9 @@ func (s *server) startRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req, err := f.parse(ds.ID, dedup.CodeVersion(s.version))
+	if err == nil {
+		err = s.checkRunRequest(r.Context(), ds, req)
+	}
 	if err != nil {
 		s.failOn(w, r, err, func(status int, msg string) { s.renderRunForm(w, r, ds, r.PostForm, status, msg) })
 		return
@@ -251,4 +255,33 @@ func (s *server) cancelRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.Redirect(w, r, "/runs/"+snap.ID, http.StatusSeeOther)
+}
+
+// checkRunRequest refuses, on the form, what the store would refuse only once the run
+// had started: a campaign that is not this dataset's, and more approvals than there are
+// enabled accounts that may approve (the manifest could never be signed off).
+func (s *server) checkRunRequest(ctx context.Context, ds db.Dataset, req dedup.Request) error {
+	if req.CampaignID != 0 {
+		c, err := s.store.Campaign(ctx, req.CampaignID)
+		if errors.Is(err, db.ErrNotFound) || (err == nil && c.DatasetID != ds.ID) {
+			return &formError{field: "campaign", msg: "no such campaign of this dataset"}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	users, err := s.store.Users(ctx)
+	if err != nil {
+		return err
+	}
+	approvers := 0
+	for _, u := range users {
+		if !u.Disabled && u.Role.Can(auth.Approve) {
+			approvers++
+		}
+	}
+	if req.ApprovalsRequired > approvers {
+		return &formError{field: "approvals", msg: fmt.Sprintf("%d approvals asked, but %d enabled account(s) may approve", req.ApprovalsRequired, approvers)}
+	}
+	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
 
@@ -90,7 +91,7 @@ func (s *server) listSweeps(w http.ResponseWriter, r *http.Request) {
 		v.Sweeps = append(v.Sweeps, item)
 	}
 	if len(v.Sweeps) > 0 && v.Sweeps[0].Changed > 0 {
-		v.Counted = 0 // the newest sweep's count is not the current one
+		v.Counted = 0 // the newest sweep's count is not the current one: say none
 	}
 	form := defaultGridForm()
 	form.Name = "sweep " + s.now().UTC().Format("2006-01-02 15:04")
@@ -173,8 +174,8 @@ func (s *server) startSweep(w http.ResponseWriter, r *http.Request) {
 	back := fmt.Sprintf("/campaigns/%d/sweeps#new", c.ID)
 	f := gridFormFrom(r.PostForm)
 	g, err := f.parse()
-	if err == nil && strings.TrimSpace(f.Name) == "" {
-		err = &formError{field: "name", msg: "give the sweep a name"}
+	if err == nil {
+		err = checkSweepName(strings.TrimSpace(f.Name), strings.TrimSpace(f.Notes))
 	}
 	if err != nil {
 		s.failOn(w, r, err, func(_ int, msg string) { s.redirect(w, r, back, refused(r, msg)) })
@@ -186,6 +187,20 @@ func (s *server) startSweep(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.redirect(w, r, fmt.Sprintf("/sweeps/%d", sw.ID), done(fmt.Sprintf("Sweep started: %d configurations.", sw.Total)))
+}
+
+// checkSweepName refuses a sweep without a name, or with a name over 200 characters or
+// notes over 4,000: the same limits when a sweep starts and when it is renamed.
+func checkSweepName(name, notes string) error {
+	switch {
+	case name == "":
+		return &formError{field: "name", msg: "give the sweep a name"}
+	case utf8.RuneCountInString(name) > 200:
+		return &formError{field: "name", msg: "at most 200 characters"}
+	case utf8.RuneCountInString(notes) > 4000:
+		return &formError{field: "notes", msg: "at most 4,000 characters"}
+	}
+	return nil
 }
 
 func (s *server) cancelSweep(w http.ResponseWriter, r *http.Request) {
@@ -222,12 +237,7 @@ func (s *server) saveSweepNotes(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name, notes := strings.TrimSpace(r.PostFormValue("name")), strings.TrimSpace(r.PostFormValue("notes"))
-	switch {
-	case name == "":
-		err = &formError{field: "name", msg: "give the sweep a name"}
-	case len(name) > 200 || len(notes) > 4000:
-		err = &formError{field: "notes", msg: "at most 200 characters of name and 4,000 of notes"}
-	default:
+	if err = checkSweepName(name, notes); err == nil {
 		err = s.sweeps.SetNotes(r.Context(), sw.ID, name, notes)
 	}
 	s.afterSweepAction(w, r, sw, err, "Saved the name and notes.")
@@ -386,7 +396,7 @@ func parseDash(q url.Values) (dashQuery, error) {
 	}
 	if v := q.Get("target"); v != "" {
 		x, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(v, "%")), 64)
-		if err != nil || x < 0 || x > 100 {
+		if err != nil || !(x >= 0 && x <= 100) { // NaN too
 			return d, &formError{field: "target", msg: fmt.Sprintf("%q: want a percentage from 0 to 100, e.g. 1", v)}
 		}
 		d.target, d.targetRaw = x/100, v

@@ -259,6 +259,8 @@ func TestSweepDashboard(t *testing.T) {
 		{"?config=x", http.StatusUnprocessableEntity},
 		{"?t=2", http.StatusUnprocessableEntity},
 		{"?target=lots", http.StatusUnprocessableEntity},
+		{"?target=NaN", http.StatusUnprocessableEntity},
+		{"?target=%20nan", http.StatusUnprocessableEntity},
 	} {
 		if res, _ := get(t, f.h, page+tc.query, f.admin); res.StatusCode != tc.status {
 			t.Errorf("GET %s%s: %d; want %d", page, tc.query, res.StatusCode, tc.status)
@@ -266,6 +268,16 @@ func TestSweepDashboard(t *testing.T) {
 	}
 	if res, _ := get(t, f.h, "/sweeps/999", f.admin); res.StatusCode != http.StatusNotFound {
 		t.Errorf("GET /sweeps/999: %d; want 404", res.StatusCode)
+	}
+	// Starting takes the limits renaming has: a name over 200 characters starts nothing.
+	before, _ := f.sweeps.List(context.Background(), cid)
+	long := smallGridForm(strings.Repeat("é", 201))
+	rec := f.do("POST", fmt.Sprintf("/campaigns/%d/sweeps", cid), f.admin, long)
+	if rec.Code != http.StatusSeeOther || !strings.Contains(rec.Header().Get("Location"), "#new") {
+		t.Errorf("start with a 201-character name: %d %s; want back to the form", rec.Code, rec.Header().Get("Location"))
+	}
+	if after, _ := f.sweeps.List(context.Background(), cid); len(after) != len(before) {
+		t.Errorf("a 201-character name started a sweep (%d -> %d)", len(before), len(after))
 	}
 
 	// A target nobody meets says so.

@@ -37,7 +37,7 @@ func exportCmd(args []string, stdout, stderr io.Writer) error {
 	if *format != "all" {
 		var err error
 		if f, err = handoff.ParseFormat(*format); err != nil {
-			return fmt.Errorf("-format: %w", err)
+			return fmt.Errorf("-format: unknown format %q (want milvus, datasketch, datatrove, json or all)", *format)
 		}
 	}
 	ctx, stop := signalContext()
@@ -48,8 +48,11 @@ func exportCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	defer store.Close()
 	m, err := store.Manifest(ctx, *id)
+	if errors.Is(err, db.ErrNotFound) {
+		return fmt.Errorf("no manifest %d in %s", *id, *dbPath)
+	}
 	if err != nil {
-		return fmt.Errorf("manifest %d: %w", *id, err)
+		return err
 	}
 	s := handoff.Settings{Params: m.Params, Generated: time.Now(),
 		Source: handoff.Source{Manifest: m.ID, Dataset: m.Dataset, State: m.State}}

@@ -59,8 +59,8 @@ func TestExportCommand(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-format", "faiss"}, `-format: unknown format "faiss"`},
-		{[]string{"-manifest", "99"}, "manifest 99"},
+		{[]string{"-format", "faiss"}, `-format: unknown format "faiss" (want milvus, datasketch, datatrove, json or all)`},
+		{[]string{"-manifest", "99"}, "no manifest 99 in "},
 	} {
 		dir := filepath.Join(t.TempDir(), "x")
 		args := append([]string{"export", "-db", path, "-manifest", fmt.Sprint(first), "-out", dir}, tc.args...)

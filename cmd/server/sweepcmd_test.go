@@ -73,7 +73,7 @@ func sweepStore(t *testing.T) string {
 		fmt.Fprintf(&labels, "%s,@copy-%s,minor,ann,t1,near,12\n", ids[i], ids[i])
 		fmt.Fprintf(&labels, "%s,%s,different,ann,t1,far,600\n", ids[10+i], ids[20+i])
 	}
-	if _, err := ingest.Labels(ctx, store, strings.NewReader(labels.String()), "l.csv", ingest.LabelOptions{DatasetID: rep.Dataset.ID}); err != nil {
+	if _, err := ingest.Labels(ctx, store, strings.NewReader(labels.String()), "l.csv", ingest.LabelOptions{DatasetID: rep.Dataset.ID, Create: true}); err != nil {
 		t.Fatal(err)
 	}
 	return path

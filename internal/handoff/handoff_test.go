@@ -293,3 +293,24 @@ func TestPythonParses(t *testing.T) {
 		}
 	}
 }
+
+// Every search-before-insert script says what it does differently from the calibration:
+// estimate instead of exact verification, first-seen instead of the calibrated policy,
+// and a shape the engine cannot run as calibrated; Milvus collections are created with
+// Strong consistency, and the function path refuses texts over a VARCHAR's limit.
+func TestScriptsSayWhatDiffers(t *testing.T) {
+	s := sample(t, "scheme=milvus level=word size=3 k=128 hash=xxh3 seed=1234")
+	s.Params.Shape = lsh.Shape{Bands: 5, Rows: 25}
+	files, err := All(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"milvus/milvus_setup.py", "milvus/go/main.go", "datasketch/datasketch_lsh.py"} {
+		mustContain(t, name, file(t, files, name), "verifies with the MinHash estimate",
+			"exact Jaccard of the shingle sets", "keeps the first document it sees",
+			"neither the calibrated keeper-star policy nor the keeper rule", "reads 125 of the 128 hash values")
+	}
+	mustContain(t, "milvus_setup.py", file(t, files, "milvus/milvus_setup.py"), `consistency_level="Strong"`, "MAX_TEXT_BYTES = 65535", `print("skipped:", e, file=sys.stderr)`)
+	mustContain(t, "main.go", file(t, files, "milvus/go/main.go"), "WithConsistencyLevel(entity.ClStrong)")
+	mustContain(t, "README.md", file(t, files, "milvus/README.md"), "Consistency level Strong", "not the calibrated keeper-star policy")
+}
