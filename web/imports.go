@@ -93,9 +93,10 @@ type upload struct {
 // remove deletes the upload's directory.
 func (u upload) remove() error { return os.RemoveAll(filepath.Dir(u.path)) }
 
-// receiveUpload saves the multipart field "file" to a temporary directory, enforcing
-// the upload cap, and keeps the small fields around it in r.Form. What the person can
-// fix is a *pageError; a failure to write the file is an internal error.
+// receiveUpload saves the multipart field "file" to a directory of its own in the
+// upload directory, enforcing the upload cap, and keeps the small fields around it in
+// r.Form. What the person can fix is a *pageError; a failure to write the file is an
+// internal error.
 func (s *server) receiveUpload(w http.ResponseWriter, r *http.Request) (upload, error) {
 	r.Body = http.MaxBytesReader(w, r.Body, s.maxUpload)
 	mr, err := r.MultipartReader()
