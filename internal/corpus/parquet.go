@@ -2,6 +2,7 @@ package corpus
 
 import (
 	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -86,6 +87,9 @@ func newParquetReader(ra io.ReaderAt, size int64, name string, opt Options) (r *
 		}
 	}()
 	ra = nameReaderAt{ra: ra, name: name}
+	if err := checkFooter(ra, size); err != nil {
+		return nil, &FormatError{File: name, Msg: "not a readable Parquet file: " + err.Error()}
+	}
 	f, err := parquet.OpenFile(ra, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true), parquet.FileReadMode(parquet.ReadModeSync))
 	if err != nil {
 		return nil, &FormatError{File: name, Msg: "not a readable Parquet file: " + err.Error()}
@@ -158,6 +162,28 @@ func (r *parquetReader) openGroup(g int) error {
 	return nil
 }
 
+// maxFooterBytes caps a Parquet file's footer (its schema and the metadata of every row
+// group and column chunk): a few kB in common files, megabytes with thousands of row
+// groups.
+const maxFooterBytes = 64 << 20
+
+// checkFooter checks the footer length a file declares before parquet-go allocates it:
+// a damaged length would have it allocate up to 4 GB.
+func checkFooter(ra io.ReaderAt, size int64) error {
+	if size < 12 {
+		return fmt.Errorf("%d bytes is too short for a Parquet file", size)
+	}
+	var tail [8]byte
+	if _, err := ra.ReadAt(tail[:], size-8); err != nil {
+		return fmt.Errorf("reading the footer: %w", err)
+	}
+	n := int64(binary.LittleEndian.Uint32(tail[:4]))
+	if n > size-12 || n > maxFooterBytes {
+		return fmt.Errorf("the footer claims %d bytes, more than the file (%d bytes) or the %d MiB cap", n, size, maxFooterBytes>>20)
+	}
+	return nil
+}
+
 // pageTooLarge is a page over the cap.
 type pageTooLarge struct {
 	n, limit int64
@@ -180,15 +206,21 @@ func checkPages(ra io.ReaderAt, md *format.ColumnMetaData, limit int64) error {
 	for off := start; off < end; {
 		sk.r.Reset(io.NewSectionReader(ra, off, end-off))
 		sk.n, sk.limit = 0, limit
-		compressed, uncompressed, err := sk.pageHeader()
+		compressed, uncompressed, values, err := sk.pageHeader()
 		if err != nil {
 			return fmt.Errorf("page header at offset %d: %w", off, err)
 		}
-		if compressed < 0 || uncompressed < 0 {
-			return fmt.Errorf("page header at offset %d: negative page size", off)
+		if compressed < 0 || uncompressed < 0 || values < 0 {
+			return fmt.Errorf("page header at offset %d: negative size", off)
 		}
 		if n := sk.n + max(compressed, uncompressed); n > limit {
 			return &pageTooLarge{n: n, limit: limit}
+		}
+		// Run-length encoding packs any number of values into a few bytes, and a page's
+		// values are decoded all at once: a page may hold at most about one value per
+		// byte (a million in any page), more than any writer puts there.
+		if values > max(1<<20, 2*uncompressed) {
+			return fmt.Errorf("page header at offset %d: %d values in %d bytes: damaged, or too many values for one page", off, values, uncompressed)
 		}
 		off += sk.n + compressed
 	}
@@ -237,11 +269,13 @@ func (s *skimmer) zigzag() (int64, error) {
 }
 
 // pageHeader reads a PageHeader struct: fields 2 and 3 are the uncompressed and
-// compressed sizes.
-func (s *skimmer) pageHeader() (compressed, uncompressed int64, err error) {
+// compressed sizes; 5, 7 and 8 the data page (v1), dictionary page and data page (v2)
+// headers, whose field 1 is the number of values.
+func (s *skimmer) pageHeader() (compressed, uncompressed, values int64, err error) {
 	seen := 0
 	err = s.fields(0, func(id int16, typ byte) (bool, error) {
-		if (id == 2 || id == 3) && typ == 5 {
+		switch {
+		case (id == 2 || id == 3) && typ == 5:
 			v, err := s.zigzag()
 			if id == 2 {
 				uncompressed = v
@@ -250,13 +284,22 @@ func (s *skimmer) pageHeader() (compressed, uncompressed int64, err error) {
 			}
 			seen++
 			return true, err
+		case (id == 5 || id == 7 || id == 8) && typ == 12:
+			return true, s.fields(1, func(id int16, typ byte) (bool, error) {
+				if id != 1 || typ != 5 {
+					return false, nil
+				}
+				v, err := s.zigzag()
+				values = max(values, v)
+				return true, err
+			})
 		}
 		return false, nil
 	})
 	if err == nil && seen < 2 {
 		err = errors.New("no page sizes")
 	}
-	return compressed, uncompressed, err
+	return compressed, uncompressed, values, err
 }
 
 // fields reads a struct's fields up to its stop byte; own reads a field and says so, or
