@@ -36,7 +36,7 @@ func (s *server) uploadView(r *http.Request) (templates.Upload, error) {
 		return templates.Upload{}, err
 	}
 	me := userOf(r)
-	u := templates.Upload{Page: s.page(r, "Import"), MaxMB: s.maxUpload >> 20, Datasets: datasets,
+	u := templates.Upload{Page: s.page(r, "Import"), MaxMB: s.maxUpload >> 20, Caps: s.importCap.String(), Datasets: datasets,
 		ShowData: me.Role.Can(auth.ImportData), ShowLabels: me.Role.Can(auth.ImportLabels),
 		Dataset: formValue(r, "dataset", ""), IDField: formValue(r, "id_field", "id"), TextField: formValue(r, "text_field", "text"),
 		Meta: formValue(r, "meta", ""), SkipBad: formValue(r, "skip_bad", "") != "", NewVersion: formValue(r, "new_version", "") != "",
@@ -189,6 +189,18 @@ func (s *server) saveFile(fileName string, body io.Reader) (upload, error) {
 type importCap struct {
 	bytes int64
 	docs  int
+}
+
+// String says what the caps allow, for the upload form: "4 GiB and 2000000 records".
+func (c importCap) String() string {
+	var parts []string
+	if c.bytes > 0 {
+		parts = append(parts, corpus.FormatBytes(c.bytes))
+	}
+	if c.docs > 0 {
+		parts = append(parts, fmt.Sprintf("%d records", c.docs))
+	}
+	return strings.Join(parts, " and ")
 }
 
 // newImportCap reads Deps' caps: 0 is the default, negative is no cap.

@@ -61,6 +61,10 @@ func jsonlDocs(n int) string {
 func TestUploadOverTheImportCaps(t *testing.T) {
 	t.Parallel()
 	f := newFixtureWith(t, func(d *Deps) { d.MaxImportDocs = 50; d.MaxImportBytes = 64 << 10 })
+	// The form says so before anyone uploads.
+	if _, body := get(t, f.h, "/datasets/new", f.admin); !strings.Contains(body, `<span data-testid="import-caps">and at most 64 KiB and 50 records once decompressed</span>`) {
+		t.Errorf("the upload form does not state the caps:\n%s", body)
+	}
 	for _, c := range []struct {
 		name, body, want string
 	}{
