@@ -135,6 +135,7 @@ func userMessage(err error) (string, bool) {
 		ie  *ingest.Error
 		re  *corpus.RecordError
 		cfe *corpus.FormatError
+		lme *corpus.LimitError
 		rie *review.InputError
 		cie *cluster.InputError
 		gre *sweep.GridError
@@ -149,12 +150,17 @@ func userMessage(err error) (string, bool) {
 	case errors.As(err, &le):
 		return labelErrorMessage(le), true
 	case errors.As(err, &ie):
+		// A failed import is the person's to fix when its cause is: a bad or truncated
+		// file, a cap, a file already imported.
 		_, same := errors.AsType[*ingest.IdenticalError](ie.Err)
-		return ie.Error(), ie.Err == nil || same || errors.Is(ie.Err, context.Canceled)
+		_, theirs := userMessage(ie.Err)
+		return ie.Error(), ie.Err == nil || same || theirs || errors.Is(ie.Err, context.Canceled)
 	case errors.As(err, &re):
 		return re.Error(), true
 	case errors.As(err, &cfe):
 		return cfe.Error(), true
+	case errors.As(err, &lme):
+		return lme.Error(), true
 	case errors.As(err, &rie):
 		return rie.Error(), true
 	case errors.As(err, &cie):

@@ -8,12 +8,14 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/go-chi/chi/v5"
 
@@ -34,7 +36,7 @@ func (s *server) uploadView(r *http.Request) (templates.Upload, error) {
 		return templates.Upload{}, err
 	}
 	me := userOf(r)
-	u := templates.Upload{Page: s.page(r, "Import"), MaxMB: s.maxUpload >> 20, Datasets: datasets,
+	u := templates.Upload{Page: s.page(r, "Import"), MaxMB: s.maxUpload >> 20, Caps: s.importCap.String(), Datasets: datasets,
 		ShowData: me.Role.Can(auth.ImportData), ShowLabels: me.Role.Can(auth.ImportLabels),
 		Dataset: formValue(r, "dataset", ""), IDField: formValue(r, "id_field", "id"), TextField: formValue(r, "text_field", "text"),
 		Meta: formValue(r, "meta", ""), SkipBad: formValue(r, "skip_bad", "") != "", NewVersion: formValue(r, "new_version", "") != "",
@@ -91,9 +93,10 @@ type upload struct {
 // remove deletes the upload's directory.
 func (u upload) remove() error { return os.RemoveAll(filepath.Dir(u.path)) }
 
-// receiveUpload saves the multipart field "file" to a temporary directory, enforcing
-// the upload cap, and keeps the small fields around it in r.Form. What the person can
-// fix is a *pageError; a failure to write the file is an internal error.
+// receiveUpload saves the multipart field "file" to a directory of its own in the
+// upload directory, enforcing the upload cap, and keeps the small fields around it in
+// r.Form. What the person can fix is a *pageError; a failure to write the file is an
+// internal error.
 func (s *server) receiveUpload(w http.ResponseWriter, r *http.Request) (upload, error) {
 	r.Body = http.MaxBytesReader(w, r.Body, s.maxUpload)
 	mr, err := r.MultipartReader()
@@ -115,7 +118,7 @@ func (s *server) receiveUpload(w http.ResponseWriter, r *http.Request) (upload, 
 			}
 			continue
 		}
-		u, err := saveFile(part.FileName(), bodyReader{part})
+		u, err := s.saveFile(part.FileName(), bodyReader{part})
 		if err != nil {
 			return upload{}, s.uploadFailure(err)
 		}
@@ -143,13 +146,25 @@ func readField(r *http.Request, name string, part io.Reader) error {
 	return nil
 }
 
-// saveFile writes an uploaded file to a new temporary directory under its own base name.
-func saveFile(fileName string, body io.Reader) (upload, error) {
-	name := filepath.Base(fileName)
-	if name == "." || name == "/" || name == "" {
+// UploadDir is where a server whose database is dbPath keeps uploads while it imports
+// them: a directory of its own next to the database, so that what a killed process left
+// there can be found and removed at the next start (see server.CleanUploads).
+func UploadDir(dbPath string) string { return dbPath + "-uploads" }
+
+// saveFile writes an uploaded file to a new directory of its own in the upload
+// directory, under its own base name.
+func (s *server) saveFile(fileName string, body io.Reader) (upload, error) {
+	if fileName == "" {
 		return upload{}, &pageError{http.StatusUnprocessableEntity, "No file was chosen."}
 	}
-	dir, err := os.MkdirTemp("", "dedupstudio-upload-")
+	name := path.Base(strings.ReplaceAll(fileName, `\`, "/")) // a browser on Windows may send C:\dir\name
+	if name == "." || name == ".." || name == "/" || strings.ContainsFunc(name, unicode.IsControl) {
+		return upload{}, &pageError{http.StatusUnprocessableEntity, fmt.Sprintf("The file name %q cannot be used; rename the file and upload it again.", name)}
+	}
+	if err := os.MkdirAll(s.uploadDir, 0o700); err != nil {
+		return upload{}, fmt.Errorf("save upload: %w", err)
+	}
+	dir, err := os.MkdirTemp(s.uploadDir, "upload-")
 	if err != nil {
 		return upload{}, fmt.Errorf("save upload: %w", err)
 	}
@@ -168,6 +183,42 @@ func saveFile(fileName string, body io.Reader) (upload, error) {
 		return upload{}, err
 	}
 	return u, nil
+}
+
+// importCap is the caps on one uploaded sample, as ingest options take them (0: none).
+type importCap struct {
+	bytes int64
+	docs  int
+}
+
+// String says what the caps allow, for the upload form: "4 GiB and 2000000 records".
+func (c importCap) String() string {
+	var parts []string
+	if c.bytes > 0 {
+		parts = append(parts, corpus.FormatBytes(c.bytes))
+	}
+	if c.docs > 0 {
+		parts = append(parts, fmt.Sprintf("%d records", c.docs))
+	}
+	return strings.Join(parts, " and ")
+}
+
+// newImportCap reads Deps' caps: 0 is the default, negative is no cap.
+func newImportCap(bytes int64, docs int) importCap {
+	c := importCap{bytes: bytes, docs: docs}
+	switch {
+	case c.bytes == 0:
+		c.bytes = ingest.DefaultMaxInputBytes
+	case c.bytes < 0:
+		c.bytes = 0
+	}
+	switch {
+	case c.docs == 0:
+		c.docs = ingest.DefaultMaxDocs
+	case c.docs < 0:
+		c.docs = 0
+	}
+	return c
 }
 
 // bodyError is a failure reading the request body (too large, cut short), as opposed to
@@ -215,7 +266,8 @@ func (s *server) uploadDataset(w http.ResponseWriter, r *http.Request) {
 	}
 	// The form's fields are the command line's flags, read by the same code.
 	opt := ingest.DocumentChoices{Dataset: r.FormValue("dataset"), IDField: r.FormValue("id_field"), TextField: r.FormValue("text_field"),
-		Meta: r.FormValue("meta"), SkipBad: r.FormValue("skip_bad") != "", NewVersion: r.FormValue("new_version") != ""}.Options()
+		Meta: r.FormValue("meta"), SkipBad: r.FormValue("skip_bad") != "", NewVersion: r.FormValue("new_version") != "",
+		MaxInputBytes: s.importCap.bytes, MaxDocs: s.importCap.docs}.Options()
 	id, err := s.startImport(userOf(r), up, opt)
 	if err != nil {
 		up.remove()

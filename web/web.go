@@ -5,6 +5,7 @@ package web
 import (
 	"log/slog"
 	"net/http"
+	"os"
 	"runtime"
 	"time"
 
@@ -30,6 +31,14 @@ type Deps struct {
 	Now  func() time.Time // defaults to time.Now
 	// MaxUpload caps an uploaded sample, in bytes; default 512 MB.
 	MaxUpload int64
+	// MaxImportBytes and MaxImportDocs cap what one uploaded sample may hold once
+	// decompressed, in bytes and records; 0 is ingest.DefaultMaxInputBytes and
+	// ingest.DefaultMaxDocs, negative is no cap.
+	MaxImportBytes int64
+	MaxImportDocs  int
+	// UploadDir is where uploads are kept while they are imported; "" is UploadDir of
+	// the store's file. Nothing else may live there: the server empties it at start.
+	UploadDir string
 	// SetupToken, when set, is the one-time link token that creates the first admin.
 	SetupToken string
 	// TrustProxy trusts X-Forwarded-Proto: https from a reverse proxy for cookie security.
@@ -60,6 +69,8 @@ type server struct {
 	jobs      *jobs.Registry
 	now       func() time.Time
 	maxUpload int64
+	uploadDir string
+	importCap importCap // caps on one uploaded sample
 
 	notices notices     // what a POST leaves for the page it redirects to
 	held    heldUploads // files of imports refused as identical, until confirmed or an hour passes
@@ -92,6 +103,14 @@ func New(d Deps) http.Handler {
 	}
 	if s.maxUpload <= 0 {
 		s.maxUpload = 512 << 20
+	}
+	s.importCap = newImportCap(d.MaxImportBytes, d.MaxImportDocs)
+	s.uploadDir = d.UploadDir
+	if s.uploadDir == "" {
+		s.uploadDir = os.TempDir()
+		if s.store != nil {
+			s.uploadDir = UploadDir(s.store.Path())
+		}
 	}
 	s.trustProxy = d.TrustProxy
 	s.kdf = d.KDF

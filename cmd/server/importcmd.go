@@ -31,6 +31,8 @@ func importDocs(args []string, stdout, stderr io.Writer) error {
 	textField := fs.String("text-field", "text", "field holding the document text")
 	meta := fs.String("meta", "", "comma-separated fields to keep as metadata (default: all others; - for none)")
 	maxBytes := fs.Int("max-doc-bytes", corpus.DefaultMaxDocBytes, "largest document text accepted, in bytes")
+	maxInputMB := fs.Int64("max-input-mb", ingest.DefaultMaxInputBytes>>20, "most data one import reads once decompressed, in MiB (0: no cap)")
+	maxDocs := fs.Int("max-docs", ingest.DefaultMaxDocs, "most records one import reads, good or bad (0: no cap)")
 	skipBad := fs.Bool("skip-bad", false, "import the good records and skip the bad ones")
 	newVersion := fs.Bool("new-version", false, "import even when the documents are identical to an earlier version's")
 	rejects := fs.String("rejects", "", "with -skip-bad: file for the rejected records, whole, with their reasons, as JSON lines\n(default: rejects-DATASET-TIME.jsonl in the current directory; the path is printed)")
@@ -49,7 +51,7 @@ func importDocs(args []string, stdout, stderr io.Writer) error {
 	}
 	defer store.Close()
 	opt := ingest.DocumentChoices{Dataset: *dataset, Format: *format, IDField: *idField, TextField: *textField, Meta: *meta,
-		MaxDocBytes: *maxBytes, SkipBad: *skipBad, NewVersion: *newVersion}.Options()
+		MaxDocBytes: *maxBytes, SkipBad: *skipBad, NewVersion: *newVersion, MaxInputBytes: *maxInputMB << 20, MaxDocs: *maxDocs}.Options()
 	opt.Actor = "cli:" + os.Getenv("USER")
 	if opt.Dataset == "" {
 		opt.Dataset = ingest.DatasetName(*in)

@@ -2,7 +2,10 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
+	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -105,5 +108,60 @@ func TestImportCommandsAsAPersonTypesThem(t *testing.T) {
 	if err != nil || !strings.Contains(errOut, "2 row(s) override what their category says") || !strings.Contains(errOut, "contradicting.csv:4: field duplicate") ||
 		!strings.HasSuffix(out, "0 rejected of 5 rows\n") {
 		t.Errorf("contradicting rows: %q %q, %v", out, errOut, err)
+	}
+}
+
+// gzJSONL writes n compressible documents of about size bytes as a gzip JSONL file.
+func gzJSONL(t *testing.T, path string, n, size int) {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	for i := range n {
+		fmt.Fprintf(zw, `{"id":"d%d","text":"document %d %s"}`+"\n", i, i, strings.Repeat("word ", size/5))
+	}
+	zw.Close()
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The caps on one import refuse a small file that decompresses into much, and a cut
+// gzip stream says so and how far it got; nothing lands either way.
+func TestImportCapsAndTruncatedGzip(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	dbPath := filepath.Join(dir, "studio.db")
+	in := filepath.Join(dir, "docs.jsonl.gz")
+	gzJSONL(t, in, 300, 10_000) // 3 MB of JSONL in a few kB
+	cmd := func(args ...string) error {
+		var out, errOut bytes.Buffer
+		return run(append([]string{"import", "-db", dbPath}, args...), &out, &errOut)
+	}
+	err := cmd("-in", in, "-max-docs", "100")
+	if err == nil || !strings.Contains(err.Error(), "nothing was imported: docs.jsonl.gz: more than 100 records, the cap on one import") {
+		t.Errorf("-max-docs 100: err = %v", err)
+	}
+	err = cmd("-in", in, "-max-input-mb", "1")
+	if err == nil || !strings.Contains(err.Error(), "nothing was imported: docs.jsonl.gz: more than 1 MiB of data once decompressed, the cap on one import") {
+		t.Errorf("-max-input-mb 1: err = %v", err)
+	}
+	data, _ := os.ReadFile(in)
+	cut := filepath.Join(dir, "cut.jsonl.gz")
+	os.WriteFile(cut, data[:len(data)/2], 0o644)
+	err = cmd("-in", cut)
+	if err == nil || !regexp.MustCompile(`nothing was imported: cut\.jsonl\.gz: truncated gzip stream after \d+ bytes$`).MatchString(err.Error()) {
+		t.Errorf("truncated gzip: err = %v; want the file, \"truncated gzip stream\" and how far", err)
+	}
+	store, err := db.OpenExisting(context.Background(), dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	if n, _ := store.CountDocuments(context.Background()); n != 0 {
+		t.Errorf("%d documents stored by refused imports; want 0", n)
+	}
+	// Within the caps the file imports.
+	if err := cmd("-in", in, "-max-docs", "300", "-max-input-mb", "4"); err != nil {
+		t.Errorf("within the caps: %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dedupstudio/dedupstudio/internal/campaign"
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/ingest"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
 	"github.com/dedupstudio/dedupstudio/internal/server"
 	"github.com/dedupstudio/dedupstudio/internal/sigcache"
@@ -17,22 +18,44 @@ import (
 )
 
 func serve(args []string, stderr io.Writer) error {
-	fs := newFlagSet("serve", "server serve: start the Dedup Studio web application.",
-		"go run ./cmd/server -addr 127.0.0.1:8080 -db dedupstudio.db", stderr)
-	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on (host:port)")
-	dbPath := fs.String("db", "dedupstudio.db", "database file (created if missing)")
-	loadDemo := fs.Bool("demo", true, "load the demo sample when the database has no datasets")
-	tlsCert := fs.String("tls-cert", "", "TLS certificate file (PEM) to serve HTTPS")
-	tlsKey := fs.String("tls-key", "", "TLS private key file (PEM)")
-	trustProxy := fs.Bool("trust-proxy", false, "behind a TLS-terminating reverse proxy: trust its X-Forwarded-Proto for secure cookies")
-	maxConns := fs.Int("max-conns", 0, "connections held open at once (0: from the descriptor limit, at most 4096)")
-	if err := fs.Parse(args); err != nil {
+	dbPath, loadDemo, cfg, err := serveFlags(args, stderr)
+	if err != nil {
 		return err
 	}
 	ctx, stop := signalContext()
 	defer stop()
-	return serveUntil(ctx, *dbPath, *loadDemo, server.Config{Addr: *addr, Log: newLogger(stderr), Version: version, Console: stderr,
-		TLSCert: *tlsCert, TLSKey: *tlsKey, TrustProxy: *trustProxy, MaxConns: *maxConns})
+	return serveUntil(ctx, dbPath, loadDemo, cfg)
+}
+
+// serveFlags reads serve's flags into the database file, the demo choice and the
+// server's configuration.
+func serveFlags(args []string, stderr io.Writer) (dbPath string, loadDemo bool, cfg server.Config, err error) {
+	fs := newFlagSet("serve", "server serve: start the Dedup Studio web application.",
+		"go run ./cmd/server -addr 127.0.0.1:8080 -db dedupstudio.db", stderr)
+	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on (host:port)")
+	db := fs.String("db", "dedupstudio.db", "database file (created if missing); uploads are kept in FILE-uploads next to it")
+	demo := fs.Bool("demo", true, "load the demo sample when the database has no datasets")
+	tlsCert := fs.String("tls-cert", "", "TLS certificate file (PEM) to serve HTTPS")
+	tlsKey := fs.String("tls-key", "", "TLS private key file (PEM)")
+	trustProxy := fs.Bool("trust-proxy", false, "behind a TLS-terminating reverse proxy: trust its X-Forwarded-Proto for secure cookies")
+	maxConns := fs.Int("max-conns", 0, "connections held open at once (0: from the descriptor limit, at most 4096)")
+	maxInputMB := fs.Int64("max-input-mb", ingest.DefaultMaxInputBytes>>20, "most data one uploaded sample may hold once decompressed, in MiB (0: no cap)")
+	maxDocs := fs.Int("max-docs", ingest.DefaultMaxDocs, "most records one uploaded sample may hold, good or bad (0: no cap)")
+	if err := fs.Parse(args); err != nil {
+		return "", false, server.Config{}, err
+	}
+	cfg = server.Config{Addr: *addr, Log: newLogger(stderr), Version: version, Console: stderr,
+		TLSCert: *tlsCert, TLSKey: *tlsKey, TrustProxy: *trustProxy, MaxConns: *maxConns,
+		MaxImportBytes: noCapIsNegative(*maxInputMB << 20), MaxImportDocs: int(noCapIsNegative(int64(*maxDocs)))}
+	return *db, *demo, cfg, nil
+}
+
+// noCapIsNegative turns a flag's "0: no cap" into server.Config's, where 0 is the default.
+func noCapIsNegative(n int64) int64 {
+	if n == 0 {
+		return -1
+	}
+	return n
 }
 
 // jobsStopTimeout bounds the wait for background jobs at shutdown: a cancelled import

@@ -212,3 +212,23 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// The caps on an uploaded sample reach the server: the defaults, a value, and 0 for no
+// cap (negative in server.Config, where 0 is the default).
+func TestServeImportCapFlags(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		args  []string
+		bytes int64
+		docs  int
+	}{
+		{nil, 4 << 30, 2_000_000},
+		{[]string{"-max-input-mb", "10", "-max-docs", "500"}, 10 << 20, 500},
+		{[]string{"-max-input-mb", "0", "-max-docs", "0"}, -1, -1},
+	} {
+		_, _, cfg, err := serveFlags(c.args, io.Discard)
+		if err != nil || cfg.MaxImportBytes != c.bytes || cfg.MaxImportDocs != c.docs {
+			t.Errorf("serve %q: caps %d bytes, %d docs (%v); want %d, %d", c.args, cfg.MaxImportBytes, cfg.MaxImportDocs, err, c.bytes, c.docs)
+		}
+	}
+}

@@ -95,6 +95,39 @@ type Options struct {
 	// non-nil slice keeps none.
 	MetaFields []string
 	MaxBytes   int // cap on a document's text; default DefaultMaxDocBytes
+	// MaxInputBytes caps the data read, once decompressed (for Parquet: the bytes of the
+	// values read); 0 is no cap. Past it, Next returns a *LimitError.
+	MaxInputBytes int64
+}
+
+// LimitError is an import over a cap: more than Bytes of data once decompressed
+// (Options.MaxInputBytes; reading stops there) or more than Docs records (a cap the
+// importer keeps). One of the two is set.
+type LimitError struct {
+	File  string
+	Bytes int64
+	Docs  int
+}
+
+func (e *LimitError) Error() string {
+	what := fmt.Sprintf("more than %s of data once decompressed", FormatBytes(e.Bytes))
+	if e.Docs > 0 {
+		what = fmt.Sprintf("more than %d records", e.Docs)
+	}
+	return e.File + ": " + what + ", the cap on one import (split the file, or ask an admin to raise the cap)"
+}
+
+// FormatBytes writes a size in the largest binary unit that divides it.
+func FormatBytes(n int64) string {
+	for _, u := range []struct {
+		shift uint
+		name  string
+	}{{40, "TiB"}, {30, "GiB"}, {20, "MiB"}, {10, "KiB"}} {
+		if n >= 1<<u.shift && n%(1<<u.shift) == 0 {
+			return fmt.Sprintf("%d %s", n>>u.shift, u.name)
+		}
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 func (o *Options) defaults() {
@@ -208,7 +241,7 @@ func (c *closeBoth) Close() error { return errors.Join(c.Reader.Close(), c.c.Clo
 // stream starts with their magic bytes. Parquet needs random access: use OpenFile.
 func NewReader(r io.Reader, name string, format Format, opt Options) (Reader, error) {
 	opt.defaults()
-	src, closer, err := decompress(r, name)
+	src, closer, err := decompress(r, name, opt.MaxInputBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -235,24 +268,98 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func decompress(r io.Reader, name string) (*bufio.Reader, func() error, error) {
-	br := bufio.NewReaderSize(r, 1<<16)
+func decompress(r io.Reader, name string, maxBytes int64) (*bufio.Reader, func() error, error) {
+	src := &sourceReader{r: r}
+	br := bufio.NewReaderSize(src, 1<<16)
 	magic, _ := br.Peek(4)
+	var out io.Reader = br
+	closer := func() error { return nil }
 	switch {
 	case len(magic) >= 2 && magic[0] == 0x1f && magic[1] == 0x8b:
 		zr, err := gzip.NewReader(br)
 		if err != nil {
+			if src.err != nil {
+				return nil, nil, src.err
+			}
 			return nil, nil, &FormatError{File: name, Msg: "bad gzip data: " + err.Error()}
 		}
-		return bufio.NewReaderSize(zr, 1<<16), zr.Close, nil
+		out, closer = &streamReader{r: zr, src: src, name: name, kind: "gzip"}, zr.Close
 	case bytes.Equal(magic, []byte{0x28, 0xb5, 0x2f, 0xfd}):
 		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1))
 		if err != nil {
 			return nil, nil, &FormatError{File: name, Msg: "bad zstd data: " + err.Error()}
 		}
-		return bufio.NewReaderSize(zr, 1<<16), func() error { zr.Close(); return nil }, nil
+		out, closer = &streamReader{r: zr, src: src, name: name, kind: "zstd"}, func() error { zr.Close(); return nil }
 	}
-	return br, func() error { return nil }, nil
+	if maxBytes > 0 {
+		out = &capReader{r: out, left: maxBytes, err: &LimitError{File: name, Bytes: maxBytes}}
+	}
+	if out == io.Reader(br) {
+		return br, closer, nil
+	}
+	return bufio.NewReaderSize(out, 1<<16), closer, nil
+}
+
+// sourceReader keeps the error of the compressed input, so that a decompressor's failure
+// can be told from the input's own.
+type sourceReader struct {
+	r   io.Reader
+	err error
+}
+
+func (s *sourceReader) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if err != nil && err != io.EOF {
+		s.err = err
+	}
+	return n, err
+}
+
+// streamReader names a decompressor's failure: a stream cut short or corrupt data is a
+// *FormatError saying how far it got; a failure of the input itself passes as it is.
+type streamReader struct {
+	r    io.Reader
+	src  *sourceReader
+	name string
+	kind string // gzip or zstd
+	n    int64  // decompressed bytes so far
+}
+
+func (s *streamReader) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	s.n += int64(n)
+	switch {
+	case err == nil || err == io.EOF:
+	case s.src.err != nil:
+		err = s.src.err
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		err = &FormatError{File: s.name, Msg: fmt.Sprintf("truncated %s stream after %d bytes", s.kind, s.n)}
+	default:
+		err = &FormatError{File: s.name, Msg: fmt.Sprintf("corrupt %s stream after %d bytes: %v", s.kind, s.n, err)}
+	}
+	return n, err
+}
+
+// capReader fails with err once more than left bytes were asked of it.
+type capReader struct {
+	r    io.Reader
+	left int64
+	err  error
+}
+
+func (c *capReader) Read(p []byte) (int, error) {
+	if c.left < 0 {
+		return 0, c.err
+	}
+	if int64(len(p)) > c.left+1 {
+		p = p[:c.left+1]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	if c.left < 0 {
+		return n, c.err
+	}
+	return n, err
 }
 
 // checkRecord validates an id and a text, returning the field at fault. validUTF8 says
@@ -269,6 +376,9 @@ func checkRecord(rec *Record, opt *Options, validUTF8 bool) *RecordError {
 	}
 	if len(rec.ID) > maxIDBytes {
 		return fail(opt.IDField, "id longer than 1024 bytes")
+	}
+	if rec.Text == "" {
+		return fail(opt.TextField, "empty")
 	}
 	if !validUTF8 && !utf8.ValidString(rec.Text) {
 		return fail(opt.TextField, "invalid UTF-8 at byte %d", firstInvalid([]byte(rec.Text)))

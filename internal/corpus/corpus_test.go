@@ -295,4 +295,13 @@ func TestCSVHugeRecordStops(t *testing.T) {
 	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "big.csv: after line 2: a record longer than") {
 		t.Errorf("huge record: %v", err)
 	}
+	// The first record after the header too says where it starts.
+	in = "id,text\n\"" + strings.Repeat("z", 3<<20) + "\",x\n"
+	r, err = NewReader(strings.NewReader(in), "first.csv", CSV, Options{MaxBytes: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err = r.Next(); !errors.As(err, &fe) || !strings.Contains(err.Error(), "first.csv: after line 1: a record longer than") {
+		t.Errorf("huge first record: %v; want it placed after the header, line 1", err)
+	}
 }

@@ -44,6 +44,7 @@ func newCSVReader(src *bufio.Reader, closer func() error, name string, format Fo
 	}
 	if len(header) > 0 {
 		header[0] = strings.TrimPrefix(header[0], "\ufeff")
+		r.line, _ = cr.FieldPos(len(header) - 1) // a record too long to read is placed after it
 	}
 	for i, h := range header {
 		if !utf8.ValidString(h) {

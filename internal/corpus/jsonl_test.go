@@ -103,7 +103,7 @@ func TestJSONLChunksDoNotChangeResults(t *testing.T) {
 		13: `docs.jsonl:16 "n" "spaces" null`,
 		14: `reject docs.jsonl:17: malformed JSON: invalid character 'x' after the top-level object at byte 29`,
 		15: `docs.jsonl:18 "p" "unicode 日本語 \u2028" null`,
-		16: `docs.jsonl:19 "q" "" null`,
+		16: `reject docs.jsonl:19: field text: empty`,
 		17: fmt.Sprintf("EOF after %d bytes", len(mixedJSONL)),
 	}
 	if len(want) != len(checks) {

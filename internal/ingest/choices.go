@@ -23,6 +23,12 @@ type DocumentChoices struct {
 	MaxDocBytes int    // 0 is corpus.DefaultMaxDocBytes
 	SkipBad     bool
 	NewVersion  bool
+	// MaxInputBytes and MaxDocs cap one import (decompressed bytes, records); 0 is no
+	// cap. The command line's -max-input-mb and -max-docs set them, and the server's
+	// flags of the same names for uploads; both default to DefaultMaxInputBytes and
+	// DefaultMaxDocs.
+	MaxInputBytes int64
+	MaxDocs       int
 }
 
 // Options returns the import options the choices make.
@@ -31,9 +37,10 @@ func (c DocumentChoices) Options() Options {
 		Dataset: strings.TrimSpace(c.Dataset),
 		Format:  corpus.Format(strings.TrimSpace(c.Format)),
 		Corpus: corpus.Options{IDField: strings.TrimSpace(c.IDField), TextField: strings.TrimSpace(c.TextField),
-			MetaFields: ParseMeta(c.Meta), MaxBytes: c.MaxDocBytes},
+			MetaFields: ParseMeta(c.Meta), MaxBytes: c.MaxDocBytes, MaxInputBytes: c.MaxInputBytes},
 		SkipBad:    c.SkipBad,
 		NewVersion: c.NewVersion,
+		MaxDocs:    c.MaxDocs,
 	}
 }
 

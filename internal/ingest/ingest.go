@@ -35,13 +35,23 @@ type Options struct {
 	// import is refused with an *IdenticalError.
 	NewVersion bool
 	Rejects    io.Writer      // receives each rejected record as a JSON line
-	BatchSize  int            // documents per transaction; default 1000
+	BatchSize  int            // documents per transaction; default 1000 (fewer past batchBytes of text)
 	Progress   func(Progress) // called after every batch and at the end
 	Actor      string         // who imports, for the audit log
 	UserID     int64
 	// MaxListed bounds the rejected records kept in the Report (all go to Rejects).
 	MaxListed int
+	// MaxDocs caps the records (good or bad) one import reads; 0 is no cap. Past it the
+	// import fails with a *corpus.LimitError. Corpus.MaxInputBytes caps the bytes.
+	MaxDocs int
 }
+
+// Default caps on one import, generous for a sample to calibrate on: the command line's
+// and the server's flags start from them.
+const (
+	DefaultMaxInputBytes = 4 << 30 // data once decompressed
+	DefaultMaxDocs       = 2_000_000
+)
 
 // Progress is a running import's state.
 type Progress struct {
@@ -119,6 +129,10 @@ func File(ctx context.Context, store *db.DB, path string, opt Options) (Report, 
 	return Documents(ctx, store, r, filepath.Base(path), opt)
 }
 
+// batchBytes ends a batch early: a thousand documents of a megabyte each would hold a
+// gigabyte in memory.
+const batchBytes = 8 << 20
+
 // promoted are metadata fields stored in their own columns.
 var promoted = map[string]string{"source": "source", "domain": "domain", "lang": "lang", "language": "lang"}
 
@@ -152,6 +166,8 @@ func Documents(ctx context.Context, store *db.DB, r corpus.Reader, sourceFile st
 	hash := sha256.New()
 	var batch []db.NewDocument
 	var places []corpus.Place
+	held := 0 // bytes of text in batch
+	seen := 0 // records read, good or bad
 	report := func(done bool) {
 		if opt.Progress != nil {
 			opt.Progress(Progress{Docs: rep.Accepted, Rejected: rep.Rejected, Bytes: r.BytesRead(), Elapsed: time.Since(start), Done: done})
@@ -175,11 +191,17 @@ func Documents(ctx context.Context, store *db.DB, r corpus.Reader, sourceFile st
 		if len(batch) == 0 {
 			return nil
 		}
+		// A refused import keeps reading to report every bad record, duplicate ids too:
+		// its batches still go in, which finds them, but without their texts, since
+		// nothing of it will stay.
+		insert := batch
 		if failing() {
-			batch, places = batch[:0], places[:0] // keep reading to report every bad record
-			return nil
+			insert = make([]db.NewDocument, len(batch))
+			for i, d := range batch {
+				insert[i] = db.NewDocument{ExtID: d.ExtID}
+			}
 		}
-		dups, err := store.InsertDocuments(ctx, ds.ID, batch)
+		dups, err := store.InsertDocuments(ctx, ds.ID, insert)
 		if err != nil {
 			return err
 		}
@@ -192,13 +214,16 @@ func Documents(ctx context.Context, store *db.DB, r corpus.Reader, sourceFile st
 				return err
 			}
 		}
-		for i, d := range batch {
-			if !isDup[i] {
-				rep.Accepted++
-				fmt.Fprintf(hash, "%s\x00%s\n", d.ExtID, d.ContentHash)
+		if !failing() {
+			for i, d := range batch {
+				if !isDup[i] {
+					rep.Accepted++
+					fmt.Fprintf(hash, "%s\x00%s\n", d.ExtID, d.ContentHash)
+				}
 			}
 		}
-		batch, places = batch[:0], places[:0]
+		clear(batch) // let the texts go
+		batch, places, held = batch[:0], places[:0], 0
 		report(false)
 		return nil
 	}
@@ -209,6 +234,9 @@ func Documents(ctx context.Context, store *db.DB, r corpus.Reader, sourceFile st
 		rec, err := r.Next()
 		if errors.Is(err, io.EOF) {
 			break
+		}
+		if seen++; opt.MaxDocs > 0 && seen > opt.MaxDocs {
+			return rep, &Error{Report: rep, Err: &corpus.LimitError{File: sourceFile, Docs: opt.MaxDocs}}
 		}
 		var re *corpus.RecordError
 		if errors.As(err, &re) {
@@ -230,7 +258,8 @@ func Documents(ctx context.Context, store *db.DB, r corpus.Reader, sourceFile st
 		rep.Valid++
 		batch = append(batch, doc)
 		places = append(places, rec.Place)
-		if len(batch) >= opt.BatchSize {
+		held += len(doc.Text)
+		if len(batch) >= opt.BatchSize || held >= batchBytes {
 			if err := flush(); err != nil {
 				return rep, &Error{Report: rep, Err: err}
 			}

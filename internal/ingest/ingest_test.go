@@ -66,7 +66,9 @@ func TestImportAllOrNothing(t *testing.T) {
 	if !errors.As(err, &ie) {
 		t.Fatalf("bad file: err = %v; want *ingest.Error", err)
 	}
-	if ie.Report.Rejected != 2 || len(ie.Report.Errors) != 2 || !strings.HasPrefix(ie.Report.Errors[0].Error(), "sample.jsonl:4: field text: invalid UTF-8") {
+	// The duplicate id is listed too, though an earlier record was bad already.
+	if ie.Report.Rejected != 3 || len(ie.Report.Errors) != 3 || !strings.HasPrefix(ie.Report.Errors[0].Error(), "sample.jsonl:4: field text: invalid UTF-8") ||
+		ie.Report.Errors[1].Error() != `sample.jsonl:5: field id: duplicate id "a"` {
 		t.Errorf("report = %+v (errors %v)", ie.Report, ie.Report.Errors)
 	}
 	if !strings.Contains(err.Error(), "nothing was imported") {

@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/dedupstudio/dedupstudio/internal/auth"
+	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
 )
 
@@ -30,6 +32,8 @@ import (
 type childSpec struct {
 	FDLimit    uint64 // RLIMIT_NOFILE for the child; 0 leaves it
 	DefaultKDF bool   // hash passwords at the production cost (46 MiB), not the tests' cheap one
+	DB         string // the database file; "" is a fresh one
+	Role       string // dave's role; "" is annotator
 }
 
 const childEnv = "DEDUP_CHILD_SERVER"
@@ -50,10 +54,25 @@ func TestChildServer(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	store := openStore(t, "child.db")
+	var store *db.DB
+	if spec.DB == "" {
+		store = openStore(t, "child.db")
+	} else {
+		var err error
+		if store, err = db.Open(context.Background(), spec.DB); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { store.Close() })
+	}
+	role := auth.Role(spec.Role)
+	if role == "" {
+		role = auth.Annotator
+	}
 	hash, _ := auth.HashPassword("the right password", testKDF)
-	if _, err := store.CreateUser(context.Background(), "test", "dave", "annotator", hash); err != nil {
-		t.Fatal(err)
+	if _, err := store.UserByName(context.Background(), "dave"); errors.Is(err, db.ErrNotFound) {
+		if _, err := store.CreateUser(context.Background(), "test", "dave", role, hash); err != nil {
+			t.Fatal(err)
+		}
 	}
 	cfg := Config{}
 	if spec.DefaultKDF {

@@ -2,7 +2,12 @@ package server
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io/fs"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/dedupstudio/dedupstudio/internal/db"
@@ -29,4 +34,41 @@ func CleanImports(ctx context.Context, store *db.DB, log *slog.Logger, every tim
 		case <-time.After(every):
 		}
 	}
+}
+
+// CleanUploads empties dir, the server's upload directory (web.UploadDir), at start:
+// what is there was left by a process that died while receiving or importing an
+// upload (kill -9, a crash), since a running server removes each upload once its import
+// ends. Each entry removed is logged; a missing directory is nothing to do.
+func CleanUploads(dir string, log *slog.Logger) error {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("clean uploads: %w", err)
+	}
+	var errs []error
+	for _, e := range entries {
+		path := filepath.Join(dir, e.Name())
+		var files, bytes int64
+		filepath.WalkDir(path, func(_ string, d fs.DirEntry, err error) error {
+			if err == nil && d.Type().IsRegular() {
+				if info, err := d.Info(); err == nil {
+					files++
+					bytes += info.Size()
+				}
+			}
+			return nil
+		})
+		if err := os.RemoveAll(path); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		log.Info("removed a stale upload", "path", path, "files", files, "bytes", bytes)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("clean uploads: %w", err)
+	}
+	return nil
 }

@@ -58,6 +58,10 @@ type Config struct {
 	// ReadTimeout bounds reading a whole request, headers and body, on every route but
 	// the uploads; default DefaultReadTimeout.
 	ReadTimeout time.Duration
+	// MaxImportBytes and MaxImportDocs cap one uploaded sample once decompressed, in
+	// bytes and records (see web.Deps: 0 is the default, negative no cap).
+	MaxImportBytes int64
+	MaxImportDocs  int
 }
 
 // Timeouts of the server.
@@ -134,6 +138,14 @@ func Run(ctx context.Context, cfg Config) error {
 	if cfg.ReadTimeout <= 0 {
 		cfg.ReadTimeout = DefaultReadTimeout
 	}
+	var uploads string
+	if cfg.Store != nil {
+		// Uploads a killed process left behind go before any new one arrives.
+		uploads = web.UploadDir(cfg.Store.Path())
+		if err := CleanUploads(uploads, cfg.Log); err != nil {
+			return err
+		}
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
@@ -159,7 +171,8 @@ func Run(ctx context.Context, cfg Config) error {
 	conns := newConnLimiter(ln, maxConns(cfg))
 	srv := &http.Server{
 		Handler: conns.track(web.New(web.Deps{Log: cfg.Log, Version: cfg.Version, Store: cfg.Store, Jobs: cfg.Jobs,
-			SetupToken: setupToken, TrustProxy: cfg.TrustProxy, KDF: cfg.KDF, Tally: tally, Sweeps: cfg.Sweeps})),
+			SetupToken: setupToken, TrustProxy: cfg.TrustProxy, KDF: cfg.KDF, Tally: tally, Sweeps: cfg.Sweeps,
+			UploadDir: uploads, MaxImportBytes: cfg.MaxImportBytes, MaxImportDocs: cfg.MaxImportDocs})),
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       cfg.ReadTimeout, // web extends it for the upload routes
 		WriteTimeout:      writeTimeout,
