@@ -203,6 +203,9 @@ func TestGuidelinesStateThePolicyCalls(t *testing.T) {
 		"A license contained in another is a duplicate only when it is most of the container",
 		"A partly translated edition is not a duplicate",
 		"Boilerplate-heavy pairs are never duplicates in the demo",
+		// Round 5: what a shared sentence is, and that it counts toward the tenth.
+		"A word or two changed means in the whole sentence",
+		"A shared sentence counts toward the tenth",
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the guidelines dialog lacks %q", want)

@@ -32,8 +32,9 @@
 // breaks every shingle around it. A shared run of fewer than five words between two
 // changes does not end the change (one place, not two). A shorter matched run (one or two
 // words) within two words of a longer one on both sides is shared too, and a "shared
-// sentence" is the most shared words in one stretch whose gaps are at most two changed
-// words: a standard sentence reworded in a word or two.
+// sentence" is the most shared words in one stretch with at most two changed words in it
+// (in all, not between every few words): a standard sentence reworded in a word or two,
+// not common phrases strung together.
 // The language of a text is guessed on the text itself, paragraph by paragraph: by script
 // (Cyrillic, Arabic vs Persian letters, Han with or without kana), else by the stopwords
 // of the corpus's Latin-script languages; a paragraph with too few stopwords (code,
@@ -67,7 +68,9 @@
 //
 // Other pairs:
 //
-//  7. different: the smaller text shares less than a tenth of its shingles.
+//  7. different: the smaller text shares less than a tenth of its shingles, and its
+//     longest shared sentence (below) is less than a tenth of the shorter text's words
+//     (a standard sentence reworded in a word or two shares few shingles).
 //  8. minor (duplicate): at least 90% of both texts' words shared (two one-line READMEs of a
 //     package's builds that differ by the platform's name); or, unless both are READMEs
 //     (of different packages: the package is the content), at least 75% shared and at
@@ -121,12 +124,12 @@
 // boilerplate-heavy and kept, however short: the package is the content. The same calls, with the same numbers in
 // words, are on the guidelines page (press ? while labeling).
 //
-// # The sample: design demo-strata-v4
+// # The sample: design demo-strata-v5
 //
 // Population U: every unordered pair of the 2,136 documents (2,280,180 pairs), each
 // classified by the rules; the 2,129,947 pairs that share neither a shingle nor a
 // section are "different" with J = 0. Strata: rule category x J bin (J = 0, (0, 0.05),
-// [0.05, 0.1), then tenths up to [0.9, 1]); 45 are not empty. Each category has a
+// [0.05, 0.1), then tenths up to [0.9, 1]); 44 are not empty. Each category has a
 // target n (exact 100, format 100, minor 130, boilerplate 120, partial 140, translation
 // 120, different 140) spread round-robin over its strata from the lowest bin up, never
 // above N_h (equal allocation: the whole J range is drawn, and format, with 79 pairs in
@@ -142,7 +145,9 @@
 // together, asks format pairs for the same words, bridges a word or two inside a shared
 // sentence, drops the J >= 0.5 condition of the short minor-edit rule (it is not in the
 // guidelines) except for READMEs, and lets 70% shared words with a passage make partial
-// overlap.
+// overlap; version 5 lets a shared sentence that is a tenth of the shorter text make a
+// pair more than different (rule 7) and allows a word or two changed in a shared
+// sentence in all, not between every few words.
 //
 // # The blind check
 //

@@ -55,8 +55,12 @@ const (
 	mostShared = 0.7
 	// sameLanguages: the two texts' prose is at least this much in the same languages.
 	sameLanguages = 0.8
-	// looked: below this containment a pair is not examined further (its smaller side
-	// shares less than a tenth of its shingles).
+	// looked: less than a tenth of the shorter text shared is different, as the
+	// guidelines say: the smaller side shares less than this share of its shingles and
+	// its longest shared sentence (a word or two changed in it) is less than this share
+	// of the shorter text's words. Shingles alone count a standard sentence reworded
+	// every few words (the HPND permission sentence, a reworded disclaimer) as almost
+	// nothing.
 	looked = 0.1
 )
 
@@ -108,6 +112,18 @@ func (f *features) mostlyShared() bool {
 	return f.a.words > 0 && f.b.words > 0 && 2*f.a.changed <= f.a.words && 2*f.b.changed <= f.b.words
 }
 
+// sentenceShare is the longest shared sentence (sentence) as a share of the shorter
+// text's words: a standard sentence reworded in a word or two shares few shingles (a
+// change every few words breaks them all) but is shared text all the same, and the
+// guidelines measure "a tenth of the shorter text" in its words.
+func (f *features) sentenceShare() float64 {
+	small, _ := f.smallLarge()
+	if small.words == 0 {
+		return 0
+	}
+	return float64(min(f.sentence(), small.words)) / float64(small.words)
+}
+
 // inPassages is how many words each text has in shared passages (the smaller count).
 func (f *features) inPassages() int { return min(f.a.inPassages, f.b.inPassages) }
 
@@ -128,9 +144,6 @@ func measure(x, y *doc) features {
 	f := features{inter: lsh.Intersection(x.set, y.set)}
 	f.union = len(x.set) + len(y.set) - f.inter
 	f.j, f.c = ratios(f.inter, len(x.set), len(y.set))
-	if f.c < looked && x.section() != y.section() {
-		return f
-	}
 	cx, cy := covered(&x.text, &y.text), covered(&y.text, &x.text)
 	if x.section() == "" || x.section() != y.section() {
 		// Short texts are compared word by word too; editions of a section keep the
@@ -194,8 +207,8 @@ func classify(x, y *doc, f *features) verdict {
 		return verdict{"exact", true, "identical after lowercasing and collapsing white space"}
 	case x.section() != "" && x.section() == y.section():
 		return classifyEditions(x, y, f)
-	case f.c < looked:
-		return verdict{"different", false, "no shared structure beyond common phrases"}
+	case f.c < looked && f.sentenceShare() < looked:
+		return verdict{"different", false, fmt.Sprintf("no shared structure beyond common phrases (%.0f%% of the smaller's shingles, a shared sentence of %d words)", 100*f.c, f.sentence())}
 	case f.shared() >= minorShared:
 		return verdict{"minor", true, fmt.Sprintf("near-identical text: %s (%.0f%% of words shared)", diff(), 100*f.shared())}
 	case !readmes && f.shared() >= minorSharedShort && f.a.changed+f.b.changed <= minorWords && max(f.a.places, f.b.places) <= minorPlaces:

@@ -193,8 +193,8 @@ func letterWidth(w string) int {
 // more, not scattered phrases).
 type diffSide struct {
 	words, changed, places, longestShared, inPassages int
-	// sentence is the most shared words in one stretch whose gaps are at most alignGap
-	// changed words: a standard sentence reworded in a word or two.
+	// sentence is the most shared words in one stretch with at most alignGap changed
+	// words inside it: a standard sentence reworded in a word or two (sentenceOf).
 	sentence int
 }
 
@@ -211,18 +211,11 @@ func sideOf(cov []bool) diffSide {
 		}
 		run = 0
 	}
-	stretch, gap := 0, 0 // shared words in the current stretch, changed words since
 	for _, c := range cov {
 		if c {
 			run++
 			d.longestShared = max(d.longestShared, run)
-			stretch++
-			gap = 0
-			d.sentence = max(d.sentence, stretch)
 			continue
-		}
-		if gap++; gap > alignGap {
-			stretch = 0
 		}
 		if !changedBefore || run >= shingleSize {
 			d.places++
@@ -232,7 +225,34 @@ func sideOf(cov []bool) diffSide {
 		changedBefore = true
 	}
 	endRun()
+	d.sentence = sentenceOf(cov)
 	return d
+}
+
+// sentenceOf is the most shared words in one stretch of cov that has at most alignGap
+// changed words inside it: a standard sentence with a word or two changed, inserted or
+// dropped, as the guidelines count it, not pieces of common phrases strung together
+// with a word or two between each.
+func sentenceOf(cov []bool) int {
+	best, changed, l := 0, 0, 0
+	for r, c := range cov {
+		if !c {
+			changed++
+			for changed > alignGap {
+				if !cov[l] {
+					changed--
+				}
+				l++
+			}
+			continue
+		}
+		for l < r && !cov[l] { // a stretch starts on a shared word
+			changed--
+			l++
+		}
+		best = max(best, r-l+1-changed)
+	}
+	return best
 }
 
 // proseShared is the share of x's prose (by width, letterWidth) that lies in shingles y
