@@ -27,6 +27,9 @@ type Record struct {
 	// Meta holds the other fields chosen as metadata, with JSON-compatible values.
 	Meta  map[string]any
 	Place Place
+	// Raw is a NewTableReader row as read, for a rejects file (see RecordError.Record);
+	// nil for documents.
+	Raw any
 }
 
 // Place says where a record came from.
@@ -95,6 +98,8 @@ type Options struct {
 	// non-nil slice keeps none.
 	MetaFields []string
 	MaxBytes   int // cap on a document's text; default DefaultMaxDocBytes
+
+	table *tableOptions // set by NewTableReader: rows, not documents
 }
 
 func (o *Options) defaults() {

@@ -45,6 +45,9 @@ func newCSVReader(src *bufio.Reader, closer func() error, name string, format Fo
 	if len(header) > 0 {
 		header[0] = strings.TrimPrefix(header[0], "\ufeff")
 	}
+	if opt.table != nil {
+		return r.tableHeader(header)
+	}
 	for i, h := range header {
 		if !utf8.ValidString(h) {
 			return nil, &RecordError{Place: Place{File: name, Line: 1}, Msg: fmt.Sprintf("header column %d: invalid UTF-8", i+1)}
@@ -89,6 +92,9 @@ func (r *csvReader) Next() (Record, error) {
 		r.line, _ = r.cr.FieldPos(len(row) - 1)
 		if len(row) == 1 && row[0] == "" {
 			continue // blank line
+		}
+		if r.opt.table != nil {
+			return r.tableRow(row, line)
 		}
 		rec := Record{Place: Place{File: r.name, Line: line}, ID: row[r.idCol], Text: row[r.txtCol]}
 		for i, v := range row {
