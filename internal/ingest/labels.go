@@ -1,10 +1,7 @@
 package ingest
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/dedupstudio/dedupstudio/internal/campaign"
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
@@ -360,149 +356,77 @@ func checkDesign(row labelRow, frames map[[2]string]int) (frame int, field, msg 
 	return n, "", ""
 }
 
+// labelFields are the fields a label file may have; a, b and category are needed.
 var labelFields = []string{"a", "b", "category", "duplicate", "annotator", "note", "kind", "design", "stratum", "frame_size"}
 
+// readLabelRows reads a label file through corpus's table reader (CSV, TSV or JSONL,
+// plain, gzip or zstd): the rows, the rows refused as read, or the reason the file
+// cannot be read as labels at all.
 func readLabelRows(r io.Reader, name string, format corpus.Format) ([]labelRow, []*corpus.RecordError, error) {
-	switch format {
-	case corpus.CSV, corpus.TSV:
-		return readLabelCSV(r, name, format)
-	case corpus.JSONL:
-		return readLabelJSONL(r, name)
+	if format != corpus.CSV && format != corpus.TSV && format != corpus.JSONL {
+		return nil, nil, fmt.Errorf("%s: labels come as CSV, TSV or JSONL", name)
 	}
-	return nil, nil, fmt.Errorf("%s: labels come as CSV, TSV or JSONL", name)
-}
-
-func readLabelCSV(r io.Reader, name string, format corpus.Format) ([]labelRow, []*corpus.RecordError, error) {
-	cr := csv.NewReader(r)
-	if format == corpus.TSV {
-		cr.Comma = '\t'
-	}
-	header, err := cr.Read()
+	tr, err := corpus.NewTableReader(r, name, format, labelFields[:3])
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s:1: header: %v", name, err)
+		return nil, nil, err
 	}
-	col := map[string]int{}
-	for i, h := range header {
-		col[strings.ToLower(strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")))] = i
-	}
-	for _, need := range []string{"a", "b", "category"} {
-		if _, ok := col[need]; !ok {
-			return nil, nil, &corpus.RecordError{Place: corpus.Place{File: name, Line: 1}, Field: need, Msg: "no such column in the header (want " + strings.Join(labelFields, ", ") + ")"}
-		}
-	}
-	get := func(rec []string, field string) string {
-		if i, ok := col[field]; ok && i < len(rec) {
-			return strings.TrimSpace(rec[i])
-		}
-		return ""
-	}
+	defer tr.Close()
 	var rows []labelRow
 	var bad []*corpus.RecordError
 	for {
-		rec, err := cr.Read()
+		rec, err := tr.Next()
 		if errors.Is(err, io.EOF) {
 			return rows, bad, nil
 		}
+		var re *corpus.RecordError
+		if errors.As(err, &re) {
+			bad = append(bad, re)
+			continue
+		}
 		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				bad = append(bad, &corpus.RecordError{Place: corpus.Place{File: name, Line: pe.StartLine}, Msg: pe.Err.Error()})
-				continue
-			}
 			return nil, nil, err
 		}
-		line, _ := cr.FieldPos(0)
-		place := corpus.Place{File: name, Line: line}
-		valid := true
-		for i, v := range rec {
-			if !utf8.ValidString(v) {
-				bad = append(bad, &corpus.RecordError{Place: place, Field: header[i], Msg: "invalid UTF-8", Record: csvRow(header, rec)})
-				valid = false
-				break
-			}
-		}
-		if !valid {
+		row, re := labelRowOf(rec)
+		if re != nil {
+			bad = append(bad, re)
 			continue
 		}
-		rows = append(rows, labelRow{place: place, record: csvRow(header, rec), a: get(rec, "a"), b: get(rec, "b"), category: get(rec, "category"),
-			duplicate: get(rec, "duplicate"), annotator: get(rec, "annotator"), note: get(rec, "note"), kind: get(rec, "kind"),
-			design: get(rec, "design"), stratum: get(rec, "stratum"), frameSize: get(rec, "frame_size")})
+		rows = append(rows, row)
 	}
 }
 
-func readLabelJSONL(r io.Reader, name string) ([]labelRow, []*corpus.RecordError, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	var rows []labelRow
-	var bad []*corpus.RecordError
-	line := 0
-	for sc.Scan() {
-		line++
-		b := sc.Bytes()
-		if len(strings.TrimSpace(string(b))) == 0 {
-			continue
+// labelRowOf takes a row's label fields as strings, trimmed: a JSONL number as the
+// documents' ids are read (corpus.NumberID), a boolean as true or false; an object or
+// a list is refused.
+func labelRowOf(rec corpus.Record) (labelRow, *corpus.RecordError) {
+	row := labelRow{place: rec.Place, record: rec.Raw}
+	for _, f := range []struct {
+		name string
+		dst  *string
+	}{{"a", &row.a}, {"b", &row.b}, {"category", &row.category}, {"duplicate", &row.duplicate}, {"annotator", &row.annotator}, {"note", &row.note}, {"kind", &row.kind},
+		{"design", &row.design}, {"stratum", &row.stratum}, {"frame_size", &row.frameSize}} {
+		v, err := labelValue(rec.Meta[f.name])
+		if err != nil {
+			return labelRow{}, &corpus.RecordError{Place: rec.Place, Field: f.name, Msg: err.Error(), Record: rec.Raw}
 		}
-		place := corpus.Place{File: name, Line: line}
-		if !utf8.Valid(b) {
-			bad = append(bad, &corpus.RecordError{Place: place, Msg: "invalid UTF-8", Record: string(b)})
-			continue
-		}
-		var m map[string]any
-		if err := unmarshalNumbers(b, &m); err != nil {
-			bad = append(bad, &corpus.RecordError{Place: place, Msg: "malformed JSON: " + err.Error(), Record: string(b)})
-			continue
-		}
-		str := func(k string) (string, error) {
-			switch v := m[k].(type) {
-			case nil:
-				return "", nil
-			case string:
-				return strings.TrimSpace(v), nil
-			case bool:
-				return fmt.Sprint(v), nil
-			case json.Number:
-				// Ids written as numbers follow the documents' rule; so do category numbers.
-				return corpus.NumberID(string(v))
-			}
-			return "", errors.New("want a string")
-		}
-		row := labelRow{place: place, record: json.RawMessage(bytes.Clone(b))}
-		ok := true
-		for _, f := range []struct {
-			name string
-			dst  *string
-		}{{"a", &row.a}, {"b", &row.b}, {"category", &row.category}, {"duplicate", &row.duplicate}, {"annotator", &row.annotator}, {"note", &row.note}, {"kind", &row.kind},
-			{"design", &row.design}, {"stratum", &row.stratum}, {"frame_size", &row.frameSize}} {
-			v, err := str(f.name)
-			if err != nil {
-				bad = append(bad, &corpus.RecordError{Place: place, Field: f.name, Msg: err.Error(), Record: row.record})
-				ok = false
-				break
-			}
-			*f.dst = v
-		}
-		if ok {
-			rows = append(rows, row)
-		}
+		*f.dst = v
 	}
-	if err := sc.Err(); err != nil {
-		return nil, nil, fmt.Errorf("%s:%d: %w", name, line+1, err)
-	}
-	return rows, bad, nil
+	return row, nil
 }
 
-// unmarshalNumbers decodes one JSON value, keeping numbers as written (json.Number) so
-// that ids are exact, and refusing trailing data as json.Unmarshal does.
-func unmarshalNumbers(b []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	if err := dec.Decode(v); err != nil {
-		return err
+func labelValue(v any) (string, error) {
+	switch v := v.(type) {
+	case nil:
+		return "", nil
+	case string:
+		return strings.TrimSpace(v), nil
+	case bool:
+		return fmt.Sprint(v), nil
+	case json.Number:
+		// Ids written as numbers follow the documents' rule; so do category numbers.
+		return corpus.NumberID(string(v))
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return errors.New("invalid character after top-level value")
-	}
-	return nil
+	return "", errors.New("want a string")
 }
 
 func answer(dup bool) string {
@@ -518,30 +442,4 @@ func quoteList(names []string) string {
 		q[i] = strconv.Quote(n)
 	}
 	return strings.Join(q, ", ")
-}
-
-// csvRow is a CSV row for a rejects file: written as an object of the header's
-// columns, in their order, but built only when written.
-func csvRow(header, rec []string) csvRecord { return csvRecord{header, rec} }
-
-type csvRecord struct{ header, rec []string }
-
-func (c csvRecord) MarshalJSON() ([]byte, error) {
-	var buf bytes.Buffer
-	buf.WriteByte('{')
-	for i, v := range c.rec {
-		if i >= len(c.header) {
-			break
-		}
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		k, _ := json.Marshal(c.header[i])
-		val, _ := json.Marshal(v)
-		buf.Write(k)
-		buf.WriteByte(':')
-		buf.Write(val)
-	}
-	buf.WriteByte('}')
-	return buf.Bytes(), nil
 }
