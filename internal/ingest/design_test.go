@@ -22,7 +22,7 @@ func TestImportLabelDesign(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opt := LabelOptions{DatasetID: rep.Dataset.ID}
+	opt := LabelOptions{DatasetID: rep.Dataset.ID, Create: true}
 
 	for _, tc := range []struct {
 		name, file, body, want string
