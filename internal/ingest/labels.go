@@ -139,15 +139,7 @@ func Labels(ctx context.Context, store *db.DB, r io.Reader, name string, opt Lab
 	if err != nil {
 		return LabelReport{}, err
 	}
-	if opt.Campaign == "" {
-		opt.Campaign = "default"
-	}
-	if opt.Annotator == "" {
-		opt.Annotator = "import"
-	}
-	if opt.MaxListed <= 0 {
-		opt.MaxListed = 100
-	}
+	opt.defaults()
 	progress := func(p LabelProgress) {
 		if opt.Progress != nil {
 			opt.Progress(p)
@@ -158,22 +150,8 @@ func Labels(ctx context.Context, store *db.DB, r io.Reader, name string, opt Lab
 	if err != nil {
 		return LabelReport{}, &LabelError{Err: err}
 	}
-	camp, err := store.CampaignNamed(ctx, opt.DatasetID, opt.Campaign)
-	create := errors.Is(err, db.ErrNotFound) && opt.Create
-	switch {
-	case create:
-		camp = db.Campaign{Name: opt.Campaign, Categories: labels.DefaultCategories} // made once the rows are good
-	case errors.Is(err, db.ErrNotFound):
-		names, nerr := store.CampaignNames(ctx, opt.DatasetID)
-		if nerr != nil {
-			return LabelReport{}, nerr
-		}
-		have := "it has none yet"
-		if len(names) > 0 {
-			have = "it has " + quoteList(names)
-		}
-		return LabelReport{}, &LabelError{Err: fmt.Errorf("%w %q in this dataset (%s): choose one, or create it (-create on the command line, the \"Create the campaign\" box on the form)", ErrNoCampaign, opt.Campaign, have)}
-	case err != nil:
+	camp, create, err := labelCampaign(ctx, store, opt)
+	if err != nil {
 		return LabelReport{}, err
 	}
 	categories := camp.Categories
@@ -200,75 +178,18 @@ func Labels(ctx context.Context, store *db.DB, r io.Reader, name string, opt Lab
 	var out []db.NewLabel
 	frames := map[[2]string]int{} // (design, stratum) -> frame size, as first given
 	for _, row := range rows {
-		fail := func(field, format string, args ...any) {
-			addBad(&corpus.RecordError{Place: row.place, Field: field, Msg: fmt.Sprintf(format, args...), Record: row.record})
-		}
-		switch {
-		case row.a == "":
-			fail("a", "missing")
-			continue
-		case row.b == "":
-			fail("b", "missing")
-			continue
-		case row.a == row.b:
-			fail("b", "the same document as a")
+		l, warning, bad := checkLabelRow(row, known, categories, frames, opt)
+		if bad != nil {
+			addBad(bad)
 			continue
 		}
-		if _, ok := known[row.a]; !ok {
-			fail("a", "unknown document id %q in this dataset", row.a)
-			continue
-		}
-		if _, ok := known[row.b]; !ok {
-			fail("b", "unknown document id %q in this dataset", row.b)
-			continue
-		}
-		cat, ok := labels.Find(categories, row.category)
-		if !ok {
-			fail("category", "%q is not in the campaign's list (%s)", row.category, labels.Keys(categories))
-			continue
-		}
-		dup, err := labels.ResolveDuplicate(cat, row.duplicate)
-		if err != nil {
-			fail("duplicate", "%v", err)
-			continue
-		}
-		if labels.Overrides(cat, dup) {
+		if warning != nil {
 			rep.Overrides++
 			if len(rep.Warnings) < opt.MaxListed {
-				rep.Warnings = append(rep.Warnings, &corpus.RecordError{Place: row.place, Field: "duplicate",
-					Msg: fmt.Sprintf("category %q says %s, this row says %s: kept as the row says", cat.Name, answer(cat.Duplicate == labels.Yes), answer(dup))})
+				rep.Warnings = append(rep.Warnings, warning)
 			}
 		}
-		source := row.annotator
-		if source == "" {
-			source = opt.Annotator
-		}
-		annotator := labels.ImportedAnnotator(source)
-		if opt.UserID == 0 && source == labels.RuleAnnotator {
-			annotator = source // the program's own rule labels (the demo's)
-		}
-		var kind labels.Kind
-		switch row.kind {
-		case "", string(labels.KindLabel):
-			kind = labels.KindLabel
-		case string(labels.KindAdjudication):
-			if !opt.MayAdjudicate || opt.UserID == 0 {
-				fail("kind", "adjudication rows are accepted only from an account that may adjudicate (reviewers and admins), and become that account's adjudications")
-				continue
-			}
-			kind, annotator = labels.KindAdjudication, opt.Actor
-		default:
-			fail("kind", "%q is not label or adjudication", row.kind)
-			continue
-		}
-		frame, field, msg := checkDesign(row, frames)
-		if msg != "" {
-			fail(field, "%s", msg)
-			continue
-		}
-		out = append(out, db.NewLabel{DocA: known[row.a], DocB: known[row.b], Origin: "import", Annotator: annotator,
-			Kind: kind, Category: cat.Key, Duplicate: dup, Note: row.note,
-			Design: row.design, Stratum: row.stratum, FrameSize: frame})
+		out = append(out, l)
 	}
 	rep.Accepted = len(out)
 	if rep.Rejected > 0 && !opt.SkipBad {
@@ -278,11 +199,8 @@ func Labels(ctx context.Context, store *db.DB, r io.Reader, name string, opt Lab
 		return rep, &LabelError{Report: rep, Err: ErrNoLabels}
 	}
 	if opt.Rejects != nil {
-		slices.SortStableFunc(refused, func(x, y *corpus.RecordError) int { return x.Line - y.Line })
-		for _, e := range refused {
-			if err := writeReject(opt.Rejects, e); err != nil {
-				return LabelReport{}, err
-			}
+		if err := writeRejects(opt.Rejects, refused); err != nil {
+			return LabelReport{}, err
 		}
 	}
 	if create {
@@ -301,6 +219,116 @@ func Labels(ctx context.Context, store *db.DB, r io.Reader, name string, opt Lab
 		return rep, err
 	}
 	return rep, nil
+}
+
+func (opt *LabelOptions) defaults() {
+	if opt.Campaign == "" {
+		opt.Campaign = "default"
+	}
+	if opt.Annotator == "" {
+		opt.Annotator = "import"
+	}
+	if opt.MaxListed <= 0 {
+		opt.MaxListed = 100
+	}
+}
+
+// writeRejects writes the refused rows to a rejects file in the file's order.
+func writeRejects(w io.Writer, refused []*corpus.RecordError) error {
+	slices.SortStableFunc(refused, func(x, y *corpus.RecordError) int { return x.Line - y.Line })
+	for _, e := range refused {
+		if err := writeReject(w, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// labelCampaign finds the campaign opt names in the dataset. Without it, with
+// opt.Create, it returns the campaign to make (with the default categories, made once
+// the rows are good) and create; else the refusal names the campaigns there are.
+func labelCampaign(ctx context.Context, store *db.DB, opt LabelOptions) (camp db.Campaign, create bool, err error) {
+	camp, err = store.CampaignNamed(ctx, opt.DatasetID, opt.Campaign)
+	switch {
+	case errors.Is(err, db.ErrNotFound) && opt.Create:
+		return db.Campaign{Name: opt.Campaign, Categories: labels.DefaultCategories}, true, nil
+	case errors.Is(err, db.ErrNotFound):
+		names, nerr := store.CampaignNames(ctx, opt.DatasetID)
+		if nerr != nil {
+			return db.Campaign{}, false, nerr
+		}
+		have := "it has none yet"
+		if len(names) > 0 {
+			have = "it has " + quoteList(names)
+		}
+		return db.Campaign{}, false, &LabelError{Err: fmt.Errorf("%w %q in this dataset (%s): choose one, or create it (-create on the command line, the \"Create the campaign\" box on the form)", ErrNoCampaign, opt.Campaign, have)}
+	case err != nil:
+		return db.Campaign{}, false, err
+	}
+	return camp, false, nil
+}
+
+// checkLabelRow checks one row against the dataset's documents (known, by external id),
+// the campaign's categories and the design's frame sizes so far (frames), and returns
+// the label to append, or the row's refusal (bad). A duplicate answer that overrides
+// what the category says is kept, with a warning.
+func checkLabelRow(row labelRow, known map[string]int64, categories []labels.Category, frames map[[2]string]int, opt LabelOptions) (l db.NewLabel, warning, bad *corpus.RecordError) {
+	fail := func(field, format string, args ...any) (db.NewLabel, *corpus.RecordError, *corpus.RecordError) {
+		return db.NewLabel{}, nil, &corpus.RecordError{Place: row.place, Field: field, Msg: fmt.Sprintf(format, args...), Record: row.record}
+	}
+	switch {
+	case row.a == "":
+		return fail("a", "missing")
+	case row.b == "":
+		return fail("b", "missing")
+	case row.a == row.b:
+		return fail("b", "the same document as a")
+	}
+	if _, ok := known[row.a]; !ok {
+		return fail("a", "unknown document id %q in this dataset", row.a)
+	}
+	if _, ok := known[row.b]; !ok {
+		return fail("b", "unknown document id %q in this dataset", row.b)
+	}
+	cat, ok := labels.Find(categories, row.category)
+	if !ok {
+		return fail("category", "%q is not in the campaign's list (%s)", row.category, labels.Keys(categories))
+	}
+	dup, err := labels.ResolveDuplicate(cat, row.duplicate)
+	if err != nil {
+		return fail("duplicate", "%v", err)
+	}
+	source := row.annotator
+	if source == "" {
+		source = opt.Annotator
+	}
+	annotator := labels.ImportedAnnotator(source)
+	if opt.UserID == 0 && source == labels.RuleAnnotator {
+		annotator = source // the program's own rule labels (the demo's)
+	}
+	var kind labels.Kind
+	switch row.kind {
+	case "", string(labels.KindLabel):
+		kind = labels.KindLabel
+	case string(labels.KindAdjudication):
+		if !opt.MayAdjudicate || opt.UserID == 0 {
+			return fail("kind", "adjudication rows are accepted only from an account that may adjudicate (reviewers and admins), and become that account's adjudications")
+		}
+		kind, annotator = labels.KindAdjudication, opt.Actor
+	default:
+		return fail("kind", "%q is not label or adjudication", row.kind)
+	}
+	frame, field, msg := checkDesign(row, frames)
+	if msg != "" {
+		return fail(field, "%s", msg)
+	}
+	if labels.Overrides(cat, dup) {
+		warning = &corpus.RecordError{Place: row.place, Field: "duplicate",
+			Msg: fmt.Sprintf("category %q says %s, this row says %s: kept as the row says", cat.Name, answer(cat.Duplicate == labels.Yes), answer(dup))}
+	}
+	return db.NewLabel{DocA: known[row.a], DocB: known[row.b], Origin: "import", Annotator: annotator,
+		Kind: kind, Category: cat.Key, Duplicate: dup, Note: row.note,
+		Design: row.design, Stratum: row.stratum, FrameSize: frame}, warning, nil
 }
 
 // writeLabels records the import and its checked rows: staged in short transactions
