@@ -129,23 +129,8 @@ func (s *server) clusterView(r *http.Request, m db.Manifest, c db.Cluster) (temp
 	ext := func(id int64) string { return infos[id].ExtID }
 	v.Keeper = ext(c.Keeper)
 	order := reviewOrder(c.Items)
-	focus, _ := strconv.ParseInt(q.Get("focus"), 10, 64)
-	if slices.IndexFunc(order, func(it db.Item) bool { return it.ID == focus }) < 0 {
-		focus = 0
-		if i := slices.IndexFunc(order, func(it db.Item) bool { return it.Decision == review.Proposed }); i >= 0 {
-			focus = order[i].ID
-		}
-	}
-	v.Focus = focus
-	compared, _ := strconv.ParseInt(q.Get("member"), 10, 64)
-	if !slices.Contains(members, compared) || compared == c.Keeper {
-		compared = 0
-		for _, it := range order {
-			if it.ID == focus || compared == 0 {
-				compared = it.Doc
-			}
-		}
-	}
+	v.Focus = focusItem(q.Get("focus"), order)
+	compared := comparedMember(q.Get("member"), c, members, order, v.Focus)
 	view := q.Get("view")
 	if view != "shared" && view != "unified" {
 		view = "diff"
@@ -153,51 +138,8 @@ func (s *server) clusterView(r *http.Request, m db.Manifest, c db.Cluster) (temp
 	memberURL := func(doc int64) string {
 		return fmt.Sprintf("/manifests/%d/clusters/%d?member=%d&view=%s#row-%d", m.ID, c.ID, doc, view, doc)
 	}
-	kd := infos[c.Keeper]
-	v.Members = append(v.Members, templates.MemberRow{Doc: c.Keeper, ExtID: kd.ExtID, Source: kd.Source, Lang: kd.Lang, Bytes: kd.Bytes,
-		Keeper: true, Decision: "kept", CompareURL: memberURL(c.Keeper)})
-	for _, it := range order {
-		di := infos[it.Doc]
-		row := templates.MemberRow{Item: it.ID, Doc: it.Doc, ExtID: di.ExtID, Source: di.Source, Lang: di.Lang, Bytes: di.Bytes,
-			Reason: string(it.Reason), Estimate: fmtNum(it.Estimate, 3), Exact: fmtNum(it.Exact, 3), BelowThreshold: it.Score < p.Threshold,
-			Decision: string(it.Decision), Compared: it.Doc == compared, CompareURL: memberURL(it.Doc)}
-		if it.DecidedBy != 0 {
-			row.By = names[it.DecidedBy]
-			if it.BulkBar != 0 {
-				row.By += fmt.Sprintf(" (bulk, bar %g)", it.BulkBar)
-			}
-		}
-		if it.Decision == review.Proposed {
-			v.Undecided++
-		}
-		v.Members = append(v.Members, row)
-	}
-	// The chain and the links one may cut.
-	score := map[int64]float64{c.Keeper: 1}
-	for _, it := range c.Items {
-		score[it.Doc] = it.Score
-	}
-	for i, d := range c.Chain.Docs {
-		step := templates.ChainStep{ExtID: ext(d), Chained: score[d] < p.Threshold}
-		if i < len(c.Chain.Sims) {
-			step.Next = fmtNum(c.Chain.Sims[i], 2)
-		}
-		v.Chain = append(v.Chain, step)
-	}
-	if c.Cut.Chained > 0 {
-		v.Cut = &templates.LinkRow{A: c.Cut.A, B: c.Cut.B, ExtA: ext(c.Cut.A), ExtB: ext(c.Cut.B), Sim: fmtNum(c.Cut.Sim, 3), Suggested: true}
-	}
-	links := slices.Clone(c.Links)
-	slices.SortFunc(links, func(a, b db.Link) int {
-		return cmp.Or(cmp.Compare(a.Sim, b.Sim), cmp.Compare(a.A, b.A), cmp.Compare(a.B, b.B))
-	})
-	for i, l := range links {
-		suggested := v.Cut != nil && (l.A == c.Cut.A && l.B == c.Cut.B || l.A == c.Cut.B && l.B == c.Cut.A)
-		if i >= 200 && !suggested {
-			continue // the weakest 200 and the suggested one
-		}
-		v.Links = append(v.Links, templates.LinkRow{A: l.A, B: l.B, ExtA: ext(l.A), ExtB: ext(l.B), Sim: fmtNum(l.Sim, 3), Suggested: suggested})
-	}
+	memberRows(&v, c, order, infos, names, p.Threshold, compared, memberURL)
+	chainAndLinks(&v, c, p.Threshold, ext)
 	if len(members) > maxMatrix {
 		v.MatrixNote = fmt.Sprintf("The matrix shows the keeper and the %d members least similar to it (of %d).", maxMatrix-1, len(members)-1)
 	}
@@ -206,22 +148,11 @@ func (s *server) clusterView(r *http.Request, m db.Manifest, c db.Cluster) (temp
 	if err != nil {
 		return v, err
 	}
-	cd := infos[compared]
+	kd, cd := infos[c.Keeper], infos[compared]
 	v.View, v.ViewURL = view, fmt.Sprintf("/manifests/%d/clusters/%d?member=%d", m.ID, c.ID, compared)
 	v.Left = templates.DocView{ID: kd.ID, ExtID: kd.ExtID, Source: kd.Source, Lang: kd.Lang, Bytes: kd.Bytes}
 	v.Right = templates.DocView{ID: cd.ID, ExtID: cd.ExtID, Source: cd.Source, Lang: cd.Lang, Bytes: cd.Bytes}
-	if view == "shared" {
-		size := p.Spec.Size
-		if p.Spec.Level != lsh.Word {
-			size = 5
-		}
-		l, rr := labels.Shared(texts[0], texts[1], p.Spec.Norm, size)
-		v.Left.Spans, v.Right.Spans = spans(l, "shared"), spans(rr, "shared")
-	} else {
-		cmpd := labels.Compare(texts[0], texts[1])
-		v.DiffCutShort = cmpd.Reason
-		v.Left.Spans, v.Right.Spans, v.Unified = spans(cmpd.Left, ""), spans(cmpd.Right, ""), spans(cmpd.Unified, "")
-	}
+	compareTexts(&v, texts[0], texts[1], view, p.Spec)
 	// Labels of member pairs (an annotator sees their own only).
 	if v.Labels, v.LabelsHidden, err = s.memberLabels(ctx, me, members, ext); err != nil {
 		return v, err
@@ -241,6 +172,107 @@ func (s *server) clusterView(r *http.Request, m db.Manifest, c db.Cluster) (temp
 		}
 	}
 	return v, nil
+}
+
+// focusItem is the item the page focuses: the one asked for when the cluster has it,
+// else the first undecided in review order (0: none).
+func focusItem(asked string, order []db.Item) int64 {
+	focus, _ := strconv.ParseInt(asked, 10, 64)
+	if slices.IndexFunc(order, func(it db.Item) bool { return it.ID == focus }) >= 0 {
+		return focus
+	}
+	if i := slices.IndexFunc(order, func(it db.Item) bool { return it.Decision == review.Proposed }); i >= 0 {
+		return order[i].ID
+	}
+	return 0
+}
+
+// comparedMember is the member shown against the keeper: the one asked for when it is
+// a member other than the keeper, else the focused item's document (or the first's).
+func comparedMember(asked string, c db.Cluster, members []int64, order []db.Item, focus int64) int64 {
+	compared, _ := strconv.ParseInt(asked, 10, 64)
+	if slices.Contains(members, compared) && compared != c.Keeper {
+		return compared
+	}
+	compared = 0
+	for _, it := range order {
+		if it.ID == focus || compared == 0 {
+			compared = it.Doc
+		}
+	}
+	return compared
+}
+
+// memberRows lists the keeper, then the removals in review order with their decisions,
+// counting the undecided ones.
+func memberRows(v *templates.ClusterPage, c db.Cluster, order []db.Item, infos map[int64]db.DocInfo, names map[int64]string, threshold float64,
+	compared int64, memberURL func(int64) string) {
+	kd := infos[c.Keeper]
+	v.Members = append(v.Members, templates.MemberRow{Doc: c.Keeper, ExtID: kd.ExtID, Source: kd.Source, Lang: kd.Lang, Bytes: kd.Bytes,
+		Keeper: true, Decision: "kept", CompareURL: memberURL(c.Keeper)})
+	for _, it := range order {
+		di := infos[it.Doc]
+		row := templates.MemberRow{Item: it.ID, Doc: it.Doc, ExtID: di.ExtID, Source: di.Source, Lang: di.Lang, Bytes: di.Bytes,
+			Reason: string(it.Reason), Estimate: fmtNum(it.Estimate, 3), Exact: fmtNum(it.Exact, 3), BelowThreshold: it.Score < threshold,
+			Decision: string(it.Decision), Compared: it.Doc == compared, CompareURL: memberURL(it.Doc)}
+		if it.DecidedBy != 0 {
+			row.By = names[it.DecidedBy]
+			if it.BulkBar != 0 {
+				row.By += fmt.Sprintf(" (bulk, bar %g)", it.BulkBar)
+			}
+		}
+		if it.Decision == review.Proposed {
+			v.Undecided++
+		}
+		v.Members = append(v.Members, row)
+	}
+}
+
+// chainAndLinks fills the chain and the links one may cut: the weakest 200 and the
+// suggested cut.
+func chainAndLinks(v *templates.ClusterPage, c db.Cluster, threshold float64, ext func(int64) string) {
+	score := map[int64]float64{c.Keeper: 1}
+	for _, it := range c.Items {
+		score[it.Doc] = it.Score
+	}
+	for i, d := range c.Chain.Docs {
+		step := templates.ChainStep{ExtID: ext(d), Chained: score[d] < threshold}
+		if i < len(c.Chain.Sims) {
+			step.Next = fmtNum(c.Chain.Sims[i], 2)
+		}
+		v.Chain = append(v.Chain, step)
+	}
+	if c.Cut.Chained > 0 {
+		v.Cut = &templates.LinkRow{A: c.Cut.A, B: c.Cut.B, ExtA: ext(c.Cut.A), ExtB: ext(c.Cut.B), Sim: fmtNum(c.Cut.Sim, 3), Suggested: true}
+	}
+	links := slices.Clone(c.Links)
+	slices.SortFunc(links, func(a, b db.Link) int {
+		return cmp.Or(cmp.Compare(a.Sim, b.Sim), cmp.Compare(a.A, b.A), cmp.Compare(a.B, b.B))
+	})
+	for i, l := range links {
+		suggested := v.Cut != nil && (l.A == c.Cut.A && l.B == c.Cut.B || l.A == c.Cut.B && l.B == c.Cut.A)
+		if i >= 200 && !suggested {
+			continue // the weakest 200 and the suggested one
+		}
+		v.Links = append(v.Links, templates.LinkRow{A: l.A, B: l.B, ExtA: ext(l.A), ExtB: ext(l.B), Sim: fmtNum(l.Sim, 3), Suggested: suggested})
+	}
+}
+
+// compareTexts marks the keeper's text (left) against the compared member's (right):
+// the shingles they share, or their word diff.
+func compareTexts(v *templates.ClusterPage, left, right, view string, spec lsh.Spec) {
+	if view == "shared" {
+		size := spec.Size
+		if spec.Level != lsh.Word {
+			size = 5
+		}
+		l, rr := labels.Shared(left, right, spec.Norm, size)
+		v.Left.Spans, v.Right.Spans = spans(l, "shared"), spans(rr, "shared")
+		return
+	}
+	cmpd := labels.Compare(left, right)
+	v.DiffCutShort = cmpd.Reason
+	v.Left.Spans, v.Right.Spans, v.Unified = spans(cmpd.Left, ""), spans(cmpd.Right, ""), spans(cmpd.Unified, "")
 }
 
 // nextCluster is the cluster after position at in risk order that still has undecided

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -46,9 +47,11 @@ func TestRolesGrant(t *testing.T) {
 		{Annotator, ReadLabels, false}, {Reviewer, ReadLabels, true}, {Approver, ReadLabels, true},
 		{Admin, ManageUsers, true}, {Admin, ImportData, true}, {Admin, Approve, true},
 	} {
-		if got := tc.role.Can(tc.perm); got != tc.want {
-			t.Errorf("%s.Can(%s) = %v; want %v", tc.role, tc.perm, got, tc.want)
-		}
+		t.Run(fmt.Sprintf("%s/%s", tc.role, tc.perm), func(t *testing.T) {
+			if got := tc.role.Can(tc.perm); got != tc.want {
+				t.Errorf("%s.Can(%s) = %v; want %v", tc.role, tc.perm, got, tc.want)
+			}
+		})
 	}
 	for _, r := range Roles {
 		if !r.Can(View) {

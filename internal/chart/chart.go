@@ -374,11 +374,6 @@ func lineThumb(sty draw.LineStyle) thumbFunc {
 	}
 }
 
-// glyphThumb draws a glyph in the middle of a legend thumbnail.
-func glyphThumb(sty draw.GlyphStyle) thumbFunc {
-	return func(c *draw.Canvas) { c.DrawGlyphNoClip(sty, c.Center()) }
-}
-
 // boxThumb fills a legend thumbnail with a colour and an optional outline.
 func boxThumb(fill color.Color, line draw.LineStyle) thumbFunc {
 	return func(c *draw.Canvas) {

@@ -27,6 +27,9 @@ type Record struct {
 	// Meta holds the other fields chosen as metadata, with JSON-compatible values.
 	Meta  map[string]any
 	Place Place
+	// Raw is a NewTableReader row as read, for a rejects file (see RecordError.Record);
+	// nil for documents.
+	Raw any
 }
 
 // Place says where a record came from.
@@ -98,6 +101,8 @@ type Options struct {
 	// MaxInputBytes caps the data read, once decompressed (for Parquet: the bytes of the
 	// values read); 0 is no cap. Past it, Next returns a *LimitError.
 	MaxInputBytes int64
+
+	table *tableOptions // set by NewTableReader: rows, not documents
 }
 
 // LimitError is an import over a cap: more than Bytes of data once decompressed

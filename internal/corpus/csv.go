@@ -46,6 +46,9 @@ func newCSVReader(src *bufio.Reader, closer func() error, name string, format Fo
 		header[0] = strings.TrimPrefix(header[0], "\ufeff")
 		r.line, _ = cr.FieldPos(len(header) - 1) // a record too long to read is placed after it
 	}
+	if opt.table != nil {
+		return r.tableHeader(header)
+	}
 	for i, h := range header {
 		if !utf8.ValidString(h) {
 			return nil, &RecordError{Place: Place{File: name, Line: 1}, Msg: fmt.Sprintf("header column %d: invalid UTF-8", i+1)}
@@ -90,6 +93,9 @@ func (r *csvReader) Next() (Record, error) {
 		r.line, _ = r.cr.FieldPos(len(row) - 1)
 		if len(row) == 1 && row[0] == "" {
 			continue // blank line
+		}
+		if r.opt.table != nil {
+			return r.tableRow(row, line)
 		}
 		rec := Record{Place: Place{File: r.name, Line: line}, ID: row[r.idCol], Text: row[r.txtCol]}
 		for i, v := range row {

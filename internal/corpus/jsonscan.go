@@ -581,6 +581,9 @@ func (s *lineScanner) parseLine(line []byte, place Place, opt *Options) (Record,
 	if key, dup := s.duplicateKey(); dup {
 		return fail(key, "key given twice")
 	}
+	if opt.table != nil {
+		return s.tableRecord(line, place)
+	}
 	var id, text *jsonField
 	for i := range s.fields {
 		switch f := &s.fields[i]; {

@@ -73,35 +73,14 @@ func Run(ctx context.Context, store *db.DB, sigs *sigcache.Cache, req Request, r
 		report = func(Progress) {}
 	}
 	p := req.Params
-	if err := p.Validate(); err != nil {
-		return db.Manifest{}, err
-	}
-	ds, err := store.Dataset(ctx, req.DatasetID)
+	ds, infos, err := datasetToRun(ctx, store, p, req.DatasetID)
 	if err != nil {
 		return db.Manifest{}, err
-	}
-	infos, err := store.DatasetDocs(ctx, ds.ID)
-	if err != nil {
-		return db.Manifest{}, err
-	}
-	if len(infos) < 2 {
-		return db.Manifest{}, &review.InputError{Field: "dataset", Msg: fmt.Sprintf("%s has %d document(s): nothing to deduplicate", ds.Name, len(infos))}
 	}
 
-	report(Progress{Phase: PhaseSignatures})
-	set, err := sigs.Signatures(ctx, ds.ID, p.Spec, func(done, total int) { report(Progress{PhaseSignatures, done, total}) })
+	set, index, err := signaturesOf(ctx, sigs, ds.ID, p.Spec, infos, report)
 	if err != nil {
 		return db.Manifest{}, err
-	}
-	if len(set.IDs) != len(infos) {
-		return db.Manifest{}, fmt.Errorf("run on dataset %d: %d documents, %d signatures", ds.ID, len(infos), len(set.IDs))
-	}
-	index := make(map[int64]int, len(infos))
-	for i, di := range infos {
-		if set.IDs[i] != di.ID {
-			return db.Manifest{}, fmt.Errorf("run on dataset %d: signature %d is of document %d, not %d", ds.ID, i, set.IDs[i], di.ID)
-		}
-		index[di.ID] = i
 	}
 
 	report(Progress{Phase: PhaseCandidates})
@@ -117,73 +96,17 @@ func Run(ctx context.Context, store *db.DB, sigs *sigcache.Cache, req Request, r
 	if err != nil {
 		return db.Manifest{}, err
 	}
-	// One pass over the texts: the normalized hash of every document for the exact pass,
-	// under exact verification the shingle sets of every document in a candidate, and,
-	// when there are labels to score against, the texts themselves.
-	var texts []string
-	if ls.set.Counted > 0 {
-		texts = make([]string, len(infos))
-	}
 	sets := newShingleSets(store, p.Spec)
-	var want map[int64]bool
-	if p.Verification == review.Exact {
-		want = make(map[int64]bool)
-		for _, c := range cands {
-			want[infos[c.A].ID], want[infos[c.B].ID] = true, true
-		}
-	}
-	norm := lsh.NewNormalizer(p.Spec.Norm)
-	groupOf := map[[32]byte][]int{}
-	err = store.EachDocument(ctx, ds.ID, func(doc db.Document) error {
-		i := index[doc.ID]
-		if i%512 == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			report(Progress{PhaseTexts, i, len(infos)})
-		}
-		key := sha256.Sum256([]byte(norm.Normalize(doc.Text)))
-		groupOf[key] = append(groupOf[key], i)
-		if want[doc.ID] {
-			sets.add(doc.ID, doc.Text)
-		}
-		if texts != nil {
-			texts[i] = doc.Text
-		}
-		return nil
-	})
+	exact, texts, err := readTexts(ctx, store, ds.ID, p, infos, index, cands, sets, ls.set.Counted > 0, report)
 	if err != nil {
 		return db.Manifest{}, err
 	}
-	var exact [][]int
-	for _, g := range groupOf {
-		if len(g) > 1 {
-			exact = append(exact, g)
-		}
-	}
-	groupOf = nil
-	slices.SortFunc(exact, func(a, b []int) int { return a[0] - b[0] })
 
 	report(Progress{Phase: PhaseVerify, Total: len(cands)})
-	sim := func(a, b int) float64 { return lsh.Estimate(set.Sigs[a], set.Sigs[b]) }
-	if p.Verification == review.Exact {
-		sim = func(a, b int) float64 {
-			s, err := sets.jaccard(ctx, infos[a].ID, infos[b].ID)
-			if err != nil {
-				return 0 // counted as not similar; the error surfaces from sets.err below
-			}
-			return s
-		}
-	}
-	edges := make([]cluster.Edge, len(cands))
-	for i, c := range cands {
-		if i%4096 == 0 {
-			if err := ctx.Err(); err != nil {
-				return db.Manifest{}, err
-			}
-			report(Progress{PhaseVerify, i, len(cands)})
-		}
-		edges[i] = cluster.Edge{A: c.A, B: c.B, Sim: sim(c.A, c.B)}
+	sim := similarity(ctx, p.Verification, set.Sigs, infos, sets)
+	edges, err := verify(ctx, cands, sim, report)
+	if err != nil {
+		return db.Manifest{}, err
 	}
 	docs := make([]cluster.Doc, len(infos))
 	for i, di := range infos {
@@ -194,23 +117,9 @@ func Run(ctx context.Context, store *db.DB, sigs *sigcache.Cache, req Request, r
 		return db.Manifest{}, err
 	}
 
-	var chosen cluster.Result
-	var comparison []review.PolicyStats
-	for i, pol := range cluster.Policies() {
-		report(Progress{PhaseCluster, i, len(cluster.Policies())})
-		cfg := p.Config()
-		cfg.Policy = pol
-		res, err := g.Cluster(cfg)
-		if err != nil {
-			return db.Manifest{}, err
-		}
-		if err := ctx.Err(); err != nil {
-			return db.Manifest{}, err
-		}
-		comparison = append(comparison, statsOf(res, ls))
-		if pol == p.Policy {
-			chosen = res
-		}
+	chosen, comparison, err := comparePolicies(ctx, g, p, ls, report)
+	if err != nil {
+		return db.Manifest{}, err
 	}
 	if err := sets.err; err != nil {
 		return db.Manifest{}, err
@@ -246,6 +155,148 @@ func Run(ctx context.Context, store *db.DB, sigs *sigcache.Cache, req Request, r
 		DatasetID: ds.ID, CampaignID: ls.campaign.ID, Params: p, DatasetHash: snap, ApprovalsRequired: max(1, req.ApprovalsRequired),
 		Comparison: comparison, Estimates: estimates, Clusters: clusters,
 	})
+}
+
+// datasetToRun checks the parameters and reads the dataset's documents: at least two.
+func datasetToRun(ctx context.Context, store *db.DB, p review.Params, datasetID int64) (db.Dataset, []db.DocInfo, error) {
+	if err := p.Validate(); err != nil {
+		return db.Dataset{}, nil, err
+	}
+	ds, err := store.Dataset(ctx, datasetID)
+	if err != nil {
+		return db.Dataset{}, nil, err
+	}
+	infos, err := store.DatasetDocs(ctx, ds.ID)
+	if err != nil {
+		return db.Dataset{}, nil, err
+	}
+	if len(infos) < 2 {
+		return db.Dataset{}, nil, &review.InputError{Field: "dataset", Msg: fmt.Sprintf("%s has %d document(s): nothing to deduplicate", ds.Name, len(infos))}
+	}
+	return ds, infos, nil
+}
+
+// similarity is how a candidate pair is verified: the MinHash estimate, or exact
+// Jaccard of the shingle sets (a text that cannot be read counts as not similar; the
+// error surfaces from sets.err).
+func similarity(ctx context.Context, v review.Verification, sigs []lsh.Signature, infos []db.DocInfo, sets *shingleSets) func(a, b int) float64 {
+	if v != review.Exact {
+		return func(a, b int) float64 { return lsh.Estimate(sigs[a], sigs[b]) }
+	}
+	return func(a, b int) float64 {
+		s, err := sets.jaccard(ctx, infos[a].ID, infos[b].ID)
+		if err != nil {
+			return 0
+		}
+		return s
+	}
+}
+
+// signaturesOf returns the dataset's signatures under spec, from the cache, and each
+// document's index in them (and in infos, which lists the same documents in the same
+// order).
+func signaturesOf(ctx context.Context, sigs *sigcache.Cache, datasetID int64, spec lsh.Spec, infos []db.DocInfo, report func(Progress)) (sigcache.Set, map[int64]int, error) {
+	report(Progress{Phase: PhaseSignatures})
+	set, err := sigs.Signatures(ctx, datasetID, spec, func(done, total int) { report(Progress{PhaseSignatures, done, total}) })
+	if err != nil {
+		return sigcache.Set{}, nil, err
+	}
+	if len(set.IDs) != len(infos) {
+		return sigcache.Set{}, nil, fmt.Errorf("run on dataset %d: %d documents, %d signatures", datasetID, len(infos), len(set.IDs))
+	}
+	index := make(map[int64]int, len(infos))
+	for i, di := range infos {
+		if set.IDs[i] != di.ID {
+			return sigcache.Set{}, nil, fmt.Errorf("run on dataset %d: signature %d is of document %d, not %d", datasetID, i, set.IDs[i], di.ID)
+		}
+		index[di.ID] = i
+	}
+	return set, index, nil
+}
+
+// readTexts is the one pass over the texts: the normalized hash of every document for
+// the exact pass (the groups of equal ones it returns, by first member), under exact
+// verification the shingle sets of every document in a candidate (into sets), and, when
+// keepTexts (there are labels to score against), the texts themselves.
+func readTexts(ctx context.Context, store *db.DB, datasetID int64, p review.Params, infos []db.DocInfo, index map[int64]int, cands []lsh.Candidate,
+	sets *shingleSets, keepTexts bool, report func(Progress)) (exact [][]int, texts []string, err error) {
+	if keepTexts {
+		texts = make([]string, len(infos))
+	}
+	var want map[int64]bool
+	if p.Verification == review.Exact {
+		want = make(map[int64]bool)
+		for _, c := range cands {
+			want[infos[c.A].ID], want[infos[c.B].ID] = true, true
+		}
+	}
+	norm := lsh.NewNormalizer(p.Spec.Norm)
+	groupOf := map[[32]byte][]int{}
+	err = store.EachDocument(ctx, datasetID, func(doc db.Document) error {
+		i := index[doc.ID]
+		if i%512 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			report(Progress{PhaseTexts, i, len(infos)})
+		}
+		key := sha256.Sum256([]byte(norm.Normalize(doc.Text)))
+		groupOf[key] = append(groupOf[key], i)
+		if want[doc.ID] {
+			sets.add(doc.ID, doc.Text)
+		}
+		if texts != nil {
+			texts[i] = doc.Text
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, g := range groupOf {
+		if len(g) > 1 {
+			exact = append(exact, g)
+		}
+	}
+	slices.SortFunc(exact, func(a, b []int) int { return a[0] - b[0] })
+	return exact, texts, nil
+}
+
+// verify scores every candidate pair with sim.
+func verify(ctx context.Context, cands []lsh.Candidate, sim func(a, b int) float64, report func(Progress)) ([]cluster.Edge, error) {
+	edges := make([]cluster.Edge, len(cands))
+	for i, c := range cands {
+		if i%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			report(Progress{PhaseVerify, i, len(cands)})
+		}
+		edges[i] = cluster.Edge{A: c.A, B: c.B, Sim: sim(c.A, c.B)}
+	}
+	return edges, nil
+}
+
+// comparePolicies clusters the verified pairs under every policy, for the side-by-side
+// comparison, and returns the chosen policy's result with it.
+func comparePolicies(ctx context.Context, g *cluster.Graph, p review.Params, ls labelSet, report func(Progress)) (chosen cluster.Result, comparison []review.PolicyStats, err error) {
+	for i, pol := range cluster.Policies() {
+		report(Progress{PhaseCluster, i, len(cluster.Policies())})
+		cfg := p.Config()
+		cfg.Policy = pol
+		res, err := g.Cluster(cfg)
+		if err != nil {
+			return cluster.Result{}, nil, err
+		}
+		if err := ctx.Err(); err != nil {
+			return cluster.Result{}, nil, err
+		}
+		comparison = append(comparison, statsOf(res, ls))
+		if pol == p.Policy {
+			chosen = res
+		}
+	}
+	return chosen, comparison, nil
 }
 
 // docOf is what the keeper rule reads of a document: its length, its source and

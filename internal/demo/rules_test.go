@@ -212,7 +212,7 @@ func TestLanguageGuess(t *testing.T) {
 		{"Das Paket wird von dem System installiert und es kann mit apt entfernt werden, wenn es nicht gebraucht wird.", "de"},
 		{"Le paquet est installé par le système et il peut être supprimé avec apt pour que la place soit libre.", "fr"},
 		{"Пакет устанавливается системой и может быть удалён с помощью apt.", "ru"},
-		{"این بسته توسط سیستم نصب می‌شود و می‌توان آن را با apt حذف کرد.", "fa"},
+		{"این بسته توسط سیستم نصب می\u200cشود و می\u200cتوان آن را با apt حذف کرد.", "fa"},
 		{"يتم تثبيت الحزمة بواسطة النظام ويمكن إزالتها باستخدام apt.", "ar"},
 		{"このパッケージはシステムによってインストールされ、apt で削除できます。", "ja"},
 		{"该软件包由系统安装，可以用 apt 删除。", "zh"},

@@ -1,10 +1,7 @@
 package ingest
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/dedupstudio/dedupstudio/internal/campaign"
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
@@ -143,15 +139,7 @@ func Labels(ctx context.Context, store *db.DB, r io.Reader, name string, opt Lab
 	if err != nil {
 		return LabelReport{}, err
 	}
-	if opt.Campaign == "" {
-		opt.Campaign = "default"
-	}
-	if opt.Annotator == "" {
-		opt.Annotator = "import"
-	}
-	if opt.MaxListed <= 0 {
-		opt.MaxListed = 100
-	}
+	opt.defaults()
 	progress := func(p LabelProgress) {
 		if opt.Progress != nil {
 			opt.Progress(p)
@@ -162,22 +150,8 @@ func Labels(ctx context.Context, store *db.DB, r io.Reader, name string, opt Lab
 	if err != nil {
 		return LabelReport{}, &LabelError{Err: err}
 	}
-	camp, err := store.CampaignNamed(ctx, opt.DatasetID, opt.Campaign)
-	create := errors.Is(err, db.ErrNotFound) && opt.Create
-	switch {
-	case create:
-		camp = db.Campaign{Name: opt.Campaign, Categories: labels.DefaultCategories} // made once the rows are good
-	case errors.Is(err, db.ErrNotFound):
-		names, nerr := store.CampaignNames(ctx, opt.DatasetID)
-		if nerr != nil {
-			return LabelReport{}, nerr
-		}
-		have := "it has none yet"
-		if len(names) > 0 {
-			have = "it has " + quoteList(names)
-		}
-		return LabelReport{}, &LabelError{Err: fmt.Errorf("%w %q in this dataset (%s): choose one, or create it (-create on the command line, the \"Create the campaign\" box on the form)", ErrNoCampaign, opt.Campaign, have)}
-	case err != nil:
+	camp, create, err := labelCampaign(ctx, store, opt)
+	if err != nil {
 		return LabelReport{}, err
 	}
 	categories := camp.Categories
@@ -204,75 +178,18 @@ func Labels(ctx context.Context, store *db.DB, r io.Reader, name string, opt Lab
 	var out []db.NewLabel
 	frames := map[[2]string]int{} // (design, stratum) -> frame size, as first given
 	for _, row := range rows {
-		fail := func(field, format string, args ...any) {
-			addBad(&corpus.RecordError{Place: row.place, Field: field, Msg: fmt.Sprintf(format, args...), Record: row.record})
-		}
-		switch {
-		case row.a == "":
-			fail("a", "missing")
-			continue
-		case row.b == "":
-			fail("b", "missing")
-			continue
-		case row.a == row.b:
-			fail("b", "the same document as a")
+		l, warning, bad := checkLabelRow(row, known, categories, frames, opt)
+		if bad != nil {
+			addBad(bad)
 			continue
 		}
-		if _, ok := known[row.a]; !ok {
-			fail("a", "unknown document id %q in this dataset", row.a)
-			continue
-		}
-		if _, ok := known[row.b]; !ok {
-			fail("b", "unknown document id %q in this dataset", row.b)
-			continue
-		}
-		cat, ok := labels.Find(categories, row.category)
-		if !ok {
-			fail("category", "%q is not in the campaign's list (%s)", row.category, labels.Keys(categories))
-			continue
-		}
-		dup, err := labels.ResolveDuplicate(cat, row.duplicate)
-		if err != nil {
-			fail("duplicate", "%v", err)
-			continue
-		}
-		if labels.Overrides(cat, dup) {
+		if warning != nil {
 			rep.Overrides++
 			if len(rep.Warnings) < opt.MaxListed {
-				rep.Warnings = append(rep.Warnings, &corpus.RecordError{Place: row.place, Field: "duplicate",
-					Msg: fmt.Sprintf("category %q says %s, this row says %s: kept as the row says", cat.Name, answer(cat.Duplicate == labels.Yes), answer(dup))})
+				rep.Warnings = append(rep.Warnings, warning)
 			}
 		}
-		source := row.annotator
-		if source == "" {
-			source = opt.Annotator
-		}
-		annotator := labels.ImportedAnnotator(source)
-		if opt.UserID == 0 && source == labels.RuleAnnotator {
-			annotator = source // the program's own rule labels (the demo's)
-		}
-		var kind labels.Kind
-		switch row.kind {
-		case "", string(labels.KindLabel):
-			kind = labels.KindLabel
-		case string(labels.KindAdjudication):
-			if !opt.MayAdjudicate || opt.UserID == 0 {
-				fail("kind", "adjudication rows are accepted only from an account that may adjudicate (reviewers and admins), and become that account's adjudications")
-				continue
-			}
-			kind, annotator = labels.KindAdjudication, opt.Actor
-		default:
-			fail("kind", "%q is not label or adjudication", row.kind)
-			continue
-		}
-		frame, field, msg := checkDesign(row, frames)
-		if msg != "" {
-			fail(field, "%s", msg)
-			continue
-		}
-		out = append(out, db.NewLabel{DocA: known[row.a], DocB: known[row.b], Origin: "import", Annotator: annotator,
-			Kind: kind, Category: cat.Key, Duplicate: dup, Note: row.note,
-			Design: row.design, Stratum: row.stratum, FrameSize: frame})
+		out = append(out, l)
 	}
 	rep.Accepted = len(out)
 	if rep.Rejected > 0 && !opt.SkipBad {
@@ -282,11 +199,8 @@ func Labels(ctx context.Context, store *db.DB, r io.Reader, name string, opt Lab
 		return rep, &LabelError{Report: rep, Err: ErrNoLabels}
 	}
 	if opt.Rejects != nil {
-		slices.SortStableFunc(refused, func(x, y *corpus.RecordError) int { return x.Line - y.Line })
-		for _, e := range refused {
-			if err := writeReject(opt.Rejects, e); err != nil {
-				return LabelReport{}, err
-			}
+		if err := writeRejects(opt.Rejects, refused); err != nil {
+			return LabelReport{}, err
 		}
 	}
 	if create {
@@ -305,6 +219,116 @@ func Labels(ctx context.Context, store *db.DB, r io.Reader, name string, opt Lab
 		return rep, err
 	}
 	return rep, nil
+}
+
+func (opt *LabelOptions) defaults() {
+	if opt.Campaign == "" {
+		opt.Campaign = "default"
+	}
+	if opt.Annotator == "" {
+		opt.Annotator = "import"
+	}
+	if opt.MaxListed <= 0 {
+		opt.MaxListed = 100
+	}
+}
+
+// writeRejects writes the refused rows to a rejects file in the file's order.
+func writeRejects(w io.Writer, refused []*corpus.RecordError) error {
+	slices.SortStableFunc(refused, func(x, y *corpus.RecordError) int { return x.Line - y.Line })
+	for _, e := range refused {
+		if err := writeReject(w, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// labelCampaign finds the campaign opt names in the dataset. Without it, with
+// opt.Create, it returns the campaign to make (with the default categories, made once
+// the rows are good) and create; else the refusal names the campaigns there are.
+func labelCampaign(ctx context.Context, store *db.DB, opt LabelOptions) (camp db.Campaign, create bool, err error) {
+	camp, err = store.CampaignNamed(ctx, opt.DatasetID, opt.Campaign)
+	switch {
+	case errors.Is(err, db.ErrNotFound) && opt.Create:
+		return db.Campaign{Name: opt.Campaign, Categories: labels.DefaultCategories}, true, nil
+	case errors.Is(err, db.ErrNotFound):
+		names, nerr := store.CampaignNames(ctx, opt.DatasetID)
+		if nerr != nil {
+			return db.Campaign{}, false, nerr
+		}
+		have := "it has none yet"
+		if len(names) > 0 {
+			have = "it has " + quoteList(names)
+		}
+		return db.Campaign{}, false, &LabelError{Err: fmt.Errorf("%w %q in this dataset (%s): choose one, or create it (-create on the command line, the \"Create the campaign\" box on the form)", ErrNoCampaign, opt.Campaign, have)}
+	case err != nil:
+		return db.Campaign{}, false, err
+	}
+	return camp, false, nil
+}
+
+// checkLabelRow checks one row against the dataset's documents (known, by external id),
+// the campaign's categories and the design's frame sizes so far (frames), and returns
+// the label to append, or the row's refusal (bad). A duplicate answer that overrides
+// what the category says is kept, with a warning.
+func checkLabelRow(row labelRow, known map[string]int64, categories []labels.Category, frames map[[2]string]int, opt LabelOptions) (l db.NewLabel, warning, bad *corpus.RecordError) {
+	fail := func(field, format string, args ...any) (db.NewLabel, *corpus.RecordError, *corpus.RecordError) {
+		return db.NewLabel{}, nil, &corpus.RecordError{Place: row.place, Field: field, Msg: fmt.Sprintf(format, args...), Record: row.record}
+	}
+	switch {
+	case row.a == "":
+		return fail("a", "missing")
+	case row.b == "":
+		return fail("b", "missing")
+	case row.a == row.b:
+		return fail("b", "the same document as a")
+	}
+	if _, ok := known[row.a]; !ok {
+		return fail("a", "unknown document id %q in this dataset", row.a)
+	}
+	if _, ok := known[row.b]; !ok {
+		return fail("b", "unknown document id %q in this dataset", row.b)
+	}
+	cat, ok := labels.Find(categories, row.category)
+	if !ok {
+		return fail("category", "%q is not in the campaign's list (%s)", row.category, labels.Keys(categories))
+	}
+	dup, err := labels.ResolveDuplicate(cat, row.duplicate)
+	if err != nil {
+		return fail("duplicate", "%v", err)
+	}
+	source := row.annotator
+	if source == "" {
+		source = opt.Annotator
+	}
+	annotator := labels.ImportedAnnotator(source)
+	if opt.UserID == 0 && source == labels.RuleAnnotator {
+		annotator = source // the program's own rule labels (the demo's)
+	}
+	var kind labels.Kind
+	switch row.kind {
+	case "", string(labels.KindLabel):
+		kind = labels.KindLabel
+	case string(labels.KindAdjudication):
+		if !opt.MayAdjudicate || opt.UserID == 0 {
+			return fail("kind", "adjudication rows are accepted only from an account that may adjudicate (reviewers and admins), and become that account's adjudications")
+		}
+		kind, annotator = labels.KindAdjudication, opt.Actor
+	default:
+		return fail("kind", "%q is not label or adjudication", row.kind)
+	}
+	frame, field, msg := checkDesign(row, frames)
+	if msg != "" {
+		return fail(field, "%s", msg)
+	}
+	if labels.Overrides(cat, dup) {
+		warning = &corpus.RecordError{Place: row.place, Field: "duplicate",
+			Msg: fmt.Sprintf("category %q says %s, this row says %s: kept as the row says", cat.Name, answer(cat.Duplicate == labels.Yes), answer(dup))}
+	}
+	return db.NewLabel{DocA: known[row.a], DocB: known[row.b], Origin: "import", Annotator: annotator,
+		Kind: kind, Category: cat.Key, Duplicate: dup, Note: row.note,
+		Design: row.design, Stratum: row.stratum, FrameSize: frame}, warning, nil
 }
 
 // writeLabels records the import and its checked rows: staged in short transactions
@@ -360,149 +384,77 @@ func checkDesign(row labelRow, frames map[[2]string]int) (frame int, field, msg 
 	return n, "", ""
 }
 
+// labelFields are the fields a label file may have; a, b and category are needed.
 var labelFields = []string{"a", "b", "category", "duplicate", "annotator", "note", "kind", "design", "stratum", "frame_size"}
 
+// readLabelRows reads a label file through corpus's table reader (CSV, TSV or JSONL,
+// plain, gzip or zstd): the rows, the rows refused as read, or the reason the file
+// cannot be read as labels at all.
 func readLabelRows(r io.Reader, name string, format corpus.Format) ([]labelRow, []*corpus.RecordError, error) {
-	switch format {
-	case corpus.CSV, corpus.TSV:
-		return readLabelCSV(r, name, format)
-	case corpus.JSONL:
-		return readLabelJSONL(r, name)
+	if format != corpus.CSV && format != corpus.TSV && format != corpus.JSONL {
+		return nil, nil, fmt.Errorf("%s: labels come as CSV, TSV or JSONL", name)
 	}
-	return nil, nil, fmt.Errorf("%s: labels come as CSV, TSV or JSONL", name)
-}
-
-func readLabelCSV(r io.Reader, name string, format corpus.Format) ([]labelRow, []*corpus.RecordError, error) {
-	cr := csv.NewReader(r)
-	if format == corpus.TSV {
-		cr.Comma = '\t'
-	}
-	header, err := cr.Read()
+	tr, err := corpus.NewTableReader(r, name, format, labelFields[:3])
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s:1: header: %v", name, err)
+		return nil, nil, err
 	}
-	col := map[string]int{}
-	for i, h := range header {
-		col[strings.ToLower(strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")))] = i
-	}
-	for _, need := range []string{"a", "b", "category"} {
-		if _, ok := col[need]; !ok {
-			return nil, nil, &corpus.RecordError{Place: corpus.Place{File: name, Line: 1}, Field: need, Msg: "no such column in the header (want " + strings.Join(labelFields, ", ") + ")"}
-		}
-	}
-	get := func(rec []string, field string) string {
-		if i, ok := col[field]; ok && i < len(rec) {
-			return strings.TrimSpace(rec[i])
-		}
-		return ""
-	}
+	defer tr.Close()
 	var rows []labelRow
 	var bad []*corpus.RecordError
 	for {
-		rec, err := cr.Read()
+		rec, err := tr.Next()
 		if errors.Is(err, io.EOF) {
 			return rows, bad, nil
 		}
+		var re *corpus.RecordError
+		if errors.As(err, &re) {
+			bad = append(bad, re)
+			continue
+		}
 		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				bad = append(bad, &corpus.RecordError{Place: corpus.Place{File: name, Line: pe.StartLine}, Msg: pe.Err.Error()})
-				continue
-			}
 			return nil, nil, err
 		}
-		line, _ := cr.FieldPos(0)
-		place := corpus.Place{File: name, Line: line}
-		valid := true
-		for i, v := range rec {
-			if !utf8.ValidString(v) {
-				bad = append(bad, &corpus.RecordError{Place: place, Field: header[i], Msg: "invalid UTF-8", Record: csvRow(header, rec)})
-				valid = false
-				break
-			}
-		}
-		if !valid {
+		row, re := labelRowOf(rec)
+		if re != nil {
+			bad = append(bad, re)
 			continue
 		}
-		rows = append(rows, labelRow{place: place, record: csvRow(header, rec), a: get(rec, "a"), b: get(rec, "b"), category: get(rec, "category"),
-			duplicate: get(rec, "duplicate"), annotator: get(rec, "annotator"), note: get(rec, "note"), kind: get(rec, "kind"),
-			design: get(rec, "design"), stratum: get(rec, "stratum"), frameSize: get(rec, "frame_size")})
+		rows = append(rows, row)
 	}
 }
 
-func readLabelJSONL(r io.Reader, name string) ([]labelRow, []*corpus.RecordError, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	var rows []labelRow
-	var bad []*corpus.RecordError
-	line := 0
-	for sc.Scan() {
-		line++
-		b := sc.Bytes()
-		if len(strings.TrimSpace(string(b))) == 0 {
-			continue
+// labelRowOf takes a row's label fields as strings, trimmed: a JSONL number as the
+// documents' ids are read (corpus.NumberID), a boolean as true or false; an object or
+// a list is refused.
+func labelRowOf(rec corpus.Record) (labelRow, *corpus.RecordError) {
+	row := labelRow{place: rec.Place, record: rec.Raw}
+	for _, f := range []struct {
+		name string
+		dst  *string
+	}{{"a", &row.a}, {"b", &row.b}, {"category", &row.category}, {"duplicate", &row.duplicate}, {"annotator", &row.annotator}, {"note", &row.note}, {"kind", &row.kind},
+		{"design", &row.design}, {"stratum", &row.stratum}, {"frame_size", &row.frameSize}} {
+		v, err := labelValue(rec.Meta[f.name])
+		if err != nil {
+			return labelRow{}, &corpus.RecordError{Place: rec.Place, Field: f.name, Msg: err.Error(), Record: rec.Raw}
 		}
-		place := corpus.Place{File: name, Line: line}
-		if !utf8.Valid(b) {
-			bad = append(bad, &corpus.RecordError{Place: place, Msg: "invalid UTF-8", Record: string(b)})
-			continue
-		}
-		var m map[string]any
-		if err := unmarshalNumbers(b, &m); err != nil {
-			bad = append(bad, &corpus.RecordError{Place: place, Msg: "malformed JSON: " + err.Error(), Record: string(b)})
-			continue
-		}
-		str := func(k string) (string, error) {
-			switch v := m[k].(type) {
-			case nil:
-				return "", nil
-			case string:
-				return strings.TrimSpace(v), nil
-			case bool:
-				return fmt.Sprint(v), nil
-			case json.Number:
-				// Ids written as numbers follow the documents' rule; so do category numbers.
-				return corpus.NumberID(string(v))
-			}
-			return "", errors.New("want a string")
-		}
-		row := labelRow{place: place, record: json.RawMessage(bytes.Clone(b))}
-		ok := true
-		for _, f := range []struct {
-			name string
-			dst  *string
-		}{{"a", &row.a}, {"b", &row.b}, {"category", &row.category}, {"duplicate", &row.duplicate}, {"annotator", &row.annotator}, {"note", &row.note}, {"kind", &row.kind},
-			{"design", &row.design}, {"stratum", &row.stratum}, {"frame_size", &row.frameSize}} {
-			v, err := str(f.name)
-			if err != nil {
-				bad = append(bad, &corpus.RecordError{Place: place, Field: f.name, Msg: err.Error(), Record: row.record})
-				ok = false
-				break
-			}
-			*f.dst = v
-		}
-		if ok {
-			rows = append(rows, row)
-		}
+		*f.dst = v
 	}
-	if err := sc.Err(); err != nil {
-		return nil, nil, fmt.Errorf("%s:%d: %w", name, line+1, err)
-	}
-	return rows, bad, nil
+	return row, nil
 }
 
-// unmarshalNumbers decodes one JSON value, keeping numbers as written (json.Number) so
-// that ids are exact, and refusing trailing data as json.Unmarshal does.
-func unmarshalNumbers(b []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	if err := dec.Decode(v); err != nil {
-		return err
+func labelValue(v any) (string, error) {
+	switch v := v.(type) {
+	case nil:
+		return "", nil
+	case string:
+		return strings.TrimSpace(v), nil
+	case bool:
+		return fmt.Sprint(v), nil
+	case json.Number:
+		// Ids written as numbers follow the documents' rule; so do category numbers.
+		return corpus.NumberID(string(v))
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return errors.New("invalid character after top-level value")
-	}
-	return nil
+	return "", errors.New("want a string")
 }
 
 func answer(dup bool) string {
@@ -518,30 +470,4 @@ func quoteList(names []string) string {
 		q[i] = strconv.Quote(n)
 	}
 	return strings.Join(q, ", ")
-}
-
-// csvRow is a CSV row for a rejects file: written as an object of the header's
-// columns, in their order, but built only when written.
-func csvRow(header, rec []string) csvRecord { return csvRecord{header, rec} }
-
-type csvRecord struct{ header, rec []string }
-
-func (c csvRecord) MarshalJSON() ([]byte, error) {
-	var buf bytes.Buffer
-	buf.WriteByte('{')
-	for i, v := range c.rec {
-		if i >= len(c.header) {
-			break
-		}
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		k, _ := json.Marshal(c.header[i])
-		val, _ := json.Marshal(v)
-		buf.Write(k)
-		buf.WriteByte(':')
-		buf.Write(val)
-	}
-	buf.WriteByte('}')
-	return buf.Bytes(), nil
 }

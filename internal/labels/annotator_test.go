@@ -38,12 +38,14 @@ func TestImportedAnnotator(t *testing.T) {
 		{"import:alice", "import:alice"}, // exported from here and imported again
 		{"Import:bob", "Import:bob"},
 	} {
-		got := ImportedAnnotator(tc.source)
-		if got != tc.want {
-			t.Errorf("ImportedAnnotator(%q) = %q; want %q", tc.source, got, tc.want)
-		}
-		if CheckAccountName(got) == nil {
-			t.Errorf("CheckAccountName(%q) = nil: an account could take an imported label's name", got)
-		}
+		t.Run(tc.source, func(t *testing.T) {
+			got := ImportedAnnotator(tc.source)
+			if got != tc.want {
+				t.Errorf("ImportedAnnotator(%q) = %q; want %q", tc.source, got, tc.want)
+			}
+			if CheckAccountName(got) == nil {
+				t.Errorf("CheckAccountName(%q) = nil: an account could take an imported label's name", got)
+			}
+		})
 	}
 }

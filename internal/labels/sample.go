@@ -101,28 +101,58 @@ func DrawWith(texts []string, sigs []lsh.Signature, spec lsh.Spec, plan Plan, ex
 	if err != nil {
 		return nil, err
 	}
-	taken := map[[2]int]bool{}
-	take := func(a, b int) bool {
-		a, b = min(a, b), max(a, b)
-		if a == b || taken[[2]int{a, b}] || (existing != nil && existing(a, b)) {
-			return false
-		}
-		taken[[2]int{a, b}] = true
-		return true
+	// The draws share one random stream, in this order: the bins, the boundary, the
+	// random pairs, then the overlap.
+	d := &drawer{plan: plan, sigs: sigs, rng: rng, existing: existing, taken: map[[2]int]bool{}}
+	all := d.bins(cands, DrawDesign(spec, plan.Bins, len(texts), plan.Seed))
+	d.boundary(all)
+	d.random(ndocs)
+	if err := d.finish(texts, spec); err != nil {
+		return nil, err
 	}
-	var out []Drawn
-	add := func(a, b int, est float64, origin string) {
-		out = append(out, Drawn{A: min(a, b), B: max(a, b), Estimate: est, Origin: origin})
+	return d.out, nil
+}
+
+// drawer is one draw in progress: the pairs taken so far, in the order drawn.
+type drawer struct {
+	plan     Plan
+	sigs     []lsh.Signature
+	rng      *rand.Rand
+	existing func(a, b int) bool
+	taken    map[[2]int]bool
+	out      []Drawn
+}
+
+// scored is a candidate pair with its MinHash estimate.
+type scored struct {
+	a, b int
+	est  float64
+}
+
+// take reports whether the pair a, b may be drawn (two documents, not drawn before,
+// not in the campaign already) and marks it drawn.
+func (d *drawer) take(a, b int) bool {
+	a, b = min(a, b), max(a, b)
+	if a == b || d.taken[[2]int{a, b}] || (d.existing != nil && d.existing(a, b)) {
+		return false
 	}
-	design := DrawDesign(spec, plan.Bins, len(texts), plan.Seed)
-	type scored struct {
-		a, b int
-		est  float64
-	}
+	d.taken[[2]int{a, b}] = true
+	return true
+}
+
+func (d *drawer) add(a, b int, est float64, origin string) {
+	d.out = append(d.out, Drawn{A: min(a, b), B: max(a, b), Estimate: est, Origin: origin})
+}
+
+// bins draws up to PerBin pairs from each similarity bin (or the target bin only), each
+// recorded with the design, its bin as the stratum and the bin's size as the frame. It
+// returns every candidate scored.
+func (d *drawer) bins(cands []lsh.Candidate, design string) []scored {
+	plan := d.plan
 	bins := make([][]scored, plan.Bins)
 	all := make([]scored, 0, len(cands))
 	for _, c := range cands {
-		s := scored{c.A, c.B, lsh.Estimate(sigs[c.A], sigs[c.B])}
+		s := scored{c.A, c.B, lsh.Estimate(d.sigs[c.A], d.sigs[c.B])}
 		all = append(all, s)
 		bins[Bin(s.est, plan.Bins)] = append(bins[Bin(s.est, plan.Bins)], s)
 	}
@@ -130,45 +160,60 @@ func DrawWith(texts []string, sigs []lsh.Signature, spec lsh.Spec, plan Plan, ex
 		if plan.TargetBin >= 0 && i != plan.TargetBin {
 			continue
 		}
-		rng.Shuffle(len(b), func(x, y int) { b[x], b[y] = b[y], b[x] })
+		d.rng.Shuffle(len(b), func(x, y int) { b[x], b[y] = b[y], b[x] })
 		n := 0
 		for _, s := range b {
 			if n == plan.PerBin {
 				break
 			}
-			if take(s.a, s.b) {
-				add(s.a, s.b, s.est, fmt.Sprintf("bin:%d", i))
-				d := &out[len(out)-1]
-				d.Design, d.Stratum, d.FrameSize = design, fmt.Sprintf("bin:%d", i), len(b)
+			if d.take(s.a, s.b) {
+				d.add(s.a, s.b, s.est, fmt.Sprintf("bin:%d", i))
+				dr := &d.out[len(d.out)-1]
+				dr.Design, dr.Stratum, dr.FrameSize = design, fmt.Sprintf("bin:%d", i), len(b)
 				n++
 			}
 		}
 	}
-	if plan.Boundary > 0 {
-		slices.SortStableFunc(all, func(x, y scored) int {
-			return cmp.Compare(math.Abs(x.est-plan.Threshold), math.Abs(y.est-plan.Threshold))
-		})
-		n := 0
-		for _, s := range all {
-			if n == plan.Boundary {
-				break
-			}
-			if take(s.a, s.b) {
-				add(s.a, s.b, s.est, "boundary")
-				n++
-			}
-		}
+	return all
+}
+
+// boundary draws the plan's Boundary candidates whose estimates are nearest the threshold.
+func (d *drawer) boundary(all []scored) {
+	if d.plan.Boundary <= 0 {
+		return
 	}
-	for n, tries := 0, 0; n < plan.Random && tries < 100*plan.Random; tries++ {
-		a, b := rng.IntN(ndocs), rng.IntN(ndocs)
-		if take(a, b) {
-			add(a, b, lsh.Estimate(sigs[a], sigs[b]), "random")
+	slices.SortStableFunc(all, func(x, y scored) int {
+		return cmp.Compare(math.Abs(x.est-d.plan.Threshold), math.Abs(y.est-d.plan.Threshold))
+	})
+	n := 0
+	for _, s := range all {
+		if n == d.plan.Boundary {
+			break
+		}
+		if d.take(s.a, s.b) {
+			d.add(s.a, s.b, s.est, "boundary")
 			n++
 		}
 	}
+}
+
+// random draws the plan's Random pairs uniformly among the ndocs documents.
+func (d *drawer) random(ndocs int) {
+	for n, tries := 0, 0; n < d.plan.Random && tries < 100*d.plan.Random; tries++ {
+		a, b := d.rng.IntN(ndocs), d.rng.IntN(ndocs)
+		if d.take(a, b) {
+			d.add(a, b, lsh.Estimate(d.sigs[a], d.sigs[b]), "random")
+			n++
+		}
+	}
+}
+
+// finish gives every drawn pair its exact Jaccard (when there are texts) and how many
+// annotators it wants.
+func (d *drawer) finish(texts []string, spec lsh.Spec) error {
 	h, err := lsh.NewHasher(spec)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	sets := map[int][]uint64{}
 	set := func(i int) []uint64 {
@@ -179,16 +224,16 @@ func DrawWith(texts []string, sigs []lsh.Signature, spec lsh.Spec, plan Plan, ex
 		}
 		return s
 	}
-	for i := range out {
+	for i := range d.out {
 		if texts != nil {
-			out[i].Similarity = lsh.ExactJaccard(set(out[i].A), set(out[i].B))
+			d.out[i].Similarity = lsh.ExactJaccard(set(d.out[i].A), set(d.out[i].B))
 		}
-		out[i].Wanted = plan.Overlap
-		if plan.Overlap == 1 && rng.Float64() < plan.DoubleShare {
-			out[i].Wanted = 2
+		d.out[i].Wanted = d.plan.Overlap
+		if d.plan.Overlap == 1 && d.rng.Float64() < d.plan.DoubleShare {
+			d.out[i].Wanted = 2
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // PoolSize bounds the documents among which the generous (2-row) banding looks for

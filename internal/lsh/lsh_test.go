@@ -84,11 +84,13 @@ func TestParseSpecErrors(t *testing.T) {
 		{"scheme=milvus hash=xxhash", "hash"},
 		{"scheme=datasketch seed=99999999999", "seed"},
 	} {
-		_, err := ParseSpec(tc.text)
-		var se *SpecError
-		if !errors.As(err, &se) || se.Field != tc.field {
-			t.Errorf("ParseSpec(%q) error = %v; want a SpecError on %q", tc.text, err, tc.field)
-		}
+		t.Run(tc.text, func(t *testing.T) {
+			_, err := ParseSpec(tc.text)
+			var se *SpecError
+			if !errors.As(err, &se) || se.Field != tc.field {
+				t.Errorf("ParseSpec(%q) error = %v; want a SpecError on %q", tc.text, err, tc.field)
+			}
+		})
 	}
 }
 
@@ -108,9 +110,11 @@ func TestNormalize(t *testing.T) {
 		{Norm{StripPunct: true, CollapseSpace: true}, "a , b", "a b"},
 		{Norm{}, "bad \xff byte", "bad \uFFFD byte"},
 	} {
-		if got := tc.norm.Normalize(tc.in); got != tc.want {
-			t.Errorf("%v.Normalize(%q) = %q; want %q", tc.norm, tc.in, got, tc.want)
-		}
+		t.Run(tc.in, func(t *testing.T) {
+			if got := tc.norm.Normalize(tc.in); got != tc.want {
+				t.Errorf("%v.Normalize(%q) = %q; want %q", tc.norm, tc.in, got, tc.want)
+			}
+		})
 	}
 }
 

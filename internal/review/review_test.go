@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -28,9 +29,11 @@ func TestFisherExact(t *testing.T) {
 		{5, 5, 5, 5, 1},
 		{0, 0, 3, 4, 1},
 	} {
-		if got := FisherExact(tc.a, tc.b, tc.c, tc.d); !near(got, tc.want, 1e-6*max(1, tc.want)) {
-			t.Errorf("FisherExact(%d, %d, %d, %d) = %.9g; want %.9g", tc.a, tc.b, tc.c, tc.d, got, tc.want)
-		}
+		t.Run(fmt.Sprint(tc.a, tc.b, tc.c, tc.d), func(t *testing.T) {
+			if got := FisherExact(tc.a, tc.b, tc.c, tc.d); !near(got, tc.want, 1e-6*max(1, tc.want)) {
+				t.Errorf("FisherExact(%d, %d, %d, %d) = %.9g; want %.9g", tc.a, tc.b, tc.c, tc.d, got, tc.want)
+			}
+		})
 	}
 }
 

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -260,9 +259,6 @@ func (b *trackedBody) Read(p []byte) (int, error) {
 	l.mu.Unlock()
 	return n, err
 }
-
-// errNoLimit is the descriptor limit that cannot be read on this platform.
-var errNoLimit = errors.New("descriptor limit unknown")
 
 // maxConnsFor is the connection cap for a descriptor limit: at most 4096, and a quarter
 // of the limit (at least 64) left for the store, uploads, logs and the listener; half of

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -25,13 +26,15 @@ func TestWilsonTextbook(t *testing.T) {
 		{1, 29, 0.0061, 0.1718},
 	}
 	for _, c := range cases {
-		got := Wilson(c.hits, c.n)
-		if math.Abs(got.Lo-c.lo) > 5e-5 || math.Abs(got.Hi-c.hi) > 5e-5 {
-			t.Errorf("Wilson(%d, %d) = [%.4f, %.4f]; want [%.4f, %.4f]", c.hits, c.n, got.Lo, got.Hi, c.lo, c.hi)
-		}
-		if want := float64(c.hits) / float64(c.n); got.Value != want {
-			t.Errorf("Wilson(%d, %d).Value = %v; want %v", c.hits, c.n, got.Value, want)
-		}
+		t.Run(fmt.Sprintf("%d of %d", c.hits, c.n), func(t *testing.T) {
+			got := Wilson(c.hits, c.n)
+			if math.Abs(got.Lo-c.lo) > 5e-5 || math.Abs(got.Hi-c.hi) > 5e-5 {
+				t.Errorf("Wilson(%d, %d) = [%.4f, %.4f]; want [%.4f, %.4f]", c.hits, c.n, got.Lo, got.Hi, c.lo, c.hi)
+			}
+			if want := float64(c.hits) / float64(c.n); got.Value != want {
+				t.Errorf("Wilson(%d, %d).Value = %v; want %v", c.hits, c.n, got.Value, want)
+			}
+		})
 	}
 	if got := Wilson(0, 0); !math.IsNaN(got.Value) || got.Lo != 0 || got.Hi != 1 {
 		t.Errorf("Wilson(0, 0) = %+v; want NaN in [0, 1]", got)
@@ -64,9 +67,11 @@ func TestQuantile(t *testing.T) {
 	t.Parallel()
 	xs := []float64{1, 2, 3, 4, 5}
 	for _, c := range []struct{ q, want float64 }{{0, 1}, {0.5, 3}, {0.25, 2}, {0.1, 1.4}, {1, 5}} {
-		if got := quantile(xs, c.q); math.Abs(got-c.want) > 1e-12 {
-			t.Errorf("quantile(%v, %v) = %v; want %v", xs, c.q, got, c.want)
-		}
+		t.Run(fmt.Sprint(c.q), func(t *testing.T) {
+			if got := quantile(xs, c.q); math.Abs(got-c.want) > 1e-12 {
+				t.Errorf("quantile(%v, %v) = %v; want %v", xs, c.q, got, c.want)
+			}
+		})
 	}
 }
 

@@ -1,0 +1,142 @@
+package db
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// A sweep's life in the store: created running and audited, results stored once per
+// ordinal with the count of done configurations following them, finished, resumed only
+// when not running or done, renamed, and marked interrupted when a process died.
+func TestSweepLifecycle(t *testing.T) {
+	t.Parallel()
+	d := openTest(t)
+	ctx := context.Background()
+	c, _ := withPairs(t, d, 4)
+	id, err := d.CreateSweep(ctx, NewSweep{CampaignID: c.ID, Name: "first", Grid: `{"bands":[8]}`, Seed: 1 << 63, Total: 3,
+		LabelVersion: "v1", Labels: `[]`}, "cli:t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := d.Sweep(ctx, id)
+	if err != nil || s.State != "running" || s.Seed != 1<<63 || s.DatasetID != c.DatasetID || s.StartedAt.IsZero() || !s.FinishedAt.IsZero() {
+		t.Fatalf("Sweep(%d) = %+v, %v; want running, seed 2^63, started, not finished", id, s, err)
+	}
+	if ev, err := d.AuditOf(ctx, fmt.Sprintf("sweep:%d", id), 10); err != nil || len(ev) != 1 || ev[0].Action != "sweep.start" {
+		t.Errorf("audit of the sweep = %+v, %v; want one sweep.start", ev, err)
+	}
+	if got, err := d.SweepLabels(ctx, id); err != nil || got != `[]` {
+		t.Errorf("SweepLabels = %q, %v; want []", got, err)
+	}
+	if err := d.ResumeSweep(ctx, id, 0, "t"); !errors.Is(err, ErrStale) {
+		t.Errorf("ResumeSweep of a running sweep = %v; want ErrStale", err)
+	}
+
+	rs := []SweepResult{{Ordinal: 0, Spec: "k=64", Bands: 8, Rows: 8, Threshold: 0.5, Verification: "exact", Policy: "components", Metrics: `{"r":1}`},
+		{Ordinal: 2, Spec: "k=64", Bands: 16, Rows: 4, Threshold: 0.5, Verification: "none", Policy: "components", Metrics: `{}`}}
+	if err := d.AddSweepResults(ctx, id, rs); err != nil {
+		t.Fatal(err)
+	}
+	// Stored again (a resumed run) with another metric: the first is kept.
+	again := []SweepResult{{Ordinal: 2, Spec: "k=64", Bands: 16, Rows: 4, Metrics: `{"changed":true}`}, {Ordinal: 1, Spec: "k=64", Bands: 4, Rows: 16, Metrics: `{}`}}
+	if err := d.AddSweepResults(ctx, id, again); err != nil {
+		t.Fatal(err)
+	}
+	all, err := d.SweepResults(ctx, id)
+	if err != nil || len(all) != 3 || all[2].Metrics != `{}` || all[0].Bands != 8 {
+		t.Fatalf("SweepResults = %+v, %v; want 3 by ordinal, ordinal 2 as first stored", all, err)
+	}
+	if ords, err := d.SweepOrdinals(ctx, id); err != nil || len(ords) != 3 || ords[0] != 0 || ords[2] != 2 {
+		t.Errorf("SweepOrdinals = %v, %v; want [0 1 2]", ords, err)
+	}
+	if after, err := d.SweepResultsAfter(ctx, id, all[0].ID); err != nil || len(after) != 2 {
+		t.Errorf("SweepResultsAfter(first) = %+v, %v; want the 2 stored after it", after, err)
+	}
+	if r, err := d.SweepResultByID(ctx, all[1].ID); err != nil || r.Ordinal != 1 {
+		t.Errorf("SweepResultByID = %+v, %v; want ordinal 1", r, err)
+	}
+	if _, err := d.SweepResultByID(ctx, 1<<40); !errors.Is(err, ErrNotFound) {
+		t.Errorf("SweepResultByID(missing) = %v; want ErrNotFound", err)
+	}
+	if s, _ := d.Sweep(ctx, id); s.Done != 3 {
+		t.Errorf("configurations done = %d; want 3", s.Done)
+	}
+
+	if err := d.SetSweepSummary(ctx, id, `{"best":1}`); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.FinishSweep(ctx, id, "cancelled", "", ""); err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := d.Sweep(ctx, id); s.State != "cancelled" || s.Summary != `{"best":1}` || s.FinishedAt.IsZero() {
+		t.Errorf("after FinishSweep: %+v; want cancelled, the summary kept, finished", s)
+	}
+	if err := d.ResumeSweep(ctx, id, 0, "t"); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.SetSweepNotes(ctx, id, "renamed", "why"); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.SetSweepNotes(ctx, 1<<40, "x", ""); !errors.Is(err, ErrNotFound) {
+		t.Errorf("SetSweepNotes(missing) = %v; want ErrNotFound", err)
+	}
+
+	other, err := d.CreateSweep(ctx, NewSweep{CampaignID: c.ID, Name: "second", Grid: `{}`, Total: 1, Labels: `[]`, RerunOf: id}, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := d.InterruptSweeps(ctx, []int64{other}); err != nil || n != 1 {
+		t.Errorf("InterruptSweeps(except the second) = %d, %v; want 1", n, err)
+	}
+	list, err := d.Sweeps(ctx, c.ID)
+	if err != nil || len(list) != 2 || list[0].ID != other || list[0].RerunOf != id || list[1].State != "interrupted" || list[1].Name != "renamed" {
+		t.Fatalf("Sweeps = %+v, %v; want the re-run first (running), then the renamed one interrupted", list, err)
+	}
+	if every, _ := d.Sweeps(ctx, 0); len(every) != 2 {
+		t.Errorf("Sweeps(0) = %d sweeps; want 2", len(every))
+	}
+	if _, err := d.Sweep(ctx, 1<<40); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Sweep(missing) = %v; want ErrNotFound", err)
+	}
+}
+
+// What a sweep reads of a dataset and a campaign: documents with their hashes, in id
+// order, and every pair with its standing labels.
+func TestSweepInputs(t *testing.T) {
+	t.Parallel()
+	d := openTest(t)
+	ctx := context.Background()
+	c, pairs := withPairs(t, d, 3)
+	if _, err := d.SweepDocuments(ctx, c.DatasetID); err == nil {
+		t.Error("SweepDocuments of documents without a content hash succeeded; want the hash named")
+	}
+	ds, err := d.BeginDataset(ctx, "hashed", "h.jsonl", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.InsertDocuments(ctx, ds.ID, []NewDocument{{ExtID: "x", Text: "one", ContentHash: strings.Repeat("01", 32)},
+		{ExtID: "y", Text: "two", ContentHash: strings.Repeat("ff", 32)}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.FinishDataset(ctx, ds.ID, "h", 0, "t"); err != nil {
+		t.Fatal(err)
+	}
+	docs, err := d.SweepDocuments(ctx, ds.ID)
+	if err != nil || len(docs.IDs) != 2 || docs.Hashes[0] != 0x0101010101010101 || docs.Hashes[1] != 1<<64-1 || docs.Texts[1] != "two" {
+		t.Fatalf("SweepDocuments = %+v, %v; want 2 documents, hashes from the first 8 bytes", docs, err)
+	}
+	ids, err := d.DatasetDocumentIDs(ctx, ds.ID)
+	if err != nil || len(ids) != 2 || ids[0] != docs.IDs[0] {
+		t.Errorf("DatasetDocumentIDs = %v, %v; want %v", ids, err, docs.IDs)
+	}
+	if _, err := d.RecordEvent(ctx, c.ID, pairs[0], NewLabel{Annotator: "ann", Category: "exact", Duplicate: true}, 0); err != nil {
+		t.Fatal(err)
+	}
+	sp, err := d.SweepPairs(ctx, c.ID)
+	if err != nil || len(sp) != 2 || len(sp[0].Labels) != 1 || len(sp[1].Labels) != 0 {
+		t.Fatalf("SweepPairs = %+v, %v; want 2 pairs, the first with one label", sp, err)
+	}
+}
