@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"path/filepath"
 	"strings"
@@ -163,137 +164,169 @@ func Documents(ctx context.Context, store *db.DB, r corpus.Reader, sourceFile st
 			}
 		}
 	}()
-	hash := sha256.New()
-	var batch []db.NewDocument
-	var places []corpus.Place
-	held := 0 // bytes of text in batch
-	seen := 0 // records read, good or bad
-	report := func(done bool) {
-		if opt.Progress != nil {
-			opt.Progress(Progress{Docs: rep.Accepted, Rejected: rep.Rejected, Bytes: r.BytesRead(), Elapsed: time.Since(start), Done: done})
-		}
+	im := &docImport{store: store, ds: ds, opt: opt, r: r, file: sourceFile, start: start, hash: sha256.New()}
+	if err := im.read(ctx); err != nil {
+		return im.rep, &Error{Report: im.rep, Err: err}
 	}
-	reject := func(e *corpus.RecordError) error {
-		rep.Rejected++
-		if len(rep.Errors) < opt.MaxListed {
-			rep.Errors = append(rep.Errors, e)
-		}
-		if opt.Rejects != nil {
-			if err := writeReject(opt.Rejects, e); err != nil {
-				return err
-			}
-		}
-		e.Record = nil // the report keeps the reason, not a document of up to a megabyte
-		return nil
+	im.rep.Bytes = r.BytesRead()
+	if im.failing() {
+		im.report(true)
+		return im.rep, &Error{Report: im.rep}
 	}
-	failing := func() bool { return rep.Rejected > 0 && !opt.SkipBad }
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		// A refused import keeps reading to report every bad record, duplicate ids too:
-		// its batches still go in, which finds them, but without their texts, since
-		// nothing of it will stay.
-		insert := batch
-		if failing() {
-			insert = make([]db.NewDocument, len(batch))
-			for i, d := range batch {
-				insert[i] = db.NewDocument{ExtID: d.ExtID}
-			}
-		}
-		dups, err := store.InsertDocuments(ctx, ds.ID, insert)
-		if err != nil {
+	if im.rep.Accepted == 0 {
+		return im.rep, &Error{Report: im.rep, Err: ErrEmpty}
+	}
+	finished, err := im.finish(ctx)
+	if err != nil {
+		return im.rep, &Error{Report: im.rep, Err: err}
+	}
+	landed = true
+	im.rep.Dataset = finished
+	im.report(true)
+	return im.rep, nil
+}
+
+// docImport is one document import in progress: the staged dataset, the batch read but
+// not inserted yet, the report so far and the hash of what landed.
+type docImport struct {
+	store  *db.DB
+	ds     db.Dataset
+	opt    Options
+	r      corpus.Reader
+	file   string
+	start  time.Time
+	hash   hash.Hash // of every accepted document's id and content hash, in order
+	batch  []db.NewDocument
+	places []corpus.Place
+	held   int // bytes of text in batch
+	seen   int // records read, good or bad
+	rep    Report
+}
+
+func (im *docImport) report(done bool) {
+	if im.opt.Progress != nil {
+		im.opt.Progress(Progress{Docs: im.rep.Accepted, Rejected: im.rep.Rejected, Bytes: im.r.BytesRead(), Elapsed: time.Since(im.start), Done: done})
+	}
+}
+
+// reject counts a refused record, lists it (up to MaxListed) and writes it to the
+// rejects file.
+func (im *docImport) reject(e *corpus.RecordError) error {
+	im.rep.Rejected++
+	if len(im.rep.Errors) < im.opt.MaxListed {
+		im.rep.Errors = append(im.rep.Errors, e)
+	}
+	if im.opt.Rejects != nil {
+		if err := writeReject(im.opt.Rejects, e); err != nil {
 			return err
 		}
-		isDup := map[int]bool{}
-		for _, i := range dups {
-			isDup[i] = true
-			rep.Valid--
-			if err := reject(&corpus.RecordError{Place: places[i], Field: opt.Corpus.IDFieldName(), Msg: fmt.Sprintf("duplicate id %q", batch[i].ExtID),
-				Record: documentRecord(batch[i], opt.Corpus)}); err != nil {
-				return err
-			}
-		}
-		if !failing() {
-			for i, d := range batch {
-				if !isDup[i] {
-					rep.Accepted++
-					fmt.Fprintf(hash, "%s\x00%s\n", d.ExtID, d.ContentHash)
-				}
-			}
-		}
-		clear(batch) // let the texts go
-		batch, places, held = batch[:0], places[:0], 0
-		report(false)
-		return nil
 	}
+	e.Record = nil // the report keeps the reason, not a document of up to a megabyte
+	return nil
+}
+
+// failing reports whether the import will be refused (a bad record without SkipBad).
+func (im *docImport) failing() bool { return im.rep.Rejected > 0 && !im.opt.SkipBad }
+
+// read reads every record, inserting the good ones in batches of BatchSize documents or
+// batchBytes of text, and refuses an input over MaxDocs records.
+func (im *docImport) read(ctx context.Context) error {
 	for {
 		if err := ctx.Err(); err != nil {
-			return rep, &Error{Report: rep, Err: err}
+			return err
 		}
-		rec, err := r.Next()
+		rec, err := im.r.Next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
-		if seen++; opt.MaxDocs > 0 && seen > opt.MaxDocs {
-			return rep, &Error{Report: rep, Err: &corpus.LimitError{File: sourceFile, Docs: opt.MaxDocs}}
+		if im.seen++; im.opt.MaxDocs > 0 && im.seen > im.opt.MaxDocs {
+			return &corpus.LimitError{File: im.file, Docs: im.opt.MaxDocs}
 		}
 		var re *corpus.RecordError
 		if errors.As(err, &re) {
-			if err := reject(re); err != nil {
-				return rep, &Error{Report: rep, Err: err}
+			if err := im.reject(re); err != nil {
+				return err
 			}
 			continue
 		}
 		if err != nil {
-			return rep, &Error{Report: rep, Err: err}
+			return err
 		}
 		doc, bad := newDocument(rec)
 		if bad != nil {
-			if err := reject(bad); err != nil {
-				return rep, &Error{Report: rep, Err: err}
+			if err := im.reject(bad); err != nil {
+				return err
 			}
 			continue
 		}
-		rep.Valid++
-		batch = append(batch, doc)
-		places = append(places, rec.Place)
-		held += len(doc.Text)
-		if len(batch) >= opt.BatchSize || held >= batchBytes {
-			if err := flush(); err != nil {
-				return rep, &Error{Report: rep, Err: err}
+		im.rep.Valid++
+		im.batch = append(im.batch, doc)
+		im.places = append(im.places, rec.Place)
+		im.held += len(doc.Text)
+		if len(im.batch) >= im.opt.BatchSize || im.held >= batchBytes {
+			if err := im.flush(ctx); err != nil {
+				return err
 			}
 		}
 	}
-	if err := flush(); err != nil {
-		return rep, &Error{Report: rep, Err: err}
+	return im.flush(ctx)
+}
+
+// flush inserts the batch. A refused import keeps reading to report every bad record,
+// duplicate ids too: its batches still go in, which finds them, but without their
+// texts, since nothing of it will stay.
+func (im *docImport) flush(ctx context.Context) error {
+	if len(im.batch) == 0 {
+		return nil
 	}
-	rep.Bytes = r.BytesRead()
-	if failing() {
-		report(true)
-		return rep, &Error{Report: rep}
+	insert := im.batch
+	if im.failing() {
+		insert = make([]db.NewDocument, len(im.batch))
+		for i, d := range im.batch {
+			insert[i] = db.NewDocument{ExtID: d.ExtID}
+		}
 	}
-	if rep.Accepted == 0 {
-		return rep, &Error{Report: rep, Err: ErrEmpty}
+	dups, err := im.store.InsertDocuments(ctx, im.ds.ID, insert)
+	if err != nil {
+		return err
 	}
-	sum := hex.EncodeToString(hash.Sum(nil))
-	if !opt.NewVersion {
-		earlier, err := store.SameContent(ctx, opt.Dataset, sum)
+	isDup := map[int]bool{}
+	for _, i := range dups {
+		isDup[i] = true
+		im.rep.Valid--
+		if err := im.reject(&corpus.RecordError{Place: im.places[i], Field: im.opt.Corpus.IDFieldName(), Msg: fmt.Sprintf("duplicate id %q", im.batch[i].ExtID),
+			Record: documentRecord(im.batch[i], im.opt.Corpus)}); err != nil {
+			return err
+		}
+	}
+	if !im.failing() {
+		for i, d := range im.batch {
+			if !isDup[i] {
+				im.rep.Accepted++
+				fmt.Fprintf(im.hash, "%s\x00%s\n", d.ExtID, d.ContentHash)
+			}
+		}
+	}
+	clear(im.batch) // let the texts go
+	im.batch, im.places, im.held = im.batch[:0], im.places[:0], 0
+	im.report(false)
+	return nil
+}
+
+// finish makes the staged dataset visible, unless it holds what an earlier version of
+// the dataset holds already (then an *IdenticalError, unless NewVersion).
+func (im *docImport) finish(ctx context.Context) (db.Dataset, error) {
+	sum := hex.EncodeToString(im.hash.Sum(nil))
+	if !im.opt.NewVersion {
+		earlier, err := im.store.SameContent(ctx, im.opt.Dataset, sum)
 		if err == nil {
-			return rep, &Error{Report: rep, Err: &IdenticalError{Earlier: earlier}}
+			return db.Dataset{}, &IdenticalError{Earlier: earlier}
 		}
 		if !errors.Is(err, db.ErrNotFound) {
-			return rep, &Error{Report: rep, Err: err}
+			return db.Dataset{}, err
 		}
 	}
-	ds, err = store.FinishDataset(ctx, ds.ID, sum, rep.Rejected, opt.Actor)
-	if err != nil {
-		return rep, &Error{Report: rep, Err: err}
-	}
-	landed = true
-	rep.Dataset = ds
-	report(true)
-	return rep, nil
+	return im.store.FinishDataset(ctx, im.ds.ID, sum, im.rep.Rejected, im.opt.Actor)
 }
 
 func newDocument(rec corpus.Record) (db.NewDocument, *corpus.RecordError) {
