@@ -3,6 +3,7 @@ package campaign
 import (
 	"cmp"
 	"context"
+	"database/sql"
 	"fmt"
 	"math"
 	"slices"
@@ -42,7 +43,33 @@ func (t *Tally) Summary(ctx context.Context, c db.Campaign) (labels.Overview, er
 		return labels.Overview{}, fmt.Errorf("summary of campaign %d: %w", c.ID, err)
 	}
 	defer ct.mu.Unlock()
-	return ct.overview(c), nil
+	return ct.summarize(c, true), nil
+}
+
+// Figures is what the campaign page shows of a campaign's labels, all from one look at
+// the store.
+type Figures struct {
+	// Overview is Summary's, without its Disagreements (the page lists Queue instead).
+	Overview labels.Overview
+	// Answers counts the standing labels by category and duplicate answer, as db.Answers.
+	Answers []db.Answer
+	// Queue is the adjudication queue as Disagreements ranks it; nil unless asked for.
+	Queue []Disagreement
+}
+
+// Figures returns the campaign page's figures of c from the tallies; withQueue asks for
+// the adjudication queue too (only those who may read others' labels see it).
+func (t *Tally) Figures(ctx context.Context, c db.Campaign, withQueue bool) (Figures, error) {
+	ct, err := t.fresh(ctx, c)
+	if err != nil {
+		return Figures{}, fmt.Errorf("figures of campaign %d: %w", c.ID, err)
+	}
+	defer ct.mu.Unlock()
+	f := Figures{Overview: ct.summarize(c, false), Answers: ct.agg.answerList()}
+	if withQueue {
+		f.Queue = ct.queue(c)
+	}
+	return f, nil
 }
 
 // LabelCounts is what the start page shows of a campaign's labels.
@@ -263,7 +290,14 @@ type aggregates struct {
 	raters        map[[2]string]map[[2]string]int // annotator pair -> (category by each) -> units
 
 	disagreements map[int64]struct{}
-	labelCats     map[string]int // standing labels by category, for the start page
+	labelCats     map[string]int    // standing labels by category, for the start page
+	answers       map[answerKey]int // standing labels by category and duplicate answer
+}
+
+// answerKey is a category with a duplicate answer.
+type answerKey struct {
+	category  string
+	duplicate bool
 }
 
 // coincidence is an ordered pair of values (categories) within a unit of m values.
@@ -275,7 +309,7 @@ type coincidence struct {
 func newAggregates(cats []labels.Category) *aggregates {
 	a := &aggregates{cats: cats, catIndex: map[string]int{}, catValues: map[string]int{}, coincidences: map[coincidence]int{},
 		confusion: map[[2]string]int{}, raters: map[[2]string]map[[2]string]int{}, disagreements: map[int64]struct{}{},
-		labelCats: map[string]int{}}
+		labelCats: map[string]int{}, answers: map[answerKey]int{}}
 	for i, c := range cats {
 		a.catIndex[c.Key] = i
 	}
@@ -306,6 +340,7 @@ func (a *aggregates) add(id int64, p *pairTally, sign int) {
 	var names, values []string // the unit: annotators (sorted) and their categories
 	for _, l := range p.labels {
 		bump(a.labelCats, l.Category, sign)
+		bump(a.answers, answerKey{l.Category, l.Duplicate}, sign)
 		if l.Kind == labels.KindAdjudication {
 			adjudicated = true
 			continue
@@ -392,9 +427,53 @@ func disagree(ls []labels.Label) bool {
 	return false
 }
 
-// overview builds the campaign page's numbers from the sums; nothing it returns is
+// answerList is db.Answers from the sums: by category, then duplicate answer (no
+// before yes).
+func (a *aggregates) answerList() []db.Answer {
+	out := make([]db.Answer, 0, len(a.answers))
+	for k, n := range a.answers {
+		out = append(out, db.Answer{Category: k.category, Duplicate: k.duplicate, N: n})
+	}
+	bit := func(b bool) int {
+		if b {
+			return 1
+		}
+		return 0
+	}
+	slices.SortFunc(out, func(x, y db.Answer) int {
+		return cmp.Or(cmp.Compare(x.Category, y.Category), cmp.Compare(bit(x.Duplicate), bit(y.Duplicate)))
+	})
+	return out
+}
+
+// queue is Disagreements from the tallies: the pairs in dispute, their labels by
+// annotator, ranked as RankDisagreements ranks them.
+func (ct *tally) queue(c db.Campaign) []Disagreement {
+	var out []Disagreement
+	for id := range ct.agg.disagreements {
+		p := ct.pairs[id]
+		var sim sql.NullFloat64
+		if !math.IsNaN(p.sim) {
+			sim = sql.NullFloat64{Float64: p.sim, Valid: true}
+		}
+		ls := make([]db.ContestedLabel, 0, len(p.labels))
+		for _, l := range p.labels {
+			if l.Kind == labels.KindLabel {
+				ls = append(ls, db.ContestedLabel{PairID: id, Similarity: sim, Annotator: l.Annotator, Category: l.Category, Duplicate: l.Duplicate})
+			}
+		}
+		if d, ok := disagreement(ls, c.Threshold); ok {
+			out = append(out, d)
+		}
+	}
+	RankDisagreements(out)
+	return out
+}
+
+// summarize builds the campaign page's numbers from the sums, with the disagreements
+// (labels.Overview's, nearest the threshold first) or without; nothing it returns is
 // shared with the tally.
-func (ct *tally) overview(c db.Campaign) labels.Overview {
+func (ct *tally) summarize(c db.Campaign, withDisagreements bool) labels.Overview {
 	a := ct.agg
 	o := labels.Summarize(nil, c.Categories, Bins, c.Threshold) // bin labels and the empty shapes
 	o.Pairs, o.Complete, o.Target, o.Given = a.pairs, a.complete, a.target, a.given
@@ -403,6 +482,9 @@ func (ct *tally) overview(c db.Campaign) labels.Overview {
 		copy(o.CoverageDup[i], a.coverageDup[i])
 	}
 	o.Agreement = a.agreement()
+	if !withDisagreements {
+		return o
+	}
 	o.Disagreements = make([]labels.Disagreement, 0, len(a.disagreements))
 	for id := range a.disagreements {
 		p := ct.pairs[id]

@@ -9,17 +9,19 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/labels"
 )
 
-// The tallies give the same numbers as the from-scratch Summary and
-// db.DatasetOverview, at every step of a seeded random history of everything that
-// changes them: labels, edits, adjudications, retractions, skips and flags by six
-// annotators (through RecordEvent and label imports), pairs drawn, pairs wanted twice,
-// and settings changed (threshold, categories reordered). A Tally that follows the
-// whole history (reading only what changed each time) and one started afresh at each
-// step (a second process, say) are both checked.
+// The tallies give the same numbers as the from-scratch Summary, db.Answers,
+// Disagreements and db.DatasetOverview, at every step of a seeded random history of
+// everything that changes them: labels, edits, adjudications, retractions (undo), skips
+// and flags by six annotators (through RecordEvent, label imports of the command line
+// and staged label imports with adjudications, as the import job runs them), pairs
+// drawn, pairs wanted twice, and settings changed (threshold, categories reordered). A
+// Tally that follows the whole history (reading only what changed each time) and one
+// started afresh at each step (a second process, say) are both checked.
 func TestTallyMatchesSummary(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -66,7 +68,12 @@ func TestTallyMatchesSummary(t *testing.T) {
 	annotators := []string{"ann", "bob", "cyd", "dee", "eve", "rules"}
 	kinds := []labels.Kind{labels.KindLabel, labels.KindLabel, labels.KindLabel, labels.KindLabel, labels.KindAdjudication,
 		labels.KindRetract, labels.KindRetract, labels.KindSkip, labels.KindFlag, labels.KindUnflag}
+	importer, err := store.CreateUser(ctx, "test", "rev", auth.Reviewer, "not a hash")
+	if err != nil {
+		t.Fatal(err)
+	}
 	following := NewTally(store)
+	var reached struct{ answers, queue int }
 	for step := range 40 {
 		refs, _ := store.PairDocs(ctx, c.ID)
 		for range 12 {
@@ -98,6 +105,26 @@ func TestTallyMatchesSummary(t *testing.T) {
 			if err := store.AddLabels(ctx, c.ID, ls, "test"); err != nil {
 				t.Fatal(err)
 			}
+		case 7: // a staged import (the import job's way), an adjudication among its labels
+			id, err := store.BeginLabelImport(ctx, db.NewLabelImport{CampaignID: c.ID, UserID: importer.ID, ImportedBy: importer.Name, File: "l.csv"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ls []db.NewLabel
+			for i := range 8 {
+				l := db.NewLabel{DocA: texts[(step+2*i)%len(texts)].ID, DocB: texts[(step+3*i+5)%len(texts)].ID,
+					Annotator: "import:" + annotators[i%len(annotators)], Category: c.Categories[i%3].Key, Duplicate: i%2 == 0}
+				if i == 7 {
+					l.Kind, l.Annotator = labels.KindAdjudication, importer.Name
+				}
+				ls = append(ls, l)
+			}
+			if err := store.StageLabels(ctx, id, ls, nil); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := store.PublishLabelImport(ctx, id, nil); err != nil {
+				t.Fatal(err)
+			}
 		case 6: // settings: another threshold, the categories reordered
 			s := Settings{Spec: c.Spec, Threshold: rng.Float64(), Overlap: 1, DoubleShare: c.DoubleShare, Categories: slices.Clone(c.Categories)}
 			slices.Reverse(s.Categories)
@@ -112,6 +139,16 @@ func TestTallyMatchesSummary(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		wantAnswers, err := store.Answers(ctx, c.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantQueue, err := Disagreements(ctx, store, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reached.answers = max(reached.answers, len(wantAnswers))
+		reached.queue = max(reached.queue, len(wantQueue))
 		for name, tl := range map[string]*Tally{"following": following, "fresh": NewTally(store)} {
 			got, err := tl.Summary(ctx, c)
 			if err != nil {
@@ -119,6 +156,24 @@ func TestTallyMatchesSummary(t *testing.T) {
 			}
 			if diff := overviewDiff(got, want); diff != "" {
 				t.Fatalf("step %d, %s tally: %s", step, name, diff)
+			}
+			f, err := tl.Figures(ctx, c, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantFig := want
+			wantFig.Disagreements = nil // Figures lists the adjudication queue instead
+			if diff := overviewDiff(f.Overview, wantFig); diff != "" {
+				t.Fatalf("step %d, %s tally: Figures: %s", step, name, diff)
+			}
+			if fmt.Sprint(f.Answers) != fmt.Sprint(wantAnswers) {
+				t.Fatalf("step %d, %s tally: Figures.Answers = %v; db.Answers %v", step, name, f.Answers, wantAnswers)
+			}
+			if fmt.Sprint(f.Queue) != fmt.Sprint(wantQueue) {
+				t.Fatalf("step %d, %s tally: Figures.Queue = %v;\nDisagreements %v", step, name, f.Queue, wantQueue)
+			}
+			if f, err = tl.Figures(ctx, c, false); err != nil || f.Queue != nil {
+				t.Fatalf("step %d, %s tally: Figures without the queue = %v, %v; want no queue", step, name, f.Queue, err)
 			}
 			counts, err := tl.Counts(ctx, c)
 			if err != nil {
@@ -141,6 +196,9 @@ func TestTallyMatchesSummary(t *testing.T) {
 	final, _ := following.Summary(ctx, c)
 	if final.Agreement.Units == 0 || len(final.Disagreements) == 0 || final.Complete == 0 {
 		t.Errorf("the history never reached agreement units, disagreements and complete pairs: %+v", final)
+	}
+	if reached.answers < 4 || reached.queue < 2 {
+		t.Errorf("the history reached at most %d answers and %d queued disagreements; want 4 and 2", reached.answers, reached.queue)
 	}
 }
 
