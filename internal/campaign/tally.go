@@ -125,8 +125,15 @@ func (t *Tally) fresh(ctx context.Context, c db.Campaign) (*tally, error) {
 		t.byID[c.ID] = ct
 	}
 	t.mu.Unlock()
+	// Where the store stands is asked before taking the lock, so that people looking at
+	// once do not wait for each other's queries: whoever holds the lock reads up to
+	// where the store stands then, which is at least where it stood for those waiting.
+	m, err := t.store.LabelMark(ctx, c.ID)
+	if err != nil {
+		return nil, err
+	}
 	ct.mu.Lock()
-	if err := ct.refresh(ctx, t.store, c); err != nil {
+	if err := ct.refresh(ctx, t.store, c, m); err != nil {
 		ct.mu.Unlock()
 		return nil, err
 	}
@@ -159,14 +166,11 @@ func (ct *tally) intern(s string) string {
 	return s
 }
 
-// refresh reads what changed in the store since the last look.
-func (ct *tally) refresh(ctx context.Context, store *db.DB, c db.Campaign) error {
+// refresh reads what changed in the store since the last look, unless the tally has
+// read up to mark m already (both counters only grow).
+func (ct *tally) refresh(ctx context.Context, store *db.DB, c db.Campaign, m db.LabelMark) error {
 	if ct.loaded {
-		m, err := store.LabelMark(ctx, c.ID)
-		if err != nil {
-			return err
-		}
-		if m == ct.mark {
+		if ct.mark.PairsRevision >= m.PairsRevision && ct.mark.LastEvent >= m.LastEvent {
 			ct.settle(c)
 			return nil
 		}
@@ -283,15 +287,30 @@ type aggregates struct {
 
 	// Agreement over units (pairs) with two or more labels, as labels.Measure counts.
 	units, values int
-	catValues     map[string]int                  // values by category: the categories in use
-	coincidences  map[coincidence]int             // ordered value pairs by unit size
-	confusion     map[[2]string]int               // ordered value pairs
-	agree, all    int                             // unordered value pairs, and those that agree
-	raters        map[[2]string]map[[2]string]int // annotator pair -> (category by each) -> units
+	catValues     map[string]int        // values by category: the categories in use
+	coincidences  map[coincidence]int   // ordered value pairs by unit size
+	confusion     map[[2]string]int     // ordered value pairs
+	agree, all    int                   // unordered value pairs, and those that agree
+	raters        map[[2]string]*raters // by annotator pair
+	raterKeys     [][2]string           // raters' keys, sorted
 
 	disagreements map[int64]struct{}
 	labelCats     map[string]int    // standing labels by category, for the start page
 	answers       map[answerKey]int // standing labels by category and duplicate answer
+
+	// What was built from the sums, until add changes them: a page view while nobody
+	// labels builds nothing, and one after a label rebuilds only what that label moved.
+	agreementMemo *labels.Agreement
+	queueMemo     []Disagreement
+	queueMemoOK   bool
+	queueMemoAt   float64 // the threshold queueMemo was ranked for
+}
+
+// raters is what two annotators' shared units add up to, for Cohen's kappa.
+type raters struct {
+	counts    map[[2]string]int // (category by one, category by the other) -> units
+	agreement labels.PairAgreement
+	stale     bool // agreement is to be computed again from counts
 }
 
 // answerKey is a category with a duplicate answer.
@@ -308,7 +327,7 @@ type coincidence struct {
 
 func newAggregates(cats []labels.Category) *aggregates {
 	a := &aggregates{cats: cats, catIndex: map[string]int{}, catValues: map[string]int{}, coincidences: map[coincidence]int{},
-		confusion: map[[2]string]int{}, raters: map[[2]string]map[[2]string]int{}, disagreements: map[int64]struct{}{},
+		confusion: map[[2]string]int{}, raters: map[[2]string]*raters{}, disagreements: map[int64]struct{}{},
 		labelCats: map[string]int{}, answers: map[answerKey]int{}}
 	for i, c := range cats {
 		a.catIndex[c.Key] = i
@@ -334,6 +353,7 @@ func bump[K comparable](m map[K]int, k K, sign int) {
 // add puts pair id's contribution into the sums (sign +1) or takes it out (-1), as
 // labels.Summarize and labels.Measure count it.
 func (a *aggregates) add(id int64, p *pairTally, sign int) {
+	a.agreementMemo, a.queueMemo, a.queueMemoOK = nil, nil, false
 	a.pairs += sign
 	a.target += sign * p.wanted
 	adjudicated := false
@@ -371,16 +391,7 @@ func (a *aggregates) add(id int64, p *pairTally, sign int) {
 					if values[i] == values[j] {
 						a.agree += sign
 					}
-					key := [2]string{names[i], names[j]}
-					r := a.raters[key]
-					if r == nil {
-						r = map[[2]string]int{}
-						a.raters[key] = r
-					}
-					bump(r, [2]string{values[i], values[j]}, sign)
-					if len(r) == 0 {
-						delete(a.raters, key)
-					}
+					a.bumpRaters([2]string{names[i], names[j]}, [2]string{values[i], values[j]}, sign)
 				}
 			}
 		}
@@ -407,6 +418,28 @@ func (a *aggregates) add(id int64, p *pairTally, sign int) {
 		}
 	}
 }
+
+// bumpRaters adds sign to the units where annotators key said categories cats, keeping
+// raterKeys sorted.
+func (a *aggregates) bumpRaters(key, cats [2]string, sign int) {
+	r := a.raters[key]
+	if r == nil {
+		r = &raters{counts: map[[2]string]int{}}
+		a.raters[key] = r
+		i, _ := slices.BinarySearchFunc(a.raterKeys, key, compareKeys)
+		a.raterKeys = slices.Insert(a.raterKeys, i, key)
+	}
+	bump(r.counts, cats, sign)
+	r.stale = true
+	if len(r.counts) == 0 {
+		delete(a.raters, key)
+		if i, found := slices.BinarySearchFunc(a.raterKeys, key, compareKeys); found {
+			a.raterKeys = slices.Delete(a.raterKeys, i, i+1)
+		}
+	}
+}
+
+func compareKeys(x, y [2]string) int { return cmp.Or(cmp.Compare(x[0], y[0]), cmp.Compare(x[1], y[1])) }
 
 // disagree reports whether two labels (not adjudications) of a pair differ, as
 // labels.Summarize decides.
@@ -447,8 +480,25 @@ func (a *aggregates) answerList() []db.Answer {
 }
 
 // queue is Disagreements from the tallies: the pairs in dispute, their labels by
-// annotator, ranked as RankDisagreements ranks them.
+// annotator, ranked as RankDisagreements ranks them. Nothing it returns is shared with
+// the tally.
 func (ct *tally) queue(c db.Campaign) []Disagreement {
+	a := ct.agg
+	if !a.queueMemoOK || a.queueMemoAt != c.Threshold {
+		a.queueMemo, a.queueMemoOK, a.queueMemoAt = ct.rankQueue(c), true, c.Threshold
+	}
+	if a.queueMemo == nil {
+		return nil
+	}
+	out := slices.Clone(a.queueMemo)
+	for i := range out {
+		out[i].Labels = slices.Clone(out[i].Labels)
+	}
+	return out
+}
+
+// rankQueue builds the adjudication queue from the disputed pairs.
+func (ct *tally) rankQueue(c db.Campaign) []Disagreement {
 	var out []Disagreement
 	for id := range ct.agg.disagreements {
 		p := ct.pairs[id]
@@ -481,7 +531,7 @@ func (ct *tally) summarize(c db.Campaign, withDisagreements bool) labels.Overvie
 		copy(o.Coverage[i], row)
 		copy(o.CoverageDup[i], a.coverageDup[i])
 	}
-	o.Agreement = a.agreement()
+	o.Agreement = cloneAgreement(a.agreement())
 	if !withDisagreements {
 		return o
 	}
@@ -503,8 +553,27 @@ func (ct *tally) summarize(c db.Campaign, withDisagreements bool) labels.Overvie
 	return o
 }
 
-// agreement is labels.Measure over the units, from the sums.
+// cloneAgreement copies ag's slices.
+func cloneAgreement(ag labels.Agreement) labels.Agreement {
+	ag.Pairs, ag.Categories, ag.Confusion = slices.Clone(ag.Pairs), slices.Clone(ag.Categories), slices.Clone(ag.Confusion)
+	for i := range ag.Confusion {
+		ag.Confusion[i] = slices.Clone(ag.Confusion[i])
+	}
+	return ag
+}
+
+// agreement is labels.Measure over the units, from the sums; the tally keeps what it
+// returns (callers copy it) until the sums change. Cohen's kappa is computed again only
+// for the annotator pairs whose shared units changed.
 func (a *aggregates) agreement() labels.Agreement {
+	if a.agreementMemo == nil {
+		ag := a.measure()
+		a.agreementMemo = &ag
+	}
+	return *a.agreementMemo
+}
+
+func (a *aggregates) measure() labels.Agreement {
 	ag := labels.Agreement{Units: a.units, Values: a.values}
 	for c := range a.catValues {
 		ag.Categories = append(ag.Categories, c)
@@ -553,14 +622,16 @@ func (a *aggregates) agreement() labels.Agreement {
 	default:
 		ag.Alpha = 1 - (n-1)*observed/expected
 	}
-	keys := make([][2]string, 0, len(a.raters))
-	for k := range a.raters {
-		keys = append(keys, k)
+	if len(a.raterKeys) > 0 {
+		ag.Pairs = make([]labels.PairAgreement, len(a.raterKeys))
 	}
-	slices.SortFunc(keys, func(x, y [2]string) int { return cmp.Or(cmp.Compare(x[0], y[0]), cmp.Compare(x[1], y[1])) })
-	for _, k := range keys {
-		units, observed, kappa := kappaOf(a.raters[k])
-		ag.Pairs = append(ag.Pairs, labels.PairAgreement{A: k[0], B: k[1], Units: units, Observed: observed, Kappa: kappa})
+	for i, k := range a.raterKeys {
+		r := a.raters[k]
+		if r.stale {
+			units, observed, kappa := kappaOf(r.counts)
+			r.agreement, r.stale = labels.PairAgreement{A: k[0], B: k[1], Units: units, Observed: observed, Kappa: kappa}, false
+		}
+		ag.Pairs[i] = r.agreement
 	}
 	return ag
 }
