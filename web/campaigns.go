@@ -103,11 +103,11 @@ func (s *server) campaignView(r *http.Request, c db.Campaign) (templates.Campaig
 		v.Percent = 100 * o.Given / o.Target
 	}
 	v.Overrides = overrides(c, f.Answers)
-	for _, k := range o.Agreement.Pairs {
-		v.Kappas = append(v.Kappas, templates.KappaRow{A: k.A, B: k.B, Units: k.Units, Observed: fmtNum(100*k.Observed, 0) + "%", Kappa: fmtNum(k.Kappa, 3)})
-	}
 	if !v.CanReadLabels {
 		return v, nil // labels stay blind: nobody's but one's own
+	}
+	for _, k := range o.Agreement.Pairs {
+		v.Kappas = append(v.Kappas, templates.KappaRow{A: k.A, B: k.B, Units: k.Units, Observed: fmtNum(100*k.Observed, 0) + "%", Kappa: fmtNum(k.Kappa, 3)})
 	}
 	for _, d := range f.Queue {
 		parts := make([]string, len(d.Labels))

@@ -231,9 +231,11 @@ func (ct *tally) refresh(ctx context.Context, store *db.DB, c db.Campaign, m db.
 			continue // a pair removed in the same read
 		}
 		if ct.agg != nil && e.Kind.SetsLabel() {
+			old := slices.Clone(p.labels)
 			ct.agg.add(e.PairID, p, -1)
 			ct.record(p, e)
 			ct.agg.add(e.PairID, p, +1)
+			ct.agg.moveRaters(old, p.labels)
 		} else {
 			ct.record(p, e)
 		}
@@ -252,6 +254,7 @@ func (ct *tally) settle(c db.Campaign) {
 	ct.agg = newAggregates(c.Categories)
 	for id, p := range ct.pairs {
 		ct.agg.add(id, p, +1)
+		ct.agg.moveRaters(nil, p.labels)
 	}
 }
 
@@ -291,8 +294,10 @@ type aggregates struct {
 	coincidences  map[coincidence]int   // ordered value pairs by unit size
 	confusion     map[[2]string]int     // ordered value pairs
 	agree, all    int                   // unordered value pairs, and those that agree
-	raters        map[[2]string]*raters // by annotator pair
-	raterKeys     [][2]string           // raters' keys, sorted
+	raters        map[[2]string]*raters // by annotator pair; some may have no units left
+	sorted        []*raters             // listed raters, by annotator pair
+	pending       []*raters             // raters with units that are not listed yet
+	emptied       bool                  // a listed one may have lost its units
 
 	disagreements map[int64]struct{}
 	labelCats     map[string]int    // standing labels by category, for the start page
@@ -308,9 +313,12 @@ type aggregates struct {
 
 // raters is what two annotators' shared units add up to, for Cohen's kappa.
 type raters struct {
+	key       [2]string
 	counts    map[[2]string]int // (category by one, category by the other) -> units
 	agreement labels.PairAgreement
 	stale     bool // agreement is to be computed again from counts
+	listed    bool // in aggregates.sorted
+	pending   bool // in aggregates.pending
 }
 
 // answerKey is a category with a duplicate answer.
@@ -351,7 +359,9 @@ func bump[K comparable](m map[K]int, k K, sign int) {
 }
 
 // add puts pair id's contribution into the sums (sign +1) or takes it out (-1), as
-// labels.Summarize and labels.Measure count it.
+// labels.Summarize and labels.Measure count it, all but the annotator pairs' (moveRaters).
+// It takes time in proportion to the pair's labels, not their square: under load the
+// queue can hand one pair to a hundred people, and each of their labels changes it.
 func (a *aggregates) add(id int64, p *pairTally, sign int) {
 	a.agreementMemo, a.queueMemo, a.queueMemoOK = nil, nil, false
 	a.pairs += sign
@@ -376,22 +386,35 @@ func (a *aggregates) add(id int64, p *pairTally, sign int) {
 		a.complete += sign
 	}
 	if m := len(names); m >= 2 {
+		// Every ordered pair of values (from different annotators) counts once: with h[c]
+		// values of category c, h[c]*h[k] pairs (c, k), and h[c]*(h[c]-1) pairs (c, c).
 		a.units += sign
 		a.values += sign * m
-		for i := range names {
-			bump(a.catValues, values[i], sign)
-			for j := range names {
-				if i == j {
-					continue
+		a.all += sign * m * (m - 1) / 2
+		type count struct {
+			cat string
+			n   int
+		}
+		var hist []count // by category, in order of first use: a handful
+		for _, v := range values {
+			i := slices.IndexFunc(hist, func(c count) bool { return c.cat == v })
+			if i < 0 {
+				hist = append(hist, count{v, 0})
+				i = len(hist) - 1
+			}
+			hist[i].n++
+		}
+		for _, c := range hist {
+			bump(a.catValues, c.cat, sign*c.n)
+			a.agree += sign * c.n * (c.n - 1) / 2
+			for _, k := range hist {
+				n := c.n * k.n
+				if c.cat == k.cat {
+					n = c.n * (c.n - 1)
 				}
-				bump(a.coincidences, coincidence{m, values[i], values[j]}, sign)
-				bump(a.confusion, [2]string{values[i], values[j]}, sign)
-				if i < j {
-					a.all += sign
-					if values[i] == values[j] {
-						a.agree += sign
-					}
-					a.bumpRaters([2]string{names[i], names[j]}, [2]string{values[i], values[j]}, sign)
+				if n > 0 {
+					bump(a.coincidences, coincidence{m, c.cat, k.cat}, sign*n)
+					bump(a.confusion, [2]string{c.cat, k.cat}, sign*n)
 				}
 			}
 		}
@@ -419,27 +442,114 @@ func (a *aggregates) add(id int64, p *pairTally, sign int) {
 	}
 }
 
-// bumpRaters adds sign to the units where annotators key said categories cats, keeping
-// raterKeys sorted.
+// moveRaters moves a pair's units by annotator pair from what its standing labels old
+// gave to what labels now give: only the annotator pairs with one whose label changed
+// move, so a change by one of m labelers costs m steps, not m squared.
+func (a *aggregates) moveRaters(old, now []labels.Label) {
+	a.agreementMemo = nil
+	// The units: labels (not adjudications) of pairs that have two or more, by annotator.
+	unit := func(ls []labels.Label) []labels.Label {
+		var u []labels.Label
+		for _, l := range ls {
+			if l.Kind != labels.KindAdjudication {
+				u = append(u, l)
+			}
+		}
+		if len(u) < 2 {
+			return nil
+		}
+		return u
+	}
+	ou, nu := unit(old), unit(now)
+	// Who changed: an annotator in one unit only, or with another category in each
+	// (both are sorted by annotator).
+	oc, nc := make([]bool, len(ou)), make([]bool, len(nu))
+	for i, j := 0, 0; i < len(ou) || j < len(nu); {
+		switch {
+		case j == len(nu) || (i < len(ou) && ou[i].Annotator < nu[j].Annotator):
+			oc[i] = true
+			i++
+		case i == len(ou) || nu[j].Annotator < ou[i].Annotator:
+			nc[j] = true
+			j++
+		default:
+			if ou[i].Category != nu[j].Category {
+				oc[i], nc[j] = true, true
+			}
+			i++
+			j++
+		}
+	}
+	move := func(u []labels.Label, changed []bool, sign int) {
+		for i := range u {
+			if !changed[i] {
+				continue
+			}
+			for j := range u {
+				if j == i || (changed[j] && j < i) { // a pair of two who changed counts once
+					continue
+				}
+				x, y := min(i, j), max(i, j)
+				a.bumpRaters([2]string{u[x].Annotator, u[y].Annotator}, [2]string{u[x].Category, u[y].Category}, sign)
+			}
+		}
+	}
+	move(ou, oc, -1)
+	move(nu, nc, +1)
+}
+
+// bumpRaters adds sign to the units where annotators key said categories cats. The
+// sorted list of annotator pairs changes only when the agreement is built again
+// (sortRaters): a pair labeled by many people has thousands of annotator pairs (m(m-1)/2),
+// and each label on it brings a few new ones.
 func (a *aggregates) bumpRaters(key, cats [2]string, sign int) {
 	r := a.raters[key]
 	if r == nil {
-		r = &raters{counts: map[[2]string]int{}}
+		r = &raters{key: key, counts: map[[2]string]int{}}
 		a.raters[key] = r
-		i, _ := slices.BinarySearchFunc(a.raterKeys, key, compareKeys)
-		a.raterKeys = slices.Insert(a.raterKeys, i, key)
 	}
 	bump(r.counts, cats, sign)
 	r.stale = true
-	if len(r.counts) == 0 {
-		delete(a.raters, key)
-		if i, found := slices.BinarySearchFunc(a.raterKeys, key, compareKeys); found {
-			a.raterKeys = slices.Delete(a.raterKeys, i, i+1)
-		}
+	switch {
+	case len(r.counts) == 0:
+		a.emptied = true
+	case !r.listed && !r.pending:
+		r.pending = true
+		a.pending = append(a.pending, r)
 	}
 }
 
-func compareKeys(x, y [2]string) int { return cmp.Or(cmp.Compare(x[0], y[0]), cmp.Compare(x[1], y[1])) }
+// sortRaters brings the sorted list up to date: the annotator pairs without units leave
+// it (and the map), the new ones are merged in, in time linear in the list.
+func (a *aggregates) sortRaters() {
+	if len(a.pending) == 0 && !a.emptied {
+		return
+	}
+	keep := func(r *raters) bool {
+		if len(r.counts) > 0 {
+			return true
+		}
+		r.listed, r.pending = false, false
+		delete(a.raters, r.key)
+		return false
+	}
+	byKey := func(x, y *raters) int {
+		return cmp.Or(cmp.Compare(x.key[0], y.key[0]), cmp.Compare(x.key[1], y.key[1]))
+	}
+	add := slices.DeleteFunc(a.pending, func(r *raters) bool { return !keep(r) })
+	slices.SortFunc(add, byKey)
+	old := slices.DeleteFunc(a.sorted, func(r *raters) bool { return !keep(r) })
+	merged := make([]*raters, 0, len(old)+len(add))
+	for len(old) > 0 || len(add) > 0 {
+		if len(add) == 0 || (len(old) > 0 && byKey(old[0], add[0]) < 0) {
+			merged, old = append(merged, old[0]), old[1:]
+			continue
+		}
+		add[0].listed, add[0].pending = true, false
+		merged, add = append(merged, add[0]), add[1:]
+	}
+	a.sorted, a.pending, a.emptied = merged, a.pending[:0], false
+}
 
 // disagree reports whether two labels (not adjudications) of a pair differ, as
 // labels.Summarize decides.
@@ -622,14 +732,14 @@ func (a *aggregates) measure() labels.Agreement {
 	default:
 		ag.Alpha = 1 - (n-1)*observed/expected
 	}
-	if len(a.raterKeys) > 0 {
-		ag.Pairs = make([]labels.PairAgreement, len(a.raterKeys))
+	a.sortRaters()
+	if len(a.sorted) > 0 {
+		ag.Pairs = make([]labels.PairAgreement, len(a.sorted))
 	}
-	for i, k := range a.raterKeys {
-		r := a.raters[k]
+	for i, r := range a.sorted {
 		if r.stale {
 			units, observed, kappa := kappaOf(r.counts)
-			r.agreement, r.stale = labels.PairAgreement{A: k[0], B: k[1], Units: units, Observed: observed, Kappa: kappa}, false
+			r.agreement, r.stale = labels.PairAgreement{A: r.key[0], B: r.key[1], Units: units, Observed: observed, Kappa: kappa}, false
 		}
 		ag.Pairs[i] = r.agreement
 	}

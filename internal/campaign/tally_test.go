@@ -240,3 +240,97 @@ func overviewDiff(got, want labels.Overview) string {
 	}
 	return ""
 }
+
+// A pair labeled by many people (the queue hands the first pair to everyone who asks
+// until a label completes it: under load a hundred people label one pair) is where the
+// tallies take their shortcuts: agreement sums from category counts, and only the
+// annotator pairs of whoever changed a label moved. The figures still equal the
+// from-scratch ones after every event: 40 annotators labeling, editing, withdrawing and
+// giving again, an adjudication and its withdrawal, with a second pair in dispute beside.
+func TestTallyCrowdedPair(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store, err := db.Open(ctx, filepath.Join(t.TempDir(), "crowd.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	ds, err := store.BeginDataset(ctx, "d", "d.jsonl", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs []db.NewDocument
+	for i := range 6 {
+		docs = append(docs, db.NewDocument{ExtID: fmt.Sprint(i), Text: fmt.Sprintf("document %d", i)})
+	}
+	store.InsertDocuments(ctx, ds.ID, docs)
+	if ds, err = store.FinishDataset(ctx, ds.ID, "h", 0, "test"); err != nil {
+		t.Fatal(err)
+	}
+	texts, _ := store.DatasetTexts(ctx, ds.ID)
+	c, err := Start(ctx, store, ds.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.AddPairs(ctx, c.ID, []db.NewPair{
+		{DocA: texts[0].ID, DocB: texts[1].ID, Origin: "test", Wanted: 2, Scored: true, Similarity: 0.7, Estimate: 0.69},
+		{DocA: texts[2].ID, DocB: texts[3].ID, Origin: "test", Wanted: 2, Scored: true, Similarity: 0.4, Estimate: 0.41},
+	}, "test"); err != nil {
+		t.Fatal(err)
+	}
+	refs, _ := store.PairDocs(ctx, c.ID)
+	following := NewTally(store)
+	check := func(step string) {
+		t.Helper()
+		want, err := Summary(ctx, store, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want.Disagreements = nil
+		wantAnswers, _ := store.Answers(ctx, c.ID)
+		wantQueue, _ := Disagreements(ctx, store, c)
+		f, err := following.Figures(ctx, c, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := overviewDiff(f.Overview, want); diff != "" {
+			t.Fatalf("%s: %s", step, diff)
+		}
+		if fmt.Sprint(f.Answers) != fmt.Sprint(wantAnswers) || fmt.Sprint(f.Queue) != fmt.Sprint(wantQueue) {
+			t.Fatalf("%s: answers %v, queue %v; want %v, %v", step, f.Answers, f.Queue, wantAnswers, wantQueue)
+		}
+	}
+	rng := rand.New(rand.NewPCG(5, 8))
+	record := func(pair int64, who string, kind labels.Kind) {
+		t.Helper()
+		prev := int64(0)
+		if e, err := store.LatestEvent(ctx, pair, who); err == nil {
+			prev = e.ID
+		}
+		l := db.NewLabel{Annotator: who, Kind: kind, Category: c.Categories[rng.IntN(3)].Key, Duplicate: rng.IntN(2) == 0}
+		if _, err := store.RecordEvent(ctx, c.ID, pair, l, prev); err != nil {
+			t.Fatalf("%s %s on pair %d: %v", who, kind, pair, err)
+		}
+		check(fmt.Sprintf("%s %s on pair %d", who, kind, pair))
+	}
+	crowd := refs[0].ID
+	record(refs[1].ID, "ann00", labels.KindLabel)
+	record(refs[1].ID, "ann01", labels.KindLabel)
+	for i := range 40 {
+		record(crowd, fmt.Sprintf("ann%02d", i), labels.KindLabel)
+	}
+	kinds := []labels.Kind{labels.KindLabel, labels.KindLabel, labels.KindRetract, labels.KindSkip}
+	for range 80 {
+		record(crowd, fmt.Sprintf("ann%02d", rng.IntN(45)), kinds[rng.IntN(len(kinds))])
+	}
+	record(crowd, "reviewer", labels.KindAdjudication)
+	record(crowd, "ann03", labels.KindLabel)
+	record(crowd, "reviewer", labels.KindRetract)
+	for range 20 {
+		record(crowd, fmt.Sprintf("ann%02d", rng.IntN(45)), kinds[rng.IntN(len(kinds))])
+	}
+	o, _ := following.Summary(ctx, c)
+	if len(o.Agreement.Pairs) < 300 {
+		t.Errorf("%d annotator pairs at the end; want the crowd's hundreds", len(o.Agreement.Pairs))
+	}
+}
