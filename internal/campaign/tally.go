@@ -42,8 +42,10 @@ func (t *Tally) Summary(ctx context.Context, c db.Campaign) (labels.Overview, er
 	if err != nil {
 		return labels.Overview{}, fmt.Errorf("summary of campaign %d: %w", c.ID, err)
 	}
-	defer ct.mu.Unlock()
-	return ct.summarize(c, true), nil
+	o := ct.summarize(c, true)
+	ct.mu.Unlock()
+	o.Agreement = cloneAgreement(o.Agreement) // outside the lock: see summarize
+	return o, nil
 }
 
 // Figures is what the campaign page shows of a campaign's labels, all from one look at
@@ -64,11 +66,15 @@ func (t *Tally) Figures(ctx context.Context, c db.Campaign, withQueue bool) (Fig
 	if err != nil {
 		return Figures{}, fmt.Errorf("figures of campaign %d: %w", c.ID, err)
 	}
-	defer ct.mu.Unlock()
 	f := Figures{Overview: ct.summarize(c, false), Answers: ct.agg.answerList()}
 	if withQueue {
 		f.Queue = ct.queue(c)
 	}
+	ct.mu.Unlock()
+	// Copied outside the lock (see summarize and queue), as they may be long: the
+	// agreement of every annotator pair, every disagreement.
+	f.Overview.Agreement = cloneAgreement(f.Overview.Agreement)
+	f.Queue = cloneQueue(f.Queue)
 	return f, nil
 }
 
@@ -590,17 +596,23 @@ func (a *aggregates) answerList() []db.Answer {
 }
 
 // queue is Disagreements from the tallies: the pairs in dispute, their labels by
-// annotator, ranked as RankDisagreements ranks them. Nothing it returns is shared with
-// the tally.
+// annotator, ranked as RankDisagreements ranks them. What it returns is the tally's, kept
+// until a label changes the sums and never changed: the caller copies it (cloneQueue),
+// and may do so without the lock.
 func (ct *tally) queue(c db.Campaign) []Disagreement {
 	a := ct.agg
 	if !a.queueMemoOK || a.queueMemoAt != c.Threshold {
 		a.queueMemo, a.queueMemoOK, a.queueMemoAt = ct.rankQueue(c), true, c.Threshold
 	}
-	if a.queueMemo == nil {
+	return a.queueMemo
+}
+
+// cloneQueue copies a queue and its labels.
+func cloneQueue(q []Disagreement) []Disagreement {
+	if q == nil {
 		return nil
 	}
-	out := slices.Clone(a.queueMemo)
+	out := slices.Clone(q)
 	for i := range out {
 		out[i].Labels = slices.Clone(out[i].Labels)
 	}
@@ -631,8 +643,10 @@ func (ct *tally) rankQueue(c db.Campaign) []Disagreement {
 }
 
 // summarize builds the campaign page's numbers from the sums, with the disagreements
-// (labels.Overview's, nearest the threshold first) or without; nothing it returns is
-// shared with the tally.
+// (labels.Overview's, nearest the threshold first) or without. All but the Agreement's
+// slices are the caller's; those are the tally's, kept until a label changes the sums
+// and never changed, so the caller copies them (cloneAgreement), without the lock if it
+// likes.
 func (ct *tally) summarize(c db.Campaign, withDisagreements bool) labels.Overview {
 	a := ct.agg
 	o := labels.Summarize(nil, c.Categories, Bins, c.Threshold) // bin labels and the empty shapes
@@ -641,7 +655,7 @@ func (ct *tally) summarize(c db.Campaign, withDisagreements bool) labels.Overvie
 		copy(o.Coverage[i], row)
 		copy(o.CoverageDup[i], a.coverageDup[i])
 	}
-	o.Agreement = cloneAgreement(a.agreement())
+	o.Agreement = a.agreement()
 	if !withDisagreements {
 		return o
 	}
