@@ -42,7 +42,7 @@ func (t *Tally) Summary(ctx context.Context, c db.Campaign) (labels.Overview, er
 	if err != nil {
 		return labels.Overview{}, fmt.Errorf("summary of campaign %d: %w", c.ID, err)
 	}
-	o := ct.summarize(c, true)
+	o := ct.summarize(c, true, true)
 	ct.mu.Unlock()
 	o.Agreement = cloneAgreement(o.Agreement) // outside the lock: see summarize
 	return o, nil
@@ -59,15 +59,17 @@ type Figures struct {
 	Queue []Disagreement
 }
 
-// Figures returns the campaign page's figures of c from the tallies; withQueue asks for
-// the adjudication queue too (only those who may read others' labels see it).
-func (t *Tally) Figures(ctx context.Context, c db.Campaign, withQueue bool) (Figures, error) {
+// Figures returns the campaign page's figures of c from the tallies; others asks for
+// what only those who may read others' labels see: the adjudication queue, and the
+// agreement of each pair of annotators (Overview.Agreement.Pairs; nil without). A pair
+// labeled by a hundred people gives thousands of those.
+func (t *Tally) Figures(ctx context.Context, c db.Campaign, others bool) (Figures, error) {
 	ct, err := t.fresh(ctx, c)
 	if err != nil {
 		return Figures{}, fmt.Errorf("figures of campaign %d: %w", c.ID, err)
 	}
-	f := Figures{Overview: ct.summarize(c, false), Answers: ct.agg.answerList()}
-	if withQueue {
+	f := Figures{Overview: ct.summarize(c, false, others), Answers: ct.agg.answerList()}
+	if others {
 		f.Queue = ct.queue(c)
 	}
 	ct.mu.Unlock()
@@ -311,7 +313,9 @@ type aggregates struct {
 
 	// What was built from the sums, until add changes them: a page view while nobody
 	// labels builds nothing, and one after a label rebuilds only what that label moved.
-	agreementMemo *labels.Agreement
+	agreementMemo *labels.Agreement // without Pairs
+	pairsMemo     []labels.PairAgreement
+	pairsMemoOK   bool
 	queueMemo     []Disagreement
 	queueMemoOK   bool
 	queueMemoAt   float64 // the threshold queueMemo was ranked for
@@ -369,7 +373,7 @@ func bump[K comparable](m map[K]int, k K, sign int) {
 // It takes time in proportion to the pair's labels, not their square: under load the
 // queue can hand one pair to a hundred people, and each of their labels changes it.
 func (a *aggregates) add(id int64, p *pairTally, sign int) {
-	a.agreementMemo, a.queueMemo, a.queueMemoOK = nil, nil, false
+	a.agreementMemo, a.pairsMemo, a.pairsMemoOK, a.queueMemo, a.queueMemoOK = nil, nil, false, nil, false
 	a.pairs += sign
 	a.target += sign * p.wanted
 	adjudicated := false
@@ -452,7 +456,7 @@ func (a *aggregates) add(id int64, p *pairTally, sign int) {
 // gave to what labels now give: only the annotator pairs with one whose label changed
 // move, so a change by one of m labelers costs m steps, not m squared.
 func (a *aggregates) moveRaters(old, now []labels.Label) {
-	a.agreementMemo = nil
+	a.pairsMemo, a.pairsMemoOK = nil, false
 	// The units: labels (not adjudications) of pairs that have two or more, by annotator.
 	unit := func(ls []labels.Label) []labels.Label {
 		var u []labels.Label
@@ -647,7 +651,7 @@ func (ct *tally) rankQueue(c db.Campaign) []Disagreement {
 // slices are the caller's; those are the tally's, kept until a label changes the sums
 // and never changed, so the caller copies them (cloneAgreement), without the lock if it
 // likes.
-func (ct *tally) summarize(c db.Campaign, withDisagreements bool) labels.Overview {
+func (ct *tally) summarize(c db.Campaign, withDisagreements, withPairs bool) labels.Overview {
 	a := ct.agg
 	o := labels.Summarize(nil, c.Categories, Bins, c.Threshold) // bin labels and the empty shapes
 	o.Pairs, o.Complete, o.Target, o.Given = a.pairs, a.complete, a.target, a.given
@@ -655,7 +659,7 @@ func (ct *tally) summarize(c db.Campaign, withDisagreements bool) labels.Overvie
 		copy(o.Coverage[i], row)
 		copy(o.CoverageDup[i], a.coverageDup[i])
 	}
-	o.Agreement = a.agreement()
+	o.Agreement = a.agreement(withPairs)
 	if !withDisagreements {
 		return o
 	}
@@ -686,15 +690,22 @@ func cloneAgreement(ag labels.Agreement) labels.Agreement {
 	return ag
 }
 
-// agreement is labels.Measure over the units, from the sums; the tally keeps what it
-// returns (callers copy it) until the sums change. Cohen's kappa is computed again only
-// for the annotator pairs whose shared units changed.
-func (a *aggregates) agreement() labels.Agreement {
+// agreement is labels.Measure over the units, from the sums, with the agreement of each
+// annotator pair or without (Pairs nil); the tally keeps what it returns (callers copy
+// it) until the sums change.
+func (a *aggregates) agreement(withPairs bool) labels.Agreement {
 	if a.agreementMemo == nil {
 		ag := a.measure()
 		a.agreementMemo = &ag
 	}
-	return *a.agreementMemo
+	ag := *a.agreementMemo
+	if withPairs {
+		if !a.pairsMemoOK {
+			a.pairsMemo, a.pairsMemoOK = a.kappas(), true
+		}
+		ag.Pairs = a.pairsMemo
+	}
+	return ag
 }
 
 func (a *aggregates) measure() labels.Agreement {
@@ -746,18 +757,25 @@ func (a *aggregates) measure() labels.Agreement {
 	default:
 		ag.Alpha = 1 - (n-1)*observed/expected
 	}
+	return ag
+}
+
+// kappas is labels.Measure's Pairs: Cohen's kappa of each annotator pair, computed again
+// only for those whose shared units changed.
+func (a *aggregates) kappas() []labels.PairAgreement {
 	a.sortRaters()
-	if len(a.sorted) > 0 {
-		ag.Pairs = make([]labels.PairAgreement, len(a.sorted))
+	if len(a.sorted) == 0 {
+		return nil
 	}
+	out := make([]labels.PairAgreement, len(a.sorted))
 	for i, r := range a.sorted {
 		if r.stale {
 			units, observed, kappa := kappaOf(r.counts)
 			r.agreement, r.stale = labels.PairAgreement{A: r.key[0], B: r.key[1], Units: units, Observed: observed, Kappa: kappa}, false
 		}
-		ag.Pairs[i] = r.agreement
+		out[i] = r.agreement
 	}
-	return ag
+	return out
 }
 
 // kappaOf is labels.CohenKappa from counts of (category by A, category by B).

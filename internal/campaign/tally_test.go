@@ -172,8 +172,13 @@ func TestTallyMatchesSummary(t *testing.T) {
 			if fmt.Sprint(f.Queue) != fmt.Sprint(wantQueue) {
 				t.Fatalf("step %d, %s tally: Figures.Queue = %v;\nDisagreements %v", step, name, f.Queue, wantQueue)
 			}
-			if f, err = tl.Figures(ctx, c, false); err != nil || f.Queue != nil {
-				t.Fatalf("step %d, %s tally: Figures without the queue = %v, %v; want no queue", step, name, f.Queue, err)
+			if f, err = tl.Figures(ctx, c, false); err != nil || f.Queue != nil || f.Overview.Agreement.Pairs != nil {
+				t.Fatalf("step %d, %s tally: Figures for an annotator: queue %v, annotator pairs %v, %v; want neither",
+					step, name, f.Queue, f.Overview.Agreement.Pairs, err)
+			}
+			wantFig.Agreement.Pairs = nil
+			if diff := overviewDiff(f.Overview, wantFig); diff != "" {
+				t.Fatalf("step %d, %s tally: Figures for an annotator: %s", step, name, diff)
 			}
 			counts, err := tl.Counts(ctx, c)
 			if err != nil {
