@@ -96,10 +96,18 @@ func (s *server) authenticate(next http.Handler) http.Handler {
 			s.fail(w, r, err)
 			return
 		}
-		if s.now().Sub(sess.LastSeen) > time.Minute {
+		if idle := s.now().Sub(sess.LastSeen); idle > time.Minute {
 			// A failed touch costs the session at most a minute of its idle time, and is
-			// worth a page no more than a 500: log it and go on.
-			if err := s.store.TouchSession(r.Context(), hash, sessionTTL); err != nil {
+			// worth a page no more than a 500: log it and go on. While the session has
+			// hours left, the touch does not wait for the write turn (a page would queue
+			// behind everyone's labels): a busy turn leaves it to a later request.
+			var err error
+			if idle > time.Hour {
+				err = s.store.TouchSession(r.Context(), hash, sessionTTL)
+			} else {
+				_, err = s.store.TryTouchSession(r.Context(), hash, sessionTTL)
+			}
+			if err != nil {
 				s.log.Error("touch session", "err", err, "user", sess.User.Name, "request_id", requestIDOf(r))
 			}
 		}

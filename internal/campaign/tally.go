@@ -3,6 +3,7 @@ package campaign
 import (
 	"cmp"
 	"context"
+	"database/sql"
 	"fmt"
 	"math"
 	"slices"
@@ -41,8 +42,42 @@ func (t *Tally) Summary(ctx context.Context, c db.Campaign) (labels.Overview, er
 	if err != nil {
 		return labels.Overview{}, fmt.Errorf("summary of campaign %d: %w", c.ID, err)
 	}
-	defer ct.mu.Unlock()
-	return ct.overview(c), nil
+	o := ct.summarize(c, true, true)
+	ct.mu.Unlock()
+	o.Agreement = cloneAgreement(o.Agreement) // outside the lock: see summarize
+	return o, nil
+}
+
+// Figures is what the campaign page shows of a campaign's labels, all from one look at
+// the store.
+type Figures struct {
+	// Overview is Summary's, without its Disagreements (the page lists Queue instead).
+	Overview labels.Overview
+	// Answers counts the standing labels by category and duplicate answer, as db.Answers.
+	Answers []db.Answer
+	// Queue is the adjudication queue as Disagreements ranks it; nil unless asked for.
+	Queue []Disagreement
+}
+
+// Figures returns the campaign page's figures of c from the tallies; others asks for
+// what only those who may read others' labels see: the adjudication queue, and the
+// agreement of each pair of annotators (Overview.Agreement.Pairs; nil without). A pair
+// labeled by a hundred people gives thousands of those.
+func (t *Tally) Figures(ctx context.Context, c db.Campaign, others bool) (Figures, error) {
+	ct, err := t.fresh(ctx, c)
+	if err != nil {
+		return Figures{}, fmt.Errorf("figures of campaign %d: %w", c.ID, err)
+	}
+	f := Figures{Overview: ct.summarize(c, false, others), Answers: ct.agg.answerList()}
+	if others {
+		f.Queue = ct.queue(c)
+	}
+	ct.mu.Unlock()
+	// Copied outside the lock (see summarize and queue), as they may be long: the
+	// agreement of every annotator pair, every disagreement.
+	f.Overview.Agreement = cloneAgreement(f.Overview.Agreement)
+	f.Queue = cloneQueue(f.Queue)
+	return f, nil
 }
 
 // LabelCounts is what the start page shows of a campaign's labels.
@@ -98,8 +133,15 @@ func (t *Tally) fresh(ctx context.Context, c db.Campaign) (*tally, error) {
 		t.byID[c.ID] = ct
 	}
 	t.mu.Unlock()
+	// Where the store stands is asked before taking the lock, so that people looking at
+	// once do not wait for each other's queries: whoever holds the lock reads up to
+	// where the store stands then, which is at least where it stood for those waiting.
+	m, err := t.store.LabelMark(ctx, c.ID)
+	if err != nil {
+		return nil, err
+	}
 	ct.mu.Lock()
-	if err := ct.refresh(ctx, t.store, c); err != nil {
+	if err := ct.refresh(ctx, t.store, c, m); err != nil {
 		ct.mu.Unlock()
 		return nil, err
 	}
@@ -132,14 +174,11 @@ func (ct *tally) intern(s string) string {
 	return s
 }
 
-// refresh reads what changed in the store since the last look.
-func (ct *tally) refresh(ctx context.Context, store *db.DB, c db.Campaign) error {
+// refresh reads what changed in the store since the last look, unless the tally has
+// read up to mark m already (both counters only grow).
+func (ct *tally) refresh(ctx context.Context, store *db.DB, c db.Campaign, m db.LabelMark) error {
 	if ct.loaded {
-		m, err := store.LabelMark(ctx, c.ID)
-		if err != nil {
-			return err
-		}
-		if m == ct.mark {
+		if ct.mark.PairsRevision >= m.PairsRevision && ct.mark.LastEvent >= m.LastEvent {
 			ct.settle(c)
 			return nil
 		}
@@ -200,9 +239,11 @@ func (ct *tally) refresh(ctx context.Context, store *db.DB, c db.Campaign) error
 			continue // a pair removed in the same read
 		}
 		if ct.agg != nil && e.Kind.SetsLabel() {
+			old := slices.Clone(p.labels)
 			ct.agg.add(e.PairID, p, -1)
 			ct.record(p, e)
 			ct.agg.add(e.PairID, p, +1)
+			ct.agg.moveRaters(old, p.labels)
 		} else {
 			ct.record(p, e)
 		}
@@ -221,6 +262,7 @@ func (ct *tally) settle(c db.Campaign) {
 	ct.agg = newAggregates(c.Categories)
 	for id, p := range ct.pairs {
 		ct.agg.add(id, p, +1)
+		ct.agg.moveRaters(nil, p.labels)
 	}
 }
 
@@ -256,14 +298,43 @@ type aggregates struct {
 
 	// Agreement over units (pairs) with two or more labels, as labels.Measure counts.
 	units, values int
-	catValues     map[string]int                  // values by category: the categories in use
-	coincidences  map[coincidence]int             // ordered value pairs by unit size
-	confusion     map[[2]string]int               // ordered value pairs
-	agree, all    int                             // unordered value pairs, and those that agree
-	raters        map[[2]string]map[[2]string]int // annotator pair -> (category by each) -> units
+	catValues     map[string]int        // values by category: the categories in use
+	coincidences  map[coincidence]int   // ordered value pairs by unit size
+	confusion     map[[2]string]int     // ordered value pairs
+	agree, all    int                   // unordered value pairs, and those that agree
+	raters        map[[2]string]*raters // by annotator pair; some may have no units left
+	sorted        []*raters             // listed raters, by annotator pair
+	pending       []*raters             // raters with units that are not listed yet
+	emptied       bool                  // a listed one may have lost its units
 
 	disagreements map[int64]struct{}
-	labelCats     map[string]int // standing labels by category, for the start page
+	labelCats     map[string]int    // standing labels by category, for the start page
+	answers       map[answerKey]int // standing labels by category and duplicate answer
+
+	// What was built from the sums, until add changes them: a page view while nobody
+	// labels builds nothing, and one after a label rebuilds only what that label moved.
+	agreementMemo *labels.Agreement // without Pairs
+	pairsMemo     []labels.PairAgreement
+	pairsMemoOK   bool
+	queueMemo     []Disagreement
+	queueMemoOK   bool
+	queueMemoAt   float64 // the threshold queueMemo was ranked for
+}
+
+// raters is what two annotators' shared units add up to, for Cohen's kappa.
+type raters struct {
+	key       [2]string
+	counts    map[[2]string]int // (category by one, category by the other) -> units
+	agreement labels.PairAgreement
+	stale     bool // agreement is to be computed again from counts
+	listed    bool // in aggregates.sorted
+	pending   bool // in aggregates.pending
+}
+
+// answerKey is a category with a duplicate answer.
+type answerKey struct {
+	category  string
+	duplicate bool
 }
 
 // coincidence is an ordered pair of values (categories) within a unit of m values.
@@ -274,8 +345,8 @@ type coincidence struct {
 
 func newAggregates(cats []labels.Category) *aggregates {
 	a := &aggregates{cats: cats, catIndex: map[string]int{}, catValues: map[string]int{}, coincidences: map[coincidence]int{},
-		confusion: map[[2]string]int{}, raters: map[[2]string]map[[2]string]int{}, disagreements: map[int64]struct{}{},
-		labelCats: map[string]int{}}
+		confusion: map[[2]string]int{}, raters: map[[2]string]*raters{}, disagreements: map[int64]struct{}{},
+		labelCats: map[string]int{}, answers: map[answerKey]int{}}
 	for i, c := range cats {
 		a.catIndex[c.Key] = i
 	}
@@ -298,14 +369,18 @@ func bump[K comparable](m map[K]int, k K, sign int) {
 }
 
 // add puts pair id's contribution into the sums (sign +1) or takes it out (-1), as
-// labels.Summarize and labels.Measure count it.
+// labels.Summarize and labels.Measure count it, all but the annotator pairs' (moveRaters).
+// It takes time in proportion to the pair's labels, not their square: under load the
+// queue can hand one pair to a hundred people, and each of their labels changes it.
 func (a *aggregates) add(id int64, p *pairTally, sign int) {
+	a.agreementMemo, a.pairsMemo, a.pairsMemoOK, a.queueMemo, a.queueMemoOK = nil, nil, false, nil, false
 	a.pairs += sign
 	a.target += sign * p.wanted
 	adjudicated := false
 	var names, values []string // the unit: annotators (sorted) and their categories
 	for _, l := range p.labels {
 		bump(a.labelCats, l.Category, sign)
+		bump(a.answers, answerKey{l.Category, l.Duplicate}, sign)
 		if l.Kind == labels.KindAdjudication {
 			adjudicated = true
 			continue
@@ -321,31 +396,35 @@ func (a *aggregates) add(id int64, p *pairTally, sign int) {
 		a.complete += sign
 	}
 	if m := len(names); m >= 2 {
+		// Every ordered pair of values (from different annotators) counts once: with h[c]
+		// values of category c, h[c]*h[k] pairs (c, k), and h[c]*(h[c]-1) pairs (c, c).
 		a.units += sign
 		a.values += sign * m
-		for i := range names {
-			bump(a.catValues, values[i], sign)
-			for j := range names {
-				if i == j {
-					continue
+		a.all += sign * m * (m - 1) / 2
+		type count struct {
+			cat string
+			n   int
+		}
+		var hist []count // by category, in order of first use: a handful
+		for _, v := range values {
+			i := slices.IndexFunc(hist, func(c count) bool { return c.cat == v })
+			if i < 0 {
+				hist = append(hist, count{v, 0})
+				i = len(hist) - 1
+			}
+			hist[i].n++
+		}
+		for _, c := range hist {
+			bump(a.catValues, c.cat, sign*c.n)
+			a.agree += sign * c.n * (c.n - 1) / 2
+			for _, k := range hist {
+				n := c.n * k.n
+				if c.cat == k.cat {
+					n = c.n * (c.n - 1)
 				}
-				bump(a.coincidences, coincidence{m, values[i], values[j]}, sign)
-				bump(a.confusion, [2]string{values[i], values[j]}, sign)
-				if i < j {
-					a.all += sign
-					if values[i] == values[j] {
-						a.agree += sign
-					}
-					key := [2]string{names[i], names[j]}
-					r := a.raters[key]
-					if r == nil {
-						r = map[[2]string]int{}
-						a.raters[key] = r
-					}
-					bump(r, [2]string{values[i], values[j]}, sign)
-					if len(r) == 0 {
-						delete(a.raters, key)
-					}
+				if n > 0 {
+					bump(a.coincidences, coincidence{m, c.cat, k.cat}, sign*n)
+					bump(a.confusion, [2]string{c.cat, k.cat}, sign*n)
 				}
 			}
 		}
@@ -373,6 +452,115 @@ func (a *aggregates) add(id int64, p *pairTally, sign int) {
 	}
 }
 
+// moveRaters moves a pair's units by annotator pair from what its standing labels old
+// gave to what labels now give: only the annotator pairs with one whose label changed
+// move, so a change by one of m labelers costs m steps, not m squared.
+func (a *aggregates) moveRaters(old, now []labels.Label) {
+	a.pairsMemo, a.pairsMemoOK = nil, false
+	// The units: labels (not adjudications) of pairs that have two or more, by annotator.
+	unit := func(ls []labels.Label) []labels.Label {
+		var u []labels.Label
+		for _, l := range ls {
+			if l.Kind != labels.KindAdjudication {
+				u = append(u, l)
+			}
+		}
+		if len(u) < 2 {
+			return nil
+		}
+		return u
+	}
+	ou, nu := unit(old), unit(now)
+	// Who changed: an annotator in one unit only, or with another category in each
+	// (both are sorted by annotator).
+	oc, nc := make([]bool, len(ou)), make([]bool, len(nu))
+	for i, j := 0, 0; i < len(ou) || j < len(nu); {
+		switch {
+		case j == len(nu) || (i < len(ou) && ou[i].Annotator < nu[j].Annotator):
+			oc[i] = true
+			i++
+		case i == len(ou) || nu[j].Annotator < ou[i].Annotator:
+			nc[j] = true
+			j++
+		default:
+			if ou[i].Category != nu[j].Category {
+				oc[i], nc[j] = true, true
+			}
+			i++
+			j++
+		}
+	}
+	move := func(u []labels.Label, changed []bool, sign int) {
+		for i := range u {
+			if !changed[i] {
+				continue
+			}
+			for j := range u {
+				if j == i || (changed[j] && j < i) { // a pair of two who changed counts once
+					continue
+				}
+				x, y := min(i, j), max(i, j)
+				a.bumpRaters([2]string{u[x].Annotator, u[y].Annotator}, [2]string{u[x].Category, u[y].Category}, sign)
+			}
+		}
+	}
+	move(ou, oc, -1)
+	move(nu, nc, +1)
+}
+
+// bumpRaters adds sign to the units where annotators key said categories cats. The
+// sorted list of annotator pairs changes only when the agreement is built again
+// (sortRaters): a pair labeled by many people has thousands of annotator pairs (m(m-1)/2),
+// and each label on it brings a few new ones.
+func (a *aggregates) bumpRaters(key, cats [2]string, sign int) {
+	r := a.raters[key]
+	if r == nil {
+		r = &raters{key: key, counts: map[[2]string]int{}}
+		a.raters[key] = r
+	}
+	bump(r.counts, cats, sign)
+	r.stale = true
+	switch {
+	case len(r.counts) == 0:
+		a.emptied = true
+	case !r.listed && !r.pending:
+		r.pending = true
+		a.pending = append(a.pending, r)
+	}
+}
+
+// sortRaters brings the sorted list up to date: the annotator pairs without units leave
+// it (and the map), the new ones are merged in, in time linear in the list.
+func (a *aggregates) sortRaters() {
+	if len(a.pending) == 0 && !a.emptied {
+		return
+	}
+	keep := func(r *raters) bool {
+		if len(r.counts) > 0 {
+			return true
+		}
+		r.listed, r.pending = false, false
+		delete(a.raters, r.key)
+		return false
+	}
+	byKey := func(x, y *raters) int {
+		return cmp.Or(cmp.Compare(x.key[0], y.key[0]), cmp.Compare(x.key[1], y.key[1]))
+	}
+	add := slices.DeleteFunc(a.pending, func(r *raters) bool { return !keep(r) })
+	slices.SortFunc(add, byKey)
+	old := slices.DeleteFunc(a.sorted, func(r *raters) bool { return !keep(r) })
+	merged := make([]*raters, 0, len(old)+len(add))
+	for len(old) > 0 || len(add) > 0 {
+		if len(add) == 0 || (len(old) > 0 && byKey(old[0], add[0]) < 0) {
+			merged, old = append(merged, old[0]), old[1:]
+			continue
+		}
+		add[0].listed, add[0].pending = true, false
+		merged, add = append(merged, add[0]), add[1:]
+	}
+	a.sorted, a.pending, a.emptied = merged, a.pending[:0], false
+}
+
 // disagree reports whether two labels (not adjudications) of a pair differ, as
 // labels.Summarize decides.
 func disagree(ls []labels.Label) bool {
@@ -392,9 +580,78 @@ func disagree(ls []labels.Label) bool {
 	return false
 }
 
-// overview builds the campaign page's numbers from the sums; nothing it returns is
-// shared with the tally.
-func (ct *tally) overview(c db.Campaign) labels.Overview {
+// answerList is db.Answers from the sums: by category, then duplicate answer (no
+// before yes).
+func (a *aggregates) answerList() []db.Answer {
+	out := make([]db.Answer, 0, len(a.answers))
+	for k, n := range a.answers {
+		out = append(out, db.Answer{Category: k.category, Duplicate: k.duplicate, N: n})
+	}
+	bit := func(b bool) int {
+		if b {
+			return 1
+		}
+		return 0
+	}
+	slices.SortFunc(out, func(x, y db.Answer) int {
+		return cmp.Or(cmp.Compare(x.Category, y.Category), cmp.Compare(bit(x.Duplicate), bit(y.Duplicate)))
+	})
+	return out
+}
+
+// queue is Disagreements from the tallies: the pairs in dispute, their labels by
+// annotator, ranked as RankDisagreements ranks them. What it returns is the tally's, kept
+// until a label changes the sums and never changed: the caller copies it (cloneQueue),
+// and may do so without the lock.
+func (ct *tally) queue(c db.Campaign) []Disagreement {
+	a := ct.agg
+	if !a.queueMemoOK || a.queueMemoAt != c.Threshold {
+		a.queueMemo, a.queueMemoOK, a.queueMemoAt = ct.rankQueue(c), true, c.Threshold
+	}
+	return a.queueMemo
+}
+
+// cloneQueue copies a queue and its labels.
+func cloneQueue(q []Disagreement) []Disagreement {
+	if q == nil {
+		return nil
+	}
+	out := slices.Clone(q)
+	for i := range out {
+		out[i].Labels = slices.Clone(out[i].Labels)
+	}
+	return out
+}
+
+// rankQueue builds the adjudication queue from the disputed pairs.
+func (ct *tally) rankQueue(c db.Campaign) []Disagreement {
+	var out []Disagreement
+	for id := range ct.agg.disagreements {
+		p := ct.pairs[id]
+		var sim sql.NullFloat64
+		if !math.IsNaN(p.sim) {
+			sim = sql.NullFloat64{Float64: p.sim, Valid: true}
+		}
+		ls := make([]db.ContestedLabel, 0, len(p.labels))
+		for _, l := range p.labels {
+			if l.Kind == labels.KindLabel {
+				ls = append(ls, db.ContestedLabel{PairID: id, Similarity: sim, Annotator: l.Annotator, Category: l.Category, Duplicate: l.Duplicate})
+			}
+		}
+		if d, ok := disagreement(ls, c.Threshold); ok {
+			out = append(out, d)
+		}
+	}
+	RankDisagreements(out)
+	return out
+}
+
+// summarize builds the campaign page's numbers from the sums, with the disagreements
+// (labels.Overview's, nearest the threshold first) or without. All but the Agreement's
+// slices are the caller's; those are the tally's, kept until a label changes the sums
+// and never changed, so the caller copies them (cloneAgreement), without the lock if it
+// likes.
+func (ct *tally) summarize(c db.Campaign, withDisagreements, withPairs bool) labels.Overview {
 	a := ct.agg
 	o := labels.Summarize(nil, c.Categories, Bins, c.Threshold) // bin labels and the empty shapes
 	o.Pairs, o.Complete, o.Target, o.Given = a.pairs, a.complete, a.target, a.given
@@ -402,7 +659,10 @@ func (ct *tally) overview(c db.Campaign) labels.Overview {
 		copy(o.Coverage[i], row)
 		copy(o.CoverageDup[i], a.coverageDup[i])
 	}
-	o.Agreement = a.agreement()
+	o.Agreement = a.agreement(withPairs)
+	if !withDisagreements {
+		return o
+	}
 	o.Disagreements = make([]labels.Disagreement, 0, len(a.disagreements))
 	for id := range a.disagreements {
 		p := ct.pairs[id]
@@ -421,8 +681,34 @@ func (ct *tally) overview(c db.Campaign) labels.Overview {
 	return o
 }
 
-// agreement is labels.Measure over the units, from the sums.
-func (a *aggregates) agreement() labels.Agreement {
+// cloneAgreement copies ag's slices.
+func cloneAgreement(ag labels.Agreement) labels.Agreement {
+	ag.Pairs, ag.Categories, ag.Confusion = slices.Clone(ag.Pairs), slices.Clone(ag.Categories), slices.Clone(ag.Confusion)
+	for i := range ag.Confusion {
+		ag.Confusion[i] = slices.Clone(ag.Confusion[i])
+	}
+	return ag
+}
+
+// agreement is labels.Measure over the units, from the sums, with the agreement of each
+// annotator pair or without (Pairs nil); the tally keeps what it returns (callers copy
+// it) until the sums change.
+func (a *aggregates) agreement(withPairs bool) labels.Agreement {
+	if a.agreementMemo == nil {
+		ag := a.measure()
+		a.agreementMemo = &ag
+	}
+	ag := *a.agreementMemo
+	if withPairs {
+		if !a.pairsMemoOK {
+			a.pairsMemo, a.pairsMemoOK = a.kappas(), true
+		}
+		ag.Pairs = a.pairsMemo
+	}
+	return ag
+}
+
+func (a *aggregates) measure() labels.Agreement {
 	ag := labels.Agreement{Units: a.units, Values: a.values}
 	for c := range a.catValues {
 		ag.Categories = append(ag.Categories, c)
@@ -471,16 +757,25 @@ func (a *aggregates) agreement() labels.Agreement {
 	default:
 		ag.Alpha = 1 - (n-1)*observed/expected
 	}
-	keys := make([][2]string, 0, len(a.raters))
-	for k := range a.raters {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(x, y [2]string) int { return cmp.Or(cmp.Compare(x[0], y[0]), cmp.Compare(x[1], y[1])) })
-	for _, k := range keys {
-		units, observed, kappa := kappaOf(a.raters[k])
-		ag.Pairs = append(ag.Pairs, labels.PairAgreement{A: k[0], B: k[1], Units: units, Observed: observed, Kappa: kappa})
-	}
 	return ag
+}
+
+// kappas is labels.Measure's Pairs: Cohen's kappa of each annotator pair, computed again
+// only for those whose shared units changed.
+func (a *aggregates) kappas() []labels.PairAgreement {
+	a.sortRaters()
+	if len(a.sorted) == 0 {
+		return nil
+	}
+	out := make([]labels.PairAgreement, len(a.sorted))
+	for i, r := range a.sorted {
+		if r.stale {
+			units, observed, kappa := kappaOf(r.counts)
+			r.agreement, r.stale = labels.PairAgreement{A: r.key[0], B: r.key[1], Units: units, Observed: observed, Kappa: kappa}, false
+		}
+		out[i] = r.agreement
+	}
+	return out
 }
 
 // kappaOf is labels.CohenKappa from counts of (category by A, category by B).

@@ -9,17 +9,19 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/labels"
 )
 
-// The tallies give the same numbers as the from-scratch Summary and
-// db.DatasetOverview, at every step of a seeded random history of everything that
-// changes them: labels, edits, adjudications, retractions, skips and flags by six
-// annotators (through RecordEvent and label imports), pairs drawn, pairs wanted twice,
-// and settings changed (threshold, categories reordered). A Tally that follows the
-// whole history (reading only what changed each time) and one started afresh at each
-// step (a second process, say) are both checked.
+// The tallies give the same numbers as the from-scratch Summary, db.Answers,
+// Disagreements and db.DatasetOverview, at every step of a seeded random history of
+// everything that changes them: labels, edits, adjudications, retractions (undo), skips
+// and flags by six annotators (through RecordEvent, label imports of the command line
+// and staged label imports with adjudications, as the import job runs them), pairs
+// drawn, pairs wanted twice, and settings changed (threshold, categories reordered). A
+// Tally that follows the whole history (reading only what changed each time) and one
+// started afresh at each step (a second process, say) are both checked.
 func TestTallyMatchesSummary(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -66,7 +68,12 @@ func TestTallyMatchesSummary(t *testing.T) {
 	annotators := []string{"ann", "bob", "cyd", "dee", "eve", "rules"}
 	kinds := []labels.Kind{labels.KindLabel, labels.KindLabel, labels.KindLabel, labels.KindLabel, labels.KindAdjudication,
 		labels.KindRetract, labels.KindRetract, labels.KindSkip, labels.KindFlag, labels.KindUnflag}
+	importer, err := store.CreateUser(ctx, "test", "rev", auth.Reviewer, "not a hash")
+	if err != nil {
+		t.Fatal(err)
+	}
 	following := NewTally(store)
+	var reached struct{ answers, queue int }
 	for step := range 40 {
 		refs, _ := store.PairDocs(ctx, c.ID)
 		for range 12 {
@@ -98,6 +105,26 @@ func TestTallyMatchesSummary(t *testing.T) {
 			if err := store.AddLabels(ctx, c.ID, ls, "test"); err != nil {
 				t.Fatal(err)
 			}
+		case 7: // a staged import (the import job's way), an adjudication among its labels
+			id, err := store.BeginLabelImport(ctx, db.NewLabelImport{CampaignID: c.ID, UserID: importer.ID, ImportedBy: importer.Name, File: "l.csv"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ls []db.NewLabel
+			for i := range 8 {
+				l := db.NewLabel{DocA: texts[(step+2*i)%len(texts)].ID, DocB: texts[(step+3*i+5)%len(texts)].ID,
+					Annotator: "import:" + annotators[i%len(annotators)], Category: c.Categories[i%3].Key, Duplicate: i%2 == 0}
+				if i == 7 {
+					l.Kind, l.Annotator = labels.KindAdjudication, importer.Name
+				}
+				ls = append(ls, l)
+			}
+			if err := store.StageLabels(ctx, id, ls, nil); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := store.PublishLabelImport(ctx, id, nil); err != nil {
+				t.Fatal(err)
+			}
 		case 6: // settings: another threshold, the categories reordered
 			s := Settings{Spec: c.Spec, Threshold: rng.Float64(), Overlap: 1, DoubleShare: c.DoubleShare, Categories: slices.Clone(c.Categories)}
 			slices.Reverse(s.Categories)
@@ -112,6 +139,16 @@ func TestTallyMatchesSummary(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		wantAnswers, err := store.Answers(ctx, c.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantQueue, err := Disagreements(ctx, store, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reached.answers = max(reached.answers, len(wantAnswers))
+		reached.queue = max(reached.queue, len(wantQueue))
 		for name, tl := range map[string]*Tally{"following": following, "fresh": NewTally(store)} {
 			got, err := tl.Summary(ctx, c)
 			if err != nil {
@@ -119,6 +156,29 @@ func TestTallyMatchesSummary(t *testing.T) {
 			}
 			if diff := overviewDiff(got, want); diff != "" {
 				t.Fatalf("step %d, %s tally: %s", step, name, diff)
+			}
+			f, err := tl.Figures(ctx, c, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantFig := want
+			wantFig.Disagreements = nil // Figures lists the adjudication queue instead
+			if diff := overviewDiff(f.Overview, wantFig); diff != "" {
+				t.Fatalf("step %d, %s tally: Figures: %s", step, name, diff)
+			}
+			if fmt.Sprint(f.Answers) != fmt.Sprint(wantAnswers) {
+				t.Fatalf("step %d, %s tally: Figures.Answers = %v; db.Answers %v", step, name, f.Answers, wantAnswers)
+			}
+			if fmt.Sprint(f.Queue) != fmt.Sprint(wantQueue) {
+				t.Fatalf("step %d, %s tally: Figures.Queue = %v;\nDisagreements %v", step, name, f.Queue, wantQueue)
+			}
+			if f, err = tl.Figures(ctx, c, false); err != nil || f.Queue != nil || f.Overview.Agreement.Pairs != nil {
+				t.Fatalf("step %d, %s tally: Figures for an annotator: queue %v, annotator pairs %v, %v; want neither",
+					step, name, f.Queue, f.Overview.Agreement.Pairs, err)
+			}
+			wantFig.Agreement.Pairs = nil
+			if diff := overviewDiff(f.Overview, wantFig); diff != "" {
+				t.Fatalf("step %d, %s tally: Figures for an annotator: %s", step, name, diff)
 			}
 			counts, err := tl.Counts(ctx, c)
 			if err != nil {
@@ -141,6 +201,9 @@ func TestTallyMatchesSummary(t *testing.T) {
 	final, _ := following.Summary(ctx, c)
 	if final.Agreement.Units == 0 || len(final.Disagreements) == 0 || final.Complete == 0 {
 		t.Errorf("the history never reached agreement units, disagreements and complete pairs: %+v", final)
+	}
+	if reached.answers < 4 || reached.queue < 2 {
+		t.Errorf("the history reached at most %d answers and %d queued disagreements; want 4 and 2", reached.answers, reached.queue)
 	}
 }
 
@@ -181,4 +244,98 @@ func overviewDiff(got, want labels.Overview) string {
 		}
 	}
 	return ""
+}
+
+// A pair labeled by many people (the queue hands the first pair to everyone who asks
+// until a label completes it: under load a hundred people label one pair) is where the
+// tallies take their shortcuts: agreement sums from category counts, and only the
+// annotator pairs of whoever changed a label moved. The figures still equal the
+// from-scratch ones after every event: 40 annotators labeling, editing, withdrawing and
+// giving again, an adjudication and its withdrawal, with a second pair in dispute beside.
+func TestTallyCrowdedPair(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store, err := db.Open(ctx, filepath.Join(t.TempDir(), "crowd.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	ds, err := store.BeginDataset(ctx, "d", "d.jsonl", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs []db.NewDocument
+	for i := range 6 {
+		docs = append(docs, db.NewDocument{ExtID: fmt.Sprint(i), Text: fmt.Sprintf("document %d", i)})
+	}
+	store.InsertDocuments(ctx, ds.ID, docs)
+	if ds, err = store.FinishDataset(ctx, ds.ID, "h", 0, "test"); err != nil {
+		t.Fatal(err)
+	}
+	texts, _ := store.DatasetTexts(ctx, ds.ID)
+	c, err := Start(ctx, store, ds.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.AddPairs(ctx, c.ID, []db.NewPair{
+		{DocA: texts[0].ID, DocB: texts[1].ID, Origin: "test", Wanted: 2, Scored: true, Similarity: 0.7, Estimate: 0.69},
+		{DocA: texts[2].ID, DocB: texts[3].ID, Origin: "test", Wanted: 2, Scored: true, Similarity: 0.4, Estimate: 0.41},
+	}, "test"); err != nil {
+		t.Fatal(err)
+	}
+	refs, _ := store.PairDocs(ctx, c.ID)
+	following := NewTally(store)
+	check := func(step string) {
+		t.Helper()
+		want, err := Summary(ctx, store, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want.Disagreements = nil
+		wantAnswers, _ := store.Answers(ctx, c.ID)
+		wantQueue, _ := Disagreements(ctx, store, c)
+		f, err := following.Figures(ctx, c, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := overviewDiff(f.Overview, want); diff != "" {
+			t.Fatalf("%s: %s", step, diff)
+		}
+		if fmt.Sprint(f.Answers) != fmt.Sprint(wantAnswers) || fmt.Sprint(f.Queue) != fmt.Sprint(wantQueue) {
+			t.Fatalf("%s: answers %v, queue %v; want %v, %v", step, f.Answers, f.Queue, wantAnswers, wantQueue)
+		}
+	}
+	rng := rand.New(rand.NewPCG(5, 8))
+	record := func(pair int64, who string, kind labels.Kind) {
+		t.Helper()
+		prev := int64(0)
+		if e, err := store.LatestEvent(ctx, pair, who); err == nil {
+			prev = e.ID
+		}
+		l := db.NewLabel{Annotator: who, Kind: kind, Category: c.Categories[rng.IntN(3)].Key, Duplicate: rng.IntN(2) == 0}
+		if _, err := store.RecordEvent(ctx, c.ID, pair, l, prev); err != nil {
+			t.Fatalf("%s %s on pair %d: %v", who, kind, pair, err)
+		}
+		check(fmt.Sprintf("%s %s on pair %d", who, kind, pair))
+	}
+	crowd := refs[0].ID
+	record(refs[1].ID, "ann00", labels.KindLabel)
+	record(refs[1].ID, "ann01", labels.KindLabel)
+	for i := range 40 {
+		record(crowd, fmt.Sprintf("ann%02d", i), labels.KindLabel)
+	}
+	kinds := []labels.Kind{labels.KindLabel, labels.KindLabel, labels.KindRetract, labels.KindSkip}
+	for range 80 {
+		record(crowd, fmt.Sprintf("ann%02d", rng.IntN(45)), kinds[rng.IntN(len(kinds))])
+	}
+	record(crowd, "reviewer", labels.KindAdjudication)
+	record(crowd, "ann03", labels.KindLabel)
+	record(crowd, "reviewer", labels.KindRetract)
+	for range 20 {
+		record(crowd, fmt.Sprintf("ann%02d", rng.IntN(45)), kinds[rng.IntN(len(kinds))])
+	}
+	o, _ := following.Summary(ctx, c)
+	if len(o.Agreement.Pairs) < 300 {
+		t.Errorf("%d annotator pairs at the end; want the crowd's hundreds", len(o.Agreement.Pairs))
+	}
 }

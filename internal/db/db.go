@@ -186,6 +186,24 @@ func (d *DB) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		return fmt.Errorf("begin: %w", ctx.Err())
 	}
 	defer func() { <-d.writeTurn }()
+	return d.runTx(ctx, fn)
+}
+
+// tryInTx is inTx when no write of this process is running or waiting; otherwise it
+// writes nothing and returns false at once. (A turn handed back goes straight to a
+// waiting writer, so a free turn means nobody waits.)
+func (d *DB) tryInTx(ctx context.Context, fn func(tx *sql.Tx) error) (bool, error) {
+	select {
+	case d.writeTurn <- struct{}{}:
+	default:
+		return false, nil
+	}
+	defer func() { <-d.writeTurn }()
+	return true, d.runTx(ctx, fn)
+}
+
+// runTx runs fn in a write transaction, the write turn taken.
+func (d *DB) runTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	tx, err := d.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)

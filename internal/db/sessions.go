@@ -105,14 +105,29 @@ func (d *DB) SessionByToken(ctx context.Context, tokenHash []byte) (Session, err
 
 // TouchSession records activity and extends the idle deadline by ttl.
 func (d *DB) TouchSession(ctx context.Context, tokenHash []byte, ttl time.Duration) error {
-	err := d.inTx(ctx, func(tx *sql.Tx) error {
+	if err := d.inTx(ctx, d.touch(ctx, tokenHash, ttl)); err != nil {
+		return fmt.Errorf("touch session: %w", err)
+	}
+	return nil
+}
+
+// TryTouchSession is TouchSession unless another write is running or waiting: then it
+// writes nothing and returns false at once. A page that extends its session on the way
+// should not queue for the write turn behind a stream of labels (200 people labeling
+// at once put every page's p99 there).
+func (d *DB) TryTouchSession(ctx context.Context, tokenHash []byte, ttl time.Duration) (bool, error) {
+	touched, err := d.tryInTx(ctx, d.touch(ctx, tokenHash, ttl))
+	if err != nil {
+		return false, fmt.Errorf("touch session: %w", err)
+	}
+	return touched, nil
+}
+
+func (d *DB) touch(ctx context.Context, tokenHash []byte, ttl time.Duration) func(*sql.Tx) error {
+	return func(tx *sql.Tx) error {
 		now := d.now()
 		_, err := tx.ExecContext(ctx, `UPDATE sessions SET last_seen_at = ?, expires_at = ? WHERE token_hash = ?`,
 			formatTime(now), formatTime(now.Add(ttl)), tokenHash)
 		return err
-	})
-	if err != nil {
-		return fmt.Errorf("touch session: %w", err)
 	}
-	return nil
 }

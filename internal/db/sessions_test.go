@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"strings"
 	"testing"
@@ -131,5 +132,47 @@ func TestAuditWrites(t *testing.T) {
 	}
 	if err := d.Audit(ctx, "bo", "x", "y", map[string]any{"bad": func() {}}); err == nil {
 		t.Error("an audit detail that is not JSON: no error")
+	}
+}
+
+// TryTouchSession extends a session only when no write holds or waits for the write
+// turn, and otherwise writes nothing and returns at once.
+func TestTryTouchSession(t *testing.T) {
+	t.Parallel()
+	d := openTest(t)
+	ctx := context.Background()
+	bo := mustUser(t, d, "bo", auth.Annotator)
+	start := time.Now()
+	if err := d.CreateSession(ctx, NewSession{UserID: bo.ID, TokenHash: []byte("s"), TTL: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	d.now = func() time.Time { return start.Add(10 * time.Minute) }
+	holding, release, done := make(chan struct{}), make(chan struct{}), make(chan error)
+	go func() {
+		done <- d.inTx(ctx, func(*sql.Tx) error {
+			close(holding)
+			<-release
+			return nil
+		})
+	}()
+	<-holding
+	touched, err := d.TryTouchSession(ctx, []byte("s"), time.Hour)
+	if err != nil || touched {
+		t.Errorf("TryTouchSession while another write runs = %v, %v; want false, nil", touched, err)
+	}
+	if s, err := d.SessionByToken(ctx, []byte("s")); err != nil || s.LastSeen.After(start.Add(time.Minute)) {
+		t.Errorf("session after a refused touch: last seen %v, %v; want unchanged", s.LastSeen, err)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	touched, err = d.TryTouchSession(ctx, []byte("s"), time.Hour)
+	if err != nil || !touched {
+		t.Errorf("TryTouchSession with the turn free = %v, %v; want true, nil", touched, err)
+	}
+	s, err := d.SessionByToken(ctx, []byte("s"))
+	if err != nil || s.LastSeen.Sub(start.Add(10*time.Minute)).Abs() > time.Second {
+		t.Errorf("session after a touch: last seen %v, %v; want %v", s.LastSeen, err, start.Add(10*time.Minute))
 	}
 }

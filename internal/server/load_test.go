@@ -255,6 +255,14 @@ func TestLoad(t *testing.T) {
 		}
 	}
 	rows.Close()
+	// How many people a pair ended up labeled by: the queue serves a pair to everyone who
+	// asks until the first label completes it, so under this load some pairs collect
+	// dozens of labels (and the tallies m(m-1)/2 annotator pairs for each).
+	var most int
+	if err := conn.QueryRow(`SELECT coalesce(max(labels_n), 0) FROM label_pairs WHERE campaign_id = ?`, built.CampaignID).Scan(&most); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("most standing labels on one pair: %d", most)
 	for i := range users {
 		if stored[i] != perUser[i] {
 			t.Errorf("load%03d: %d labels stored; %d accepted", i, stored[i], perUser[i])
