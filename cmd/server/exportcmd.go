@@ -80,8 +80,7 @@ func exportCmd(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// writeFiles writes each file under dir, whole under a temporary name first and then
-// renamed, so a failure never leaves half a file under the real name.
+// writeFiles writes each file under dir (writeWhole: never half a file under its name).
 func writeFiles(dir string, files []handoff.File) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -97,11 +96,8 @@ func writeFiles(dir string, files []handoff.File) error {
 				return err
 			}
 		}
-		tmp := path.Join(path.Dir(f.Name), "."+path.Base(f.Name)+".tmp")
-		if err := root.WriteFile(tmp, f.Body, 0o644); err != nil {
-			return err
-		}
-		if err := root.Rename(tmp, f.Name); err != nil {
+		err := writeWhole(root, f.Name, func(w io.Writer) error { _, err := w.Write(f.Body); return err })
+		if err != nil {
 			return err
 		}
 	}

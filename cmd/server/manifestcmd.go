@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"strconv"
 
 	"github.com/dedupstudio/dedupstudio/internal/db"
@@ -70,25 +71,34 @@ func manifestCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	defer root.Close()
 	for _, name := range dedup.ExportFiles {
-		// Each file is written whole under a temporary name, then renamed: a refusal or a
-		// failure never leaves half a file under the real name.
-		tmp := "." + name + ".tmp"
-		f, err := root.Create(tmp)
+		err := writeWhole(root, name, func(w io.Writer) error { return dedup.WriteExport(ctx, store, m, name, w) })
 		if err != nil {
 			return err
 		}
-		err = dedup.WriteExport(ctx, store, m, name, f)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err == nil {
-			err = root.Rename(tmp, name)
-		}
-		if err != nil {
-			root.Remove(tmp)
-			return fmt.Errorf("%s: %w", name, err)
-		}
 		fmt.Fprintf(stdout, "wrote %s\n", strconv.Quote(*out+string(os.PathSeparator)+name))
+	}
+	return nil
+}
+
+// writeWhole writes the file name under root whole under a temporary name, then renames
+// it: a refusal or a failure never leaves half a file under the real name.
+func writeWhole(root *os.Root, name string, write func(io.Writer) error) error {
+	dir, base := path.Split(name)
+	tmp := dir + "." + base + ".tmp"
+	f, err := root.Create(tmp)
+	if err != nil {
+		return err
+	}
+	err = write(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = root.Rename(tmp, name)
+	}
+	if err != nil {
+		root.Remove(tmp)
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil
 }
