@@ -478,3 +478,20 @@ func mustUser(t *testing.T, f *fixture, name string) int64 {
 	}
 	return u.ID
 }
+
+// The manifest's settings take the run form's rule for approvals: no more than there are
+// enabled accounts that may approve, and 1 to 20.
+func TestManifestApprovalsSetting(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	m := f.withRun(chainRun)
+	rev := f.signIn("reviewer")
+	path := fmt.Sprintf("/manifests/%d/settings", m.ID)
+	if rec := f.do("POST", path, rev, url.Values{"approvals": {"50"}}); rec.Code != http.StatusUnprocessableEntity ||
+		!strings.Contains(rec.Body.String(), "50 approvals asked, but") {
+		t.Errorf("approvals=50: %d; want 422 naming the approvers\n%.300s", rec.Code, rec.Body.String())
+	}
+	if rec := f.do("POST", path, rev, url.Values{"approvals": {"1"}}); rec.Code != http.StatusSeeOther {
+		t.Errorf("approvals=1: %d; want 303", rec.Code)
+	}
+}

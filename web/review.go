@@ -281,9 +281,7 @@ func (s *server) saveManifestSettings(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	n := formInt(r, "approvals")
-	if n < 1 || n > 20 {
-		err = &formError{field: "approvals required", msg: "want a whole number from 1 to 20"}
-	} else {
+	if err = s.checkApprovals(r.Context(), "approvals required", n); err == nil {
 		err = s.store.SetApprovalsRequired(r.Context(), *userOf(r), m.ID, n)
 	}
 	if err != nil {

@@ -257,9 +257,9 @@ func (s *server) cancelRun(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/runs/"+snap.ID, http.StatusSeeOther)
 }
 
-// checkRunRequest refuses, on the form, what the store would refuse only once the run
-// had started: a campaign that is not this dataset's, and more approvals than there are
-// enabled accounts that may approve (the manifest could never be signed off).
+// checkRunRequest refuses, on the form, what would fail only once the run had started or
+// never be signed off: a campaign that is not this dataset's, approvals checkApprovals
+// refuses.
 func (s *server) checkRunRequest(ctx context.Context, ds db.Dataset, req dedup.Request) error {
 	if req.CampaignID != 0 {
 		c, err := s.store.Campaign(ctx, req.CampaignID)
@@ -270,6 +270,13 @@ func (s *server) checkRunRequest(ctx context.Context, ds db.Dataset, req dedup.R
 			return err
 		}
 	}
+	return s.checkApprovals(ctx, "approvals", req.ApprovalsRequired)
+}
+
+// checkApprovals refuses a number of approvals a manifest could never collect: more
+// than there are enabled accounts that may approve, or outside 1 to 20. The run form and
+// the manifest's settings ask the same.
+func (s *server) checkApprovals(ctx context.Context, field string, n int) error {
 	users, err := s.store.Users(ctx)
 	if err != nil {
 		return err
@@ -280,8 +287,11 @@ func (s *server) checkRunRequest(ctx context.Context, ds db.Dataset, req dedup.R
 			approvers++
 		}
 	}
-	if req.ApprovalsRequired > approvers {
-		return &formError{field: "approvals", msg: fmt.Sprintf("%d approvals asked, but %d enabled account(s) may approve", req.ApprovalsRequired, approvers)}
+	switch {
+	case n > approvers:
+		return &formError{field: field, msg: fmt.Sprintf("%d approvals asked, but %d enabled account(s) may approve", n, approvers)}
+	case n < 1 || n > 20:
+		return &formError{field: field, msg: "want a whole number from 1 to 20"}
 	}
 	return nil
 }
