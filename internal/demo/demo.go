@@ -131,10 +131,10 @@
 // Population U: every unordered pair of the 2,136 documents (2,280,180 pairs), each
 // classified by the rules; the 2,129,947 pairs that share neither a shingle nor a
 // section are "different" with J = 0. Strata: rule category x J bin (J = 0, (0, 0.05),
-// [0.05, 0.1), then tenths up to [0.9, 1]); 44 are not empty. Each category has a
+// [0.05, 0.1), then tenths up to [0.9, 1]); 45 are not empty. Each category has a
 // target n (exact 100, format 100, minor 130, boilerplate 120, partial 140, translation
 // 120, different 140) spread round-robin over its strata from the lowest bin up, never
-// above N_h (equal allocation: the whole J range is drawn, and format, with 79 pairs in
+// above N_h (equal allocation: the whole J range is drawn, and format, with 76 pairs in
 // U, is a census). In each stratum a simple random sample without replacement is drawn
 // with its own seeded generator, with no per-document caps, so every pair of a stratum
 // has the same inclusion probability n_h/N_h; the J = 0 "different" pairs are drawn as
