@@ -23,7 +23,7 @@ const blindPerCategory = 12
 // BlindRound is the blind round the build draws: testdata/blind/round<BlindRound>/pairs.jsonl,
 // from pairs that no earlier round showed. The earlier rounds' files stay as they were
 // judged, so their judges can still be scored.
-const BlindRound = 5
+const BlindRound = 6
 
 // BlindPairsPath is where round r's pairs are, relative to the package directory.
 func BlindPairsPath(r int) string {

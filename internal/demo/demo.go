@@ -38,7 +38,9 @@
 // The language of a text is guessed on the text itself, paragraph by paragraph: by script
 // (Cyrillic, Arabic vs Persian letters, Han with or without kana), else by the stopwords
 // of the corpus's Latin-script languages; a paragraph with too few stopwords (code,
-// tables, package lists) is not prose. The corpus's lang field is not used: it is
+// package lists) is not prose, nor is a text table (even with sentences in its cells), a
+// command's "Field: value" output (apt-cache show), or a Chinese or Japanese paragraph
+// without a sentence in it (a heading or caption: these scripts have no stopwords). The corpus's lang field is not used: it is
 // inconsistent (untranslated sections labeled with their edition's language, and the
 // reverse). Shares of prose are by width, as on screen: a Chinese or Japanese character
 // counts as two letters. For two editions of one section, "untranslated" is the share of
@@ -124,15 +126,15 @@
 // boilerplate-heavy and kept, however short: the package is the content. The same calls, with the same numbers in
 // words, are on the guidelines page (press ? while labeling).
 //
-// # The sample: design demo-strata-v5
+// # The sample: design demo-strata-v6
 //
 // Population U: every unordered pair of the 2,136 documents (2,280,180 pairs), each
 // classified by the rules; the 2,129,947 pairs that share neither a shingle nor a
 // section are "different" with J = 0. Strata: rule category x J bin (J = 0, (0, 0.05),
-// [0.05, 0.1), then tenths up to [0.9, 1]); 44 are not empty. Each category has a
+// [0.05, 0.1), then tenths up to [0.9, 1]); 45 are not empty. Each category has a
 // target n (exact 100, format 100, minor 130, boilerplate 120, partial 140, translation
 // 120, different 140) spread round-robin over its strata from the lowest bin up, never
-// above N_h (equal allocation: the whole J range is drawn, and format, with 79 pairs in
+// above N_h (equal allocation: the whole J range is drawn, and format, with 76 pairs in
 // U, is a census). In each stratum a simple random sample without replacement is drawn
 // with its own seeded generator, with no per-document caps, so every pair of a stratum
 // has the same inclusion probability n_h/N_h; the J = 0 "different" pairs are drawn as
@@ -147,7 +149,9 @@
 // guidelines) except for READMEs, and lets 70% shared words with a passage make partial
 // overlap; version 5 lets a shared sentence that is a tenth of the shorter text make a
 // pair more than different (rule 7) and allows a word or two changed in a shared
-// sentence in all, not between every few words.
+// sentence in all, not between every few words; version 6 leaves tables, command output
+// and Chinese or Japanese headings and captions out of an edition's prose, as the
+// guidelines leave them out of the untranslated share.
 //
 // # The blind check
 //

@@ -17,7 +17,7 @@ import (
 // classified by the rules, strata = rule category x exact-Jaccard bin, a simple random
 // sample without replacement of n_h pairs in each stratum h of N_h pairs. A drawn pair in
 // stratum h stands for N_h/n_h pairs of U. Change the name when the design changes.
-const Design = "demo-strata-v5"
+const Design = "demo-strata-v6"
 
 // categoryOrder is the order of the default categories; labels.csv follows it.
 var categoryOrder = []string{"exact", "format", "minor", "boilerplate", "partial", "translation", "different"}

@@ -119,6 +119,23 @@ func TestRulesOnNamedPairs(t *testing.T) {
 		{"spdx-Apache-1.0", "spdx-BSD-3-Clause-HP", "boilerplate", false},
 		{"handbook-it-IT-sect.future-of-this-book", "handbook-ru-RU-sect.future-of-this-book", "minor", true},
 		{"spdx-HPND-MIT-disclaimer", "spdx-HPND-sell-variant-MIT-disclaimer-rev", "minor", true},
+		// Blind round 5, where both judges agreed and the rules of round 5 did not (round 6
+		// is the check): editions whose shared untranslated English is a third of their
+		// prose once tables and Chinese or Japanese headings and captions are left out, as
+		// the guidelines leave them out (36% and 34%), are partial overlap, not translation.
+		{"debref-fr-the_basic_unix_like_work_environment", "debref-ja-the_basic_unix_like_work_environment", "partial", false},
+		{"handbook-ja-JP-id-1.7.12.10", "handbook-zh-CN-id-1.7.12.10", "partial", false},
+		// ...and round 4's 25 stays translation (both judges): its only shared text is
+		// apt-cache's package description, command output, not prose.
+		{"debref-it-who_uploaded_the_package", "debref-ja-who_uploaded_the_package", "translation", false},
+		// Round 5's other two pairs where both judges differ from the rules (boilerplate/no),
+		// left as the rules have them (see the README, "Round 6"): one reworded grant or
+		// permission passage of about 20 words in a longer license. Measuring the tenth on
+		// the shorter text's words in shared shingles would move 68 and also round 4's 81
+		// (MITNFA vs StandardML-NJ, both judges different).
+		{"npm-types__semver-license", "spdx-AFL-1.2", "different", false},
+		{"spdx-HPND-Intel", "spdx-LOOP", "different", false},
+		{"spdx-MITNFA", "spdx-StandardML-NJ", "different", false},
 		// Controls.
 		{"debref-en-customizing_vim", "debref-html-en-customizing_vim", "format", true},
 		{"handbook-de-DE-sect.install-lang", "handbook-en-US-sect.install-lang", "translation", false},
@@ -217,6 +234,14 @@ func TestLanguageGuess(t *testing.T) {
 		{"このパッケージはシステムによってインストールされ、apt で削除できます。", "ja"},
 		{"该软件包由系统安装，可以用 apt 删除。", "zh"},
 		{"$ apt-get install foo bar baz\n$ dpkg -l | grep foo", ""}, // code, not prose
+		// Round 6: a table is not prose, even with sentences in its cells; nor is a
+		// command's "Field: value" output, nor a Chinese or Japanese heading or caption
+		// (no sentence in it).
+		{"+----------+--------------------------------------------+\n| paquet   | description de la commande et de son usage |\n+----------+--------------------------------------------+\n| bash     | le shell par défaut pour les utilisateurs  |\n+----------+--------------------------------------------+", ""},
+		{"Package: equivs\nPriority: optional\nDescription: This package provides a tool to create trivial Debian packages and it is the one you want.", ""},
+		{"4.2.9. 管理者パスワード", ""},
+		{"図 4.5 管理者パスワード", ""},
+		{"安全管理员密码", ""},
 	}
 	for _, tt := range tests {
 		_, shares := guessLanguages(tt.text)

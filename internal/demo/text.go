@@ -386,6 +386,42 @@ func paragraphs(s string) []string {
 	return out
 }
 
+// isTable: most of the paragraph's lines are rows of a text table ("| cell | cell |",
+// "+-----+"). A table is not prose even when its cells hold sentences (a French table
+// of shells with their descriptions has stopwords enough): the guidelines leave tables
+// out of the untranslated share.
+func isTable(p string) bool {
+	rows, lines := 0, 0
+	for _, ln := range strings.Split(p, "\n") {
+		ln = strings.TrimSpace(ln)
+		if ln == "" {
+			continue
+		}
+		lines++
+		if strings.HasPrefix(ln, "|") || strings.HasPrefix(ln, "+-") || strings.HasPrefix(ln, "+=") {
+			rows++
+		}
+	}
+	return 2*rows > lines
+}
+
+// fieldLine is a "Field: value" line of a control file or a command's output
+// ("Package: equivs", "Priority: optional").
+var fieldLine = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9-]*: \S`)
+
+// isFieldList: two or more of the paragraph's lines are "Field: value" lines: a
+// command's output (apt-cache show's package description), code rather than prose,
+// whatever its description says in English.
+func isFieldList(p string) bool {
+	n := 0
+	for _, ln := range strings.Split(p, "\n") {
+		if fieldLine.MatchString(strings.TrimSpace(ln)) {
+			n++
+		}
+	}
+	return n >= 2
+}
+
 // paragraphLanguage guesses the language of one paragraph and measures its width
 // (letterWidth); "" when the paragraph is not prose.
 func paragraphLanguage(p string) (string, int) {
@@ -413,7 +449,7 @@ func paragraphLanguage(p string) (string, int) {
 		}
 	}
 	total := latin + cyrillic + arabic + kana + han + other
-	if total == 0 {
+	if total == 0 || isTable(p) || isFieldList(p) {
 		return "", 0
 	}
 	width := total + kana + han // as on screen: these characters are twice as wide
@@ -424,6 +460,11 @@ func paragraphLanguage(p string) (string, int) {
 		return "fa", width
 	case top == arabic:
 		return "ar", width
+	case top == kana+han && !strings.ContainsAny(p, "。！？"):
+		// A heading or a caption ("4.2.9. 管理者パスワード", "図 4.5", "ヒント"): no
+		// sentence in it. Chinese and Japanese have no stopwords to tell them from
+		// prose, as Latin-script headings have too few.
+		return "", 0
 	case top == kana+han && kana*10 > kana+han:
 		return "ja", width
 	case top == kana+han:
