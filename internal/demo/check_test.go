@@ -234,3 +234,62 @@ func TestReadJudgementsErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestJudgedRoundsDoNotGetWorse re-scores every judged blind round against the current
+// rules and holds each judge's agreement to what internal/demo/README.md records for the
+// rules of design v6. A rule change may move a pair, but never make a judged round worse:
+// that is the procedure the README describes, checked here instead of by hand.
+func TestJudgedRoundsDoNotGetWorse(t *testing.T) {
+	recorded := []struct {
+		round          int
+		judge          string
+		alpha, dupAgr  float64
+		meetsTargetNow bool // the round judged on pairs nobody had tuned the rules on
+	}{
+		{1, "judge1", 0.958, 0.976, false},
+		{1, "judge2", 0.916, 0.952, false},
+		{3, "judge5", 1.000, 1.000, false},
+		{3, "judge6", 0.931, 0.988, false},
+		{4, "judge7", 0.916, 0.940, false},
+		{4, "judge8", 0.931, 0.964, false},
+		{5, "judge9", 0.931, 0.976, false},
+		{5, "judge10", 0.917, 0.976, false},
+		{6, "judge11", 0.931, 0.988, true},
+		{6, "judge12", 0.917, 0.988, true},
+	}
+	for _, rec := range recorded {
+		t.Run(fmt.Sprintf("round%d/%s", rec.round, rec.judge), func(t *testing.T) {
+			rules, err := RuleJudgements(blindPairs(t, rec.round))
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := fmt.Sprintf("testdata/blind/round%d/%s.csv", rec.round, rec.judge)
+			f, err := os.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			js, err := ReadJudgements(f, path)
+			f.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep := Check(rules, []Judge{{Name: rec.judge, Judgements: js}})
+			if len(rep.VsRules) != 1 {
+				t.Fatalf("%d comparisons with the rules, want 1", len(rep.VsRules))
+			}
+			got := rep.VsRules[0]
+			if got.Units != 84 {
+				t.Errorf("%d pairs scored, want 84", got.Units)
+			}
+			if got.Alpha < rec.alpha-0.0005 {
+				t.Errorf("category alpha %.3f, the README records %.3f: the rules got worse on this round", got.Alpha, rec.alpha)
+			}
+			if got.Duplicate < rec.dupAgr-0.0005 {
+				t.Errorf("duplicate agreement %.1f%%, the README records %.1f%%", 100*got.Duplicate, 100*rec.dupAgr)
+			}
+			if rec.meetsTargetNow && (got.Alpha < 0.9 || got.Duplicate < 0.95) {
+				t.Errorf("alpha %.3f, duplicate %.1f%%: under the issue's targets (0.9, 95%%)", got.Alpha, 100*got.Duplicate)
+			}
+		})
+	}
+}
