@@ -1,9 +1,11 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -13,7 +15,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 )
 
-func dedupCmd(args []string, stdout, stderr io.Writer) error {
+func dedupCmd(args []string, stdout, stderr io.Writer) (err error) {
 	fs := newFlagSet("dedup",
 		"server dedup: run a calibrated configuration over a whole corpus on this machine and write the removals it\n"+
 			"proposes as a manifest in the review format (removals.csv, removals.jsonl, clusters.jsonl, summary.json).\n"+
@@ -32,8 +34,21 @@ func dedupCmd(args []string, stdout, stderr io.Writer) error {
 	runMB := fs.Int("run-mb", 64, "memory for one sorted run of band keys or pairs, in MiB")
 	workers := fs.Int("workers", 0, "goroutines that sign, shingle and verify (default: one per core)")
 	quiet := fs.Bool("q", false, "print nothing but errors")
+	keep := fs.Bool("keep", false, "keep the intermediate files (signatures, shingle sets, candidate pairs, edges) in OUT")
+	memMB := fs.Int("mem-mb", 1536, "soft memory limit for the Go runtime, in MiB (0: none); the run's own buffers are bounded by -run-mb")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file (go tool pprof FILE)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *memMB > 0 {
+		debug.SetMemoryLimit(int64(*memMB) << 20)
+	}
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, stop()) }()
 	}
 	for _, f := range []struct{ name, val string }{{"-config", *config}, {"-in", *in}, {"-out", *out}} {
 		if f.val == "" {
@@ -60,7 +75,7 @@ func dedupCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "note: %s does not come from a signed-off manifest: what this run proposes is a draft for review\n", *config)
 	}
 	start := time.Now()
-	sum, err := bulk.Run(ctx, bulk.Options{Params: params, In: *in, Out: *out, Dataset: *dataset, Workers: *workers, RunBytes: *runMB << 20,
+	sum, err := bulk.Run(ctx, bulk.Options{Params: params, In: *in, Out: *out, Dataset: *dataset, Workers: *workers, RunBytes: *runMB << 20, Keep: *keep,
 		Corpus:   corpus.Options{IDField: *idField, TextField: *textField, MaxBytes: *maxBytes, MetaFields: []string{"source", "lang", "date"}},
 		Progress: bar.update})
 	bar.finish()

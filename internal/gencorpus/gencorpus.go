@@ -206,6 +206,10 @@ func edit(text string, rate float64, rng *rand.Rand, words []string) string {
 		case 0:
 			toks[j] = words[rng.IntN(len(words))]
 		case 1:
+			if len(toks) == 1 { // never an empty document
+				toks[0] = words[rng.IntN(len(words))]
+				continue
+			}
 			toks = append(toks[:j], toks[j+1:]...)
 		default:
 			toks = append(toks[:j], append([]string{words[rng.IntN(len(words))]}, toks[j:]...)...)
