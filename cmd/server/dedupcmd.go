@@ -129,7 +129,7 @@ func (b *progressBar) update(p bulk.Progress) {
 	case p.Skipped:
 		b.line(fmt.Sprintf("[%d/%d] %-10s done in an earlier run", p.Index, len(bulk.Stages), p.Stage), true)
 	case p.Finished:
-		b.line(fmt.Sprintf("[%d/%d] %-10s done in %s", p.Index, len(bulk.Stages), p.Stage, now.Sub(b.stageStart).Round(time.Millisecond)), true)
+		b.line(fmt.Sprintf("[%d/%d] %-10s done in %s%s", p.Index, len(bulk.Stages), p.Stage, now.Sub(b.stageStart).Round(time.Millisecond), peakRSS()), true)
 	case p.Unit == "": // a stage starts
 	default:
 		every := 100 * time.Millisecond
@@ -209,4 +209,22 @@ func (b *progressBar) finish() {
 	if b.tty && b.lastLen > 0 {
 		fmt.Fprintln(b.w)
 	}
+}
+
+// peakRSS is the process's peak resident set so far (VmHWM, Linux), as ", peak RSS N
+// MiB", or "" where /proc does not say.
+func peakRSS() string {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb int64
+			if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%d kB", &kb); err == nil {
+				return fmt.Sprintf(" (peak RSS so far %d MiB)", kb>>10)
+			}
+		}
+	}
+	return ""
 }

@@ -385,6 +385,9 @@ func writeFile(name string, fill func(io.Writer) error) error {
 	if err := fill(f); err != nil {
 		return err
 	}
+	if err := f.Chmod(0o644); err != nil {
+		return err
+	}
 	if err := f.Sync(); err != nil {
 		return err
 	}
