@@ -517,3 +517,31 @@ func TestRejectsAndDuplicateIDs(t *testing.T) {
 		t.Fatalf("Run = %v; want a DuplicateIDError at dup.jsonl:3, first at dup.jsonl:1", err)
 	}
 }
+
+// TestCancelLeavesNoStageDone: a run cancelled in the signatures stage (Ctrl+C) returns
+// the context's error and marks nothing done, and the next run finishes it.
+func TestCancelLeavesNoStageDone(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	in, _ := generate(t, dir, 1500)
+	out := filepath.Join(dir, "out")
+	p := params(t, review.Estimate, cluster.Components)
+	ctx, cancel := context.WithCancel(context.Background())
+	opt := options(p, in, out)
+	opt.crash = func(stage string, unit int) error {
+		if stage == StageSignatures && unit == 1 {
+			cancel()
+		}
+		return nil
+	}
+	if _, err := Run(ctx, opt); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run cancelled = %v; want context.Canceled", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, doneDir, StageSignatures+".json")); err == nil {
+		t.Fatal("a cancelled signatures stage is marked done")
+	}
+	sum, err := Run(context.Background(), options(p, in, out))
+	if err != nil || sum.Docs != 1500 {
+		t.Fatalf("Run after the cancel: %d documents, %v; want 1500", sum.Docs, err)
+	}
+}

@@ -220,6 +220,9 @@ func (r *run) signatures(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := ctx.Err(); err != nil { // the reader stopped early: not the end of the input
+		return err
+	}
 	return r.joinChunks()
 }
 

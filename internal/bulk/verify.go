@@ -94,6 +94,9 @@ func (r *run) shingles(ctx context.Context) error {
 			doc += len(c.docs)
 			r.report(c.pos, src.size, "bytes", false, false)
 		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		return bw.Flush()
 	})
 	if err != nil {
