@@ -157,15 +157,29 @@ func (b *progressBar) describe(p bulk.Progress, now time.Time) string {
 		full := int(frac * width)
 		s += "[" + strings.Repeat("#", full) + strings.Repeat(".", width-full) + fmt.Sprintf("] %3.0f%% ", 100*frac)
 	}
-	s += fmt.Sprintf("%s %s", quantity(float64(p.Done), p.Unit), p.Unit)
+	s += fmt.Sprintf("%s%s", quantity(float64(p.Done), p.Unit), unitName(p.Unit))
 	if rate > 0 {
-		s += fmt.Sprintf(", %s %s/s", quantity(rate, p.Unit), p.Unit)
+		s += fmt.Sprintf(", %s%s/s", quantity(rate, p.Unit), unitName(p.Unit))
+	}
+	if p.Docs > 0 {
+		s += ", " + quantity(float64(p.Docs), "docs") + " docs"
+		if el > 0.5 {
+			s += fmt.Sprintf(" (%s/s)", quantity(float64(p.Docs)/el, "docs"))
+		}
 	}
 	if p.Total > 0 && rate > 0 && p.Done < p.Total {
 		eta := time.Duration(float64(p.Total-p.Done) / rate * float64(time.Second))
 		s += ", ETA " + eta.Round(time.Second).String()
 	}
 	return s
+}
+
+// unitName is how a unit follows its quantity: "B" right after a binary prefix.
+func unitName(unit string) string {
+	if unit == "bytes" {
+		return "B"
+	}
+	return " " + unit
 }
 
 func quantity(x float64, unit string) string {
@@ -175,8 +189,10 @@ func quantity(x float64, unit string) string {
 			return fmt.Sprintf("%.2f Gi", x/(1<<30))
 		case x >= 1<<20:
 			return fmt.Sprintf("%.1f Mi", x/(1<<20))
+		case x >= 1<<10:
+			return fmt.Sprintf("%.0f Ki", x/(1<<10))
 		}
-		return fmt.Sprintf("%.0f", x)
+		return fmt.Sprintf("%.0f ", x)
 	}
 	switch {
 	case x >= 1e6:

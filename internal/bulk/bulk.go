@@ -105,8 +105,9 @@ type Progress struct {
 	Index       int
 	Done, Total int64
 	Unit        string
-	Skipped     bool // the stage was complete from an earlier run
-	Finished    bool // the stage is done
+	Docs        int64 // documents read so far, in the stages that stream the corpus
+	Skipped     bool  // the stage was complete from an earlier run
+	Finished    bool  // the stage is done
 }
 
 // Summary is what a run found; summary.json holds it.
@@ -259,6 +260,13 @@ func (r *run) crashAt(stage string, unit int) error {
 func (r *run) report(done, total int64, unit string, skipped, finished bool) {
 	if r.opt.Progress != nil {
 		r.opt.Progress(Progress{Stage: Stages[r.stage], Index: r.stage + 1, Done: done, Total: total, Unit: unit, Skipped: skipped, Finished: finished})
+	}
+}
+
+// reportDocs reports a streaming pass: bytes of the input file and documents read.
+func (r *run) reportDocs(pos, size, docs int64) {
+	if r.opt.Progress != nil {
+		r.opt.Progress(Progress{Stage: Stages[r.stage], Index: r.stage + 1, Done: pos, Total: size, Unit: "bytes", Docs: docs})
 	}
 }
 

@@ -205,6 +205,7 @@ func (r *run) signatures(ctx context.Context) error {
 			return err
 		}
 	}
+	docs := int64(0)
 	for c := range chunks {
 		if c.err != nil {
 			return c.err
@@ -215,7 +216,8 @@ func (r *run) signatures(ctx context.Context) error {
 		if err := r.signChunk(c, workers); err != nil {
 			return err
 		}
-		r.report(c.pos, src.size, "bytes", false, false)
+		docs += int64(len(c.docs))
+		r.reportDocs(c.pos, src.size, docs)
 		if err := r.crashAt(StageSignatures, c.n); err != nil {
 			return err
 		}

@@ -92,7 +92,7 @@ func (r *run) shingles(ctx context.Context) error {
 				off += int64(len(set)) * 8
 			}
 			doc += len(c.docs)
-			r.report(c.pos, src.size, "bytes", false, false)
+			r.reportDocs(c.pos, src.size, int64(doc))
 		}
 		if err := ctx.Err(); err != nil {
 			return err
