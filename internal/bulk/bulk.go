@@ -295,7 +295,7 @@ func (r *run) prepare() error {
 	}
 	b, err := os.ReadFile(r.path(runJSON))
 	if err == nil && json.Unmarshal(b, &prev) == nil && prev.Key == r.key {
-		return nil
+		return r.removeTemporaries()
 	}
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
@@ -319,6 +319,23 @@ func (r *run) prepare() error {
 		return err
 	}
 	return writeFile(r.path(runJSON), func(w io.Writer) error { _, err := w.Write(append(rec, '\n')); return err })
+}
+
+// removeTemporaries removes what a killed run left half-written: writeFile's temporary
+// files (".NAME.tmp…") in the output folder and its chunks and done folders.
+func (r *run) removeTemporaries() error {
+	for _, dir := range []string{"", chunkDir, doneDir, runsDir} {
+		tmps, err := filepath.Glob(filepath.Join(r.opt.Out, dir, ".*.tmp*"))
+		if err != nil {
+			return err
+		}
+		for _, t := range tmps {
+			if err := os.Remove(t); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func (r *run) path(name string) string { return filepath.Join(r.opt.Out, name) }

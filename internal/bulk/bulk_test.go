@@ -431,6 +431,9 @@ func TestResumeAfterKill(t *testing.T) {
 					tc.hold, skipped, first, tc.skipped, tc.firstUnit)
 			}
 			sameOutputs(t, clean, out)
+			if tmps, _ := filepath.Glob(filepath.Join(out, ".*.tmp*")); len(tmps) > 0 {
+				t.Errorf("temporary files left after the resume: %v", tmps)
+			}
 		})
 	}
 }
