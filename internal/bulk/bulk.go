@@ -300,6 +300,15 @@ func (r *run) prepare() error {
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
+	if err != nil { // no run here: the folder must be empty, so nothing of anyone's is replaced
+		entries, err := os.ReadDir(r.opt.Out)
+		if err != nil {
+			return err
+		}
+		if len(entries) > 0 {
+			return &OutError{Dir: r.opt.Out}
+		}
+	}
 	for _, name := range runFiles {
 		if err := os.RemoveAll(r.path(name)); err != nil {
 			return err
@@ -319,6 +328,14 @@ func (r *run) prepare() error {
 		return err
 	}
 	return writeFile(r.path(runJSON), func(w io.Writer) error { _, err := w.Write(append(rec, '\n')); return err })
+}
+
+// OutError is an output folder that holds files but no dedup run: a run replaces its own
+// files only, and will not guess which those are.
+type OutError struct{ Dir string }
+
+func (e *OutError) Error() string {
+	return e.Dir + ": not empty and holds no dedup run (no " + runJSON + "): choose a new or empty folder"
 }
 
 // removeTemporaries removes what a killed run left half-written: writeFile's temporary

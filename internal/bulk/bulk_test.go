@@ -478,6 +478,30 @@ func TestChangedInputStartsOver(t *testing.T) {
 	}
 }
 
+// TestOutputFolderOfSomethingElse: a folder with files but no run is refused, and
+// nothing in it is touched.
+func TestOutputFolderOfSomethingElse(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	in, _ := generate(t, dir, 50)
+	out := filepath.Join(dir, "mine")
+	if err := os.MkdirAll(filepath.Join(out, doneDir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	keep := filepath.Join(out, SummaryJSON)
+	if err := os.WriteFile(keep, []byte("my own file"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Run(context.Background(), options(params(t, review.Estimate, cluster.Components), in, out))
+	var oe *OutError
+	if !errors.As(err, &oe) {
+		t.Fatalf("Run into a folder of other files = %v; want an OutError", err)
+	}
+	if b, err := os.ReadFile(keep); err != nil || string(b) != "my own file" {
+		t.Errorf("the folder's own %s was touched: %q, %v", SummaryJSON, b, err)
+	}
+}
+
 // TestRejectsAndDuplicateIDs: records the reader refuses are listed with their place and
 // skipped; an id used twice stops the run naming both places.
 func TestRejectsAndDuplicateIDs(t *testing.T) {

@@ -20,6 +20,9 @@ import (
 // candidate pair to shingles.bin, and each document's offset in it to shingles.idx
 // (Docs+1 little-endian int64; a document without a set has an empty range).
 func (r *run) shingles(ctx context.Context) error {
+	if err := r.sameInput(); err != nil {
+		return err
+	}
 	n := r.sum.Docs
 	need := make([]bool, n)
 	err := r.eachCandidate(func(pairs []uint64) error {
@@ -115,6 +118,19 @@ func (r *run) shingles(ctx context.Context) error {
 		}
 		return bw.Flush()
 	})
+}
+
+// sameInput refuses an input that changed since the run's key was taken: the second
+// pass must read the documents the first one did.
+func (r *run) sameInput() error {
+	st, err := os.Stat(r.opt.In)
+	if err != nil {
+		return err
+	}
+	if st.Size() != r.input.Size || !st.ModTime().UTC().Equal(r.input.ModTime) {
+		return fmt.Errorf("%s changed while the run was reading it (size or modification time): run again to start over", r.input.Name)
+	}
+	return nil
 }
 
 // simSource measures the similarity of two documents from the files on disk: the
