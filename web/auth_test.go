@@ -54,6 +54,7 @@ var routeMatrix = []struct {
 	{"GET", "/sweeps/1/progress", auth.View},
 	{"GET", "/sweeps/1/live", auth.View},
 	{"GET", "/sweeps/1/results.csv", auth.View},
+	{"GET", "/sweeps/1/settings.json", auth.View},
 	{"GET", "/sweeps/1/charts/tradeoff.svg", auth.View},
 	{"POST", "/sweeps/1/cancel", auth.RunSweeps},
 	{"POST", "/sweeps/1/resume", auth.RunSweeps},

@@ -764,6 +764,7 @@ func (s *server) liveView(r *http.Request, d sweepData, c sweep.Config, campaign
 	}
 	v.CanPropose = role.Can(auth.PrepareManifests)
 	v.ProposeHref = proposeHref(d.sw.DatasetID, campaignID, c)
+	v.SettingsHref = fmt.Sprintf("/sweeps/%d/settings.json?config=%d&t=%s", d.sw.ID, d.results[d.sel].Ordinal, fmtFloat(c.Threshold))
 	return v
 }
 

@@ -209,6 +209,7 @@ func (s *server) routes() http.Handler {
 		r.Get("/sweeps/{sweep}/progress", s.sweepProgress)
 		r.Get("/sweeps/{sweep}/live", s.sweepLive)
 		r.Get("/sweeps/{sweep}/results.csv", s.sweepResultsCSV)
+		r.Get("/sweeps/{sweep}/settings.json", s.sweepSettings)
 		r.Get("/sweeps/{sweep}/charts/{chart}.{format}", s.sweepChart)
 	})
 	r.With(s.require(auth.RunSweeps)).Group(func(r chi.Router) {

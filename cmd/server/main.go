@@ -50,6 +50,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return exportCmd(args, stdout, stderr)
 	case "audit":
 		return auditCmd(args, stdout, stderr)
+	case "dedup":
+		return dedupCmd(args, stdout, stderr)
+	case "gencorpus":
+		return gencorpusCmd(args, stdout, stderr)
 	case "help":
 		usage(stdout)
 		return nil
@@ -73,6 +77,8 @@ Usage:
   server export -db F -manifest ID -format milvus|datasketch|datatrove|json|all -out DIR
                                             a manifest's settings for the engines that run at scale
   server audit verify -db F                 check the audit log's hash chain
+  server dedup -config F -in F -out DIR     run a settings.json over a whole corpus: a manifest to review
+  server gencorpus -n N -seed S -out F      a synthetic corpus of real text with planted duplicates
 
 Run "server COMMAND -h" for a command's flags and an example.
 `)

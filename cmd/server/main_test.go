@@ -28,7 +28,7 @@ func TestShapeCommand(t *testing.T) {
 }
 
 func TestHelpShowsExample(t *testing.T) {
-	for _, cmd := range []string{"serve", "signatures", "shape"} {
+	for _, cmd := range []string{"serve", "signatures", "shape", "dedup", "gencorpus"} {
 		var out, errb bytes.Buffer
 		run([]string{cmd, "-h"}, &out, &errb)
 		if !strings.Contains(errb.String(), "Example:\n  go run ./cmd/server") {

@@ -212,6 +212,10 @@ func Load(ctx context.Context, store *db.DB) (ingest.Report, ingest.LabelReport,
 	return rep, lrep, nil
 }
 
+// Sample returns the embedded documents (real texts; see README.md for their licenses), for
+// programs that build larger corpora from them (internal/gencorpus).
+func Sample() ([]CorpusDoc, error) { return readSample() }
+
 // readSample decodes the embedded documents.
 func readSample() ([]CorpusDoc, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(sample))

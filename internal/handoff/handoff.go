@@ -57,8 +57,11 @@ func ParseFormat(s string) (Format, error) {
 // every file says so).
 type Source struct {
 	Manifest int64
-	Dataset  review.Dataset
-	State    review.State
+	// Sweep and Config name a sweep result instead (Manifest 0): the sweep's id and the
+	// configuration's ordinal in it.
+	Sweep, Config int64
+	Dataset       review.Dataset
+	State         review.State
 }
 
 // SignedOff reports whether the manifest was signed off (and perhaps exported since).
@@ -190,6 +193,7 @@ type Description struct {
 	Verification   string         `json:"verification"`
 	Policy         string         `json:"cluster_policy"`
 	KeeperRule     string         `json:"keeper_rule"`
+	Budget         int            `json:"budget,omitempty"` // cluster.Config.Budget; absent for the default
 	CodeVersion    string         `json:"code_version,omitempty"`
 	MilvusFunction map[string]any `json:"milvus_function,omitempty"`
 	MilvusNote     string         `json:"milvus_function_unavailable,omitempty"`
@@ -198,6 +202,8 @@ type Description struct {
 // DescSource is Description's source.
 type DescSource struct {
 	Manifest       int64  `json:"manifest"`
+	Sweep          int64  `json:"sweep,omitempty"`
+	SweepConfig    int64  `json:"sweep_config,omitempty"`
 	Dataset        string `json:"dataset"`
 	DatasetVersion int    `json:"dataset_version"`
 	State          string `json:"state"`
@@ -219,13 +225,13 @@ func describe(s Settings) Description {
 	p := s.Params
 	d := Description{
 		Format: "dedupstudio-settings/1",
-		Source: DescSource{Manifest: s.Source.Manifest, Dataset: s.Source.Dataset.Name, DatasetVersion: s.Source.Dataset.Version,
+		Source: DescSource{Manifest: s.Source.Manifest, Sweep: s.Source.Sweep, SweepConfig: s.Source.Config, Dataset: s.Source.Dataset.Name, DatasetVersion: s.Source.Dataset.Version,
 			State: string(s.Source.State), SignedOff: s.Source.SignedOff()},
 		Spec: p.Spec.String(), SpecID: p.Spec.ID(),
 		Representation: DescRep{Scheme: string(p.Spec.Scheme), Norm: p.Spec.Norm.String(), Level: string(p.Spec.Level),
 			Size: p.Spec.Size, K: p.Spec.Hashes, Hash: string(p.Spec.Hash), Seed: p.Spec.Seed},
 		Bands: p.Shape.Bands, Rows: p.Shape.Rows, Threshold: p.Threshold, SCurveMidpoint: round4(midpoint(p.Shape)),
-		Verification: string(p.Verification), Policy: string(p.Policy), KeeperRule: p.Rule.String(), CodeVersion: p.CodeVersion,
+		Verification: string(p.Verification), Policy: string(p.Policy), KeeperRule: p.Rule.String(), Budget: p.Budget, CodeVersion: p.CodeVersion,
 	}
 	d.MilvusFunction, d.MilvusNote = MilvusFunction(p.Spec)
 	return d
@@ -277,6 +283,10 @@ func newView(s Settings) view {
 		Datasketch: p.Spec.Scheme == lsh.Datasketch}
 	src := s.Source
 	v.Origin = fmt.Sprintf("manifest %d of dataset %s version %d (%s)", src.Manifest, src.Dataset.Name, src.Dataset.Version, src.State.Label())
+	if src.Manifest == 0 && src.Sweep != 0 {
+		v.Origin = fmt.Sprintf("configuration %d of sweep %d over dataset %s version %d (a sweep result, not a reviewed manifest)",
+			src.Config, src.Sweep, src.Dataset.Name, src.Dataset.Version)
+	}
 	v.Draft = !src.SignedOff()
 	if !s.Generated.IsZero() {
 		v.Generated = s.Generated.UTC().Format(time.RFC3339)

@@ -1,0 +1,380 @@
+package bulk
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+
+	"github.com/dedupstudio/dedupstudio/internal/corpus"
+	"github.com/dedupstudio/dedupstudio/internal/lsh"
+)
+
+// docLine is a document's line in docs.jsonl: what later stages need of it without its
+// text.
+type docLine struct {
+	ID     string `json:"id"`
+	Place  string `json:"place"`
+	Len    int    `json:"len"`
+	Hash   string `json:"hash"` // SHA-256 of the text, hex: a manifest row's content hash
+	Norm   string `json:"norm"` // SHA-256 of the normalized text, hex: the exact pass's key
+	Source string `json:"source,omitempty"`
+	Lang   string `json:"lang,omitempty"`
+	Date   string `json:"date,omitempty"`
+}
+
+// rejectLine is a line of rejects.jsonl, as an import's rejects file has it (without
+// the record: the corpus has it at that place).
+type rejectLine struct {
+	Place  string `json:"place"`
+	Field  string `json:"field,omitempty"`
+	Reason string `json:"reason"`
+}
+
+// chunk is ChunkDocs records of the input (the last one fewer): the documents, and the
+// refused records as rejects.
+type chunk struct {
+	n       int // chunk number
+	docs    []corpus.Record
+	rejects []*corpus.RecordError
+	pos     int64 // input bytes consumed at the chunk's end
+	err     error
+}
+
+// countingFile counts the bytes read from the input file (compressed, for progress).
+type countingFile struct {
+	f *os.File
+	n atomic.Int64
+}
+
+func (c *countingFile) Read(p []byte) (int, error) {
+	n, err := c.f.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// source is the input opened for one streaming pass.
+type source struct {
+	r    corpus.Reader
+	f    *countingFile // nil for Parquet
+	size int64
+}
+
+func (r *run) open() (*source, error) {
+	if r.opt.Format == corpus.Parquet {
+		rd, err := corpus.OpenFile(r.opt.In, corpus.Parquet, r.opt.Corpus)
+		if err != nil {
+			return nil, err
+		}
+		return &source{r: rd, size: r.input.Size}, nil
+	}
+	f, err := os.Open(r.opt.In)
+	if err != nil {
+		return nil, err
+	}
+	cf := &countingFile{f: f}
+	rd, err := corpus.NewReader(cf, filepath.Base(r.opt.In), r.opt.Format, r.opt.Corpus)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &source{r: rd, f: cf, size: r.input.Size}, nil
+}
+
+func (s *source) Close() error {
+	err := s.r.Close()
+	if s.f != nil {
+		err = errors.Join(err, s.f.f.Close())
+	}
+	return err
+}
+
+// pos is how far through the input the pass is, in bytes of the file (Parquet: of the
+// values read, roughly).
+func (s *source) pos() int64 {
+	if s.f != nil {
+		return s.f.n.Load()
+	}
+	return min(s.r.BytesRead(), s.size)
+}
+
+// chunks streams the input in chunks of size records from the first, skipping the
+// first skip chunks' records (read, not kept). It stops when ctx is done; the caller
+// must drain the channel.
+func (s *source) chunks(ctx context.Context, size, skip int) <-chan chunk {
+	out := make(chan chunk, 2)
+	go func() {
+		defer close(out)
+		c := chunk{n: 0}
+		records := 0
+		send := func() bool {
+			c.pos = s.pos()
+			if c.n >= skip {
+				select {
+				case out <- c:
+				case <-ctx.Done():
+					return false
+				}
+			}
+			c = chunk{n: c.n + 1}
+			records = 0
+			return true
+		}
+		for {
+			rec, err := s.r.Next()
+			if errors.Is(err, io.EOF) {
+				if records > 0 {
+					send()
+				}
+				return
+			}
+			var re *corpus.RecordError
+			switch {
+			case errors.As(err, &re):
+				if c.n >= skip {
+					c.rejects = append(c.rejects, re)
+				}
+			case err != nil:
+				c.err = err
+				c.pos = s.pos()
+				select {
+				case out <- c:
+				case <-ctx.Done():
+				}
+				return
+			default:
+				if c.n >= skip {
+					c.docs = append(c.docs, rec)
+				}
+			}
+			if records++; records == size {
+				if !send() {
+					return
+				}
+			}
+		}
+	}()
+	return out
+}
+
+func chunkName(n int, ext string) string {
+	return filepath.Join(chunkDir, fmt.Sprintf("%07d.%s", n, ext))
+}
+
+// signatures is stage 1: every document's signature, content hash and normalized hash,
+// written chunk by chunk (signatures, document lines, rejects; the .docs file renamed
+// last marks a chunk complete), then joined into signatures.bin, docs.jsonl and
+// rejects.jsonl.
+func (r *run) signatures(ctx context.Context) error {
+	if err := os.MkdirAll(r.path(chunkDir), 0o755); err != nil {
+		return err
+	}
+	done := 0
+	for {
+		if _, err := os.Stat(r.path(chunkName(done, "docs"))); err != nil {
+			break
+		}
+		done++
+	}
+	src, err := r.open()
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	chunks := src.chunks(ctx, r.opt.ChunkDocs, done)
+	defer func() {
+		cancel()
+		for range chunks {
+		}
+	}()
+	spec := r.opt.Params.Spec
+	workers := make([]*signer, r.opt.Workers)
+	for i := range workers {
+		if workers[i], err = newSigner(spec); err != nil {
+			return err
+		}
+	}
+	docs := int64(0)
+	for c := range chunks {
+		if c.err != nil {
+			return c.err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := r.signChunk(c, workers); err != nil {
+			return err
+		}
+		docs += int64(len(c.docs))
+		r.reportDocs(c.pos, src.size, docs)
+		if err := r.crashAt(StageSignatures, c.n); err != nil {
+			return err
+		}
+	}
+	if err := ctx.Err(); err != nil { // the reader stopped early: not the end of the input
+		return err
+	}
+	return r.joinChunks()
+}
+
+// signer is one worker's state: a hasher and a normalizer are not safe to share.
+type signer struct {
+	h    *lsh.Hasher
+	norm *lsh.Normalizer
+	sig  lsh.Signature
+}
+
+func newSigner(spec lsh.Spec) (*signer, error) {
+	h, err := lsh.NewHasher(spec)
+	if err != nil {
+		return nil, err
+	}
+	return &signer{h: h, norm: lsh.NewNormalizer(spec.Norm)}, nil
+}
+
+// signChunk signs c's documents on every worker and writes the chunk's three files.
+func (r *run) signChunk(c chunk, workers []*signer) error {
+	k := r.opt.Params.Spec.Hashes
+	sigs := make([]byte, len(c.docs)*k*4)
+	lines := make([][]byte, len(c.docs))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make([]error, len(workers))
+	for w, s := range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(c.docs) {
+					return
+				}
+				rec := &c.docs[i]
+				s.sig = s.h.Signature(rec.Text, s.sig)
+				out := sigs[i*k*4 : (i+1)*k*4]
+				for j, v := range s.sig {
+					binary.LittleEndian.PutUint32(out[j*4:], v)
+				}
+				sum := sha256.Sum256([]byte(rec.Text))
+				norm := sha256.Sum256([]byte(s.norm.Normalize(rec.Text)))
+				dl := docLine{ID: rec.ID, Place: rec.Place.String(), Len: len(rec.Text), Hash: hex.EncodeToString(sum[:]),
+					Norm: hex.EncodeToString(norm[:]), Source: metaString(rec.Meta, "source"), Lang: metaString(rec.Meta, "lang"),
+					Date: metaString(rec.Meta, "date")}
+				b, err := json.Marshal(dl)
+				if err != nil {
+					errs[w] = err
+					return
+				}
+				lines[i] = append(b, '\n')
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if err := writeFile(r.path(chunkName(c.n, "sig")), func(w io.Writer) error { _, err := w.Write(sigs); return err }); err != nil {
+		return err
+	}
+	err := writeFile(r.path(chunkName(c.n, "rej")), func(w io.Writer) error {
+		bw := bufio.NewWriter(w)
+		for _, re := range c.rejects {
+			b, err := json.Marshal(rejectLine{Place: re.Place.String(), Field: re.Field, Reason: re.Msg})
+			if err != nil {
+				return err
+			}
+			bw.Write(append(b, '\n'))
+		}
+		return bw.Flush()
+	})
+	if err != nil {
+		return err
+	}
+	return writeFile(r.path(chunkName(c.n, "docs")), func(w io.Writer) error {
+		bw := bufio.NewWriter(w)
+		for _, l := range lines {
+			bw.Write(l)
+		}
+		return bw.Flush()
+	})
+}
+
+// metaString is a metadata field's string value ("" when absent or not a string).
+func metaString(m map[string]any, field string) string {
+	s, _ := m[field].(string)
+	return s
+}
+
+// joinChunks concatenates the chunks into signatures.bin, docs.jsonl and rejects.jsonl,
+// counts the documents and the rejects, and removes the chunks.
+func (r *run) joinChunks() error {
+	n := 0
+	for {
+		if _, err := os.Stat(r.path(chunkName(n, "docs"))); err != nil {
+			break
+		}
+		n++
+	}
+	docs, rejects := 0, 0
+	for _, j := range []struct {
+		ext, out string
+		count    *int
+	}{{"sig", sigFile, nil}, {"docs", docsFile, &docs}, {"rej", RejectsJSONL, &rejects}} {
+		err := writeFile(r.path(j.out), func(w io.Writer) error {
+			for i := range n {
+				f, err := os.Open(r.path(chunkName(i, j.ext)))
+				if err != nil {
+					return err
+				}
+				var rd io.Reader = f
+				if j.count != nil {
+					rd = &lineCounter{r: f, n: j.count}
+				}
+				_, err = io.Copy(w, rd)
+				f.Close()
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	k := int64(r.opt.Params.Spec.Hashes) * 4
+	if st, err := os.Stat(r.path(sigFile)); err != nil || st.Size() != int64(docs)*k {
+		return fmt.Errorf("%s: %d documents but %v bytes of signatures", sigFile, docs, st)
+	}
+	if docs < 1 {
+		return fmt.Errorf("%s: no documents to deduplicate (%d records refused, see %s)", r.input.Name, rejects, RejectsJSONL)
+	}
+	r.sum.Docs, r.sum.Rejected = docs, rejects
+	r.sum.Files = append(r.sum.Files, RejectsJSONL)
+	return nil // the chunks go when the next stage starts, once this one is marked done
+}
+
+// lineCounter counts the newlines it reads.
+type lineCounter struct {
+	r io.Reader
+	n *int
+}
+
+func (l *lineCounter) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	for _, b := range p[:n] {
+		if b == '\n' {
+			*l.n++
+		}
+	}
+	return n, err
+}
