@@ -72,6 +72,8 @@ type server struct {
 	uploadDir string
 	importCap importCap // caps on one uploaded sample
 
+	indexes searchIndexes // the search API's indexes loaded so far
+
 	notices notices     // what a POST leaves for the page it redirects to
 	held    heldUploads // files of imports refused as identical, until confirmed or an hour passes
 
@@ -138,14 +140,24 @@ func (s *server) routes() http.Handler {
 	r := chi.NewRouter()
 	r.Use(s.requestID, s.logRequests, s.recoverPanics, securityHeaders, crossOriginProtection, limitBodies, s.authenticate, s.uploadDeadlines, s.takeNotices)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		if isAPI(r) {
+			s.failAPI(w, r, &apiError{Status: http.StatusNotFound, Message: "there is no API at " + r.URL.Path})
+			return
+		}
 		s.fail(w, r, &pageError{http.StatusNotFound, "There is no page at " + r.URL.Path + "."})
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		if isAPI(r) {
+			s.failAPI(w, r, &apiError{Status: http.StatusMethodNotAllowed, Message: r.URL.Path + " does not take " + r.Method + " requests"})
+			return
+		}
 		s.fail(w, r, &pageError{http.StatusMethodNotAllowed, "This page does not take " + r.Method + " requests."})
 	})
 
 	r.Get("/static/*", staticHandler().ServeHTTP)
 	r.Get("/healthz", s.health)
+	// The search API: an API token, not a session, opens it (searchapi.go).
+	r.Post("/api/v1/indexes/{index}/search", s.searchIndex)
 
 	// Public: signing in and joining.
 	r.Get("/login", s.showLogin)
@@ -263,6 +275,9 @@ func (s *server) routes() http.Handler {
 		r.Post("/admin/users/{id}/disable", s.setUserDisabled(true))
 		r.Post("/admin/users/{id}/enable", s.setUserDisabled(false))
 		r.Post("/admin/users/{id}/unlock", s.unlockUser)
+		r.Post("/admin/api-tokens", s.createAPIToken)
+		r.Post("/admin/api-tokens/{apiToken}/revoke", s.revokeAPIToken)
+		r.Post("/admin/search-indexes", s.createSearchIndex)
 	})
 	return r
 }

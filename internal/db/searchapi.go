@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 	"github.com/dedupstudio/dedupstudio/internal/review"
 )
@@ -28,22 +29,32 @@ type APIToken struct {
 	Revoked     bool
 	RevokedAt   time.Time
 	RevokedBy   string
+	// CreatorRole and CreatorDisabled are the creator's account now: a token carries
+	// its creator's authority, and stops working when they are disabled or no longer an
+	// admin.
+	CreatorRole     auth.Role
+	CreatorDisabled bool
 }
 
 // ScopeSearch is the scope of every token: the search endpoint.
 const ScopeSearch = "search"
 
-const apiTokenColumns = `t.id, t.name, t.scope, t.created_by, cu.name, t.created_at, t.last_used_at, t.revoked_at, coalesce(ru.name, '')`
+const apiTokenColumns = `t.id, t.name, t.scope, t.created_by, cu.name, t.created_at, t.last_used_at, t.revoked_at, coalesce(ru.name, ''),
+	cu.role, cu.disabled_at IS NOT NULL`
 
 const apiTokenFrom = ` FROM api_tokens t JOIN users cu ON cu.id = t.created_by LEFT JOIN users ru ON ru.id = t.revoked_by`
 
 func scanAPIToken(sc scanner) (APIToken, error) {
 	var t APIToken
-	var created, used, revoked string
-	if err := sc.Scan(&t.ID, &t.Name, &t.Scope, &t.CreatedByID, &t.CreatedBy, &created, &used, &revoked, &t.RevokedBy); err != nil {
+	var created, used, revoked, role string
+	if err := sc.Scan(&t.ID, &t.Name, &t.Scope, &t.CreatedByID, &t.CreatedBy, &created, &used, &revoked, &t.RevokedBy,
+		&role, &t.CreatorDisabled); err != nil {
 		return t, notFound(err)
 	}
 	var err error
+	if t.CreatorRole, err = auth.ParseRole(role); err != nil {
+		return t, err
+	}
 	if t.CreatedAt, err = parseTime("created_at", created); err != nil {
 		return t, err
 	}

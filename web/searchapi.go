@@ -1,0 +1,388 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/dedupstudio/dedupstudio/internal/auth"
+	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/incremental"
+	"github.com/dedupstudio/dedupstudio/internal/review"
+)
+
+// The search-before-insert API: POST /api/v1/indexes/{index}/search, JSON in and out,
+// authenticated by an API token (Authorization: Bearer dsk_…) and nothing else. A
+// session cookie does not open it, and a token opens nothing but it. Its requests skip
+// the pages' cross-origin check (a browser never sends a bearer token by itself, so
+// there is no cross-site request to forge) and the pages' 1 MB body cap (it has its own,
+// answered in JSON).
+
+const (
+	apiPrefix = "/api/"
+	// maxSearchBody caps a search request's body.
+	maxSearchBody = 8 << 20
+	// maxSearchDocs caps the documents of one search request.
+	maxSearchDocs = 1000
+	// maxDocID caps a document id, in bytes.
+	maxDocID = 512
+)
+
+// isAPI reports whether r is a request to the JSON API.
+func isAPI(r *http.Request) bool { return strings.HasPrefix(r.URL.Path, apiPrefix) }
+
+// apiError is a failure of an API request: its status and a JSON body that says what
+// was wrong and, for a document of the batch, which one (its index in "documents") and
+// which field.
+type apiError struct {
+	Status   int    `json:"-"`
+	Message  string `json:"error"`
+	Document *int   `json:"document,omitempty"`
+	Field    string `json:"field,omitempty"`
+}
+
+func (e *apiError) Error() string { return e.Message }
+
+func docError(status, i int, field, format string, args ...any) *apiError {
+	return &apiError{Status: status, Message: fmt.Sprintf("documents[%d].%s: ", i, field) + fmt.Sprintf(format, args...), Document: &i, Field: field}
+}
+
+// writeJSON answers with v as JSON, status first.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		status = http.StatusInternalServerError
+		buf.Reset()
+		buf.WriteString(`{"error":"internal error"}` + "\n")
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.WriteHeader(status)
+	w.Write(buf.Bytes())
+}
+
+// failAPI answers err as JSON: an *apiError as it says, an internal error as 500 with
+// the request id (the error itself logged, never sent).
+func (s *server) failAPI(w http.ResponseWriter, r *http.Request, err error) {
+	var ae *apiError
+	if !errors.As(err, &ae) {
+		id := requestIDOf(r)
+		s.log.Error("internal error", "err", err, "method", r.Method, "path", r.URL.Path, "request_id", id)
+		ae = &apiError{Status: http.StatusInternalServerError, Message: "internal error (request " + id + "); it has been logged"}
+	}
+	if ae.Status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="dedupstudio", error="invalid_token"`)
+	}
+	writeJSON(w, ae.Status, ae)
+}
+
+// apiToken checks the request's bearer token: 401 without a live one, 403 when its
+// creator can no longer grant it. A token in use is touched at most once a minute.
+func (s *server) apiToken(r *http.Request) (db.APIToken, error) {
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		return db.APIToken{}, &apiError{Status: http.StatusUnauthorized, Message: "missing Authorization header: send Authorization: Bearer <API token> (admins make tokens on the Team page)"}
+	}
+	scheme, token, _ := strings.Cut(h, " ")
+	token = strings.TrimSpace(token)
+	if !strings.EqualFold(scheme, "Bearer") || token == "" {
+		return db.APIToken{}, &apiError{Status: http.StatusUnauthorized, Message: "the Authorization header is not Bearer <API token>"}
+	}
+	t, err := s.store.APITokenByHash(r.Context(), auth.HashToken(token))
+	switch {
+	case errors.Is(err, db.ErrNotFound):
+		return t, &apiError{Status: http.StatusUnauthorized, Message: "unknown API token"}
+	case err != nil:
+		return t, err
+	case t.Revoked:
+		return t, &apiError{Status: http.StatusUnauthorized, Message: fmt.Sprintf("API token %q was revoked at %s", t.Name, t.RevokedAt.UTC().Format(time.RFC3339))}
+	case t.Scope != db.ScopeSearch:
+		return t, &apiError{Status: http.StatusForbidden, Message: fmt.Sprintf("API token %q does not open the search API", t.Name)}
+	case t.CreatorDisabled || !t.CreatorRole.Can(auth.ManageUsers):
+		return t, &apiError{Status: http.StatusForbidden, Message: fmt.Sprintf("API token %q was made by %s, who is no longer an enabled admin: ask an admin for a new token", t.Name, t.CreatedBy)}
+	}
+	if s.now().Sub(t.LastUsed) > time.Minute {
+		if _, err := s.store.TryTouchAPIToken(r.Context(), t.ID); err != nil {
+			s.log.Error("touch api token", "err", err, "token", t.ID, "request_id", requestIDOf(r))
+		}
+	}
+	return t, nil
+}
+
+// searchIndexes are the indexes this process has loaded: each is rebuilt from the
+// store on its first search after a start, once, while other searches of it wait.
+type searchIndexes struct {
+	mu sync.Mutex
+	m  map[int64]*loadedIndex
+}
+
+type loadedIndex struct {
+	ready chan struct{} // closed once the fields below are set
+	meta  db.SearchIndex
+	ix    *incremental.Index
+	err   error
+}
+
+// indexConfig is what an index searches under, from its configuration.
+func indexConfig(p review.Params) incremental.Config {
+	return incremental.Config{Spec: p.Spec, Shape: p.Shape, Threshold: p.Threshold, Exact: p.Verification == review.Exact}
+}
+
+// searchIndexOf returns index id, loading it from the store the first time. A failed
+// load is forgotten, so the next request tries again.
+func (s *server) searchIndexOf(ctx context.Context, id int64) (*loadedIndex, error) {
+	s.indexes.mu.Lock()
+	if s.indexes.m == nil {
+		s.indexes.m = map[int64]*loadedIndex{}
+	}
+	li, ok := s.indexes.m[id]
+	if !ok {
+		li = &loadedIndex{ready: make(chan struct{})}
+		s.indexes.m[id] = li
+	}
+	s.indexes.mu.Unlock()
+	if !ok {
+		// The load finishes for everyone waiting even if this request goes away.
+		li.meta, li.ix, li.err = s.loadSearchIndex(context.WithoutCancel(ctx), id)
+		if li.err != nil {
+			s.indexes.mu.Lock()
+			delete(s.indexes.m, id)
+			s.indexes.mu.Unlock()
+		}
+		close(li.ready)
+	}
+	select {
+	case <-li.ready:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return li, li.err
+}
+
+func (s *server) loadSearchIndex(ctx context.Context, id int64) (db.SearchIndex, *incremental.Index, error) {
+	meta, err := s.store.SearchIndexByID(ctx, id)
+	if err != nil {
+		return meta, nil, err
+	}
+	ix, err := incremental.New(indexConfig(meta.Params))
+	if err != nil {
+		return meta, nil, fmt.Errorf("search index %d: %w", id, err)
+	}
+	err = s.store.EachSearchDoc(ctx, id, func(d db.SearchDoc) error {
+		return ix.Add(incremental.Entry{ID: d.ID, Signature: d.Signature, Shingles: d.Shingles})
+	})
+	if err != nil {
+		return meta, nil, fmt.Errorf("load search index %d: %w", id, err)
+	}
+	s.log.Info("search index loaded", "index", id, "documents", ix.Len())
+	return meta, ix, nil
+}
+
+// searchRequest is the body of a search.
+type searchRequest struct {
+	Documents []json.RawMessage `json:"documents"`
+	Insert    bool              `json:"insert"`
+}
+
+type searchDoc struct {
+	ID   *string `json:"id"`
+	Text *string `json:"text"`
+}
+
+type searchResponse struct {
+	Index        int64          `json:"index"`
+	Threshold    float64        `json:"threshold"`
+	Verification string         `json:"verification"`
+	Inserted     int            `json:"inserted"`
+	Results      []searchResult `json:"results"`
+}
+
+type searchResult struct {
+	ID             string      `json:"id"`
+	Duplicates     []duplicate `json:"duplicates"`
+	Inserted       bool        `json:"inserted"`
+	AlreadyIndexed bool        `json:"already_indexed"`
+}
+
+type duplicate struct {
+	ID       string   `json:"id"`
+	Estimate float64  `json:"estimate"`
+	Jaccard  *float64 `json:"jaccard,omitempty"`
+}
+
+// readSearch reads and checks a search request's body: 413 over the size cap, 400 for
+// what is not JSON of the right shape, 422 for a document that is (naming it and its
+// field).
+func readSearch(w http.ResponseWriter, r *http.Request) ([]incremental.Doc, bool, error) {
+	if r.ContentLength > maxSearchBody {
+		return nil, false, &apiError{Status: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf("the body has %d bytes; the limit is %d", r.ContentLength, maxSearchBody)}
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxSearchBody))
+	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+		return nil, false, &apiError{Status: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf("the body is over the limit of %d bytes", maxSearchBody)}
+	}
+	if err != nil {
+		return nil, false, &apiError{Status: http.StatusBadRequest, Message: "reading the body: " + err.Error()}
+	}
+	var req searchRequest
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return nil, false, &apiError{Status: http.StatusBadRequest, Message: "the body is not a search request: " + jsonProblem(err, body)}
+	}
+	if dec.More() {
+		return nil, false, &apiError{Status: http.StatusBadRequest, Message: "the body holds more than one JSON value"}
+	}
+	switch {
+	case len(req.Documents) == 0:
+		return nil, false, &apiError{Status: http.StatusUnprocessableEntity, Message: `documents: give at least one {"id": …, "text": …}`, Field: "documents"}
+	case len(req.Documents) > maxSearchDocs:
+		return nil, false, &apiError{Status: http.StatusUnprocessableEntity, Message: fmt.Sprintf("documents: %d documents; a request takes at most %d", len(req.Documents), maxSearchDocs), Field: "documents"}
+	}
+	docs := make([]incremental.Doc, len(req.Documents))
+	first := make(map[string]int, len(docs))
+	for i, raw := range req.Documents {
+		var d searchDoc
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&d); err != nil {
+			field := "id"
+			if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok && te.Field != "" {
+				field = te.Field
+			}
+			if strings.Contains(err.Error(), "unknown field") || !strings.HasPrefix(strings.TrimSpace(string(raw)), "{") {
+				field = ""
+			}
+			e := docError(http.StatusUnprocessableEntity, i, field, "%s", jsonProblem(err, raw))
+			if field == "" {
+				e.Message = fmt.Sprintf("documents[%d]: %s", i, jsonProblem(err, raw))
+			}
+			return nil, false, e
+		}
+		switch {
+		case d.ID == nil || *d.ID == "":
+			return nil, false, docError(http.StatusUnprocessableEntity, i, "id", "missing or empty")
+		case len(*d.ID) > maxDocID:
+			return nil, false, docError(http.StatusUnprocessableEntity, i, "id", "%d bytes; at most %d", len(*d.ID), maxDocID)
+		case !utf8.ValidString(*d.ID):
+			return nil, false, docError(http.StatusUnprocessableEntity, i, "id", "not valid UTF-8")
+		case d.Text == nil:
+			return nil, false, docError(http.StatusUnprocessableEntity, i, "text", "missing")
+		case strings.TrimSpace(*d.Text) == "":
+			return nil, false, docError(http.StatusUnprocessableEntity, i, "text", "empty: there is nothing to compare")
+		}
+		if j, dup := first[*d.ID]; dup {
+			return nil, false, docError(http.StatusUnprocessableEntity, i, "id", "%q is also documents[%d].id; ids in a request must differ", *d.ID, j)
+		}
+		first[*d.ID] = i
+		docs[i] = incremental.Doc{ID: *d.ID, Text: *d.Text}
+	}
+	return docs, req.Insert, nil
+}
+
+// jsonProblem says what a JSON decoder refused, with the byte offset where it can.
+func jsonProblem(err error, body []byte) string {
+	if se, ok := errors.AsType[*json.SyntaxError](err); ok {
+		return fmt.Sprintf("invalid JSON at byte %d: %v", se.Offset, se)
+	}
+	if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
+		what := te.Field
+		if what == "" {
+			what = "the body"
+		}
+		return fmt.Sprintf("%s must be %s, not a JSON %s", what, jsonKind(te.Type.Kind().String()), te.Value)
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		if len(bytes.TrimSpace(body)) == 0 {
+			return "it is empty"
+		}
+		return "the JSON ends early"
+	}
+	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "string", "ptr":
+		return "a string"
+	case "bool":
+		return "true or false"
+	case "slice":
+		return "an array"
+	case "struct":
+		return "an object"
+	}
+	return goKind
+}
+
+// searchIndex answers POST /api/v1/indexes/{index}/search.
+func (s *server) searchIndex(w http.ResponseWriter, r *http.Request) {
+	if _, err := s.apiToken(r); err != nil {
+		s.failAPI(w, r, err)
+		return
+	}
+	id, err := strconv.ParseInt(chi.URLParam(r, "index"), 10, 64)
+	if err != nil {
+		s.failAPI(w, r, &apiError{Status: http.StatusNotFound, Message: "no search index " + strconv.Quote(chi.URLParam(r, "index"))})
+		return
+	}
+	li, err := s.searchIndexOf(r.Context(), id)
+	if errors.Is(err, db.ErrNotFound) {
+		err = &apiError{Status: http.StatusNotFound, Message: fmt.Sprintf("no search index %d (admins make them on the Team page)", id)}
+	}
+	if err != nil {
+		s.failAPI(w, r, err)
+		return
+	}
+	docs, insert, err := readSearch(w, r)
+	if err != nil {
+		s.failAPI(w, r, err)
+		return
+	}
+	var results []incremental.Result
+	if insert {
+		results, err = li.ix.SearchInsert(r.Context(), docs, func(ctx context.Context, es []incremental.Entry) error {
+			rows := make([]db.SearchDoc, len(es))
+			for i, e := range es {
+				rows[i] = db.SearchDoc{ID: e.ID, Signature: e.Signature, Shingles: e.Shingles}
+			}
+			return s.store.InsertSearchDocs(ctx, id, rows)
+		})
+	} else {
+		results = li.ix.Search(docs)
+	}
+	if err != nil {
+		s.failAPI(w, r, err)
+		return
+	}
+	resp := searchResponse{Index: id, Threshold: li.meta.Params.Threshold, Verification: string(li.meta.Params.Verification), Results: make([]searchResult, len(results))}
+	for i, res := range results {
+		out := searchResult{ID: res.ID, Inserted: res.Inserted, AlreadyIndexed: res.AlreadyIndexed, Duplicates: make([]duplicate, len(res.Duplicates))}
+		for j, m := range res.Duplicates {
+			out.Duplicates[j] = duplicate{ID: m.ID, Estimate: m.Estimate}
+			if !math.IsNaN(m.Jaccard) {
+				jac := m.Jaccard
+				out.Duplicates[j].Jaccard = &jac
+			}
+		}
+		if res.Inserted {
+			resp.Inserted++
+		}
+		resp.Results[i] = out
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
