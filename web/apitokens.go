@@ -86,6 +86,7 @@ func (s *server) revokeAPIToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	t, err := s.store.RevokeAPIToken(r.Context(), *userOf(r), id)
+	s.tokens.forget()
 	if errors.Is(err, db.ErrNotFound) {
 		err = &pageError{http.StatusNotFound, "No such API token, or it was revoked already."}
 	}

@@ -90,6 +90,50 @@ func (s *server) failAPI(w http.ResponseWriter, r *http.Request, err error) {
 	writeJSON(w, ae.Status, ae)
 }
 
+// tokenTTL is how long a token read from the store is trusted without reading it
+// again. Revoking a token, or changing an account, on the Team page forgets every
+// cached token at once; a change made past this process (none is, today) would reach
+// a token within this time.
+const tokenTTL = time.Second
+
+// apiTokens keeps the tokens read lately, by hash, so a busy pipeline does not cost a
+// query per request.
+type apiTokens struct {
+	mu sync.Mutex
+	m  map[string]cachedToken
+}
+
+type cachedToken struct {
+	t    db.APIToken
+	read time.Time
+}
+
+func (c *apiTokens) get(hash []byte, now time.Time) (db.APIToken, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ct, ok := c.m[string(hash)]
+	if !ok || now.Sub(ct.read) >= tokenTTL || now.Before(ct.read) {
+		return db.APIToken{}, false
+	}
+	return ct.t, true
+}
+
+func (c *apiTokens) put(hash []byte, t db.APIToken, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) > 10_000 { // bounded: a flood of unknown tokens is forgotten
+		c.m = map[string]cachedToken{}
+	}
+	c.m[string(hash)] = cachedToken{t, now}
+}
+
+// forget drops every cached token (one was revoked).
+func (c *apiTokens) forget() {
+	c.mu.Lock()
+	c.m = nil
+	c.mu.Unlock()
+}
+
 // apiToken checks the request's bearer token: 401 without a live one, 403 when its
 // creator can no longer grant it. A token in use is touched at most once a minute.
 func (s *server) apiToken(r *http.Request) (db.APIToken, error) {
@@ -102,12 +146,20 @@ func (s *server) apiToken(r *http.Request) (db.APIToken, error) {
 	if !strings.EqualFold(scheme, "Bearer") || token == "" {
 		return db.APIToken{}, &apiError{Status: http.StatusUnauthorized, Message: "the Authorization header is not Bearer <API token>"}
 	}
-	t, err := s.store.APITokenByHash(r.Context(), auth.HashToken(token))
+	hash, now := auth.HashToken(token), s.now()
+	t, ok := s.tokens.get(hash, now)
+	if !ok {
+		var err error
+		t, err = s.store.APITokenByHash(r.Context(), hash)
+		switch {
+		case errors.Is(err, db.ErrNotFound):
+			return t, &apiError{Status: http.StatusUnauthorized, Message: "unknown API token"}
+		case err != nil:
+			return t, err
+		}
+		s.tokens.put(hash, t, now)
+	}
 	switch {
-	case errors.Is(err, db.ErrNotFound):
-		return t, &apiError{Status: http.StatusUnauthorized, Message: "unknown API token"}
-	case err != nil:
-		return t, err
 	case t.Revoked:
 		return t, &apiError{Status: http.StatusUnauthorized, Message: fmt.Sprintf("API token %q was revoked at %s", t.Name, t.RevokedAt.UTC().Format(time.RFC3339))}
 	case t.Scope != db.ScopeSearch:
@@ -115,9 +167,12 @@ func (s *server) apiToken(r *http.Request) (db.APIToken, error) {
 	case t.CreatorDisabled || !t.CreatorRole.Can(auth.ManageUsers):
 		return t, &apiError{Status: http.StatusForbidden, Message: fmt.Sprintf("API token %q was made by %s, who is no longer an enabled admin: ask an admin for a new token", t.Name, t.CreatedBy)}
 	}
-	if s.now().Sub(t.LastUsed) > time.Minute {
-		if _, err := s.store.TryTouchAPIToken(r.Context(), t.ID); err != nil {
+	if now.Sub(t.LastUsed) > time.Minute {
+		if ok, err := s.store.TryTouchAPIToken(r.Context(), t.ID); err != nil {
 			s.log.Error("touch api token", "err", err, "token", t.ID, "request_id", requestIDOf(r))
+		} else if ok {
+			t.LastUsed = now
+			s.tokens.put(hash, t, now)
 		}
 	}
 	return t, nil
@@ -198,6 +253,13 @@ type searchRequest struct {
 	Insert    bool              `json:"insert"`
 }
 
+// searchRequestDocs is searchRequest read in one pass, for bodies that are right (a
+// wrong one is read again as searchRequest, to name the document at fault).
+type searchRequestDocs struct {
+	Documents []searchDoc `json:"documents"`
+	Insert    bool        `json:"insert"`
+}
+
 type searchDoc struct {
 	ID   *string `json:"id"`
 	Text *string `json:"text"`
@@ -231,15 +293,24 @@ func readSearch(w http.ResponseWriter, r *http.Request) ([]incremental.Doc, bool
 	if r.ContentLength > maxSearchBody {
 		return nil, false, &apiError{Status: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf("the body has %d bytes; the limit is %d", r.ContentLength, maxSearchBody)}
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxSearchBody))
+	buf := bytes.NewBuffer(make([]byte, 0, max(512, min(r.ContentLength+1, maxSearchBody+1))))
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, maxSearchBody))
+	body := buf.Bytes()
 	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 		return nil, false, &apiError{Status: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf("the body is over the limit of %d bytes", maxSearchBody)}
 	}
 	if err != nil {
 		return nil, false, &apiError{Status: http.StatusBadRequest, Message: "reading the body: " + err.Error()}
 	}
-	var req searchRequest
+	var fast searchRequestDocs
 	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if dec.Decode(&fast) == nil && !dec.More() && len(fast.Documents) > 0 && len(fast.Documents) <= maxSearchDocs {
+		docs, err := checkDocs(fast.Documents)
+		return docs, fast.Insert, err
+	}
+	var req searchRequest
+	dec = json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
 		return nil, false, &apiError{Status: http.StatusBadRequest, Message: "the body is not a search request: " + jsonProblem(err, body)}
@@ -253,8 +324,7 @@ func readSearch(w http.ResponseWriter, r *http.Request) ([]incremental.Doc, bool
 	case len(req.Documents) > maxSearchDocs:
 		return nil, false, &apiError{Status: http.StatusUnprocessableEntity, Message: fmt.Sprintf("documents: %d documents; a request takes at most %d", len(req.Documents), maxSearchDocs), Field: "documents"}
 	}
-	docs := make([]incremental.Doc, len(req.Documents))
-	first := make(map[string]int, len(docs))
+	list := make([]searchDoc, len(req.Documents))
 	for i, raw := range req.Documents {
 		var d searchDoc
 		dec := json.NewDecoder(bytes.NewReader(raw))
@@ -273,25 +343,37 @@ func readSearch(w http.ResponseWriter, r *http.Request) ([]incremental.Doc, bool
 			}
 			return nil, false, e
 		}
+		list[i] = d
+	}
+	docs, err := checkDocs(list)
+	return docs, req.Insert, err
+}
+
+// checkDocs checks the documents of a search request: ids present, distinct and not
+// too long, texts present and not blank.
+func checkDocs(list []searchDoc) ([]incremental.Doc, error) {
+	docs := make([]incremental.Doc, len(list))
+	first := make(map[string]int, len(docs))
+	for i, d := range list {
 		switch {
 		case d.ID == nil || *d.ID == "":
-			return nil, false, docError(http.StatusUnprocessableEntity, i, "id", "missing or empty")
+			return nil, docError(http.StatusUnprocessableEntity, i, "id", "missing or empty")
 		case len(*d.ID) > maxDocID:
-			return nil, false, docError(http.StatusUnprocessableEntity, i, "id", "%d bytes; at most %d", len(*d.ID), maxDocID)
+			return nil, docError(http.StatusUnprocessableEntity, i, "id", "%d bytes; at most %d", len(*d.ID), maxDocID)
 		case !utf8.ValidString(*d.ID):
-			return nil, false, docError(http.StatusUnprocessableEntity, i, "id", "not valid UTF-8")
+			return nil, docError(http.StatusUnprocessableEntity, i, "id", "not valid UTF-8")
 		case d.Text == nil:
-			return nil, false, docError(http.StatusUnprocessableEntity, i, "text", "missing")
+			return nil, docError(http.StatusUnprocessableEntity, i, "text", "missing")
 		case strings.TrimSpace(*d.Text) == "":
-			return nil, false, docError(http.StatusUnprocessableEntity, i, "text", "empty: there is nothing to compare")
+			return nil, docError(http.StatusUnprocessableEntity, i, "text", "empty: there is nothing to compare")
 		}
 		if j, dup := first[*d.ID]; dup {
-			return nil, false, docError(http.StatusUnprocessableEntity, i, "id", "%q is also documents[%d].id; ids in a request must differ", *d.ID, j)
+			return nil, docError(http.StatusUnprocessableEntity, i, "id", "%q is also documents[%d].id; ids in a request must differ", *d.ID, j)
 		}
 		first[*d.ID] = i
 		docs[i] = incremental.Doc{ID: *d.ID, Text: *d.Text}
 	}
-	return docs, req.Insert, nil
+	return docs, nil
 }
 
 // jsonProblem says what a JSON decoder refused, with the byte offset where it can.

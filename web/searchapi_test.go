@@ -14,6 +14,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/dedupstudio/dedupstudio/internal/auth"
@@ -300,10 +301,7 @@ func TestSearchAPIAuth(t *testing.T) {
 	if status, _, _ := api(t, f.h, "POST", path, token2, body); status != 200 {
 		t.Errorf("second admin's token: %d; want 200", status)
 	}
-	admin, _ := f.store.UserByName(ctx, "admin")
-	if err := f.store.SetDisabled(ctx, admin, admin2.ID, true); err != nil {
-		t.Fatal(err)
-	}
+	f.follow(f.do("POST", fmt.Sprintf("/admin/users/%d/disable", admin2.ID), f.admin, url.Values{}), f.admin)
 	if status, out, _ := api(t, f.h, "POST", path, token2, body); status != 403 {
 		t.Errorf("token of a disabled admin: %d %v; want 403", status, out)
 	}
@@ -471,5 +469,47 @@ func TestSearchAPIBadInput(t *testing.T) {
 		if status, out, _ := api(t, f.h, c.method, c.path, token, `{"documents":[{"id":"a","text":"t"}]}`); status != c.status {
 			t.Errorf("%s %s: %d %v; want %d", c.method, c.path, status, out, c.status)
 		}
+	}
+}
+
+// Near-copies of one document sent at once by many clients, each asking to insert:
+// exactly one is inserted, in memory and in the store, and every other names a
+// near-duplicate. Searches run alongside.
+func TestSearchAPIConcurrentInserts(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	ctx := context.Background()
+	token := f.newAPIToken("pipeline")
+	id := f.newSearchIndex(f.withManifest(searchParams(review.Estimate), true), "stream")
+	path := fmt.Sprintf("/api/v1/indexes/%d/search", id)
+	text := apiTexts(t, 1)[0]
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	inserted := 0
+	for i := range 16 {
+		wg.Go(func() {
+			status, out, _ := api(t, f.h, "POST", path, token, searchBody{Insert: true, Documents: []doc{{fmt.Sprint("copy-", i), nearCopy(text, i)}}})
+			if status != 200 {
+				t.Errorf("copy %d: %d %v", i, status, out)
+				return
+			}
+			r := results(t, out)[0]
+			mu.Lock()
+			defer mu.Unlock()
+			if r["inserted"] == true {
+				inserted++
+			} else if len(dupIDs(r)) == 0 {
+				t.Errorf("copy %d: neither inserted nor a duplicate: %v", i, r)
+			}
+		})
+		wg.Go(func() {
+			if status, out, _ := api(t, f.h, "POST", path, token, searchBody{Documents: []doc{{"probe", text}}}); status != 200 {
+				t.Errorf("search: %d %v", status, out)
+			}
+		})
+	}
+	wg.Wait()
+	if xs, _ := f.store.SearchIndexes(ctx); inserted != 1 || xs[0].Docs != 1 {
+		t.Errorf("inserted %d, stored %d; want 1 and 1", inserted, xs[0].Docs)
 	}
 }

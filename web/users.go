@@ -232,6 +232,7 @@ func (s *server) changedUser(w http.ResponseWriter, r *http.Request, err error, 
 	case err != nil:
 		s.failOnUsers(w, r, err)
 	default:
+		s.tokens.forget() // API tokens carry their creator's authority: read them again
 		s.redirect(w, r, "/admin/users", done(msg))
 	}
 }

@@ -73,6 +73,7 @@ type server struct {
 	importCap importCap // caps on one uploaded sample
 
 	indexes searchIndexes // the search API's indexes loaded so far
+	tokens  apiTokens     // the search API's tokens read lately
 
 	notices notices     // what a POST leaves for the page it redirects to
 	held    heldUploads // files of imports refused as identical, until confirmed or an hour passes
