@@ -44,7 +44,7 @@ func (s *server) searchAPIView(r *http.Request) (templates.SearchAPI, error) {
 		p := x.Params
 		v.Indexes = append(v.Indexes, templates.SearchIndexRow{ID: x.ID, Name: x.Name, Manifest: x.ManifestID, Docs: x.Docs,
 			Config:   fmt.Sprintf("%s, %s, threshold %g, %s verification", p.Spec.String(), p.Shape, p.Threshold, p.Verification),
-			Endpoint: fmt.Sprintf("/api/v1/indexes/%d/search", x.ID)})
+			Endpoint: fmt.Sprintf("/api/v1/indexes/%d/search", x.ID), Revoked: x.ManifestState == review.Revoked})
 	}
 	manifests, err := s.store.Manifests(ctx, 0)
 	if err != nil {

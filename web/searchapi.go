@@ -228,10 +228,29 @@ func (s *server) searchIndexOf(ctx context.Context, id int64) (*loadedIndex, err
 	return li, li.err
 }
 
+// closeManifest drops the loaded indexes of manifest id (it was revoked): their next
+// search loads them again, and finds them refused.
+func (x *searchIndexes) closeManifest(id int64) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for k, li := range x.m {
+		select {
+		case <-li.ready:
+			if li.err == nil && li.meta.ManifestID == id {
+				delete(x.m, k)
+			}
+		default:
+		}
+	}
+}
+
 func (s *server) loadSearchIndex(ctx context.Context, id int64) (db.SearchIndex, *incremental.Index, error) {
 	meta, err := s.store.SearchIndexByID(ctx, id)
 	if err != nil {
 		return meta, nil, err
+	}
+	if meta.ManifestState == review.Revoked {
+		return meta, nil, &apiError{Status: http.StatusConflict, Message: fmt.Sprintf("search index %d answers under manifest %d's configuration, whose sign-off was revoked: make a new index from a signed-off manifest", id, meta.ManifestID)}
 	}
 	ix, err := incremental.New(indexConfig(meta.Params))
 	if err != nil {

@@ -513,3 +513,25 @@ func TestSearchAPIConcurrentInserts(t *testing.T) {
 		t.Errorf("inserted %d, stored %d; want 1 and 1", inserted, xs[0].Docs)
 	}
 }
+
+// Revoking the manifest withdraws its configuration: its index refuses searches, and the
+// Team page says so.
+func TestSearchAPIRevokedManifest(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	token := f.newAPIToken("pipeline")
+	m := f.withManifest(searchParams(review.Estimate), true)
+	id := f.newSearchIndex(m, "stream")
+	path := fmt.Sprintf("/api/v1/indexes/%d/search", id)
+	body := searchBody{Documents: []doc{{"x", "some words to look for here"}}}
+	if status, out, _ := api(t, f.h, "POST", path, token, body); status != 200 {
+		t.Fatalf("before the revocation: %d %v", status, out)
+	}
+	f.follow(f.do("POST", fmt.Sprintf("/manifests/%d/revoke", m.ID), f.signIn("approver"), url.Values{"reason": {"wrong threshold"}}), f.signIn("approver"))
+	if status, out, _ := api(t, f.h, "POST", path, token, body); status != http.StatusConflict || !strings.Contains(fmt.Sprint(out["error"]), "revoked") {
+		t.Errorf("after the revocation: %d %v; want 409 saying the sign-off was revoked", status, out)
+	}
+	if _, page := get(t, f.h, "/admin/users", f.admin); !strings.Contains(page, `data-testid="search-index-revoked"`) {
+		t.Error("the Team page does not show the index as refused")
+	}
+}

@@ -166,22 +166,26 @@ type SearchIndex struct {
 	Name         string
 	ManifestID   int64
 	ManifestHash string // the content hash that was signed off
+	// ManifestState is the manifest's state now: a revoked manifest's index stops
+	// answering.
+	ManifestState review.State
 	Params       review.Params
 	CreatedBy    string
 	CreatedAt    time.Time
 	Docs         int // documents it holds (SearchIndexes only)
 }
 
-const searchIndexColumns = `x.id, x.name, x.manifest_id, x.manifest_hash, x.params, u.name, x.created_at`
+const searchIndexColumns = `x.id, x.name, x.manifest_id, x.manifest_hash, x.params, u.name, x.created_at, m.state`
 
-const searchIndexFrom = ` FROM search_indexes x JOIN users u ON u.id = x.created_by`
+const searchIndexFrom = ` FROM search_indexes x JOIN users u ON u.id = x.created_by JOIN manifests m ON m.id = x.manifest_id`
 
 func scanSearchIndex(sc scanner) (SearchIndex, error) {
 	var x SearchIndex
-	var params, created string
-	if err := sc.Scan(&x.ID, &x.Name, &x.ManifestID, &x.ManifestHash, &params, &x.CreatedBy, &created); err != nil {
+	var params, created, state string
+	if err := sc.Scan(&x.ID, &x.Name, &x.ManifestID, &x.ManifestHash, &params, &x.CreatedBy, &created, &state); err != nil {
 		return x, notFound(err)
 	}
+	x.ManifestState = review.State(state)
 	if err := json.Unmarshal([]byte(params), &x.Params); err != nil {
 		return x, fmt.Errorf("search index %d params: %w", x.ID, err)
 	}
