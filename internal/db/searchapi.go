@@ -169,10 +169,10 @@ type SearchIndex struct {
 	// ManifestState is the manifest's state now: a revoked manifest's index stops
 	// answering.
 	ManifestState review.State
-	Params       review.Params
-	CreatedBy    string
-	CreatedAt    time.Time
-	Docs         int // documents it holds (SearchIndexes only)
+	Params        review.Params
+	CreatedBy     string
+	CreatedAt     time.Time
+	Docs          int // documents it holds (SearchIndexes only)
 }
 
 const searchIndexColumns = `x.id, x.name, x.manifest_id, x.manifest_hash, x.params, u.name, x.created_at, m.state`
