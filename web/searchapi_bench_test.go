@@ -138,119 +138,149 @@ func benchSearchServer(b *testing.B, dir string, n int) (http.Handler, string, s
 	return h, token, fmt.Sprintf("/api/v1/indexes/%d/search", x.ID), texts
 }
 
-// BenchmarkSearchAPI sends single-document searches (no insert) over real HTTP, through
-// the router, to a 100k-document index, from 8 clients at once: each iteration is a
-// round of 1,000 requests. The documents searched are the demo's texts with fresh
-// seeded edits, half lightly (they have near-duplicates above the threshold), half
-// more (they meet candidates that fail it); dup-share is the share of 20 checked
-// answers that name a near-duplicate. It reports queries per
-// second (wall), p50/p99 latency as the clients see it, and the process's CPU time per
-// query (clients included: they share the machine). The index is built (and loaded
-// into memory by the first request, reported as load-s) before the timer starts; this
-// takes a minute or so, which is why it lives in a benchmark and not in go test.
+// BenchmarkSearchAPI sends single-document requests over real HTTP, through the
+// router, to a 100k-document index, from 8 clients at once; each iteration is a round
+// of requests. It reports requests per second (wall), p50/p99 latency as the clients see
+// it, and the process's CPU time per request (clients included: they share the
+// machine). The index is built (and loaded into memory by the first request, reported
+// as load-s) before the timers start; this takes a minute or so, which is why it lives
+// in a benchmark and not in go test.
+//
+//   - search: searches only (no insert), 1,000 a round, of the demo's texts with fresh
+//     seeded edits, half lightly (they have near-duplicates above the threshold), half
+//     more (they meet candidates that fail it); dup-share is the share of 20 checked
+//     answers that name a near-duplicate.
+//   - insert: searches that insert, 200 a round, of texts edited so much (a word in
+//     three) that nearly all are inserted: each is a transaction committed to disk
+//     (synchronous=FULL) before its answer; inserted-share says how many were.
 func BenchmarkSearchAPI(b *testing.B) {
 	h, token, path, texts := benchSearchServer(b, b.TempDir(), benchIndexDocs)
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	const clients = 8
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients}}
-	send := func(body []byte) (time.Duration, error) {
+	send := func(body []byte) (time.Duration, []byte, error) {
 		req, _ := http.NewRequest("POST", srv.URL+path, bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+token)
 		req.Header.Set("Content-Type", "application/json")
 		start := time.Now()
 		res, err := client.Do(req)
 		if err != nil {
-			return 0, err
+			return 0, nil, err
 		}
-		io.Copy(io.Discard, res.Body)
+		out, err := io.ReadAll(res.Body)
 		res.Body.Close()
-		if res.StatusCode != http.StatusOK {
-			return 0, fmt.Errorf("status %d", res.StatusCode)
+		if err == nil && res.StatusCode != http.StatusOK {
+			err = fmt.Errorf("status %d: %s", res.StatusCode, out)
 		}
-		return time.Since(start), nil
+		return time.Since(start), out, err
 	}
-	// Query bodies, made before the timer: 4,000 edited demo texts.
 	rng := rand.New(rand.NewPCG(7, 7))
-	bodies := make([][]byte, 4000)
-	var bytesTotal int
-	dupCount := 0
-	for i := range bodies {
-		rate := 0.002 + 0.02*rng.Float64() // half near-copies (Jaccard 0.9-0.99),
-		if i%2 == 1 {
-			rate = 0.05 + 0.1*rng.Float64() // half further edited (0.4-0.75)
-		}
+	bodyOf := func(id string, rate float64, insert bool) []byte {
 		text := editText(rng, texts[rng.IntN(len(texts))], rate)
-		bodies[i], _ = json.Marshal(searchBody{Documents: []doc{{fmt.Sprintf("q-%d", i), text}}})
-		bytesTotal += len(bodies[i])
+		body, _ := json.Marshal(searchBody{Insert: insert, Documents: []doc{{id, text}}})
+		return body
 	}
 	// The first request loads the index from the store.
 	start := time.Now()
-	if _, err := send(bodies[0]); err != nil {
+	if _, _, err := send(bodyOf("first", 0.01, false)); err != nil {
 		b.Fatal(err)
 	}
 	load := time.Since(start)
-	// Check on a few that the answers find near-duplicates.
-	for _, body := range bodies[:20] {
-		req, _ := http.NewRequest("POST", srv.URL+path, bytes.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+token)
-		res, err := client.Do(req)
-		if err != nil {
-			b.Fatal(err)
+
+	// rounds sends bodies[next...] round at a time, each b.Loop iteration, and reports.
+	rounds := func(b *testing.B, bodies [][]byte, round int, answered func([]byte)) {
+		var lat []time.Duration
+		var mu sync.Mutex
+		total := 0
+		for _, body := range bodies {
+			total += len(body)
 		}
-		var out searchResponse
-		json.NewDecoder(res.Body).Decode(&out)
-		res.Body.Close()
-		if len(out.Results) == 1 && len(out.Results[0].Duplicates) > 0 {
-			dupCount++
+		b.SetBytes(int64(total / len(bodies) * round))
+		b.ReportAllocs()
+		next, requests := 0, 0
+		cpu0, wall0 := cpuTime(), time.Now()
+		for b.Loop() {
+			var wg sync.WaitGroup
+			work := make(chan []byte)
+			for range clients {
+				wg.Go(func() {
+					var mine []time.Duration
+					for body := range work {
+						d, out, err := send(body)
+						if err != nil {
+							b.Error(err)
+							continue
+						}
+						mine = append(mine, d)
+						if answered != nil {
+							mu.Lock()
+							answered(out)
+							mu.Unlock()
+						}
+					}
+					mu.Lock()
+					lat = append(lat, mine...)
+					mu.Unlock()
+				})
+			}
+			for range round {
+				work <- bodies[next%len(bodies)]
+				next++
+			}
+			close(work)
+			wg.Wait()
+			requests += round
 		}
-	}
-	if dupCount == 0 {
-		b.Fatal("no search found a near-duplicate")
+		wall, cpu := time.Since(wall0), cpuTime()-cpu0
+		slices.Sort(lat)
+		pct := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1))]) / 1e6 }
+		b.ReportMetric(float64(requests)/wall.Seconds(), "q/s")
+		b.ReportMetric(pct(0.5), "p50-ms")
+		b.ReportMetric(pct(0.99), "p99-ms")
+		b.ReportMetric(float64(cpu)/1e6/float64(requests), "cpu-ms/q")
+		b.ReportMetric(load.Seconds(), "load-s")
 	}
 
-	const round = 1000
-	var lat []time.Duration
-	var mu sync.Mutex
-	next := 0
-	b.SetBytes(int64(bytesTotal / len(bodies) * round))
-	b.ReportAllocs()
-	cpu0, wall0 := cpuTime(), time.Now()
-	queries := 0
-	for b.Loop() {
-		var wg sync.WaitGroup
-		jobs := make(chan []byte)
-		for range clients {
-			wg.Go(func() {
-				var mine []time.Duration
-				for body := range jobs {
-					d, err := send(body)
-					if err != nil {
-						b.Error(err)
-						continue
-					}
-					mine = append(mine, d)
-				}
-				mu.Lock()
-				lat = append(lat, mine...)
-				mu.Unlock()
-			})
+	b.Run("search", func(b *testing.B) {
+		bodies := make([][]byte, 4000)
+		for i := range bodies {
+			rate := 0.002 + 0.02*rng.Float64() // half near-copies (Jaccard 0.9-0.99),
+			if i%2 == 1 {
+				rate = 0.05 + 0.1*rng.Float64() // half further edited (0.4-0.75)
+			}
+			bodies[i] = bodyOf(fmt.Sprintf("q-%d", i), rate, false)
 		}
-		for range round {
-			jobs <- bodies[next%len(bodies)]
-			next++
+		dups := 0
+		for _, body := range bodies[:20] {
+			_, out, err := send(body)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var res searchResponse
+			json.Unmarshal(out, &res)
+			if len(res.Results) == 1 && len(res.Results[0].Duplicates) > 0 {
+				dups++
+			}
 		}
-		close(jobs)
-		wg.Wait()
-		queries += round
-	}
-	wall, cpu := time.Since(wall0), cpuTime()-cpu0
-	slices.Sort(lat)
-	pct := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1))]) / 1e6 }
-	b.ReportMetric(float64(queries)/wall.Seconds(), "q/s")
-	b.ReportMetric(pct(0.5), "p50-ms")
-	b.ReportMetric(pct(0.99), "p99-ms")
-	b.ReportMetric(float64(cpu)/1e6/float64(queries), "cpu-ms/q")
-	b.ReportMetric(load.Seconds(), "load-s")
-	b.ReportMetric(float64(dupCount)/20, "dup-share")
+		if dups == 0 {
+			b.Fatal("no search found a near-duplicate")
+		}
+		rounds(b, bodies, 1000, nil)
+		b.ReportMetric(float64(dups)/20, "dup-share")
+	})
+	b.Run("insert", func(b *testing.B) {
+		bodies := make([][]byte, 3000)
+		for i := range bodies {
+			bodies[i] = bodyOf(fmt.Sprintf("new-%d", i), 0.33, true)
+		}
+		answers, inserted := 0, 0
+		rounds(b, bodies, 200, func(out []byte) {
+			answers++
+			if bytes.Contains(out, []byte(`"inserted":1`)) {
+				inserted++
+			}
+		})
+		b.ReportMetric(float64(inserted)/float64(answers), "inserted-share")
+	})
 }
