@@ -2,7 +2,6 @@ package web
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,7 +19,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/incremental"
-	"github.com/dedupstudio/dedupstudio/internal/review"
+	"github.com/dedupstudio/dedupstudio/internal/searchindex"
 )
 
 // The search-before-insert API: POST /api/v1/indexes/{index}/search, JSON in and out,
@@ -176,94 +175,6 @@ func (s *server) apiToken(r *http.Request) (db.APIToken, error) {
 		}
 	}
 	return t, nil
-}
-
-// searchIndexes are the indexes this process has loaded: each is rebuilt from the
-// store on its first search after a start, once, while other searches of it wait.
-type searchIndexes struct {
-	mu sync.Mutex
-	m  map[int64]*loadedIndex
-}
-
-type loadedIndex struct {
-	ready chan struct{} // closed once the fields below are set
-	meta  db.SearchIndex
-	ix    *incremental.Index
-	err   error
-}
-
-// indexConfig is what an index searches under, from its configuration.
-func indexConfig(p review.Params) incremental.Config {
-	return incremental.Config{Spec: p.Spec, Shape: p.Shape, Threshold: p.Threshold, Exact: p.Verification == review.Exact}
-}
-
-// searchIndexOf returns index id, loading it from the store the first time. A failed
-// load is forgotten, so the next request tries again.
-func (s *server) searchIndexOf(ctx context.Context, id int64) (*loadedIndex, error) {
-	s.indexes.mu.Lock()
-	if s.indexes.m == nil {
-		s.indexes.m = map[int64]*loadedIndex{}
-	}
-	li, ok := s.indexes.m[id]
-	if !ok {
-		li = &loadedIndex{ready: make(chan struct{})}
-		s.indexes.m[id] = li
-	}
-	s.indexes.mu.Unlock()
-	if !ok {
-		// The load finishes for everyone waiting even if this request goes away.
-		li.meta, li.ix, li.err = s.loadSearchIndex(context.WithoutCancel(ctx), id)
-		if li.err != nil {
-			s.indexes.mu.Lock()
-			delete(s.indexes.m, id)
-			s.indexes.mu.Unlock()
-		}
-		close(li.ready)
-	}
-	select {
-	case <-li.ready:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	return li, li.err
-}
-
-// closeManifest drops the loaded indexes of manifest id (it was revoked): their next
-// search loads them again, and finds them refused.
-func (x *searchIndexes) closeManifest(id int64) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	for k, li := range x.m {
-		select {
-		case <-li.ready:
-			if li.err == nil && li.meta.ManifestID == id {
-				delete(x.m, k)
-			}
-		default:
-		}
-	}
-}
-
-func (s *server) loadSearchIndex(ctx context.Context, id int64) (db.SearchIndex, *incremental.Index, error) {
-	meta, err := s.store.SearchIndexByID(ctx, id)
-	if err != nil {
-		return meta, nil, err
-	}
-	if meta.ManifestState == review.Revoked {
-		return meta, nil, &apiError{Status: http.StatusConflict, Message: fmt.Sprintf("search index %d answers under manifest %d's configuration, whose sign-off was revoked: make a new index from a signed-off manifest", id, meta.ManifestID)}
-	}
-	ix, err := incremental.New(indexConfig(meta.Params))
-	if err != nil {
-		return meta, nil, fmt.Errorf("search index %d: %w", id, err)
-	}
-	err = s.store.EachSearchDoc(ctx, id, func(d db.SearchDoc) error {
-		return ix.Add(incremental.Entry{ID: d.ID, Signature: d.Signature, Shingles: d.Shingles})
-	})
-	if err != nil {
-		return meta, nil, fmt.Errorf("load search index %d: %w", id, err)
-	}
-	s.log.Info("search index loaded", "index", id, "documents", ix.Len())
-	return meta, ix, nil
 }
 
 // searchRequest is the body of a search.
@@ -441,9 +352,12 @@ func (s *server) searchIndex(w http.ResponseWriter, r *http.Request) {
 		s.failAPI(w, r, &apiError{Status: http.StatusNotFound, Message: "no search index " + strconv.Quote(chi.URLParam(r, "index"))})
 		return
 	}
-	li, err := s.searchIndexOf(r.Context(), id)
-	if errors.Is(err, db.ErrNotFound) {
+	ix, err := s.indexes.Open(r.Context(), id)
+	switch {
+	case errors.Is(err, db.ErrNotFound):
 		err = &apiError{Status: http.StatusNotFound, Message: fmt.Sprintf("no search index %d (admins make them on the Team page)", id)}
+	case errors.Is(err, searchindex.ErrRevoked):
+		err = &apiError{Status: http.StatusConflict, Message: fmt.Sprintf("search index %d answers under the configuration of a manifest whose sign-off was revoked: make a new index from a signed-off manifest", id)}
 	}
 	if err != nil {
 		s.failAPI(w, r, err)
@@ -456,21 +370,16 @@ func (s *server) searchIndex(w http.ResponseWriter, r *http.Request) {
 	}
 	var results []incremental.Result
 	if insert {
-		results, err = li.ix.SearchInsert(r.Context(), docs, func(ctx context.Context, es []incremental.Entry) error {
-			rows := make([]db.SearchDoc, len(es))
-			for i, e := range es {
-				rows[i] = db.SearchDoc{ID: e.ID, Signature: e.Signature, Shingles: e.Shingles}
-			}
-			return s.store.InsertSearchDocs(ctx, id, rows)
-		})
+		results, err = ix.SearchInsert(r.Context(), docs)
 	} else {
-		results = li.ix.Search(docs)
+		results = ix.Search(docs)
 	}
 	if err != nil {
 		s.failAPI(w, r, err)
 		return
 	}
-	resp := searchResponse{Index: id, Threshold: li.meta.Params.Threshold, Verification: string(li.meta.Params.Verification), Results: make([]searchResult, len(results))}
+	p := ix.Meta.Params
+	resp := searchResponse{Index: id, Threshold: p.Threshold, Verification: string(p.Verification), Results: make([]searchResult, len(results))}
 	for i, res := range results {
 		out := searchResult{ID: res.ID, Inserted: res.Inserted, AlreadyIndexed: res.AlreadyIndexed, Duplicates: make([]duplicate, len(res.Duplicates))}
 		for j, m := range res.Duplicates {

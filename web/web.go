@@ -16,6 +16,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/dedup"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
+	"github.com/dedupstudio/dedupstudio/internal/searchindex"
 	"github.com/dedupstudio/dedupstudio/internal/sigcache"
 	"github.com/dedupstudio/dedupstudio/internal/sweeprun"
 )
@@ -53,6 +54,9 @@ type Deps struct {
 	// Tally keeps the campaign and start pages' label counts; nil makes one (warmed by
 	// the first page that needs it).
 	Tally *campaign.Tally
+	// SearchIndexes holds the search API's indexes in memory; nil makes one (each index
+	// then loads on its first search). One Service serves a process.
+	SearchIndexes *searchindex.Service
 }
 
 // maxBody caps every other request body.
@@ -72,8 +76,8 @@ type server struct {
 	uploadDir string
 	importCap importCap // caps on one uploaded sample
 
-	indexes searchIndexes // the search API's indexes loaded so far
-	tokens  apiTokens     // the search API's tokens read lately
+	indexes *searchindex.Service // the search API's indexes
+	tokens  apiTokens            // the search API's tokens read lately
 
 	notices notices     // what a POST leaves for the page it redirects to
 	held    heldUploads // files of imports refused as identical, until confirmed or an hour passes
@@ -102,6 +106,10 @@ func New(d Deps) http.Handler {
 		s.sweeps = d.Sweeps
 		if s.sweeps == nil {
 			s.sweeps = sweeprun.New(s.store, s.sigs, d.Jobs)
+		}
+		s.indexes = d.SearchIndexes
+		if s.indexes == nil {
+			s.indexes = searchindex.New(s.store, d.Log)
 		}
 	}
 	if s.maxUpload <= 0 {
