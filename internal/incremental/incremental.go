@@ -151,6 +151,8 @@ func (ix *Index) Add(e Entry) error {
 	if len(e.Signature) != ix.k {
 		return fmt.Errorf("index add %q: signature has %d values; the index takes %d", e.ID, len(e.Signature), ix.k)
 	}
+	ix.turn.Lock() // SearchInsert reads the index under turn alone
+	defer ix.turn.Unlock()
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	if _, ok := ix.ids[e.ID]; ok {
