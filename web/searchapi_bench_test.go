@@ -143,7 +143,7 @@ func benchSearchServer(b *testing.B, dir string, n int) (http.Handler, string, s
 // of requests. It reports requests per second (wall), p50/p99 latency as the clients see
 // it, and the process's CPU time per request (clients included: they share the
 // machine). The index is built (and loaded into memory by the first request, reported
-// as load-s) before the timers start; this takes a minute or so, which is why it lives
+// as load-s, its heap as index-MB) before the timers start; this takes a minute or so, which is why it lives
 // in a benchmark and not in go test.
 //
 //   - search: searches only (no insert), 1,000 a round, of the demo's texts with fresh
@@ -181,12 +181,19 @@ func BenchmarkSearchAPI(b *testing.B) {
 		body, _ := json.Marshal(searchBody{Insert: insert, Documents: []doc{{id, text}}})
 		return body
 	}
-	// The first request loads the index from the store.
+	// The first request loads the index from the store; the heap it adds is the
+	// index's memory (index-MB).
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
 	start := time.Now()
 	if _, _, err := send(bodyOf("first", 0.01, false)); err != nil {
 		b.Fatal(err)
 	}
 	load := time.Since(start)
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	indexMB := float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / 1e6
 
 	// rounds sends bodies[next...] round at a time, each b.Loop iteration, and reports.
 	rounds := func(b *testing.B, bodies [][]byte, round int, answered func([]byte)) {
@@ -240,6 +247,7 @@ func BenchmarkSearchAPI(b *testing.B) {
 		b.ReportMetric(pct(0.99), "p99-ms")
 		b.ReportMetric(float64(cpu)/1e6/float64(requests), "cpu-ms/q")
 		b.ReportMetric(load.Seconds(), "load-s")
+		b.ReportMetric(indexMB, "index-MB")
 	}
 
 	b.Run("search", func(b *testing.B) {
