@@ -256,22 +256,24 @@ func readSearch(w http.ResponseWriter, r *http.Request) ([]incremental.Doc, bool
 	}
 	list := make([]searchDoc, len(req.Documents))
 	for i, raw := range req.Documents {
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
+			return nil, false, &apiError{Status: http.StatusUnprocessableEntity, Document: &i,
+				Message: fmt.Sprintf(`documents[%d]: not an object {"id": …, "text": …}`, i)}
+		}
+		for name := range fields {
+			if name != "id" && name != "text" {
+				return nil, false, &apiError{Status: http.StatusUnprocessableEntity, Document: &i,
+					Message: fmt.Sprintf("documents[%d]: unknown field %q (a document has id and text)", i, name)}
+			}
+		}
 		var d searchDoc
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&d); err != nil {
+		if err := json.Unmarshal(raw, &d); err != nil {
 			field := "id"
 			if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok && te.Field != "" {
 				field = te.Field
 			}
-			if strings.Contains(err.Error(), "unknown field") || !strings.HasPrefix(strings.TrimSpace(string(raw)), "{") {
-				field = ""
-			}
-			e := docError(http.StatusUnprocessableEntity, i, field, "%s", jsonProblem(err, raw))
-			if field == "" {
-				e.Message = fmt.Sprintf("documents[%d]: %s", i, jsonProblem(err, raw))
-			}
-			return nil, false, e
+			return nil, false, docError(http.StatusUnprocessableEntity, i, field, "%s", jsonProblem(err, raw))
 		}
 		list[i] = d
 	}

@@ -424,6 +424,8 @@ func TestSearchAPIBadInput(t *testing.T) {
 		{"text missing", `{"insert":true,"documents":[{"id":"a","text":"t"},{"id":"b","text":"u"},{"id":"c"}]}`, 422, 2, "text"},
 		{"text blank", `{"insert":true,"documents":[{"id":"a","text":"  \n"}]}`, 422, 0, "text"},
 		{"text not a string", `{"insert":true,"documents":[{"id":"a","text":["t"]}]}`, 422, 0, "text"},
+		{"document not an object", `{"documents":[{"id":"a","text":"t"},"just text"]}`, 422, 1, ""},
+		{"document null", `{"documents":[null]}`, 422, 0, "id"},
 		{"unknown document field", `{"insert":true,"documents":[{"id":"a","text":"t","txt":"u"}]}`, 422, 0, ""},
 		{"same id twice", `{"insert":true,"documents":[{"id":"a","text":"t"},{"id":"a","text":"u"}]}`, 422, 1, "id"},
 		{"id too long", searchBody{Insert: true, Documents: []doc{{strings.Repeat("i", maxDocID+1), "t"}}}, 422, 0, "id"},
@@ -534,4 +536,35 @@ func TestSearchAPIRevokedManifest(t *testing.T) {
 	if _, page := get(t, f.h, "/admin/users", f.admin); !strings.Contains(page, `data-testid="search-index-revoked"`) {
 		t.Error("the Team page does not show the index as refused")
 	}
+}
+
+// The body parser never panics, and answers either documents with distinct, non-empty
+// ids and texts, or a 4xx JSON error: go test ./web -fuzz FuzzReadSearch.
+func FuzzReadSearch(f *testing.F) {
+	for _, seed := range []string{
+		`{"documents":[{"id":"a","text":"t"}],"insert":true}`,
+		`{"documents":[{"id":"a","text":"t"},{"id":"a","text":"u"}]}`,
+		`{"documents":[{"id":7}]}`, `{"documents":["x"]}`, `{"documents":{}}`, `[]`, `{`, ``,
+		`{"documents":[{"id":"a","text":"t","x":1}]}`, `{"documents":[null,{"id":"\ud800","text":" "}]}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		req := httptest.NewRequest("POST", "/api/v1/indexes/1/search", bytes.NewReader(body))
+		docs, _, err := readSearch(httptest.NewRecorder(), req)
+		if err != nil {
+			ae, ok := err.(*apiError)
+			if !ok || ae.Status < 400 || ae.Status > 499 || ae.Message == "" {
+				t.Fatalf("readSearch(%q) = %v; want a 4xx *apiError", body, err)
+			}
+			return
+		}
+		seen := map[string]bool{}
+		for i, d := range docs {
+			if d.ID == "" || seen[d.ID] || strings.TrimSpace(d.Text) == "" {
+				t.Fatalf("readSearch(%q): document %d = %+v accepted", body, i, d)
+			}
+			seen[d.ID] = true
+		}
+	})
 }
