@@ -43,6 +43,9 @@ var routeMatrix = []struct {
 	{"POST", "/admin/users/1/disable", auth.ManageUsers},
 	{"POST", "/admin/users/1/enable", auth.ManageUsers},
 	{"POST", "/admin/users/1/unlock", auth.ManageUsers},
+	{"POST", "/admin/api-tokens", auth.ManageUsers},
+	{"POST", "/admin/api-tokens/1/revoke", auth.ManageUsers},
+	{"POST", "/admin/search-indexes", auth.ManageUsers},
 	{"GET", "/campaigns/1", auth.View},
 	{"GET", "/campaigns/1/labels.csv", auth.ReadLabels},
 	{"GET", "/campaigns/1/labels.jsonl", auth.ReadLabels},
@@ -104,11 +107,13 @@ var routeMatrix = []struct {
 // routeParams fills a route's parameters for a request.
 var routeParams = strings.NewReplacer("{job}", "import-1", "{id}", "1", "{invite}", "00ff", "{campaign}", "1", "{pair}", "1", "{doc}", "1", "{dataset}", "1",
 	"{manifest}", "1", "{cluster}", "1", "{item}", "1", "{format}", "svg",
-	"{sweep}", "1", "{chart}", "tradeoff")
+	"{sweep}", "1", "{chart}", "tradeoff", "{apiToken}", "1")
 
 var publicRoutes = map[string]bool{
 	"GET /static/*": true, "GET /healthz": true, "GET /login": true, "POST /login": true, "POST /logout": true,
 	"GET /setup": true, "POST /setup": true, "GET /invite/{token}": true, "POST /invite/{token}": true,
+	// An API token opens it, never a session (searchapi_test.go).
+	"POST /api/v1/indexes/{index}/search": true,
 }
 
 func TestRoleRouteMatrix(t *testing.T) {

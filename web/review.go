@@ -343,6 +343,7 @@ func (s *server) revokeManifest(w http.ResponseWriter, r *http.Request) {
 		s.failOnManifest(w, r, m, err)
 		return
 	}
+	s.indexes.CloseManifest(m.ID) // a revoked configuration answers no more searches
 	http.Redirect(w, r, manifestURL(m.ID, fmt.Sprintf("Revoked; %d removed document(s) restored.", n)), http.StatusSeeOther)
 }
 

@@ -47,6 +47,9 @@ func (s *server) usersView(r *http.Request) (templates.Users, error) {
 		v.Invites = append(v.Invites, templates.InviteRow{ID: hex.EncodeToString(inv.TokenHash), Role: string(inv.Role), Note: inv.Note,
 			By: inv.CreatedBy, Created: inv.CreatedAt.Format("2006-01-02 15:04"), Expires: inv.ExpiresAt.Format("2006-01-02 15:04")})
 	}
+	if v.API, err = s.searchAPIView(r); err != nil {
+		return templates.Users{}, err
+	}
 	return v, nil
 }
 
@@ -229,6 +232,7 @@ func (s *server) changedUser(w http.ResponseWriter, r *http.Request, err error, 
 	case err != nil:
 		s.failOnUsers(w, r, err)
 	default:
+		s.tokens.forget() // API tokens carry their creator's authority: read them again
 		s.redirect(w, r, "/admin/users", done(msg))
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/dedup"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
+	"github.com/dedupstudio/dedupstudio/internal/searchindex"
 	"github.com/dedupstudio/dedupstudio/internal/sigcache"
 	"github.com/dedupstudio/dedupstudio/internal/sweeprun"
 )
@@ -53,6 +54,9 @@ type Deps struct {
 	// Tally keeps the campaign and start pages' label counts; nil makes one (warmed by
 	// the first page that needs it).
 	Tally *campaign.Tally
+	// SearchIndexes holds the search API's indexes in memory; nil makes one (each index
+	// then loads on its first search). One Service serves a process.
+	SearchIndexes *searchindex.Service
 }
 
 // maxBody caps every other request body.
@@ -71,6 +75,9 @@ type server struct {
 	maxUpload int64
 	uploadDir string
 	importCap importCap // caps on one uploaded sample
+
+	indexes *searchindex.Service // the search API's indexes
+	tokens  apiTokens            // the search API's tokens read lately
 
 	notices notices     // what a POST leaves for the page it redirects to
 	held    heldUploads // files of imports refused as identical, until confirmed or an hour passes
@@ -99,6 +106,10 @@ func New(d Deps) http.Handler {
 		s.sweeps = d.Sweeps
 		if s.sweeps == nil {
 			s.sweeps = sweeprun.New(s.store, s.sigs, d.Jobs)
+		}
+		s.indexes = d.SearchIndexes
+		if s.indexes == nil {
+			s.indexes = searchindex.New(s.store, d.Log)
 		}
 	}
 	if s.maxUpload <= 0 {
@@ -138,14 +149,24 @@ func (s *server) routes() http.Handler {
 	r := chi.NewRouter()
 	r.Use(s.requestID, s.logRequests, s.recoverPanics, securityHeaders, crossOriginProtection, limitBodies, s.authenticate, s.uploadDeadlines, s.takeNotices)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		if isAPI(r) {
+			s.failAPI(w, r, &apiError{Status: http.StatusNotFound, Message: "there is no API at " + r.URL.Path})
+			return
+		}
 		s.fail(w, r, &pageError{http.StatusNotFound, "There is no page at " + r.URL.Path + "."})
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		if isAPI(r) {
+			s.failAPI(w, r, &apiError{Status: http.StatusMethodNotAllowed, Message: r.URL.Path + " does not take " + r.Method + " requests"})
+			return
+		}
 		s.fail(w, r, &pageError{http.StatusMethodNotAllowed, "This page does not take " + r.Method + " requests."})
 	})
 
 	r.Get("/static/*", staticHandler().ServeHTTP)
 	r.Get("/healthz", s.health)
+	// The search API: an API token, not a session, opens it (searchapi.go).
+	r.Post("/api/v1/indexes/{index}/search", s.searchIndex)
 
 	// Public: signing in and joining.
 	r.Get("/login", s.showLogin)
@@ -264,6 +285,9 @@ func (s *server) routes() http.Handler {
 		r.Post("/admin/users/{id}/disable", s.setUserDisabled(true))
 		r.Post("/admin/users/{id}/enable", s.setUserDisabled(false))
 		r.Post("/admin/users/{id}/unlock", s.unlockUser)
+		r.Post("/admin/api-tokens", s.createAPIToken)
+		r.Post("/admin/api-tokens/{apiToken}/revoke", s.revokeAPIToken)
+		r.Post("/admin/search-indexes", s.createSearchIndex)
 	})
 	return r
 }

@@ -184,6 +184,21 @@ func NewToken() (token string, hash []byte) {
 	return token, HashToken(token)
 }
 
+// APITokenPrefix starts every API token, so a leaked one is recognisable (secret
+// scanners, logs) and cannot be mistaken for a session cookie.
+const APITokenPrefix = "dsk_"
+
+// NewAPIToken returns a token for the search API, 256 random bits after
+// APITokenPrefix, and the hash to store (HashToken). The token is shown once.
+func NewAPIToken() (token string, hash []byte) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand does not fail on supported platforms
+	}
+	token = APITokenPrefix + base64.RawURLEncoding.EncodeToString(b)
+	return token, HashToken(token)
+}
+
 // HashToken is the stored form of a token.
 func HashToken(token string) []byte {
 	sum := sha256.Sum256([]byte(token))

@@ -24,6 +24,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/campaign"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
+	"github.com/dedupstudio/dedupstudio/internal/searchindex"
 	"github.com/dedupstudio/dedupstudio/internal/sweeprun"
 	"github.com/dedupstudio/dedupstudio/web"
 )
@@ -168,11 +169,28 @@ func Run(ctx context.Context, cfg Config) error {
 			return err
 		}
 	}
+	var indexes *searchindex.Service
+	if cfg.Store != nil {
+		// The search API's indexes are rebuilt into memory in the background; a search
+		// that comes first loads its own index (and others wait for that one).
+		indexes = searchindex.New(cfg.Store, cfg.Log)
+		warm := func(ctx context.Context, _ jobs.Reporter) (any, error) {
+			err := indexes.Warm(ctx)
+			if err != nil && ctx.Err() == nil {
+				cfg.Log.Warn("loading the search indexes ahead failed; each loads on its first search", "err", err)
+			}
+			return nil, err
+		}
+		if _, err := cfg.Jobs.Start("search-indexes", "search indexes", 0, warm); err != nil {
+			ln.Close()
+			return err
+		}
+	}
 	conns := newConnLimiter(ln, maxConns(cfg))
 	srv := &http.Server{
 		Handler: conns.track(web.New(web.Deps{Log: cfg.Log, Version: cfg.Version, Store: cfg.Store, Jobs: cfg.Jobs,
 			SetupToken: setupToken, TrustProxy: cfg.TrustProxy, KDF: cfg.KDF, Tally: tally, Sweeps: cfg.Sweeps,
-			UploadDir: uploads, MaxImportBytes: cfg.MaxImportBytes, MaxImportDocs: cfg.MaxImportDocs})),
+			UploadDir: uploads, MaxImportBytes: cfg.MaxImportBytes, MaxImportDocs: cfg.MaxImportDocs, SearchIndexes: indexes})),
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       cfg.ReadTimeout, // web extends it for the upload routes
 		WriteTimeout:      writeTimeout,
