@@ -181,6 +181,9 @@ type Bulk struct {
 	At    time.Time `json:"at"`
 	Bar   float64   `json:"bar"`
 	Items int       `json:"items"`
+	// OutsideSample is true for the approval of the removals outside a review sample,
+	// given on the strength of the sample's review (Bar is then 0).
+	OutsideSample bool `json:"outside_sample,omitempty"`
 }
 
 // GroupRows turns an Impact into the record's rows.
