@@ -37,8 +37,8 @@ type Manifest struct {
 	// manifest a run computed here.
 	Origin    *review.Origin
 	CreatedAt time.Time
-	UpdatedAt         time.Time
-	Dataset           review.Dataset
+	UpdatedAt time.Time
+	Dataset   review.Dataset
 }
 
 const manifestColumns = `m.id, m.dataset_id, coalesce(m.campaign_id, 0), m.state, m.params, m.content_hash, m.dataset_hash,
