@@ -82,6 +82,7 @@ func (s *server) listManifests(w http.ResponseWriter, r *http.Request) {
 		for _, d := range datasets {
 			v.Datasets = append(v.Datasets, templates.Option{Value: strconv.FormatInt(d.ID, 10), Label: fmt.Sprintf("%s v%d", d.Name, d.Version)})
 		}
+		v.Results = s.resultsForm(r, v.Datasets, list)
 	}
 	s.render(w, r, http.StatusOK, templates.ManifestListPage(v))
 }
@@ -233,6 +234,9 @@ func (s *server) manifestView(r *http.Request, m db.Manifest) (templates.Manifes
 		if v.Recent, err = s.recentActions(ctx, m.ID, me.ID); err != nil {
 			return v, err
 		}
+	}
+	if err := s.originView(ctx, &v, m); err != nil {
+		return v, err
 	}
 	return v, nil
 }

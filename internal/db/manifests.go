@@ -753,3 +753,15 @@ func (d *DB) DocInfos(ctx context.Context, ids []int64) (map[int64]DocInfo, erro
 	}
 	return out, nil
 }
+
+// SampleCounts returns how many removals of a manifest are undecided inside its review
+// sample and outside it.
+func (d *DB) SampleCounts(ctx context.Context, manifestID int64) (inside, outside int, err error) {
+	err = d.r.QueryRowContext(ctx, `SELECT coalesce(sum(c.sample_stratum IS NOT NULL), 0), coalesce(sum(c.sample_stratum IS NULL), 0)
+		FROM manifest_items i JOIN clusters c ON c.id = i.cluster_id
+		WHERE i.manifest_id = ? AND i.decision = 'remove' AND i.reviewed = 0`, manifestID).Scan(&inside, &outside)
+	if err != nil {
+		return 0, 0, fmt.Errorf("sample counts of manifest %d: %w", manifestID, err)
+	}
+	return inside, outside, nil
+}

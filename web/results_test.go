@@ -1,0 +1,94 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// waitRun waits for the run-page job at location and returns its page.
+func (f *fixture) waitRun(location string) (int, string) {
+	f.t.Helper()
+	if !strings.HasPrefix(location, "/runs/") {
+		f.t.Fatalf("answer went to %q; want a run page", location)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if _, err := f.jobs.Wait(ctx, strings.TrimPrefix(location, "/runs/")); err != nil {
+		f.t.Fatal(err)
+	}
+	res, body := get(f.t, f.h, location, f.admin)
+	return res.StatusCode, body
+}
+
+// Production results uploaded on the manifests page: a job with the run's progress page,
+// a draft manifest whose sample of clusters is what people review, and the rest
+// approved on its strength once the sample is decided.
+func TestUploadResultsThroughTheManifestsPage(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	run := f.withRun(chainRun)
+	_, page := get(t, f.h, "/manifests", f.admin)
+	for _, w := range []string{`data-testid="results-form"`, `action="/manifests/import"`, `enctype="multipart/form-data"`,
+		fmt.Sprintf(`<option value="%d" selected>manifest %d:`, run.ID, run.ID)} {
+		if !strings.Contains(page, w) {
+			t.Errorf("manifests page lacks %s", w)
+		}
+	}
+	pairs := "id_a,id_b,score\nA,B,0.82\nB,C,0.8\nD,=D2,1\nother0,other1,0.31\nother2,other3,0.45\n"
+	fields := map[string]string{"dataset": itoa64(run.DatasetID), "format": "pairs", "config": itoa64(run.ID), "sample": "2", "seed": "9"}
+
+	// A pair file without the configuration production ran is sent back to the form.
+	rec := f.upload("/manifests/import", "pairs.csv", pairs, map[string]string{"dataset": itoa64(run.DatasetID), "format": "pairs"})
+	if _, body := f.follow(rec, f.admin); !strings.Contains(body, "configuration: choose the manifest whose configuration production ran") {
+		t.Errorf("upload without a configuration: the page does not say so")
+	}
+	// Unknown ids fail the job by file, line and field; nothing is stored.
+	rec = f.upload("/manifests/import", "pairs.csv", pairs+"A,ghost,0.9\n", fields)
+	status, body := f.waitRun(rec.Header().Get("Location"))
+	if status != http.StatusUnprocessableEntity || !strings.Contains(body, `pairs.csv:7: field id_b: no document &#34;ghost&#34; in the dataset`) {
+		t.Errorf("unknown id: %d\n%s", status, body)
+	}
+	if list, _ := f.store.Manifests(context.Background(), run.DatasetID); len(list) != 1 {
+		t.Errorf("%d manifests after a refused import; want the run's alone", len(list))
+	}
+
+	rec = f.upload("/manifests/import", "pairs.csv", pairs, fields)
+	status, body = f.waitRun(rec.Header().Get("Location"))
+	m := regexp.MustCompile(`href="/manifests/(\d+)" data-testid="run-manifest"`).FindStringSubmatch(body)
+	if status != http.StatusOK || m == nil || !strings.Contains(body, "import of pairs.csv (pairs)") {
+		t.Fatalf("import page: %d\n%s", status, body)
+	}
+	id := m[1]
+	_, body = get(t, f.h, "/manifests/"+id, f.admin)
+	for _, w := range []string{`data-testid="imported-from"`, "pairs.csv (pairs)", "4 cluster(s), 5 removal(s)",
+		`data-testid="sample-summary"`, "a stratified sample of 2 of 4 clusters", "seed 9", `data-testid="sample-strata"`,
+		`disabled data-testid="approve-outside"`} {
+		if !strings.Contains(body, w) {
+			t.Errorf("imported manifest page lacks %s", w)
+		}
+	}
+	// The review sample, in the cluster pages.
+	_, list := get(t, f.h, "/manifests/"+id+"/clusters?sample=1", f.admin)
+	if n := strings.Count(list, `data-testid="in-sample"`); n != 2 {
+		t.Errorf("sample filter lists %d clusters in the sample; want 2\n%s", n, list)
+	}
+	rec = f.do("POST", "/manifests/"+id+"/approve-outside-sample", f.admin, nil)
+	if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(rec.Body.String(), "Decide every removal of the review sample first") {
+		t.Errorf("approval outside an undecided sample: %d", rec.Code)
+	}
+	for _, cid := range regexp.MustCompile(`data-testid="cluster-(\d+)"`).FindAllStringSubmatch(list, -1) {
+		rec := f.do("POST", "/manifests/"+id+"/clusters/"+cid[1]+"/decide", f.admin, map[string][]string{"decision": {"approved"}})
+		if rec.Code != http.StatusSeeOther {
+			t.Fatalf("decide cluster %s: %d\n%s", cid[1], rec.Code, rec.Body.String())
+		}
+	}
+	_, body = f.follow(f.do("POST", "/manifests/"+id+"/approve-outside-sample", f.admin, nil), f.admin)
+	if !strings.Contains(body, "outside the review sample, on the strength of the sample") || !strings.Contains(body, "0 undecided") {
+		t.Errorf("after approving the rest:\n%s", body)
+	}
+}
