@@ -101,7 +101,7 @@ func ImportResults(ctx context.Context, store *db.DB, req ImportRequest, report 
 		return db.Manifest{}, err
 	}
 
-	clusters, err := measure(ctx, store, p, infos, built.Clusters, report)
+	clusters, err := measure(ctx, store, p, read.Format, infos, built.Clusters, report)
 	if err != nil {
 		return db.Manifest{}, err
 	}
@@ -155,7 +155,7 @@ const measureBatch = 2000
 // member's link to the keeper as measured here), the weakest similarity to the keeper,
 // the members chained (under the threshold by the verification's measure) and the
 // longest chain of links from the keeper.
-func measure(ctx context.Context, store *db.DB, p review.Params, infos []db.DocInfo, cs []results.Cluster, report func(Progress)) ([]db.Cluster, error) {
+func measure(ctx context.Context, store *db.DB, p review.Params, format results.Format, infos []db.DocInfo, cs []results.Cluster, report func(Progress)) ([]db.Cluster, error) {
 	h, err := lsh.NewHasher(p.Spec)
 	if err != nil {
 		return nil, err
@@ -199,7 +199,7 @@ func measure(ctx context.Context, store *db.DB, p review.Params, infos []db.DocI
 			for i, t := range ct {
 				sets[i] = h.ShingleSet(t)
 			}
-			out = append(out, measureCluster(p, infos, c, ct, csigs, sets))
+			out = append(out, measureCluster(p, format, infos, c, ct, csigs, sets))
 		}
 		done += n
 		lo = hi
@@ -210,7 +210,7 @@ func measure(ctx context.Context, store *db.DB, p review.Params, infos []db.DocI
 
 // measureCluster is one cluster as the store keeps it; texts, sigs and sets are its
 // members', in c.Members's order.
-func measureCluster(p review.Params, infos []db.DocInfo, c results.Cluster, texts []string, sigs []lsh.Signature, sets [][]uint64) db.Cluster {
+func measureCluster(p review.Params, format results.Format, infos []db.DocInfo, c results.Cluster, texts []string, sigs []lsh.Signature, sets [][]uint64) db.Cluster {
 	loc := func(d int) int { i, _ := slices.BinarySearch(c.Members, d); return i }
 	id := func(d int) int64 { return infos[d].ID }
 	k := loc(c.Keeper)
@@ -227,7 +227,7 @@ func measureCluster(p review.Params, infos []db.DocInfo, c results.Cluster, text
 	}
 	dc := db.Cluster{Keeper: id(c.Keeper), KeeperRule: p.Rule.String(), Size: len(c.Members), WeakestLink: 1, Weakest: id(c.Keeper)}
 	if c.KeeperFromFile {
-		dc.Override = "the engine kept it (the results file says so)"
+		dc.KeeperRule = "the engine (" + string(format) + ")" // the cluster page reads "keeper X by the engine (datatrove)"
 	}
 	if !math.IsNaN(c.Weakest) {
 		w := c.Weakest

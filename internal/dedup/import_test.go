@@ -131,6 +131,9 @@ func TestImportEachFormat(t *testing.T) {
 				}
 			}
 			c := f.clusterOf(m, "A")
+			if want := map[string]string{"file": "the engine (" + string(tt.format) + ")", "rule": "earliest"}[tt.from]; c.KeeperRule != want || c.Override != "" {
+				t.Errorf("cluster keeper by %q (override %q); want by %q", c.KeeperRule, c.Override, want)
+			}
 			for _, it := range c.Items {
 				if it.Reason != cluster.Near || it.Exact <= 0.5 || it.Exact >= 1 || it.Estimate <= 0.4 {
 					t.Errorf("near item %+v; want similarities measured here", it)

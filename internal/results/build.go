@@ -117,10 +117,12 @@ func Build(r *Read, ds Dataset, opt BuildOptions) (Built, error) {
 	countOf := map[string]int{}
 	seen := map[int]string{}
 	bad := &badList{}
+	keeperSkipped := map[string]bool{}
 	for _, m := range r.Members {
 		d, ok := resolve(m.Doc)
 		if !ok {
 			out.Skipped++
+			keeperSkipped[m.Group] = keeperSkipped[m.Group] || m.Keeper
 			continue
 		}
 		if g, dup := seen[d]; dup && g != m.Group && r.Format != Manifest {
@@ -198,7 +200,8 @@ func Build(r *Read, ds Dataset, opt BuildOptions) (Built, error) {
 	}
 	if r.KeeperGiven && !opt.IgnoreFileKeepers {
 		for g, f := range firstOf {
-			if _, ok := keeperOf[g]; !ok && countOf[g] > 1 {
+			// A keeper skipped as unknown leaves its cluster to the rule.
+			if _, ok := keeperOf[g]; !ok && countOf[g] > 1 && !keeperSkipped[g] {
 				bad.add(&corpus.RecordError{Place: corpus.Place{File: r.File}, Field: "cluster " + g,
 					Msg: fmt.Sprintf("every listed member (%s, ...) is removed, so the document the engine kept is not in the file; "+
 						"import a file that lists every member (datatrove 0.5 or newer), or choose keepers by the rule", ds.IDs[f])})

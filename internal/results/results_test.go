@@ -368,3 +368,25 @@ func mustRule(s string) cluster.Rule {
 	}
 	return r
 }
+
+// A keeper the dataset does not have, skipped on request, leaves its cluster to the rule.
+func TestSkippedKeeperFallsBackToTheRule(t *testing.T) {
+	t.Parallel()
+	body := `{"id": "gone", "__INDEX__": 0, "__CLUSTER__": 0}
+{"id": "d1", "__INDEX__": 1, "__CLUSTER__": 0}
+{"id": "d2", "__INDEX__": 2, "__CLUSTER__": 0}
+`
+	r, err := ReadFile(Source{Name: "td.jsonl", Reader: strings.NewReader(body)}, TextDedup, Source{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := dataset()
+	b, err := Build(r, ds, BuildOptions{Rule: longest(t), SkipUnknown: true})
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	want := []shape{{"d1 d2", "d2", false, math.NaN()}}
+	if got := shapes(ds, b); !same(got, want) || b.Skipped != 1 {
+		t.Errorf("clusters = %+v, skipped %d; want %+v, 1", got, b.Skipped, want)
+	}
+}
