@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -26,19 +28,28 @@ const resultsUploadPath = "/manifests/import"
 
 // importResultsUpload receives the file and the form around it and starts the import.
 func (s *server) importResultsUpload(w http.ResponseWriter, r *http.Request) {
-	up, err := s.receiveUpload(w, r)
-	if err != nil {
+	back := func(err error) {
 		s.failOn(w, r, err, func(_ int, msg string) { s.redirect(w, r, "/manifests#import-results", refused(r, msg)) })
+	}
+	up, rm, err := s.receiveResults(w, r)
+	if err != nil {
+		back(err)
 		return
+	}
+	discard := func() {
+		up.remove()
+		if rm != nil {
+			rm.remove()
+		}
 	}
 	req, title, err := s.resultsRequest(r, up)
 	if err != nil {
-		up.remove()
-		s.failOn(w, r, err, func(_ int, msg string) { s.redirect(w, r, "/manifests#import-results", refused(r, msg)) })
+		discard()
+		back(err)
 		return
 	}
 	id, err := s.jobs.Start("run", title, req.By.ID, func(ctx context.Context, report jobs.Reporter) (any, error) {
-		defer up.remove()
+		defer discard()
 		f, err := os.Open(up.path)
 		if err != nil {
 			return nil, s.jobError("import", title, err, "no manifest was made")
@@ -49,15 +60,79 @@ func (s *server) importResultsUpload(w http.ResponseWriter, r *http.Request) {
 			return nil, s.jobError("import", title, err, "no manifest was made")
 		}
 		req.File = results.Source{Name: up.name, Reader: f, At: f, Size: st.Size()}
+		if rm != nil {
+			rf, err := os.Open(rm.path)
+			if err != nil {
+				return nil, s.jobError("import", title, err, "no manifest was made")
+			}
+			defer rf.Close()
+			req.Remove = results.Source{Name: rm.name, Reader: rf}
+		}
 		m, err := dedup.ImportResults(ctx, s.store, req, func(p dedup.Progress) { report(p) })
 		return m.ID, s.jobError("import", title, err, "no manifest was made")
 	})
 	if err != nil {
-		up.remove()
+		discard()
 		s.fail(w, r, err)
 		return
 	}
 	http.Redirect(w, r, "/runs/"+id, http.StatusSeeOther)
+}
+
+// receiveResults saves the multipart fields "file" (the results) and, when one was
+// chosen, "remove" (datatrove's .remove beside a .clusters file), each to a directory of
+// its own in the upload directory under the upload cap, keeping the small fields in
+// r.Form.
+func (s *server) receiveResults(w http.ResponseWriter, r *http.Request) (upload, *upload, error) {
+	r.Body = http.MaxBytesReader(w, r.Body, s.maxUpload)
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return upload{}, nil, &pageError{http.StatusBadRequest, "Want a multipart form upload."}
+	}
+	r.Form = url.Values{}
+	var file, remove *upload
+	fail := func(err error) (upload, *upload, error) {
+		for _, u := range []*upload{file, remove} {
+			if u != nil {
+				u.remove()
+			}
+		}
+		return upload{}, nil, err
+	}
+	for {
+		part, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fail(s.uploadFailure(&bodyError{err}))
+		}
+		switch name := part.FormName(); {
+		case (name == "file" || name == "remove") && part.FileName() != "":
+			if (name == "file" && file != nil) || (name == "remove" && remove != nil) {
+				return fail(&pageError{http.StatusUnprocessableEntity, "One file per field, please."})
+			}
+			u, err := s.saveFile(part.FileName(), bodyReader{part})
+			if err != nil {
+				return fail(s.uploadFailure(err))
+			}
+			if name == "file" {
+				file = &u
+			} else {
+				remove = &u
+			}
+		case name == "file" || name == "remove":
+			io.Copy(io.Discard, part) // no file chosen
+		default:
+			if err := readField(r, name, part); err != nil {
+				return fail(s.uploadFailure(&bodyError{err}))
+			}
+		}
+	}
+	if file == nil {
+		return fail(&pageError{http.StatusUnprocessableEntity, "No results file was chosen."})
+	}
+	return *file, remove, nil
 }
 
 // resultsRequest reads the upload form: dataset, format, the configuration production

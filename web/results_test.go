@@ -1,9 +1,13 @@
 package web
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
+	"mime/multipart"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
@@ -90,5 +94,53 @@ func TestUploadResultsThroughTheManifestsPage(t *testing.T) {
 	_, body = f.follow(f.do("POST", "/manifests/"+id+"/approve-outside-sample", f.admin, nil), f.admin)
 	if !strings.Contains(body, "outside the review sample, on the strength of the sample") || !strings.Contains(body, "0 undecided") {
 		t.Errorf("after approving the rest:\n%s", body)
+	}
+}
+
+// datatrove's .clusters with its .remove, both on the form: the engine's keepers hold.
+func TestUploadDatatroveClustersWithRemove(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	run := f.withRun(chainRun)
+	// The chain sample's documents in import order: A B C D =D2 other0...; datatrove
+	// kept C (index 2) and =D2 (index 4).
+	var clusters, remove bytes.Buffer
+	for _, p := range [][2]uint32{{0, 0}, {1, 0}, {2, 0}, {3, 1}, {4, 1}} {
+		binary.Write(&clusters, binary.LittleEndian, p)
+	}
+	binary.Write(&remove, binary.LittleEndian, []uint32{0, 1, 3})
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	for _, file := range []struct {
+		field, name string
+		body        []byte
+	}{{"file", "000000.clusters", clusters.Bytes()}, {"remove", "000000.remove", remove.Bytes()}} {
+		fw, _ := mw.CreateFormFile(file.field, file.name)
+		fw.Write(file.body)
+	}
+	for k, v := range map[string]string{"dataset": itoa64(run.DatasetID), "format": "datatrove", "config": itoa64(run.ID)} {
+		mw.WriteField(k, v)
+	}
+	mw.Close()
+	req := httptest.NewRequest(http.MethodPost, "/manifests/import", &buf)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	req.AddCookie(f.admin)
+	rec := httptest.NewRecorder()
+	f.h.ServeHTTP(rec, req)
+	status, body := f.waitRun(rec.Header().Get("Location"))
+	m := regexp.MustCompile(`href="/manifests/(\d+)" data-testid="run-manifest"`).FindStringSubmatch(body)
+	if status != http.StatusOK || m == nil {
+		t.Fatalf("import page: %d\n%s", status, body)
+	}
+	_, page := get(t, f.h, "/manifests/"+m[1], f.admin)
+	if !strings.Contains(page, "000000.clusters (datatrove)") || !strings.Contains(page, "the engine&#39;s, as the file gives them") {
+		t.Errorf("manifest page does not name the file and the engine's keepers:\n%s", page)
+	}
+	_, list := get(t, f.h, "/manifests/"+m[1]+"/clusters", f.admin)
+	for _, keeper := range []string{"<td>C", "<td>=D2"} {
+		if !strings.Contains(strings.Join(strings.Fields(list), ""), strings.ReplaceAll(keeper, " ", "")) {
+			t.Errorf("cluster list lacks keeper %s", keeper)
+		}
 	}
 }

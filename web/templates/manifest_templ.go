@@ -3608,7 +3608,7 @@ func resultsUpload(f ResultsForm) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 320, "<section class=\"card\" id=\"import-results\" data-testid=\"import-results\"><h2>Bring production results back</h2><p class=\"hint\">Upload what an engine that ran these settings at scale decided, into the dataset it ran on: it becomes a draft manifest to review like a run's. datatrove: the JSONL documents MinhashDedupFilter(load_cluster_ids=True) writes (kept and excluded together), or a .clusters file (keepers by the rule; its .remove from the command line). text-dedup: its output saved unfiltered with __CLUSTER__ and __INDEX__ (JSONL, CSV, Parquet). Milvus: the dump the handed-off scripts write. Pairs: id_a,id_b,score. Manifest: removals.jsonl or .csv (the dedup command's). Every id must be a document of the dataset. With more clusters than the sample size, a stratified sample by cluster size and weakest link is what people review.</p><form method=\"post\" action=\"/manifests/import\" enctype=\"multipart/form-data\" class=\"stack\" data-testid=\"results-form\"><label>Dataset <select name=\"dataset\" data-testid=\"results-dataset\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 320, "<section class=\"card\" id=\"import-results\" data-testid=\"import-results\"><h2>Bring production results back</h2><p class=\"hint\">Upload what an engine that ran these settings at scale decided, into the dataset it ran on: it becomes a draft manifest to review like a run's. datatrove: the JSONL documents MinhashDedupFilter(load_cluster_ids=True) writes (kept and excluded together), or a .clusters file (with its .remove for datatrove's keepers, else keepers by the rule). text-dedup: its output saved unfiltered with __CLUSTER__ and __INDEX__ (JSONL, CSV, Parquet). Milvus: the dump the handed-off scripts write. Pairs: id_a,id_b,score. Manifest: removals.jsonl or .csv (the dedup command's). Every id must be a document of the dataset. With more clusters than the sample size, a stratified sample by cluster size and weakest link is what people review.</p><form method=\"post\" action=\"/manifests/import\" enctype=\"multipart/form-data\" class=\"stack\" data-testid=\"results-form\"><label>Dataset <select name=\"dataset\" data-testid=\"results-dataset\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -3624,7 +3624,7 @@ func resultsUpload(f ResultsForm) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 322, "</select></label> <label>Results file <input type=\"file\" name=\"file\" required data-testid=\"results-file\"></label> <label>Configuration production ran <select name=\"config\" data-testid=\"results-config\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 322, "</select></label> <label>Results file <input type=\"file\" name=\"file\" required data-testid=\"results-file\"></label> <label>datatrove's .remove file, beside a .clusters file <span class=\"muted\">(optional: its keepers)</span> <input type=\"file\" name=\"remove\" data-testid=\"results-remove\"></label> <label>Configuration production ran <select name=\"config\" data-testid=\"results-config\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -3639,7 +3639,7 @@ func resultsUpload(f ResultsForm) templ.Component {
 		var templ_7745c5c3_Var191 string
 		templ_7745c5c3_Var191, templ_7745c5c3_Err = templruntime.NewAttributeExpression(fmt.Sprint(f.Sample)).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 783, Col: 100}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 787, Col: 100}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var191)
 		if templ_7745c5c3_Err != nil {
