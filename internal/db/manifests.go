@@ -259,13 +259,15 @@ func (d *DB) CreateManifest(ctx context.Context, by User, nm NewManifest) (Manif
 		}
 		docs := docCache{}
 		removals := 0
+		stmts := &stmtCache{tx: tx}
+		defer stmts.close()
 		for i := range nm.Clusters {
 			c := nm.Clusters[i]
 			c.ID = 0
 			for j := range c.Items {
 				c.Items[j].ID = 0
 			}
-			if _, err := insertCluster(ctx, tx, id, c, docs); err != nil {
+			if _, err := insertCluster(ctx, stmts, id, c, docs); err != nil {
 				return fmt.Errorf("cluster %d: %w", i, err)
 			}
 			removals += len(c.Items)
@@ -297,7 +299,7 @@ func manifestSubject(id int64) string { return fmt.Sprintf("manifest:%d", id) }
 // docCache remembers documents' external ids and content hashes within a transaction.
 type docCache map[int64][2]string
 
-func (c docCache) get(ctx context.Context, tx *sql.Tx, id int64) (ext, hash string, err error) {
+func (c docCache) get(ctx context.Context, tx txer, id int64) (ext, hash string, err error) {
 	if v, ok := c[id]; ok {
 		return v[0], v[1], nil
 	}
@@ -310,7 +312,7 @@ func (c docCache) get(ctx context.Context, tx *sql.Tx, id int64) (ext, hash stri
 
 // insertCluster inserts c (with its ID when not 0) and its items (with theirs when not
 // 0) into manifest m, and returns the cluster's id.
-func insertCluster(ctx context.Context, tx *sql.Tx, manifestID int64, c Cluster, docs docCache) (int64, error) {
+func insertCluster(ctx context.Context, tx txer, manifestID int64, c Cluster, docs docCache) (int64, error) {
 	links, chain, cut, err := clusterJSON(c)
 	if err != nil {
 		return 0, err
@@ -362,7 +364,7 @@ func clusterJSON(c Cluster) (links, chain, cut string, err error) {
 	return string(b1), string(b2), string(b3), err
 }
 
-func insertItem(ctx context.Context, tx *sql.Tx, manifestID int64, it Item, docs docCache) error {
+func insertItem(ctx context.Context, tx txer, manifestID int64, it Item, docs docCache) error {
 	row, err := itemRow(ctx, tx, it, docs)
 	if err != nil {
 		return err
@@ -386,7 +388,7 @@ func insertItem(ctx context.Context, tx *sql.Tx, manifestID int64, it Item, docs
 }
 
 // itemRow is an item as the content hash reads it.
-func itemRow(ctx context.Context, tx *sql.Tx, it Item, docs docCache) (review.Row, error) {
+func itemRow(ctx context.Context, tx txer, it Item, docs docCache) (review.Row, error) {
 	ext, hash, err := docs.get(ctx, tx, it.Doc)
 	if err != nil {
 		return review.Row{}, err
@@ -764,4 +766,56 @@ func (d *DB) SampleCounts(ctx context.Context, manifestID int64) (inside, outsid
 		return 0, 0, fmt.Errorf("sample counts of manifest %d: %w", manifestID, err)
 	}
 	return inside, outside, nil
+}
+
+// txer is what inserting a manifest's rows needs of a transaction: a *sql.Tx, or a
+// stmtCache over one.
+type txer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// stmtCache runs a transaction's statements prepared once each: a manifest of many
+// thousand rows repeats the same few inserts and lookups, and preparing each anew cost
+// a quarter of storing it.
+type stmtCache struct {
+	tx *sql.Tx
+	m  map[string]*sql.Stmt
+}
+
+func (c *stmtCache) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	if st, ok := c.m[query]; ok {
+		return st, nil
+	}
+	st, err := c.tx.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if c.m == nil {
+		c.m = map[string]*sql.Stmt{}
+	}
+	c.m[query] = st
+	return st, nil
+}
+
+func (c *stmtCache) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	st, err := c.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
+}
+
+func (c *stmtCache) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	st, err := c.stmt(ctx, query)
+	if err != nil {
+		return c.tx.QueryRowContext(ctx, query, args...) // reports the same error
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
+func (c *stmtCache) close() {
+	for _, st := range c.m {
+		st.Close()
+	}
 }
