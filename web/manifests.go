@@ -601,7 +601,10 @@ func recordSections(rec review.Record) []templates.RecordSection {
 		pol.Rows = append(pol.Rows, []string{string(c.Policy), strconv.Itoa(c.Removed), strconv.Itoa(c.Clusters), strconv.Itoa(c.Chained),
 			fmt.Sprintf("%d of %d", c.FalseMerges, c.LabeledNonDuplicates)})
 	}
-	secs = append(secs, pol)
+	if len(rec.Comparison) > 0 {
+		secs = append(secs, pol)
+	}
+	secs = append(secs, originSections(rec)...)
 	people := templates.RecordSection{Title: fmt.Sprintf("People (%d approval(s) required)", rec.ApprovalsRequired),
 		Header: []string{"name", "role", "as", "decision", "when", "comment", "on hash"}}
 	pr := rec.Preparer
@@ -610,8 +613,11 @@ func recordSections(rec review.Record) []templates.RecordSection {
 		people.Rows = append(people.Rows, []string{a.Name, a.Role, "reviewer", a.Verdict, a.At.Format("2006-01-02 15:04"), a.Comment, review.Short(a.Hash)})
 	}
 	for _, b := range rec.BulkApprovals {
-		people.Rows = append(people.Rows, []string{b.Name, "", "bulk approval", fmt.Sprintf("%d removal(s) at bar %g", b.Items, b.Bar),
-			b.At.Format("2006-01-02 15:04"), "", ""})
+		what := fmt.Sprintf("%d removal(s) at bar %g", b.Items, b.Bar)
+		if b.OutsideSample {
+			what = fmt.Sprintf("%d removal(s) outside the review sample, on its strength", b.Items)
+		}
+		people.Rows = append(people.Rows, []string{b.Name, "", "bulk approval", what, b.At.Format("2006-01-02 15:04"), "", ""})
 	}
 	return append(secs, people)
 }

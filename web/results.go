@@ -15,6 +15,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/dedup"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
 	"github.com/dedupstudio/dedupstudio/internal/results"
+	"github.com/dedupstudio/dedupstudio/internal/review"
 	"github.com/dedupstudio/dedupstudio/web/templates"
 )
 
@@ -284,4 +285,32 @@ func (s *server) resultsForm(r *http.Request, datasets []templates.Option, manif
 				m.Params.Verification, m.State.Label())})
 	}
 	return f
+}
+
+// originSections lay out an imported manifest's origin in the sign-off record's page:
+// the engine's file and, when people reviewed a sample, that it was one and how it was
+// drawn.
+func originSections(rec review.Record) []templates.RecordSection {
+	o := rec.Origin
+	if o == nil {
+		return nil
+	}
+	secs := []templates.RecordSection{{Title: "Imported from production", Facts: []templates.Param{
+		{Name: "File", Value: fmt.Sprintf("%s (%s), sha256 %s", o.File, o.Format, o.SHA256)},
+		{Name: "Read", Value: fmt.Sprintf("%d record(s); %d skipped for naming documents the dataset does not have", o.Records, o.Skipped)},
+		{Name: "Built", Value: fmt.Sprintf("%d cluster(s), %d removal(s); keepers by %s", o.Clusters, o.Removals, o.Keepers)},
+		{Name: "Imported by", Value: fmt.Sprintf("%s, %s", o.ImportedBy, o.ImportedAt.Format("2006-01-02 15:04 MST"))},
+	}}}
+	if !rec.ReviewedSample || o.Sample == nil {
+		secs[0].Facts = append(secs[0].Facts, templates.Param{Name: "Reviewed", Value: "every cluster"})
+		return secs
+	}
+	sm := o.Sample
+	secs[0].Facts = append(secs[0].Facts, templates.Param{Name: "Reviewed", Value: "a sample: " + sm.String()},
+		templates.Param{Name: "How it was drawn", Value: fmt.Sprintf("%s; %d clusters asked for, seed %d", sm.Method, sm.Target, sm.Seed)})
+	strata := templates.RecordSection{Title: "The review sample's strata", Header: []string{"cluster size", "weakest link", "clusters", "drawn"}}
+	for _, st := range sm.Strata {
+		strata.Rows = append(strata.Rows, []string{st.Size, st.Link, strconv.Itoa(st.Clusters), strconv.Itoa(st.Drawn)})
+	}
+	return append(secs, strata)
 }

@@ -95,6 +95,31 @@ func TestUploadResultsThroughTheManifestsPage(t *testing.T) {
 	if !strings.Contains(body, "outside the review sample, on the strength of the sample") || !strings.Contains(body, "0 undecided") {
 		t.Errorf("after approving the rest:\n%s", body)
 	}
+	// Sign-off: the record says the review was of a sample, and how it was drawn.
+	if rec := f.do("POST", "/manifests/"+id+"/submit", f.admin, nil); rec.Code != http.StatusSeeOther {
+		t.Fatalf("request sign-off: %d\n%s", rec.Code, rec.Body.String())
+	}
+	_, body = get(t, f.h, "/manifests/"+id, f.admin)
+	hash := regexp.MustCompile(`data-hash="(m[0-9a-f]+)"`).FindStringSubmatch(body)
+	if hash == nil {
+		t.Fatal("no content hash on the manifest page")
+	}
+	if rec := f.do("POST", "/manifests/"+id+"/reviews", f.signIn("approver"), map[string][]string{"verdict": {"approve"}, "hash": {hash[1]}}); rec.Code != http.StatusSeeOther {
+		t.Fatalf("approve: %d\n%s", rec.Code, rec.Body.String())
+	}
+	_, record := get(t, f.h, "/manifests/"+id+"/signoff", f.admin)
+	for _, w := range []string{"Imported from production", "pairs.csv (pairs)", "a sample: a stratified sample of 2 of 4 clusters",
+		"seed 9", "The review sample&#39;s strata", "outside the review sample, on its strength"} {
+		if !strings.Contains(record, w) {
+			t.Errorf("sign-off record page lacks %q", w)
+		}
+	}
+	_, js := get(t, f.h, "/manifests/"+id+"/signoff.json", f.admin)
+	for _, w := range []string{`"reviewed_a_sample": true`, `"seed": 9`, `"strata": [`, `"outside_sample": true`, `"format": "pairs"`} {
+		if !strings.Contains(js, w) {
+			t.Errorf("signoff.json lacks %s", w)
+		}
+	}
 }
 
 // datatrove's .clusters with its .remove, both on the form: the engine's keepers hold.
