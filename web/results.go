@@ -157,7 +157,8 @@ func (s *server) resultsRequest(r *http.Request, up upload) (dedup.ImportRequest
 		return dedup.ImportRequest{}, "", err
 	}
 	req := dedup.ImportRequest{DatasetID: ds.ID, Format: f, SkipUnknown: v.Get("skip_unknown") != "",
-		IgnoreFileKeepers: v.Get("keepers") == "rule", By: *userOf(r), ByName: userOf(r).Name}
+		IgnoreFileKeepers: v.Get("keepers") == "rule", By: *userOf(r), ByName: userOf(r).Name,
+		Options: results.Options{MaxInputBytes: s.importCap.bytes}}
 	if c := v.Get("config"); c != "" && c != "0" {
 		mid, err := strconv.ParseInt(c, 10, 64)
 		if err != nil {

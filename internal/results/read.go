@@ -14,9 +14,13 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/review"
 )
 
+// MaxRowBytes caps the text a results row may carry (a document written out with its
+// cluster id); it is read past, not kept.
+const MaxRowBytes = 32 << 20
+
 // eachRow reads src as a table (JSONL, CSV or TSV by its name, gzip or zstd by its
 // content) and calls fn with each row; a bad row goes to bad.
-func eachRow(src Source, need []string, bad *badList, fn func(corpus.Record)) (sha string, err error) {
+func eachRow(src Source, opt Options, need []string, bad *badList, fn func(corpus.Record)) (sha string, err error) {
 	format, err := corpus.DetectFormat(src.Name)
 	if err != nil {
 		return "", err
@@ -25,7 +29,9 @@ func eachRow(src Source, need []string, bad *badList, fn func(corpus.Record)) (s
 		return "", &InputError{Field: "file", Msg: src.Name + ": this format comes as JSONL, CSV or TSV"}
 	}
 	hr := newHashing(src.Reader)
-	rd, err := corpus.NewTableReader(hr, src.Name, format, need)
+	// Rows may carry a document's text (datatrove's and text-dedup's outputs): up to
+	// MaxRowBytes of it.
+	rd, err := corpus.NewTableReaderLimits(hr, src.Name, format, need, MaxRowBytes, opt.MaxInputBytes)
 	if err != nil {
 		return "", err
 	}
@@ -85,7 +91,7 @@ func readRef(rec corpus.Record, names ...string) (Ref, *corpus.RecordError) {
 func readPairs(src Source, opt Options) (*Read, error) {
 	r := &Read{Format: Pairs, File: src.Name}
 	bad := &badList{}
-	sha, err := eachRow(src, nil, bad, func(rec corpus.Record) {
+	sha, err := eachRow(src, opt, nil, bad, func(rec corpus.Record) {
 		r.Records++
 		a, e := readRef(rec, "id_a")
 		if e != nil {
@@ -121,7 +127,7 @@ func readPairs(src Source, opt Options) (*Read, error) {
 func readMilvus(src Source, opt Options) (*Read, error) {
 	r := &Read{Format: Milvus, File: src.Name}
 	bad := &badList{}
-	sha, err := eachRow(src, nil, bad, func(rec corpus.Record) {
+	sha, err := eachRow(src, opt, nil, bad, func(rec corpus.Record) {
 		r.Records++
 		q, e := readRef(rec, "id")
 		if e != nil {
@@ -176,7 +182,7 @@ func readMilvus(src Source, opt Options) (*Read, error) {
 func readDatatroveJSONL(src Source, opt Options) (*Read, error) {
 	r := &Read{Format: Datatrove, File: src.Name}
 	bad := &badList{}
-	sha, err := eachRow(src, nil, bad, func(rec corpus.Record) {
+	sha, err := eachRow(src, opt, nil, bad, func(rec corpus.Record) {
 		r.Records++
 		meta := rec.Meta
 		where := ""
@@ -327,7 +333,7 @@ func readTextDedup(src Source, opt Options) (*Read, error) {
 		return nil, err
 	}
 	if format != corpus.Parquet {
-		sha, err := eachRow(src, nil, bad, row)
+		sha, err := eachRow(src, opt, nil, bad, row)
 		if err != nil {
 			return nil, err
 		}
@@ -357,7 +363,7 @@ func eachParquetRow(src Source, opt Options, cols []string, bad *badList, fn fun
 		return &InputError{Field: "file", Msg: src.Name + ": Parquet needs a file, not a stream"}
 	}
 	tmp, err := corpus.OpenParquet(src.At, src.Size, src.Name, corpus.Options{IDField: opt.IDField, TextField: opt.TextField,
-		MetaFields: cols, MaxBytes: 64 << 20, MaxInputBytes: opt.MaxInputBytes})
+		MetaFields: cols, MaxBytes: MaxRowBytes, MaxInputBytes: opt.MaxInputBytes})
 	if err != nil {
 		return err
 	}
@@ -402,7 +408,7 @@ func readManifest(src Source, opt Options) (*Read, error) {
 	bad := &badList{}
 	var first string
 	keepers := map[string]bool{}
-	sha, err := eachRow(src, []string{"ext_id", "keeper_ext_id", "cluster_id"}, bad, func(rec corpus.Record) {
+	sha, err := eachRow(src, opt, []string{"ext_id", "keeper_ext_id", "cluster_id"}, bad, func(rec corpus.Record) {
 		r.Records++
 		for k, v := range rec.Meta { // cells written through review.SafeCell
 			if s, ok := v.(string); ok && len(s) > 1 && s[0] == '\'' && strings.ContainsRune("=+-@\t\r", rune(s[1])) {

@@ -390,3 +390,19 @@ func TestSkippedKeeperFallsBackToTheRule(t *testing.T) {
 		t.Errorf("clusters = %+v, skipped %d; want %+v, 1", got, b.Skipped, want)
 	}
 }
+
+// A datatrove document written out with its text, longer than a label row may be, reads.
+func TestDatatroveLongDocument(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("word ", 700_000) // 3.5 MB
+	body := fmt.Sprintf(`{"id": "d1", "text": %q, "metadata": {"minhash_cluster_id": 3}}
+{"id": "d2", "text": "short", "metadata": {"minhash_cluster_id": 3}}
+`, long)
+	r, err := ReadFile(Source{Name: "out.jsonl", Reader: strings.NewReader(body)}, Datatrove, Source{}, Options{})
+	if err != nil {
+		t.Fatalf("ReadFile: %v", err)
+	}
+	if len(r.Members) != 2 {
+		t.Errorf("members %+v; want d1 and d2", r.Members)
+	}
+}
