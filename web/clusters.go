@@ -103,9 +103,12 @@ func (s *server) clusterView(r *http.Request, m db.Manifest, c db.Cluster) (temp
 	v := templates.ClusterPage{Page: s.page(r, fmt.Sprintf("Cluster %d", c.ID)), ManifestID: m.ID, ID: c.ID, State: m.State.Label(),
 		KeeperRule: c.KeeperRule, Override: c.Override, Size: c.Size, Chained: c.Chained, ChainedMembers: c.ChainedMembers,
 		Weakest: fmtNum(c.WeakestLink, 3), Threshold: fmtNum(p.Threshold, 2), Measure: verificationName(p.Verification),
-		CanDecide: me.Role.Can(auth.PrepareManifests) && review.CanChange(m.State) == nil,
+		CanDecide: me.Role.Can(auth.PrepareManifests) && review.CanChange(m.State) == nil, Stratum: c.SampleStratum,
 		ChartBase: fmt.Sprintf("/manifests/%d/clusters/%d", m.ID, c.ID)}
 	// Rank and the neighbours in risk order.
+	if c.EngineWeakest != nil {
+		v.EngineWeakest = fmtNum(*c.EngineWeakest, 3)
+	}
 	// A cluster of a review sample steps through the sample, in risk order.
 	list, err := s.store.Clusters(ctx, m.ID, db.ClusterFilter{Sample: c.SampleStratum != ""})
 	if err != nil {

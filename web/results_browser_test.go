@@ -52,5 +52,9 @@ func TestUploadResultsInBrowser(t *testing.T) {
 	p.do(chromedp.Click(`[data-testid="review-sample"]`))
 	p.waitFor(`document.querySelectorAll('[data-testid="in-sample"]').length === 1 && document.querySelector('[data-testid="filter-sample"]').checked`)
 	p.do(chromedp.Click(`[data-testid="cluster-table"] a[data-testid^="cluster-"]`))
-	p.waitFor(`/\/manifests\/\d+\/clusters\/\d+$/.test(location.pathname)`)
+	p.waitFor(`/\/manifests\/\d+\/clusters\/\d+$/.test(location.pathname) && !!document.querySelector('[data-testid="cluster-stratum"]')`)
+	if w := evalJS[string](p, `document.querySelector('[data-testid="engine-weakest"]').innerText`); !strings.HasPrefix(w, "the engine's weakest link ") {
+		t.Errorf("cluster page shows %q; want the engine's weakest link", w)
+	}
+	p.screenshot("results-cluster")
 }
