@@ -20,7 +20,7 @@ func TestUploadResultsInBrowser(t *testing.T) {
 	run := f.withRun(chainRun)
 	dump := filepath.Join(t.TempDir(), "dump.jsonl")
 	if err := os.WriteFile(dump, []byte(`{"id": "B", "hits": [{"id": "A", "distance": 0.8125}]}
-{"id": "C", "hits": [{"id": "B", "distance": 0.78125}]}
+{"id": "C", "hits": [{"id": "A", "distance": 0.65625}]}
 {"id": "=D2", "hits": [{"id": "D", "distance": 1.0}]}
 {"id": "other1", "hits": [{"id": "other0", "distance": 0.3}]}
 `), 0o644); err != nil {

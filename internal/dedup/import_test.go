@@ -74,9 +74,9 @@ func TestImportEachFormat(t *testing.T) {
 		{"pairs", results.Pairs, source("pairs.csv", []byte("id_a,id_b,score\nA,B,0.81\nB,C,0.8\nD,D2,1\n")),
 			results.Source{}, []string{"A keeps B C", "D keeps D2"}, "rule"},
 		{"milvus", results.Milvus, source("dump.jsonl", []byte(`{"id": "B", "hits": [{"id": "A", "distance": 0.8125}]}
-{"id": "C", "hits": [{"id": "B", "distance": 0.78125}]}
+{"id": "C", "hits": [{"id": "A", "distance": 0.65625}]}
 {"id": "D2", "hits": [{"id": "D", "distance": 1.0}]}
-`)), results.Source{}, []string{"A keeps B C", "D keeps D2"}, "rule"},
+`)), results.Source{}, []string{"A keeps B C", "D keeps D2"}, "file"},
 		{"datatrove clusters", results.Datatrove, source("000000.clusters", clusters([2]uint32{0, 0}, [2]uint32{1, 0}, [2]uint32{2, 0}, [2]uint32{3, 1}, [2]uint32{4, 1})),
 			source("000000.remove", clusters([2]uint32{0, 1}, [2]uint32{4, 4})[:12]), []string{"C keeps A B", "D keeps D2"}, "file"},
 		{"datatrove jsonl", results.Datatrove, source("out.jsonl", []byte(`{"text": "a", "id": "A", "media": [], "metadata": {"minhash_cluster_id": 0, "minhash_cluster_size": 2}}

@@ -92,9 +92,19 @@ func Build(r *Read, ds Dataset, opt BuildOptions) (Built, error) {
 	all, scored := unionFind{}, unionFind{}
 	find, union := all.find, all.union
 
-	// Pairs, resolved; a pair given twice keeps its higher score.
+	// Pairs, resolved; a pair given twice keeps its higher score. A search before insert
+	// (Milvus) kept the stored documents its hits name and removed each query in favour
+	// of its best hit: with the file's keepers, each query keeps only that pair, so the
+	// clusters are what the engine removed, one stored document each.
+	stars := r.Format == Milvus && r.KeeperGiven && !opt.IgnoreFileKeepers
 	type key struct{ a, b int }
 	scores := map[key]float64{}
+	type best struct {
+		hit   int
+		score float64
+	}
+	bestHit := map[int]best{}
+	hits := map[int]bool{}
 	for _, p := range r.Pairs {
 		a, okA := resolve(p.A)
 		b, okB := resolve(p.B)
@@ -105,10 +115,20 @@ func Build(r *Read, ds Dataset, opt BuildOptions) (Built, error) {
 		if a == b {
 			continue
 		}
+		if stars {
+			if x, ok := bestHit[a]; !ok || p.Score > x.score || p.Score == x.score && b < x.hit {
+				bestHit[a] = best{b, p.Score}
+			}
+			continue
+		}
 		k := key{min(a, b), max(a, b)}
 		if s, ok := scores[k]; !ok || p.Score > s || math.IsNaN(s) {
 			scores[k] = p.Score
 		}
+	}
+	for q, x := range bestHit {
+		scores[key{min(q, x.hit), max(q, x.hit)}] = x.score
+		hits[x.hit] = true
 	}
 	// Memberships: the members of a group joined together.
 	keeperOf := map[string]int{}
@@ -223,6 +243,8 @@ func Build(r *Read, ds Dataset, opt BuildOptions) (Built, error) {
 		slices.SortFunc(c.Links, func(x, y cluster.Edge) int { return cmp.Or(cmp.Compare(x.A, y.A), cmp.Compare(x.B, y.B)) })
 		if k, ok := givenKeeper[root]; ok && !opt.IgnoreFileKeepers {
 			c.Keeper, c.KeeperFromFile = k, true
+		} else if i := slices.IndexFunc(c.Members, func(d int) bool { return hits[d] }); stars && i >= 0 {
+			c.Keeper, c.KeeperFromFile = c.Members[i], true
 		} else {
 			c.Keeper = opt.Rule.Keeper(ds.Docs, c.Members)
 		}

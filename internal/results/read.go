@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -172,6 +173,14 @@ func readMilvus(src Source, opt Options) (*Read, error) {
 		return nil, err
 	}
 	r.SHA256 = sha
+	// A search before insert never stores a document it found a duplicate of, so no
+	// query is also a hit: then the hits are the documents the engine kept. A dump of a
+	// search over documents all stored (each pair both ways) names no keepers.
+	queries := map[string]bool{}
+	for _, p := range r.Pairs {
+		queries[p.A.ID] = true
+	}
+	r.KeeperGiven = !slices.ContainsFunc(r.Pairs, func(p Pair) bool { return queries[p.B.ID] })
 	return finish(r, bad)
 }
 

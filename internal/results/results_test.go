@@ -93,10 +93,12 @@ func TestFormatsFromRealShapedFiles(t *testing.T) {
 		// text-dedup keeps the row whose __INDEX__ is its __CLUSTER__: d0 and d4.
 		{"text-dedup jsonl", "text-dedup.jsonl", "", TextDedup,
 			[]shape{{"d0 d1 d2", "d0", true, nan}, {"d4 d7 d9", "d4", true, nan}}},
+		// Search before insert: each removed document with its best stored hit, the
+		// stored documents kept (d5, a weaker hit of d9, stays out).
+		{"milvus dump", "milvus-dump.jsonl", "", Milvus,
+			[]shape{{"d0 d1 d2", "d0", true, 0.71875}, {"d4 d7 d9", "d4", true, 0.6015625}}},
 		// Pairs: components; the weakest link is on the maximum spanning tree (d0~d2 at
 		// 0.72 is not: d0~d1~d2 holds at 0.81).
-		{"milvus dump", "milvus-dump.jsonl", "", Milvus,
-			[]shape{{"d0 d1 d2", "d2", false, 0.8125}, {"d4 d7 d9", "d9", false, 0.6015625}}},
 		{"pairs csv", "pairs.csv", "", Pairs,
 			[]shape{{"d0 d1 d2", "d2", false, 0.81}, {"d4 d7 d9", "d9", false, 0.6}}},
 	}
@@ -404,5 +406,39 @@ func TestDatatroveLongDocument(t *testing.T) {
 	}
 	if len(r.Members) != 2 {
 		t.Errorf("members %+v; want d1 and d2", r.Members)
+	}
+}
+
+// A Milvus dump of a search over documents all stored (every pair both ways, hits that
+// are queries too) says nothing of keepers: components, keepers by the rule; and with
+// the rule asked for, a search-before-insert dump is clustered as components too.
+func TestMilvusWithoutKeepers(t *testing.T) {
+	t.Parallel()
+	both := `{"id": "d1", "hits": [{"id": "d0", "distance": 0.9}, {"id": "d2", "distance": 0.8}]}
+{"id": "d0", "hits": [{"id": "d1", "distance": 0.9}]}
+{"id": "d2", "hits": [{"id": "d1", "distance": 0.8}]}
+`
+	r, err := ReadFile(Source{Name: "dump.jsonl", Reader: strings.NewReader(both)}, Milvus, Source{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := dataset()
+	b, err := Build(r, ds, BuildOptions{Rule: longest(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := shapes(ds, b), []shape{{"d0 d1 d2", "d2", false, 0.8}}; !same(got, want) {
+		t.Errorf("batch search: clusters %+v; want %+v", got, want)
+	}
+	r, err = ReadFile(open(t, filepath.Join("testdata", "milvus-dump.jsonl")), Milvus, Source{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err = Build(r, ds, BuildOptions{Rule: longest(t), IgnoreFileKeepers: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := shapes(ds, b), []shape{{"d0 d1 d2", "d2", false, 0.71875}, {"d4 d5 d7 d9", "d9", false, 0.59375}}; !same(got, want) {
+		t.Errorf("keepers by the rule: clusters %+v; want %+v", got, want)
 	}
 }
