@@ -35,7 +35,7 @@ func importResults(args []string, stdout, stderr io.Writer) error {
 	dataset := fs.String("dataset", "", "the dataset the engine deduplicated, by name (its newest version) or id")
 	format := fs.String("format", "", "datatrove, text-dedup, milvus, pairs or manifest")
 	in := fs.String("in", "", "the results file (JSONL, CSV and TSV may be gzip or zstd)")
-	remove := fs.String("remove", "", "datatrove: the .remove file beside the .clusters file (the engine's keepers); default: the\n.clusters file's sibling when it exists")
+	remove := fs.String("remove", "", "datatrove: the .remove file beside a .clusters file (default: its sibling when it exists), or the\nexclusion writer's JSONL beside the filter's kept output given as -in: datatrove's own keepers")
 	manifest := fs.Int64("manifest", 0, "take the configuration production ran from this manifest (the one handed to the engine)")
 	config := fs.String("config", "", "or from this settings.json (what export -format json writes)")
 	idField := fs.String("id-field", "id", "text-dedup, datatrove JSONL: the document id column")

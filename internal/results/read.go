@@ -187,51 +187,61 @@ func readMilvus(src Source, opt Options) (*Read, error) {
 // readDatatroveJSONL reads documents written by datatrove's JsonlWriter after
 // MinhashDedupFilter(load_cluster_ids=True): {"id", "text", "metadata":
 // {"minhash_cluster_id": c, "minhash_cluster_size": n}}. A document in no cluster has
-// cluster id -1 (or none) and is left out.
-func readDatatroveJSONL(src Source, opt Options) (*Read, error) {
-	r := &Read{Format: Datatrove, File: src.Name}
+// cluster id -1 (or none) and is left out. With removed (the exclusion writer's output
+// beside the filter's), the documents of src are what datatrove kept and those of
+// removed what it removed: its own keepers.
+func readDatatroveJSONL(src, removed Source, opt Options) (*Read, error) {
+	r := &Read{Format: Datatrove, File: src.Name, KeeperGiven: removed.Reader != nil}
 	bad := &badList{}
-	sha, err := eachRow(src, opt, nil, bad, func(rec corpus.Record) {
-		r.Records++
-		meta := rec.Meta
-		where := ""
-		if m, ok := rec.Meta["metadata"].(map[string]any); ok {
-			meta, where = m, "metadata."
-		}
-		cv, cname, ok := field(meta, "minhash_cluster_id", "minhash_cluster")
-		if !ok {
-			bad.add(recErr(rec, "metadata.minhash_cluster_id", "missing: run MinhashDedupFilter with load_cluster_ids=True (and MinhashDedupCluster with save_cluster_id=True)"))
-			return
-		}
-		group, _, err := groupValue(cv)
-		if err != nil {
-			bad.add(recErr(rec, where+cname, "%v", err))
-			return
-		}
-		if group == "-1" || group == "" {
-			return
-		}
-		ref, e := readRef(rec, opt.IDField)
-		if e != nil {
-			bad.add(e)
-			return
-		}
-		m := Member{Doc: ref, Group: group}
-		if sv, sname, ok := field(meta, "minhash_cluster_size"); ok {
-			n, err := idValue(sv)
-			size, err2 := strconv.Atoi(n)
-			if err != nil || err2 != nil || size < 1 {
-				bad.add(recErr(rec, where+sname, "want a whole number of documents"))
+	read := func(src Source, kept bool) (string, error) {
+		return eachRow(src, opt, nil, bad, func(rec corpus.Record) {
+			r.Records++
+			meta := rec.Meta
+			where := ""
+			if m, ok := rec.Meta["metadata"].(map[string]any); ok {
+				meta, where = m, "metadata."
+			}
+			cv, cname, ok := field(meta, "minhash_cluster_id", "minhash_cluster")
+			if !ok {
+				bad.add(recErr(rec, "metadata.minhash_cluster_id", "missing: run MinhashDedupFilter with load_cluster_ids=True (and MinhashDedupCluster with save_cluster_id=True)"))
 				return
 			}
-			m.Size = size
-		}
-		r.Members = append(r.Members, m)
-	})
+			group, _, err := groupValue(cv)
+			if err != nil {
+				bad.add(recErr(rec, where+cname, "%v", err))
+				return
+			}
+			if group == "-1" || group == "" {
+				return
+			}
+			ref, e := readRef(rec, opt.IDField)
+			if e != nil {
+				bad.add(e)
+				return
+			}
+			m := Member{Doc: ref, Group: group, Keeper: kept}
+			if sv, sname, ok := field(meta, "minhash_cluster_size"); ok {
+				n, err := idValue(sv)
+				size, err2 := strconv.Atoi(n)
+				if err != nil || err2 != nil || size < 1 {
+					bad.add(recErr(rec, where+sname, "want a whole number of documents"))
+					return
+				}
+				m.Size = size
+			}
+			r.Members = append(r.Members, m)
+		})
+	}
+	sha, err := read(src, removed.Reader != nil)
 	if err != nil {
 		return nil, err
 	}
 	r.SHA256 = sha
+	if removed.Reader != nil {
+		if _, err := read(removed, false); err != nil {
+			return nil, err
+		}
+	}
 	return finish(r, bad)
 }
 

@@ -235,7 +235,8 @@ type Source struct {
 }
 
 // ReadFile reads src as format f. remove is datatrove's .remove file beside a .clusters
-// file (its Reader nil when there is none).
+// file, or the exclusion writer's JSONL beside the filter's kept output (its Reader nil
+// when there is none): it gives datatrove's own keepers.
 func ReadFile(src Source, f Format, remove Source, opt Options) (*Read, error) {
 	opt.defaults()
 	switch f {
@@ -249,7 +250,7 @@ func ReadFile(src Source, f Format, remove Source, opt Options) (*Read, error) {
 				"run MinhashDedupCluster with save_cluster_id=True and import its .clusters file (with this .remove file beside it for the keepers), " +
 				"or the JSONL documents MinhashDedupFilter(load_cluster_ids=True) writes"}
 		}
-		return readDatatroveJSONL(src, opt)
+		return readDatatroveJSONL(src, remove, opt)
 	case TextDedup:
 		return readTextDedup(src, opt)
 	case Milvus:

@@ -442,3 +442,27 @@ func TestMilvusWithoutKeepers(t *testing.T) {
 		t.Errorf("keepers by the rule: clusters %+v; want %+v", got, want)
 	}
 }
+
+// datatrove's kept output with the exclusion writer's beside it: its own keepers.
+func TestDatatroveKeptAndExcluded(t *testing.T) {
+	t.Parallel()
+	kept := `{"id": "d2", "text": "a", "metadata": {"minhash_cluster_id": 0, "minhash_cluster_size": 3}}
+{"id": "d3", "text": "b", "metadata": {"minhash_cluster_id": -1, "minhash_cluster_size": 1}}
+`
+	excluded := `{"id": "d0", "text": "c", "metadata": {"minhash_cluster_id": 0, "minhash_cluster_size": 3}}
+{"id": "d1", "text": "d", "metadata": {"minhash_cluster_id": 0, "minhash_cluster_size": 3}}
+`
+	r, err := ReadFile(Source{Name: "kept.jsonl", Reader: strings.NewReader(kept)}, Datatrove,
+		Source{Name: "excluded.jsonl", Reader: strings.NewReader(excluded)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := dataset()
+	b, err := Build(r, ds, BuildOptions{Rule: mustRule("shortest")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := shapes(ds, b), []shape{{"d0 d1 d2", "d2", true, math.NaN()}}; !same(got, want) {
+		t.Errorf("clusters %+v; want %+v (datatrove kept d2)", got, want)
+	}
+}
