@@ -179,6 +179,10 @@ func DrawSample(units []SampleUnit, target int, seed uint64) (*Sample, []string)
 
 // String says in one line what the sample is, for pages and commands.
 func (s *Sample) String() string {
-	return fmt.Sprintf("a stratified sample of %d of %d clusters (%d strata by size and weakest link, seed %d)",
-		s.Drawn, s.Clusters, len(s.Strata), s.Seed)
+	strata := "strata"
+	if len(s.Strata) == 1 {
+		strata = "stratum"
+	}
+	return fmt.Sprintf("a stratified sample of %d of %d clusters (%d %s by size and weakest link, seed %d)",
+		s.Drawn, s.Clusters, len(s.Strata), strata, s.Seed)
 }
