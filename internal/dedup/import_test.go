@@ -315,3 +315,36 @@ func TestImportSampleAndSignOff(t *testing.T) {
 		t.Errorf("bulk approvals %+v; want the approval outside the sample, %d items by prep", rec.BulkApprovals, items)
 	}
 }
+
+// A sampled cluster cut or given another keeper stays in the sample, split-offs
+// included, so the sample's review can finish.
+func TestSampledClusterStaysInTheSample(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	p := f.params(cluster.Components, "earliest")
+	// The chain (3 documents) and a cluster of 5: a sample of one draws from the first
+	// stratum in order, the chain's (size 3-4 before 5-9).
+	file := []byte("id_a,id_b,score\nA,B,0.81\nB,C,0.8\nother0,other1,0.9\nother1,other2,0.9\nother2,other3,0.9\nother3,other4,0.9\n")
+	m, err := ImportResults(ctx, f.store, ImportRequest{DatasetID: f.ds.ID, Format: results.Pairs, File: source("pairs.csv", file), Params: &p,
+		Sample: 1, Seed: 4, By: f.prep}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := f.clusterOf(m, "A")
+	if c.SampleStratum != "size=3-4 link=0.8-0.9" {
+		t.Fatalf("the chain's cluster is in stratum %q; want size=3-4 link=0.8-0.9", c.SampleStratum)
+	}
+	// Cutting A~B leaves the keeper A alone and B~C a new cluster of its own.
+	out, err := Cut(ctx, f.store, f.prep, m, c, f.ids["A"], f.ids["B"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	sampled, err := f.store.Clusters(ctx, m.ID, db.ClusterFilter{Sample: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 1 || len(sampled) != 1 || sampled[0].ID != out[0].ID || sampled[0].SampleStratum != c.SampleStratum {
+		t.Errorf("after the cut: clusters %+v, in the sample %+v; want B~C, in the sample", out, sampled)
+	}
+}
