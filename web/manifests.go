@@ -70,6 +70,9 @@ func (s *server) listManifests(w http.ResponseWriter, r *http.Request) {
 			Policy: string(p.Policy), Keeper: p.Rule.String(), Threshold: fmtNum(p.Threshold, 2), Shape: p.Shape.String(),
 			Verification: string(p.Verification), Preparer: m.Preparer, Created: m.CreatedAt.Format("2006-01-02 15:04"),
 			Removals: m.Removals, Proposed: m.Proposed, Excluded: m.Excluded, Count: m.Clusters})
+		if o := m.Origin; o != nil {
+			v.Rows[len(v.Rows)-1].Imported = o.Format + ": " + o.File
+		}
 		v.Choices = append(v.Choices, templates.Option{Value: strconv.FormatInt(m.ID, 10),
 			Label: fmt.Sprintf("%d: %s, %s", m.ID, datasetLabel(m.Manifest), p.Policy), Selected: i == 1})
 	}

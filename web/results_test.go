@@ -68,6 +68,9 @@ func TestUploadResultsThroughTheManifestsPage(t *testing.T) {
 		t.Fatalf("import page: %d\n%s", status, body)
 	}
 	id := m[1]
+	if _, list := get(t, f.h, "/manifests", f.admin); !strings.Contains(list, `data-testid="manifest-imported">imported from pairs: pairs.csv`) {
+		t.Error("the list of manifests does not say which one was imported")
+	}
 	_, body = get(t, f.h, "/manifests/"+id, f.admin)
 	for _, w := range []string{`data-testid="imported-from"`, "pairs.csv (pairs)", "4 cluster(s), 5 removal(s)",
 		`data-testid="sample-summary"`, "a stratified sample of 2 of 4 clusters", "seed 9", `data-testid="sample-strata"`,
