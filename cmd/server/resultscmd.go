@@ -78,6 +78,7 @@ func importResults(args []string, stdout, stderr io.Writer) error {
 	}
 	req := dedup.ImportRequest{DatasetID: ds.ID, Format: f, SkipUnknown: *skipUnknown, IgnoreFileKeepers: *keepers == "rule",
 		Sample: *sample, Seed: *seed, ApprovalsRequired: *approvals, ByName: "cli:" + os.Getenv("USER"),
+		By:      db.User{Name: "cli:" + os.Getenv("USER")}, // no account: the audit log names the command's user
 		Options: engineresults.Options{IDField: *idField, ClusterField: *clusterField, IndexField: *indexField, TextField: *textField}}
 	if *sample == 0 {
 		req.Sample = -1
