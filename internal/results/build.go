@@ -224,7 +224,7 @@ func Build(r *Read, ds Dataset, opt BuildOptions) (Built, error) {
 			if _, ok := keeperOf[g]; !ok && countOf[g] > 1 && !keeperSkipped[g] {
 				bad.add(&corpus.RecordError{Place: corpus.Place{File: r.File}, Field: "cluster " + g,
 					Msg: fmt.Sprintf("every listed member (%s, ...) is removed, so the document the engine kept is not in the file; "+
-						"import a file that lists every member (datatrove 0.5 or newer), or choose keepers by the rule", ds.IDs[f])})
+						"import a file that lists every member (newer datatrove), the JSONL documents, or choose keepers by the rule", ds.IDs[f])})
 			}
 		}
 		if bad.total > 0 {

@@ -42,10 +42,10 @@ const (
 	// Datatrove is datatrove's MinHash output: a .clusters file of MinhashDedupCluster
 	// (save_cluster_id=True), with its .remove file for the keepers, or JSONL documents
 	// written by MinhashDedupFilter(load_cluster_ids=True) with metadata
-	// minhash_cluster_id (minhash_cluster before datatrove 0.5).
+	// minhash_cluster_id (minhash_cluster in older datatrove).
 	Datatrove Format = "datatrove"
 	// TextDedup is text-dedup's minhash output kept unfiltered with its cluster column
-	// (__CLUSTER__, __cluster__ before 2025) and index column, as JSONL, CSV or Parquet.
+	// (__CLUSTER__; __cluster__ in older text-dedup) and index column, as JSONL, CSV or Parquet.
 	TextDedup Format = "text-dedup"
 	// Milvus is the dump the handed-off Milvus scripts write: JSON lines
 	// {"id": query, "hits": [{"id": hit, "distance": MHJACCARD score}, ...]}.

@@ -293,7 +293,7 @@ func TestUnknownIDs(t *testing.T) {
 	}
 }
 
-// datatrove before 0.5 leaves a cluster's root out of .clusters; with .remove beside it
+// Older datatrove can leave a cluster's root out of .clusters; with .remove beside it
 // every listed member is removed, and the kept document cannot be named.
 func TestDatatroveRootMissing(t *testing.T) {
 	t.Parallel()
