@@ -193,6 +193,7 @@ func readMilvus(src Source, opt Options) (*Read, error) {
 func readDatatroveJSONL(src, removed Source, opt Options) (*Read, error) {
 	r := &Read{Format: Datatrove, File: src.Name, KeeperGiven: removed.Reader != nil}
 	bad := &badList{}
+	withID := 0 // records with a cluster id
 	read := func(src Source, kept bool) (string, error) {
 		return eachRow(src, opt, nil, bad, func(rec corpus.Record) {
 			r.Records++
@@ -203,9 +204,10 @@ func readDatatroveJSONL(src, removed Source, opt Options) (*Read, error) {
 			}
 			cv, cname, ok := field(meta, "minhash_cluster_id", "minhash_cluster")
 			if !ok {
-				bad.add(recErr(rec, "metadata.minhash_cluster_id", "missing: run MinhashDedupFilter with load_cluster_ids=True (and MinhashDedupCluster with save_cluster_id=True)"))
+				// Older datatrove sets the key only on documents in a cluster.
 				return
 			}
+			withID++
 			group, _, err := groupValue(cv)
 			if err != nil {
 				bad.add(recErr(rec, where+cname, "%v", err))
@@ -241,6 +243,10 @@ func readDatatroveJSONL(src, removed Source, opt Options) (*Read, error) {
 		if _, err := read(removed, false); err != nil {
 			return nil, err
 		}
+	}
+	if withID == 0 && r.Records > 0 && bad.total == 0 {
+		return nil, &InputError{Field: "file", Msg: src.Name + ": no document has metadata.minhash_cluster_id: run MinhashDedupCluster with save_cluster_id=True " +
+			"and MinhashDedupFilter with load_cluster_ids=True, and import what the filter writes"}
 	}
 	return finish(r, bad)
 }

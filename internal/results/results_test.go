@@ -230,7 +230,9 @@ func TestBadInput(t *testing.T) {
 			[]string{"dump.jsonl:2: field hits[0].distance: -3 is not a similarity in [0, 1] (MHJACCARD answers a similarity)"}},
 		{"milvus broken json", "dump.jsonl", `{"id": "d1", "hits": [` + "\n", Milvus, []string{"dump.jsonl:1:"}},
 		{"datatrove no cluster id", "out.jsonl", `{"id": "d1", "text": "x", "metadata": {}}` + "\n", Datatrove,
-			[]string{"out.jsonl:1: field metadata.minhash_cluster_id: missing: run MinhashDedupFilter with load_cluster_ids=True"}},
+			[]string{"out.jsonl: no document has metadata.minhash_cluster_id: run MinhashDedupCluster with save_cluster_id=True"}},
+		{"datatrove bad cluster id", "out.jsonl", `{"id": "d1", "text": "x", "metadata": {"minhash_cluster_id": [1]}}` + "\n", Datatrove,
+			[]string{"out.jsonl:1: field metadata.minhash_cluster_id: want a number or a string"}},
 		{"text-dedup filtered", "td.jsonl", `{"id": "d1", "__CLUSTER__": 1, "__INDEX__": 1}` + "\n" + `{"id": "d2", "__CLUSTER__": 2, "__INDEX__": 2}` + "\n", TextDedup,
 			[]string{"td.jsonl: every row is in a cluster of its own", "skip_filtering"}},
 		{"empty", "pairs.csv", "id_a,id_b,score\n", Pairs, []string{"pairs.csv: no duplicates in it"}},
@@ -464,5 +466,26 @@ func TestDatatroveKeptAndExcluded(t *testing.T) {
 	}
 	if got, want := shapes(ds, b), []shape{{"d0 d1 d2", "d2", true, math.NaN()}}; !same(got, want) {
 		t.Errorf("clusters %+v; want %+v (datatrove kept d2)", got, want)
+	}
+}
+
+// Older datatrove sets minhash_cluster only on the documents in a cluster.
+func TestDatatroveOlderMetadata(t *testing.T) {
+	t.Parallel()
+	body := `{"id": "d0", "text": "a", "metadata": {"minhash_cluster": 4}}
+{"id": "d5", "text": "b", "metadata": {"source": "x"}}
+{"id": "d1", "text": "c", "metadata": {"minhash_cluster": 4}}
+`
+	r, err := ReadFile(Source{Name: "out.jsonl", Reader: strings.NewReader(body)}, Datatrove, Source{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := dataset()
+	b, err := Build(r, ds, BuildOptions{Rule: longest(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := shapes(ds, b), []shape{{"d0 d1", "d1", false, math.NaN()}}; !same(got, want) {
+		t.Errorf("clusters %+v; want %+v", got, want)
 	}
 }
