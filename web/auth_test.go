@@ -95,6 +95,8 @@ var routeMatrix = []struct {
 	{"POST", "/manifests/1/clusters/1/cut", auth.PrepareManifests},
 	{"POST", "/manifests/1/clusters/1/comment", auth.PrepareManifests},
 	{"POST", "/manifests/1/bulk", auth.PrepareManifests},
+	{"POST", "/manifests/1/approve-outside-sample", auth.PrepareManifests},
+	{"POST", "/manifests/import", auth.PrepareManifests},
 	{"POST", "/manifests/1/undo", auth.PrepareManifests},
 	{"POST", "/manifests/1/submit", auth.PrepareManifests},
 	{"POST", "/manifests/1/settings", auth.PrepareManifests},

@@ -29,7 +29,7 @@ import (
 
 // clusterFilter reads the list's filters from the query.
 func clusterFilter(q url.Values) db.ClusterFilter {
-	f := db.ClusterFilter{Pending: q.Get("pending") != "", Chained: q.Get("chained") != ""}
+	f := db.ClusterFilter{Pending: q.Get("pending") != "", Chained: q.Get("chained") != "", Sample: q.Get("sample") != ""}
 	switch r := cluster.Reason(q.Get("reason")); r {
 	case cluster.Exact, cluster.Near:
 		f.Reason = r
@@ -54,11 +54,12 @@ func (s *server) listClusters(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := templates.ClusterList{Page: s.page(r, fmt.Sprintf("Clusters of manifest %d", m.ID)), ManifestID: m.ID, Dataset: datasetLabel(m),
-		State: m.State.Label(), Value: f.Value, Pending: f.Pending, Chained: f.Chained, Filtered: f != (db.ClusterFilter{})}
+		State: m.State.Label(), Value: f.Value, Pending: f.Pending, Chained: f.Chained, Filtered: f != (db.ClusterFilter{}),
+		Sample: f.Sample, HasSample: m.Origin != nil && m.Origin.Sample != nil}
 	for i, c := range rows {
 		v.Rows = append(v.Rows, templates.ClusterListRow{Rank: i + 1, ID: c.ID, Keeper: c.KeeperExtID, Size: c.Size, Chained: c.Chained,
 			ChainedMembers: c.ChainedMembers, Weakest: fmtNum(c.WeakestLink, 3), Proposed: c.Proposed, Approved: c.Approved, Kept: c.Kept,
-			Exact: c.Exact, Near: c.Near, Override: c.Override})
+			Exact: c.Exact, Near: c.Near, Override: c.Override, Stratum: c.SampleStratum})
 	}
 	for _, o := range [][2]string{{"", "any"}, {"exact", "exact"}, {"near", "near"}} {
 		v.Reasons = append(v.Reasons, templates.Option{Value: o[0], Label: o[1], Selected: string(f.Reason) == o[0]})
@@ -102,10 +103,14 @@ func (s *server) clusterView(r *http.Request, m db.Manifest, c db.Cluster) (temp
 	v := templates.ClusterPage{Page: s.page(r, fmt.Sprintf("Cluster %d", c.ID)), ManifestID: m.ID, ID: c.ID, State: m.State.Label(),
 		KeeperRule: c.KeeperRule, Override: c.Override, Size: c.Size, Chained: c.Chained, ChainedMembers: c.ChainedMembers,
 		Weakest: fmtNum(c.WeakestLink, 3), Threshold: fmtNum(p.Threshold, 2), Measure: verificationName(p.Verification),
-		CanDecide: me.Role.Can(auth.PrepareManifests) && review.CanChange(m.State) == nil,
+		CanDecide: me.Role.Can(auth.PrepareManifests) && review.CanChange(m.State) == nil, Stratum: c.SampleStratum,
 		ChartBase: fmt.Sprintf("/manifests/%d/clusters/%d", m.ID, c.ID)}
 	// Rank and the neighbours in risk order.
-	list, err := s.store.Clusters(ctx, m.ID, db.ClusterFilter{})
+	if c.EngineWeakest != nil {
+		v.EngineWeakest = fmtNum(*c.EngineWeakest, 3)
+	}
+	// A cluster of a review sample steps through the sample, in risk order.
+	list, err := s.store.Clusters(ctx, m.ID, db.ClusterFilter{Sample: c.SampleStratum != ""})
 	if err != nil {
 		return v, err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/ingest"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/results"
 	"github.com/dedupstudio/dedupstudio/internal/review"
 	"github.com/dedupstudio/dedupstudio/internal/sweep"
 	"github.com/dedupstudio/dedupstudio/internal/sweeprun"
@@ -139,6 +140,9 @@ func userMessage(err error) (string, bool) {
 		rie *review.InputError
 		cie *cluster.InputError
 		gre *sweep.GridError
+		xbe *results.BadInputError
+		xue *results.UnknownIDsError
+		xie *results.InputError
 	)
 	switch {
 	case errors.As(err, &fe):
@@ -169,6 +173,14 @@ func userMessage(err error) (string, bool) {
 		return gre.Error(), true
 	case errors.Is(err, ingest.ErrEmpty):
 		return err.Error(), true
+	case errors.As(err, &xbe):
+		return xbe.Error(), true
+	case errors.As(err, &xue):
+		return xue.Error(), true
+	case errors.As(err, &xie):
+		return xie.Error(), true
+	case errors.Is(err, db.ErrSampleUndecided):
+		return "Decide every removal of the review sample first: " + err.Error() + ".", true
 	}
 	return "", false
 }

@@ -70,6 +70,9 @@ func (s *server) listManifests(w http.ResponseWriter, r *http.Request) {
 			Policy: string(p.Policy), Keeper: p.Rule.String(), Threshold: fmtNum(p.Threshold, 2), Shape: p.Shape.String(),
 			Verification: string(p.Verification), Preparer: m.Preparer, Created: m.CreatedAt.Format("2006-01-02 15:04"),
 			Removals: m.Removals, Proposed: m.Proposed, Excluded: m.Excluded, Count: m.Clusters})
+		if o := m.Origin; o != nil {
+			v.Rows[len(v.Rows)-1].Imported = o.Format + ": " + o.File
+		}
 		v.Choices = append(v.Choices, templates.Option{Value: strconv.FormatInt(m.ID, 10),
 			Label: fmt.Sprintf("%d: %s, %s", m.ID, datasetLabel(m.Manifest), p.Policy), Selected: i == 1})
 	}
@@ -82,6 +85,7 @@ func (s *server) listManifests(w http.ResponseWriter, r *http.Request) {
 		for _, d := range datasets {
 			v.Datasets = append(v.Datasets, templates.Option{Value: strconv.FormatInt(d.ID, 10), Label: fmt.Sprintf("%s v%d", d.Name, d.Version)})
 		}
+		v.Results = s.resultsForm(r, v.Datasets, list)
 	}
 	s.render(w, r, http.StatusOK, templates.ManifestListPage(v))
 }
@@ -233,6 +237,9 @@ func (s *server) manifestView(r *http.Request, m db.Manifest) (templates.Manifes
 		if v.Recent, err = s.recentActions(ctx, m.ID, me.ID); err != nil {
 			return v, err
 		}
+	}
+	if err := s.originView(ctx, &v, m); err != nil {
+		return v, err
 	}
 	return v, nil
 }
@@ -597,7 +604,10 @@ func recordSections(rec review.Record) []templates.RecordSection {
 		pol.Rows = append(pol.Rows, []string{string(c.Policy), strconv.Itoa(c.Removed), strconv.Itoa(c.Clusters), strconv.Itoa(c.Chained),
 			fmt.Sprintf("%d of %d", c.FalseMerges, c.LabeledNonDuplicates)})
 	}
-	secs = append(secs, pol)
+	if len(rec.Comparison) > 0 {
+		secs = append(secs, pol)
+	}
+	secs = append(secs, originSections(rec)...)
 	people := templates.RecordSection{Title: fmt.Sprintf("People (%d approval(s) required)", rec.ApprovalsRequired),
 		Header: []string{"name", "role", "as", "decision", "when", "comment", "on hash"}}
 	pr := rec.Preparer
@@ -606,8 +616,11 @@ func recordSections(rec review.Record) []templates.RecordSection {
 		people.Rows = append(people.Rows, []string{a.Name, a.Role, "reviewer", a.Verdict, a.At.Format("2006-01-02 15:04"), a.Comment, review.Short(a.Hash)})
 	}
 	for _, b := range rec.BulkApprovals {
-		people.Rows = append(people.Rows, []string{b.Name, "", "bulk approval", fmt.Sprintf("%d removal(s) at bar %g", b.Items, b.Bar),
-			b.At.Format("2006-01-02 15:04"), "", ""})
+		what := fmt.Sprintf("%d removal(s) at bar %g", b.Items, b.Bar)
+		if b.OutsideSample {
+			what = fmt.Sprintf("%d removal(s) outside the review sample, on its strength", b.Items)
+		}
+		people.Rows = append(people.Rows, []string{b.Name, "", "bulk approval", what, b.At.Format("2006-01-02 15:04"), "", ""})
 	}
 	return append(secs, people)
 }

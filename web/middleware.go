@@ -220,12 +220,15 @@ func (b *movingDeadline) Read(p []byte) (int, error) {
 
 // uploadPermission is what an upload route needs.
 func uploadPermission(r *http.Request) auth.Permission {
-	if r.URL.Path == "/labels" {
+	switch r.URL.Path {
+	case "/labels":
 		return auth.ImportLabels
+	case resultsUploadPath:
+		return auth.PrepareManifests
 	}
 	return auth.ImportData
 }
 
 func isUpload(r *http.Request) bool {
-	return r.Method == http.MethodPost && (r.URL.Path == "/datasets" || r.URL.Path == "/labels")
+	return r.Method == http.MethodPost && (r.URL.Path == "/datasets" || r.URL.Path == "/labels" || r.URL.Path == resultsUploadPath)
 }

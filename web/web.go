@@ -213,6 +213,8 @@ func (s *server) routes() http.Handler {
 		r.Post("/manifests/{manifest}/clusters/{cluster}/cut", s.cutCluster)
 		r.Post("/manifests/{manifest}/clusters/{cluster}/comment", s.commentCluster)
 		r.Post("/manifests/{manifest}/bulk", s.bulkApprove)
+		r.Post("/manifests/{manifest}/approve-outside-sample", s.approveOutsideSample)
+		r.Post(resultsUploadPath, s.importResultsUpload)
 		r.Post("/manifests/{manifest}/undo", s.undoDecision)
 		r.Post("/manifests/{manifest}/submit", s.requestSignOff)
 		r.Post("/manifests/{manifest}/settings", s.saveManifestSettings)

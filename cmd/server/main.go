@@ -42,6 +42,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return importDocs(args, stdout, stderr)
 	case "import-labels":
 		return importLabels(args, stdout, stderr)
+	case "import-results":
+		return importResults(args, stdout, stderr)
 	case "manifest":
 		return manifestCmd(args, stdout, stderr)
 	case "sweep":
@@ -72,6 +74,7 @@ Usage:
   server shape -threshold T -hashes K       choose bands x rows for a threshold
   server import -db F -in F [-dataset N]    import documents (JSONL, CSV/TSV, Parquet)
   server import-labels -db F -dataset N -in F  import labeled pairs
+  server import-results -db F -dataset N -format F -in F  an engine's results at scale, as a manifest to review
   server sweep -db F -campaign N [-grid F] [-out F]  score a grid of configurations against the labels
   server manifest export -db F -manifest ID -out DIR  export a signed-off manifest and write its files
   server export -db F -manifest ID -format milvus|datasketch|datatrove|json|all -out DIR

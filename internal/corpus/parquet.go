@@ -651,3 +651,9 @@ func (r *parquetReader) convert(v parquet.Value) (any, error) {
 	r.decoded += 12
 	return v.String(), nil
 }
+
+// OpenParquet reads Parquet from ra (size bytes) as OpenFile does from a path: for
+// callers that hold the file already (an upload, a file they opened).
+func OpenParquet(ra io.ReaderAt, size int64, name string, opt Options) (Reader, error) {
+	return newParquetReader(ra, size, name, opt)
+}

@@ -103,3 +103,15 @@ func (o orderedRow) MarshalJSON() ([]byte, error) {
 	buf.WriteByte('}')
 	return buf.Bytes(), nil
 }
+
+// NewTableReaderLimits is NewTableReader with the record cap of rows that carry a
+// document's text (maxBytes, as Options.MaxBytes: lines up to about twice that) and a
+// cap on the data read once decompressed (as Options.MaxInputBytes; 0 for none).
+func NewTableReaderLimits(r io.Reader, name string, format Format, need []string, maxBytes int, maxInput int64) (Reader, error) {
+	switch format {
+	case JSONL, CSV, TSV:
+	default:
+		return nil, &FormatError{File: name, Msg: "a table comes as JSONL, CSV or TSV"}
+	}
+	return NewReader(r, name, format, Options{table: &tableOptions{need: need}, MaxBytes: maxBytes, MaxInputBytes: maxInput})
+}

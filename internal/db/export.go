@@ -436,6 +436,9 @@ func (d *DB) BulkApprovals(ctx context.Context, manifestID int64) ([]review.Bulk
 			if err := sc.Scan(&b.Name, &b.Bar, &at, &b.Items); err != nil {
 				return b, err
 			}
+			if b.Bar == OutsideSampleBar {
+				b.Bar, b.OutsideSample = 0, true
+			}
 			var err error
 			b.At, err = parseTime("decided_at", at)
 			return b, err

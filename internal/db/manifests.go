@@ -33,24 +33,33 @@ type Manifest struct {
 	ApprovalsRequired int
 	Comparison        []review.PolicyStats
 	Estimates         *review.Estimates // nil when the dataset had no labels
-	CreatedAt         time.Time
-	UpdatedAt         time.Time
-	Dataset           review.Dataset
+	// Origin is where an imported manifest came from (internal/results); nil for a
+	// manifest a run computed here.
+	Origin    *review.Origin
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	Dataset   review.Dataset
 }
 
 const manifestColumns = `m.id, m.dataset_id, coalesce(m.campaign_id, 0), m.state, m.params, m.content_hash, m.dataset_hash,
 	coalesce(m.prepared_by, 0), coalesce(u.name, ''), m.approvals_required, m.comparison, m.estimates, m.created_at, m.updated_at,
-	ds.name, ds.version, ds.content_hash`
+	ds.name, ds.version, ds.content_hash, m.origin`
 
 const manifestFrom = ` FROM manifests m JOIN datasets ds ON ds.id = m.dataset_id LEFT JOIN users u ON u.id = m.prepared_by`
 
 func scanManifest(sc scanner) (Manifest, error) {
 	var m Manifest
-	var state, params, comparison, estimates, created, updated string
+	var state, params, comparison, estimates, created, updated, origin string
 	if err := sc.Scan(&m.ID, &m.DatasetID, &m.CampaignID, &state, &params, &m.ContentHash, &m.DatasetHash, &m.PreparedBy,
 		&m.Preparer, &m.ApprovalsRequired, &comparison, &estimates, &created, &updated,
-		&m.Dataset.Name, &m.Dataset.Version, &m.Dataset.ContentHash); err != nil {
+		&m.Dataset.Name, &m.Dataset.Version, &m.Dataset.ContentHash, &origin); err != nil {
 		return m, notFound(err)
+	}
+	if origin != "{}" && origin != "" {
+		m.Origin = new(review.Origin)
+		if err := json.Unmarshal([]byte(origin), m.Origin); err != nil {
+			return m, fmt.Errorf("manifest %d: column origin: %w", m.ID, err)
+		}
 	}
 	m.Dataset.ID = m.DatasetID
 	var err error
@@ -140,6 +149,12 @@ type Cluster struct {
 	Chain          Chain   `json:"chain"`
 	Cut            Cut     `json:"cut"`
 	Items          []Item  `json:"items"`
+	// SampleStratum names the review sample's stratum the cluster was drawn in (an
+	// imported manifest's); "" when it was not drawn or there is no sample.
+	SampleStratum string `json:"sample_stratum,omitempty"`
+	// EngineWeakest is the weakest link by the engine's own scores (an imported
+	// manifest's); nil when there is none.
+	EngineWeakest *float64 `json:"engine_weakest,omitempty"`
 }
 
 // Members returns the cluster's documents, the keeper first, then the items' documents.
@@ -197,7 +212,8 @@ type NewManifest struct {
 	ApprovalsRequired int
 	Comparison        []review.PolicyStats
 	Estimates         *review.Estimates
-	Clusters          []Cluster // IDs ignored; items' Cluster and ID ignored
+	Origin            *review.Origin // an imported manifest's; nil for a run's
+	Clusters          []Cluster      // IDs ignored; items' Cluster and ID ignored
 }
 
 // CreateManifest stores a run's manifest as a draft prepared by by, with its content
@@ -219,15 +235,21 @@ func (d *DB) CreateManifest(ctx context.Context, by User, nm NewManifest) (Manif
 				return err
 			}
 		}
+		origin := []byte("{}")
+		if nm.Origin != nil {
+			if origin, err = json.Marshal(nm.Origin); err != nil {
+				return err
+			}
+		}
 		var campaign any
 		if nm.CampaignID != 0 {
 			campaign = nm.CampaignID
 		}
 		now := d.stamp()
 		res, err := tx.ExecContext(ctx, `INSERT INTO manifests (dataset_id, campaign_id, state, params, dataset_hash, prepared_by,
-			approvals_required, comparison, estimates, created_at, updated_at) VALUES (?, ?, 'draft', ?, ?, ?, ?, ?, ?, ?, ?)`,
+			approvals_required, comparison, estimates, origin, created_at, updated_at) VALUES (?, ?, 'draft', ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			nm.DatasetID, campaign, string(params), nm.DatasetHash, nullID(by.ID), max(1, nm.ApprovalsRequired),
-			string(comparison), string(estimates), now, now)
+			string(comparison), string(estimates), string(origin), now, now)
 		if err != nil {
 			return err
 		}
@@ -237,13 +259,15 @@ func (d *DB) CreateManifest(ctx context.Context, by User, nm NewManifest) (Manif
 		}
 		docs := docCache{}
 		removals := 0
+		stmts := &stmtCache{tx: tx}
+		defer stmts.close()
 		for i := range nm.Clusters {
 			c := nm.Clusters[i]
 			c.ID = 0
 			for j := range c.Items {
 				c.Items[j].ID = 0
 			}
-			if _, err := insertCluster(ctx, tx, id, c, docs); err != nil {
+			if _, err := insertCluster(ctx, stmts, id, c, docs); err != nil {
 				return fmt.Errorf("cluster %d: %w", i, err)
 			}
 			removals += len(c.Items)
@@ -254,10 +278,15 @@ func (d *DB) CreateManifest(ctx context.Context, by User, nm NewManifest) (Manif
 		if m.ContentHash, err = refreshHash(ctx, tx, m, nil); err != nil {
 			return err
 		}
-		return d.auditBy(ctx, tx, by, "manifest.prepare", manifestSubject(id), map[string]any{
+		detail := map[string]any{
 			"dataset": m.Dataset.Name, "dataset_version": m.Dataset.Version, "clusters": len(nm.Clusters), "removals": removals,
 			"manifest_hash": m.ContentHash, "dataset_hash": nm.DatasetHash, "parameters": nm.Params,
-		})
+		}
+		if nm.Origin != nil {
+			detail["imported_from"] = map[string]any{"format": nm.Origin.Format, "file": nm.Origin.File, "sha256": nm.Origin.SHA256,
+				"skipped_unknown_ids": nm.Origin.Skipped, "sample": nm.Origin.Sample}
+		}
+		return d.auditBy(ctx, tx, by, "manifest.prepare", manifestSubject(id), detail)
 	})
 	if err != nil {
 		return Manifest{}, fmt.Errorf("create manifest for dataset %d: %w", nm.DatasetID, err)
@@ -270,7 +299,7 @@ func manifestSubject(id int64) string { return fmt.Sprintf("manifest:%d", id) }
 // docCache remembers documents' external ids and content hashes within a transaction.
 type docCache map[int64][2]string
 
-func (c docCache) get(ctx context.Context, tx *sql.Tx, id int64) (ext, hash string, err error) {
+func (c docCache) get(ctx context.Context, tx txer, id int64) (ext, hash string, err error) {
 	if v, ok := c[id]; ok {
 		return v[0], v[1], nil
 	}
@@ -283,7 +312,7 @@ func (c docCache) get(ctx context.Context, tx *sql.Tx, id int64) (ext, hash stri
 
 // insertCluster inserts c (with its ID when not 0) and its items (with theirs when not
 // 0) into manifest m, and returns the cluster's id.
-func insertCluster(ctx context.Context, tx *sql.Tx, manifestID int64, c Cluster, docs docCache) (int64, error) {
+func insertCluster(ctx context.Context, tx txer, manifestID int64, c Cluster, docs docCache) (int64, error) {
 	links, chain, cut, err := clusterJSON(c)
 	if err != nil {
 		return 0, err
@@ -292,10 +321,17 @@ func insertCluster(ctx context.Context, tx *sql.Tx, manifestID int64, c Cluster,
 	if c.ID != 0 {
 		id = c.ID
 	}
+	var stratum, engine any
+	if c.SampleStratum != "" {
+		stratum = c.SampleStratum
+	}
+	if c.EngineWeakest != nil {
+		engine = *c.EngineWeakest
+	}
 	res, err := tx.ExecContext(ctx, `INSERT INTO clusters (id, manifest_id, keeper_id, keeper_rule, chained, weakest_link, override,
-		size, chained_members, weakest_id, links, chain, cut) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		size, chained_members, weakest_id, links, chain, cut, sample_stratum, engine_weakest) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		id, manifestID, c.Keeper, c.KeeperRule, c.Chained, c.WeakestLink, c.Override, c.Size, c.ChainedMembers,
-		nullID(c.Weakest), links, chain, cut)
+		nullID(c.Weakest), links, chain, cut, stratum, engine)
 	if err != nil {
 		return 0, err
 	}
@@ -328,7 +364,7 @@ func clusterJSON(c Cluster) (links, chain, cut string, err error) {
 	return string(b1), string(b2), string(b3), err
 }
 
-func insertItem(ctx context.Context, tx *sql.Tx, manifestID int64, it Item, docs docCache) error {
+func insertItem(ctx context.Context, tx txer, manifestID int64, it Item, docs docCache) error {
 	row, err := itemRow(ctx, tx, it, docs)
 	if err != nil {
 		return err
@@ -352,7 +388,7 @@ func insertItem(ctx context.Context, tx *sql.Tx, manifestID int64, it Item, docs
 }
 
 // itemRow is an item as the content hash reads it.
-func itemRow(ctx context.Context, tx *sql.Tx, it Item, docs docCache) (review.Row, error) {
+func itemRow(ctx context.Context, tx txer, it Item, docs docCache) (review.Row, error) {
 	ext, hash, err := docs.get(ctx, tx, it.Doc)
 	if err != nil {
 		return review.Row{}, err
@@ -513,14 +549,18 @@ func (d *DB) CountManifest(ctx context.Context, manifestID int64) (ManifestCount
 }
 
 const clusterColumns = `c.id, c.keeper_id, c.keeper_rule, c.override, c.size, c.chained, c.chained_members, c.weakest_link,
-	coalesce(c.weakest_id, 0), c.links, c.chain, c.cut`
+	coalesce(c.weakest_id, 0), c.links, c.chain, c.cut, coalesce(c.sample_stratum, ''), c.engine_weakest`
 
 func scanCluster(sc scanner) (Cluster, error) {
 	var c Cluster
 	var links, chain, cut string
+	var engine sql.NullFloat64
 	if err := sc.Scan(&c.ID, &c.Keeper, &c.KeeperRule, &c.Override, &c.Size, &c.Chained, &c.ChainedMembers, &c.WeakestLink,
-		&c.Weakest, &links, &chain, &cut); err != nil {
+		&c.Weakest, &links, &chain, &cut, &c.SampleStratum, &engine); err != nil {
 		return c, notFound(err)
+	}
+	if engine.Valid {
+		c.EngineWeakest = &engine.Float64
 	}
 	if err := json.Unmarshal([]byte(links), &c.Links); err != nil {
 		return c, fmt.Errorf("cluster %d: column links: %w", c.ID, err)
@@ -601,6 +641,7 @@ type ClusterFilter struct {
 	Value   string
 	Pending bool // clusters with a removal nobody has decided yet
 	Chained bool // chained clusters only
+	Sample  bool // clusters drawn into the review sample only
 }
 
 // ClusterRow is a cluster in the list: its keeper and how far its review has got.
@@ -615,6 +656,7 @@ type ClusterRow struct {
 	Override                 string
 	Proposed, Approved, Kept int
 	Exact, Near              int
+	SampleStratum            string // "" when not in the review sample
 }
 
 // Clusters lists a manifest's clusters riskiest first (cluster.ByRisk's order: chained
@@ -641,12 +683,15 @@ func (d *DB) Clusters(ctx context.Context, manifestID int64, f ClusterFilter) ([
 	if f.Chained {
 		where = append(where, `c.chained = 1`)
 	}
+	if f.Sample {
+		where = append(where, `c.sample_stratum IS NOT NULL`)
+	}
 	cond := ""
 	for _, w := range where {
 		cond += " AND " + w
 	}
 	list, err := queryAll(ctx, d, `SELECT c.id, c.keeper_id, k.ext_id, c.size, c.chained, c.chained_members, c.weakest_link, c.override,
-		coalesce(sum(i.decision = 'remove' AND i.reviewed = 0), 0), coalesce(sum(i.decision = 'remove' AND i.reviewed = 1), 0),
+		coalesce(c.sample_stratum, ''), coalesce(sum(i.decision = 'remove' AND i.reviewed = 0), 0), coalesce(sum(i.decision = 'remove' AND i.reviewed = 1), 0),
 		coalesce(sum(i.decision = 'keep'), 0), coalesce(sum(i.reason = 'exact'), 0), coalesce(sum(i.reason = 'near'), 0)
 		FROM clusters c JOIN documents k ON k.id = c.keeper_id LEFT JOIN manifest_items i ON i.cluster_id = c.id
 		WHERE c.manifest_id = ?`+cond+`
@@ -654,7 +699,7 @@ func (d *DB) Clusters(ctx context.Context, manifestID int64, f ClusterFilter) ([
 		func(sc scanner) (ClusterRow, error) {
 			var r ClusterRow
 			return r, sc.Scan(&r.ID, &r.Keeper, &r.KeeperExtID, &r.Size, &r.Chained, &r.ChainedMembers, &r.WeakestLink, &r.Override,
-				&r.Proposed, &r.Approved, &r.Kept, &r.Exact, &r.Near)
+				&r.SampleStratum, &r.Proposed, &r.Approved, &r.Kept, &r.Exact, &r.Near)
 		}, args...)
 	if err != nil {
 		return nil, fmt.Errorf("clusters of manifest %d: %w", manifestID, err)
@@ -709,4 +754,68 @@ func (d *DB) DocInfos(ctx context.Context, ids []int64) (map[int64]DocInfo, erro
 		}
 	}
 	return out, nil
+}
+
+// SampleCounts returns how many removals of a manifest are undecided inside its review
+// sample and outside it.
+func (d *DB) SampleCounts(ctx context.Context, manifestID int64) (inside, outside int, err error) {
+	err = d.r.QueryRowContext(ctx, `SELECT coalesce(sum(c.sample_stratum IS NOT NULL), 0), coalesce(sum(c.sample_stratum IS NULL), 0)
+		FROM manifest_items i JOIN clusters c ON c.id = i.cluster_id
+		WHERE i.manifest_id = ? AND i.decision = 'remove' AND i.reviewed = 0`, manifestID).Scan(&inside, &outside)
+	if err != nil {
+		return 0, 0, fmt.Errorf("sample counts of manifest %d: %w", manifestID, err)
+	}
+	return inside, outside, nil
+}
+
+// txer is what inserting a manifest's rows needs of a transaction: a *sql.Tx, or a
+// stmtCache over one.
+type txer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// stmtCache runs a transaction's statements prepared once each: a manifest of many
+// thousand rows repeats the same few inserts and lookups, and preparing each anew cost
+// a quarter of storing it.
+type stmtCache struct {
+	tx *sql.Tx
+	m  map[string]*sql.Stmt
+}
+
+func (c *stmtCache) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	if st, ok := c.m[query]; ok {
+		return st, nil
+	}
+	st, err := c.tx.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if c.m == nil {
+		c.m = map[string]*sql.Stmt{}
+	}
+	c.m[query] = st
+	return st, nil
+}
+
+func (c *stmtCache) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	st, err := c.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
+}
+
+func (c *stmtCache) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	st, err := c.stmt(ctx, query)
+	if err != nil {
+		return c.tx.QueryRowContext(ctx, query, args...) // reports the same error
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
+func (c *stmtCache) close() {
+	for _, st := range c.m {
+		st.Close()
+	}
 }

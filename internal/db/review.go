@@ -739,3 +739,59 @@ func scanSignOff(sc scanner) (SignOff, error) {
 	}
 	return s, err
 }
+
+// OutsideSampleBar is the bulk_bar of a removal approved by ApproveOutsideSample: not a
+// similarity bar but the review of the sample it stands on.
+const OutsideSampleBar = -1
+
+// ErrSampleUndecided is ApproveOutsideSample before every removal of the sample has a
+// decision.
+var ErrSampleUndecided = errors.New("the review sample still has undecided removals")
+
+// ApproveOutsideSample approves, as by, every undecided removal of the clusters outside a
+// manifest's review sample, once every removal in the sample has a decision: whoever
+// reviewed the sample vouches for the rest of the run, in one recorded action (a bulk
+// approval with OutsideSampleBar, listed in the sign-off record). It returns how many
+// removals it approved and in how many clusters.
+func (d *DB) ApproveOutsideSample(ctx context.Context, by User, manifestID int64) (items, clusters int, err error) {
+	err = d.inTx(ctx, func(tx *sql.Tx) error {
+		m, err := writable(ctx, tx, manifestID)
+		if err != nil {
+			return err
+		}
+		var sampled, undecided int
+		if err := tx.QueryRowContext(ctx, `SELECT count(DISTINCT c.id), coalesce(sum(i.decision = 'remove' AND i.reviewed = 0), 0)
+			FROM clusters c LEFT JOIN manifest_items i ON i.cluster_id = c.id
+			WHERE c.manifest_id = ? AND c.sample_stratum IS NOT NULL`, manifestID).Scan(&sampled, &undecided); err != nil {
+			return err
+		}
+		if sampled == 0 {
+			return &review.InputError{Field: "sample", Msg: "this manifest has no review sample: every cluster is reviewed"}
+		}
+		if undecided > 0 {
+			return fmt.Errorf("%d removal(s) of the sample undecided: %w", undecided, ErrSampleUndecided)
+		}
+		list, err := collect(ctx, tx, `SELECT `+itemColumns+` FROM manifest_items i JOIN clusters c ON c.id = i.cluster_id
+			WHERE i.manifest_id = ? AND i.decision = 'remove' AND i.reviewed = 0 AND c.sample_stratum IS NULL
+			ORDER BY i.document_id`, scanItem, manifestID)
+		if err != nil {
+			return err
+		}
+		seen := map[int64]bool{}
+		for _, it := range list {
+			seen[it.Cluster] = true
+		}
+		clusters = len(seen)
+		summary := fmt.Sprintf("approved %d removal(s) in %d cluster(s) outside the review sample of %d cluster(s)", len(list), clusters, sampled)
+		ch := change{action: "approve-outside-sample", summary: summary, detail: map[string]any{"clusters": clusters, "sampled_clusters": sampled}}
+		if items, err = d.setDecisions(ctx, tx, by, list, review.Approved, OutsideSampleBar, &ch); err != nil || items == 0 {
+			return err
+		}
+		ch.detail["items"] = items
+		return d.commit(ctx, tx, by, m, ch)
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("approve outside the sample of manifest %d: %w", manifestID, err)
+	}
+	return items, clusters, nil
+}

@@ -72,7 +72,8 @@ func Review(ctx context.Context, store *db.DB, by db.User, m db.Manifest, v revi
 // and returns the function that completes it inside the transaction.
 func prepareSeal(ctx context.Context, store *db.DB, m db.Manifest, codeVersion string) (db.Seal, error) {
 	base := review.Record{Manifest: m.ID, Params: m.Params, CodeVersion: codeVersion, Labels: m.Estimates,
-		Comparison: m.Comparison, ApprovalsRequired: m.ApprovalsRequired}
+		Comparison: m.Comparison, ApprovalsRequired: m.ApprovalsRequired,
+		Origin: m.Origin, ReviewedSample: m.Origin != nil && m.Origin.Sample != nil}
 	ds, err := store.Dataset(ctx, m.DatasetID)
 	if err != nil {
 		return nil, err
@@ -165,6 +166,12 @@ func LumpGroups(counts []review.GroupCount, max int) []review.GroupCount {
 		other.Removed += c.Removed
 	}
 	return append(out, other)
+}
+
+// ApproveOutsideSample approves the undecided removals outside an imported manifest's
+// review sample once the sample is decided (db.DB.ApproveOutsideSample).
+func ApproveOutsideSample(ctx context.Context, store *db.DB, by db.User, m db.Manifest) (items, clusters int, err error) {
+	return store.ApproveOutsideSample(ctx, by, m.ID)
 }
 
 // Export applies a signed-off manifest: it checks the content hash and the dataset

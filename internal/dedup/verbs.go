@@ -219,6 +219,13 @@ func rederive(ctx context.Context, store *db.DB, m db.Manifest, c db.Cluster,
 	now := make([]db.Cluster, 0, len(out))
 	for _, oc := range out {
 		dc := storedCluster(oc, p, id)
+		// What a cluster of a review sample becomes stays in the sample, so the review of
+		// the sample can finish; the engine's weakest link stays with the cluster it was
+		// measured on.
+		dc.SampleStratum = c.SampleStratum
+		if len(now) == 0 && oc.Keeper == loc(c.Keeper) {
+			dc.EngineWeakest = c.EngineWeakest
+		}
 		for _, rm := range oc.Removed {
 			it := db.Item{Doc: id(rm.Doc), Keeper: id(oc.Keeper), Score: rm.Sim, Reason: rm.Reason, Decision: review.Proposed,
 				Estimate: lsh.Estimate(sigs[rm.Doc], sigs[oc.Keeper]), Exact: lsh.ExactJaccard(sets[rm.Doc], sets[oc.Keeper])}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/results"
 	"github.com/dedupstudio/dedupstudio/internal/review"
 )
 
@@ -313,4 +314,41 @@ func TestScriptsSayWhatDiffers(t *testing.T) {
 	mustContain(t, "milvus_setup.py", file(t, files, "milvus/milvus_setup.py"), `consistency_level="Strong"`, "MAX_TEXT_BYTES = 65535", `print("skipped:", e, file=sys.stderr)`)
 	mustContain(t, "main.go", file(t, files, "milvus/go/main.go"), "WithConsistencyLevel(entity.ClStrong)")
 	mustContain(t, "README.md", file(t, files, "milvus/README.md"), "Consistency level Strong", "not the calibrated keeper-star policy")
+}
+
+// The Milvus scripts write the dump import-results reads back: the Python script's own
+// dump_line, run, gives lines that results.ReadFile takes as the milvus format, and the
+// Go program writes the same fields.
+func TestMilvusScriptsWriteTheImportedDump(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not installed")
+	}
+	for _, spec := range []string{"scheme=milvus level=word size=3 k=128 hash=xxh3 seed=1234 norm=none", "level=word size=5 k=128"} {
+		files, err := All(sample(t, spec))
+		if err != nil {
+			t.Fatal(err)
+		}
+		script := file(t, files, "milvus/milvus_setup.py")
+		i, j := strings.Index(script, "def dump_line("), strings.Index(script, "\nif __name__")
+		if i < 0 || j < i {
+			t.Fatalf("%s: milvus_setup.py has no dump_line before its main", spec)
+		}
+		prog := "import json\n" + script[i:j] + `
+print(dump_line("doc-2", [("doc-1", 0.9375), (7, 0.8125)]))
+print(dump_line("doc-3", [("doc-1", 1.0)]))
+`
+		out, err := exec.Command(py, "-c", prog).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: dump_line: %v\n%s", spec, err, out)
+		}
+		r, err := results.ReadFile(results.Source{Name: "dump.jsonl", Reader: bytes.NewReader(out)}, results.Milvus, results.Source{}, results.Options{})
+		if err != nil {
+			t.Fatalf("%s: the dump %q does not import: %v", spec, out, err)
+		}
+		if len(r.Pairs) != 3 || r.Pairs[0].A.ID != "doc-2" || r.Pairs[0].B.ID != "doc-1" || r.Pairs[0].Score != 0.9375 || r.Pairs[1].B.ID != "7" {
+			t.Errorf("%s: pairs read from the dump: %+v", spec, r.Pairs)
+		}
+		mustContain(t, "main.go", file(t, files, "milvus/go/main.go"), "json:\"id\"", "json:\"hits\"", "json:\"distance\"", "json.Marshal(dumpLine{ID: id, Hits: hits})")
+	}
 }

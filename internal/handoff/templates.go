@@ -51,6 +51,7 @@ var milvusPy = tmpl("milvus_setup.py", `# {{template "header" hdr "#" .}}
 # pip install pymilvus   (the MinHash function needs pymilvus and Milvus 3.0 or newer;
 # MINHASH_LSH and MHJACCARD need 2.6 or newer)
 
+import json
 import sys
 
 from pymilvus import DataType, MilvusClient
@@ -129,9 +130,17 @@ def insert_unless_duplicate(client, doc_id, text):
     return dups
 
 
+def dump_line(doc_id, dups):
+    """One line of the dump that import-results -format milvus reads back for review:
+    the document and every stored hit at or above THRESHOLD with its MHJACCARD score."""
+    return json.dumps({"id": doc_id, "hits": [{"id": h, "distance": s} for h, s in dups]})
+
+
 if __name__ == "__main__":
-    # python milvus_setup.py corpus.jsonl   (one {"id": ..., "text": ...} per line)
-    import json
+    # python milvus_setup.py corpus.jsonl > dump.jsonl   (one {"id": ..., "text": ...} per line)
+    # dump.jsonl has one line per document not inserted, with the stored documents it
+    # duplicates; bring it back for review with
+    #   server import-results -format milvus -in dump.jsonl -dataset ... -manifest ...
     client = MilvusClient(uri=URI)
     if not client.has_collection(COLLECTION):
         create(client)
@@ -145,7 +154,7 @@ if __name__ == "__main__":
                 print("skipped:", e, file=sys.stderr)
                 continue
             if dups:
-                print(doc["id"], "duplicate of", dups[0][0], "similarity", dups[0][1], sep="\t")
+                print(dump_line(str(doc["id"]), dups), flush=True)
 {{- else}}
 def signatures(path):
     """(id, signature bytes) pairs of sigs.bin and sigs.bin.ids."""
@@ -158,8 +167,17 @@ def signatures(path):
             yield doc_id.rstrip("\n"), sig
 
 
+def dump_line(doc_id, dups):
+    """One line of the dump that import-results -format milvus reads back for review:
+    the document and every stored hit at or above THRESHOLD with its MHJACCARD score."""
+    return json.dumps({"id": doc_id, "hits": [{"id": h, "distance": s} for h, s in dups]})
+
+
 if __name__ == "__main__":
-    # python milvus_setup.py sigs.bin   (made by the signatures command above)
+    # python milvus_setup.py sigs.bin > dump.jsonl   (made by the signatures command above)
+    # dump.jsonl has one line per document not inserted, with the stored documents it
+    # duplicates; bring it back for review with
+    #   server import-results -format milvus -in dump.jsonl -dataset ... -manifest ...
     client = MilvusClient(uri=URI)
     if not client.has_collection(COLLECTION):
         create(client)
@@ -167,7 +185,7 @@ if __name__ == "__main__":
     for doc_id, sig in signatures(sys.argv[1]):
         dups = near_duplicates(client, sig)
         if dups:
-            print(doc_id, "duplicate of", dups[0][0], "similarity", dups[0][1], sep="\t")
+            print(dump_line(doc_id, dups), flush=True)
         else:
             client.insert(COLLECTION, [{"id": doc_id, "signature": sig}])
 {{- end}}
@@ -183,12 +201,13 @@ var milvusGo = tmpl("main.go", `// {{template "header" hdr "//" .}}
 // inserts signatures made by Dedup Studio:
 //
 //	{{.SignCmd}}
-//	go run . -addr localhost:19530 -sigs sigs.bin
+//	go run . -addr localhost:19530 -sigs sigs.bin > dump.jsonl
 //
 // It creates the collection (a BINARY_VECTOR field of dim {{.Dim}} with a MINHASH_LSH
 // index of {{.Bands}} bands) when missing, then for each signature in input order searches
-// the stored ones and either reports the best match at or above the threshold or
-// inserts the document.
+// the stored ones and either writes the document and its hits at or above the threshold
+// to standard output, one JSON line each (the dump that "server import-results -format
+// milvus" reads back for review), or inserts the document.
 {{- if .FnParams}}
 // (Milvus can also compute these signatures itself: see milvus_setup.py for the MinHash
 // function definition.)
@@ -198,6 +217,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -287,8 +307,13 @@ func dedup(ctx context.Context, cli *milvusclient.Client, path string) error {
 		if err != nil {
 			return err
 		}
-		if dup, score, ok := best(res); ok {
-			fmt.Printf("%s\tduplicate of\t%s\tsimilarity\t%.4f\n", id, dup, score)
+		if hits := dups(res); len(hits) > 0 {
+			// One line of the dump that import-results -format milvus reads back.
+			line, err := json.Marshal(dumpLine{ID: id, Hits: hits})
+			if err != nil {
+				return err
+			}
+			fmt.Printf("%s\n", line)
 			continue
 		}
 		_, err = cli.Insert(ctx, milvusclient.NewColumnBasedInsertOption(collection).
@@ -300,23 +325,36 @@ func dedup(ctx context.Context, cli *milvusclient.Client, path string) error {
 	return ids.Err()
 }
 
-// best is the first hit at or above the threshold: MHJACCARD answers a similarity
-// (1.0 for identical signatures), best first.
-func best(res []milvusclient.ResultSet) (string, float32, bool) {
+// dumpLine is a document that was not inserted and the stored documents it duplicates:
+// the dump's line, {"id": ..., "hits": [{"id": ..., "distance": ...}]}, as pymilvus
+// names a hit's fields.
+type dumpLine struct {
+	ID   string `+"`json:\"id\"`"+`
+	Hits []hit  `+"`json:\"hits\"`"+`
+}
+
+type hit struct {
+	ID       string  `+"`json:\"id\"`"+`
+	Distance float32 `+"`json:\"distance\"`"+`
+}
+
+// dups are the hits at or above the threshold: MHJACCARD answers a similarity (1.0 for
+// identical signatures), best first.
+func dups(res []milvusclient.ResultSet) []hit {
 	if len(res) == 0 {
-		return "", 0, false
+		return nil
 	}
 	rs := res[0]
+	var out []hit
 	for i, score := range rs.Scores {
 		if score < threshold {
 			break
 		}
-		id, err := rs.IDs.GetAsString(i)
-		if err == nil {
-			return id, score, true
+		if id, err := rs.IDs.GetAsString(i); err == nil {
+			out = append(out, hit{ID: id, Distance: score})
 		}
 	}
-	return "", 0, false
+	return out
 }
 `)
 

@@ -151,7 +151,12 @@ type Record struct {
 	Approvals         []Person      `json:"approvals"`
 	Reviews           []Person      `json:"reviews"` // every verdict and comment, dismissed ones included
 	BulkApprovals     []Bulk        `json:"bulk_approvals"`
-	SignedAt          time.Time     `json:"signed_at"`
+	// Origin is where an imported manifest came from (nil for a run's). When its
+	// Sample is set, people reviewed that sample of the clusters, not every one:
+	// ReviewedSample says so, and the sample says how it was drawn.
+	Origin         *Origin   `json:"origin,omitempty"`
+	ReviewedSample bool      `json:"reviewed_a_sample"`
+	SignedAt       time.Time `json:"signed_at"`
 }
 
 // DatasetRecord names the dataset in the record.
@@ -176,6 +181,9 @@ type Bulk struct {
 	At    time.Time `json:"at"`
 	Bar   float64   `json:"bar"`
 	Items int       `json:"items"`
+	// OutsideSample is true for the approval of the removals outside a review sample,
+	// given on the strength of the sample's review (Bar is then 0).
+	OutsideSample bool `json:"outside_sample,omitempty"`
 }
 
 // GroupRows turns an Impact into the record's rows.

@@ -1,0 +1,184 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/dedup"
+	engineresults "github.com/dedupstudio/dedupstudio/internal/results"
+)
+
+// importResults runs "import-results": a production engine's results as a manifest for
+// review.
+func importResults(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("import-results",
+		"server import-results: bring back what an engine that ran at scale decided, as a draft manifest of a\n"+
+			"dataset for review: datatrove (a .clusters file of MinhashDedupCluster(save_cluster_id=True), with its\n"+
+			".remove beside it for the keepers, or the JSONL documents MinhashDedupFilter(load_cluster_ids=True)\n"+
+			"writes), text-dedup (its output kept unfiltered with __CLUSTER__ and __INDEX__ columns; JSONL, CSV or\n"+
+			"Parquet), milvus (the JSON lines the handed-off Milvus scripts write: {\"id\", \"hits\": [{\"id\",\n"+
+			"\"distance\"}]}), pairs (id_a,id_b,score as CSV, TSV or JSONL) or manifest (removals.jsonl/.csv of the\n"+
+			"review format: the dedup command's, or an export). Pairs become clusters (connected components);\n"+
+			"keepers are the engine's where the file says, else the configuration's keeper rule. Every document\n"+
+			"must be in the dataset (-skip-unknown skips and counts those that are not). All or nothing: a bad\n"+
+			"record, an unknown id or Ctrl+C stores nothing. More clusters than -sample: a stratified random sample\n"+
+			"by cluster size and weakest link goes to review, and the sign-off record says how it was drawn.",
+		"go run ./cmd/server import-results -db dedupstudio.db -dataset crawl -format datatrove -in remove_ids/000000.clusters -remove remove_ids/000000.remove -manifest 3", stderr)
+	dbPath := fs.String("db", "dedupstudio.db", "database file (must exist)")
+	dataset := fs.String("dataset", "", "the dataset the engine deduplicated, by name (its newest version) or id")
+	format := fs.String("format", "", "datatrove, text-dedup, milvus, pairs or manifest")
+	in := fs.String("in", "", "the results file (JSONL, CSV and TSV may be gzip or zstd)")
+	remove := fs.String("remove", "", "datatrove: the .remove file beside a .clusters file (default: its sibling when it exists), or the\nexclusion writer's JSONL beside the filter's kept output given as -in: datatrove's own keepers")
+	manifest := fs.Int64("manifest", 0, "take the configuration production ran from this manifest (the one handed to the engine)")
+	config := fs.String("config", "", "or from this settings.json (what export -format json writes)")
+	idField := fs.String("id-field", "id", "text-dedup, datatrove JSONL: the document id column")
+	clusterField := fs.String("cluster-field", "", "text-dedup: the cluster column (default __CLUSTER__, or __cluster__)")
+	indexField := fs.String("index-field", "", "text-dedup: the index column (default __INDEX__, or __index__)")
+	textField := fs.String("text-field", "text", "text-dedup Parquet: the text column the file must have (not stored)")
+	keepers := fs.String("keepers", "file", "file: the engine's keepers where the file gives them, else the rule; rule: the configuration's keeper rule everywhere")
+	skipUnknown := fs.Bool("skip-unknown", false, "skip and count records naming a document the dataset does not have, instead of refusing the file")
+	sample := fs.Int("sample", dedup.DefaultSample, "clusters to review; more than this and a stratified sample is drawn (0: review every cluster)")
+	seed := fs.Uint64("seed", 1, "the sample's seed (the same seed over the same file draws the same clusters)")
+	approvals := fs.Int("approvals", 1, "approvals the manifest needs to be signed off")
+	as := fs.String("as", "", "the account the manifest is prepared by (default: none, recorded as cli:$USER)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *in == "" || *dataset == "" || *format == "" {
+		fs.Usage()
+		return errors.New("-dataset, -format and -in are required")
+	}
+	f, err := engineresults.ParseFormat(*format)
+	if err != nil {
+		return fmt.Errorf("-format: %w", err)
+	}
+	if *keepers != "file" && *keepers != "rule" {
+		return fmt.Errorf("-keepers: want file or rule, not %q", *keepers)
+	}
+	if *manifest != 0 && *config != "" {
+		return errors.New("-manifest and -config both name a configuration: give one")
+	}
+	ctx, stop := signalContext()
+	defer stop()
+	store, err := db.OpenExisting(ctx, *dbPath)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	ds, err := resolveDataset(ctx, store, *dataset)
+	if err != nil {
+		return err
+	}
+	req := dedup.ImportRequest{DatasetID: ds.ID, Format: f, SkipUnknown: *skipUnknown, IgnoreFileKeepers: *keepers == "rule",
+		Sample: *sample, Seed: *seed, ApprovalsRequired: *approvals, ByName: "cli:" + os.Getenv("USER"),
+		By:      db.User{Name: "cli:" + os.Getenv("USER")}, // no account: the audit log names the command's user
+		Options: engineresults.Options{IDField: *idField, ClusterField: *clusterField, IndexField: *indexField, TextField: *textField}}
+	if *sample == 0 {
+		req.Sample = -1
+	}
+	switch {
+	case *manifest != 0:
+		m, err := store.Manifest(ctx, *manifest)
+		if errors.Is(err, db.ErrNotFound) {
+			return fmt.Errorf("-manifest: no manifest %d in %s", *manifest, *dbPath)
+		}
+		if err != nil {
+			return err
+		}
+		req.Params = &m.Params
+	case *config != "":
+		cf, err := os.Open(*config)
+		if err != nil {
+			return err
+		}
+		p, err := engineresults.ReadSettings(cf, filepath.Base(*config))
+		cf.Close()
+		if err != nil {
+			return err
+		}
+		req.Params = &p
+	}
+	if *as != "" {
+		u, err := store.UserByName(ctx, *as)
+		if errors.Is(err, db.ErrNotFound) || (err == nil && u.Disabled) {
+			return fmt.Errorf("-as %s: no enabled account of that name", *as)
+		}
+		if err != nil {
+			return err
+		}
+		req.By, req.ByName = u, u.Name
+	}
+	file, err := os.Open(*in)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	st, err := file.Stat()
+	if err != nil {
+		return err
+	}
+	req.File = engineresults.Source{Name: filepath.Base(*in), Reader: file, At: file, Size: st.Size()}
+	rmPath := *remove
+	if rmPath == "" && f == engineresults.Datatrove && strings.HasSuffix(*in, ".clusters") {
+		if sib := strings.TrimSuffix(*in, ".clusters") + ".remove"; fileExists(sib) {
+			rmPath = sib
+		}
+	}
+	if rmPath != "" {
+		rf, err := os.Open(rmPath)
+		if err != nil {
+			return err
+		}
+		defer rf.Close()
+		req.Remove = engineresults.Source{Name: filepath.Base(rmPath), Reader: rf}
+		fmt.Fprintf(stderr, "keepers from %s\n", rmPath)
+	}
+	last := ""
+	m, err := dedup.ImportResults(ctx, store, req, func(p dedup.Progress) {
+		if p.Phase != last {
+			last = p.Phase
+			fmt.Fprintf(stderr, "%s\n", p.Phase)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	o := m.Origin
+	fmt.Fprintf(stdout, "manifest %d (draft) of dataset %q version %d: %d cluster(s), %d removal(s) from %s (%s, %d record(s)); keepers by %s\n",
+		m.ID, ds.Name, ds.Version, o.Clusters, o.Removals, o.File, o.Format, o.Records, o.Keepers)
+	if o.Skipped > 0 {
+		fmt.Fprintf(stdout, "skipped %d record(s) naming documents the dataset does not have (e.g. %s)\n", o.Skipped, strings.Join(o.SkippedIDs, ", "))
+	}
+	if o.Sample != nil {
+		fmt.Fprintf(stdout, "review: %s\n", o.Sample)
+	} else {
+		fmt.Fprintln(stdout, "review: every cluster")
+	}
+	return nil
+}
+
+// resolveDataset finds a dataset by name (its newest version) or, failing that, by id.
+func resolveDataset(ctx context.Context, store *db.DB, s string) (db.Dataset, error) {
+	ds, err := store.LatestDataset(ctx, s)
+	if err == nil || !errors.Is(err, db.ErrNotFound) {
+		return ds, err
+	}
+	if id, perr := strconv.ParseInt(s, 10, 64); perr == nil {
+		if ds, err := store.Dataset(ctx, id); err == nil || !errors.Is(err, db.ErrNotFound) {
+			return ds, err
+		}
+	}
+	return db.Dataset{}, fmt.Errorf("-dataset: no dataset named or numbered %q in %s", s, store.Path())
+}
+
+func fileExists(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular()
+}

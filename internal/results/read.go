@@ -1,0 +1,542 @@
+package results
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/dedupstudio/dedupstudio/internal/corpus"
+	"github.com/dedupstudio/dedupstudio/internal/review"
+)
+
+// MaxRowBytes caps the text a results row may carry (a document written out with its
+// cluster id); it is read past, not kept.
+const MaxRowBytes = 32 << 20
+
+// eachRow reads src as a table (JSONL, CSV or TSV by its name, gzip or zstd by its
+// content) and calls fn with each row; a bad row goes to bad.
+func eachRow(src Source, opt Options, need []string, bad *badList, fn func(corpus.Record)) (sha string, err error) {
+	format, err := corpus.DetectFormat(src.Name)
+	if err != nil {
+		return "", err
+	}
+	if format == corpus.Parquet {
+		return "", &InputError{Field: "file", Msg: src.Name + ": this format comes as JSONL, CSV or TSV"}
+	}
+	hr := newHashing(src.Reader)
+	// Rows may carry a document's text (datatrove's and text-dedup's outputs): up to
+	// MaxRowBytes of it.
+	rd, err := corpus.NewTableReaderLimits(hr, src.Name, format, need, MaxRowBytes, opt.MaxInputBytes)
+	if err != nil {
+		return "", err
+	}
+	defer rd.Close()
+	for {
+		rec, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		var re *corpus.RecordError
+		if errors.As(err, &re) {
+			bad.add(re)
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		fn(rec)
+	}
+	io.Copy(io.Discard, hr) // the whole file is hashed, trailing bytes included
+	return hr.sum(), nil
+}
+
+// field returns the value of the first of names present in m, matching names without
+// case (CSV headers come lowercased), and the name found.
+func field(m map[string]any, names ...string) (any, string, bool) {
+	for _, n := range names {
+		if v, ok := m[n]; ok {
+			return v, n, true
+		}
+	}
+	for _, n := range names {
+		for k, v := range m {
+			if strings.EqualFold(k, n) {
+				return v, k, true
+			}
+		}
+	}
+	return nil, names[0], false
+}
+
+func recErr(rec corpus.Record, f, format string, args ...any) *corpus.RecordError {
+	return &corpus.RecordError{Place: rec.Place, Field: f, Msg: fmt.Sprintf(format, args...), Record: rec.Raw}
+}
+
+// readRef reads a document id from the row's field names[0] (or another of names).
+func readRef(rec corpus.Record, names ...string) (Ref, *corpus.RecordError) {
+	v, name, _ := field(rec.Meta, names...)
+	id, err := idValue(v)
+	if err != nil {
+		return Ref{}, recErr(rec, name, "%v", err)
+	}
+	return Ref{ID: id, Index: -1, Place: rec.Place, Field: name}, nil
+}
+
+// readPairs reads a table of id_a, id_b, score.
+func readPairs(src Source, opt Options) (*Read, error) {
+	r := &Read{Format: Pairs, File: src.Name}
+	bad := &badList{}
+	sha, err := eachRow(src, opt, nil, bad, func(rec corpus.Record) {
+		r.Records++
+		a, e := readRef(rec, "id_a")
+		if e != nil {
+			bad.add(e)
+			return
+		}
+		b, e := readRef(rec, "id_b")
+		if e != nil {
+			bad.add(e)
+			return
+		}
+		v, name, _ := field(rec.Meta, "score")
+		s, err := scoreValue(v)
+		if err != nil {
+			bad.add(recErr(rec, name, "%v", err))
+			return
+		}
+		if a.ID == b.ID {
+			bad.add(recErr(rec, "id_b", "the same document as id_a"))
+			return
+		}
+		r.Pairs = append(r.Pairs, Pair{A: a, B: b, Score: s})
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.SHA256 = sha
+	return finish(r, bad)
+}
+
+// readMilvus reads the search dump: {"id": query, "hits": [{"id": hit, "distance": s}]}
+// per line (pymilvus's hit dictionaries; "score" is read where "distance" is missing).
+func readMilvus(src Source, opt Options) (*Read, error) {
+	r := &Read{Format: Milvus, File: src.Name}
+	bad := &badList{}
+	sha, err := eachRow(src, opt, nil, bad, func(rec corpus.Record) {
+		r.Records++
+		q, e := readRef(rec, "id")
+		if e != nil {
+			bad.add(e)
+			return
+		}
+		hv, _, ok := field(rec.Meta, "hits")
+		hits, isList := hv.([]any)
+		if !ok || !isList {
+			bad.add(recErr(rec, "hits", "want a list of {\"id\", \"distance\"} objects"))
+			return
+		}
+		for i, h := range hits {
+			name := "hits[" + strconv.Itoa(i) + "]"
+			hm, isMap := h.(map[string]any)
+			if !isMap {
+				bad.add(recErr(rec, name, "want an object {\"id\", \"distance\"}"))
+				return
+			}
+			id, err := idValue(hm["id"])
+			if err != nil {
+				bad.add(recErr(rec, name+".id", "%v", err))
+				return
+			}
+			sv, sname := hm["distance"], ".distance"
+			if sv == nil {
+				sv, sname = hm["score"], ".score"
+			}
+			s, err := scoreValue(sv)
+			if err != nil {
+				bad.add(recErr(rec, name+sname, "%v (MHJACCARD answers a similarity)", err))
+				return
+			}
+			if id == q.ID {
+				bad.add(recErr(rec, name+".id", "the query document itself"))
+				return
+			}
+			r.Pairs = append(r.Pairs, Pair{A: q, B: Ref{ID: id, Index: -1, Place: rec.Place, Field: name + ".id"}, Score: s})
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.SHA256 = sha
+	// A search before insert never stores a document it found a duplicate of, so no
+	// query is also a hit: then the hits are the documents the engine kept. A dump of a
+	// search over documents all stored (each pair both ways) names no keepers.
+	queries := map[string]bool{}
+	for _, p := range r.Pairs {
+		queries[p.A.ID] = true
+	}
+	r.KeeperGiven = !slices.ContainsFunc(r.Pairs, func(p Pair) bool { return queries[p.B.ID] })
+	return finish(r, bad)
+}
+
+// readDatatroveJSONL reads documents written by datatrove's JsonlWriter after
+// MinhashDedupFilter(load_cluster_ids=True): {"id", "text", "metadata":
+// {"minhash_cluster_id": c, "minhash_cluster_size": n}}. A document in no cluster has
+// cluster id -1 (or none) and is left out. With removed (the exclusion writer's output
+// beside the filter's), the documents of src are what datatrove kept and those of
+// removed what it removed: its own keepers.
+func readDatatroveJSONL(src, removed Source, opt Options) (*Read, error) {
+	r := &Read{Format: Datatrove, File: src.Name, KeeperGiven: removed.Reader != nil}
+	bad := &badList{}
+	withID := 0 // records with a cluster id
+	read := func(src Source, kept bool) (string, error) {
+		return eachRow(src, opt, nil, bad, func(rec corpus.Record) {
+			r.Records++
+			meta := rec.Meta
+			where := ""
+			if m, ok := rec.Meta["metadata"].(map[string]any); ok {
+				meta, where = m, "metadata."
+			}
+			cv, cname, ok := field(meta, "minhash_cluster_id", "minhash_cluster")
+			if !ok {
+				// Older datatrove sets the key only on documents in a cluster.
+				return
+			}
+			withID++
+			group, _, err := groupValue(cv)
+			if err != nil {
+				bad.add(recErr(rec, where+cname, "%v", err))
+				return
+			}
+			if group == "-1" || group == "" {
+				return
+			}
+			ref, e := readRef(rec, opt.IDField)
+			if e != nil {
+				bad.add(e)
+				return
+			}
+			m := Member{Doc: ref, Group: group, Keeper: kept}
+			if sv, sname, ok := field(meta, "minhash_cluster_size"); ok {
+				n, err := idValue(sv)
+				size, err2 := strconv.Atoi(n)
+				if err != nil || err2 != nil || size < 1 {
+					bad.add(recErr(rec, where+sname, "want a whole number of documents"))
+					return
+				}
+				m.Size = size
+			}
+			r.Members = append(r.Members, m)
+		})
+	}
+	sha, err := read(src, removed.Reader != nil)
+	if err != nil {
+		return nil, err
+	}
+	r.SHA256 = sha
+	if removed.Reader != nil {
+		if _, err := read(removed, false); err != nil {
+			return nil, err
+		}
+	}
+	if withID == 0 && r.Records > 0 && bad.total == 0 {
+		return nil, &InputError{Field: "file", Msg: src.Name + ": no document has metadata.minhash_cluster_id: run MinhashDedupCluster with save_cluster_id=True " +
+			"and MinhashDedupFilter with load_cluster_ids=True, and import what the filter writes"}
+	}
+	return finish(r, bad)
+}
+
+// readDatatroveClusters reads a .clusters file of MinhashDedupCluster (save_cluster_id):
+// little-endian uint32 pairs (document index in its rank's input, cluster id), and the
+// .remove file beside it (little-endian uint32 indexes of the documents removed), whose
+// complement in each cluster is the document datatrove kept.
+func readDatatroveClusters(src, remove Source) (*Read, error) {
+	r := &Read{Format: Datatrove, File: src.Name}
+	bad := &badList{}
+	hr := newHashing(src.Reader)
+	br := bufio.NewReader(hr)
+	var buf [8]byte
+	for off := 0; ; off += 8 {
+		n, err := io.ReadFull(br, buf[:])
+		if err == io.EOF {
+			break
+		}
+		if err == io.ErrUnexpectedEOF {
+			bad.add(&corpus.RecordError{Place: corpus.Place{File: src.Name, Line: off/8 + 1},
+				Msg: fmt.Sprintf("ends %d byte(s) into a record at byte %d: a .clusters file holds 8-byte records (uint32 document index, uint32 cluster id)", n, off)})
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		r.Records++
+		idx := binary.LittleEndian.Uint32(buf[:4])
+		c := binary.LittleEndian.Uint32(buf[4:])
+		place := corpus.Place{File: src.Name, Line: off/8 + 1}
+		if idx > math.MaxInt32 {
+			bad.add(&corpus.RecordError{Place: place, Field: "document", Msg: fmt.Sprintf("index %d is not a document of one task's input", idx)})
+			continue
+		}
+		r.Members = append(r.Members, Member{Doc: Ref{Index: int(idx), Place: place, Field: "document"}, Group: strconv.FormatUint(uint64(c), 10)})
+	}
+	r.SHA256 = hr.sum()
+	if remove.Reader != nil {
+		removed := map[int]bool{}
+		rr := bufio.NewReader(remove.Reader)
+		var b4 [4]byte
+		for off := 0; ; off += 4 {
+			n, err := io.ReadFull(rr, b4[:])
+			if err == io.EOF {
+				break
+			}
+			if err == io.ErrUnexpectedEOF {
+				bad.add(&corpus.RecordError{Place: corpus.Place{File: remove.Name, Line: off/4 + 1},
+					Msg: fmt.Sprintf("ends %d byte(s) into a record at byte %d: a .remove file holds uint32 document indexes", n, off)})
+				break
+			}
+			if err != nil {
+				return nil, err
+			}
+			removed[int(binary.LittleEndian.Uint32(b4[:]))] = true
+		}
+		for i := range r.Members {
+			r.Members[i].Keeper = !removed[r.Members[i].Doc.Index]
+		}
+		r.KeeperGiven = true
+	}
+	return finish(r, bad)
+}
+
+// readTextDedup reads text-dedup's output kept with its cluster and index columns
+// (skip_filtering, keep_cluster_column, keep_index_column): a row's cluster is the index
+// of the row its cluster keeps, so the row whose index equals its cluster is the keeper.
+// Without the index column, keepers come from the rule.
+func readTextDedup(src Source, opt Options) (*Read, error) {
+	clusterNames := []string{"__CLUSTER__", "__cluster__"}
+	if opt.ClusterField != "" {
+		clusterNames = []string{opt.ClusterField}
+	}
+	indexNames := []string{"__INDEX__", "__index__"}
+	if opt.IndexField != "" {
+		indexNames = []string{opt.IndexField}
+	}
+	r := &Read{Format: TextDedup, File: src.Name, KeeperGiven: true}
+	bad := &badList{}
+	row := func(rec corpus.Record) {
+		r.Records++
+		cv, cname, ok := field(rec.Meta, clusterNames...)
+		if !ok {
+			bad.add(recErr(rec, cname, "no cluster column: save text-dedup's output with keep_cluster_column (and skip_filtering, so removed rows stay), or name the column"))
+			return
+		}
+		group, ok, err := groupValue(cv)
+		if err != nil || !ok {
+			bad.add(recErr(rec, cname, "want a cluster id"))
+			return
+		}
+		ref, e := readRef(rec, opt.IDField)
+		if e != nil {
+			bad.add(e)
+			return
+		}
+		m := Member{Doc: ref, Group: group}
+		if iv, _, ok := field(rec.Meta, indexNames...); ok {
+			index, _, _ := groupValue(iv)
+			m.Keeper = index == group
+		} else {
+			r.KeeperGiven = false
+		}
+		r.Members = append(r.Members, m)
+	}
+	format, err := corpus.DetectFormat(src.Name)
+	if err != nil {
+		return nil, err
+	}
+	if format != corpus.Parquet {
+		sha, err := eachRow(src, opt, nil, bad, row)
+		if err != nil {
+			return nil, err
+		}
+		r.SHA256 = sha
+	} else {
+		if err := eachParquetRow(src, opt, append(clusterNames, indexNames...), bad, row); err != nil {
+			return nil, err
+		}
+		hr := newHashing(io.NewSectionReader(src.At, 0, src.Size))
+		if _, err := io.Copy(io.Discard, hr); err != nil {
+			return nil, err
+		}
+		r.SHA256 = hr.sum()
+	}
+	r.Members = groupsOfTwoOrMore(r.Members)
+	if len(r.Members) == 0 && bad.total == 0 {
+		return nil, &InputError{Field: "file", Msg: src.Name + ": every row is in a cluster of its own: text-dedup's filtered output keeps one row per cluster; " +
+			"save it with skip_filtering and keep_cluster_column (and keep_index_column for its keepers)"}
+	}
+	return finish(r, bad)
+}
+
+// eachParquetRow reads src as Parquet with corpus's document reader (the text column is
+// read and dropped: the reader wants one), the id column and the columns named.
+func eachParquetRow(src Source, opt Options, cols []string, bad *badList, fn func(corpus.Record)) error {
+	if src.At == nil {
+		return &InputError{Field: "file", Msg: src.Name + ": Parquet needs a file, not a stream"}
+	}
+	tmp, err := corpus.OpenParquet(src.At, src.Size, src.Name, corpus.Options{IDField: opt.IDField, TextField: opt.TextField,
+		MetaFields: cols, MaxBytes: MaxRowBytes, MaxInputBytes: opt.MaxInputBytes})
+	if err != nil {
+		return err
+	}
+	defer tmp.Close()
+	for {
+		rec, err := tmp.Next()
+		if err == io.EOF {
+			return nil
+		}
+		var re *corpus.RecordError
+		if errors.As(err, &re) {
+			bad.add(re)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		rec.Meta[opt.IDField] = rec.ID
+		fn(rec)
+	}
+}
+
+// groupsOfTwoOrMore drops the members alone in their group.
+func groupsOfTwoOrMore(ms []Member) []Member {
+	n := map[string]int{}
+	for _, m := range ms {
+		n[m.Group]++
+	}
+	out := ms[:0]
+	for _, m := range ms {
+		if n[m.Group] > 1 {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// readManifest reads removals.jsonl or removals.csv (review.CSVColumns): each row a
+// removed document, its keeper and the cluster; every row repeats the configuration.
+func readManifest(src Source, opt Options) (*Read, error) {
+	r := &Read{Format: Manifest, File: src.Name, KeeperGiven: true}
+	bad := &badList{}
+	var first string
+	keepers := map[string]bool{}
+	sha, err := eachRow(src, opt, []string{"ext_id", "keeper_ext_id", "cluster_id"}, bad, func(rec corpus.Record) {
+		r.Records++
+		for k, v := range rec.Meta { // cells written through review.SafeCell
+			if s, ok := v.(string); ok && len(s) > 1 && s[0] == '\'' && strings.ContainsRune("=+-@\t\r", rune(s[1])) {
+				rec.Meta[k] = s[1:]
+			}
+		}
+		doc, e := readRef(rec, "ext_id")
+		if e != nil {
+			bad.add(e)
+			return
+		}
+		keeper, e := readRef(rec, "keeper_ext_id")
+		if e != nil {
+			bad.add(e)
+			return
+		}
+		group, ok, err := groupValue(rec.Meta["cluster_id"])
+		if err != nil || !ok {
+			bad.add(recErr(rec, "cluster_id", "want a cluster id"))
+			return
+		}
+		if d, _, _ := field(rec.Meta, "decision"); d == "excluded" {
+			return // a reviewer kept it: not a removal
+		}
+		p, line, e := manifestParams(rec)
+		if e != nil {
+			bad.add(e)
+			return
+		}
+		if first == "" {
+			first = line
+			r.Params = &p
+		} else if line != first {
+			bad.add(recErr(rec, "spec", "a configuration other than the first row's (%s)", first))
+			return
+		}
+		score := math.NaN()
+		for _, name := range []string{"similarity_exact", "similarity_estimate"} {
+			if v, _, ok := field(rec.Meta, name); ok && v != "" && v != nil {
+				s, err := scoreValue(v)
+				if err != nil {
+					bad.add(recErr(rec, name, "%v", err))
+					return
+				}
+				if score = s; p.Verification == review.Exact || name == "similarity_estimate" {
+					break
+				}
+			}
+		}
+		r.Members = append(r.Members, Member{Doc: doc, Group: group})
+		if !keepers[group] {
+			keepers[group] = true
+			r.Members = append(r.Members, Member{Doc: keeper, Group: group, Keeper: true})
+		}
+		r.Pairs = append(r.Pairs, Pair{A: keeper, B: doc, Score: score})
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.SHA256 = sha
+	return finish(r, bad)
+}
+
+// manifestParams reads the configuration a manifest row repeats, and its canonical line.
+func manifestParams(rec corpus.Record) (review.Params, string, *corpus.RecordError) {
+	str := func(name string) string {
+		v, _, _ := field(rec.Meta, name)
+		switch v := v.(type) {
+		case string:
+			return v
+		case nil:
+			return ""
+		default:
+			return fmt.Sprint(v)
+		}
+	}
+	num := func(name string) (float64, *corpus.RecordError) {
+		f, err := strconv.ParseFloat(str(name), 64)
+		if err != nil {
+			return 0, recErr(rec, name, "want a number")
+		}
+		return f, nil
+	}
+	bands, e := num("bands")
+	if e != nil {
+		return review.Params{}, "", e
+	}
+	rows, e := num("rows")
+	if e != nil {
+		return review.Params{}, "", e
+	}
+	threshold, e := num("threshold")
+	if e != nil {
+		return review.Params{}, "", e
+	}
+	j := fmt.Sprintf(`{"spec":%q,"bands":%d,"rows":%d,"threshold":%v,"verification":%q,"policy":%q,"keeper_rule":%q}`,
+		str("spec"), int(bands), int(rows), threshold, str("verification"), str("policy"), str("keeper_rule"))
+	var p review.Params
+	if err := p.UnmarshalJSON([]byte(j)); err != nil {
+		return review.Params{}, "", recErr(rec, "spec", "not a configuration this studio reads: %v", err)
+	}
+	if err := p.Validate(); err != nil {
+		return review.Params{}, "", recErr(rec, "spec", "%v", err)
+	}
+	return p, j, nil
+}

@@ -1,0 +1,386 @@
+// Package results reads what production deduplication engines write, so that a run at
+// scale can be brought back and reviewed like a manifest computed here: datatrove's
+// cluster ids (its MinhashDedupCluster .clusters and .remove files, or the documents its
+// MinhashDedupFilter wrote with their cluster ids in the metadata), text-dedup's cluster
+// column, a Milvus search-result dump (pairs with MHJACCARD scores), a plain table of
+// pairs with scores, and the manifest files of the review format (review.WriteJSONL,
+// review.WriteCSV: what the dedup command and a manifest's export write).
+//
+// Reading gives a Read: pairs of documents with scores, or cluster memberships with
+// the keeper where the engine says which document it kept. Build turns either into
+// clusters: pairs become connected components (what every one of these engines does),
+// each cluster keeping its weakest link, the bottleneck of its maximum spanning tree (the
+// lowest score that still holds it together), and its keeper is the engine's when the
+// file gives it and the configuration's keeper rule otherwise.
+//
+// Bad input is a *BadInputError listing each bad record by file, line (or byte offset,
+// or Parquet row) and field; a document id the dataset does not have is refused the same
+// way (an *UnknownIDsError), unless the caller asks to skip and count such records. The
+// package does no SQL: internal/dedup stores what Build returns.
+package results
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/dedupstudio/dedupstudio/internal/corpus"
+	"github.com/dedupstudio/dedupstudio/internal/review"
+)
+
+// Format is a kind of results file.
+type Format string
+
+// Formats.
+const (
+	// Datatrove is datatrove's MinHash output: a .clusters file of MinhashDedupCluster
+	// (save_cluster_id=True), with its .remove file for the keepers, or JSONL documents
+	// written by MinhashDedupFilter(load_cluster_ids=True) with metadata
+	// minhash_cluster_id (minhash_cluster in older datatrove).
+	Datatrove Format = "datatrove"
+	// TextDedup is text-dedup's minhash output kept unfiltered with its cluster column
+	// (__CLUSTER__; __cluster__ in older text-dedup) and index column, as JSONL, CSV or Parquet.
+	TextDedup Format = "text-dedup"
+	// Milvus is the dump the handed-off Milvus scripts write: JSON lines
+	// {"id": query, "hits": [{"id": hit, "distance": MHJACCARD score}, ...]}.
+	Milvus Format = "milvus"
+	// Pairs is a table of id_a, id_b, score (CSV, TSV or JSONL).
+	Pairs Format = "pairs"
+	// Manifest is removals.jsonl or removals.csv of the review format.
+	Manifest Format = "manifest"
+)
+
+// Formats lists the formats in the order pages show them.
+var Formats = []Format{Datatrove, TextDedup, Milvus, Pairs, Manifest}
+
+// ParseFormat returns the format named s.
+func ParseFormat(s string) (Format, error) {
+	for _, f := range Formats {
+		if string(f) == s {
+			return f, nil
+		}
+	}
+	return "", &InputError{Field: "format", Msg: fmt.Sprintf("unknown format %q (want %s)", s, formatList())}
+}
+
+func formatList() string {
+	names := make([]string, len(Formats))
+	for i, f := range Formats {
+		names[i] = string(f)
+	}
+	return strings.Join(names, ", ")
+}
+
+// InputError is an option or a file that cannot be used at all, naming the field.
+type InputError struct {
+	Field string
+	Msg   string
+}
+
+func (e *InputError) Error() string { return e.Field + ": " + e.Msg }
+
+// MaxListed is how many bad records an error lists; it counts them all.
+const MaxListed = 20
+
+// BadInputError is a file with bad records: each one's place, field and reason.
+type BadInputError struct {
+	File   string
+	Errors []*corpus.RecordError // the first MaxListed
+	Total  int
+}
+
+func (e *BadInputError) Error() string { return listError(e.File, "bad record(s)", e.Errors, e.Total) }
+
+// UnknownIDsError is a file that names documents the dataset does not have.
+type UnknownIDsError struct {
+	File    string
+	Dataset string
+	Errors  []*corpus.RecordError // the first MaxListed
+	Total   int
+}
+
+func (e *UnknownIDsError) Error() string {
+	return listError(e.File, "record(s) name a document that dataset "+strconv.Quote(e.Dataset)+" does not have (import it there, or skip them)", e.Errors, e.Total)
+}
+
+func listError(file, what string, errs []*corpus.RecordError, total int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %d %s", file, total, what)
+	for _, e := range errs {
+		b.WriteString("\n  ")
+		b.WriteString(e.Error())
+	}
+	if total > len(errs) {
+		fmt.Fprintf(&b, "\n  ... and %d more", total-len(errs))
+	}
+	return b.String()
+}
+
+// badList collects bad records.
+type badList struct {
+	errs  []*corpus.RecordError
+	total int
+}
+
+func (b *badList) add(e *corpus.RecordError) {
+	b.total++
+	if len(b.errs) < MaxListed {
+		b.errs = append(b.errs, e)
+	}
+}
+
+// Ref is a document as a file names it: by external id, or (datatrove's binary files)
+// by its position in the order the engine read the documents.
+type Ref struct {
+	ID    string
+	Index int // >= 0: by position; -1: by ID
+	Place corpus.Place
+	Field string
+}
+
+func (r Ref) String() string {
+	if r.Index >= 0 {
+		return "#" + strconv.Itoa(r.Index)
+	}
+	return strconv.Quote(r.ID)
+}
+
+// Pair is two documents an engine found similar, with its score (a similarity in
+// [0, 1]; NaN when the file gives none).
+type Pair struct {
+	A, B  Ref
+	Score float64
+}
+
+// Member is a document in a cluster the engine named Group; Keeper when the file says
+// the engine kept it.
+type Member struct {
+	Doc    Ref
+	Group  string
+	Keeper bool
+	// Size is the cluster size the file claims for the group (datatrove's
+	// minhash_cluster_size), 0 when it claims none.
+	Size int
+}
+
+// Read is what a results file says.
+type Read struct {
+	Format  Format
+	File    string
+	SHA256  string
+	Records int
+	Pairs   []Pair
+	Members []Member
+	// KeeperGiven is true when the file says which member of each cluster the engine
+	// kept.
+	KeeperGiven bool
+	// Params is the configuration a manifest file names (Manifest format); nil for the
+	// others, whose configuration the caller names.
+	Params *review.Params
+}
+
+// Options are the choices a file's format leaves open.
+type Options struct {
+	// IDField is the column of document ids (text-dedup, datatrove JSONL); default "id".
+	IDField string
+	// ClusterField is text-dedup's cluster column; default __CLUSTER__ or __cluster__.
+	ClusterField string
+	// IndexField is text-dedup's index column; default __INDEX__ or __index__.
+	IndexField string
+	// TextField is the text column a Parquet file must have (it is not read into the
+	// results); default "text".
+	TextField string
+	// MaxInputBytes caps the data read once decompressed; 0 for no cap.
+	MaxInputBytes int64
+}
+
+func (o *Options) defaults() {
+	if o.IDField == "" {
+		o.IDField = "id"
+	}
+	if o.TextField == "" {
+		o.TextField = "text"
+	}
+}
+
+// hashingReader hashes what is read through it.
+type hashingReader struct {
+	r io.Reader
+	h hash.Hash
+}
+
+func newHashing(r io.Reader) *hashingReader { return &hashingReader{r: r, h: sha256.New()} }
+
+func (h *hashingReader) Read(p []byte) (int, error) {
+	n, err := h.r.Read(p)
+	h.h.Write(p[:n])
+	return n, err
+}
+
+func (h *hashingReader) sum() string { return hex.EncodeToString(h.h.Sum(nil)) }
+
+// Source is a results file to read: its name (for errors and the record) and its bytes.
+// Parquet needs random access (ReaderAt and Size).
+type Source struct {
+	Name   string
+	Reader io.Reader
+	At     io.ReaderAt
+	Size   int64
+}
+
+// ReadFile reads src as format f. remove is datatrove's .remove file beside a .clusters
+// file, or the exclusion writer's JSONL beside the filter's kept output (its Reader nil
+// when there is none): it gives datatrove's own keepers.
+func ReadFile(src Source, f Format, remove Source, opt Options) (*Read, error) {
+	opt.defaults()
+	switch f {
+	case Datatrove:
+		lower := strings.ToLower(src.Name)
+		switch {
+		case strings.HasSuffix(lower, ".clusters"):
+			return readDatatroveClusters(src, remove)
+		case strings.HasSuffix(lower, ".remove"):
+			return nil, &InputError{Field: "file", Msg: src.Name + ": a .remove file lists the documents to remove but not what each duplicates; " +
+				"run MinhashDedupCluster with save_cluster_id=True and import its .clusters file (with this .remove file beside it for the keepers), " +
+				"or the JSONL documents MinhashDedupFilter(load_cluster_ids=True) writes"}
+		}
+		return readDatatroveJSONL(src, remove, opt)
+	case TextDedup:
+		return readTextDedup(src, opt)
+	case Milvus:
+		return readMilvus(src, opt)
+	case Pairs:
+		return readPairs(src, opt)
+	case Manifest:
+		return readManifest(src, opt)
+	}
+	return nil, &InputError{Field: "format", Msg: fmt.Sprintf("unknown format %q (want %s)", f, formatList())}
+}
+
+// finish returns r, or the bad records as a *BadInputError.
+func finish(r *Read, bad *badList) (*Read, error) {
+	if bad.total > 0 {
+		return nil, &BadInputError{File: r.File, Errors: bad.errs, Total: bad.total}
+	}
+	if len(r.Pairs) == 0 && len(r.Members) == 0 {
+		return nil, &InputError{Field: "file", Msg: r.File + ": no duplicates in it: nothing to review"}
+	}
+	return r, nil
+}
+
+// idValue reads an id cell: a string as written, a JSON number as documents' ids are
+// read (corpus.NumberID).
+func idValue(v any) (string, error) {
+	switch v := v.(type) {
+	case nil:
+		return "", errors.New("missing")
+	case string:
+		if v == "" {
+			return "", errors.New("empty")
+		}
+		return v, nil
+	case interface{ String() string }: // json.Number
+		return corpus.NumberID(v.String())
+	case int64:
+		return strconv.FormatInt(v, 10), nil
+	case int32:
+		return strconv.FormatInt(int64(v), 10), nil
+	case uint64:
+		return strconv.FormatUint(v, 10), nil
+	}
+	return "", fmt.Errorf("want a string or a whole number, not %T", v)
+}
+
+// scoreValue reads a similarity in [0, 1].
+func scoreValue(v any) (float64, error) {
+	var f float64
+	var err error
+	switch v := v.(type) {
+	case nil:
+		return 0, errors.New("missing")
+	case string:
+		f, err = strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil {
+			return 0, fmt.Errorf("%q is not a number", v)
+		}
+	case interface{ Float64() (float64, error) }: // json.Number
+		if f, err = v.Float64(); err != nil {
+			return 0, err
+		}
+	case float64:
+		f = v
+	case float32:
+		f = float64(v)
+	default:
+		return 0, fmt.Errorf("want a number, not %T", v)
+	}
+	if !(f >= 0 && f <= 1) {
+		return 0, fmt.Errorf("%v is not a similarity in [0, 1]", v)
+	}
+	return f, nil
+}
+
+// groupValue reads a cluster id as text: a number or a string.
+func groupValue(v any) (string, bool, error) {
+	switch v := v.(type) {
+	case nil:
+		return "", false, nil
+	case string:
+		return v, v != "", nil
+	case interface{ String() string }:
+		return v.String(), true, nil
+	case int64:
+		return strconv.FormatInt(v, 10), true, nil
+	case int32:
+		return strconv.FormatInt(int64(v), 10), true, nil
+	case uint64:
+		return strconv.FormatUint(v, 10), true, nil
+	case float64:
+		return strconv.FormatFloat(v, 'g', -1, 64), true, nil
+	}
+	return "", false, fmt.Errorf("want a number or a string, not %T", v)
+}
+
+// ReadSettings reads the configuration production ran from a settings.json written by
+// the hand-off ("dedupstudio-settings/1": spec, bands, rows, threshold, verification,
+// cluster_policy, keeper_rule), or from a manifest's parameters as stored (policy
+// instead of cluster_policy).
+func ReadSettings(r io.Reader, name string) (review.Params, error) {
+	var s struct {
+		Spec          string  `json:"spec"`
+		Bands         int     `json:"bands"`
+		Rows          int     `json:"rows"`
+		Threshold     float64 `json:"threshold"`
+		Verification  string  `json:"verification"`
+		ClusterPolicy string  `json:"cluster_policy"`
+		Policy        string  `json:"policy"`
+		KeeperRule    string  `json:"keeper_rule"`
+		CodeVersion   string  `json:"code_version"`
+	}
+	dec := json.NewDecoder(io.LimitReader(r, 1<<20))
+	if err := dec.Decode(&s); err != nil {
+		return review.Params{}, &InputError{Field: "config", Msg: name + ": not a settings.json: " + err.Error()}
+	}
+	if s.Policy == "" {
+		s.Policy = s.ClusterPolicy
+	}
+	b, err := json.Marshal(map[string]any{"spec": s.Spec, "bands": s.Bands, "rows": s.Rows, "threshold": s.Threshold,
+		"verification": s.Verification, "policy": s.Policy, "keeper_rule": s.KeeperRule, "code_version": s.CodeVersion})
+	if err != nil {
+		return review.Params{}, err
+	}
+	var p review.Params
+	if err := p.UnmarshalJSON(b); err != nil {
+		return review.Params{}, &InputError{Field: "config", Msg: name + ": " + err.Error()}
+	}
+	if err := p.Validate(); err != nil {
+		return review.Params{}, &InputError{Field: "config", Msg: name + ": " + err.Error()}
+	}
+	return p, nil
+}

@@ -1,0 +1,317 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/dedup"
+	"github.com/dedupstudio/dedupstudio/internal/jobs"
+	"github.com/dedupstudio/dedupstudio/internal/results"
+	"github.com/dedupstudio/dedupstudio/internal/review"
+	"github.com/dedupstudio/dedupstudio/web/templates"
+)
+
+// Results from production: the manifests page uploads what an engine that ran at scale
+// decided (internal/results reads it) into a dataset, as a background job like a run
+// (same progress page), ending in a draft manifest whose sample of clusters people
+// review.
+
+// resultsUploadPath is where the manifests page posts a results file.
+const resultsUploadPath = "/manifests/import"
+
+// importResultsUpload receives the file and the form around it and starts the import.
+func (s *server) importResultsUpload(w http.ResponseWriter, r *http.Request) {
+	back := func(err error) {
+		s.failOn(w, r, err, func(_ int, msg string) { s.redirect(w, r, "/manifests#import-results", refused(r, msg)) })
+	}
+	up, rm, err := s.receiveResults(w, r)
+	if err != nil {
+		back(err)
+		return
+	}
+	discard := func() {
+		up.remove()
+		if rm != nil {
+			rm.remove()
+		}
+	}
+	req, title, err := s.resultsRequest(r, up)
+	if err != nil {
+		discard()
+		back(err)
+		return
+	}
+	id, err := s.jobs.Start("run", title, req.By.ID, func(ctx context.Context, report jobs.Reporter) (any, error) {
+		defer discard()
+		f, err := os.Open(up.path)
+		if err != nil {
+			return nil, s.jobError("import", title, err, "no manifest was made")
+		}
+		defer f.Close()
+		st, err := f.Stat()
+		if err != nil {
+			return nil, s.jobError("import", title, err, "no manifest was made")
+		}
+		req.File = results.Source{Name: up.name, Reader: f, At: f, Size: st.Size()}
+		if rm != nil {
+			rf, err := os.Open(rm.path)
+			if err != nil {
+				return nil, s.jobError("import", title, err, "no manifest was made")
+			}
+			defer rf.Close()
+			req.Remove = results.Source{Name: rm.name, Reader: rf}
+		}
+		m, err := dedup.ImportResults(ctx, s.store, req, func(p dedup.Progress) { report(p) })
+		return m.ID, s.jobError("import", title, err, "no manifest was made")
+	})
+	if err != nil {
+		discard()
+		s.fail(w, r, err)
+		return
+	}
+	http.Redirect(w, r, "/runs/"+id, http.StatusSeeOther)
+}
+
+// receiveResults saves the multipart fields "file" (the results) and, when one was
+// chosen, "remove" (datatrove's .remove beside a .clusters file), each to a directory of
+// its own in the upload directory under the upload cap, keeping the small fields in
+// r.Form.
+func (s *server) receiveResults(w http.ResponseWriter, r *http.Request) (upload, *upload, error) {
+	r.Body = http.MaxBytesReader(w, r.Body, s.maxUpload)
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return upload{}, nil, &pageError{http.StatusBadRequest, "Want a multipart form upload."}
+	}
+	r.Form = url.Values{}
+	var file, remove *upload
+	fail := func(err error) (upload, *upload, error) {
+		for _, u := range []*upload{file, remove} {
+			if u != nil {
+				u.remove()
+			}
+		}
+		return upload{}, nil, err
+	}
+	for {
+		part, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fail(s.uploadFailure(&bodyError{err}))
+		}
+		switch name := part.FormName(); {
+		case (name == "file" || name == "remove") && part.FileName() != "":
+			if (name == "file" && file != nil) || (name == "remove" && remove != nil) {
+				return fail(&pageError{http.StatusUnprocessableEntity, "One file per field, please."})
+			}
+			u, err := s.saveFile(part.FileName(), bodyReader{part})
+			if err != nil {
+				return fail(s.uploadFailure(err))
+			}
+			if name == "file" {
+				file = &u
+			} else {
+				remove = &u
+			}
+		case name == "file" || name == "remove":
+			io.Copy(io.Discard, part) // no file chosen
+		default:
+			if err := readField(r, name, part); err != nil {
+				return fail(s.uploadFailure(&bodyError{err}))
+			}
+		}
+	}
+	if file == nil {
+		return fail(&pageError{http.StatusUnprocessableEntity, "No results file was chosen."})
+	}
+	return *file, remove, nil
+}
+
+// resultsRequest reads the upload form: dataset, format, the configuration production
+// ran (a manifest's), keepers, unknown ids, the sample and approvals.
+func (s *server) resultsRequest(r *http.Request, up upload) (dedup.ImportRequest, string, error) {
+	ctx := r.Context()
+	v := r.Form
+	dsID, err := strconv.ParseInt(v.Get("dataset"), 10, 64)
+	if err != nil {
+		return dedup.ImportRequest{}, "", &formError{field: "dataset", msg: "choose the dataset the engine deduplicated"}
+	}
+	ds, err := s.store.Dataset(ctx, dsID)
+	if errors.Is(err, db.ErrNotFound) {
+		return dedup.ImportRequest{}, "", &formError{field: "dataset", msg: "no such dataset"}
+	}
+	if err != nil {
+		return dedup.ImportRequest{}, "", err
+	}
+	f, err := results.ParseFormat(v.Get("format"))
+	if err != nil {
+		return dedup.ImportRequest{}, "", err
+	}
+	req := dedup.ImportRequest{DatasetID: ds.ID, Format: f, SkipUnknown: v.Get("skip_unknown") != "",
+		IgnoreFileKeepers: v.Get("keepers") == "rule", By: *userOf(r), ByName: userOf(r).Name,
+		Options: results.Options{MaxInputBytes: s.importCap.bytes}}
+	if c := v.Get("config"); c != "" && c != "0" {
+		mid, err := strconv.ParseInt(c, 10, 64)
+		if err != nil {
+			return req, "", &formError{field: "configuration", msg: "no such manifest"}
+		}
+		m, err := s.store.Manifest(ctx, mid)
+		if errors.Is(err, db.ErrNotFound) {
+			return req, "", &formError{field: "configuration", msg: "no such manifest"}
+		}
+		if err != nil {
+			return req, "", err
+		}
+		req.Params = &m.Params
+	} else if f != results.Manifest {
+		return req, "", &formError{field: "configuration", msg: "choose the manifest whose configuration production ran (a " + string(f) + " file does not say)"}
+	}
+	num := func(name, def string, min int) (int, error) {
+		s := strings.TrimSpace(v.Get(name))
+		if s == "" {
+			s = def
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil || n < min {
+			return 0, &formError{field: name, msg: fmt.Sprintf("want a whole number of at least %d", min)}
+		}
+		return n, nil
+	}
+	if req.Sample, err = num("sample", strconv.Itoa(dedup.DefaultSample), 0); err != nil {
+		return req, "", err
+	}
+	if req.Sample == 0 {
+		req.Sample = -1 // every cluster
+	}
+	seed, err := num("seed", "1", 0)
+	if err != nil {
+		return req, "", err
+	}
+	req.Seed = uint64(seed)
+	if req.ApprovalsRequired, err = num("approvals", "1", 1); err != nil {
+		return req, "", err
+	}
+	if err := s.checkApprovals(ctx, "approvals", req.ApprovalsRequired); err != nil {
+		return req, "", err
+	}
+	title := fmt.Sprintf("import of %s (%s) into %s v%d", up.name, f, ds.Name, ds.Version)
+	return req, title, nil
+}
+
+// approveOutsideSample approves the removals outside an imported manifest's review
+// sample, once the sample is decided.
+func (s *server) approveOutsideSample(w http.ResponseWriter, r *http.Request) {
+	m, err := s.loadManifest(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	items, clusters, err := dedup.ApproveOutsideSample(r.Context(), s.store, *userOf(r), m)
+	if err != nil {
+		s.failOnManifest(w, r, m, err)
+		return
+	}
+	http.Redirect(w, r, manifestURL(m.ID, fmt.Sprintf("Approved %d removal(s) in %d cluster(s) outside the review sample, on the strength of the sample's review.",
+		items, clusters)), http.StatusSeeOther)
+}
+
+// originView fills an imported manifest's origin and sample into its page.
+func (s *server) originView(ctx context.Context, v *templates.ManifestPage, m db.Manifest) error {
+	o := m.Origin
+	if o == nil {
+		return nil
+	}
+	keepers := "the configuration's keeper rule (" + m.Params.Rule.String() + ")"
+	if o.Keepers == "file" {
+		keepers = "the engine's, as the file gives them"
+	}
+	v.Origin = []templates.Param{
+		{Name: "File", Value: fmt.Sprintf("%s (%s)", o.File, o.Format)},
+		{Name: "SHA-256", Value: o.SHA256},
+		{Name: "Read", Value: fmt.Sprintf("%d record(s)", o.Records)},
+		{Name: "Built", Value: fmt.Sprintf("%d cluster(s), %d removal(s)", o.Clusters, o.Removals)},
+		{Name: "Keepers", Value: keepers},
+		{Name: "Imported by", Value: fmt.Sprintf("%s, %s", o.ImportedBy, o.ImportedAt.Format("2006-01-02 15:04 MST"))},
+	}
+	if o.Pairs > 0 {
+		v.Origin[2].Value += fmt.Sprintf(", %d pair(s)", o.Pairs)
+	}
+	if o.Skipped > 0 {
+		v.Origin = append(v.Origin, templates.Param{Name: "Skipped", Value: fmt.Sprintf("%d record(s) naming documents the dataset does not have (e.g. %s)",
+			o.Skipped, strings.Join(o.SkippedIDs, ", "))})
+	}
+	if o.Sample == nil {
+		return nil
+	}
+	v.Sample = o.Sample.String()
+	for _, st := range o.Sample.Strata {
+		v.SampleStrata = append(v.SampleStrata, templates.SampleStratum{Size: st.Size, Link: st.Link, Clusters: st.Clusters, Drawn: st.Drawn})
+	}
+	var err error
+	if v.SampleUndecided, v.OutsideUndecided, err = s.store.SampleCounts(ctx, m.ID); err != nil {
+		return err
+	}
+	v.CanApproveOutside = v.CanDecide
+	return nil
+}
+
+// resultsForm is the upload form's choices: the datasets, the formats, and the
+// manifests whose configuration production may have run (the newest first; none for a
+// manifest file, which names its own).
+func (s *server) resultsForm(r *http.Request, datasets []templates.Option, manifests []db.ManifestSummary) templates.ResultsForm {
+	f := templates.ResultsForm{Sample: dedup.DefaultSample}
+	for _, d := range datasets {
+		d.Selected = formValue(r, "dataset", "") == d.Value
+		f.Datasets = append(f.Datasets, d)
+	}
+	labels := map[results.Format]string{results.Datatrove: "datatrove", results.TextDedup: "text-dedup", results.Milvus: "Milvus search dump",
+		results.Pairs: "pairs with scores (id_a,id_b,score)", results.Manifest: "manifest file (removals.jsonl/.csv)"}
+	for _, x := range results.Formats {
+		f.Formats = append(f.Formats, templates.Option{Value: string(x), Label: labels[x], Selected: formValue(r, "format", "") == string(x)})
+	}
+	f.Configs = append(f.Configs, templates.Option{Value: "0", Label: "the file's own (manifest files)"})
+	for i, m := range manifests {
+		id := strconv.FormatInt(m.ID, 10)
+		f.Configs = append(f.Configs, templates.Option{Value: id, Selected: formValue(r, "config", "") == id || (i == 0 && formValue(r, "config", "") == ""),
+			Label: fmt.Sprintf("manifest %d: %s, %s t=%s %s (%s)", m.ID, datasetLabel(m.Manifest), m.Params.Shape, fmtNum(m.Params.Threshold, 2),
+				m.Params.Verification, m.State.Label())})
+	}
+	return f
+}
+
+// originSections lay out an imported manifest's origin in the sign-off record's page:
+// the engine's file and, when people reviewed a sample, that it was one and how it was
+// drawn.
+func originSections(rec review.Record) []templates.RecordSection {
+	o := rec.Origin
+	if o == nil {
+		return nil
+	}
+	secs := []templates.RecordSection{{Title: "Imported from production", Facts: []templates.Param{
+		{Name: "File", Value: fmt.Sprintf("%s (%s), sha256 %s", o.File, o.Format, o.SHA256)},
+		{Name: "Read", Value: fmt.Sprintf("%d record(s); %d skipped for naming documents the dataset does not have", o.Records, o.Skipped)},
+		{Name: "Built", Value: fmt.Sprintf("%d cluster(s), %d removal(s); keepers by %s", o.Clusters, o.Removals, o.Keepers)},
+		{Name: "Imported by", Value: fmt.Sprintf("%s, %s", o.ImportedBy, o.ImportedAt.Format("2006-01-02 15:04 MST"))},
+	}}}
+	if !rec.ReviewedSample || o.Sample == nil {
+		secs[0].Facts = append(secs[0].Facts, templates.Param{Name: "Reviewed", Value: "every cluster"})
+		return secs
+	}
+	sm := o.Sample
+	secs[0].Facts = append(secs[0].Facts, templates.Param{Name: "Reviewed", Value: "a sample: " + sm.String()},
+		templates.Param{Name: "How it was drawn", Value: fmt.Sprintf("%s; %d clusters asked for, seed %d", sm.Method, sm.Target, sm.Seed)})
+	strata := templates.RecordSection{Title: "The review sample's strata", Header: []string{"cluster size", "weakest link", "clusters", "drawn"}}
+	for _, st := range sm.Strata {
+		strata.Rows = append(strata.Rows, []string{st.Size, st.Link, strconv.Itoa(st.Clusters), strconv.Itoa(st.Drawn)})
+	}
+	return append(secs, strata)
+}

@@ -1,0 +1,174 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// waitRun waits for the run-page job at location and returns its page.
+func (f *fixture) waitRun(location string) (int, string) {
+	f.t.Helper()
+	if !strings.HasPrefix(location, "/runs/") {
+		f.t.Fatalf("answer went to %q; want a run page", location)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if _, err := f.jobs.Wait(ctx, strings.TrimPrefix(location, "/runs/")); err != nil {
+		f.t.Fatal(err)
+	}
+	res, body := get(f.t, f.h, location, f.admin)
+	return res.StatusCode, body
+}
+
+// Production results uploaded on the manifests page: a job with the run's progress page,
+// a draft manifest whose sample of clusters is what people review, and the rest
+// approved on its strength once the sample is decided.
+func TestUploadResultsThroughTheManifestsPage(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	run := f.withRun(chainRun)
+	_, page := get(t, f.h, "/manifests", f.admin)
+	for _, w := range []string{`data-testid="results-form"`, `action="/manifests/import"`, `enctype="multipart/form-data"`,
+		fmt.Sprintf(`<option value="%d" selected>manifest %d:`, run.ID, run.ID)} {
+		if !strings.Contains(page, w) {
+			t.Errorf("manifests page lacks %s", w)
+		}
+	}
+	pairs := "id_a,id_b,score\nA,B,0.82\nB,C,0.8\nD,=D2,1\nother0,other1,0.31\nother2,other3,0.45\n"
+	fields := map[string]string{"dataset": itoa64(run.DatasetID), "format": "pairs", "config": itoa64(run.ID), "sample": "2", "seed": "9"}
+
+	// A pair file without the configuration production ran is sent back to the form.
+	rec := f.upload("/manifests/import", "pairs.csv", pairs, map[string]string{"dataset": itoa64(run.DatasetID), "format": "pairs"})
+	if _, body := f.follow(rec, f.admin); !strings.Contains(body, "configuration: choose the manifest whose configuration production ran") {
+		t.Errorf("upload without a configuration: the page does not say so")
+	}
+	// Unknown ids fail the job by file, line and field; nothing is stored.
+	rec = f.upload("/manifests/import", "pairs.csv", pairs+"A,ghost,0.9\n", fields)
+	status, body := f.waitRun(rec.Header().Get("Location"))
+	if status != http.StatusUnprocessableEntity || !strings.Contains(body, `pairs.csv:7: field id_b: no document &#34;ghost&#34; in the dataset`) {
+		t.Errorf("unknown id: %d\n%s", status, body)
+	}
+	if list, _ := f.store.Manifests(context.Background(), run.DatasetID); len(list) != 1 {
+		t.Errorf("%d manifests after a refused import; want the run's alone", len(list))
+	}
+
+	rec = f.upload("/manifests/import", "pairs.csv", pairs, fields)
+	status, body = f.waitRun(rec.Header().Get("Location"))
+	m := regexp.MustCompile(`href="/manifests/(\d+)" data-testid="run-manifest"`).FindStringSubmatch(body)
+	if status != http.StatusOK || m == nil || !strings.Contains(body, "import of pairs.csv (pairs)") {
+		t.Fatalf("import page: %d\n%s", status, body)
+	}
+	id := m[1]
+	if _, list := get(t, f.h, "/manifests", f.admin); !strings.Contains(list, `data-testid="manifest-imported">imported from pairs: pairs.csv`) {
+		t.Error("the list of manifests does not say which one was imported")
+	}
+	_, body = get(t, f.h, "/manifests/"+id, f.admin)
+	for _, w := range []string{`data-testid="imported-from"`, "pairs.csv (pairs)", "4 cluster(s), 5 removal(s)",
+		`data-testid="sample-summary"`, "a stratified sample of 2 of 4 clusters", "seed 9", `data-testid="sample-strata"`,
+		`disabled data-testid="approve-outside"`} {
+		if !strings.Contains(body, w) {
+			t.Errorf("imported manifest page lacks %s", w)
+		}
+	}
+	// The review sample, in the cluster pages.
+	_, list := get(t, f.h, "/manifests/"+id+"/clusters?sample=1", f.admin)
+	if n := strings.Count(list, `data-testid="in-sample"`); n != 2 {
+		t.Errorf("sample filter lists %d clusters in the sample; want 2\n%s", n, list)
+	}
+	rec = f.do("POST", "/manifests/"+id+"/approve-outside-sample", f.admin, nil)
+	if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(rec.Body.String(), "Decide every removal of the review sample first") {
+		t.Errorf("approval outside an undecided sample: %d", rec.Code)
+	}
+	for _, cid := range regexp.MustCompile(`data-testid="cluster-(\d+)"`).FindAllStringSubmatch(list, -1) {
+		rec := f.do("POST", "/manifests/"+id+"/clusters/"+cid[1]+"/decide", f.admin, map[string][]string{"decision": {"approved"}})
+		if rec.Code != http.StatusSeeOther {
+			t.Fatalf("decide cluster %s: %d\n%s", cid[1], rec.Code, rec.Body.String())
+		}
+	}
+	_, body = f.follow(f.do("POST", "/manifests/"+id+"/approve-outside-sample", f.admin, nil), f.admin)
+	if !strings.Contains(body, "outside the review sample, on the strength of the sample") || !strings.Contains(body, "0 undecided") {
+		t.Errorf("after approving the rest:\n%s", body)
+	}
+	// Sign-off: the record says the review was of a sample, and how it was drawn.
+	if rec := f.do("POST", "/manifests/"+id+"/submit", f.admin, nil); rec.Code != http.StatusSeeOther {
+		t.Fatalf("request sign-off: %d\n%s", rec.Code, rec.Body.String())
+	}
+	_, body = get(t, f.h, "/manifests/"+id, f.admin)
+	hash := regexp.MustCompile(`data-hash="(m[0-9a-f]+)"`).FindStringSubmatch(body)
+	if hash == nil {
+		t.Fatal("no content hash on the manifest page")
+	}
+	if rec := f.do("POST", "/manifests/"+id+"/reviews", f.signIn("approver"), map[string][]string{"verdict": {"approve"}, "hash": {hash[1]}}); rec.Code != http.StatusSeeOther {
+		t.Fatalf("approve: %d\n%s", rec.Code, rec.Body.String())
+	}
+	_, record := get(t, f.h, "/manifests/"+id+"/signoff", f.admin)
+	for _, w := range []string{"Imported from production", "pairs.csv (pairs)", "a sample: a stratified sample of 2 of 4 clusters",
+		"seed 9", "The review sample&#39;s strata", "outside the review sample, on its strength"} {
+		if !strings.Contains(record, w) {
+			t.Errorf("sign-off record page lacks %q", w)
+		}
+	}
+	_, js := get(t, f.h, "/manifests/"+id+"/signoff.json", f.admin)
+	for _, w := range []string{`"reviewed_a_sample": true`, `"seed": 9`, `"strata": [`, `"outside_sample": true`, `"format": "pairs"`} {
+		if !strings.Contains(js, w) {
+			t.Errorf("signoff.json lacks %s", w)
+		}
+	}
+}
+
+// datatrove's .clusters with its .remove, both on the form: the engine's keepers hold.
+func TestUploadDatatroveClustersWithRemove(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	run := f.withRun(chainRun)
+	// The chain sample's documents in import order: A B C D =D2 other0...; datatrove
+	// kept C (index 2) and =D2 (index 4).
+	var clusters, remove bytes.Buffer
+	for _, p := range [][2]uint32{{0, 0}, {1, 0}, {2, 0}, {3, 1}, {4, 1}} {
+		binary.Write(&clusters, binary.LittleEndian, p)
+	}
+	binary.Write(&remove, binary.LittleEndian, []uint32{0, 1, 3})
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	for _, file := range []struct {
+		field, name string
+		body        []byte
+	}{{"file", "000000.clusters", clusters.Bytes()}, {"remove", "000000.remove", remove.Bytes()}} {
+		fw, _ := mw.CreateFormFile(file.field, file.name)
+		fw.Write(file.body)
+	}
+	for k, v := range map[string]string{"dataset": itoa64(run.DatasetID), "format": "datatrove", "config": itoa64(run.ID)} {
+		mw.WriteField(k, v)
+	}
+	mw.Close()
+	req := httptest.NewRequest(http.MethodPost, "/manifests/import", &buf)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	req.AddCookie(f.admin)
+	rec := httptest.NewRecorder()
+	f.h.ServeHTTP(rec, req)
+	status, body := f.waitRun(rec.Header().Get("Location"))
+	m := regexp.MustCompile(`href="/manifests/(\d+)" data-testid="run-manifest"`).FindStringSubmatch(body)
+	if status != http.StatusOK || m == nil {
+		t.Fatalf("import page: %d\n%s", status, body)
+	}
+	_, page := get(t, f.h, "/manifests/"+m[1], f.admin)
+	if !strings.Contains(page, "000000.clusters (datatrove)") || !strings.Contains(page, "the engine&#39;s, as the file gives them") {
+		t.Errorf("manifest page does not name the file and the engine's keepers:\n%s", page)
+	}
+	_, list := get(t, f.h, "/manifests/"+m[1]+"/clusters", f.admin)
+	for _, keeper := range []string{"<td>C", "<td>=D2"} {
+		if !strings.Contains(strings.Join(strings.Fields(list), ""), strings.ReplaceAll(keeper, " ", "")) {
+			t.Errorf("cluster list lacks keeper %s", keeper)
+		}
+	}
+}
