@@ -177,7 +177,7 @@ func nearCopy(text string, seed int) string {
 	return strings.Join(words, " ")
 }
 
-func results(t *testing.T, out map[string]any) []map[string]any {
+func searchResults(t *testing.T, out map[string]any) []map[string]any {
 	t.Helper()
 	list, ok := out["results"].([]any)
 	if !ok {
@@ -344,7 +344,7 @@ func TestSearchAPISemanticsAndRestart(t *testing.T) {
 			if status != 200 || out["inserted"].(float64) != 2 || out["verification"] != string(v) || out["threshold"].(float64) != 0.7 {
 				t.Fatalf("first batch: %d %v", status, out)
 			}
-			rs := results(t, out)
+			rs := searchResults(t, out)
 			if rs[0]["inserted"] != true || len(dupIDs(rs[0])) != 0 || rs[1]["inserted"] != false ||
 				fmt.Sprint(dupIDs(rs[1])) != "[a]" || rs[2]["inserted"] != true {
 				t.Fatalf("first batch results: %v", rs)
@@ -358,13 +358,13 @@ func TestSearchAPISemanticsAndRestart(t *testing.T) {
 			}
 			// Search only: finds, inserts nothing.
 			status, out, _ = api(t, f.h, "POST", path, token, searchBody{Documents: []doc{{"q", nearCopy(texts[1], 9)}, {"c", texts[2]}}})
-			rs = results(t, out)
+			rs = searchResults(t, out)
 			if status != 200 || fmt.Sprint(dupIDs(rs[0])) != "[b]" || len(dupIDs(rs[1])) != 0 || rs[0]["inserted"] != false || rs[1]["inserted"] != false {
 				t.Errorf("search only: %d %v", status, out)
 			}
 			// The same id again: idempotent, not its own duplicate, nothing stored.
 			status, out, _ = api(t, f.h, "POST", path, token, searchBody{Insert: true, Documents: []doc{{"a", texts[0]}}})
-			rs = results(t, out)
+			rs = searchResults(t, out)
 			if status != 200 || rs[0]["already_indexed"] != true || rs[0]["inserted"] != false || len(dupIDs(rs[0])) != 0 {
 				t.Errorf("again: %d %v", status, out)
 			}
@@ -383,7 +383,7 @@ func TestSearchAPISemanticsAndRestart(t *testing.T) {
 			h2 := New(Deps{Store: store2, Jobs: reg, Sweeps: sweeprun.New(store2, sigcache.New(store2), reg), KDF: cheapKDF})
 			status, out, _ = api(t, h2, "POST", path, token, searchBody{Insert: true, Documents: []doc{
 				{"a-late", nearCopy(texts[0], 42)}, {"b", texts[1]}, {"c", texts[2]}}})
-			rs = results(t, out)
+			rs = searchResults(t, out)
 			if status != 200 || fmt.Sprint(dupIDs(rs[0])) != "[a]" || rs[1]["already_indexed"] != true || rs[2]["inserted"] != true {
 				t.Errorf("after a restart: %d %v", status, out)
 			}
@@ -495,7 +495,7 @@ func TestSearchAPIConcurrentInserts(t *testing.T) {
 				t.Errorf("copy %d: %d %v", i, status, out)
 				return
 			}
-			r := results(t, out)[0]
+			r := searchResults(t, out)[0]
 			mu.Lock()
 			defer mu.Unlock()
 			if r["inserted"] == true {
