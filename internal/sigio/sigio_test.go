@@ -217,3 +217,35 @@ func TestWriteBinary(t *testing.T) {
 		}
 	}
 }
+
+// appendJSONL writes ids and numbers itself; every line must be what encoding/json writes:
+// numbers at every digit count and its edges, ids with each ASCII byte and beyond.
+func TestAppendJSONLMatchesEncodingJSON(t *testing.T) {
+	t.Parallel()
+	var sig lsh.Signature
+	for p := uint64(1); p <= 1e10; p *= 10 {
+		for _, v := range []uint64{p - 1, p, p + 1, 2 * p, 5*p - 1} {
+			if v <= 0xFFFFFFFF {
+				sig = append(sig, uint32(v))
+			}
+		}
+	}
+	sig = append(sig, 0xFFFFFFFF, 0xFFFFFFFE, 1<<31, 1<<31-1, 4294967295/3)
+	for v := uint32(12345); v < 1<<31; v = v*7 + 13 {
+		sig = append(sig, v)
+	}
+	ids := []string{"", "plain-id", "a b", "é", "\u2028", "日本", "\xff", "x\x7f"}
+	for c := range 128 {
+		ids = append(ids, "id"+string(rune(c)))
+	}
+	for _, id := range ids {
+		want, _ := json.Marshal(struct {
+			ID        string   `json:"id"`
+			Signature []uint32 `json:"signature"`
+		}{id, sig})
+		want = append(want, '\n')
+		if got := appendJSONL([]byte("prefix"), id, sig); string(got) != "prefix"+string(want) {
+			t.Errorf("appendJSONL(%q) = %s; want %s", id, got[len("prefix"):], want)
+		}
+	}
+}
