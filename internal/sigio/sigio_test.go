@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -246,6 +247,31 @@ func TestAppendJSONLMatchesEncodingJSON(t *testing.T) {
 		want = append(want, '\n')
 		if got := appendJSONL([]byte("prefix"), id, sig); string(got) != "prefix"+string(want) {
 			t.Errorf("appendJSONL(%q) = %s; want %s", id, got[len("prefix"):], want)
+		}
+	}
+}
+
+// BenchmarkAppendJSONL measures writing output lines, k=256, with values spread over
+// every digit count as real signatures are (the minimum of n hashes is about 2^32/n),
+// a different signature each line.
+func BenchmarkAppendJSONL(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	sigs := make([]lsh.Signature, 512)
+	for i := range sigs {
+		sigs[i] = make(lsh.Signature, 256)
+		for j := range sigs[i] {
+			sigs[i][j] = rng.Uint32() / uint32(1+rng.IntN(100_000))
+		}
+	}
+	var buf []byte
+	for _, sig := range sigs {
+		buf = appendJSONL(buf, "doc-12345", sig)
+	}
+	b.SetBytes(int64(len(buf)))
+	for b.Loop() {
+		buf = buf[:0]
+		for _, sig := range sigs {
+			buf = appendJSONL(buf, "doc-12345", sig)
 		}
 	}
 }
