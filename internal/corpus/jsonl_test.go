@@ -304,3 +304,31 @@ func TestJSONLRealCorpusMatchesEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+// The reader's text is encoding/json's for every kind of escape, side by side and at the
+// ends of the value.
+func TestJSONLEscapesAsEncodingJSON(t *testing.T) {
+	t.Parallel()
+	var lines []string
+	for _, text := range []string{
+		`\n`, `a\nb`, `\"\\\/\b\f\n\r\t`, `x\u00e9y`, `\ud83d\ude00`, `a\ud83d\ude00\n\u0041`,
+		`\t\t\tindented\n\n`, `q\"q\"`, `\\n`, `\u2028\u000a`,
+	} {
+		lines = append(lines, `{"id":"x","text":"`+text+`"}`)
+	}
+	r, err := NewReader(strings.NewReader(strings.Join(lines, "\n")), "esc.jsonl", JSONL, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, bad := readAll(t, r)
+	if len(bad) > 0 || len(recs) != len(lines) {
+		t.Fatalf("read %d records, %d rejected; want %d, none", len(recs), len(bad), len(lines))
+	}
+	for i, l := range lines {
+		var want struct{ Text string }
+		json.Unmarshal([]byte(l), &want)
+		if recs[i].Text != want.Text {
+			t.Errorf("text of %s = %q; want %q", l, recs[i].Text, want.Text)
+		}
+	}
+}

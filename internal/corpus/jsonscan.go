@@ -478,6 +478,8 @@ func (s *lineScanner) decode(line []byte, f *jsonField) string {
 	if !f.escaped {
 		return string(raw)
 	}
+	// One allocation (the text decoded is never longer than raw); the one-byte escapes,
+	// nearly all of them in real text (line ends and quotes), are written in place.
 	var sb strings.Builder
 	sb.Grow(len(raw))
 	i := 0
@@ -487,6 +489,11 @@ func (s *lineScanner) decode(line []byte, f *jsonField) string {
 			continue // the low half of a surrogate pair, decoded with the high half
 		}
 		sb.Write(raw[i:at])
+		if c := unescaped[raw[at+1]]; c != 0 {
+			sb.WriteByte(c)
+			i = at + 2
+			continue
+		}
 		n := escapeLen(raw[at:])
 		s.scratch = appendDecoded(s.scratch[:0], raw[at:at+n])
 		sb.Write(s.scratch)
@@ -495,6 +502,10 @@ func (s *lineScanner) decode(line []byte, f *jsonField) string {
 	sb.Write(raw[i:])
 	return sb.String()
 }
+
+// unescaped maps the byte after a backslash to the byte it stands for, for the escapes
+// of one byte; 0 for 'u' and anything else.
+var unescaped = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
 
 // escapeLen is the length of the escape at raw[0] == '\\', a surrogate pair counting as
 // one.

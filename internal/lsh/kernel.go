@@ -99,26 +99,52 @@ func (k *kernel) permuteMin(xs, a, b, acc []uint64) {
 }
 
 // permuteMinGeneric is the pure-Go kernel. Four permutations per pass over xs keep each x
-// in a register for four independent multiply chains; the reduction is branch-free (see
-// permute) and the minimum is taken on 32-bit values. Slicing b and acc to len(a) up
-// front lets the compiler drop the bounds checks inside the loop.
+// in a register for four independent multiply chains. Each chain takes the shortcut of
+// the AVX2 kernel (see permuteQuick), and the four are computed again exactly (permute,
+// branch-free) in the rare pass whose minimum the shortcut cannot vouch for. Slicing b
+// and acc to len(a) up front lets the compiler drop the bounds checks inside the loop.
 func permuteMinGeneric(xs, a, b, acc []uint64) {
 	b = b[:len(a)]
 	acc = acc[:len(a)]
 	i := 0
 	for ; i+4 <= len(a); i += 4 {
 		a0, a1, a2, a3 := a[i], a[i+1], a[i+2], a[i+3]
-		b0, b1, b2, b3 := b[i], b[i+1], b[i+2], b[i+3]
-		m0, m1, m2, m3 := uint32(acc[i]), uint32(acc[i+1]), uint32(acc[i+2]), uint32(acc[i+3])
+		b0, b1, b2, b3 := b[i]+1, b[i+1]+1, b[i+2]+1, b[i+3]+1
+		w0, w1, w2, w3 := uint32(maxHash), uint32(maxHash), uint32(maxHash), uint32(maxHash)
 		for _, x := range xs {
-			m0 = min(m0, permute(a0, b0, x))
-			m1 = min(m1, permute(a1, b1, x))
-			m2 = min(m2, permute(a2, b2, x))
-			m3 = min(m3, permute(a3, b3, x))
+			w0 = min(w0, permuteQuick(a0, b0, x))
+			w1 = min(w1, permuteQuick(a1, b1, x))
+			w2 = min(w2, permuteQuick(a2, b2, x))
+			w3 = min(w3, permuteQuick(a3, b3, x))
 		}
-		acc[i], acc[i+1], acc[i+2], acc[i+3] = uint64(m0), uint64(m1), uint64(m2), uint64(m3)
+		if min(w0, w1, w2, w3) >= 8 {
+			acc[i] = min(acc[i], uint64(w0-1))
+			acc[i+1] = min(acc[i+1], uint64(w1-1))
+			acc[i+2] = min(acc[i+2], uint64(w2-1))
+			acc[i+3] = min(acc[i+3], uint64(w3-1))
+			continue
+		}
+		permuteMinExact(xs, a[i:i+4], b[i:i+4], acc[i:i+4])
 	}
-	for ; i < len(a); i++ {
+	permuteMinExact(xs, a[i:], b[i:], acc[i:])
+}
+
+// permuteQuick is the shortcut of permute that the kernels take, with b1 = b+1: the low
+// 32 bits of t + (t >> 61) for t = a*x + b1, without the mask and the final subtraction.
+// It is permute(a, b, x) + 1 (mod 2^32) whenever the reduction needs no subtraction;
+// where it needs one, permute is 0 to 7 and so is permuteQuick; so over a run of xs
+// whose minimum permuteQuick is 8 or more, the minimum of permute is that minus one.
+// (It is 0 where permute is 2^32-1, which also leaves the minimum below 8.)
+func permuteQuick(a, b1, x uint64) uint32 {
+	t := a*x + b1
+	return uint32(t + t>>61)
+}
+
+// permuteMinExact is the generic kernel without the shortcut, one permutation at a time.
+func permuteMinExact(xs, a, b, acc []uint64) {
+	b = b[:len(a)]
+	acc = acc[:len(a)]
+	for i := range a {
 		m := uint32(acc[i])
 		for _, x := range xs {
 			m = min(m, permute(a[i], b[i], x))

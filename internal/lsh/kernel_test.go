@@ -194,3 +194,64 @@ func firstRunnable() *kernel {
 	}
 	return nil
 }
+
+// suspectSums are values of t = a*x + b whose permuted value a kernel's shortcut may get
+// wrong: every t whose reduction needs the final subtraction of P ((t & P) + (t >> 61) >=
+// P), the smallest values (0 to 9) on either side of the AVX2 fast pass's threshold, and
+// values whose low 32 bits after the reduction are all ones.
+func suspectSums() []uint64 {
+	var sums []uint64
+	for h := range uint64(8) {
+		for j := range h + 1 {
+			sums = append(sums, h<<61|(mersenne61-j))
+		}
+		sums = append(sums, h<<61|(mersenne61-h-1)) // one below the subtraction
+	}
+	for v := range uint64(10) {
+		sums = append(sums, v, mersenne61+v, 1<<61+v)
+	}
+	return append(sums, maxHash, mersenne61+maxHash, 1<<61+maxHash-1, 1<<64-1-mersenne61+maxHash)
+}
+
+// A kernel that takes a shortcut for most values must still be exact when one lane of a
+// block meets a suspect sum and every other lane is ordinary: each suspect sum is planted
+// alone, as the only shingle and as one of several, in every lane position of a block.
+func TestKernelsExactOnSuspectSums(t *testing.T) {
+	t.Parallel()
+	for i := range kernels {
+		k := &kernels[i]
+		t.Run(k.name, func(t *testing.T) {
+			t.Parallel()
+			if k.missing != "" {
+				t.Skipf("kernel %s not tested here: %s", k.name, k.missing)
+			}
+			rng := rand.New(rand.NewPCG(7, uint64(i)))
+			const size = 64
+			for _, s := range suspectSums() {
+				for _, n := range []int{1, 5} {
+					for lane := range size {
+						xs := make([]uint64, n)
+						for j := range xs {
+							xs[j] = uint64(rng.Uint32())
+						}
+						a, b, acc := make([]uint64, size), make([]uint64, size), make([]uint64, size)
+						for j := range a {
+							a[j], b[j], acc[j] = rng.Uint64()%(mersenne61-1)+1, rng.Uint64()%mersenne61, maxHash
+						}
+						x := xs[rng.IntN(n)]
+						b[lane] = s - a[lane]*x // a*x + b == s
+						want := slices.Clone(acc)
+						permuteRef(xs, a, b, want)
+						k.permuteMin(xs, a, b, acc)
+						if acc[lane] != want[lane] {
+							t.Fatalf("t=%#x n=%d lane %d: kernel %s gives %#x; want %#x", s, n, lane, k.name, acc[lane], want[lane])
+						}
+						if !slices.Equal(acc, want) {
+							t.Fatalf("t=%#x n=%d lane %d: kernel %s differs from the definition in another lane", s, n, lane, k.name)
+						}
+					}
+				}
+			}
+		})
+	}
+}

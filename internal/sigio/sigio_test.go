@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -214,6 +215,63 @@ func TestWriteBinary(t *testing.T) {
 		got, _ := lsh.SignatureFromBytes(out.Bytes()[i*32 : (i+1)*32])
 		if lsh.Estimate(got, want[i]) != 1 {
 			t.Errorf("vector %d differs from the engine's signature", i)
+		}
+	}
+}
+
+// appendJSONL writes ids and numbers itself; every line must be what encoding/json writes:
+// numbers at every digit count and its edges, ids with each ASCII byte and beyond.
+func TestAppendJSONLMatchesEncodingJSON(t *testing.T) {
+	t.Parallel()
+	var sig lsh.Signature
+	for p := uint64(1); p <= 1e10; p *= 10 {
+		for _, v := range []uint64{p - 1, p, p + 1, 2 * p, 5*p - 1} {
+			if v <= 0xFFFFFFFF {
+				sig = append(sig, uint32(v))
+			}
+		}
+	}
+	sig = append(sig, 0xFFFFFFFF, 0xFFFFFFFE, 1<<31, 1<<31-1, 4294967295/3)
+	for v := uint32(12345); v < 1<<31; v = v*7 + 13 {
+		sig = append(sig, v)
+	}
+	ids := []string{"", "plain-id", "a b", "é", "\u2028", "日本", "\xff", "x\x7f"}
+	for c := range 128 {
+		ids = append(ids, "id"+string(rune(c)))
+	}
+	for _, id := range ids {
+		want, _ := json.Marshal(struct {
+			ID        string   `json:"id"`
+			Signature []uint32 `json:"signature"`
+		}{id, sig})
+		want = append(want, '\n')
+		if got := appendJSONL([]byte("prefix"), id, sig); string(got) != "prefix"+string(want) {
+			t.Errorf("appendJSONL(%q) = %s; want %s", id, got[len("prefix"):], want)
+		}
+	}
+}
+
+// BenchmarkAppendJSONL measures writing output lines, k=256, with values spread over
+// every digit count as real signatures are (the minimum of n hashes is about 2^32/n),
+// a different signature each line.
+func BenchmarkAppendJSONL(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	sigs := make([]lsh.Signature, 512)
+	for i := range sigs {
+		sigs[i] = make(lsh.Signature, 256)
+		for j := range sigs[i] {
+			sigs[i][j] = rng.Uint32() / uint32(1+rng.IntN(100_000))
+		}
+	}
+	var buf []byte
+	for _, sig := range sigs {
+		buf = appendJSONL(buf, "doc-12345", sig)
+	}
+	b.SetBytes(int64(len(buf)))
+	for b.Loop() {
+		buf = buf[:0]
+		for _, sig := range sigs {
+			buf = appendJSONL(buf, "doc-12345", sig)
 		}
 	}
 }
