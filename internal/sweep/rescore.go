@@ -136,7 +136,7 @@ func (s *State) Outcomes(ctx context.Context, threshold float64) ([]Outcome, err
 	out := make([]Outcome, len(s.e.keys))
 	for i, p := range s.e.ls.Pairs {
 		oc := Outcome{Pair: p.ID, A: p.A, B: p.B, Category: p.Category, Duplicate: p.Duplicate,
-			Jaccard: s.e.labJ[i], Accepted: o.acc[i], Merged: o.merged[i]}
+			Jaccard: s.e.labJ[i], Accepted: o.acc[i], Merged: o.merged[i] > 0}
 		if c := s.cs.labCand[i]; c >= 0 {
 			oc.Candidate, oc.Similarity = true, s.sims.at(int(c))
 		}
@@ -186,7 +186,8 @@ func CollisionRates(outs []Outcome, bins int) []BinRate {
 
 // single is one clustering of a configuration at one threshold.
 type single struct {
-	acc, merged                     []bool // per counted pair
+	acc                             []bool  // per counted pair
+	merged                          []int32 // per counted pair: the size of the cluster holding it, 0 if apart
 	removals, multi, largest, edges int
 }
 
@@ -197,7 +198,7 @@ func (e *engine) one(ctx context.Context, cs *shapeCands, sims similarities, t f
 	}
 	var o single
 	o.acc = make([]bool, len(e.keys))
-	o.merged = make([]bool, len(e.keys))
+	o.merged = make([]int32, len(e.keys))
 	for i, c := range cs.labCand {
 		o.acc[i] = c >= 0 && sims.at(int(c)) >= t
 	}
@@ -216,7 +217,9 @@ func (e *engine) one(ctx context.Context, cs *shapeCands, sims similarities, t f
 		}
 		for i, k := range e.keys {
 			a, b := unpair(k)
-			o.merged[i] = uf.find(a) == uf.find(b)
+			if ra := uf.find(a); ra == uf.find(b) {
+				o.merged[i] = uf.size[ra]
+			}
 		}
 		o.removals, o.multi, o.largest = e.n-uf.sets, uf.multi, uf.largest
 		return o, nil
@@ -233,10 +236,7 @@ func (e *engine) one(ctx context.Context, cs *shapeCands, sims similarities, t f
 	if len(ids) != e.n {
 		return single{}, fmt.Errorf("policy %s returned %d cluster ids for %d documents", policy, len(ids), e.n)
 	}
-	for i, k := range e.keys {
-		a, b := unpair(k)
-		o.merged[i] = ids[a] == ids[b]
-	}
+	o.merged = mergedSizes(e.keys, ids)
 	sets, multi, largest := clusterStats(ids)
 	o.removals, o.multi, o.largest = e.n-sets, multi, largest
 	return o, nil

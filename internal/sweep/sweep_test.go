@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -483,7 +484,7 @@ func TestRescoreConcurrent(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				if !sameScores(got.Scores, want[i].Scores) || *got.Dataset != *want[i].Dataset {
+				if !sameScores(got.Scores, want[i].Scores) || !reflect.DeepEqual(*got.Dataset, *want[i].Dataset) {
 					t.Errorf("concurrent Rescore(%v) = %+v; want %+v", ths[i], got.Scores, want[i].Scores)
 				}
 			}
