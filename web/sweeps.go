@@ -522,7 +522,7 @@ func (s *server) showSweep(w http.ResponseWriter, r *http.Request) {
 		v.BasisSentence = basisSentence(sm.Design)
 		v.DesignNotes = sm.Design.Notes
 		for _, st := range sm.Design.Strata {
-			v.Strata = append(v.Strata, templates.StratumRow{Name: st.Name, FrameSize: st.FrameSize, Labeled: st.Labeled, Duplicates: st.Duplicates})
+			v.Strata = append(v.Strata, templates.StratumRow{Name: st.Name, FrameSize: st.FrameSize, Labeled: st.Labeled, Duplicates: st.Duplicates, Unseen: st.Unseen})
 		}
 		if b := sm.Baseline; b != nil {
 			h := b.Headline()
@@ -573,6 +573,18 @@ func (s *server) fillResults(r *http.Request, v *templates.SweepDashboard, d swe
 		v.Rec, v.RecReason, v.RecMet, v.RecHref = configWords(d.rec.Config), d.rec.Reason, d.rec.Met, href(d.rec.Index)
 	} else {
 		v.RecReason = "Nothing to recommend yet: no configuration has both a recall and a false-removal rate (are there labeled duplicates and non-duplicates?)."
+	}
+	v.FalseRemovalDefinition = sweep.FalseRemovalDefinition
+	for _, r := range d.rs {
+		if r.Dataset != nil && r.Dataset.Unit != sweep.FalseRemovalUnit {
+			v.StaleUnits = true
+			break
+		}
+	}
+	if d.sw.Summary != nil && !v.StaleUnits {
+		if sf, ok := sweep.Advise(d.rs, d.sw.Summary.Design, sweep.Target{MaxFalseRemovalRate: q.target}); ok {
+			v.Advice = adviceView(sf, d.rs, q.target, href)
+		}
 	}
 	for _, k := range []string{"sort", "dir", "dim", "config", "t", "target", "hspec", "ht", "hv", "hp", "hval", "rows"} {
 		if x := base.Get(k); x != "" {
@@ -664,6 +676,36 @@ func (s *server) fillResults(r *http.Request, v *templates.SweepDashboard, d swe
 		v.Columns = append(v.Columns, sc)
 	}
 	v.CSVHref = fmt.Sprintf("/sweeps/%d/results.csv", d.sw.ID)
+}
+
+// adviceView says what to do when no configuration meets the target: the labels to add,
+// per stratum, or the tightest target met now.
+func adviceView(sf sweep.Shortfall, rs []sweep.Result, target float64, href func(int) string) *templates.SweepAdvice {
+	aim := rs[sf.Index]
+	e := aim.Dataset
+	a := &templates.SweepAdvice{
+		Headline: fmt.Sprintf("Not enough labels to bound false removals at %s%%: no configuration's upper end of the 95%% interval is at or below it.", strconv.FormatFloat(100*target, 'f', -1, 64)),
+		Aim:      configWords(aim.Config), AimHref: href(sf.Index),
+		AimFacts: fmt.Sprintf("recall %s %s; false removals %s %s of %d removals", pct(e.Recall.Value), ci(e.Recall), pct(e.FalseRemovalRate.Value), ci(e.FalseRemovalRate), e.Removals),
+		Lowest:   pct(sf.Lowest), LowestCfg: configWords(rs[sf.LowestIndex].Config), LowestRef: href(sf.LowestIndex),
+	}
+	total := 0
+	for _, n := range sf.Needs {
+		more := strconv.Itoa(n.More)
+		if n.Labeled+n.More >= n.FrameSize {
+			more += " (all " + strconv.Itoa(n.FrameSize) + ": the whole stratum)"
+		}
+		a.Needs = append(a.Needs, templates.StratumNeed{Stratum: n.Stratum, Labeled: fmt.Sprintf("%d of %d", n.Labeled, n.FrameSize), More: more})
+		total += n.More
+	}
+	a.NeedTotal = strconv.Itoa(total)
+	switch {
+	case !sf.Reachable:
+		a.Note = "More labels in other strata cannot bring this configuration under the target: the strata where labeled pairs are false merges already put its upper end above it. Try a stricter configuration, or label more pairs in those strata to narrow their interval."
+	case total > 10000:
+		a.Note = fmt.Sprintf("That is %d labels, more than labeling can reach: the large strata hold pairs no configuration is likely to merge, but a random sample cannot show it. A draw whose frame leaves out pairs that share nothing (the candidates of a generous banding, plus a smaller random share) makes N_h, and the labels needed, far smaller.", total)
+	}
+	return a
 }
 
 // heatQuery writes a heatmap choice as chart parameters.

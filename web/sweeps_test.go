@@ -24,12 +24,18 @@ import (
 // withSweepCorpus imports the corpus and its labels; it returns the campaign's id.
 func (f *fixture) withSweepCorpus(c sweepCorpus) int64 {
 	f.t.Helper()
+	return f.withSweepLabels(c, c.labelsCSV())
+}
+
+// withSweepLabels imports the corpus and the labels given; it returns the campaign's id.
+func (f *fixture) withSweepLabels(c sweepCorpus, labelsCSV string) int64 {
+	f.t.Helper()
 	if _, body := f.waitJob(f.upload("/datasets", "sweep.jsonl", c.jsonl(), nil).Header().Get("Location")); !strings.Contains(body, "import-done") {
 		f.t.Fatalf("import failed:\n%s", body)
 	}
 	ctx := context.Background()
 	list, _ := f.store.Datasets(ctx)
-	if _, err := ingest.Labels(ctx, f.store, strings.NewReader(c.labelsCSV()), "l.csv", ingest.LabelOptions{DatasetID: list[0].ID, Create: true}); err != nil {
+	if _, err := ingest.Labels(ctx, f.store, strings.NewReader(labelsCSV), "l.csv", ingest.LabelOptions{DatasetID: list[0].ID, Create: true}); err != nil {
 		f.t.Fatal(err)
 	}
 	camps, err := f.store.Campaigns(ctx)
@@ -141,6 +147,57 @@ func TestSweepListAndForm(t *testing.T) {
 	// The campaign page links to the sweeps for those who run them.
 	if _, body := get(t, f.h, fmt.Sprintf("/campaigns/%d", cid), f.admin); !strings.Contains(body, `data-testid="sweeps-link"`) {
 		t.Error("the campaign page has no link to its sweeps for an admin")
+	}
+}
+
+// TestSweepDashboardNotEnoughLabels: labels drawn from a design whose non-duplicates
+// come from a stratum of 50,000 pairs, 5 of them labeled. The configurations that merge
+// none of those 5 used to get a false-removal interval of 0–0 and pass the 1% target;
+// now that stratum's zero-event bound holds their upper end at 100% of removals, and the
+// page says plainly that the labels cannot bound false removals at 1%, and what to do.
+func TestSweepDashboardNotEnoughLabels(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	c := newSweepCorpus(4)
+	cid := f.withSweepLabels(c, c.labelsDesignCSV(50000))
+	id := f.startSweep(cid, smallGridForm("design"))
+	results, err := f.sweeps.Results(context.Background(), id)
+	if err != nil || len(results) == 0 {
+		t.Fatalf("results: %d, %v", len(results), err)
+	}
+	zero := 0
+	for _, r := range results {
+		e := r.Dataset
+		if e == nil || e.Unit != sweep.FalseRemovalUnit {
+			t.Fatalf("configuration %d: dataset estimate %+v; want one in documents", r.Ordinal, e)
+		}
+		if e.FalseRemovalRate.Value > 1 || e.FalseRemovalRate.Hi > 1 || e.FalseRemovals.Hi > float64(e.Removals) {
+			t.Errorf("configuration %d: false removals %+v, rate %+v over %d removals; want at most the removals", r.Ordinal, e.FalseRemovals, e.FalseRemovalRate, e.Removals)
+		}
+		if len(e.Seen) == 0 && e.Removals > 0 {
+			zero++
+			if e.FalseRemovalRate.Hi <= 0.01 {
+				t.Errorf("configuration %d saw no false merge and has an upper end of %v; want the zero-event bound above 1%%", r.Ordinal, e.FalseRemovalRate.Hi)
+			}
+		}
+	}
+	if zero == 0 {
+		t.Fatal("no configuration without a labeled false merge: the test needs one")
+	}
+	_, body := get(t, f.h, fmt.Sprintf("/sweeps/%d", id), f.admin)
+	for _, want := range []string{`data-testid="rec-advice"`, "Not enough labels to bound false removals at 1%", `data-testid="advice-needs"`,
+		"<td>random</td>", `data-testid="advice-lowest"`, `data-testid="false-removal-definition"`, "2/m false removals"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("dashboard lacks %q", want)
+		}
+	}
+	if strings.Contains(body, "Start from") {
+		t.Error("dashboard recommends a configuration as meeting the target")
+	}
+	// A target the labels can meet gets a recommendation and no advice.
+	_, body = get(t, f.h, fmt.Sprintf("/sweeps/%d?target=100", id), f.admin)
+	if !strings.Contains(body, "Start from") || strings.Contains(body, `data-testid="rec-advice"`) {
+		t.Error("at a 100% target the dashboard gives no recommendation, or still advises")
 	}
 }
 
