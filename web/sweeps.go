@@ -2,6 +2,8 @@ package web
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -96,7 +98,10 @@ func (s *server) listSweeps(w http.ResponseWriter, r *http.Request) {
 	form := defaultGridForm()
 	form.Name = "sweep " + s.now().UTC().Format("2006-01-02 15:04")
 	if sent := noticeOf(r).Form; sent != nil {
-		form = gridFormFrom(sent)
+		form = gridFormFrom(sent) // its token too: the refused form has not started anything
+	}
+	if form.Token == "" {
+		form.Token = newFormToken()
 	}
 	known := map[string]int{}
 	for _, sw := range list {
@@ -136,7 +141,7 @@ func shortVersion(v string) string {
 // sweepFormView writes the form for the template, with the number of configurations it
 // makes when it parses.
 func sweepFormView(f gridForm, action string, known map[string]int) templates.SweepForm {
-	v := templates.SweepForm{Action: action, Name: f.Name, Notes: f.Notes, Schemes: f.Schemes, Norms: f.Norms, Hashes: f.Hashes,
+	v := templates.SweepForm{Action: action, Token: f.Token, Name: f.Name, Notes: f.Notes, Schemes: f.Schemes, Norms: f.Norms, Hashes: f.Hashes,
 		Seeds: f.Seeds, WordSizes: f.WordSizes, CharSizes: f.CharSizes, Ks: f.Ks, Shapes: f.Shapes, From: f.From, To: f.To, Step: f.Step}
 	for _, k := range f.KnownVerifications {
 		v.Verifications = append(v.Verifications, templates.Check{Value: k, Label: f.VerificationLabels[k], Checked: contains(f.Verifications, k)})
@@ -177,16 +182,67 @@ func (s *server) startSweep(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		err = checkSweepName(strings.TrimSpace(f.Name), strings.TrimSpace(f.Notes))
 	}
+	if err == nil {
+		err = checkSweepVolume(g, c.DatasetID, s, r)
+	}
 	if err != nil {
 		s.failOn(w, r, err, func(_ int, msg string) { s.redirect(w, r, back, refused(r, msg)) })
 		return
 	}
-	sw, err := s.sweeps.Start(r.Context(), sweeprun.StartRequest{CampaignID: c.ID, Name: f.Name, Notes: f.Notes, Grid: g, By: userOf(r).ID})
+	sw, err := s.sweeps.Start(r.Context(), sweeprun.StartRequest{CampaignID: c.ID, Name: f.Name, Notes: f.Notes, Grid: g, By: userOf(r).ID,
+		Token: f.Token})
+	if errors.Is(err, sweeprun.ErrReplayed) {
+		s.redirect(w, r, fmt.Sprintf("/sweeps/%d", sw.ID), done("This form was sent already (a double click, or the page reloaded): here is the sweep it started. Nothing new was started."))
+		return
+	}
 	if err != nil {
 		s.failOn(w, r, err, func(_ int, msg string) { s.redirect(w, r, back, refused(r, msg)) })
 		return
 	}
-	s.redirect(w, r, fmt.Sprintf("/sweeps/%d", sw.ID), done(fmt.Sprintf("Sweep started: %d configurations.", sw.Total)))
+	msg := fmt.Sprintf("Sweep started: %d configurations.", sw.Total)
+	if pr, ok := s.sweeps.Progress(sw.ID); ok && pr.Position > 0 {
+		msg = fmt.Sprintf("Sweep queued, position %d: %d configurations. One sweep runs at a time; it starts when those before it finish.", pr.Position, sw.Total)
+	}
+	s.redirect(w, r, fmt.Sprintf("/sweeps/%d", sw.ID), done(msg))
+}
+
+// checkSweepVolume refuses, on the form, a grid whose signatures over the campaign's
+// dataset would exceed sweeprun.MaxSignatureValues, naming the fields that set it.
+func checkSweepVolume(g sweep.Grid, datasetID int64, s *server, r *http.Request) error {
+	ds, err := s.store.Dataset(r.Context(), datasetID)
+	if err != nil {
+		return err
+	}
+	var ve *sweeprun.VolumeError
+	if err := s.sweeps.CheckVolume(g, ds.Docs); errors.As(err, &ve) {
+		return &formError{field: "k", msg: fmt.Sprintf(
+			"%s documents × %d representations (word and char sizes × scheme × norm × hash × seed; k up to %d) make %s signature values, over the limit of %s (documents × representations × k). Sweep fewer representations or a smaller k.",
+			thousands(int64(ve.Docs)), ve.Representations, ve.MaxK, thousands(ve.Values), thousands(ve.Limit))}
+	}
+	return nil
+}
+
+// thousands writes n with thousands separators: 1,234,567.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// newFormToken returns a one-time token for a form against double submits: 128 random
+// bits, hex.
+func newFormToken() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand does not fail on supported platforms
+	}
+	return hex.EncodeToString(b[:])
 }
 
 // checkSweepName refuses a sweep without a name, or with a name over 200 characters or
@@ -274,6 +330,9 @@ func (s *server) progressView(sw sweeprun.Sweep, rs []sweeprun.Result) templates
 			p.ETA = roundDuration(pr.ETA)
 		}
 		phase = pr.Phase
+		if pr.Phase == "queued" {
+			p.Position = pr.Position
+		}
 		if pr.Phase == "signing" && pr.ToSign > 0 {
 			phase = fmt.Sprintf("Computing signatures: %d of %d documents.", pr.Signed, pr.ToSign)
 		}
@@ -311,6 +370,12 @@ func (s *server) progressView(sw sweeprun.Sweep, rs []sweeprun.Result) templates
 
 // progressLine says how far a running sweep is, in one sentence.
 func progressLine(p templates.SweepProgress, phase string) string {
+	if phase == "queued" || p.State == string(sweeprun.Queued) && phase == "" {
+		if p.Position > 0 {
+			return fmt.Sprintf("Queued, position %d: one sweep runs at a time, and this one starts when the %d before it finish. Cancel takes it out of the queue.", p.Position, p.Position)
+		}
+		return "Queued: it starts when the sweep before it finishes."
+	}
 	if p.Done == 0 {
 		switch {
 		case strings.HasPrefix(phase, "Computing"):

@@ -507,3 +507,63 @@ func TestSweepPermissions(t *testing.T) {
 		f.sweeps.Wait(ctx, sw.ID)
 	}
 }
+
+// TestSweepFormGuards: the form carries a one-time token, so the same form posted twice
+// (a double click, a replayed POST) starts one sweep; a grid over the signature limit is
+// refused on the form naming the field and the limit; a representation the spec parser
+// refuses is named by its field with what is allowed, not Go's parser text.
+func TestSweepFormGuards(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	cid := f.withSweepCorpus(newSweepCorpus(4))
+	path := fmt.Sprintf("/campaigns/%d/sweeps", cid)
+	_, body := get(t, f.h, path, f.admin)
+	m := regexp.MustCompile(`name="token" value="([0-9a-f]{32})"`).FindStringSubmatch(body)
+	if m == nil {
+		t.Fatal("the new-sweep form has no one-time token")
+	}
+	form := smallGridForm("once")
+	form.Set("token", m[1])
+	first := f.do("POST", path, f.admin, form)
+	again := f.do("POST", path, f.admin, form)
+	if first.Code != http.StatusSeeOther || again.Code != http.StatusSeeOther {
+		t.Fatalf("posts answered %d and %d; want 303 twice", first.Code, again.Code)
+	}
+	loc1, loc2 := first.Header().Get("Location"), again.Header().Get("Location")
+	if strings.Split(loc1, "?")[0] != strings.Split(loc2, "?")[0] {
+		t.Errorf("the second post led to %s, the first to %s; want the same sweep", loc2, loc1)
+	}
+	if _, body := f.follow(again, f.admin); !strings.Contains(body, "This form was sent already") {
+		t.Error("the second post does not say the form was sent already")
+	}
+	if list, _ := f.sweeps.List(context.Background(), cid); len(list) != 1 {
+		t.Errorf("%d sweeps after posting one form twice; want 1", len(list))
+	}
+	if _, body = get(t, f.h, path, f.admin); strings.Contains(body, `value="`+m[1]+`"`) {
+		t.Error("the form shown again reuses the token that was spent")
+	}
+
+	// Over the signature limit (lowered to what the corpus cannot reach with 2 char sizes at k=4096).
+	f.sweeps.SetVolumeLimit(100_000)
+	big := smallGridForm("big")
+	big.Set("char", "3-4")
+	big.Set("k", "4096")
+	_, body = f.follow(f.do("POST", path, f.admin, big), f.admin)
+	if !strings.Contains(body, `data-testid="notice-error"`) || !strings.Contains(body, "k: ") || !strings.Contains(body, "over the limit of 100,000") ||
+		!strings.Contains(body, "documents × representations × k") {
+		t.Errorf("a grid over the signature limit: want an error naming k and the limit\n%s", body)
+	}
+	f.sweeps.SetVolumeLimit(0)
+
+	// A seed that is not a number.
+	bad := smallGridForm("bad seed")
+	bad.Set("seed", "abc")
+	_, body = f.follow(f.do("POST", path, f.admin, bad), f.admin)
+	if !strings.Contains(body, "seed: ") || !strings.Contains(body, "is not a whole number from 0 to 18446744073709551615") || strings.Contains(body, "strconv") {
+		t.Errorf("a bad seed: want the field and the allowed values, no Go error text\n%s", body)
+	}
+	if list, _ := f.sweeps.List(context.Background(), cid); len(list) != 1 {
+		t.Errorf("%d sweeps after two refused forms; want 1", len(list))
+	}
+	f.sweeps.Wait(context.Background(), 1)
+}
