@@ -86,8 +86,8 @@ type Service struct {
 	turn   map[int64]chan struct{}
 	// volumeLimit is the most signature values a sweep may need (CheckVolume).
 	volumeLimit int64
-	states  *stateCache    // prepared configurations for Select
-	results resultCache    // decoded results of the last few sweeps
+	states      *stateCache // prepared configurations for Select
+	results     resultCache // decoded results of the last few sweeps
 
 	// flushEvery results are stored in one transaction (flushAfter at the latest);
 	// afterFlush, when set (tests), is called from the sweep's goroutine after each.
