@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -870,7 +871,16 @@ func (s *server) liveView(r *http.Request, d sweepData, c sweep.Config, campaign
 		}, maxOutcomes)
 	}
 	v.CanPropose = role.Can(auth.PrepareManifests)
-	v.ProposeHref = proposeHref(d.sw.DatasetID, campaignID, c)
+	keeper := cmp.Or(strings.TrimSpace(r.URL.Query().Get("keeper")), defaultKeeper)
+	v.ProposeHref = proposeHref(d.sw.DatasetID, campaignID, c, keeper)
+	v.ProposeAction = fmt.Sprintf("/datasets/%d/runs/new", d.sw.DatasetID)
+	for _, f := range proposeFields(campaignID, c, keeper) {
+		if f[0] == "keeper" {
+			v.Keeper = f[1]
+			continue
+		}
+		v.ProposeFields = append(v.ProposeFields, templates.Fact{Name: f[0], Value: f[1]})
+	}
 	return v
 }
 

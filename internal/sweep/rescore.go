@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -126,8 +127,11 @@ func (o Outcome) Missed() bool { return o.Duplicate && !o.Accepted }
 // FalseMerge reports a non-duplicate that ends in one cluster: a false removal.
 func (o Outcome) FalseMerge() bool { return !o.Duplicate && o.Merged }
 
-// Outcomes returns every counted pair's outcome at threshold: false merges first, then
-// misses, then the rest, each group in pair order.
+// Outcomes returns every counted pair's outcome at threshold: false merges first, the
+// least similar first (exact Jaccard ascending: a pair that shares little and is merged
+// anyway is a chain's doing, the worst kind); then misses, the most similar first
+// (exact Jaccard descending: the duplicates the configuration came closest to and still
+// lost); then the rest in pair order. Ties go to the pair order.
 func (s *State) Outcomes(ctx context.Context, threshold float64) ([]Outcome, error) {
 	o, err := s.e.one(ctx, s.cs, s.sims, threshold, s.config.Policy)
 	if err != nil {
@@ -151,7 +155,18 @@ func (s *State) Outcomes(ctx context.Context, threshold float64) ([]Outcome, err
 		}
 		return 2
 	}
-	slices.SortStableFunc(out, func(a, b Outcome) int { return rank(a) - rank(b) })
+	slices.SortStableFunc(out, func(a, b Outcome) int {
+		ra, rb := rank(a), rank(b)
+		switch {
+		case ra != rb:
+			return ra - rb
+		case ra == 0:
+			return cmp.Compare(a.Jaccard, b.Jaccard)
+		case ra == 1:
+			return cmp.Compare(b.Jaccard, a.Jaccard)
+		}
+		return 0
+	})
 	return out, nil
 }
 
