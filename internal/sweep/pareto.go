@@ -176,7 +176,7 @@ func Recommend(rs []Result, t Target) (Recommendation, error) {
 }
 
 func pct(x float64) string {
-	return fmt.Sprintf("%.2g%%", 100*x)
+	return fmt.Sprintf("%.3g%%", 100*x)
 }
 
 func describe(iv Interval) string {
@@ -196,7 +196,9 @@ type StratumNeed struct {
 // labels in which strata would bound it, and the tightest target the labels meet now.
 type Shortfall struct {
 	// Index is the configuration the advice is for: the highest estimated recall whose
-	// point estimate meets the target (else the Recommend fallback).
+	// point estimate meets the target and whose sampled strata leave room under it for
+	// the others' bounds; else the highest whose point estimate meets it; else the one
+	// with the lowest upper end.
 	Index int
 	// Reachable is false when the strata where labeled pairs are false merges already
 	// put the upper end above the target: more labels elsewhere cannot bound it (more
@@ -221,6 +223,8 @@ func Advise(rs []Result, d Design, t Target) (Shortfall, bool) {
 		return Shortfall{}, false
 	}
 	sf := Shortfall{Index: -1, LowestIndex: -1, Lowest: math.Inf(1)}
+	reachable, under := -1, -1 // the highest recall whose point estimate meets t: with labels able to bound it, and at all
+	better := func(i, than int) bool { return than < 0 || rs[i].Dataset.Recall.Value > rs[than].Dataset.Recall.Value }
 	for i, r := range rs {
 		if r.Dataset == nil || r.Removals == 0 || math.IsNaN(r.Dataset.Recall.Value) {
 			continue
@@ -232,17 +236,20 @@ func Advise(rs []Result, d Design, t Target) (Shortfall, bool) {
 		if e.FalseRemovalRate.Hi < sf.Lowest {
 			sf.Lowest, sf.LowestIndex = e.FalseRemovalRate.Hi, i
 		}
-		if e.FalseRemovalRate.Value <= t.MaxFalseRemovalRate &&
-			(sf.Index < 0 || e.Recall.Value > rs[sf.Index].Dataset.Recall.Value) {
-			sf.Index = i
+		if e.FalseRemovalRate.Value > t.MaxFalseRemovalRate {
+			continue
+		}
+		if better(i, under) {
+			under = i
+		}
+		if e.Sampled < t.MaxFalseRemovalRate*float64(e.Removals) && better(i, reachable) {
+			reachable = i
 		}
 	}
 	if sf.LowestIndex < 0 {
 		return Shortfall{}, false
 	}
-	if sf.Index < 0 {
-		sf.Index = sf.LowestIndex
-	}
+	sf.Index = cmp.Or(reachable+1, under+1, sf.LowestIndex+1) - 1
 	e := rs[sf.Index].Dataset
 	budget := t.MaxFalseRemovalRate*float64(e.Removals) - e.Sampled
 	if budget <= 0 || e.Unit != FalseRemovalUnit {

@@ -148,9 +148,14 @@ func TestAdvise(t *testing.T) {
 		t.Errorf("needs = %+v; want %+v", sf.Needs, want)
 	}
 	// The strata with false merges alone exceed the target: labels elsewhere cannot help.
-	rs[1] = est(0.80, 0.004, 12, 1000, 3)
-	if sf, _ = Advise(rs, d, DefaultTarget); sf.Reachable || len(sf.Needs) != 0 {
-		t.Errorf("Advise with the seen strata over the target = %+v; want unreachable", sf)
+	// (A reachable configuration of lower recall is preferred to it; here there is none.)
+	rs[1], rs[2] = est(0.80, 0.004, 12, 1000, 3), est(0.60, 0.5, 0, 200)
+	if sf, _ = Advise(rs, d, DefaultTarget); sf.Index != 1 || sf.Reachable || len(sf.Needs) != 0 {
+		t.Errorf("Advise with the seen strata over the target = %+v; want configuration 1, unreachable", sf)
+	}
+	rs[2] = est(0.60, 0, 0, 200)
+	if sf, _ = Advise(rs, d, DefaultTarget); sf.Index != 2 || !sf.Reachable {
+		t.Errorf("Advise = %+v; want the reachable configuration 2 over the unreachable 1", sf)
 	}
 	// A target some configuration meets needs no advice.
 	if _, ok := Advise(rs, d, Target{MaxFalseRemovalRate: 1}); ok {
