@@ -5,10 +5,12 @@ import (
 	"encoding/csv"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -566,4 +568,66 @@ func TestSweepFormGuards(t *testing.T) {
 		t.Errorf("%d sweeps after two refused forms; want 1", len(list))
 	}
 	f.sweeps.Wait(context.Background(), 1)
+}
+
+// TestSweepFormConcurrentPosts: ten different forms posted at once make ten sweeps that
+// run one at a time (the others say "queued, position N"); one form posted ten times at
+// once makes one sweep.
+func TestSweepFormConcurrentPosts(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	cid := f.withSweepCorpus(newSweepCorpus(4))
+	path := fmt.Sprintf("/campaigns/%d/sweeps", cid)
+	post := func(token string) *httptest.ResponseRecorder {
+		form := smallGridForm("parallel " + token)
+		form.Set("token", token)
+		return f.do("POST", path, f.admin, form)
+	}
+	var wg sync.WaitGroup
+	codes := make([]int, 10)
+	for i := range 10 {
+		wg.Go(func() { codes[i] = post("same-form").Code })
+	}
+	wg.Wait()
+	list, _ := f.sweeps.List(context.Background(), cid)
+	if len(list) != 1 {
+		t.Fatalf("one form posted 10 times at once made %d sweeps (answers %v); want 1", len(list), codes)
+	}
+	for i := range 10 {
+		wg.Go(func() { codes[i] = post(fmt.Sprintf("form-%d", i)).Code })
+	}
+	wg.Wait()
+	list, _ = f.sweeps.List(context.Background(), cid)
+	if len(list) != 11 {
+		t.Fatalf("10 forms made %d more sweeps (answers %v); want 10", len(list)-1, codes)
+	}
+	queuedSeen := false
+	for {
+		list, _ = f.sweeps.List(context.Background(), cid)
+		running, finished := 0, 0
+		for _, sw := range list {
+			switch sw.State {
+			case sweeprun.Running:
+				running++
+			case sweeprun.Done:
+				finished++
+			case sweeprun.Queued:
+				if !queuedSeen {
+					if _, body := get(t, f.h, fmt.Sprintf("/sweeps/%d", sw.ID), f.admin); strings.Contains(body, "Queued, position ") {
+						queuedSeen = true
+					}
+				}
+			}
+		}
+		if running > 1 {
+			t.Fatalf("%d sweeps running at once; want one at a time", running)
+		}
+		if finished == len(list) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !queuedSeen {
+		t.Error("no queued sweep's page said \"Queued, position N\"")
+	}
 }
