@@ -125,10 +125,14 @@ func Recommend(rs []Result, t Target) (Recommendation, error) {
 		return h.FalseRemovalRate.Hi
 	}
 	hs := Headlines(rs)
+	removes := slices.ContainsFunc(rs, func(r Result) bool { return r.Removals > 0 })
 	best, fallback, met := -1, -1, 0
 	for i, h := range hs {
 		if math.IsNaN(h.Recall.Value) || math.IsNaN(bound(h)) {
 			continue
+		}
+		if removes && rs[i].Removals == 0 {
+			continue // removes nothing: no false removal, and no use
 		}
 		if fallback < 0 || bound(h) < bound(hs[fallback]) ||
 			bound(h) == bound(hs[fallback]) && h.Recall.Value > hs[fallback].Recall.Value {

@@ -99,8 +99,8 @@ func TestRecommendNothingRemoved(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec.Met || !strings.Contains(rec.Reason, "not enough labels to bound false removals at 1%") {
-		t.Errorf("Recommend = %+v; want not met, saying there are not enough labels", rec)
+	if rec.Met || rec.Index != 1 || !strings.Contains(rec.Reason, "not enough labels to bound false removals at 1%") {
+		t.Errorf("Recommend = %+v; want not met, the closest configuration 1 (not the one removing nothing), saying there are not enough labels", rec)
 	}
 }
 
