@@ -179,12 +179,17 @@ func (s *server) startSweep(w http.ResponseWriter, r *http.Request) {
 	}
 	back := fmt.Sprintf("/campaigns/%d/sweeps#new", c.ID)
 	f := gridFormFrom(r.PostForm)
-	g, err := f.parse()
-	if err == nil {
-		err = checkSweepName(strings.TrimSpace(f.Name), strings.TrimSpace(f.Notes))
-	}
+	// The volume is checked before the grid is validated: counting the configurations of
+	// automatic shapes runs the shape optimizer at every k, seconds at k=4096.
+	g, err := f.grid()
 	if err == nil {
 		err = checkSweepVolume(g, c.DatasetID, s, r)
+	}
+	if err == nil {
+		err = g.Validate()
+	}
+	if err == nil {
+		err = checkSweepName(strings.TrimSpace(f.Name), strings.TrimSpace(f.Notes))
 	}
 	if err != nil {
 		s.failOn(w, r, err, func(_ int, msg string) { s.redirect(w, r, back, refused(r, msg)) })

@@ -45,15 +45,16 @@ func (s *Service) start(ctx context.Context, req StartRequest, rerunOf int64) (S
 	if err != nil {
 		return Sweep{}, err
 	}
-	configs, err := req.Grid.Configs()
-	if err != nil {
-		return Sweep{}, err
-	}
 	ids, err := s.store.DatasetDocumentIDs(ctx, c.DatasetID)
 	if err != nil {
 		return Sweep{}, err
 	}
+	// Before the configurations: counting automatic shapes at a large k takes seconds.
 	if err := s.CheckVolume(req.Grid, len(ids)); err != nil {
+		return Sweep{}, err
+	}
+	configs, err := req.Grid.Configs()
+	if err != nil {
 		return Sweep{}, err
 	}
 	_, ls, err := s.labelsNow(ctx, c, ids)
