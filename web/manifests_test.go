@@ -495,3 +495,40 @@ func TestManifestApprovalsSetting(t *testing.T) {
 		t.Errorf("approvals=1: %d; want 303", rec.Code)
 	}
 }
+
+// TestRunFormPostedTwice: the run form carries a one-time token; the same form posted
+// twice (a double click, a replayed POST) starts one run and makes one manifest.
+func TestRunFormPostedTwice(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	first := f.withRun(chainRun) // the sample, its labels and a run without a token
+	rev := f.signIn("reviewer")
+	_, body := get(t, f.h, fmt.Sprintf("/datasets/%d/runs/new", first.DatasetID), rev)
+	m := regexp.MustCompile(`name="token" value="([0-9a-f]{32})"`).FindStringSubmatch(body)
+	if m == nil {
+		t.Fatal("the run form has no one-time token")
+	}
+	form := url.Values{}
+	for k, v := range chainRun {
+		form[k] = v
+	}
+	form.Set("token", m[1])
+	path := fmt.Sprintf("/datasets/%d/runs", first.DatasetID)
+	one, two := f.do("POST", path, rev, form), f.do("POST", path, rev, form)
+	loc := one.Header().Get("Location")
+	if one.Code != http.StatusSeeOther || !strings.HasPrefix(loc, "/runs/run-") {
+		t.Fatalf("first post: %d %s", one.Code, loc)
+	}
+	if two.Code != http.StatusSeeOther || strings.Split(two.Header().Get("Location"), "?")[0] != loc {
+		t.Fatalf("second post: %d to %s; want 303 to the first run %s", two.Code, two.Header().Get("Location"), loc)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if _, err := f.jobs.Wait(ctx, strings.TrimPrefix(loc, "/runs/")); err != nil {
+		t.Fatal(err)
+	}
+	ms, err := f.store.Manifests(context.Background(), first.DatasetID)
+	if err != nil || len(ms) != 2 {
+		t.Errorf("%d manifests (%v); want 2: the tokenless run and one for the form posted twice", len(ms), err)
+	}
+}

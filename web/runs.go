@@ -158,7 +158,10 @@ func (s *server) renderRunForm(w http.ResponseWriter, r *http.Request, ds db.Dat
 	}
 	view := templates.RunForm{Page: s.page(r, "Run on "+ds.Name), DatasetID: ds.ID, Dataset: fmt.Sprintf("%s v%d", ds.Name, ds.Version),
 		Docs: ds.Docs, Spec: f.spec, Bands: f.bands, Rows: f.rows, Threshold: f.threshold, Keeper: f.keeper, Approvals: f.approvals,
-		Error: errMsg}
+		Error: errMsg, Token: v.Get("token")}
+	if view.Token == "" || r.Method == http.MethodGet {
+		view.Token = newFormToken() // a refused post keeps its own: it started nothing
+	}
 	for _, v := range []review.Verification{review.Exact, review.Estimate} {
 		label := map[review.Verification]string{review.Exact: "exact Jaccard", review.Estimate: "MinHash estimate"}[v]
 		view.Verification = append(view.Verification, templates.Option{Value: string(v), Label: label, Selected: string(v) == f.verification})
@@ -197,12 +200,40 @@ func (s *server) startRun(w http.ResponseWriter, r *http.Request) {
 		s.failOn(w, r, err, func(status int, msg string) { s.renderRunForm(w, r, ds, r.PostForm, status, msg) })
 		return
 	}
+	// The same form posted twice (a double click, a replayed POST) starts one run: its
+	// one-time token is claimed first, and a second post goes where the first led.
+	token := r.PostForm.Get("token")
+	if token != "" {
+		claimed, target, err := s.store.ClaimFormToken(r.Context(), token, "run")
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		if !claimed {
+			if target == "" {
+				s.fail(w, r, &pageError{http.StatusConflict, "This form was sent already and its run is starting; see the dataset's page for it."})
+				return
+			}
+			s.redirect(w, r, target, done("This form was sent already (a double click, or the page reloaded): here is the run it started. Nothing new was started."))
+			return
+		}
+	}
 	req.By = *userOf(r)
 	title := fmt.Sprintf("%s v%d, %s %s t=%s %s", ds.Name, ds.Version, req.Params.Policy, req.Params.Shape, f.threshold, req.Params.Verification)
 	id, err := s.jobs.Start("run", title, req.By.ID, func(ctx context.Context, report jobs.Reporter) (any, error) {
 		m, err := dedup.Run(ctx, s.store, s.sigs, req, func(p dedup.Progress) { report(p) })
 		return m.ID, s.jobError("run", title, err, "no manifest was made")
 	})
+	if token != "" {
+		target := ""
+		if err == nil {
+			target = "/runs/" + id
+		}
+		// Released when the run did not start, so the form may be sent again.
+		if terr := s.store.SetFormToken(context.WithoutCancel(r.Context()), token, target); terr != nil && err == nil {
+			err = terr
+		}
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -240,3 +240,54 @@ func TestSweepDashboardAt390(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterPagesAt390: at a phone's width a manifest's cluster list and a cluster's
+// review page show their decision columns and buttons on screen: the rows stack as
+// cards, so nothing needs a sideways scroll to be reached.
+func TestClusterPagesAt390(t *testing.T) {
+	f := newFixture(t, 1<<20)
+	man := f.withRun(chainRun)
+	srv := httptest.NewServer(f.h)
+	t.Cleanup(srv.Close)
+	p := tab{t, sweepBrowser(t, 390, 844)}
+	p.do(chromedp.EmulateViewport(390, 844))
+	p.login(srv.URL, "reviewer")
+	list := fmt.Sprintf("/manifests/%d/clusters", man.ID)
+	p.do(chromedp.Navigate(srv.URL + list))
+	p.waitFor(`document.readyState === "complete" && !!document.querySelector('[data-testid="cluster-table"]')`)
+	p.screenshot("clusters-390")
+	// onScreen reports the selectors whose element lies (partly) past either side of the
+	// window, or is missing.
+	onScreen := func(sels ...string) string {
+		var off []string
+		for _, sel := range sels {
+			js := `(() => { const el = document.querySelector(` + strconv.Quote(sel) + `); if (!el) return "missing";
+				const r = el.getBoundingClientRect(); return (r.left >= 0 && r.right <= window.innerWidth + 1 && r.width > 0) ? "" : "left=" + Math.round(r.left) + " right=" + Math.round(r.right); })()`
+			if got := evalJS[string](p, js); got != "" {
+				off = append(off, sel+" "+got)
+			}
+		}
+		return strings.Join(off, "; ")
+	}
+	if got := evalJS[string](p, overflowJS); got != "" {
+		t.Errorf("%s at 390 px: %s", list, got)
+	}
+	if got := onScreen(`[data-testid="cluster-table"] td[data-label="Undecided"]`, `[data-testid="cluster-table"] td[data-label="Approved"]`,
+		`[data-testid="cluster-table"] td[data-label="Excluded"]`); got != "" {
+		t.Errorf("%s at 390 px: decision columns off screen: %s", list, got)
+	}
+	href := evalJS[string](p, `document.querySelector('[data-testid="cluster-table"] td[data-label="Cluster"] a').getAttribute("href")`)
+	p.do(chromedp.Navigate(srv.URL + href))
+	p.waitFor(`document.readyState === "complete" && !!document.querySelector('[data-testid="members"] [data-testid^="approve-"]')`)
+	p.screenshot("cluster-390")
+	if got := evalJS[string](p, overflowJS); got != "" {
+		t.Errorf("%s at 390 px: %s", href, got)
+	}
+	if got := onScreen(`[data-testid="members"] td[data-label="Decision"]`, `[data-testid="members"] [data-testid^="approve-"]`,
+		`[data-testid="members"] [data-testid^="exclude-"]`, `[data-testid="members"] [data-testid^="make-keeper-"]`); got != "" {
+		t.Errorf("%s at 390 px: decision column or its buttons off screen: %s", href, got)
+	}
+	// The buttons work there: approving the first removal records it.
+	p.do(chromedp.Click(`[data-testid="members"] [data-testid^="approve-"]`))
+	p.waitFor(`!!document.querySelector('[data-testid="members"] tr[data-decision="approved"]')`)
+}

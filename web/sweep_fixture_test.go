@@ -94,6 +94,28 @@ func (c sweepCorpus) labelsCSV() string {
 	return b.String()
 }
 
+// labelsDesignCSV is labelsCSV with a stratified draw behind it: the duplicates from a
+// stratum of 2 frame pairs per labeled one, the non-duplicates from a "random" stratum of
+// randomFrame pairs, so the sweep estimates over the dataset.
+func (c sweepCorpus) labelsDesignCSV(randomFrame int) string {
+	dups := 0
+	for _, l := range c.labels {
+		if l.duplicate {
+			dups++
+		}
+	}
+	var b strings.Builder
+	b.WriteString("a,b,category,duplicate,annotator,design,stratum,frame_size\n")
+	for _, l := range c.labels {
+		stratum, frame := "random", randomFrame
+		if l.duplicate {
+			stratum, frame = "high", 2*dups
+		}
+		fmt.Fprintf(&b, "%s,%s,%s,%s,seed,draw-1,%s,%d\n", c.ids[l.a], c.ids[l.b], l.category, yesNo(l.duplicate), stratum, frame)
+	}
+	return b.String()
+}
+
 // smallGrid is a grid that sweeps the corpus in well under a second.
 func smallGrid() sweep.Grid {
 	base := lsh.DefaultSpec()

@@ -2,6 +2,7 @@ package web
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -19,6 +20,7 @@ import (
 // gridForm holds the form's fields as typed.
 type gridForm struct {
 	Name, Notes                       string
+	Token                             string // the one-time token against double submits
 	Schemes, Norms, Hashes, Seeds     string
 	WordSizes, CharSizes, Ks          string
 	Shapes                            string // "auto" or "20x5, 25x4"
@@ -32,7 +34,7 @@ type gridForm struct {
 // refilling.
 func (f *gridForm) fields() map[string]*string {
 	return map[string]*string{
-		"name": &f.Name, "notes": &f.Notes, "scheme": &f.Schemes, "norm": &f.Norms, "hash": &f.Hashes, "seed": &f.Seeds,
+		"name": &f.Name, "notes": &f.Notes, "token": &f.Token, "scheme": &f.Schemes, "norm": &f.Norms, "hash": &f.Hashes, "seed": &f.Seeds,
 		"word": &f.WordSizes, "char": &f.CharSizes, "k": &f.Ks, "shapes": &f.Shapes, "from": &f.From, "to": &f.To, "step": &f.Step,
 	}
 }
@@ -170,7 +172,7 @@ func (f gridForm) grid() (sweep.Grid, error) {
 					text := fmt.Sprintf("scheme=%s norm=%s hash=%s seed=%s", scheme, norm, hash, seed)
 					base, err := lsh.ParseSpec(text)
 					if err != nil {
-						return g, err
+						return g, specFieldError(err)
 					}
 					g.Specs = append(g.Specs, sweep.Representations(base, words, chars, ks)...)
 				}
@@ -219,6 +221,24 @@ func (f gridForm) grid() (sweep.Grid, error) {
 		return g, &formError{field: "policy", msg: "tick at least one"}
 	}
 	return g, nil
+}
+
+// specFieldError names the form field of a representation the spec parser refused
+// (scheme, norm, hash, seed), with what the parser says is allowed.
+func specFieldError(err error) error {
+	var se *lsh.SpecError
+	if !errors.As(err, &se) {
+		return err
+	}
+	field := se.Field
+	if field == "hash_function" {
+		field = "hash"
+	}
+	switch field {
+	case "scheme", "norm", "hash", "seed":
+		return &formError{field: field, msg: se.Msg}
+	}
+	return &formError{msg: err.Error()}
 }
 
 // splitList splits "a, b c" at commas and white space.

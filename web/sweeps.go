@@ -1,7 +1,10 @@
 package web
 
 import (
+	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -96,7 +99,10 @@ func (s *server) listSweeps(w http.ResponseWriter, r *http.Request) {
 	form := defaultGridForm()
 	form.Name = "sweep " + s.now().UTC().Format("2006-01-02 15:04")
 	if sent := noticeOf(r).Form; sent != nil {
-		form = gridFormFrom(sent)
+		form = gridFormFrom(sent) // its token too: the refused form has not started anything
+	}
+	if form.Token == "" {
+		form.Token = newFormToken()
 	}
 	known := map[string]int{}
 	for _, sw := range list {
@@ -136,7 +142,7 @@ func shortVersion(v string) string {
 // sweepFormView writes the form for the template, with the number of configurations it
 // makes when it parses.
 func sweepFormView(f gridForm, action string, known map[string]int) templates.SweepForm {
-	v := templates.SweepForm{Action: action, Name: f.Name, Notes: f.Notes, Schemes: f.Schemes, Norms: f.Norms, Hashes: f.Hashes,
+	v := templates.SweepForm{Action: action, Token: f.Token, Name: f.Name, Notes: f.Notes, Schemes: f.Schemes, Norms: f.Norms, Hashes: f.Hashes,
 		Seeds: f.Seeds, WordSizes: f.WordSizes, CharSizes: f.CharSizes, Ks: f.Ks, Shapes: f.Shapes, From: f.From, To: f.To, Step: f.Step}
 	for _, k := range f.KnownVerifications {
 		v.Verifications = append(v.Verifications, templates.Check{Value: k, Label: f.VerificationLabels[k], Checked: contains(f.Verifications, k)})
@@ -173,7 +179,15 @@ func (s *server) startSweep(w http.ResponseWriter, r *http.Request) {
 	}
 	back := fmt.Sprintf("/campaigns/%d/sweeps#new", c.ID)
 	f := gridFormFrom(r.PostForm)
-	g, err := f.parse()
+	// The volume is checked before the grid is validated: counting the configurations of
+	// automatic shapes runs the shape optimizer at every k, seconds at k=4096.
+	g, err := f.grid()
+	if err == nil {
+		err = checkSweepVolume(g, c.DatasetID, s, r)
+	}
+	if err == nil {
+		err = g.Validate()
+	}
 	if err == nil {
 		err = checkSweepName(strings.TrimSpace(f.Name), strings.TrimSpace(f.Notes))
 	}
@@ -181,12 +195,60 @@ func (s *server) startSweep(w http.ResponseWriter, r *http.Request) {
 		s.failOn(w, r, err, func(_ int, msg string) { s.redirect(w, r, back, refused(r, msg)) })
 		return
 	}
-	sw, err := s.sweeps.Start(r.Context(), sweeprun.StartRequest{CampaignID: c.ID, Name: f.Name, Notes: f.Notes, Grid: g, By: userOf(r).ID})
+	sw, err := s.sweeps.Start(r.Context(), sweeprun.StartRequest{CampaignID: c.ID, Name: f.Name, Notes: f.Notes, Grid: g, By: userOf(r).ID,
+		Token: f.Token})
+	if errors.Is(err, sweeprun.ErrReplayed) {
+		s.redirect(w, r, fmt.Sprintf("/sweeps/%d", sw.ID), done("This form was sent already (a double click, or the page reloaded): here is the sweep it started. Nothing new was started."))
+		return
+	}
 	if err != nil {
 		s.failOn(w, r, err, func(_ int, msg string) { s.redirect(w, r, back, refused(r, msg)) })
 		return
 	}
-	s.redirect(w, r, fmt.Sprintf("/sweeps/%d", sw.ID), done(fmt.Sprintf("Sweep started: %d configurations.", sw.Total)))
+	msg := fmt.Sprintf("Sweep started: %d configurations.", sw.Total)
+	if pr, ok := s.sweeps.Progress(sw.ID); ok && pr.Position > 0 {
+		msg = fmt.Sprintf("Sweep queued, position %d: %d configurations. One sweep runs at a time; it starts when those before it finish.", pr.Position, sw.Total)
+	}
+	s.redirect(w, r, fmt.Sprintf("/sweeps/%d", sw.ID), done(msg))
+}
+
+// checkSweepVolume refuses, on the form, a grid whose signatures over the campaign's
+// dataset would exceed sweeprun.MaxSignatureValues, naming the fields that set it.
+func checkSweepVolume(g sweep.Grid, datasetID int64, s *server, r *http.Request) error {
+	ds, err := s.store.Dataset(r.Context(), datasetID)
+	if err != nil {
+		return err
+	}
+	var ve *sweeprun.VolumeError
+	if err := s.sweeps.CheckVolume(g, ds.Docs); errors.As(err, &ve) {
+		return &formError{field: "k", msg: fmt.Sprintf(
+			"%s documents × %d representations (word and char sizes × scheme × norm × hash × seed; k up to %d) make %s signature values, over the limit of %s (documents × representations × k). Sweep fewer representations or a smaller k.",
+			thousands(int64(ve.Docs)), ve.Representations, ve.MaxK, thousands(ve.Values), thousands(ve.Limit))}
+	}
+	return nil
+}
+
+// thousands writes n with thousands separators: 1,234,567.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// newFormToken returns a one-time token for a form against double submits: 128 random
+// bits, hex.
+func newFormToken() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand does not fail on supported platforms
+	}
+	return hex.EncodeToString(b[:])
 }
 
 // checkSweepName refuses a sweep without a name, or with a name over 200 characters or
@@ -274,6 +336,9 @@ func (s *server) progressView(sw sweeprun.Sweep, rs []sweeprun.Result) templates
 			p.ETA = roundDuration(pr.ETA)
 		}
 		phase = pr.Phase
+		if pr.Phase == "queued" {
+			p.Position = pr.Position
+		}
 		if pr.Phase == "signing" && pr.ToSign > 0 {
 			phase = fmt.Sprintf("Computing signatures: %d of %d documents.", pr.Signed, pr.ToSign)
 		}
@@ -311,6 +376,12 @@ func (s *server) progressView(sw sweeprun.Sweep, rs []sweeprun.Result) templates
 
 // progressLine says how far a running sweep is, in one sentence.
 func progressLine(p templates.SweepProgress, phase string) string {
+	if phase == "queued" || p.State == string(sweeprun.Queued) && phase == "" {
+		if p.Position > 0 {
+			return fmt.Sprintf("Queued, position %d: one sweep runs at a time, and this one starts when the %d before it finish. Cancel takes it out of the queue.", p.Position, p.Position)
+		}
+		return "Queued: it starts when the sweep before it finishes."
+	}
 	if p.Done == 0 {
 		switch {
 		case strings.HasPrefix(phase, "Computing"):
@@ -522,7 +593,7 @@ func (s *server) showSweep(w http.ResponseWriter, r *http.Request) {
 		v.BasisSentence = basisSentence(sm.Design)
 		v.DesignNotes = sm.Design.Notes
 		for _, st := range sm.Design.Strata {
-			v.Strata = append(v.Strata, templates.StratumRow{Name: st.Name, FrameSize: st.FrameSize, Labeled: st.Labeled, Duplicates: st.Duplicates})
+			v.Strata = append(v.Strata, templates.StratumRow{Name: st.Name, FrameSize: st.FrameSize, Labeled: st.Labeled, Duplicates: st.Duplicates, Unseen: st.Unseen})
 		}
 		if b := sm.Baseline; b != nil {
 			h := b.Headline()
@@ -573,6 +644,18 @@ func (s *server) fillResults(r *http.Request, v *templates.SweepDashboard, d swe
 		v.Rec, v.RecReason, v.RecMet, v.RecHref = configWords(d.rec.Config), d.rec.Reason, d.rec.Met, href(d.rec.Index)
 	} else {
 		v.RecReason = "Nothing to recommend yet: no configuration has both a recall and a false-removal rate (are there labeled duplicates and non-duplicates?)."
+	}
+	v.FalseRemovalDefinition = sweep.FalseRemovalDefinition
+	for _, r := range d.rs {
+		if r.Dataset != nil && r.Dataset.Unit != sweep.FalseRemovalUnit {
+			v.StaleUnits = true
+			break
+		}
+	}
+	if d.sw.Summary != nil && !v.StaleUnits {
+		if sf, ok := sweep.Advise(d.rs, d.sw.Summary.Design, sweep.Target{MaxFalseRemovalRate: q.target}); ok {
+			v.Advice = adviceView(sf, d.rs, q.target, href)
+		}
 	}
 	for _, k := range []string{"sort", "dir", "dim", "config", "t", "target", "hspec", "ht", "hv", "hp", "hval", "rows"} {
 		if x := base.Get(k); x != "" {
@@ -664,6 +747,36 @@ func (s *server) fillResults(r *http.Request, v *templates.SweepDashboard, d swe
 		v.Columns = append(v.Columns, sc)
 	}
 	v.CSVHref = fmt.Sprintf("/sweeps/%d/results.csv", d.sw.ID)
+}
+
+// adviceView says what to do when no configuration meets the target: the labels to add,
+// per stratum, or the tightest target met now.
+func adviceView(sf sweep.Shortfall, rs []sweep.Result, target float64, href func(int) string) *templates.SweepAdvice {
+	aim := rs[sf.Index]
+	e := aim.Dataset
+	a := &templates.SweepAdvice{
+		Headline: fmt.Sprintf("Not enough labels to bound false removals at %s%%: no configuration's upper end of the 95%% interval is at or below it.", strconv.FormatFloat(100*target, 'f', -1, 64)),
+		Aim:      configWords(aim.Config), AimHref: href(sf.Index),
+		AimFacts: fmt.Sprintf("recall %s %s; false removals %s %s of %d removals", pct(e.Recall.Value), ci(e.Recall), pct(e.FalseRemovalRate.Value), ci(e.FalseRemovalRate), e.Removals),
+		Lowest:   pct(sf.Lowest), LowestCfg: configWords(rs[sf.LowestIndex].Config), LowestRef: href(sf.LowestIndex),
+	}
+	total := 0
+	for _, n := range sf.Needs {
+		more := strconv.Itoa(n.More)
+		if n.Labeled+n.More >= n.FrameSize {
+			more += " (all " + strconv.Itoa(n.FrameSize) + ": the whole stratum)"
+		}
+		a.Needs = append(a.Needs, templates.StratumNeed{Stratum: n.Stratum, Labeled: fmt.Sprintf("%d of %d", n.Labeled, n.FrameSize), More: more})
+		total += n.More
+	}
+	a.NeedTotal = strconv.Itoa(total)
+	switch {
+	case !sf.Reachable:
+		a.Note = "More labels in other strata cannot bring this configuration under the target: the strata where labeled pairs are false merges already put its upper end above it. Try a stricter configuration, or label more pairs in those strata to narrow their interval."
+	case total > 10000:
+		a.Note = fmt.Sprintf("That is %d labels, more than labeling can reach: the large strata hold pairs no configuration is likely to merge, but a random sample cannot show it. A draw whose frame leaves out pairs that share nothing (the candidates of a generous banding, plus a smaller random share) makes N_h, and the labels needed, far smaller.", total)
+	}
+	return a
 }
 
 // heatQuery writes a heatmap choice as chart parameters.
@@ -763,7 +876,16 @@ func (s *server) liveView(r *http.Request, d sweepData, c sweep.Config, campaign
 		}, maxOutcomes)
 	}
 	v.CanPropose = role.Can(auth.PrepareManifests)
-	v.ProposeHref = proposeHref(d.sw.DatasetID, campaignID, c)
+	keeper := cmp.Or(strings.TrimSpace(r.URL.Query().Get("keeper")), defaultKeeper)
+	v.ProposeHref = proposeHref(d.sw.DatasetID, campaignID, c, keeper)
+	v.ProposeAction = fmt.Sprintf("/datasets/%d/runs/new", d.sw.DatasetID)
+	for _, f := range proposeFields(campaignID, c, keeper) {
+		if f[0] == "keeper" {
+			v.Keeper = f[1]
+			continue
+		}
+		v.ProposeFields = append(v.ProposeFields, templates.Fact{Name: f[0], Value: f[1]})
+	}
 	v.SettingsHref = fmt.Sprintf("/sweeps/%d/settings.json?config=%d&t=%s", d.sw.ID, d.results[d.sel].Ordinal, fmtFloat(c.Threshold))
 	return v
 }

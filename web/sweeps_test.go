@@ -5,10 +5,12 @@ import (
 	"encoding/csv"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -24,12 +26,18 @@ import (
 // withSweepCorpus imports the corpus and its labels; it returns the campaign's id.
 func (f *fixture) withSweepCorpus(c sweepCorpus) int64 {
 	f.t.Helper()
+	return f.withSweepLabels(c, c.labelsCSV())
+}
+
+// withSweepLabels imports the corpus and the labels given; it returns the campaign's id.
+func (f *fixture) withSweepLabels(c sweepCorpus, labelsCSV string) int64 {
+	f.t.Helper()
 	if _, body := f.waitJob(f.upload("/datasets", "sweep.jsonl", c.jsonl(), nil).Header().Get("Location")); !strings.Contains(body, "import-done") {
 		f.t.Fatalf("import failed:\n%s", body)
 	}
 	ctx := context.Background()
 	list, _ := f.store.Datasets(ctx)
-	if _, err := ingest.Labels(ctx, f.store, strings.NewReader(c.labelsCSV()), "l.csv", ingest.LabelOptions{DatasetID: list[0].ID, Create: true}); err != nil {
+	if _, err := ingest.Labels(ctx, f.store, strings.NewReader(labelsCSV), "l.csv", ingest.LabelOptions{DatasetID: list[0].ID, Create: true}); err != nil {
 		f.t.Fatal(err)
 	}
 	camps, err := f.store.Campaigns(ctx)
@@ -141,6 +149,57 @@ func TestSweepListAndForm(t *testing.T) {
 	// The campaign page links to the sweeps for those who run them.
 	if _, body := get(t, f.h, fmt.Sprintf("/campaigns/%d", cid), f.admin); !strings.Contains(body, `data-testid="sweeps-link"`) {
 		t.Error("the campaign page has no link to its sweeps for an admin")
+	}
+}
+
+// TestSweepDashboardNotEnoughLabels: labels drawn from a design whose non-duplicates
+// come from a stratum of 50,000 pairs, 5 of them labeled. The configurations that merge
+// none of those 5 used to get a false-removal interval of 0–0 and pass the 1% target;
+// now that stratum's zero-event bound holds their upper end at 100% of removals, and the
+// page says plainly that the labels cannot bound false removals at 1%, and what to do.
+func TestSweepDashboardNotEnoughLabels(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	c := newSweepCorpus(4)
+	cid := f.withSweepLabels(c, c.labelsDesignCSV(50000))
+	id := f.startSweep(cid, smallGridForm("design"))
+	results, err := f.sweeps.Results(context.Background(), id)
+	if err != nil || len(results) == 0 {
+		t.Fatalf("results: %d, %v", len(results), err)
+	}
+	zero := 0
+	for _, r := range results {
+		e := r.Dataset
+		if e == nil || e.Unit != sweep.FalseRemovalUnit {
+			t.Fatalf("configuration %d: dataset estimate %+v; want one in documents", r.Ordinal, e)
+		}
+		if e.FalseRemovalRate.Value > 1 || e.FalseRemovalRate.Hi > 1 || e.FalseRemovals.Hi > float64(e.Removals) {
+			t.Errorf("configuration %d: false removals %+v, rate %+v over %d removals; want at most the removals", r.Ordinal, e.FalseRemovals, e.FalseRemovalRate, e.Removals)
+		}
+		if len(e.Seen) == 0 && e.Removals > 0 {
+			zero++
+			if e.FalseRemovalRate.Hi <= 0.01 {
+				t.Errorf("configuration %d saw no false merge and has an upper end of %v; want the zero-event bound above 1%%", r.Ordinal, e.FalseRemovalRate.Hi)
+			}
+		}
+	}
+	if zero == 0 {
+		t.Fatal("no configuration without a labeled false merge: the test needs one")
+	}
+	_, body := get(t, f.h, fmt.Sprintf("/sweeps/%d", id), f.admin)
+	for _, want := range []string{`data-testid="rec-advice"`, "Not enough labels to bound false removals at 1%", `data-testid="advice-needs"`,
+		"<td>random</td>", `data-testid="advice-lowest"`, `data-testid="false-removal-definition"`, "2/m false removals"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("dashboard lacks %q", want)
+		}
+	}
+	if strings.Contains(body, "Start from") {
+		t.Error("dashboard recommends a configuration as meeting the target")
+	}
+	// A target the labels can meet gets a recommendation and no advice.
+	_, body = get(t, f.h, fmt.Sprintf("/sweeps/%d?target=100", id), f.admin)
+	if !strings.Contains(body, "Start from") || strings.Contains(body, `data-testid="rec-advice"`) {
+		t.Error("at a 100% target the dashboard gives no recommendation, or still advises")
 	}
 }
 
@@ -448,5 +507,127 @@ func TestSweepPermissions(t *testing.T) {
 	list, _ := f.sweeps.List(ctx, cid)
 	for _, sw := range list {
 		f.sweeps.Wait(ctx, sw.ID)
+	}
+}
+
+// TestSweepFormGuards: the form carries a one-time token, so the same form posted twice
+// (a double click, a replayed POST) starts one sweep; a grid over the signature limit is
+// refused on the form naming the field and the limit; a representation the spec parser
+// refuses is named by its field with what is allowed, not Go's parser text.
+func TestSweepFormGuards(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	cid := f.withSweepCorpus(newSweepCorpus(4))
+	path := fmt.Sprintf("/campaigns/%d/sweeps", cid)
+	_, body := get(t, f.h, path, f.admin)
+	m := regexp.MustCompile(`name="token" value="([0-9a-f]{32})"`).FindStringSubmatch(body)
+	if m == nil {
+		t.Fatal("the new-sweep form has no one-time token")
+	}
+	form := smallGridForm("once")
+	form.Set("token", m[1])
+	first := f.do("POST", path, f.admin, form)
+	again := f.do("POST", path, f.admin, form)
+	if first.Code != http.StatusSeeOther || again.Code != http.StatusSeeOther {
+		t.Fatalf("posts answered %d and %d; want 303 twice", first.Code, again.Code)
+	}
+	loc1, loc2 := first.Header().Get("Location"), again.Header().Get("Location")
+	if strings.Split(loc1, "?")[0] != strings.Split(loc2, "?")[0] {
+		t.Errorf("the second post led to %s, the first to %s; want the same sweep", loc2, loc1)
+	}
+	if _, body := f.follow(again, f.admin); !strings.Contains(body, "This form was sent already") {
+		t.Error("the second post does not say the form was sent already")
+	}
+	if list, _ := f.sweeps.List(context.Background(), cid); len(list) != 1 {
+		t.Errorf("%d sweeps after posting one form twice; want 1", len(list))
+	}
+	if _, body = get(t, f.h, path, f.admin); strings.Contains(body, `value="`+m[1]+`"`) {
+		t.Error("the form shown again reuses the token that was spent")
+	}
+
+	// Over the signature limit (lowered to what the corpus cannot reach with 2 char sizes at k=4096).
+	f.sweeps.SetVolumeLimit(100_000)
+	big := smallGridForm("big")
+	big.Set("char", "3-4")
+	big.Set("k", "4096")
+	_, body = f.follow(f.do("POST", path, f.admin, big), f.admin)
+	if !strings.Contains(body, `data-testid="notice-error"`) || !strings.Contains(body, "k: ") || !strings.Contains(body, "over the limit of 100,000") ||
+		!strings.Contains(body, "documents × representations × k") {
+		t.Errorf("a grid over the signature limit: want an error naming k and the limit\n%s", body)
+	}
+	f.sweeps.SetVolumeLimit(0)
+
+	// A seed that is not a number.
+	bad := smallGridForm("bad seed")
+	bad.Set("seed", "abc")
+	_, body = f.follow(f.do("POST", path, f.admin, bad), f.admin)
+	if !strings.Contains(body, "seed: ") || !strings.Contains(body, "is not a whole number from 0 to 18446744073709551615") || strings.Contains(body, "strconv") {
+		t.Errorf("a bad seed: want the field and the allowed values, no Go error text\n%s", body)
+	}
+	if list, _ := f.sweeps.List(context.Background(), cid); len(list) != 1 {
+		t.Errorf("%d sweeps after two refused forms; want 1", len(list))
+	}
+	f.sweeps.Wait(context.Background(), 1)
+}
+
+// TestSweepFormConcurrentPosts: ten different forms posted at once make ten sweeps that
+// run one at a time (the others say "queued, position N"); one form posted ten times at
+// once makes one sweep.
+func TestSweepFormConcurrentPosts(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	cid := f.withSweepCorpus(newSweepCorpus(4))
+	path := fmt.Sprintf("/campaigns/%d/sweeps", cid)
+	post := func(token string) *httptest.ResponseRecorder {
+		form := smallGridForm("parallel " + token)
+		form.Set("token", token)
+		return f.do("POST", path, f.admin, form)
+	}
+	var wg sync.WaitGroup
+	codes := make([]int, 10)
+	for i := range 10 {
+		wg.Go(func() { codes[i] = post("same-form").Code })
+	}
+	wg.Wait()
+	list, _ := f.sweeps.List(context.Background(), cid)
+	if len(list) != 1 {
+		t.Fatalf("one form posted 10 times at once made %d sweeps (answers %v); want 1", len(list), codes)
+	}
+	for i := range 10 {
+		wg.Go(func() { codes[i] = post(fmt.Sprintf("form-%d", i)).Code })
+	}
+	wg.Wait()
+	list, _ = f.sweeps.List(context.Background(), cid)
+	if len(list) != 11 {
+		t.Fatalf("10 forms made %d more sweeps (answers %v); want 10", len(list)-1, codes)
+	}
+	queuedSeen := false
+	for {
+		list, _ = f.sweeps.List(context.Background(), cid)
+		running, finished := 0, 0
+		for _, sw := range list {
+			switch sw.State {
+			case sweeprun.Running:
+				running++
+			case sweeprun.Done:
+				finished++
+			case sweeprun.Queued:
+				if !queuedSeen {
+					if _, body := get(t, f.h, fmt.Sprintf("/sweeps/%d", sw.ID), f.admin); strings.Contains(body, "Queued, position ") {
+						queuedSeen = true
+					}
+				}
+			}
+		}
+		if running > 1 {
+			t.Fatalf("%d sweeps running at once; want one at a time", running)
+		}
+		if finished == len(list) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !queuedSeen {
+		t.Error("no queued sweep's page said \"Queued, position N\"")
 	}
 }

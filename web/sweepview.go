@@ -497,15 +497,33 @@ func basisSentence(d sweep.Design) string {
 	return s
 }
 
-// proposeHref links web/runs.go's new-run form prefilled with c.
-func proposeHref(datasetID, campaignID int64, c sweep.Config) string {
+// DefaultKeeper is the keeper rule a proposal from a sweep starts with (the run form's
+// default): the earliest document of a cluster stays.
+const defaultKeeper = "earliest"
+
+// proposeFields are the run form's fields that c and keeper fill (web/runs.go's new-run
+// form): the configuration, the campaign and the keeper rule, which the sweep does not
+// fix but which decides which documents a cluster removes.
+func proposeFields(campaignID int64, c sweep.Config, keeper string) [][2]string {
 	policy := c.Policy
 	if policy == sweep.ConnectedComponents {
 		policy = "components"
 	}
-	q := fmt.Sprintf("spec=%s&bands=%d&rows=%d&threshold=%s&verification=%s&policy=%s&campaign=%d",
-		urlEscape(c.Spec.String()), c.Shape.Bands, c.Shape.Rows, fmtFloat(c.Threshold), urlEscape(string(c.Verification)), urlEscape(policy), campaignID)
-	return fmt.Sprintf("/datasets/%d/runs/new?%s", datasetID, q)
+	if keeper == "" {
+		keeper = defaultKeeper
+	}
+	return [][2]string{{"spec", c.Spec.String()}, {"bands", strconv.Itoa(c.Shape.Bands)}, {"rows", strconv.Itoa(c.Shape.Rows)},
+		{"threshold", fmtFloat(c.Threshold)}, {"verification", string(c.Verification)}, {"policy", policy},
+		{"campaign", strconv.FormatInt(campaignID, 10)}, {"keeper", keeper}}
+}
+
+// proposeHref links web/runs.go's new-run form prefilled with c and the keeper rule.
+func proposeHref(datasetID, campaignID int64, c sweep.Config, keeper string) string {
+	var parts []string
+	for _, f := range proposeFields(campaignID, c, keeper) {
+		parts = append(parts, f[0]+"="+urlEscape(f[1]))
+	}
+	return fmt.Sprintf("/datasets/%d/runs/new?%s", datasetID, strings.Join(parts, "&"))
 }
 
 func urlEscape(s string) string { return strings.ReplaceAll(url.QueryEscape(s), "+", "%20") }

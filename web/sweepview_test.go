@@ -340,7 +340,7 @@ func TestProposeHrefFillsTheRunForm(t *testing.T) {
 	t.Parallel()
 	rep, _ := newSweepCorpus(3).report(t)
 	c := rep.Results[len(rep.Results)-1].Config
-	u, err := url.Parse(proposeHref(7, 3, c))
+	u, err := url.Parse(proposeHref(7, 3, c, "source(debian,spdx)>longest"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,7 +349,7 @@ func TestProposeHrefFillsTheRunForm(t *testing.T) {
 	}
 	q := u.Query()
 	f := runForm{spec: q.Get("spec"), bands: q.Get("bands"), rows: q.Get("rows"), threshold: q.Get("threshold"),
-		verification: q.Get("verification"), policy: q.Get("policy"), keeper: "earliest", campaign: q.Get("campaign"), approvals: "1"}
+		verification: q.Get("verification"), policy: q.Get("policy"), keeper: q.Get("keeper"), campaign: q.Get("campaign"), approvals: "1"}
 	req, err := f.parse(7, "test")
 	if err != nil {
 		t.Fatalf("the run form refuses the proposal %s: %v", u, err)
@@ -357,6 +357,13 @@ func TestProposeHrefFillsTheRunForm(t *testing.T) {
 	p := req.Params
 	if p.Spec != c.Spec || p.Shape != c.Shape || p.Threshold != c.Threshold || string(p.Verification) != string(c.Verification) || req.CampaignID != 3 {
 		t.Errorf("run form got %+v (campaign %d); want %v", p, req.CampaignID, c)
+	}
+	// The keeper rule is carried, not left to the run form's default.
+	if got := p.Rule.String(); got != "source(debian,spdx)>longest" {
+		t.Errorf("run form's keeper rule = %q; want the proposal's source(debian,spdx)>longest", got)
+	}
+	if u, _ := url.Parse(proposeHref(7, 3, c, "")); u.Query().Get("keeper") != defaultKeeper {
+		t.Errorf("a proposal without a keeper rule links keeper=%q; want %q", u.Query().Get("keeper"), defaultKeeper)
 	}
 }
 

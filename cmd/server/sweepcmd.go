@@ -312,7 +312,27 @@ func printSweep(w io.Writer, sw sweeprun.Sweep, rs []sweeprun.Result, front []bo
 		fmt.Fprintf(w, "\nno recommendation: %v\n", err)
 		return
 	}
-	fmt.Fprintf(w, "\nrecommended: %s\n  %s\n  %s\n", rec.Config.Label(), rec.Config, rec.Reason)
+	if rec.Met {
+		fmt.Fprintf(w, "\nrecommended: %s\n  %s\n  %s\n", rec.Config.Label(), rec.Config, rec.Reason)
+		return
+	}
+	fmt.Fprintf(w, "\nnothing to recommend at this target; closest: %s\n  %s\n  %s\n", rec.Config.Label(), rec.Config, rec.Reason)
+	if sw.Summary == nil {
+		return
+	}
+	sf, ok := sweep.Advise(results(rs), sw.Summary.Design, target)
+	if !ok {
+		return
+	}
+	aim := rs[sf.Index]
+	fmt.Fprintf(w, "what to do next, for %s (recall %s, false removals %s):\n", aim.Config.Label(), pct(aim.Dataset.Recall), pct(aim.Dataset.FalseRemovalRate))
+	if !sf.Reachable {
+		fmt.Fprintln(w, "  the strata where labeled pairs are false merges already put it over the target: try a stricter configuration")
+	}
+	for _, n := range sf.Needs {
+		fmt.Fprintf(w, "  label %d more pairs of stratum %s (%d of %d labeled)\n", n.More, n.Stratum, n.Labeled, n.FrameSize)
+	}
+	fmt.Fprintf(w, "  or a looser target: the tightest the labels meet now is %.3g%% (%s)\n", 100*sf.Lowest, rs[sf.LowestIndex].Config.Label())
 }
 
 // pct writes an interval as "93.1% [90.2, 95.4]".

@@ -96,7 +96,10 @@ func TestSweepCommand(t *testing.T) {
 		"labels l", "12 counted",
 		"estimates over the dataset from design t1: 12 pairs in 2 strata",
 		"baseline, exact-hash dedup alone",
-		"recommended: ", "highest estimated recall",
+		// 6 labeled non-duplicates of a stratum of 600, none merged: they bound its false
+		// merges by 273, more than any configuration removes, so nothing meets 1%.
+		"nothing to recommend at this target; closest: ", "not enough labels to bound false removals at 1%",
+		"what to do next", "more pairs of stratum far (6 of 600 labeled)", "or a looser target: the tightest the labels meet now is 100%",
 	} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout.String())
@@ -135,6 +138,14 @@ func TestSweepCommand(t *testing.T) {
 	list, err := store.Sweeps(context.Background(), 0)
 	if err != nil || len(list) != 1 || list[0].State != "done" || list[0].Done != 16 {
 		t.Errorf("stored sweeps = %+v, %v; want one done with 16 results", list, err)
+	}
+	// At a target the labels can meet, a recommendation.
+	var loose bytes.Buffer
+	if err := run([]string{"sweep", "-db", path, "-campaign", "default", "-grid", gridPath, "-target", "1", "-q"}, &loose, &stderr); err != nil {
+		t.Fatalf("sweep -target 1: %v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(loose.String(), "recommended: ") || !strings.Contains(loose.String(), "highest estimated recall") {
+		t.Errorf("sweep -target 1 recommends nothing:\n%s", loose.String())
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -41,7 +42,14 @@ type NewSweep struct {
 	Labels       string // the resolved labels it is scored on, JSON
 	RerunOf      int64
 	CreatedBy    int64
+	// Token is the one-time token of the form that started it ("" for none): a second
+	// CreateSweep with the same token returns the first sweep (ErrReplayed).
+	Token string
 }
+
+// ErrReplayed is returned with the id of the sweep a form's token already started: the
+// form was posted twice.
+var ErrReplayed = errors.New("this form was already sent")
 
 const sweepCols = `s.id, s.campaign_id, c.dataset_id, s.name, s.notes, s.grid, s.seed, s.state, s.error, s.configs_done,
 	s.configs_total, s.label_version, coalesce(s.summary, ''), coalesce(s.rerun_of, 0), coalesce(s.created_by, 0), s.created_at,
@@ -73,16 +81,35 @@ func scanSweep(sc scanner) (Sweep, error) {
 	return s, nil
 }
 
-// CreateSweep stores a new sweep in state running (its job starts next), audited as
-// sweep.start by actor.
+// CreateSweep stores a new sweep in state queued (its job starts next and runs it when
+// its turn comes: StartSweep), audited as sweep.start by actor.
+//
+// A sweep whose Token an earlier sweep holds is not created: CreateSweep returns that
+// sweep's id with ErrReplayed.
 func (d *DB) CreateSweep(ctx context.Context, s NewSweep, actor string) (int64, error) {
 	var id int64
+	var token any
+	if s.Token != "" {
+		token = s.Token
+	}
+	replayed := false
 	err := d.inTx(ctx, func(tx *sql.Tx) error {
+		if token != nil {
+			// The write transaction is immediate: no other post can slip in between.
+			err := tx.QueryRowContext(ctx, `SELECT id FROM sweeps WHERE request_token = ?`, token).Scan(&id)
+			if err == nil {
+				replayed = true
+				return nil
+			}
+			if !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+		}
 		now := d.stamp()
 		res, err := tx.ExecContext(ctx, `INSERT INTO sweeps (campaign_id, name, notes, grid, seed, state, configs_total, label_version,
-			labels, rerun_of, created_by, created_at, started_at) VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?)`,
+			labels, rerun_of, created_by, created_at, request_token) VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?)`,
 			s.CampaignID, s.Name, s.Notes, s.Grid, int64(s.Seed), s.Total, s.LabelVersion, s.Labels, nullID(s.RerunOf),
-			nullID(s.CreatedBy), now, now)
+			nullID(s.CreatedBy), now, token)
 		if err != nil {
 			return err
 		}
@@ -95,7 +122,50 @@ func (d *DB) CreateSweep(ctx context.Context, s NewSweep, actor string) (int64, 
 	if err != nil {
 		return 0, fmt.Errorf("create sweep on campaign %d: %w", s.CampaignID, err)
 	}
+	if replayed {
+		return id, ErrReplayed
+	}
 	return id, nil
+}
+
+// ClaimFormToken records the first use of a form's one-time token of kind ("run"). When
+// the token was used before it returns false and where that first post led (target; ""
+// while it is still starting).
+func (d *DB) ClaimFormToken(ctx context.Context, token, kind string) (claimed bool, target string, err error) {
+	err = d.inTx(ctx, func(tx *sql.Tx) error {
+		err := tx.QueryRowContext(ctx, `SELECT target FROM form_tokens WHERE token = ?`, token).Scan(&target)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		claimed = true
+		_, err = tx.ExecContext(ctx, `INSERT INTO form_tokens (token, kind, created_at) VALUES (?, ?, ?)`, token, kind, d.stamp())
+		return err
+	})
+	if err != nil {
+		return false, "", fmt.Errorf("form token: %w", err)
+	}
+	return claimed, target, nil
+}
+
+// SetFormToken records where a claimed token's post led; "" releases the token (the
+// post failed, and the form may be sent again).
+func (d *DB) SetFormToken(ctx context.Context, token, target string) error {
+	err := d.inTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		if target == "" {
+			_, err = tx.ExecContext(ctx, `DELETE FROM form_tokens WHERE token = ?`, token)
+		} else {
+			_, err = tx.ExecContext(ctx, `UPDATE form_tokens SET target = ? WHERE token = ?`, target, token)
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("form token: %w", err)
+	}
+	return nil
 }
 
 // Sweep returns a stored sweep, or ErrNotFound.
@@ -127,12 +197,12 @@ func (d *DB) SweepLabels(ctx context.Context, id int64) (string, error) {
 	return s, nil
 }
 
-// ResumeSweep sets a sweep that is not running to running again (a resume), by actor.
-// It returns ErrStale when the sweep is running or done.
+// ResumeSweep queues a cancelled, interrupted or failed sweep again (a resume), by
+// actor. It returns ErrStale when the sweep is queued, running or done.
 func (d *DB) ResumeSweep(ctx context.Context, id int64, by int64, actor string) error {
 	err := d.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE sweeps SET state = 'running', error = '', started_at = ?, finished_at = NULL
-			WHERE id = ? AND state IN ('cancelled', 'interrupted', 'failed')`, d.stamp(), id)
+		res, err := tx.ExecContext(ctx, `UPDATE sweeps SET state = 'queued', error = '', finished_at = NULL
+			WHERE id = ? AND state IN ('cancelled', 'interrupted', 'failed')`, id)
 		if err != nil {
 			return err
 		}
@@ -145,6 +215,27 @@ func (d *DB) ResumeSweep(ctx context.Context, id int64, by int64, actor string) 
 	})
 	if err != nil {
 		return fmt.Errorf("resume sweep %d: %w", id, err)
+	}
+	return nil
+}
+
+// StartSweep moves a queued sweep to running (its turn came) and stamps started_at. It
+// returns ErrStale when the sweep is not queued.
+func (d *DB) StartSweep(ctx context.Context, id int64) error {
+	err := d.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE sweeps SET state = 'running', started_at = ? WHERE id = ? AND state = 'queued'`, d.stamp(), id)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return ErrStale
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("start sweep %d: %w", id, err)
 	}
 	return nil
 }
@@ -195,12 +286,12 @@ func (d *DB) SetSweepNotes(ctx context.Context, id int64, name, notes string) er
 	return nil
 }
 
-// InterruptSweeps marks every running sweep but those in except as interrupted (a
-// process that ran them died) and returns how many it marked.
+// InterruptSweeps marks every running or queued sweep but those in except as interrupted
+// (a process that ran or queued them died) and returns how many it marked.
 func (d *DB) InterruptSweeps(ctx context.Context, except []int64) (int, error) {
 	var n int64
 	err := d.inTx(ctx, func(tx *sql.Tx) error {
-		ids, err := txIDs(ctx, tx, `SELECT id FROM sweeps WHERE state = 'running'`)
+		ids, err := txIDs(ctx, tx, `SELECT id FROM sweeps WHERE state IN ('running', 'queued')`)
 		if err != nil {
 			return err
 		}

@@ -11,6 +11,52 @@ import (
 // A sweep's life in the store: created running and audited, results stored once per
 // ordinal with the count of done configurations following them, finished, resumed only
 // when not running or done, renamed, and marked interrupted when a process died.
+// TestSweepRequestToken: a sweep created with a form's token is found again by it; a
+// second create with the token stores nothing and returns the first id with ErrReplayed.
+func TestSweepRequestToken(t *testing.T) {
+	t.Parallel()
+	d := openTest(t)
+	ctx := context.Background()
+	c, _ := withPairs(t, d, 4)
+	ns := NewSweep{CampaignID: c.ID, Name: "once", Grid: `{}`, Total: 1, Labels: `[]`, Token: "tok-1"}
+	id, err := d.CreateSweep(ctx, ns, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := d.CreateSweep(ctx, ns, "t")
+	if !errors.Is(err, ErrReplayed) || again != id {
+		t.Errorf("CreateSweep with a used token = %d, %v; want %d, ErrReplayed", again, err, id)
+	}
+	ns.Token = ""
+	for range 2 { // no token: no deduplication
+		if _, err := d.CreateSweep(ctx, ns, "t"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if list, _ := d.Sweeps(ctx, c.ID); len(list) != 3 {
+		t.Errorf("%d sweeps; want 3", len(list))
+	}
+	// Form tokens of runs.
+	claimed, target, err := d.ClaimFormToken(ctx, "run-tok", "run")
+	if err != nil || !claimed || target != "" {
+		t.Fatalf("ClaimFormToken = %v, %q, %v; want claimed", claimed, target, err)
+	}
+	if claimed, target, _ = d.ClaimFormToken(ctx, "run-tok", "run"); claimed || target != "" {
+		t.Errorf("second claim = %v, %q; want not claimed, no target yet", claimed, target)
+	}
+	if err := d.SetFormToken(ctx, "run-tok", "/runs/run-1"); err != nil {
+		t.Fatal(err)
+	}
+	if claimed, target, _ = d.ClaimFormToken(ctx, "run-tok", "run"); claimed || target != "/runs/run-1" {
+		t.Errorf("claim after the run started = %v, %q; want not claimed, /runs/run-1", claimed, target)
+	}
+	// A released token (the run did not start) can be claimed again.
+	d.SetFormToken(ctx, "run-tok", "")
+	if claimed, _, _ = d.ClaimFormToken(ctx, "run-tok", "run"); !claimed {
+		t.Error("a released token cannot be claimed again")
+	}
+}
+
 func TestSweepLifecycle(t *testing.T) {
 	t.Parallel()
 	d := openTest(t)
@@ -22,8 +68,21 @@ func TestSweepLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, err := d.Sweep(ctx, id)
-	if err != nil || s.State != "running" || s.Seed != 1<<63 || s.DatasetID != c.DatasetID || s.StartedAt.IsZero() || !s.FinishedAt.IsZero() {
-		t.Fatalf("Sweep(%d) = %+v, %v; want running, seed 2^63, started, not finished", id, s, err)
+	if err != nil || s.State != "queued" || s.Seed != 1<<63 || s.DatasetID != c.DatasetID || !s.StartedAt.IsZero() || !s.FinishedAt.IsZero() {
+		t.Fatalf("Sweep(%d) = %+v, %v; want queued, seed 2^63, not started", id, s, err)
+	}
+	if err := d.ResumeSweep(ctx, id, 0, "t"); !errors.Is(err, ErrStale) {
+		t.Errorf("ResumeSweep of a queued sweep = %v; want ErrStale", err)
+	}
+	// Its turn comes.
+	if err := d.StartSweep(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = d.Sweep(ctx, id); err != nil || s.State != "running" || s.StartedAt.IsZero() {
+		t.Fatalf("Sweep(%d) after StartSweep = %+v, %v; want running, started", id, s, err)
+	}
+	if err := d.StartSweep(ctx, id); !errors.Is(err, ErrStale) {
+		t.Errorf("StartSweep of a running sweep = %v; want ErrStale", err)
 	}
 	if ev, err := d.AuditOf(ctx, fmt.Sprintf("sweep:%d", id), 10); err != nil || len(ev) != 1 || ev[0].Action != "sweep.start" {
 		t.Errorf("audit of the sweep = %+v, %v; want one sweep.start", ev, err)

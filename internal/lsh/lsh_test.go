@@ -83,12 +83,19 @@ func TestParseSpecErrors(t *testing.T) {
 		{"v9 size=3", "version"},
 		{"scheme=milvus hash=xxhash", "hash"},
 		{"scheme=datasketch seed=99999999999", "seed"},
+		{"seed=abc", "seed"},
+		{"seed=-1", "seed"},
+		{"size=three", "size"},
 	} {
 		t.Run(tc.text, func(t *testing.T) {
 			_, err := ParseSpec(tc.text)
 			var se *SpecError
 			if !errors.As(err, &se) || se.Field != tc.field {
 				t.Errorf("ParseSpec(%q) error = %v; want a SpecError on %q", tc.text, err, tc.field)
+			}
+			// The message says what is allowed, never Go's parser text.
+			if err != nil && (strings.Contains(err.Error(), "strconv") || strings.Contains(err.Error(), "invalid syntax")) {
+				t.Errorf("ParseSpec(%q) error = %q; want no Go error text", tc.text, err)
 			}
 		})
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -320,9 +321,13 @@ func (s *Spec) set(f specField) error {
 	case "level":
 		s.Level = Level(f.val)
 	case "size", "shingle_size":
-		s.Size, err = strconv.Atoi(f.val)
+		if s.Size, err = strconv.Atoi(f.val); err != nil {
+			return fmt.Errorf("%q is not a whole number (want 1 to %d)", f.val, MaxShingleSize)
+		}
 	case "k", "num_hashes":
-		s.Hashes, err = strconv.Atoi(f.val)
+		if s.Hashes, err = strconv.Atoi(f.val); err != nil {
+			return fmt.Errorf("%q is not a whole number (want 1 to %d)", f.val, MaxHashes)
+		}
 	case "hash":
 		s.Hash = HashFunc(f.val)
 	case "hash_function":
@@ -351,7 +356,9 @@ func (s *Spec) set(f specField) error {
 				return nil
 			}
 		}
-		s.Seed, err = strconv.ParseUint(f.val, 10, 64)
+		if s.Seed, err = strconv.ParseUint(f.val, 10, 64); err != nil {
+			return fmt.Errorf("%q is not a whole number from 0 to %d", f.val, uint64(math.MaxUint64))
+		}
 	default:
 		return fmt.Errorf("unknown field (want scheme, norm, level, size, k, hash, seed, or Milvus's num_hashes, shingle_size, hash_function, token_level)")
 	}

@@ -18,6 +18,11 @@ type Stratum struct {
 	FrameSize  int // N_h: pairs in the stratum's frame
 	Labeled    int // n_h: counted pairs drawn from it
 	Duplicates int // of those, labeled duplicates
+	// Unseen is the most pairs of the stratum that can be false merges, at 97.5%
+	// confidence, for a configuration none of whose n_h labeled pairs is one: the exact
+	// (hypergeometric, Clopper-Pearson style) one-sided bound for zero events in n_h
+	// draws without replacement from N_h. 0 when every pair of the stratum is labeled.
+	Unseen int
 }
 
 // Design describes the sampling design behind a sweep's dataset-level estimates.
@@ -39,20 +44,45 @@ type Design struct {
 	Notes []string
 }
 
+// FalseRemovalUnit is Estimate.Unit for false removals counted in documents (see
+// FalseRemovalDefinition). Results stored before it have no unit: their false removals
+// counted falsely merged pairs, which can exceed the removals.
+const FalseRemovalUnit = "documents"
+
+// FalseRemovalDefinition says what a false removal is, for pages and the README.
+const FalseRemovalDefinition = "A false removal is a removed document that is not a duplicate of the document kept in its place. " +
+	"In a cluster of m documents one is kept and m−1 are removed; the keeper rule is chosen later, when a manifest is proposed, " +
+	"so the sweep counts the expected number over a keeper drawn uniformly from the cluster: each non-duplicate pair inside a " +
+	"cluster of m documents (merged directly or through a chain) accounts for 2/m false removals (exactly 1 in a cluster of two). " +
+	"A cluster's false removals never exceed its m−1 removals, so false removals per removal is a rate between 0 and 100%."
+
 // Estimate is a configuration's figures over the whole dataset, from the design's
 // pairs.
 type Estimate struct {
 	// Recall is the estimated share of the frame's duplicate pairs the configuration
 	// accepts, A/D, with a stratified bootstrap percentile interval.
 	Recall Interval
-	// FalseRemovals estimates the non-duplicate pairs of the frame that end in one
-	// cluster: each stands for a document removed that should have been kept.
+	// FalseRemovals estimates the false removals in documents (FalseRemovalDefinition):
+	// Σ_h w_h·Σ 2/m over the labeled non-duplicates of stratum h that end in one cluster
+	// of m documents. Its upper end adds, for every stratum where no labeled pair is a
+	// false merge, that stratum's Unseen bound (a bootstrap cannot show a spread the
+	// sample never saw); value and interval are capped at Removals.
 	FalseRemovals Interval
 	// FalseRemovalRate is FalseRemovals per removed document (Removals), the x axis of
-	// the recall chart; it exceeds 1 when chains merge unrelated documents wholesale.
+	// the recall chart: between 0 and 1.
 	FalseRemovalRate Interval
 	// Removals is counted, not estimated: the sweep clusters every document.
 	Removals int
+	// Unit is FalseRemovalUnit; empty in results stored before false removals were
+	// counted in documents.
+	Unit string `json:",omitempty"`
+	// Sampled is the bootstrap's upper end of FalseRemovals, from the strata where a
+	// labeled pair is a false merge; Unseen the part the strata without one add. The
+	// upper end is min(Removals, Sampled+Unseen).
+	Sampled, Unseen float64
+	// Seen lists the strata (indexes into Design.Strata) where some labeled pair is a
+	// false merge: the others contribute to Unseen.
+	Seen []int `json:",omitempty"`
 }
 
 // design is the estimator: the design's pairs with their stratum weights w_h = N_h/n_h
@@ -82,10 +112,69 @@ type design struct {
 	dup     float64
 
 	mu sync.Mutex // guards the state below: a State may be rescored from several requests
-	// The previous configuration's outcomes and per-stratum replicate counts.
-	accOn, fmOn []bool
-	accC, fmC   [][]int32 // [stratum][replicate]
-	buf         []float64
+	// The previous configuration's outcomes and per-stratum replicate counts; false
+	// merges carry their share of a false removal (2/m) in fixed point.
+	accOn []bool
+	fmOn  []int64
+	accC  [][]int32 // [stratum][replicate]
+	fmC   [][]int64 // [stratum][replicate], fixed point
+	buf   []float64
+}
+
+// fixedOne is 1 in the fixed point of false-removal shares: 2/m is kept as an integer
+// number of 2^-24ths so replicate totals are exact sums, whatever order configurations
+// come in (2^24 is fine enough: a share's rounding error is under 6e-8).
+const fixedOne = 1 << 24
+
+// Share returns the share of a false removal one non-duplicate pair inside a cluster of
+// m documents accounts for, 2/m (FalseRemovalDefinition), in fixed point; 0 for m < 2.
+func share(m int) int64 {
+	if m < 2 {
+		return 0
+	}
+	return (2*fixedOne + int64(m)/2) / int64(m)
+}
+
+// unseenAlpha is the one-sided level of the zero-event bound: the upper end of a
+// two-sided 95% interval.
+const unseenAlpha = 0.025
+
+// zeroEventBound returns the largest K such that a simple random sample of n of N pairs,
+// K of which are events, holds no event with probability at least alpha:
+// C(N-K, n)/C(N, n) = Π_{i<n} (N-K-i)/(N-i) >= alpha. It is the exact one-sided upper
+// confidence bound on K after observing zero events (the hypergeometric counterpart of
+// Clopper-Pearson's 1-alpha^(1/n)); 0 when n >= N.
+func zeroEventBound(N, n int, alpha float64) int {
+	if n >= N {
+		return 0
+	}
+	if n <= 0 {
+		return N
+	}
+	la := math.Log(alpha)
+	ok := func(k int) bool { // P(no event | K = k) >= alpha
+		var l float64
+		for i := range n {
+			if N-k-i <= 0 {
+				return false
+			}
+			l += math.Log(float64(N-k-i)) - math.Log(float64(N-i))
+			if l < la {
+				return false
+			}
+		}
+		return true
+	}
+	lo, hi := 0, N-n // ok(lo); the answer is in [lo, hi]
+	for lo < hi {
+		mid := lo + (hi-lo+1)/2
+		if ok(mid) {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return lo
 }
 
 // designPair is what newDesign needs of a counted pair.
@@ -181,6 +270,7 @@ func newDesign(ps []designPair, name string, reps int, seed uint64) (*design, er
 			rw = w * float64(s.Labeled) / float64(s.Labeled-1)
 		}
 		d.repWeight[h] = rw
+		s.Unseen = zeroEventBound(s.FrameSize, s.Labeled, unseenAlpha)
 		for _, m := range s.members {
 			d.weight[m], d.stratum[m] = w, h
 		}
@@ -205,8 +295,11 @@ func newDesign(ps []designPair, name string, reps int, seed uint64) (*design, er
 	for i, p := range d.pairs {
 		isDup[i] = ps[p].duplicate
 	}
-	d.accOn, d.fmOn = make([]bool, len(d.pairs)), make([]bool, len(d.pairs))
-	d.accC, d.fmC = d.zeroCounts(), d.zeroCounts()
+	d.accOn, d.fmOn = make([]bool, len(d.pairs)), make([]int64, len(d.pairs))
+	d.accC, d.fmC = d.zeroCounts(), make([][]int64, len(d.repWeight))
+	for h := range d.fmC {
+		d.fmC[h] = make([]int64, reps)
+	}
 	dupC := d.zeroCounts()
 	d.dup = d.update(isDup, make([]bool, len(d.pairs)), dupC)
 	d.dupReps = d.replicates(dupC, nil)
@@ -250,6 +343,40 @@ func (d *design) update(on, prev []bool, c [][]int32) float64 {
 	return sum
 }
 
+// updateShares is update for false-merge shares (fixed point): it moves the replicate
+// totals c from the shares prev to v (prev is updated) and returns Σ w_i·v_i.
+func (d *design) updateShares(v, prev []int64, c [][]int64) float64 {
+	var sum float64
+	for i, x := range v {
+		if x != 0 {
+			sum += d.weight[i] * float64(x) / fixedOne
+		}
+		if x == prev[i] {
+			continue
+		}
+		delta := x - prev[i]
+		prev[i] = x
+		row := c[d.stratum[i]]
+		for r, n := range d.count[i*d.reps : (i+1)*d.reps] {
+			row[r] += delta * int64(n)
+		}
+	}
+	return sum
+}
+
+// shareReplicates is replicates for fixed-point share totals.
+func (d *design) shareReplicates(c [][]int64, buf []float64) []float64 {
+	out := slices.Grow(buf[:0], d.reps)[:d.reps]
+	clear(out)
+	for h, row := range c {
+		w := d.repWeight[h] / fixedOne
+		for r, n := range row {
+			out[r] += w * float64(n)
+		}
+	}
+	return out
+}
+
 // replicates returns Σ_h rw_h·c[h][r] for every replicate r, into buf if it has room.
 func (d *design) replicates(c [][]int32, buf []float64) []float64 {
 	out := slices.Grow(buf[:0], d.reps)[:d.reps]
@@ -264,12 +391,20 @@ func (d *design) replicates(c [][]int32, buf []float64) []float64 {
 }
 
 // estimate returns the dataset-level figures of a configuration: acc[i] says design
-// pair i is a duplicate the configuration accepts, fm[i] a non-duplicate it merges.
-func (d *design) estimate(acc, fm []bool, removals int) Estimate {
+// pair i is a duplicate the configuration accepts; fm[i] is, for a non-duplicate the
+// configuration puts in one cluster, that cluster's size m (0 otherwise).
+func (d *design) estimate(acc []bool, fm []int32, removals int) Estimate {
+	shares := make([]int64, len(fm))
+	seen := make([]bool, len(d.Strata))
+	for i, m := range fm {
+		if shares[i] = share(int(m)); shares[i] != 0 {
+			seen[d.stratum[i]] = true
+		}
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	a := d.update(acc, d.accOn, d.accC)
-	f := d.update(fm, d.fmOn, d.fmC)
+	f := d.updateShares(shares, d.fmOn, d.fmC)
 	reps := d.replicates(d.accC, d.buf)
 	recall := Interval{Value: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
 	if d.dup > 0 {
@@ -282,10 +417,21 @@ func (d *design) estimate(acc, fm []bool, removals int) Estimate {
 		recall.Value = a / d.dup
 		recall.Lo, recall.Hi = percentileInterval(ratio)
 	}
-	reps = d.replicates(d.fmC, reps)
+	reps = d.shareReplicates(d.fmC, reps)
 	flo, fhi := percentileInterval(reps)
 	d.buf = reps
-	est := Estimate{Recall: recall, FalseRemovals: Interval{f, flo, fhi}, Removals: removals}
+	est := Estimate{Recall: recall, Removals: removals, Unit: FalseRemovalUnit, Sampled: fhi}
+	for h, s := range d.Strata {
+		if seen[h] {
+			est.Seen = append(est.Seen, h)
+		} else {
+			est.Unseen += float64(s.Unseen)
+		}
+	}
+	// A cluster's false removals never exceed its removals, so neither do their total
+	// and its bounds.
+	r := float64(removals)
+	est.FalseRemovals = Interval{min(f, r), min(flo, r), min(fhi+est.Unseen, r)}
 	est.FalseRemovalRate = perRemoval(est.FalseRemovals, removals)
 	return est
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -17,23 +18,31 @@ type population struct {
 	strata           []string
 	members          [][]int // pair indexes per stratum
 	dup, acc, merged []bool
+	size             []int32 // the size of the cluster a merged pair ends in
 	recall           float64 // true A/D
-	falseRemovals    int     // true F
+	falseRemovals    float64 // true F in documents: Σ 2/m over merged non-duplicates
+}
+
+// popSpec is one stratum of a synthetic population.
+type popSpec struct {
+	name                      string
+	size                      int
+	pDup, pAccept, pMergedNon float64
 }
 
 func newPopulation(seed uint64) population {
-	type spec struct {
-		name                      string
-		size                      int
-		pDup, pAccept, pMergedNon float64
-	}
-	specs := []spec{
+	return newPopulationOf(seed, []popSpec{
 		{"0.9-1.0", 1500, 0.9, 0.95, 0.4},
 		{"0.7-0.9", 4000, 0.6, 0.7, 0.15},
 		{"0.5-0.7", 9000, 0.3, 0.4, 0.06},
 		{"0.3-0.5", 20000, 0.1, 0.15, 0.03},
 		{"random", 300000, 0, 0, 0},
-	}
+	})
+}
+
+// newPopulationOf draws a population: each merged pair ends in a cluster of 2 to 12
+// documents.
+func newPopulationOf(seed uint64, specs []popSpec) population {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	var p population
 	dups, accepted := 0, 0
@@ -46,6 +55,11 @@ func newPopulation(seed uint64) population {
 			a := d && rng.Float64() < s.pAccept
 			f := !d && rng.Float64() < s.pMergedNon
 			p.dup, p.acc, p.merged = append(p.dup, d), append(p.acc, a), append(p.merged, f || a)
+			var size int32
+			if f || a {
+				size = 2 + int32(rng.IntN(11))
+			}
+			p.size = append(p.size, size)
 			if d {
 				dups++
 			}
@@ -53,14 +67,30 @@ func newPopulation(seed uint64) population {
 				accepted++
 			}
 			if f {
-				p.falseRemovals++
+				p.falseRemovals += 2 / float64(size)
 			}
 			m = append(m, i)
 		}
 		p.members = append(p.members, m)
 	}
-	p.recall = float64(accepted) / float64(dups)
+	if dups > 0 {
+		p.recall = float64(accepted) / float64(dups)
+	}
 	return p
+}
+
+// outcome returns what the population's configuration does with the drawn pairs, as
+// estimate takes it.
+func (p population) outcome(pairs []int) (acc []bool, fm []int32) {
+	acc = make([]bool, len(pairs))
+	fm = make([]int32, len(pairs))
+	for i, q := range pairs {
+		acc[i] = p.dup[q] && p.acc[q]
+		if !p.dup[q] && p.merged[q] {
+			fm[i] = p.size[q]
+		}
+	}
+	return acc, fm
 }
 
 // draw takes a simple random sample of n pairs from every stratum, as the labeling
@@ -87,41 +117,118 @@ func TestEstimatorCoverage(t *testing.T) {
 	rng := rand.New(rand.NewPCG(12, 12))
 	const draws, perStratum = 200, 80
 	coveredRecall, coveredF := 0, 0
-	var sumF, sumRecall float64
+	var sumF, sumF2, sumRecall float64
 	for draw := range draws {
 		ps, pairs := pop.draw(rng, perStratum)
 		d, err := newDesign(ps, "", 1000, uint64(draw))
 		if err != nil {
 			t.Fatal(err)
 		}
-		acc := make([]bool, len(pairs))
-		fm := make([]bool, len(pairs))
-		for i, p := range pairs {
-			acc[i] = pop.dup[p] && pop.acc[p]
-			fm[i] = !pop.dup[p] && pop.merged[p]
-		}
-		est := d.estimate(acc, fm, 1000)
+		acc, fm := pop.outcome(pairs)
+		est := d.estimate(acc, fm, 1_000_000) // removals far above F: no cap
 		if est.Recall.Lo <= pop.recall && pop.recall <= est.Recall.Hi {
 			coveredRecall++
 		}
-		if f := float64(pop.falseRemovals); est.FalseRemovals.Lo <= f && f <= est.FalseRemovals.Hi {
+		if f := pop.falseRemovals; est.FalseRemovals.Lo <= f && f <= est.FalseRemovals.Hi {
 			coveredF++
 		}
 		sumF += est.FalseRemovals.Value
+		sumF2 += est.FalseRemovals.Value * est.FalseRemovals.Value
 		sumRecall += est.Recall.Value
 	}
-	t.Logf("truth: recall %.4f, false removals %d; coverage: recall %d/%d, false removals %d/%d; mean estimates %.4f, %.1f",
-		pop.recall, pop.falseRemovals, coveredRecall, draws, coveredF, draws, sumRecall/draws, sumF/draws)
+	sdMean := math.Sqrt((sumF2/draws - (sumF/draws)*(sumF/draws)) / draws)
+	t.Logf("truth: recall %.4f, false removals %.1f; coverage: recall %d/%d, false removals %d/%d; mean estimates %.4f, %.1f (sd of the mean %.1f)",
+		pop.recall, pop.falseRemovals, coveredRecall, draws, coveredF, draws, sumRecall/draws, sumF/draws, sdMean)
 	if share := float64(coveredRecall) / draws; share < 0.90 {
 		t.Errorf("recall intervals covered the truth in %.3f of draws; want >= 0.90", share)
 	}
 	if share := float64(coveredF) / draws; share < 0.90 {
 		t.Errorf("false-removal intervals covered the truth in %.3f of draws; want >= 0.90", share)
 	}
-	// The total is unbiased (Horvitz-Thompson): its mean over draws is within 3% of the
-	// truth (its sd over draws is about 12%, so the mean of 200 has sd under 1%).
-	if mean := sumF / draws; math.Abs(mean-float64(pop.falseRemovals)) > 0.03*float64(pop.falseRemovals) {
-		t.Errorf("mean false-removal estimate %.1f; truth %d", mean, pop.falseRemovals)
+	// The total is unbiased (Horvitz-Thompson): its mean over draws is within 3 standard
+	// errors of the truth (the standard error, measured over the draws, is about 3% of it:
+	// the 2/m shares add spread to the pair counts).
+	if mean := sumF / draws; math.Abs(mean-pop.falseRemovals) > 3*sdMean {
+		t.Errorf("mean false-removal estimate %.1f (standard error %.1f); truth %.1f", mean, sdMean, pop.falseRemovals)
+	}
+}
+
+// TestEstimatorCoverageZeroEvents is the coverage test where false merges are rare
+// enough that most draws see none in most strata: a bootstrap alone gives those draws
+// the interval 0–0 and misses the truth (it covered it in none of the draws that saw no
+// false merge). The zero-event bound of each stratum must keep the coverage.
+func TestEstimatorCoverageZeroEvents(t *testing.T) {
+	t.Parallel()
+	pop := newPopulationOf(21, []popSpec{
+		{"0.9-1.0", 1500, 0.9, 0.95, 0.002},
+		{"0.7-0.9", 4000, 0.6, 0.7, 0.001},
+		{"0.5-0.7", 9000, 0.3, 0.4, 0.0005},
+		{"random", 300000, 0, 0, 0.00001},
+	})
+	rng := rand.New(rand.NewPCG(22, 22))
+	const draws, perStratum = 200, 80
+	covered, allZero, allZeroCovered, bootstrapOnly := 0, 0, 0, 0
+	for draw := range draws {
+		ps, pairs := pop.draw(rng, perStratum)
+		d, err := newDesign(ps, "", 500, uint64(draw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		acc, fm := pop.outcome(pairs)
+		est := d.estimate(acc, fm, 1_000_000)
+		f := pop.falseRemovals
+		if est.FalseRemovals.Lo <= f && f <= est.FalseRemovals.Hi {
+			covered++
+		}
+		if est.Sampled >= f {
+			bootstrapOnly++
+		}
+		if len(est.Seen) == 0 {
+			allZero++
+			if est.FalseRemovals.Value != 0 || est.FalseRemovals.Hi <= 0 {
+				t.Fatalf("draw %d saw no false merge: estimate %+v; want 0 with a positive upper end", draw, est.FalseRemovals)
+			}
+			if f <= est.FalseRemovals.Hi {
+				allZeroCovered++
+			}
+		}
+	}
+	t.Logf("truth %.1f false removals; covered %d/%d; %d draws saw no false merge, %d of them covered; the bootstrap's own upper end covered %d",
+		pop.falseRemovals, covered, draws, allZero, allZeroCovered, bootstrapOnly)
+	if pop.falseRemovals <= 0 || allZero < draws/4 {
+		t.Fatalf("population: truth %.1f, %d of %d draws without a false merge; the test needs rare false merges", pop.falseRemovals, allZero, draws)
+	}
+	if share := float64(covered) / draws; share < 0.90 {
+		t.Errorf("false-removal intervals covered the truth in %.3f of draws; want >= 0.90", share)
+	}
+	if allZeroCovered != allZero {
+		t.Errorf("of %d draws without a false merge, %d intervals covered the truth; want all", allZero, allZeroCovered)
+	}
+}
+
+// TestZeroEventBound checks the hypergeometric bound against its definition and the
+// binomial rule of thumb (about 3.7/n of the frame for alpha 0.025).
+func TestZeroEventBound(t *testing.T) {
+	t.Parallel()
+	p0 := func(N, n, k int) float64 {
+		l := 0.0
+		for i := range n {
+			l += math.Log(float64(N-k-i)) - math.Log(float64(N-i))
+		}
+		return math.Exp(l)
+	}
+	for _, c := range []struct{ N, n int }{{100, 10}, {1764, 100}, {2129947, 65}, {20, 19}, {50, 1}} {
+		k := zeroEventBound(c.N, c.n, 0.025)
+		if p0(c.N, c.n, k) < 0.025 || p0(c.N, c.n, k+1) >= 0.025 {
+			t.Errorf("zeroEventBound(%d, %d) = %d: P(0 | K) = %.4f, P(0 | K+1) = %.4f; want the last K with P >= 0.025",
+				c.N, c.n, k, p0(c.N, c.n, k), p0(c.N, c.n, k+1))
+		}
+		if rough := float64(c.N) * (1 - math.Pow(0.025, 1/float64(c.n))); float64(k) > rough+1 {
+			t.Errorf("zeroEventBound(%d, %d) = %d; the binomial bound is %.0f and without replacement should not exceed it", c.N, c.n, k, rough)
+		}
+	}
+	if k := zeroEventBound(40, 40, 0.025); k != 0 {
+		t.Errorf("zeroEventBound of a census = %d; want 0", k)
 	}
 }
 
@@ -157,7 +264,7 @@ func TestDesignChoice(t *testing.T) {
 	if err != nil || d.Name != "may" || d.Pairs != 25 {
 		t.Errorf("newDesign(may) = %+v, %v; want may with 25 pairs", d, err)
 	}
-	if !math.IsNaN(d.estimate(make([]bool, 25), make([]bool, 25), 0).Recall.Value) {
+	if !math.IsNaN(d.estimate(make([]bool, 25), make([]int32, 25), 0).Recall.Value) {
 		t.Errorf("recall without a labeled duplicate is not NaN")
 	}
 
@@ -198,12 +305,20 @@ func TestDesignFrameConflicts(t *testing.T) {
 		}
 	}
 	// Recall: D = 60 (a) + 2 (b); accepting a's duplicate only gives 60/62.
-	est := d.estimate([]bool{true, false, false, false, false}, []bool{false, true, false, false, true}, 10)
-	if math.Abs(est.Recall.Value-60.0/62) > 1e-12 || est.FalseRemovals.Value != 60+50 {
-		t.Errorf("estimate = recall %v, F %v; want %v, 110", est.Recall.Value, est.FalseRemovals.Value, 60.0/62)
+	// The non-duplicates of a (weight 60) and c (weight 50) are merged in clusters of
+	// 2 and 4: F = 60·2/2 + 50·2/4 = 85 documents.
+	est := d.estimate([]bool{true, false, false, false, false}, []int32{0, 2, 0, 0, 4}, 1000)
+	if math.Abs(est.Recall.Value-60.0/62) > 1e-12 || est.FalseRemovals.Value != 85 {
+		t.Errorf("estimate = recall %v, F %v; want %v, 85", est.Recall.Value, est.FalseRemovals.Value, 60.0/62)
 	}
-	if est.FalseRemovalRate.Value != 11 {
-		t.Errorf("false removals per removal = %v; want 110/10", est.FalseRemovalRate.Value)
+	if est.FalseRemovalRate.Value != 0.085 {
+		t.Errorf("false removals per removal = %v; want 85/1000", est.FalseRemovalRate.Value)
+	}
+	// Over fewer removals than the estimate the figures are capped: a rate, never
+	// above 100%.
+	est = d.estimate([]bool{true, false, false, false, false}, []int32{0, 2, 0, 0, 4}, 10)
+	if est.FalseRemovals.Value != 10 || est.FalseRemovalRate.Value != 1 || est.FalseRemovalRate.Hi != 1 {
+		t.Errorf("over 10 removals: F %+v, rate %+v; want 10 and 1", est.FalseRemovals, est.FalseRemovalRate)
 	}
 }
 
@@ -220,10 +335,10 @@ func notesMention(notes []string, s string) bool {
 // estimates line up with the labeled ones and the weights.
 func TestRunWithDesign(t *testing.T) {
 	in := handInput(t)
-	// Two strata: the duplicates (frame 40 pairs) and the non-duplicates (frame 1000).
+	// Two strata: the duplicates (frame 40 pairs) and the non-duplicates (frame 4).
 	for i := range in.Pairs {
 		p := &in.Pairs[i]
-		p.Design, p.FrameSize = "draw", 1000
+		p.Design, p.FrameSize = "draw", 4
 		p.Stratum = "low"
 		if p.Labels[0].Duplicate {
 			p.Stratum, p.FrameSize = "high", 40
@@ -240,15 +355,21 @@ func TestRunWithDesign(t *testing.T) {
 		t.Fatalf("design %+v, dataset %v", rep.Design, r.Dataset)
 	}
 	// 3 of 4 duplicates accepted, each standing for 10 pairs: recall 30/40. One of two
-	// non-duplicates merged, each standing for 500: F = 500, over 4 removals.
+	// non-duplicates (4~6, through the chain 4~5~6) merged in a cluster of 3, each
+	// standing for 2 pairs: F = 2·2/3 documents, over 4 removals.
 	if got := r.Dataset.Recall.Value; math.Abs(got-0.75) > 1e-12 {
 		t.Errorf("dataset recall = %v; want 0.75", got)
 	}
-	if got := r.Dataset.FalseRemovals.Value; got != 500 {
-		t.Errorf("dataset false removals = %v; want 500", got)
+	if got := r.Dataset.FalseRemovals.Value; math.Abs(got-4.0/3) > 1e-6 {
+		t.Errorf("dataset false removals = %v; want 4/3", got)
 	}
-	if got := r.Dataset.FalseRemovalRate.Value; got != 125 || r.Dataset.Removals != 4 {
-		t.Errorf("false removals per removal = %v over %d; want 125 over 4", got, r.Dataset.Removals)
+	if got := r.Dataset.FalseRemovalRate.Value; math.Abs(got-1.0/3) > 1e-6 || r.Dataset.Removals != 4 {
+		t.Errorf("false removals per removal = %v over %d; want 1/3 over 4", got, r.Dataset.Removals)
+	}
+	// The duplicates' stratum has no false merge among its 4 labeled pairs of 40: its
+	// zero-event bound lifts the upper end, which stays within the removals.
+	if r.Dataset.Unseen <= 0 || r.Dataset.FalseRemovals.Hi != 4 || r.Dataset.FalseRemovalRate.Hi != 1 {
+		t.Errorf("dataset false removals %+v, unseen %v; want an upper end of 4 (all removals)", r.Dataset.FalseRemovals, r.Dataset.Unseen)
 	}
 	if h := r.Headline(); h.Basis != DatasetBasis {
 		t.Errorf("headline basis = %s; want %s", h.Basis, DatasetBasis)
@@ -275,12 +396,14 @@ func TestEstimateOrderFree(t *testing.T) {
 	pop := newPopulation(5)
 	rng := rand.New(rand.NewPCG(6, 6))
 	ps, pairs := pop.draw(rng, 40)
-	outcome := func(seed uint64) ([]bool, []bool) {
+	outcome := func(seed uint64) ([]bool, []int32) {
 		r := rand.New(rand.NewPCG(seed, 0))
-		acc, fm := make([]bool, len(pairs)), make([]bool, len(pairs))
+		acc, fm := make([]bool, len(pairs)), make([]int32, len(pairs))
 		for i, p := range pairs {
 			acc[i] = pop.dup[p] && r.IntN(3) > 0
-			fm[i] = !pop.dup[p] && r.IntN(9) == 0
+			if !pop.dup[p] && r.IntN(9) == 0 {
+				fm[i] = 2 + int32(r.IntN(5))
+			}
 		}
 		return acc, fm
 	}
@@ -293,7 +416,7 @@ func TestEstimateOrderFree(t *testing.T) {
 	again := d1.estimate(a1, f1, 100)
 	d2.estimate(a2, f2, 100)
 	fresh := d2.estimate(a1, f1, 100)
-	if first != again || first != fresh {
+	if !reflect.DeepEqual(first, again) || !reflect.DeepEqual(first, fresh) {
 		t.Errorf("estimate of one configuration: %+v, after another %+v, on a design that saw another first %+v", first, again, fresh)
 	}
 }

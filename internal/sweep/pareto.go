@@ -125,17 +125,21 @@ func Recommend(rs []Result, t Target) (Recommendation, error) {
 		return h.FalseRemovalRate.Hi
 	}
 	hs := Headlines(rs)
+	removes := slices.ContainsFunc(rs, func(r Result) bool { return r.Removals > 0 })
 	best, fallback, met := -1, -1, 0
 	for i, h := range hs {
 		if math.IsNaN(h.Recall.Value) || math.IsNaN(bound(h)) {
 			continue
 		}
+		if removes && rs[i].Removals == 0 {
+			continue // removes nothing: no false removal, and no use
+		}
 		if fallback < 0 || bound(h) < bound(hs[fallback]) ||
 			bound(h) == bound(hs[fallback]) && h.Recall.Value > hs[fallback].Recall.Value {
 			fallback = i
 		}
-		if bound(h) > t.MaxFalseRemovalRate {
-			continue
+		if bound(h) > t.MaxFalseRemovalRate || rs[i].Removals == 0 {
+			continue // a configuration that removes nothing meets any target and helps nobody
 		}
 		met++
 		if best < 0 {
@@ -161,9 +165,13 @@ func Recommend(rs []Result, t Target) (Recommendation, error) {
 		recallName, rateName = "recall on labeled duplicates", "false merges among labeled non-duplicates"
 	}
 	if best < 0 {
+		lead := "no configuration keeps"
+		if !t.PointEstimate && h.Basis == DatasetBasis {
+			lead = "not enough labels to bound false removals at " + pct(t.MaxFalseRemovalRate) + ": no configuration keeps"
+		}
 		return Recommendation{Index: fallback, Config: rs[fallback].Config, Reason: fmt.Sprintf(
-			"no configuration keeps %s at or below %s %s; this one has the lowest (%s), with %s %s",
-			rateName, pct(t.MaxFalseRemovalRate), where, pct(bound(h)), recallName, describe(h.Recall))}, nil
+			"%s %s at or below %s %s; this one has the lowest (%s), with %s %s",
+			lead, rateName, pct(t.MaxFalseRemovalRate), where, pct(bound(h)), recallName, describe(h.Recall))}, nil
 	}
 	h = hs[best]
 	return Recommendation{Index: best, Config: rs[best].Config, Met: true, Reason: fmt.Sprintf(
@@ -172,9 +180,107 @@ func Recommend(rs []Result, t Target) (Recommendation, error) {
 }
 
 func pct(x float64) string {
-	return fmt.Sprintf("%.2g%%", 100*x)
+	return fmt.Sprintf("%.3g%%", 100*x)
 }
 
 func describe(iv Interval) string {
 	return fmt.Sprintf("%.3f, 95%% interval %.3f–%.3f", iv.Value, iv.Lo, iv.Hi)
+}
+
+// StratumNeed is how many more labels one stratum needs.
+type StratumNeed struct {
+	Stratum            string
+	FrameSize, Labeled int
+	// More is the labels to add; when Labeled+More reaches FrameSize, the whole stratum.
+	More int
+}
+
+// Shortfall says what to do when no configuration meets a target at the upper end of
+// its interval on the dataset basis: which configuration to aim for, how many more
+// labels in which strata would bound it, and the tightest target the labels meet now.
+type Shortfall struct {
+	// Index is the configuration the advice is for: the highest estimated recall whose
+	// point estimate meets the target and whose sampled strata leave room under it for
+	// the others' bounds; else the highest whose point estimate meets it; else the one
+	// with the lowest upper end.
+	Index int
+	// Reachable is false when the strata where labeled pairs are false merges already
+	// put the upper end above the target: more labels elsewhere cannot bound it (more
+	// labels there may narrow it, or the configuration is too loose).
+	Reachable bool
+	// Needs lists the strata without a false merge that hold the upper end up, the
+	// most labels first: if that many more labels are drawn from each and none is a
+	// false merge, the upper end falls to about the target (a square-root allocation,
+	// which needs the fewest labels in all for the binomial bound N_h·3.7/n_h).
+	Needs []StratumNeed
+	// Lowest is the lowest upper end any configuration that removes something reaches:
+	// the tightest target the labels meet now; LowestIndex that configuration.
+	Lowest      float64
+	LowestIndex int
+}
+
+// Advise returns the Shortfall of rs against t, or false when it does not apply: some
+// configuration meets t, t compares point estimates, or the results have no dataset
+// estimates.
+func Advise(rs []Result, d Design, t Target) (Shortfall, bool) {
+	if t.PointEstimate {
+		return Shortfall{}, false
+	}
+	sf := Shortfall{Index: -1, LowestIndex: -1, Lowest: math.Inf(1)}
+	reachable, under := -1, -1 // the highest recall whose point estimate meets t: with labels able to bound it, and at all
+	better := func(i, than int) bool { return than < 0 || rs[i].Dataset.Recall.Value > rs[than].Dataset.Recall.Value }
+	for i, r := range rs {
+		if r.Dataset == nil || r.Removals == 0 || math.IsNaN(r.Dataset.Recall.Value) {
+			continue
+		}
+		e := r.Dataset
+		if e.FalseRemovalRate.Hi <= t.MaxFalseRemovalRate {
+			return Shortfall{}, false
+		}
+		if e.FalseRemovalRate.Hi < sf.Lowest {
+			sf.Lowest, sf.LowestIndex = e.FalseRemovalRate.Hi, i
+		}
+		if e.FalseRemovalRate.Value > t.MaxFalseRemovalRate {
+			continue
+		}
+		if better(i, under) {
+			under = i
+		}
+		if e.Sampled < t.MaxFalseRemovalRate*float64(e.Removals) && better(i, reachable) {
+			reachable = i
+		}
+	}
+	if sf.LowestIndex < 0 {
+		return Shortfall{}, false
+	}
+	sf.Index = cmp.Or(reachable+1, under+1, sf.LowestIndex+1) - 1
+	e := rs[sf.Index].Dataset
+	budget := t.MaxFalseRemovalRate*float64(e.Removals) - e.Sampled
+	if budget <= 0 || e.Unit != FalseRemovalUnit {
+		return sf, true
+	}
+	sf.Reachable = true
+	seen := make(map[int]bool, len(e.Seen))
+	for _, h := range e.Seen {
+		seen[h] = true
+	}
+	const c = 3.6888794541139363 // -ln(0.025): zero events in n draws bound a share by about c/n
+	var sumRoot float64
+	for h, s := range d.Strata {
+		if !seen[h] && s.Unseen > 0 {
+			sumRoot += math.Sqrt(float64(s.FrameSize))
+		}
+	}
+	for h, s := range d.Strata {
+		if seen[h] || s.Unseen == 0 {
+			continue
+		}
+		n := int(math.Ceil(c * math.Sqrt(float64(s.FrameSize)) * sumRoot / budget))
+		n = min(n, s.FrameSize)
+		if n > s.Labeled {
+			sf.Needs = append(sf.Needs, StratumNeed{Stratum: s.Name, FrameSize: s.FrameSize, Labeled: s.Labeled, More: n - s.Labeled})
+		}
+	}
+	slices.SortStableFunc(sf.Needs, func(a, b StratumNeed) int { return cmp.Compare(b.More, a.More) })
+	return sf, true
 }

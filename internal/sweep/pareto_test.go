@@ -39,7 +39,8 @@ func TestFront(t *testing.T) {
 
 func result(recall, lo, hi, frr, frrHi float64) Result {
 	var r Result
-	r.Dataset = &Estimate{Recall: Interval{recall, lo, hi}, FalseRemovalRate: Interval{frr, frr / 2, frrHi}}
+	r.Removals = 100
+	r.Dataset = &Estimate{Recall: Interval{recall, lo, hi}, FalseRemovalRate: Interval{frr, frr / 2, frrHi}, Removals: 100, Unit: FalseRemovalUnit}
 	return r
 }
 
@@ -78,11 +79,86 @@ func TestRecommend(t *testing.T) {
 	}
 	// Labeled basis wording.
 	var lab Result
-	lab.Recall, lab.FalseMerges = NewRate(9, 10), NewRate(0, 500)
+	lab.Recall, lab.FalseMerges, lab.Removals = NewRate(9, 10), NewRate(0, 500), 12
 	if rec, _ := Recommend([]Result{lab}, DefaultTarget); !rec.Met || !strings.Contains(rec.Reason, "labeled") {
 		t.Errorf("Recommend(labeled) = %+v", rec)
 	}
 	if _, err := Recommend([]Result{{}}, DefaultTarget); !errors.Is(err, ErrNothingToRecommend) {
 		t.Errorf("Recommend(no labels) = %v; want ErrNothingToRecommend", err)
+	}
+}
+
+// TestRecommendNothingRemoved: a configuration that removes nothing has no false
+// removals, an interval of 0–0, and is never the recommendation.
+func TestRecommendNothingRemoved(t *testing.T) {
+	t.Parallel()
+	none := result(0, 0, 0, 0, 0)
+	none.Removals, none.Dataset.Removals = 0, 0
+	rs := []Result{none, result(0.9, 0.8, 0.95, 0.05, 0.2)}
+	rec, err := Recommend(rs, DefaultTarget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Met || rec.Index != 1 || !strings.Contains(rec.Reason, "not enough labels to bound false removals at 1%") {
+		t.Errorf("Recommend = %+v; want not met, the closest configuration 1 (not the one removing nothing), saying there are not enough labels", rec)
+	}
+}
+
+// TestAdvise: with no configuration under the target at the upper end, Advise names the
+// configuration to aim for, the strata that need labels and the tightest target met now.
+func TestAdvise(t *testing.T) {
+	t.Parallel()
+	d := Design{Name: "d", Strata: []Stratum{
+		{Name: "big", FrameSize: 10000, Labeled: 20, Unseen: zeroEventBound(10000, 20, unseenAlpha)},
+		{Name: "small", FrameSize: 400, Labeled: 20, Unseen: zeroEventBound(400, 20, unseenAlpha)},
+		{Name: "census", FrameSize: 30, Labeled: 30},
+		{Name: "seen", FrameSize: 500, Labeled: 20, Unseen: zeroEventBound(500, 20, unseenAlpha)},
+	}}
+	est := func(recall, value, sampled float64, removals int, seen ...int) Result {
+		var r Result
+		r.Removals = removals
+		e := &Estimate{Recall: Interval{recall, recall - 0.1, recall + 0.05}, Removals: removals, Unit: FalseRemovalUnit, Sampled: sampled, Seen: seen}
+		for h, s := range d.Strata {
+			if !slices.Contains(seen, h) {
+				e.Unseen += float64(s.Unseen)
+			}
+		}
+		rr := float64(removals)
+		e.FalseRemovals = Interval{value * rr, 0, min(rr, sampled+e.Unseen)}
+		e.FalseRemovalRate = Interval{value, 0, e.FalseRemovals.Hi / rr}
+		r.Dataset = e
+		return r
+	}
+	rs := []Result{
+		est(0.95, 0.05, 40, 1000, 3), // loose: its point estimate is 5%
+		est(0.80, 0.004, 3, 1000, 3), // the one to aim for
+		est(0.60, 0, 0, 200),
+	}
+	sf, ok := Advise(rs, d, DefaultTarget)
+	if !ok {
+		t.Fatal("Advise = not applicable; want a shortfall")
+	}
+	// Every upper end is capped at 100% by the unseen strata; the first is the lowest.
+	if sf.Index != 1 || !sf.Reachable || sf.LowestIndex != 0 || sf.Lowest != 1 {
+		t.Errorf("Advise = %+v; want configuration 1, reachable, lowest upper end 100%% (configuration 0)", sf)
+	}
+	// Budget 0.01·1000 - 3 = 7 false removals for the unseen strata; n_h = 3.69·sqrt(N_h)·(100+20)/7.
+	want := []StratumNeed{{"big", 10000, 20, 6324 - 20}, {"small", 400, 20, 400 - 20}}
+	if !slices.Equal(sf.Needs, want) {
+		t.Errorf("needs = %+v; want %+v", sf.Needs, want)
+	}
+	// The strata with false merges alone exceed the target: labels elsewhere cannot help.
+	// (A reachable configuration of lower recall is preferred to it; here there is none.)
+	rs[1], rs[2] = est(0.80, 0.004, 12, 1000, 3), est(0.60, 0.5, 0, 200)
+	if sf, _ = Advise(rs, d, DefaultTarget); sf.Index != 1 || sf.Reachable || len(sf.Needs) != 0 {
+		t.Errorf("Advise with the seen strata over the target = %+v; want configuration 1, unreachable", sf)
+	}
+	rs[2] = est(0.60, 0, 0, 200)
+	if sf, _ = Advise(rs, d, DefaultTarget); sf.Index != 2 || !sf.Reachable {
+		t.Errorf("Advise = %+v; want the reachable configuration 2 over the unreachable 1", sf)
+	}
+	// A target some configuration meets needs no advice.
+	if _, ok := Advise(rs, d, Target{MaxFalseRemovalRate: 1}); ok {
+		t.Errorf("Advise at 100%% = applicable; want not")
 	}
 }

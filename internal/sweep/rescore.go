@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -126,8 +127,11 @@ func (o Outcome) Missed() bool { return o.Duplicate && !o.Accepted }
 // FalseMerge reports a non-duplicate that ends in one cluster: a false removal.
 func (o Outcome) FalseMerge() bool { return !o.Duplicate && o.Merged }
 
-// Outcomes returns every counted pair's outcome at threshold: false merges first, then
-// misses, then the rest, each group in pair order.
+// Outcomes returns every counted pair's outcome at threshold: false merges first, the
+// least similar first (exact Jaccard ascending: a pair that shares little and is merged
+// anyway is a chain's doing, the worst kind); then misses, the most similar first
+// (exact Jaccard descending: the duplicates the configuration came closest to and still
+// lost); then the rest in pair order. Ties go to the pair order.
 func (s *State) Outcomes(ctx context.Context, threshold float64) ([]Outcome, error) {
 	o, err := s.e.one(ctx, s.cs, s.sims, threshold, s.config.Policy)
 	if err != nil {
@@ -136,7 +140,7 @@ func (s *State) Outcomes(ctx context.Context, threshold float64) ([]Outcome, err
 	out := make([]Outcome, len(s.e.keys))
 	for i, p := range s.e.ls.Pairs {
 		oc := Outcome{Pair: p.ID, A: p.A, B: p.B, Category: p.Category, Duplicate: p.Duplicate,
-			Jaccard: s.e.labJ[i], Accepted: o.acc[i], Merged: o.merged[i]}
+			Jaccard: s.e.labJ[i], Accepted: o.acc[i], Merged: o.merged[i] > 0}
 		if c := s.cs.labCand[i]; c >= 0 {
 			oc.Candidate, oc.Similarity = true, s.sims.at(int(c))
 		}
@@ -151,7 +155,18 @@ func (s *State) Outcomes(ctx context.Context, threshold float64) ([]Outcome, err
 		}
 		return 2
 	}
-	slices.SortStableFunc(out, func(a, b Outcome) int { return rank(a) - rank(b) })
+	slices.SortStableFunc(out, func(a, b Outcome) int {
+		ra, rb := rank(a), rank(b)
+		switch {
+		case ra != rb:
+			return ra - rb
+		case ra == 0:
+			return cmp.Compare(a.Jaccard, b.Jaccard)
+		case ra == 1:
+			return cmp.Compare(b.Jaccard, a.Jaccard)
+		}
+		return 0
+	})
 	return out, nil
 }
 
@@ -186,7 +201,8 @@ func CollisionRates(outs []Outcome, bins int) []BinRate {
 
 // single is one clustering of a configuration at one threshold.
 type single struct {
-	acc, merged                     []bool // per counted pair
+	acc                             []bool  // per counted pair
+	merged                          []int32 // per counted pair: the size of the cluster holding it, 0 if apart
 	removals, multi, largest, edges int
 }
 
@@ -197,7 +213,7 @@ func (e *engine) one(ctx context.Context, cs *shapeCands, sims similarities, t f
 	}
 	var o single
 	o.acc = make([]bool, len(e.keys))
-	o.merged = make([]bool, len(e.keys))
+	o.merged = make([]int32, len(e.keys))
 	for i, c := range cs.labCand {
 		o.acc[i] = c >= 0 && sims.at(int(c)) >= t
 	}
@@ -216,7 +232,9 @@ func (e *engine) one(ctx context.Context, cs *shapeCands, sims similarities, t f
 		}
 		for i, k := range e.keys {
 			a, b := unpair(k)
-			o.merged[i] = uf.find(a) == uf.find(b)
+			if ra := uf.find(a); ra == uf.find(b) {
+				o.merged[i] = uf.size[ra]
+			}
 		}
 		o.removals, o.multi, o.largest = e.n-uf.sets, uf.multi, uf.largest
 		return o, nil
@@ -233,10 +251,7 @@ func (e *engine) one(ctx context.Context, cs *shapeCands, sims similarities, t f
 	if len(ids) != e.n {
 		return single{}, fmt.Errorf("policy %s returned %d cluster ids for %d documents", policy, len(ids), e.n)
 	}
-	for i, k := range e.keys {
-		a, b := unpair(k)
-		o.merged[i] = ids[a] == ids[b]
-	}
+	o.merged = mergedSizes(e.keys, ids)
 	sets, multi, largest := clusterStats(ids)
 	o.removals, o.multi, o.largest = e.n-sets, multi, largest
 	return o, nil

@@ -38,7 +38,7 @@ func (e *engine) pass(ctx context.Context, cs *shapeCands, sims similarities, th
 	scores := make([]Scores, m)
 	accepted := make([]int, m)
 	acc := make([]bool, len(e.keys))
-	merged := make([]bool, len(e.keys))
+	merged := make([]int32, len(e.keys))
 	acceptedAt := func(j int) {
 		for i, c := range cs.labCand {
 			acc[i] = c >= 0 && int(lv[c]) > j
@@ -74,16 +74,20 @@ func (e *engine) pass(ctx context.Context, cs *shapeCands, sims similarities, th
 		acceptedAt(j)
 		for i, k := range e.keys {
 			a, b := unpair(k)
-			merged[i] = uf.find(a) == uf.find(b)
+			merged[i] = 0
+			if ra := uf.find(a); ra == uf.find(b) {
+				merged[i] = uf.size[ra]
+			}
 		}
 		scores[j] = e.scores(acc, merged, e.n-uf.sets, uf.multi, uf.largest)
 	}
 	return scores, accepted, nil
 }
 
-// scores counts the outcome of one configuration on the counted pairs: accepted[i] and
-// merged[i] per counted pair.
-func (e *engine) scores(accepted, merged []bool, removals, clusters, largest int) Scores {
+// scores counts the outcome of one configuration on the counted pairs: accepted[i] per
+// counted pair, and merged[i], the size of the cluster that holds both its documents (0
+// when they are apart).
+func (e *engine) scores(accepted []bool, merged []int32, removals, clusters, largest int) Scores {
 	type tally struct{ dups, dupAcc, dupMerged, non, nonAcc, nonMerged int }
 	var all tally
 	per := make([]tally, len(e.cats))
@@ -96,7 +100,7 @@ func (e *engine) scores(accepted, merged []bool, removals, clusters, largest int
 				all.dupAcc++
 				t.dupAcc++
 			}
-			if merged[i] {
+			if merged[i] > 0 {
 				all.dupMerged++
 				t.dupMerged++
 			}
@@ -107,7 +111,7 @@ func (e *engine) scores(accepted, merged []bool, removals, clusters, largest int
 				all.nonAcc++
 				t.nonAcc++
 			}
-			if merged[i] {
+			if merged[i] > 0 {
 				all.nonMerged++
 				t.nonMerged++
 			}
@@ -131,10 +135,12 @@ func (e *engine) scores(accepted, merged []bool, removals, clusters, largest int
 	}
 	if e.des.Name != "" {
 		acc := make([]bool, len(e.des.pairs))
-		fm := make([]bool, len(e.des.pairs))
+		fm := make([]int32, len(e.des.pairs))
 		for i, p := range e.des.pairs {
 			acc[i] = e.dup[p] && accepted[p]
-			fm[i] = !e.dup[p] && merged[p]
+			if !e.dup[p] {
+				fm[i] = merged[p]
+			}
 		}
 		est := e.des.estimate(acc, fm, removals)
 		s.Dataset = &est
@@ -161,5 +167,22 @@ func (e *engine) baseline() Scores {
 		same[i] = ids[a] == ids[b]
 	}
 	sets, multi, largest := clusterStats(ids)
-	return e.scores(same, same, e.n-sets, multi, largest)
+	return e.scores(same, mergedSizes(e.keys, ids), e.n-sets, multi, largest)
+}
+
+// mergedSizes returns, per counted pair (keys), the size of the cluster of ids that
+// holds both its documents, 0 when they are apart.
+func mergedSizes(keys []uint64, ids []int32) []int32 {
+	size := make(map[int32]int32, 64)
+	for _, id := range ids {
+		size[id]++
+	}
+	out := make([]int32, len(keys))
+	for i, k := range keys {
+		a, b := unpair(k)
+		if ids[a] == ids[b] {
+			out[i] = size[ids[a]]
+		}
+	}
+	return out
 }

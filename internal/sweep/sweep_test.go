@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -483,7 +485,7 @@ func TestRescoreConcurrent(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				if !sameScores(got.Scores, want[i].Scores) || *got.Dataset != *want[i].Dataset {
+				if !sameScores(got.Scores, want[i].Scores) || !reflect.DeepEqual(*got.Dataset, *want[i].Dataset) {
 					t.Errorf("concurrent Rescore(%v) = %+v; want %+v", ths[i], got.Scores, want[i].Scores)
 				}
 			}
@@ -510,5 +512,24 @@ func TestRescoreConcurrent(t *testing.T) {
 	}
 	if _, err := st.Rescore(t.Context(), 1.5); err == nil {
 		t.Error("Rescore(1.5) = nil error")
+	}
+	// At 0.99 three duplicates are missed: listed most similar first, not in pair order.
+	outs, err = st.Outcomes(t.Context(), 0.99)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var missed []int64
+	var prev = 2.0
+	for _, o := range outs {
+		if o.Missed() {
+			missed = append(missed, o.Pair)
+			if o.Jaccard > prev {
+				t.Errorf("misses at 0.99 out of order: pair %d (J=%v) after J=%v", o.Pair, o.Jaccard, prev)
+			}
+			prev = o.Jaccard
+		}
+	}
+	if !slices.Equal(missed, []int64{2, 6, 4}) {
+		t.Errorf("misses at 0.99 = %v; want pairs 2, 6, 4 (J 0.8, 0.6, 0.4)", missed)
 	}
 }

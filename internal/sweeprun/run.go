@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -31,8 +32,10 @@ type run struct {
 	progress  Progress
 }
 
-// Start stores a new sweep of req.Grid on the campaign's current labels and runs it as a
-// background job. It returns the sweep with its JobID.
+// Start stores a new sweep of req.Grid on the campaign's current labels and queues it as
+// a background job (one sweep runs at a time). It returns the sweep with its JobID. A
+// grid over MaxSignatureValues is refused (*VolumeError); a request whose Token started
+// a sweep already returns that sweep with ErrReplayed.
 func (s *Service) Start(ctx context.Context, req StartRequest) (Sweep, error) {
 	return s.start(ctx, req, 0)
 }
@@ -42,11 +45,15 @@ func (s *Service) start(ctx context.Context, req StartRequest, rerunOf int64) (S
 	if err != nil {
 		return Sweep{}, err
 	}
-	configs, err := req.Grid.Configs()
+	ids, err := s.store.DatasetDocumentIDs(ctx, c.DatasetID)
 	if err != nil {
 		return Sweep{}, err
 	}
-	ids, err := s.store.DatasetDocumentIDs(ctx, c.DatasetID)
+	// Before the configurations: counting automatic shapes at a large k takes seconds.
+	if err := s.CheckVolume(req.Grid, len(ids)); err != nil {
+		return Sweep{}, err
+	}
+	configs, err := req.Grid.Configs()
 	if err != nil {
 		return Sweep{}, err
 	}
@@ -70,7 +77,14 @@ func (s *Service) start(ctx context.Context, req StartRequest, rerunOf int64) (S
 		name = "sweep of " + time.Now().UTC().Format("2006-01-02 15:04")
 	}
 	id, err := s.store.CreateSweep(ctx, db.NewSweep{CampaignID: c.ID, Name: name, Notes: req.Notes, Grid: string(grid), Seed: Seed,
-		Total: len(configs), LabelVersion: ls.Version, Labels: string(snap), RerunOf: rerunOf, CreatedBy: req.By}, actorOf(req.By))
+		Total: len(configs), LabelVersion: ls.Version, Labels: string(snap), RerunOf: rerunOf, CreatedBy: req.By, Token: req.Token}, actorOf(req.By))
+	if errors.Is(err, db.ErrReplayed) {
+		sw, gerr := s.Get(ctx, id)
+		if gerr != nil {
+			return Sweep{}, gerr
+		}
+		return sw, ErrReplayed
+	}
 	if err != nil {
 		return Sweep{}, err
 	}
@@ -93,7 +107,7 @@ func (s *Service) Resume(ctx context.Context, id, by int64) (Sweep, error) {
 		return Sweep{}, err
 	}
 	switch {
-	case sw.JobID != "" || sw.State == Running:
+	case sw.JobID != "" || sw.State == Running || sw.State == Queued:
 		return Sweep{}, ErrRunning
 	case !sw.State.Resumable():
 		return Sweep{}, ErrNotResumable
@@ -129,8 +143,8 @@ func (s *Service) Rerun(ctx context.Context, id, by int64) (Sweep, error) {
 	return s.start(ctx, StartRequest{CampaignID: sw.CampaignID, Name: name, Notes: sw.Notes, Grid: sw.Grid, By: by}, id)
 }
 
-// Cancel asks a running sweep to stop; what it scored stays stored and it can be
-// resumed. Permissions are the caller's to check.
+// Cancel asks a running or queued sweep to stop; what it scored stays stored and it can
+// be resumed (a queued one leaves the queue). Permissions are the caller's to check.
 func (s *Service) Cancel(id int64) error {
 	s.mu.Lock()
 	r, ok := s.running[id]
@@ -147,8 +161,8 @@ func (s *Service) Cancel(id int64) error {
 	return nil
 }
 
-// MarkInterrupted marks every sweep the store holds as running, which no job of this
-// process runs, as interrupted; the server calls it at start, before it starts any
+// MarkInterrupted marks every sweep the store holds as running or queued, which no job of
+// this process runs, as interrupted; the server calls it at start, before it starts any
 // sweep. It returns how many it marked.
 func (s *Service) MarkInterrupted(ctx context.Context) (int, error) {
 	s.mu.Lock()
@@ -160,17 +174,39 @@ func (s *Service) MarkInterrupted(ctx context.Context) (int, error) {
 	return s.store.InterruptSweeps(ctx, mine)
 }
 
-// launch starts the job of sweep id (stored as running).
+// launch queues sweep id (stored as queued) and starts its job, which waits for its
+// turn, then runs. The queue place is taken here, before launch returns, so the order of
+// the queue is the order of the calls and a caller sees its position at once.
 func (s *Service) launch(id, by int64, name string) error {
-	r := &run{progress: Progress{SweepID: id, Phase: "loading", Started: time.Now()}}
+	r := &run{progress: Progress{SweepID: id, Phase: "queued", Started: time.Now()}}
+	turn := make(chan struct{})
 	s.mu.Lock()
 	s.running[id] = r
+	if s.active == 0 && len(s.queue) == 0 {
+		s.active = id
+		close(turn)
+	} else {
+		s.queue = append(s.queue, id)
+		s.turn[id] = turn
+		s.positionsLocked()
+	}
 	s.mu.Unlock()
 	jobID, err := s.jobs.Start(JobKind, "Sweep: "+name, by, func(ctx context.Context, report jobs.Reporter) (any, error) {
 		defer s.forget(id)
+		if err := s.waitTurn(ctx, id, r, turn, report); err != nil {
+			return id, s.endQueued(ctx, id, r)
+		}
+		defer s.passTurn(id)
+		if err := s.store.StartSweep(ctx, id); err != nil {
+			return id, err
+		}
+		s.mu.Lock()
+		r.progress.Phase, r.progress.Position, r.progress.Started = "loading", 0, time.Now()
+		s.mu.Unlock()
 		return id, s.runJob(ctx, id, r, report)
 	})
 	if err != nil {
+		s.leaveQueue(id)
 		s.forget(id)
 		// Nothing ran: the stored sweep waits to be resumed.
 		_ = s.store.FinishSweep(context.Background(), id, string(Interrupted), err.Error(), "")
@@ -180,6 +216,76 @@ func (s *Service) launch(id, by int64, name string) error {
 	r.jobID = jobID
 	s.mu.Unlock()
 	return nil
+}
+
+// waitTurn returns when sweep id may run (nil: turn is closed) or its job is cancelled
+// while it waits (ctx's error, and the sweep has left the queue).
+func (s *Service) waitTurn(ctx context.Context, id int64, r *run, turn chan struct{}, report jobs.Reporter) error {
+	s.mu.Lock()
+	p := r.progress
+	s.mu.Unlock()
+	report(p)
+	select {
+	case <-turn:
+		return nil
+	case <-ctx.Done():
+		s.leaveQueue(id)
+		return ctx.Err()
+	}
+}
+
+// leaveQueue takes sweep id out of the queue, passing the turn on if it had it.
+func (s *Service) leaveQueue(id int64) {
+	s.mu.Lock()
+	got := s.active == id
+	if i := slices.Index(s.queue, id); i >= 0 {
+		s.queue = slices.Delete(s.queue, i, i+1)
+	}
+	delete(s.turn, id)
+	s.positionsLocked()
+	s.mu.Unlock()
+	if got {
+		s.passTurn(id)
+	}
+}
+
+// passTurn gives the turn of sweep id, which ran, to the first queued sweep.
+func (s *Service) passTurn(id int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.active != id {
+		return
+	}
+	s.active = 0
+	if len(s.queue) > 0 {
+		next := s.queue[0]
+		s.queue = s.queue[1:]
+		s.active = next
+		close(s.turn[next])
+		delete(s.turn, next)
+		s.positionsLocked()
+	}
+}
+
+// positionsLocked renumbers the queued sweeps' positions (s.mu held).
+func (s *Service) positionsLocked() {
+	for i, q := range s.queue {
+		if r, ok := s.running[q]; ok {
+			r.progress.Position = i + 1
+		}
+	}
+}
+
+// endQueued records a sweep whose job ended before its turn: cancelled when Cancel asked
+// for it, else interrupted (the process is shutting down). Nothing of it ran.
+func (s *Service) endQueued(ctx context.Context, id int64, r *run) error {
+	s.mu.Lock()
+	state := Interrupted
+	if r.cancelled {
+		state = Cancelled
+	}
+	s.mu.Unlock()
+	return s.store.FinishSweep(context.WithoutCancel(ctx), id, string(state), "", "")
 }
 
 func (s *Service) forget(id int64) {

@@ -22,6 +22,7 @@ package sweeprun
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -34,9 +35,10 @@ import (
 // State is a stored sweep's lifecycle state.
 type State string
 
-// States. Running is a sweep whose job runs in this process; a sweep found running at
-// start-up was left by a process that died and becomes Interrupted (MarkInterrupted).
-// Interrupted and Cancelled sweeps can be resumed.
+// States. A started or resumed sweep is Queued until it is its turn (one sweep runs at a
+// time per Service, in the order they were queued), then Running. A sweep found queued or
+// running at start-up was left by a process that died and becomes Interrupted
+// (MarkInterrupted). Interrupted, Cancelled and Failed sweeps can be resumed.
 const (
 	Queued      State = "queued"
 	Running     State = "running"
@@ -63,6 +65,9 @@ var (
 	ErrNotRunning = errors.New("sweep is not running")
 	// ErrNoLabels refuses to start a sweep on a campaign without a counted label.
 	ErrNoLabels = errors.New("campaign has no counted label to score a sweep on")
+	// ErrReplayed comes with the sweep a form's token started already: the form was
+	// posted twice, and nothing new started.
+	ErrReplayed = db.ErrReplayed
 )
 
 // Service starts, resumes and reads sweeps. It is safe for concurrent use; one Service
@@ -74,8 +79,15 @@ type Service struct {
 
 	mu      sync.Mutex
 	running map[int64]*run // by sweep id: the sweeps whose job runs in this process
-	states  *stateCache    // prepared configurations for Select
-	results resultCache    // decoded results of the last few sweeps
+	// The queue: active is the sweep that runs (0: none); queue the sweeps waiting for
+	// their turn, first first, each woken by closing its turn channel.
+	active int64
+	queue  []int64
+	turn   map[int64]chan struct{}
+	// volumeLimit is the most signature values a sweep may need (CheckVolume).
+	volumeLimit int64
+	states      *stateCache // prepared configurations for Select
+	results     resultCache // decoded results of the last few sweeps
 
 	// flushEvery results are stored in one transaction (flushAfter at the latest);
 	// afterFlush, when set (tests), is called from the sweep's goroutine after each.
@@ -87,7 +99,7 @@ type Service struct {
 // run in.
 func New(store *db.DB, cache *sigcache.Cache, reg *jobs.Registry) *Service {
 	return &Service{store: store, cache: cache, jobs: reg, running: map[int64]*run{}, states: newStateCache(StatesKept),
-		flushEvery: 64}
+		flushEvery: 64, turn: map[int64]chan struct{}{}, volumeLimit: MaxSignatureValues}
 }
 
 // StartRequest is a new sweep.
@@ -99,6 +111,67 @@ type StartRequest struct {
 	// By is the user who starts it (0 for the system or the command line); the sweep and
 	// its job record it.
 	By int64
+	// Token is the one-time token of the form that asks for it ("" for none): a second
+	// Start with the same token starts nothing and returns the first sweep with
+	// ErrReplayed.
+	Token string
+}
+
+// MaxSignatureValues bounds a sweep's signature volume, documents × the signature
+// values of its representations (Σ k over sweep.Requests: specs that differ in k alone
+// share the longest): 500 million values, 2 GB at 4 bytes each, the most a sweep may
+// compute and cache. The default grid on 100,000 documents needs 256 million.
+const MaxSignatureValues = 500_000_000
+
+// SignatureValues is the signature volume of g over docs documents.
+func SignatureValues(g sweep.Grid, docs int) int64 {
+	var k int64
+	for _, s := range sweep.Requests(g.Specs) {
+		k += int64(s.Hashes)
+	}
+	return k * int64(docs)
+}
+
+// VolumeError refuses a grid whose signature volume exceeds the Service's limit
+// (MaxSignatureValues unless SetVolumeLimit changed it).
+type VolumeError struct {
+	Values, Limit   int64
+	Docs            int
+	Representations int // signature requests (representations sharing a prefix count once)
+	MaxK            int
+}
+
+func (e *VolumeError) Error() string {
+	return fmt.Sprintf("%d documents × %d representations' signatures (k up to %d) make %d signature values; the limit is %d (documents × representations × k)",
+		e.Docs, e.Representations, e.MaxK, e.Values, e.Limit)
+}
+
+// SetVolumeLimit changes the most signature values a sweep may need (tests, and servers
+// with memory to spare); n <= 0 restores MaxSignatureValues.
+func (s *Service) SetVolumeLimit(n int64) {
+	if n <= 0 {
+		n = MaxSignatureValues
+	}
+	s.mu.Lock()
+	s.volumeLimit = n
+	s.mu.Unlock()
+}
+
+// CheckVolume returns a *VolumeError when g over docs documents needs more signature
+// values than the limit.
+func (s *Service) CheckVolume(g sweep.Grid, docs int) error {
+	s.mu.Lock()
+	limit := s.volumeLimit
+	s.mu.Unlock()
+	v := SignatureValues(g, docs)
+	if v <= limit {
+		return nil
+	}
+	e := &VolumeError{Values: v, Limit: limit, Docs: docs, Representations: len(sweep.Requests(g.Specs))}
+	for _, s := range g.Specs {
+		e.MaxK = max(e.MaxK, s.Hashes)
+	}
+	return e
 }
 
 // Sweep is a stored sweep.
@@ -152,9 +225,11 @@ type Result struct {
 // Progress is a running sweep's progress, as its job reports it.
 type Progress struct {
 	SweepID int64
-	// Phase says what is happening: "loading", "signing" (signatures missing from the
-	// cache are being computed) or "scoring".
+	// Phase says what is happening: "queued" (waiting for the sweep before it), "loading",
+	// "signing" (signatures missing from the cache are being computed) or "scoring".
 	Phase string
+	// Position is the place in the queue while queued: 1 runs next.
+	Position int
 	// Done configurations of Total are stored (those stored before a resume included);
 	// Signed documents of ToSign while signing.
 	Done, Total    int

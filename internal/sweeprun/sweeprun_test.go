@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -543,5 +544,161 @@ func TestFailureMessage(t *testing.T) {
 				t.Errorf("failureMessage(%v) = %q; want it to contain %q and not %q", tc.err, got, tc.want, tc.not)
 			}
 		})
+	}
+}
+
+// TestQueueRunsOneAtATime holds the first sweep mid-way and starts two more: they wait
+// in the queue with their positions, the same form posted again starts nothing, a queued
+// sweep can be cancelled, and the next runs only once the first has finished.
+func TestQueueRunsOneAtATime(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	reached, release := make(chan int64, 1), make(chan struct{})
+	var once sync.Once
+	var mu sync.Mutex
+	var flushed []int64 // the sweep of every flush, in order
+	e.svc.flushEvery = 5
+	e.svc.afterFlush = func(id int64, done int) {
+		mu.Lock()
+		flushed = append(flushed, id)
+		mu.Unlock()
+		once.Do(func() {
+			reached <- id
+			<-release
+		})
+	}
+	start := func(token string) Sweep {
+		t.Helper()
+		sw, err := e.svc.Start(ctx, StartRequest{CampaignID: e.campaign.ID, Grid: smallGrid(), Token: token})
+		if err != nil {
+			t.Fatalf("Start(%s): %v", token, err)
+		}
+		return sw
+	}
+	first := start("form-1")
+	<-reached
+	second, third := start("form-2"), start("form-3")
+	for i, sw := range []Sweep{second, third} {
+		got, _ := e.svc.Get(ctx, sw.ID)
+		p, ok := e.svc.Progress(sw.ID)
+		if got.State != Queued || !ok || p.Phase != "queued" || p.Position != i+1 {
+			t.Errorf("sweep %d: state %s, progress %+v; want queued at position %d", sw.ID, got.State, p, i+1)
+		}
+	}
+	if got, _ := e.svc.Get(ctx, first.ID); got.State != Running {
+		t.Errorf("first sweep is %s; want running", got.State)
+	}
+	// A double submit of the second form starts nothing.
+	again, err := e.svc.Start(ctx, StartRequest{CampaignID: e.campaign.ID, Grid: smallGrid(), Token: "form-2"})
+	if !errors.Is(err, ErrReplayed) || again.ID != second.ID {
+		t.Errorf("Start with a used token = sweep %d, %v; want sweep %d, ErrReplayed", again.ID, err, second.ID)
+	}
+	if list, _ := e.svc.List(ctx, e.campaign.ID); len(list) != 3 {
+		t.Errorf("%d sweeps stored; want 3", len(list))
+	}
+	// Cancelling a queued sweep takes it out of the queue; the one behind moves up.
+	if err := e.svc.Cancel(third.ID); err != nil {
+		t.Fatalf("Cancel(queued): %v", err)
+	}
+	if got, err := e.svc.Wait(ctx, third.ID); err != nil || got.State != Cancelled || got.Done != 0 || !got.StartedAt.IsZero() {
+		t.Errorf("cancelled while queued: %s, %d done, started %v, %v; want cancelled, nothing scored, never started", got.State, got.Done, got.StartedAt, err)
+	}
+	if p, _ := e.svc.Progress(second.ID); p.Position != 1 {
+		t.Errorf("second sweep at position %d; want 1", p.Position)
+	}
+	close(release)
+	for _, sw := range []Sweep{first, second} {
+		got, err := e.svc.Wait(ctx, sw.ID)
+		if err != nil || got.State != Done {
+			t.Fatalf("sweep %d: %s, %v; want done", sw.ID, got.State, err)
+		}
+		e.checkConsistent(got)
+	}
+	mu.Lock()
+	order := slices.Clone(flushed)
+	mu.Unlock()
+	seenSecond := false
+	for _, id := range order {
+		switch id {
+		case second.ID:
+			seenSecond = true
+		case first.ID:
+			if seenSecond {
+				t.Fatalf("the second sweep stored results before the first finished: %v", order)
+			}
+		case third.ID:
+			t.Errorf("the cancelled queued sweep stored results")
+		}
+	}
+	// The queue is free again: a new sweep starts at once.
+	if sw := e.run(StartRequest{CampaignID: e.campaign.ID, Grid: smallGrid()}); sw.State != Done {
+		t.Errorf("sweep after the queue drained: %s", sw.State)
+	}
+}
+
+// TestRestartMarksQueuedInterrupted: a sweep queued behind a running one when its
+// process dies is interrupted after the restart, like the running one, and resumes.
+func TestRestartMarksQueuedInterrupted(t *testing.T) {
+	first := newEnv(t)
+	ctx := context.Background()
+	reached, release := make(chan int64), make(chan struct{})
+	var once sync.Once
+	first.svc.flushEvery = 5
+	first.svc.afterFlush = func(id int64, done int) {
+		once.Do(func() {
+			reached <- id
+			<-release
+		})
+	}
+	running, err := first.svc.Start(ctx, StartRequest{CampaignID: first.campaign.ID, Grid: smallGrid()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-reached
+	queued, err := first.svc.Start(ctx, StartRequest{CampaignID: first.campaign.ID, Grid: smallGrid()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := openEnv(t, first.store.Path())
+	if n, err := second.svc.MarkInterrupted(ctx); err != nil || n != 2 {
+		t.Fatalf("MarkInterrupted() = %d, %v; want 2 (the running and the queued sweep)", n, err)
+	}
+	for _, id := range []int64{running.ID, queued.ID} {
+		if got, _ := second.svc.Get(ctx, id); got.State != Interrupted {
+			t.Errorf("sweep %d after restart: %s; want interrupted", id, got.State)
+		}
+	}
+	// The first process dies.
+	first.svc.Cancel(queued.ID)
+	first.svc.Cancel(running.ID)
+	close(release)
+	first.svc.Wait(ctx, running.ID)
+	first.svc.Wait(ctx, queued.ID)
+
+	if _, err := second.svc.Resume(ctx, queued.ID, 0); err != nil {
+		t.Fatalf("Resume: %v", err)
+	}
+	if got, err := second.svc.Wait(ctx, queued.ID); err != nil || got.State != Done || got.Done != got.Total {
+		t.Fatalf("resumed queued sweep: %s, %d of %d, %v; want done", got.State, got.Done, got.Total, err)
+	}
+}
+
+// TestStartRefusesSignatureVolume: 64 representations at k=4096 over the demo's 2,136
+// documents are 560 million signature values, over MaxSignatureValues.
+func TestStartRefusesSignatureVolume(t *testing.T) {
+	e := newEnv(t)
+	var sizes []int
+	for n := 1; n <= 32; n++ {
+		sizes = append(sizes, n)
+	}
+	g := smallGrid()
+	g.Specs = sweep.Representations(lsh.DefaultSpec(), sizes, sizes, []int{4096})
+	_, err := e.svc.Start(context.Background(), StartRequest{CampaignID: e.campaign.ID, Grid: g})
+	var ve *VolumeError
+	if !errors.As(err, &ve) || ve.Representations != 64 || ve.MaxK != 4096 || ve.Values <= MaxSignatureValues {
+		t.Fatalf("Start = %v; want a VolumeError of 64 representations at k=4096", err)
+	}
+	if list, _ := e.svc.List(context.Background(), 0); len(list) != 0 {
+		t.Errorf("%d sweeps stored after the refusal; want none", len(list))
 	}
 }
