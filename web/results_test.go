@@ -166,7 +166,7 @@ func TestUploadDatatroveClustersWithRemove(t *testing.T) {
 		t.Errorf("manifest page does not name the file and the engine's keepers:\n%s", page)
 	}
 	_, list := get(t, f.h, "/manifests/"+m[1]+"/clusters", f.admin)
-	for _, keeper := range []string{"<td>C", "<td>=D2"} {
+	for _, keeper := range []string{`<td data-label="Keeper">C`, `<td data-label="Keeper">=D2`} {
 		if !strings.Contains(strings.Join(strings.Fields(list), ""), strings.ReplaceAll(keeper, " ", "")) {
 			t.Errorf("cluster list lacks keeper %s", keeper)
 		}
