@@ -482,22 +482,22 @@ func (s *server) showDedupJob(w http.ResponseWriter, r *http.Request) {
 				}
 				v.Done, v.Total = p.Done, p.Total
 				if p.Unit != "" {
-					v.Amount = amount(p.Done, p.Total, p.Unit)
+					v.Stage += ": " + amount(p.Done, p.Total, p.Unit)
 				}
 				if p.Rate > 0 {
-					v.Rate = fmt.Sprintf("%s %s/s", humanCount(p.Rate, p.Unit), unitLabel(p.Unit))
+					v.Stage += ", " + quantityOf(p.Rate, p.Unit) + "/s"
 				}
 				if p.ETA > 0 {
-					v.ETA = p.ETA.Round(time.Second).String()
+					v.Stage += ", about " + p.ETA.Round(time.Second).String() + " left in this stage"
 				}
 			}
 		}
 	}
-	v.Stage = cmp.Or(v.Stage, "starting")
+	v.Line = cmp.Or(v.Stage, "starting") + "; " + v.Elapsed + " so far."
 	if j.State == "done" {
 		for _, f := range dedupFiles {
 			if st, err := os.Stat(filepath.Join(s.dedupOut(j.ID), f)); err == nil && st.Mode().IsRegular() {
-				v.Files = append(v.Files, templates.Option{Value: f, Label: fmt.Sprintf("%s (%s)", f, humanCount(float64(st.Size()), "bytes")+"B")})
+				v.Files = append(v.Files, templates.Option{Value: f, Label: fmt.Sprintf("%s (%s)", f, quantityOf(float64(st.Size()), "bytes"))})
 			}
 		}
 		var sum bulk.Summary
@@ -511,37 +511,31 @@ func (s *server) showDedupJob(w http.ResponseWriter, r *http.Request) {
 
 func amount(done, total int64, unit string) string {
 	if total > 0 {
-		return fmt.Sprintf("%s of %s %s (%.0f%%)", humanCount(float64(done), unit), humanCount(float64(total), unit), unitLabel(unit), 100*float64(done)/float64(total))
+		return fmt.Sprintf("%s of %s (%.0f%%)", quantityOf(float64(done), unit), quantityOf(float64(total), unit), 100*float64(done)/float64(total))
 	}
-	return humanCount(float64(done), unit) + " " + unitLabel(unit)
+	return quantityOf(float64(done), unit)
 }
 
-func unitLabel(unit string) string {
-	if unit == "bytes" {
-		return "B"
-	}
-	return unit
-}
-
-func humanCount(x float64, unit string) string {
+// quantityOf is x in unit for people: "12.3 MiB", "45.6k docs".
+func quantityOf(x float64, unit string) string {
 	if unit == "bytes" {
 		switch {
 		case x >= 1<<30:
-			return fmt.Sprintf("%.2f Gi", x/(1<<30))
+			return fmt.Sprintf("%.2f GiB", x/(1<<30))
 		case x >= 1<<20:
-			return fmt.Sprintf("%.1f Mi", x/(1<<20))
+			return fmt.Sprintf("%.1f MiB", x/(1<<20))
 		case x >= 1<<10:
-			return fmt.Sprintf("%.0f Ki", x/(1<<10))
+			return fmt.Sprintf("%.0f KiB", x/(1<<10))
 		}
-		return fmt.Sprintf("%.0f ", x)
+		return fmt.Sprintf("%.0f B", x)
 	}
 	switch {
 	case x >= 1e6:
-		return fmt.Sprintf("%.2fM", x/1e6)
+		return fmt.Sprintf("%.2fM %s", x/1e6, unit)
 	case x >= 1e4:
-		return fmt.Sprintf("%.1fk", x/1e3)
+		return fmt.Sprintf("%.1fk %s", x/1e3, unit)
 	}
-	return fmt.Sprintf("%.0f", x)
+	return fmt.Sprintf("%.0f %s", x, unit)
 }
 
 // cancelDedupJob stops a running run; its stage markers stay for a resume.
