@@ -363,7 +363,12 @@ func (s *server) runDedupJob(ctx context.Context, j db.DedupJob, by db.User, rep
 	sum, err := bulk.Run(ctx, bulk.Options{Params: params, In: in, Out: out, Dataset: name, Progress: progress,
 		Corpus: corpus.Options{IDField: "id", TextField: "text", MaxBytes: corpus.DefaultMaxDocBytes, MetaFields: []string{"source", "lang", "date"}}})
 	if err != nil {
-		return finish(s.jobError("whole-corpus run", j.Corpus, err, "run it again with Resume"))
+		// The pipeline's errors name the corpus file, line and field, or the disk: shown
+		// as they are (a person fixes the file and resumes), and logged.
+		if ctx.Err() == nil {
+			s.log.Error("whole-corpus run failed", "run", j.ID, "corpus", j.Corpus, "err", err)
+		}
+		return finish(err)
 	}
 	sj, err := json.Marshal(sum)
 	if err != nil {

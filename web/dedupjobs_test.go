@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/url"
@@ -252,4 +253,57 @@ func mustSettings(t *testing.T, f *fixture, manifest int64) string {
 		t.Fatalf("settings.json: %d", res.StatusCode)
 	}
 	return body
+}
+
+// From a sweep result's live panel: the form carries the configuration at the slider's
+// threshold; the run has no dataset of its corpus until one is imported from the same
+// file, and then "Import the removals for review" makes the manifest.
+func TestDedupJobFromASweepResult(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 8<<20)
+	c := newSweepCorpus(3)
+	cid := f.withSweepCorpus(c)
+	id := f.startSweep(cid, smallGridForm("small"))
+	results, err := f.sweeps.Results(context.Background(), id)
+	if err != nil || len(results) == 0 {
+		t.Fatalf("results: %d, %v", len(results), err)
+	}
+	last := results[len(results)-1]
+	q := "?config=" + itoa64(int64(last.Ordinal)) + "&t=0.5"
+	newPath := "/sweeps/" + itoa64(id) + "/dedup-jobs/new" + q
+	if _, live := get(t, f.h, "/sweeps/"+itoa64(id)+"/live"+q, f.admin); !strings.Contains(live, strings.ReplaceAll(newPath, "&", "&amp;")) {
+		t.Errorf("the live panel does not link %s", newPath)
+	}
+	root := CorpusDir(f.store.Path())
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "fresh.jsonl"), []byte(c.jsonl()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, body := get(t, f.h, newPath, f.admin)
+	if res.StatusCode != http.StatusOK || !strings.Contains(body, "sweep "+itoa64(id)+", configuration "+itoa64(int64(last.Ordinal))+" at t=0.50") ||
+		!strings.Contains(body, `<option value="fresh.jsonl">fresh.jsonl</option>`) {
+		t.Fatalf("form: %d\n%s", res.StatusCode, body)
+	}
+	rec := f.do("POST", "/sweeps/"+itoa64(id)+"/dedup-jobs"+q, f.admin, url.Values{"corpus": {"fresh.jsonl"}})
+	if rec.Code != http.StatusSeeOther {
+		t.Fatalf("start: %d\n%s", rec.Code, rec.Body.String())
+	}
+	j := f.waitDedupRow(1)
+	if j.State != "done" || j.ManifestID != 0 || !strings.Contains(j.ImportNote, "import the same file as a dataset") {
+		t.Fatalf("run: %s %q %q", j.State, j.Error, j.ImportNote)
+	}
+	var sum struct{ Removed int }
+	if err := json.Unmarshal([]byte(j.Summary), &sum); err != nil || sum.Removed == 0 {
+		t.Fatalf("summary %s: %v; want removals at t=0.5", j.Summary, err)
+	}
+	if _, body := f.waitJob(f.upload("/datasets", "fresh.jsonl", c.jsonl(), nil).Header().Get("Location")); !strings.Contains(body, "import-done") {
+		t.Fatalf("import failed:\n%s", body)
+	}
+	_, body = f.follow(f.do("POST", "/dedup-jobs/1/import", f.admin, nil), f.admin)
+	j, _ = f.store.DedupJob(context.Background(), 1)
+	if j.ManifestID == 0 || !strings.Contains(body, "Imported as manifest") || !strings.Contains(body, `data-testid="dedup-manifest"`) {
+		t.Fatalf("import after the dataset: manifest %d\n%s", j.ManifestID, body)
+	}
 }
