@@ -568,8 +568,7 @@ func (s *server) cancelDedupJob(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	snap, _ := s.jobs.Wait(r.Context(), jid) // a cancelled run stops within a chunk
-	_ = snap
+	s.jobs.Wait(r.Context(), jid) // a cancelled run stops within a chunk; the page then shows it stopped
 	s.redirect(w, r, fmt.Sprintf("/dedup-jobs/%d", j.ID), done("Cancelled. Resume picks up from the last completed stage."))
 }
 
