@@ -98,6 +98,7 @@ var routeMatrix = []struct {
 	{"POST", "/manifests/1/approve-outside-sample", auth.PrepareManifests},
 	{"POST", "/manifests/import", auth.PrepareManifests},
 	{"GET", "/dedup-jobs", auth.PrepareManifests},
+	{"GET", "/dedup-jobs/from-sweep?sweep=1", auth.PrepareManifests},
 	{"GET", "/dedup-jobs/1", auth.PrepareManifests},
 	{"GET", "/dedup-jobs/1/files/summary.json", auth.PrepareManifests},
 	{"POST", "/dedup-jobs/1/cancel", auth.PrepareManifests},

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -454,11 +455,43 @@ func (s *server) listDedupJobs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := templates.DedupJobsPage{Page: s.page(r, "Whole-corpus runs"), Root: s.corpusRoot, Files: files}
+	sweeps, err := s.store.Sweeps(r.Context(), 0)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	for _, sw := range sweeps {
+		if sw.Done > 0 {
+			v.Sweeps = append(v.Sweeps, templates.Option{Value: strconv.FormatInt(sw.ID, 10),
+				Label: fmt.Sprintf("%d: %s (%s)", sw.ID, cmp.Or(sw.Name, "unnamed"), sw.State)})
+		}
+	}
 	for _, j := range list {
 		v.Jobs = append(v.Jobs, templates.DedupJobRow{ID: j.ID, Corpus: j.Corpus, Source: j.Source, State: j.State,
 			By: j.StartedName, Started: j.CreatedAt.Format("2006-01-02 15:04"), ManifestID: j.ManifestID})
 	}
 	s.render(w, r, http.StatusOK, templates.DedupJobsListPage(v))
+}
+
+// dedupFromSweep sends the list page's sweep choice to that sweep result's form.
+func (s *server) dedupFromSweep(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	id, err := strconv.ParseInt(q.Get("sweep"), 10, 64)
+	if err != nil || id <= 0 {
+		s.fail(w, r, &formError{field: "sweep", msg: "choose a sweep"})
+		return
+	}
+	next := url.Values{}
+	for _, k := range []string{"config", "t"} {
+		if v := strings.TrimSpace(q.Get(k)); v != "" {
+			next.Set(k, v)
+		}
+	}
+	to := fmt.Sprintf("/sweeps/%d/dedup-jobs/new", id)
+	if len(next) > 0 {
+		to += "?" + next.Encode()
+	}
+	http.Redirect(w, r, to, http.StatusSeeOther)
 }
 
 // showDedupJob shows a run: its progress while it runs, how it ended, its files and

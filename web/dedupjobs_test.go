@@ -255,7 +255,7 @@ func mustSettings(t *testing.T, f *fixture, manifest int64) string {
 	return body
 }
 
-// From a sweep result's live panel: the form carries the configuration at the slider's
+// From a sweep result (chosen on the list of runs): the form carries the configuration at the slider's
 // threshold; the run has no dataset of its corpus until one is imported from the same
 // file, and then "Import the removals for review" makes the manifest.
 func TestDedupJobFromASweepResult(t *testing.T) {
@@ -271,8 +271,13 @@ func TestDedupJobFromASweepResult(t *testing.T) {
 	last := results[len(results)-1]
 	q := "?config=" + itoa64(int64(last.Ordinal)) + "&t=0.5"
 	newPath := "/sweeps/" + itoa64(id) + "/dedup-jobs/new" + q
-	if _, live := get(t, f.h, "/sweeps/"+itoa64(id)+"/live"+q, f.admin); !strings.Contains(live, strings.ReplaceAll(newPath, "&", "&amp;")) {
-		t.Errorf("the live panel does not link %s", newPath)
+	if _, list := get(t, f.h, "/dedup-jobs", f.admin); !strings.Contains(list, `data-testid="dedup-from-sweep"`) ||
+		!strings.Contains(list, `<option value="`+itoa64(id)+`">`+itoa64(id)+`: small (done)</option>`) {
+		t.Errorf("the list of runs offers no sweep result\n%s", list)
+	}
+	rec := f.do("GET", "/dedup-jobs/from-sweep?sweep="+itoa64(id)+"&config="+itoa64(int64(last.Ordinal))+"&t=0.5", f.admin, nil)
+	if loc := rec.Header().Get("Location"); rec.Code != http.StatusSeeOther || loc != newPath {
+		t.Errorf("from-sweep: %d %s; want %s", rec.Code, loc, newPath)
 	}
 	root := CorpusDir(f.store.Path())
 	if err := os.MkdirAll(root, 0o755); err != nil {
@@ -286,7 +291,7 @@ func TestDedupJobFromASweepResult(t *testing.T) {
 		!strings.Contains(body, `<option value="fresh.jsonl">fresh.jsonl</option>`) {
 		t.Fatalf("form: %d\n%s", res.StatusCode, body)
 	}
-	rec := f.do("POST", "/sweeps/"+itoa64(id)+"/dedup-jobs"+q, f.admin, url.Values{"corpus": {"fresh.jsonl"}})
+	rec = f.do("POST", "/sweeps/"+itoa64(id)+"/dedup-jobs"+q, f.admin, url.Values{"corpus": {"fresh.jsonl"}})
 	if rec.Code != http.StatusSeeOther {
 		t.Fatalf("start: %d\n%s", rec.Code, rec.Body.String())
 	}

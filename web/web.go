@@ -230,6 +230,7 @@ func (s *server) routes() http.Handler {
 	// Whole-corpus runs of a manifest's or a sweep result's settings (dedupjobs.go).
 	r.With(s.require(auth.PrepareManifests)).Group(func(r chi.Router) {
 		r.Get("/dedup-jobs", s.listDedupJobs)
+		r.Get("/dedup-jobs/from-sweep", s.dedupFromSweep)
 		r.Get("/dedup-jobs/{dedupJob}", s.showDedupJob)
 		r.Get("/dedup-jobs/{dedupJob}/files/{file}", s.dedupJobFile)
 		r.Post("/dedup-jobs/{dedupJob}/cancel", s.cancelDedupJob)
