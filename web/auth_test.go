@@ -97,6 +97,17 @@ var routeMatrix = []struct {
 	{"POST", "/manifests/1/bulk", auth.PrepareManifests},
 	{"POST", "/manifests/1/approve-outside-sample", auth.PrepareManifests},
 	{"POST", "/manifests/import", auth.PrepareManifests},
+	{"GET", "/dedup-jobs", auth.PrepareManifests},
+	{"GET", "/dedup-jobs/from-sweep?sweep=1", auth.PrepareManifests},
+	{"GET", "/dedup-jobs/1", auth.PrepareManifests},
+	{"GET", "/dedup-jobs/1/files/summary.json", auth.PrepareManifests},
+	{"POST", "/dedup-jobs/1/cancel", auth.PrepareManifests},
+	{"POST", "/dedup-jobs/1/resume", auth.PrepareManifests},
+	{"POST", "/dedup-jobs/1/import", auth.PrepareManifests},
+	{"GET", "/manifests/1/dedup-jobs/new", auth.PrepareManifests},
+	{"POST", "/manifests/1/dedup-jobs", auth.PrepareManifests},
+	{"GET", "/sweeps/1/dedup-jobs/new", auth.PrepareManifests},
+	{"POST", "/sweeps/1/dedup-jobs", auth.PrepareManifests},
 	{"POST", "/manifests/1/undo", auth.PrepareManifests},
 	{"POST", "/manifests/1/submit", auth.PrepareManifests},
 	{"POST", "/manifests/1/settings", auth.PrepareManifests},
@@ -109,7 +120,7 @@ var routeMatrix = []struct {
 // routeParams fills a route's parameters for a request.
 var routeParams = strings.NewReplacer("{job}", "import-1", "{id}", "1", "{invite}", "00ff", "{campaign}", "1", "{pair}", "1", "{doc}", "1", "{dataset}", "1",
 	"{manifest}", "1", "{cluster}", "1", "{item}", "1", "{format}", "svg",
-	"{sweep}", "1", "{chart}", "tradeoff", "{apiToken}", "1")
+	"{sweep}", "1", "{chart}", "tradeoff", "{apiToken}", "1", "{dedupJob}", "1", "{file}", "summary.json")
 
 var publicRoutes = map[string]bool{
 	"GET /static/*": true, "GET /healthz": true, "GET /login": true, "POST /login": true, "POST /logout": true,

@@ -201,6 +201,7 @@ func (s *server) manifestView(r *http.Request, m db.Manifest) (templates.Manifes
 	changeable := review.CanChange(m.State) == nil
 	prep, approve := me.Role.Can(auth.PrepareManifests), me.Role.Can(auth.Approve)
 	v.CanDecide = prep && changeable
+	v.CanRunCorpus = prep
 	v.CanSubmit = prep && m.State == review.Draft
 	v.CanSetApprovals = prep && m.State == review.Draft
 	v.CanReview = approve && review.CanReview(m.State, review.Approve, m.PreparedBy, me.ID) == nil

@@ -57,6 +57,10 @@ type Deps struct {
 	// SearchIndexes holds the search API's indexes in memory; nil makes one (each index
 	// then loads on its first search). One Service serves a process.
 	SearchIndexes *searchindex.Service
+	// CorpusRoot is the folder whose corpus files whole-corpus runs may read ("" is
+	// CorpusDir of the store's file); DedupDir is where those runs write ("" is
+	// DedupDir of the store's file).
+	CorpusRoot, DedupDir string
 }
 
 // maxBody caps every other request body.
@@ -88,6 +92,9 @@ type server struct {
 	dummyHash  string
 	logins     *auth.Guard    // sign-in limits, counted before each password check
 	hashes     *auth.HashGate // password checks running at once
+
+	corpusRoot, dedupDir string    // whole-corpus runs (dedupjobs.go)
+	dedup                dedupRuns // the ones running in this process
 }
 
 // New returns the application's handler. It panics without d.Jobs: a registry made
@@ -142,6 +149,7 @@ func New(d Deps) http.Handler {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.initDedupJobs(d)
 	return s.routes()
 }
 
@@ -218,6 +226,20 @@ func (s *server) routes() http.Handler {
 		r.Post("/manifests/{manifest}/undo", s.undoDecision)
 		r.Post("/manifests/{manifest}/submit", s.requestSignOff)
 		r.Post("/manifests/{manifest}/settings", s.saveManifestSettings)
+	})
+	// Whole-corpus runs of a manifest's or a sweep result's settings (dedupjobs.go).
+	r.With(s.require(auth.PrepareManifests)).Group(func(r chi.Router) {
+		r.Get("/dedup-jobs", s.listDedupJobs)
+		r.Get("/dedup-jobs/from-sweep", s.dedupFromSweep)
+		r.Get("/dedup-jobs/{dedupJob}", s.showDedupJob)
+		r.Get("/dedup-jobs/{dedupJob}/files/{file}", s.dedupJobFile)
+		r.Post("/dedup-jobs/{dedupJob}/cancel", s.cancelDedupJob)
+		r.Post("/dedup-jobs/{dedupJob}/resume", s.resumeDedupJob)
+		r.Post("/dedup-jobs/{dedupJob}/import", s.importDedupJob)
+		r.Get("/manifests/{manifest}/dedup-jobs/new", s.newDedupJob)
+		r.Post("/manifests/{manifest}/dedup-jobs", s.startDedupJob)
+		r.Get("/sweeps/{sweep}/dedup-jobs/new", s.newDedupJob)
+		r.Post("/sweeps/{sweep}/dedup-jobs", s.startDedupJob)
 	})
 	r.With(s.require(auth.Approve)).Group(func(r chi.Router) {
 		r.Post("/manifests/{manifest}/reviews", s.reviewManifest)

@@ -63,6 +63,9 @@ type Config struct {
 	// bytes and records (see web.Deps: 0 is the default, negative no cap).
 	MaxImportBytes int64
 	MaxImportDocs  int
+	// CorpusRoot is the folder whose corpus files whole-corpus runs may read; "" is
+	// web.CorpusDir of the database file.
+	CorpusRoot string
 }
 
 // Timeouts of the server.
@@ -190,7 +193,8 @@ func Run(ctx context.Context, cfg Config) error {
 	srv := &http.Server{
 		Handler: conns.track(web.New(web.Deps{Log: cfg.Log, Version: cfg.Version, Store: cfg.Store, Jobs: cfg.Jobs,
 			SetupToken: setupToken, TrustProxy: cfg.TrustProxy, KDF: cfg.KDF, Tally: tally, Sweeps: cfg.Sweeps,
-			UploadDir: uploads, MaxImportBytes: cfg.MaxImportBytes, MaxImportDocs: cfg.MaxImportDocs, SearchIndexes: indexes})),
+			UploadDir: uploads, MaxImportBytes: cfg.MaxImportBytes, MaxImportDocs: cfg.MaxImportDocs, SearchIndexes: indexes,
+			CorpusRoot: cfg.CorpusRoot})),
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       cfg.ReadTimeout, // web extends it for the upload routes
 		WriteTimeout:      writeTimeout,

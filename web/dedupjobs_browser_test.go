@@ -1,0 +1,50 @@
+package web
+
+import (
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// A whole-corpus run in headless Chromium, the way a person starts one: from the
+// manifest's page to the form, the corpus chosen in the select, the run's page reloading
+// itself until the run is done, then the manifest its removals became.
+func TestDedupJobInBrowser(t *testing.T) {
+	f := newFixture(t, 8<<20)
+	run := f.withRun(chainRun)
+	root := CorpusDir(f.store.Path())
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "chain.jsonl"), []byte(chainDocs(t)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(f.h)
+	t.Cleanup(srv.Close)
+	p := tab{t, sweepBrowser(t, 1280, 1000)}
+	p.login(srv.URL, "reviewer")
+	p.do(chromedp.Navigate(srv.URL+"/manifests/"+itoa64(run.ID)), chromedp.WaitVisible(`[data-testid="dedup-run"]`))
+	p.do(chromedp.Click(`[data-testid="dedup-run"]`))
+	p.waitFor(`!!document.querySelector('[data-testid="dedup-corpus"]')`)
+	if got := evalJS[string](p, `document.querySelector('[data-testid="dedup-corpus"]').value`); got != "chain.jsonl" {
+		t.Errorf("corpus select holds %q; want chain.jsonl", got)
+	}
+	p.screenshot("dedup-form")
+	p.do(chromedp.Click(`[data-testid="dedup-start"]`))
+	// The run's page reloads itself until the run and its import are done.
+	p.waitFor(`!!document.querySelector('[data-testid="dedup-manifest"]')`)
+	done := evalJS[string](p, `document.querySelector('[data-testid="dedup-done"]').innerText`)
+	if !strings.Contains(done, "documents proposed for removal") {
+		t.Errorf("run page says %q", done)
+	}
+	if n := evalJS[int](p, `document.querySelectorAll('[data-testid="dedup-files"] a').length`); n < 4 {
+		t.Errorf("run page offers %d files; want summary.json, removals.csv and the rest", n)
+	}
+	p.screenshot("dedup-done")
+	p.do(chromedp.Click(`[data-testid="dedup-manifest"]`))
+	p.waitFor(`/^\/manifests\/\d+$/.test(location.pathname) && !!document.querySelector('[data-testid="imported-from"]')`)
+}
