@@ -359,6 +359,9 @@ func (s *server) runDedupJob(ctx context.Context, j db.DedupJob, by db.User, rep
 			}
 		}
 		report(dp)
+		if s.dedupHook != nil {
+			s.dedupHook(ctx, p.Stage)
+		}
 	}
 	out := s.dedupOut(j.ID)
 	sum, err := bulk.Run(ctx, bulk.Options{Params: params, In: in, Out: out, Dataset: name, Progress: progress,
@@ -700,7 +703,7 @@ func (s *server) dedupJobFile(w http.ResponseWriter, r *http.Request) {
 // interrupted (they resume from their stage markers).
 func (s *server) initDedupJobs(d Deps) {
 	s.dedup.job, s.dedup.cancelled = map[int64]string{}, map[int64]bool{}
-	s.corpusRoot, s.dedupDir = d.CorpusRoot, d.DedupDir
+	s.corpusRoot, s.dedupDir, s.dedupHook = d.CorpusRoot, d.DedupDir, d.DedupStageHook
 	if s.store == nil {
 		return
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -166,7 +167,16 @@ func TestDedupJobFromAManifest(t *testing.T) {
 // resumes too.
 func TestDedupJobCancelledResumedInterrupted(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, 8<<20)
+	// The first run is held in its signatures stage until it is cancelled, so the cancel
+	// lands mid-run however fast the machine is.
+	var held atomic.Bool
+	f := newFixtureWith(t, func(d *Deps) {
+		d.DedupStageHook = func(ctx context.Context, stage string) {
+			if stage == "signatures" && held.CompareAndSwap(false, true) {
+				<-ctx.Done()
+			}
+		}
+	})
 	run := f.withRun(chainRun)
 	reviewer := f.signIn("reviewer")
 	root := CorpusDir(f.store.Path())
@@ -191,6 +201,9 @@ func TestDedupJobCancelledResumedInterrupted(t *testing.T) {
 		t.Errorf("approver cancels: %d", rec.Code)
 	}
 	_, page = f.follow(f.do("POST", loc+"/cancel", reviewer, nil), reviewer)
+	if !held.Load() {
+		t.Fatal("the run was never held in its signatures stage")
+	}
 	if !strings.Contains(page, `data-state="cancelled"`) || !strings.Contains(page, `data-testid="dedup-resume"`) {
 		t.Fatalf("after cancel:\n%s", page)
 	}

@@ -887,6 +887,9 @@ func (s *server) liveView(r *http.Request, d sweepData, c sweep.Config, campaign
 		v.ProposeFields = append(v.ProposeFields, templates.Fact{Name: f[0], Value: f[1]})
 	}
 	v.SettingsHref = fmt.Sprintf("/sweeps/%d/settings.json?config=%d&t=%s", d.sw.ID, d.results[d.sel].Ordinal, fmtFloat(c.Threshold))
+	if v.CanPropose {
+		v.CorpusRunHref = fmt.Sprintf("/sweeps/%d/dedup-jobs/new?config=%d&t=%s", d.sw.ID, d.results[d.sel].Ordinal, fmtFloat(c.Threshold))
+	}
 	return v
 }
 

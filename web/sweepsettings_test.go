@@ -29,6 +29,13 @@ func TestSweepSettingsDownload(t *testing.T) {
 	if !strings.Contains(body, `data-testid="sweep-settings"`) || !strings.Contains(body, strings.ReplaceAll(href, "&", "&amp;")) {
 		t.Fatalf("live panel has no settings.json link %s\n%.600s", href, body)
 	}
+	runHref := fmt.Sprintf("/sweeps/%d/dedup-jobs/new%s", id, q)
+	if !strings.Contains(body, `data-testid="sweep-corpus-run"`) || !strings.Contains(body, strings.ReplaceAll(runHref, "&", "&amp;")) {
+		t.Errorf("live panel has no whole-corpus run link %s", runHref)
+	}
+	if res, page := get(t, f.h, runHref, f.admin); res.StatusCode != http.StatusOK || !strings.Contains(page, "threshold 0.95") {
+		t.Errorf("GET %s: %d, the form does not carry the configuration at 0.95:\n%.800s", runHref, res.StatusCode, page)
+	}
 	res, body := get(t, f.h, href, f.admin)
 	if res.StatusCode != http.StatusOK || res.Header.Get("Content-Type") != "application/json" ||
 		!strings.Contains(res.Header.Get("Content-Disposition"), fmt.Sprintf("sweep-%d-config-%d-settings.json", id, last.Ordinal)) {

@@ -3,6 +3,7 @@
 package web
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"os"
@@ -61,6 +62,9 @@ type Deps struct {
 	// CorpusDir of the store's file); DedupDir is where those runs write ("" is
 	// DedupDir of the store's file).
 	CorpusRoot, DedupDir string
+	// DedupStageHook, for tests, is called with every progress report of a whole-corpus
+	// run, on the run's goroutine, and may block until ctx ends (to hold a run in a stage).
+	DedupStageHook func(ctx context.Context, stage string)
 }
 
 // maxBody caps every other request body.
@@ -93,7 +97,8 @@ type server struct {
 	logins     *auth.Guard    // sign-in limits, counted before each password check
 	hashes     *auth.HashGate // password checks running at once
 
-	corpusRoot, dedupDir string    // whole-corpus runs (dedupjobs.go)
+	corpusRoot, dedupDir string // whole-corpus runs (dedupjobs.go)
+	dedupHook            func(ctx context.Context, stage string)
 	dedup                dedupRuns // the ones running in this process
 }
 
