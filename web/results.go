@@ -264,6 +264,17 @@ func (s *server) originView(ctx context.Context, v *templates.ManifestPage, m db
 	return nil
 }
 
+// policyText is the cluster policy as a manifest's page and its sign-off record state
+// it: for one imported from production, how the engine formed its clusters, as the
+// import recorded it (the file's policy, or what the engine did), not a policy of the
+// configuration's that production never applied.
+func policyText(p review.Params, o *review.Origin) string {
+	if o != nil && o.Policy != "" {
+		return o.Policy
+	}
+	return string(p.Policy)
+}
+
 // resultsForm is the upload form's choices: the datasets, the formats, and the
 // manifests whose configuration production may have run (the newest first; none for a
 // manifest file, which names its own).

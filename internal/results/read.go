@@ -472,6 +472,9 @@ func readManifest(src Source, opt Options) (*Read, error) {
 			bad.add(e)
 			return
 		}
+		if name, _, _ := field(rec.Meta, "dataset"); r.Dataset == "" && name != nil && name != "" {
+			r.Dataset, r.DatasetAt = fmt.Sprint(name), rec.Place
+		}
 		if first == "" {
 			first = line
 			r.Params = &p

@@ -190,6 +190,10 @@ type Read struct {
 	// Params is the configuration a manifest file names (Manifest format); nil for the
 	// others, whose configuration the caller names.
 	Params *review.Params
+	// Dataset is the dataset a manifest file's rows name (their dataset column), and
+	// DatasetAt the first row that names it; "" for the other formats.
+	Dataset   string
+	DatasetAt corpus.Place
 }
 
 // Options are the choices a file's format leaves open.
