@@ -157,7 +157,7 @@ func (s *server) resultsRequest(r *http.Request, up upload) (dedup.ImportRequest
 	if err != nil {
 		return dedup.ImportRequest{}, "", err
 	}
-	req := dedup.ImportRequest{DatasetID: ds.ID, Format: f, SkipUnknown: v.Get("skip_unknown") != "",
+	req := dedup.ImportRequest{DatasetID: ds.ID, Format: f, SkipUnknown: v.Get("skip_unknown") != "", OtherDataset: v.Get("other_dataset") != "",
 		IgnoreFileKeepers: v.Get("keepers") == "rule", By: *userOf(r), ByName: userOf(r).Name,
 		Options: results.Options{MaxInputBytes: s.importCap.bytes}}
 	if c := v.Get("config"); c != "" && c != "0" {

@@ -231,7 +231,18 @@ func TestResultsFormConfigurationDefault(t *testing.T) {
 			t.Errorf("imported manifest page lacks %s", w)
 		}
 	}
-	// The imported draft is newer still, and still not the default.
+	// Rows of another dataset: refused, unless the form says they are this one's.
+	other := strings.ReplaceAll(file.String(), `"dataset":"`+run.Dataset.Name+`"`, `"dataset":"elsewhere"`)
+	fields := map[string]string{"dataset": itoa64(run.DatasetID), "format": "manifest", "config": "0"}
+	status, body = f.waitRun(f.upload("/manifests/import", "removals.jsonl", other, fields).Header().Get("Location"))
+	if status != http.StatusUnprocessableEntity || !strings.Contains(body, "removals.jsonl:1: field dataset: its rows are of dataset &#34;elsewhere&#34;") {
+		t.Errorf("rows of another dataset: %d\n%s", status, body)
+	}
+	fields["other_dataset"] = "1"
+	if status, body = f.waitRun(f.upload("/manifests/import", "removals.jsonl", other, fields).Header().Get("Location")); status != http.StatusOK {
+		t.Errorf("rows of another dataset, said to be this one's: %d\n%s", status, body)
+	}
+	// The imported drafts are newer still, and still not the default.
 	_, page = get(t, f.h, "/manifests", f.admin)
 	sel = regexp.MustCompile(`(?s)<select name="config"[^>]*>(.*?)</select>`).FindStringSubmatch(page)
 	if chosen := regexp.MustCompile(`<option value="(\d+)" selected>`).FindAllStringSubmatch(sel[1], -1); len(chosen) != 1 || chosen[0][1] != itoa64(signed.ID) {

@@ -113,7 +113,7 @@ func TestImportResultsManifestConfig(t *testing.T) {
 	args := []string{"import-results", "-db", path, "-dataset", "cli", "-format", "manifest", "-in", in}
 	var stdout, stderr bytes.Buffer
 	want := fmt.Sprintf("removals.csv: threshold: the file's rows say %v, the configuration given says %v", m.Params.Threshold, p.Threshold)
-	if err := run(append(args, "-config", cfg), &stdout, &stderr); err == nil || !strings.Contains(err.Error(), want) {
+	if err := run(append(args, "-config", cfg), &stdout, &stderr); err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Fatalf("-config at %v over the file's %v: %v; want %q", p.Threshold, m.Params.Threshold, err, want)
 	}
 	if err := run(args, &stdout, &stderr); err != nil {
@@ -125,7 +125,7 @@ func TestImportResultsManifestConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	args[len(args)-1] = other
-	if err := run(args, &stdout, &stderr); err == nil || !strings.Contains(err.Error(), `other.csv:2: its rows are of dataset "elsewhere", not "cli"`) {
+	if err := run(args, &stdout, &stderr); err == nil || !strings.Contains(err.Error(), `other.csv:2: field dataset: its rows are of dataset "elsewhere", not "cli"`) {
 		t.Fatalf("rows of another dataset: %v", err)
 	}
 	if err := run(append(args, "-other-dataset"), &stdout, &stderr); err != nil {

@@ -83,14 +83,15 @@ func ImportResults(ctx context.Context, store *db.DB, req ImportRequest, report 
 		p = *read.Params
 		if req.Params != nil {
 			if name, file, given := paramsDiffer(*read.Params, *req.Params); name != "" {
-				return db.Manifest{}, &review.InputError{Field: "configuration", Msg: fmt.Sprintf("%s: %s: the file's rows say %s, the configuration given says %s; "+
-					"a manifest file names the configuration it ran: import it with the file's own (no -config or -manifest)", read.File, name, file, given)}
+				// As every error about the file, it starts with the file's name.
+				return db.Manifest{}, &results.InputError{Field: "file", Msg: fmt.Sprintf("%s: %s: the file's rows say %s, the configuration given says %s; "+
+					"a manifest file names the configuration it ran: import it with the file's own (no -config or -manifest; on the form, \"the file's own\")", read.File, name, file, given)}
 			}
 		}
 		policy = string(p.Policy) + ", as the file's rows say"
 		if read.Dataset != "" && read.Dataset != ds.Name && !req.OtherDataset {
-			return db.Manifest{}, &review.InputError{Field: "dataset", Msg: fmt.Sprintf("%s: its rows are of dataset %q, not %q: import it into that dataset, "+
-				"or say it is this one's (-other-dataset)", read.DatasetAt, read.Dataset, ds.Name)}
+			return db.Manifest{}, &results.InputError{Field: "file", Msg: fmt.Sprintf("%s: field dataset: its rows are of dataset %q, not %q: import it into that dataset, "+
+				"or say it is this one's (-other-dataset; on the form, \"rows of another dataset\")", read.DatasetAt, read.Dataset, ds.Name)}
 		}
 	case req.Params != nil:
 		p = *req.Params

@@ -402,7 +402,7 @@ func TestImportManifestKeepsItsOwnConfiguration(t *testing.T) {
 	}
 	r := req(nil)
 	r.File = source("removals.jsonl", other)
-	if _, err := ImportResults(ctx, f.store, r, nil); err == nil || !strings.Contains(err.Error(), `removals.jsonl:1: its rows are of dataset "elsewhere", not "`+f.ds.Name+`"`) {
+	if _, err := ImportResults(ctx, f.store, r, nil); err == nil || !strings.Contains(err.Error(), `removals.jsonl:1: field dataset: its rows are of dataset "elsewhere", not "`+f.ds.Name+`"`) {
 		t.Errorf("rows of another dataset: %v; want them refused", err)
 	}
 	if after, _ := f.store.Manifests(ctx, f.ds.ID); len(after) != len(all) {
