@@ -38,7 +38,7 @@ func importResults(args []string, stdout, stderr io.Writer) error {
 	in := fs.String("in", "", "the results file (JSONL, CSV and TSV may be gzip or zstd)")
 	remove := fs.String("remove", "", "datatrove: the .remove file beside a .clusters file (default: its sibling when it exists), or the\nexclusion writer's JSONL beside the filter's kept output given as -in: datatrove's own keepers")
 	manifest := fs.Int64("manifest", 0, "take the configuration production ran from this manifest (the one handed to the engine)")
-	config := fs.String("config", "", "or from this settings.json (what export -format json writes)")
+	config := fs.String("config", "", "or from this settings.json (what export -format json writes); a manifest file names its own, and\none given that differs from its rows is refused")
 	idField := fs.String("id-field", "id", "text-dedup, datatrove JSONL: the document id column")
 	clusterField := fs.String("cluster-field", "", "text-dedup: the cluster column (default __CLUSTER__, or __cluster__)")
 	indexField := fs.String("index-field", "", "text-dedup: the index column (default __INDEX__, or __index__)")

@@ -3,6 +3,7 @@ package results
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -175,7 +176,8 @@ func Build(r *Read, ds Dataset, opt BuildOptions) (Built, error) {
 	if unknown.total > 0 && !opt.SkipUnknown {
 		return Built{}, &UnknownIDsError{File: r.File, Dataset: ds.Name, Errors: unknown.errs, Total: unknown.total}
 	}
-	for g, want := range sizeOf {
+	for _, g := range slices.Sorted(maps.Keys(sizeOf)) { // errors in a stable order
+		want := sizeOf[g]
 		if got := countOf[g]; got < want && unknown.total == 0 {
 			bad.add(&corpus.RecordError{Place: placeOf[g], Field: "metadata.minhash_cluster_size",
 				Msg: fmt.Sprintf("cluster %s has %d documents in the file of the %d datatrove says it has: import the filter's kept output and its exclusion output together (cat them into one file)", g, got, want)})
