@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -156,7 +157,7 @@ func (s *server) resultsRequest(r *http.Request, up upload) (dedup.ImportRequest
 	if err != nil {
 		return dedup.ImportRequest{}, "", err
 	}
-	req := dedup.ImportRequest{DatasetID: ds.ID, Format: f, SkipUnknown: v.Get("skip_unknown") != "",
+	req := dedup.ImportRequest{DatasetID: ds.ID, Format: f, SkipUnknown: v.Get("skip_unknown") != "", OtherDataset: v.Get("other_dataset") != "",
 		IgnoreFileKeepers: v.Get("keepers") == "rule", By: *userOf(r), ByName: userOf(r).Name,
 		Options: results.Options{MaxInputBytes: s.importCap.bytes}}
 	if c := v.Get("config"); c != "" && c != "0" {
@@ -264,26 +265,67 @@ func (s *server) originView(ctx context.Context, v *templates.ManifestPage, m db
 	return nil
 }
 
+// policyText is the cluster policy as a manifest's page and its sign-off record state
+// it: for one imported from production, how the engine formed its clusters, as the
+// import recorded it (the file's policy, or what the engine did), not a policy of the
+// configuration's that production never applied.
+func policyText(p review.Params, o *review.Origin) string {
+	if o != nil && o.Policy != "" {
+		return o.Policy
+	}
+	return string(p.Policy)
+}
+
 // resultsForm is the upload form's choices: the datasets, the formats, and the
-// manifests whose configuration production may have run (the newest first; none for a
-// manifest file, which names its own).
+// manifests whose configuration production may have run (the newest first). The
+// configuration preselected is the file's own for a manifest file (it names its own);
+// for the other formats the newest signed-off (or exported) manifest of the chosen
+// dataset computed here, the kind handed to an engine: never a draft, nor an imported
+// manifest. ConfigDefaults gives that choice per dataset, for the page's script to
+// follow the dataset and format selects.
 func (s *server) resultsForm(r *http.Request, datasets []templates.Option, manifests []db.ManifestSummary) templates.ResultsForm {
 	f := templates.ResultsForm{Sample: dedup.DefaultSample}
+	chosenDS := formValue(r, "dataset", "")
+	if chosenDS == "" && len(datasets) > 0 {
+		chosenDS = datasets[0].Value // what the select shows first
+	}
 	for _, d := range datasets {
-		d.Selected = formValue(r, "dataset", "") == d.Value
+		d.Selected = chosenDS == d.Value
 		f.Datasets = append(f.Datasets, d)
 	}
 	labels := map[results.Format]string{results.Datatrove: "datatrove", results.TextDedup: "text-dedup", results.Milvus: "Milvus search dump",
 		results.Pairs: "pairs with scores (id_a,id_b,score)", results.Manifest: "manifest file (removals.jsonl/.csv)"}
+	format := formValue(r, "format", string(results.Formats[0]))
 	for _, x := range results.Formats {
-		f.Formats = append(f.Formats, templates.Option{Value: string(x), Label: labels[x], Selected: formValue(r, "format", "") == string(x)})
+		f.Formats = append(f.Formats, templates.Option{Value: string(x), Label: labels[x], Selected: format == string(x)})
 	}
-	f.Configs = append(f.Configs, templates.Option{Value: "0", Label: "the file's own (manifest files)"})
-	for i, m := range manifests {
+	defaults := map[string]string{} // dataset id: its default configuration
+	for _, m := range manifests {
+		ds := strconv.FormatInt(m.DatasetID, 10)
+		if _, ok := defaults[ds]; !ok && m.Origin == nil && (m.State == review.SignedOff || m.State == review.Exported) {
+			defaults[ds] = strconv.FormatInt(m.ID, 10)
+		}
+	}
+	if b, err := json.Marshal(defaults); err == nil {
+		f.ConfigDefaults = string(b)
+	}
+	chosen := formValue(r, "config", "")
+	if chosen == "" {
+		chosen = "0"
+		if format != string(results.Manifest) && defaults[chosenDS] != "" {
+			chosen = defaults[chosenDS]
+		}
+	}
+	f.Configs = append(f.Configs, templates.Option{Value: "0", Label: "the file's own (manifest files)", Selected: chosen == "0"})
+	for _, m := range manifests {
 		id := strconv.FormatInt(m.ID, 10)
-		f.Configs = append(f.Configs, templates.Option{Value: id, Selected: formValue(r, "config", "") == id || (i == 0 && formValue(r, "config", "") == ""),
+		kind := m.State.Label()
+		if m.Origin != nil {
+			kind += ", imported"
+		}
+		f.Configs = append(f.Configs, templates.Option{Value: id, Selected: chosen == id,
 			Label: fmt.Sprintf("manifest %d: %s, %s t=%s %s (%s)", m.ID, datasetLabel(m.Manifest), m.Params.Shape, fmtNum(m.Params.Threshold, 2),
-				m.Params.Verification, m.State.Label())})
+				m.Params.Verification, kind)})
 	}
 	return f
 }

@@ -58,3 +58,57 @@ func TestUploadResultsInBrowser(t *testing.T) {
 	}
 	p.screenshot("results-cluster")
 }
+
+// TestResultsCardAt390: at a phone's width the "Bring production results back" card on
+// the manifests page holds its content (the long option labels of its selects, the file
+// inputs and their hints ran past its right edge), and its configuration select follows
+// the format and dataset: the file's own for a manifest file, else the dataset's newest
+// signed-off manifest.
+func TestResultsCardAt390(t *testing.T) {
+	f := newFixture(t, 1<<20)
+	run := f.withRun(chainRun)
+	signed := f.withManifest(run.Params, true)
+	f.withManifest(run.Params, false) // a newer draft: not the default
+	srv := httptest.NewServer(f.h)
+	t.Cleanup(srv.Close)
+	p := tab{t, sweepBrowser(t, 390, 844)}
+	p.do(chromedp.EmulateViewport(390, 844))
+	p.login(srv.URL, "admin")
+	p.do(chromedp.Navigate(srv.URL + "/manifests"))
+	p.waitFor(`document.readyState === "complete" && !!document.querySelector('[data-testid="results-form"]')`)
+	p.do(chromedp.ScrollIntoView(`[data-testid="import-results"]`))
+	p.screenshot("results-card-390")
+	// Every element of the card within it, and the card no wider than it shows.
+	fits := `(() => {
+		const card = document.querySelector('[data-testid="import-results"]'), out = [];
+		if (card.scrollWidth > card.clientWidth) out.push("card scrollWidth " + card.scrollWidth + " > clientWidth " + card.clientWidth);
+		const edge = card.getBoundingClientRect().right;
+		for (const el of card.querySelectorAll("*")) {
+			const r = el.getBoundingClientRect();
+			if (r.width > 0 && r.right > edge + 1 && out.length < 8) out.push(el.tagName.toLowerCase() + "[" + (el.getAttribute("name") || el.dataset.testid || "") + "] right=" + Math.round(r.right) + " > " + Math.round(edge));
+		}
+		return out.join("; ");
+	})()`
+	if got := evalJS[string](p, fits); got != "" {
+		t.Errorf("results card at 390 px: %s", got)
+	}
+	if got := evalJS[string](p, overflowJS); got != "" {
+		t.Errorf("/manifests at 390 px: %s", got)
+	}
+	config := `document.querySelector('[data-testid="results-config"]').value`
+	if got := evalJS[string](p, config); got != fmt.Sprint(signed.ID) {
+		t.Errorf("configuration preselected %q; want the signed-off manifest %d", got, signed.ID)
+	}
+	pick := func(v string) {
+		p.do(chromedp.SetValue(`[data-testid="results-format"]`, v))
+		evalJS[bool](p, `document.querySelector('[data-testid="results-format"]').dispatchEvent(new Event("change"))`)
+	}
+	pick("manifest")
+	if got := evalJS[string](p, config); got != "0" {
+		t.Errorf("configuration for a manifest file %q; want the file's own (0)", got)
+	}
+	pick("pairs")
+	if got := evalJS[string](p, config); got != fmt.Sprint(signed.ID) {
+		t.Errorf("configuration back on pairs %q; want %d", got, signed.ID)
+	}
+}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dedupstudio/dedupstudio/internal/review"
 )
 
 // waitRun waits for the run-page job at location and returns its page.
@@ -38,7 +40,8 @@ func TestUploadResultsThroughTheManifestsPage(t *testing.T) {
 	run := f.withRun(chainRun)
 	_, page := get(t, f.h, "/manifests", f.admin)
 	for _, w := range []string{`data-testid="results-form"`, `action="/manifests/import"`, `enctype="multipart/form-data"`,
-		fmt.Sprintf(`<option value="%d" selected>manifest %d:`, run.ID, run.ID)} {
+		// The run is a draft: no configuration production may have run yet.
+		`<option value="0" selected>the file&#39;s own (manifest files)</option>`} {
 		if !strings.Contains(page, w) {
 			t.Errorf("manifests page lacks %s", w)
 		}
@@ -73,6 +76,7 @@ func TestUploadResultsThroughTheManifestsPage(t *testing.T) {
 	}
 	_, body = get(t, f.h, "/manifests/"+id, f.admin)
 	for _, w := range []string{`data-testid="imported-from"`, "pairs.csv (pairs)", "4 cluster(s), 5 removal(s)",
+		"the engine&#39;s: connected components of its pairs", // what the engine did, not the configuration's policy
 		`data-testid="sample-summary"`, "a stratified sample of 2 of 4 clusters", "seed 9", `data-testid="sample-strata"`,
 		`disabled data-testid="approve-outside"`} {
 		if !strings.Contains(body, w) {
@@ -112,6 +116,7 @@ func TestUploadResultsThroughTheManifestsPage(t *testing.T) {
 	}
 	_, record := get(t, f.h, "/manifests/"+id+"/signoff", f.admin)
 	for _, w := range []string{"Imported from production", "pairs.csv (pairs)", "a sample: a stratified sample of 2 of 4 clusters",
+		"the engine&#39;s: connected components of its pairs",
 		"seed 9", "The review sample&#39;s strata", "outside the review sample, on its strength"} {
 		if !strings.Contains(record, w) {
 			t.Errorf("sign-off record page lacks %q", w)
@@ -170,5 +175,77 @@ func TestUploadDatatroveClustersWithRemove(t *testing.T) {
 		if !strings.Contains(strings.Join(strings.Fields(list), ""), strings.ReplaceAll(keeper, " ", "")) {
 			t.Errorf("cluster list lacks keeper %s", keeper)
 		}
+	}
+}
+
+// The form's configuration defaults to the newest signed-off manifest of the dataset,
+// not the newest of any state (a draft, an imported manifest); a manifest file imported
+// with a configuration that differs from its rows is refused naming the setting, and
+// with the file's own keeps its threshold and policy.
+func TestResultsFormConfigurationDefault(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	run := f.withRun(chainRun)
+	keeperStar := run.Params
+	keeperStar.Policy = "keeper-star"
+	signed := f.withManifest(keeperStar, true)
+	higher := run.Params
+	higher.Threshold = 0.9
+	draft := f.withManifest(higher, false) // the newest, a draft
+	_, page := get(t, f.h, "/manifests", f.admin)
+	sel := regexp.MustCompile(`(?s)<select name="config"[^>]*>(.*?)</select>`).FindStringSubmatch(page)
+	if sel == nil {
+		t.Fatal("no configuration select on the manifests page")
+	}
+	chosen := regexp.MustCompile(`<option value="(\d+)" selected>`).FindAllStringSubmatch(sel[1], -1)
+	if len(chosen) != 1 || chosen[0][1] != itoa64(signed.ID) {
+		t.Errorf("preselected %v; want the signed-off manifest %d alone (not the draft %d)", chosen, signed.ID, draft.ID)
+	}
+	if want := fmt.Sprintf(`data-defaults="{&#34;%d&#34;:&#34;%d&#34;}"`, run.DatasetID, signed.ID); !strings.Contains(page, want) {
+		t.Errorf("config select lacks %s", want)
+	}
+
+	// The run's removals as a manifest file (what its export writes), at 0.75.
+	rows, err := f.store.ManifestRows(context.Background(), run.ID)
+	if err != nil || len(rows) == 0 {
+		t.Fatalf("rows %v, %v", rows, err)
+	}
+	var file bytes.Buffer
+	if err := review.WriteJSONL(&file, review.ExportHeader{Manifest: run.ID, Dataset: run.Dataset, Params: run.Params}, rows); err != nil {
+		t.Fatal(err)
+	}
+	rec := f.upload("/manifests/import", "removals.jsonl", file.String(), map[string]string{"dataset": itoa64(run.DatasetID), "format": "manifest", "config": itoa64(draft.ID)})
+	status, body := f.waitRun(rec.Header().Get("Location"))
+	if status != http.StatusUnprocessableEntity || !strings.Contains(body, "removals.jsonl: threshold: the file&#39;s rows say 0.75, the configuration given says 0.9") {
+		t.Errorf("a 0.9 configuration over a 0.75 manifest file: %d\n%s", status, body)
+	}
+	rec = f.upload("/manifests/import", "removals.jsonl", file.String(), map[string]string{"dataset": itoa64(run.DatasetID), "format": "manifest", "config": "0"})
+	status, body = f.waitRun(rec.Header().Get("Location"))
+	m := regexp.MustCompile(`href="/manifests/(\d+)" data-testid="run-manifest"`).FindStringSubmatch(body)
+	if status != http.StatusOK || m == nil {
+		t.Fatalf("the file's own configuration: %d\n%s", status, body)
+	}
+	_, body = get(t, f.h, "/manifests/"+m[1], f.admin)
+	for _, w := range []string{"components, as the file&#39;s rows say", "<dd>0.750</dd>"} {
+		if !strings.Contains(body, w) {
+			t.Errorf("imported manifest page lacks %s", w)
+		}
+	}
+	// Rows of another dataset: refused, unless the form says they are this one's.
+	other := strings.ReplaceAll(file.String(), `"dataset":"`+run.Dataset.Name+`"`, `"dataset":"elsewhere"`)
+	fields := map[string]string{"dataset": itoa64(run.DatasetID), "format": "manifest", "config": "0"}
+	status, body = f.waitRun(f.upload("/manifests/import", "removals.jsonl", other, fields).Header().Get("Location"))
+	if status != http.StatusUnprocessableEntity || !strings.Contains(body, "removals.jsonl:1: field dataset: its rows are of dataset &#34;elsewhere&#34;") {
+		t.Errorf("rows of another dataset: %d\n%s", status, body)
+	}
+	fields["other_dataset"] = "1"
+	if status, body = f.waitRun(f.upload("/manifests/import", "removals.jsonl", other, fields).Header().Get("Location")); status != http.StatusOK {
+		t.Errorf("rows of another dataset, said to be this one's: %d\n%s", status, body)
+	}
+	// The imported drafts are newer still, and still not the default.
+	_, page = get(t, f.h, "/manifests", f.admin)
+	sel = regexp.MustCompile(`(?s)<select name="config"[^>]*>(.*?)</select>`).FindStringSubmatch(page)
+	if chosen := regexp.MustCompile(`<option value="(\d+)" selected>`).FindAllStringSubmatch(sel[1], -1); len(chosen) != 1 || chosen[0][1] != itoa64(signed.ID) {
+		t.Errorf("after an import preselected %v; want manifest %d", chosen, signed.ID)
 	}
 }

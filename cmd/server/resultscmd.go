@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -37,7 +38,7 @@ func importResults(args []string, stdout, stderr io.Writer) error {
 	in := fs.String("in", "", "the results file (JSONL, CSV and TSV may be gzip or zstd)")
 	remove := fs.String("remove", "", "datatrove: the .remove file beside a .clusters file (default: its sibling when it exists), or the\nexclusion writer's JSONL beside the filter's kept output given as -in: datatrove's own keepers")
 	manifest := fs.Int64("manifest", 0, "take the configuration production ran from this manifest (the one handed to the engine)")
-	config := fs.String("config", "", "or from this settings.json (what export -format json writes)")
+	config := fs.String("config", "", "or from this settings.json (what export -format json writes); a manifest file names its own, and\none given that differs from its rows is refused")
 	idField := fs.String("id-field", "id", "text-dedup, datatrove JSONL: the document id column")
 	clusterField := fs.String("cluster-field", "", "text-dedup: the cluster column (default __CLUSTER__, or __cluster__)")
 	indexField := fs.String("index-field", "", "text-dedup: the index column (default __INDEX__, or __index__)")
@@ -47,7 +48,8 @@ func importResults(args []string, stdout, stderr io.Writer) error {
 	sample := fs.Int("sample", dedup.DefaultSample, "clusters to review; more than this and a stratified sample is drawn (0: review every cluster)")
 	seed := fs.Uint64("seed", 1, "the sample's seed (the same seed over the same file draws the same clusters)")
 	approvals := fs.Int("approvals", 1, "approvals the manifest needs to be signed off")
-	as := fs.String("as", "", "the account the manifest is prepared by (default: none, recorded as cli:$USER)")
+	as := fs.String("as", "", "the account the manifest is prepared by (default: none, recorded as cli:$USER, or the system's name for\nthe user running it; with neither, -as is required)")
+	otherDataset := fs.Bool("other-dataset", false, "manifest: import a file whose rows name another dataset into -dataset (refused otherwise)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -77,9 +79,16 @@ func importResults(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	req := dedup.ImportRequest{DatasetID: ds.ID, Format: f, SkipUnknown: *skipUnknown, IgnoreFileKeepers: *keepers == "rule",
-		Sample: *sample, Seed: *seed, ApprovalsRequired: *approvals, ByName: "cli:" + os.Getenv("USER"),
-		By:      db.User{Name: "cli:" + os.Getenv("USER")}, // no account: the audit log names the command's user
+		Sample: *sample, Seed: *seed, ApprovalsRequired: *approvals, OtherDataset: *otherDataset,
 		Options: engineresults.Options{IDField: *idField, ClusterField: *clusterField, IndexField: *indexField, TextField: *textField}}
+	if *as == "" {
+		name, err := cliUser(os.Getenv, user.Current)
+		if err != nil {
+			return err
+		}
+		req.ByName = "cli:" + name
+		req.By = db.User{Name: req.ByName} // no account: the audit log names the command's user
+	}
 	if *sample == 0 {
 		req.Sample = -1
 	}
@@ -162,6 +171,19 @@ func importResults(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, "review: every cluster")
 	}
 	return nil
+}
+
+// cliUser is who runs a command without an account: $USER, else the system's name for
+// the user (os/user); with neither, the import refuses and asks for -as, since an
+// importer recorded as "cli:" binds no one.
+func cliUser(getenv func(string) string, current func() (*user.User, error)) (string, error) {
+	if name := strings.TrimSpace(getenv("USER")); name != "" {
+		return name, nil
+	}
+	if u, err := current(); err == nil && strings.TrimSpace(u.Username) != "" {
+		return strings.TrimSpace(u.Username), nil
+	}
+	return "", errors.New("-as: $USER is unset and the system names no user for this process: give -as ACCOUNT, the account that prepares the manifest")
 }
 
 // resolveDataset finds a dataset by name (its newest version) or, failing that, by id.

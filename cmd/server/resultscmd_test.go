@@ -3,13 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"os/user"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/review"
 )
 
 // import-results as a person types it: a CSV of pairs from the engine, an unknown id
@@ -62,5 +65,120 @@ func TestImportResultsCommand(t *testing.T) {
 	if err := run([]string{"import-results", "-db", path, "-dataset", "nope", "-format", "pairs", "-in", in}, &stdout, &stderr); err == nil ||
 		!strings.Contains(err.Error(), `no dataset named or numbered "nope"`) {
 		t.Errorf("unknown dataset: %v", err)
+	}
+}
+
+// A manifest file with a -config that differs from its rows is refused naming the
+// setting (it used to replace the file's own silently); rows of another dataset need
+// -other-dataset.
+func TestImportResultsManifestConfig(t *testing.T) {
+	t.Parallel()
+	path, configID, _ := signedManifests(t)
+	ctx := context.Background()
+	store, err := db.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := store.Manifest(ctx, configID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := store.ManifestRows(ctx, configID)
+	store.Close()
+	if err != nil || len(rows) == 0 {
+		t.Fatalf("rows %v, %v", rows, err)
+	}
+	dir := t.TempDir()
+	var buf bytes.Buffer
+	if err := review.WriteCSV(&buf, review.ExportHeader{Manifest: m.ID, Dataset: m.Dataset, Params: m.Params}, rows); err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(dir, "removals.csv")
+	if err := os.WriteFile(in, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := m.Params
+	p.Threshold = 0.85
+	if m.Params.Threshold == 0.85 {
+		p.Threshold = 0.8
+	}
+	settings, err := p.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "settings.json")
+	if err := os.WriteFile(cfg, settings, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"import-results", "-db", path, "-dataset", "cli", "-format", "manifest", "-in", in}
+	var stdout, stderr bytes.Buffer
+	want := fmt.Sprintf("removals.csv: threshold: the file's rows say %v, the configuration given says %v", m.Params.Threshold, p.Threshold)
+	if err := run(append(args, "-config", cfg), &stdout, &stderr); err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("-config at %v over the file's %v: %v; want %q", p.Threshold, m.Params.Threshold, err, want)
+	}
+	if err := run(args, &stdout, &stderr); err != nil {
+		t.Fatalf("without -config: %v", err)
+	}
+
+	other := filepath.Join(dir, "other.csv")
+	if err := os.WriteFile(other, bytes.ReplaceAll(buf.Bytes(), []byte(","+m.Dataset.Name+","), []byte(",elsewhere,")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args[len(args)-1] = other
+	if err := run(args, &stdout, &stderr); err == nil || !strings.Contains(err.Error(), `other.csv:2: field dataset: its rows are of dataset "elsewhere", not "cli"`) {
+		t.Fatalf("rows of another dataset: %v", err)
+	}
+	if err := run(append(args, "-other-dataset"), &stdout, &stderr); err != nil {
+		t.Fatalf("-other-dataset: %v", err)
+	}
+}
+
+// Without $USER the importer is the system's name for the user; with no name at all the
+// command asks for -as instead of recording "cli:".
+func TestImportResultsWithoutUSER(t *testing.T) {
+	if _, err := cliUser(func(string) string { return "" }, func() (*user.User, error) { return nil, errors.New("unknown userid 4242") }); err == nil ||
+		!strings.Contains(err.Error(), "-as: $USER is unset") {
+		t.Errorf("no name at all: %v; want -as asked for", err)
+	}
+	if name, err := cliUser(func(string) string { return "" }, func() (*user.User, error) { return &user.User{Username: "ops"}, nil }); name != "ops" || err != nil {
+		t.Errorf("cliUser = %q, %v; want the system's name", name, err)
+	}
+	me, err := user.Current()
+	if err != nil || me.Username == "" {
+		t.Skipf("this machine names no user: %v", err)
+	}
+	t.Setenv("USER", "")
+	path, configID, _ := signedManifests(t)
+	ctx := context.Background()
+	store, err := db.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := store.ManifestRows(ctx, configID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var csv strings.Builder
+	csv.WriteString("id_a,id_b,score\n")
+	for _, r := range rows {
+		fmt.Fprintf(&csv, "%s,%s,0.97\n", r.KeeperExtID, r.ExtID)
+	}
+	in := filepath.Join(t.TempDir(), "pairs.csv")
+	if err := os.WriteFile(in, []byte(csv.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if err := run([]string{"import-results", "-db", path, "-dataset", "cli", "-format", "pairs", "-in", in, "-manifest", fmt.Sprint(configID)}, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	var id int64
+	fmt.Sscanf(stdout.String(), "manifest %d", &id)
+	m, err := store.Manifest(ctx, id)
+	store.Close()
+	if err != nil || m.Origin == nil {
+		t.Fatalf("manifest %d: %v", id, err)
+	}
+	if m.Origin.ImportedBy != "cli:"+me.Username {
+		t.Errorf("imported by %q; want %q", m.Origin.ImportedBy, "cli:"+me.Username)
 	}
 }

@@ -2,8 +2,10 @@ package dedup
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
@@ -25,9 +27,13 @@ type ImportRequest struct {
 	Remove    results.Source // datatrove's .remove beside a .clusters file; Reader nil for none
 	Options   results.Options
 	// Params is the configuration production ran (a manifest's, or a settings.json);
-	// nil takes the one a manifest file names. The imported manifest records it with the
-	// policy the engines use, connected components.
+	// nil takes the one a manifest file names, and a manifest file refuses one that
+	// differs from its rows. The imported manifest records the policy a manifest file
+	// names, or connected components (what the engines do) for the other formats.
 	Params *review.Params
+	// OtherDataset imports a manifest file whose rows name a dataset other than
+	// DatasetID's (refused otherwise).
+	OtherDataset bool
 	// IgnoreFileKeepers chooses every keeper by the configuration's rule, even where the
 	// file says which document the engine kept.
 	IgnoreFileKeepers bool
@@ -70,16 +76,33 @@ func ImportResults(ctx context.Context, store *db.DB, req ImportRequest, report 
 		return db.Manifest{}, err
 	}
 	var p review.Params
+	policy := "the engine's: connected components of its pairs (" + string(read.Format) + " applies no cluster policy of the configuration's)"
 	switch {
+	case read.Params != nil:
+		// A manifest file names the configuration it ran: one given as well must agree.
+		p = *read.Params
+		if req.Params != nil {
+			if name, file, given := paramsDiffer(*read.Params, *req.Params); name != "" {
+				// As every error about the file, it starts with the file's name.
+				return db.Manifest{}, &results.InputError{Field: "file", Msg: fmt.Sprintf("%s: %s: the file's rows say %s, the configuration given says %s; "+
+					"a manifest file names the configuration it ran: import it with the file's own (no -config or -manifest; on the form, \"the file's own\")", read.File, name, file, given)}
+			}
+		}
+		policy = string(p.Policy) + ", as the file's rows say"
+		if read.Dataset != "" && read.Dataset != ds.Name && !req.OtherDataset {
+			return db.Manifest{}, &results.InputError{Field: "file", Msg: fmt.Sprintf("%s: field dataset: its rows are of dataset %q, not %q: import it into that dataset, "+
+				"or say it is this one's (-other-dataset; on the form, \"rows of another dataset\")", read.DatasetAt, read.Dataset, ds.Name)}
+		}
 	case req.Params != nil:
 		p = *req.Params
-	case read.Params != nil:
-		p = *read.Params
+		p.Policy = cluster.Components
+		if read.Format == results.Milvus && read.KeeperGiven && !req.IgnoreFileKeepers {
+			policy = "the engine's: each query removed in favour of its best stored hit (search before insert)"
+		}
 	default:
 		return db.Manifest{}, &review.InputError{Field: "configuration", Msg: "name the configuration production ran (a manifest, or its settings.json): a " +
 			string(req.Format) + " file does not say"}
 	}
-	p.Policy = cluster.Components
 	if err := p.Validate(); err != nil {
 		return db.Manifest{}, err
 	}
@@ -126,7 +149,7 @@ func ImportResults(ctx context.Context, store *db.DB, req ImportRequest, report 
 	}
 	origin := &review.Origin{Format: string(read.Format), File: read.File, SHA256: read.SHA256, Records: read.Records,
 		Pairs: len(read.Pairs), Members: len(read.Members), Skipped: built.Skipped, SkippedIDs: built.SkippedIDs,
-		Clusters: len(clusters), Removals: built.Removals, Keepers: keepers, ImportedBy: req.ByName,
+		Clusters: len(clusters), Removals: built.Removals, Keepers: keepers, Policy: policy, ImportedBy: req.ByName,
 		ImportedAt: time.Now().UTC(), Sample: sample}
 	if read.Format == results.Manifest {
 		origin.Pairs = 0 // its pairs are the removals and their keepers, already counted
@@ -144,6 +167,25 @@ func ImportResults(ctx context.Context, store *db.DB, req ImportRequest, report 
 		DatasetID: ds.ID, Params: p, DatasetHash: snap, ApprovalsRequired: max(1, req.ApprovalsRequired),
 		Origin: origin, Clusters: clusters,
 	})
+}
+
+// paramsDiffer names the first setting in which a and b differ, with a's and b's
+// values; "" when they agree.
+func paramsDiffer(a, b review.Params) (name, av, bv string) {
+	for _, f := range []struct{ name, a, b string }{
+		{"spec", a.Spec.String(), b.Spec.String()},
+		{"bands", strconv.Itoa(a.Shape.Bands), strconv.Itoa(b.Shape.Bands)},
+		{"rows", strconv.Itoa(a.Shape.Rows), strconv.Itoa(b.Shape.Rows)},
+		{"threshold", strconv.FormatFloat(a.Threshold, 'g', -1, 64), strconv.FormatFloat(b.Threshold, 'g', -1, 64)},
+		{"verification", string(a.Verification), string(b.Verification)},
+		{"policy", string(a.Policy), string(b.Policy)},
+		{"keeper_rule", a.Rule.String(), b.Rule.String()},
+	} {
+		if f.a != f.b {
+			return f.name, f.a, f.b
+		}
+	}
+	return "", "", ""
 }
 
 // measureBatch is how many documents' texts are read and signed at a time.

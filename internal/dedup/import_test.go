@@ -348,3 +348,83 @@ func TestSampledClusterStaysInTheSample(t *testing.T) {
 		t.Errorf("after the cut: clusters %+v, in the sample %+v; want B~C, in the sample", out, sampled)
 	}
 }
+
+// A manifest file names the configuration and policy it ran: a configuration given as
+// well that differs is refused naming the setting (it silently replaced the file's: a
+// run at 0.75 imported with a 0.9 configuration read 0.900 and counted chains against
+// it), the file's policy is what the imported manifest records (keeper-star, not
+// components), and rows of another dataset are refused unless the caller says so. A
+// pairs file records what the engine did, not the configuration's policy.
+func TestImportManifestKeepsItsOwnConfiguration(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	run := f.run(f.params(cluster.KeeperStar, "earliest"))
+	rows, err := f.store.ManifestRows(ctx, run.ID)
+	if err != nil || len(rows) == 0 {
+		t.Fatalf("rows %v, %v", rows, err)
+	}
+	var buf bytes.Buffer
+	if err := review.WriteJSONL(&buf, review.ExportHeader{Manifest: run.ID, Dataset: run.Dataset, Params: run.Params}, rows); err != nil {
+		t.Fatal(err)
+	}
+	req := func(p *review.Params) ImportRequest {
+		return ImportRequest{DatasetID: f.ds.ID, Format: results.Manifest, File: source("removals.jsonl", buf.Bytes()), Params: p, By: f.prep}
+	}
+	higher := run.Params
+	higher.Threshold = 0.9
+	_, err = ImportResults(ctx, f.store, req(&higher), nil)
+	if err == nil || !strings.Contains(err.Error(), "removals.jsonl: threshold: the file's rows say 0.75, the configuration given says 0.9") {
+		t.Errorf("a 0.9 configuration over a 0.75 file: %v; want it refused naming the threshold", err)
+	}
+	components := run.Params
+	components.Policy = cluster.Components
+	if _, err = ImportResults(ctx, f.store, req(&components), nil); err == nil || !strings.Contains(err.Error(), "policy: the file's rows say keeper-star, the configuration given says components") {
+		t.Errorf("a components configuration over a keeper-star file: %v; want it refused naming the policy", err)
+	}
+	same := run.Params
+	m, err := ImportResults(ctx, f.store, req(&same), nil)
+	if err != nil {
+		t.Fatalf("the file's own configuration given again: %v", err)
+	}
+	if m.Params.Threshold != 0.75 || m.Params.Policy != cluster.KeeperStar || m.Origin.Policy != "keeper-star, as the file's rows say" {
+		t.Errorf("imported threshold %v policy %q origin policy %q; want the file's 0.75, keeper-star", m.Params.Threshold, m.Params.Policy, m.Origin.Policy)
+	}
+	all, err := f.store.Manifests(ctx, f.ds.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Rows of another dataset.
+	other := bytes.ReplaceAll(buf.Bytes(), []byte(`"dataset":"`+run.Dataset.Name+`"`), []byte(`"dataset":"elsewhere"`))
+	if bytes.Equal(other, buf.Bytes()) {
+		t.Fatalf("no dataset field in %s", buf.Bytes())
+	}
+	r := req(nil)
+	r.File = source("removals.jsonl", other)
+	if _, err := ImportResults(ctx, f.store, r, nil); err == nil || !strings.Contains(err.Error(), `removals.jsonl:1: field dataset: its rows are of dataset "elsewhere", not "`+f.ds.Name+`"`) {
+		t.Errorf("rows of another dataset: %v; want them refused", err)
+	}
+	if after, _ := f.store.Manifests(ctx, f.ds.ID); len(after) != len(all) {
+		t.Errorf("%d manifests after refusals; want %d (nothing stored)", len(after), len(all))
+	}
+	r.File, r.OtherDataset = source("removals.jsonl", other), true
+	if _, err := ImportResults(ctx, f.store, r, nil); err != nil {
+		t.Errorf("rows of another dataset, OtherDataset: %v", err)
+	}
+
+	// A pairs file: the engine's components, whatever policy the configuration names.
+	var pairs strings.Builder
+	pairs.WriteString("id_a,id_b,score\n")
+	for _, row := range rows {
+		fmt.Fprintf(&pairs, "%s,%s,0.9\n", row.KeeperExtID, row.ExtID)
+	}
+	star := run.Params
+	pm, err := ImportResults(ctx, f.store, ImportRequest{DatasetID: f.ds.ID, Format: results.Pairs, File: source("pairs.csv", []byte(pairs.String())), Params: &star, By: f.prep}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pm.Params.Policy != cluster.Components || !strings.Contains(pm.Origin.Policy, "the engine's: connected components of its pairs") {
+		t.Errorf("pairs import policy %q, origin %q; want the engine's components, not the configuration's keeper-star", pm.Params.Policy, pm.Origin.Policy)
+	}
+}

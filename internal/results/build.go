@@ -3,6 +3,7 @@ package results
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -136,9 +137,13 @@ func Build(r *Read, ds Dataset, opt BuildOptions) (Built, error) {
 	sizeOf := map[string]int{}
 	countOf := map[string]int{}
 	seen := map[int]string{}
+	placeOf := map[string]corpus.Place{} // where each group is first named
 	bad := &badList{}
 	keeperSkipped := map[string]bool{}
 	for _, m := range r.Members {
+		if _, ok := placeOf[m.Group]; !ok {
+			placeOf[m.Group] = m.Doc.Place
+		}
 		d, ok := resolve(m.Doc)
 		if !ok {
 			out.Skipped++
@@ -171,9 +176,10 @@ func Build(r *Read, ds Dataset, opt BuildOptions) (Built, error) {
 	if unknown.total > 0 && !opt.SkipUnknown {
 		return Built{}, &UnknownIDsError{File: r.File, Dataset: ds.Name, Errors: unknown.errs, Total: unknown.total}
 	}
-	for g, want := range sizeOf {
+	for _, g := range slices.Sorted(maps.Keys(sizeOf)) { // errors in a stable order
+		want := sizeOf[g]
 		if got := countOf[g]; got < want && unknown.total == 0 {
-			bad.add(&corpus.RecordError{Place: corpus.Place{File: r.File}, Field: "metadata.minhash_cluster_size",
+			bad.add(&corpus.RecordError{Place: placeOf[g], Field: "metadata.minhash_cluster_size",
 				Msg: fmt.Sprintf("cluster %s has %d documents in the file of the %d datatrove says it has: import the filter's kept output and its exclusion output together (cat them into one file)", g, got, want)})
 		}
 	}
@@ -222,7 +228,7 @@ func Build(r *Read, ds Dataset, opt BuildOptions) (Built, error) {
 		for g, f := range firstOf {
 			// A keeper skipped as unknown leaves its cluster to the rule.
 			if _, ok := keeperOf[g]; !ok && countOf[g] > 1 && !keeperSkipped[g] {
-				bad.add(&corpus.RecordError{Place: corpus.Place{File: r.File}, Field: "cluster " + g,
+				bad.add(&corpus.RecordError{Place: placeOf[g], Field: "cluster " + g,
 					Msg: fmt.Sprintf("every listed member (%s, ...) is removed, so the document the engine kept is not in the file; "+
 						"import a file that lists every member (newer datatrove), the JSONL documents, or choose keepers by the rule", ds.IDs[f])})
 			}

@@ -128,6 +128,10 @@ func readPairs(src Source, opt Options) (*Read, error) {
 func readMilvus(src Source, opt Options) (*Read, error) {
 	r := &Read{Format: Milvus, File: src.Name}
 	bad := &badList{}
+	// A table (CSV, TSV, Parquet) is not a dump: say so once, not "field id: missing" per line.
+	if f, err := corpus.DetectFormat(src.Name); err == nil && f != corpus.JSONL {
+		return nil, &InputError{Field: "file", Msg: src.Name + ":1: not JSON: a Milvus dump is JSON lines {\"id\", \"hits\": [{\"id\", \"distance\"}]} (.jsonl, plain, gzip or zstd); a table of id_a,id_b,score is -format pairs"}
+	}
 	sha, err := eachRow(src, opt, nil, bad, func(rec corpus.Record) {
 		r.Records++
 		q, e := readRef(rec, "id")
@@ -211,6 +215,11 @@ func readDatatroveJSONL(src, removed Source, opt Options) (*Read, error) {
 			group, _, err := groupValue(cv)
 			if err != nil {
 				bad.add(recErr(rec, where+cname, "%v", err))
+				return
+			}
+			if _, err := strconv.ParseInt(group, 10, 64); err != nil && group != "" {
+				// datatrove's cluster ids are integers (-1: in no cluster).
+				bad.add(recErr(rec, where+cname, "%q is not a cluster id: datatrove writes a whole number (-1 for none)", group))
 				return
 			}
 			if group == "-1" || group == "" {
@@ -462,6 +471,9 @@ func readManifest(src Source, opt Options) (*Read, error) {
 		if e != nil {
 			bad.add(e)
 			return
+		}
+		if name, _, _ := field(rec.Meta, "dataset"); r.Dataset == "" && name != nil && name != "" {
+			r.Dataset, r.DatasetAt = fmt.Sprint(name), rec.Place
 		}
 		if first == "" {
 			first = line

@@ -83,7 +83,14 @@ type InputError struct {
 	Msg   string
 }
 
-func (e *InputError) Error() string { return e.Field + ": " + e.Msg }
+// Error names the field; a file's error is its name and the message (the Msg begins
+// with the file's name), as a bad record's is, so every error about a file starts with it.
+func (e *InputError) Error() string {
+	if e.Field == "file" {
+		return e.Msg
+	}
+	return e.Field + ": " + e.Msg
+}
 
 // MaxListed is how many bad records an error lists; it counts them all.
 const MaxListed = 20
@@ -183,6 +190,10 @@ type Read struct {
 	// Params is the configuration a manifest file names (Manifest format); nil for the
 	// others, whose configuration the caller names.
 	Params *review.Params
+	// Dataset is the dataset a manifest file's rows name (their dataset column), and
+	// DatasetAt the first row that names it; "" for the other formats.
+	Dataset   string
+	DatasetAt corpus.Place
 }
 
 // Options are the choices a file's format leaves open.

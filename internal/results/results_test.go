@@ -237,6 +237,13 @@ func TestBadInput(t *testing.T) {
 			[]string{"td.jsonl: every row is in a cluster of its own", "skip_filtering"}},
 		{"empty", "pairs.csv", "id_a,id_b,score\n", Pairs, []string{"pairs.csv: no duplicates in it"}},
 		{"remove alone", "000000.remove", "\x00\x00\x00\x00", Datatrove, []string{"a .remove file lists the documents to remove but not what each duplicates"}},
+		{"milvus given a csv", "p1.csv", "id_a,id_b,score\nd0,d1,0.9\nd1,d2,0.8\n", Milvus,
+			[]string{"p1.csv:1: not JSON: a Milvus dump is JSON lines"}},
+		{"datatrove word cluster id", "out.jsonl", `{"id": "d1", "text": "x", "metadata": {"minhash_cluster_id": "seven"}}` + "\n", Datatrove,
+			[]string{`out.jsonl:1: field metadata.minhash_cluster_id: "seven" is not a cluster id`}},
+		{"datatrove fractional cluster id", "out.jsonl", `{"id": "d1", "text": "x", "metadata": {"minhash_cluster_id": 7}}` + "\n" +
+			`{"id": "d2", "text": "x", "metadata": {"minhash_cluster_id": 1.5}}` + "\n", Datatrove,
+			[]string{`out.jsonl:2: field metadata.minhash_cluster_id: "1.5" is not a cluster id`}},
 		{"clusters cut short", "000000.clusters", "\x00\x00\x00\x00\x01\x00\x00\x00\x02\x00", Datatrove,
 			[]string{"000000.clusters:2: ends 2 byte(s) into a record at byte 8"}},
 	}
@@ -248,6 +255,14 @@ func TestBadInput(t *testing.T) {
 				t.Fatalf("ReadFile = %+v; want an error", r)
 			}
 			msg := err.Error()
+			// Every error about a file starts with its name, as a bad record's does
+			// ("file: pairs.csv: ..." was the field's name before the file's).
+			if !strings.HasPrefix(msg, tt.file+":") {
+				t.Errorf("error %q; want it to start with %q", msg, tt.file+":")
+			}
+			if n := strings.Count(msg, "\n"); tt.format == Milvus && strings.HasSuffix(tt.file, ".csv") && n > 0 {
+				t.Errorf("error %q; want one line for a file that is not JSON", msg)
+			}
 			at := 0
 			for _, w := range tt.want {
 				i := strings.Index(msg[at:], w)
@@ -338,7 +353,7 @@ func TestDatatrovePartialCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = Build(r, dataset(), BuildOptions{Rule: longest(t)})
-	if err == nil || !strings.Contains(err.Error(), "cluster 5 has 2 documents in the file of the 3 datatrove says it has") {
+	if err == nil || !strings.Contains(err.Error(), "removed.jsonl:1: field metadata.minhash_cluster_size: cluster 5 has 2 documents in the file of the 3 datatrove says it has") {
 		t.Errorf("Build = %v; want the partial cluster refused", err)
 	}
 }

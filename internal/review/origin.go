@@ -30,7 +30,11 @@ type Origin struct {
 	Removals   int      `json:"removals"`
 	// Keepers says who chose each cluster's keeper: "file" (the engine's own choice,
 	// as the file gives it) or "rule" (the configuration's keeper rule).
-	Keepers    string    `json:"keepers"`
+	Keepers string `json:"keepers"`
+	// Policy says how the engine formed its clusters, as the record states it: the
+	// policy a manifest file's rows name, or what the engine did (connected components
+	// of its pairs) for formats that carry no policy; "" in origins stored before it.
+	Policy     string    `json:"policy,omitempty"`
 	ImportedBy string    `json:"imported_by"`
 	ImportedAt time.Time `json:"imported_at"`
 	// Sample is the clusters drawn for review when the import has more than a sample's

@@ -94,3 +94,21 @@
     right.addEventListener("scroll", sync(right, left), { passive: true });
   }
 })();
+
+// The results upload's configuration follows its dataset and format: the file's own for
+// a manifest file, else the chosen dataset's newest signed-off manifest (data-defaults,
+// from the server, which preselects the same without this script).
+(function () {
+  "use strict";
+  var config = document.querySelector('[data-testid="results-config"]');
+  var format = document.querySelector('[data-testid="results-format"]');
+  var dataset = document.querySelector('[data-testid="results-dataset"]');
+  if (!config || !format || !dataset) return;
+  var defaults = {};
+  try { defaults = JSON.parse(config.getAttribute("data-defaults") || "{}"); } catch (e) { return; }
+  function follow() {
+    config.value = format.value !== "manifest" && defaults[dataset.value] ? defaults[dataset.value] : "0";
+  }
+  format.addEventListener("change", follow);
+  dataset.addEventListener("change", follow);
+})();
