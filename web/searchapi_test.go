@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
@@ -430,6 +431,20 @@ func TestSearchAPIBadInput(t *testing.T) {
 		{"same id twice", `{"insert":true,"documents":[{"id":"a","text":"t"},{"id":"a","text":"u"}]}`, 422, 1, "id"},
 		{"id too long", searchBody{Insert: true, Documents: []doc{{strings.Repeat("i", maxDocID+1), "t"}}}, 422, 0, "id"},
 		{"body too large", big, 413, -1, ""},
+		// encoding/json would turn these into U+FFFD, so that u\xff1 and u\xfe1 became one id.
+		{"id not UTF-8", "{\"insert\":true,\"documents\":[{\"id\":\"a\",\"text\":\"t\"},{\"id\":\"u\xff1\",\"text\":\"t\"}]}", 422, 1, "id"},
+		{"text not UTF-8", "{\"insert\":true,\"documents\":[{\"id\":\"a\",\"text\":\"caf\xe9 au lait\"}]}", 422, 0, "text"},
+		{"id a lone surrogate", `{"insert":true,"documents":[{"id":"u\ud800","text":"t"}]}`, 422, 0, "id"},
+		{"text a lone low surrogate", `{"insert":true,"documents":[{"id":"a","text":"t \udc00"}]}`, 422, 0, "text"},
+		{"id with NUL", `{"insert":true,"documents":[{"id":"a\u0000b","text":"t"}]}`, 422, 0, "id"},
+		{"id with a tab", `{"insert":true,"documents":[{"id":"a\tb","text":"t"}]}`, 422, 0, "id"},
+		{"key not UTF-8", "{\"insert\":true,\"documents\":[{\"id\":\"a\",\"text\":\"t\",\"\xff\":1}]}", 400, -1, ""},
+		// Keys are exact, and given once.
+		{"request key in capitals", `{"Documents":[{"id":"a","text":"t"}]}`, 400, -1, ""},
+		{"document key in capitals", `{"documents":[{"ID":"a","text":"t"}]}`, 422, 0, ""},
+		{"request key twice", `{"documents":[{"id":"a","text":"t"}],"documents":[{"id":"b","text":"t"}]}`, 400, -1, "documents"},
+		{"insert twice", `{"insert":false,"documents":[{"id":"a","text":"t"}],"insert":true}`, 400, -1, "insert"},
+		{"document key twice", `{"documents":[{"id":"a","text":"t"},{"id":"b","text":"t","id":"c"}]}`, 422, 1, "id"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -546,6 +561,8 @@ func FuzzReadSearch(f *testing.F) {
 		`{"documents":[{"id":"a","text":"t"},{"id":"a","text":"u"}]}`,
 		`{"documents":[{"id":7}]}`, `{"documents":["x"]}`, `{"documents":{}}`, `[]`, `{`, ``,
 		`{"documents":[{"id":"a","text":"t","x":1}]}`, `{"documents":[null,{"id":"\ud800","text":" "}]}`,
+		"{\"documents\":[{\"id\":\"u\xff1\",\"text\":\"t\"}]}", `{"documents":[{"id":"\ud83d\ude00","text":"\ud800t"}]}`,
+		`{"Documents":[{"ID":"a","text":"t","text":"u"}]}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -559,9 +576,13 @@ func FuzzReadSearch(f *testing.F) {
 			}
 			return
 		}
+		if !utf8.Valid(body) {
+			t.Fatalf("readSearch(%q) accepted a body that is not UTF-8", body)
+		}
 		seen := map[string]bool{}
 		for i, d := range docs {
-			if d.ID == "" || seen[d.ID] || strings.TrimSpace(d.Text) == "" {
+			if d.ID == "" || seen[d.ID] || strings.TrimSpace(d.Text) == "" || controlAt(d.ID) >= 0 ||
+				strings.ContainsRune(d.ID+d.Text, utf8.RuneError) && !bytes.ContainsRune(body, utf8.RuneError) && !bytes.Contains(bytes.ToLower(body), []byte(`\ufffd`)) {
 				t.Fatalf("readSearch(%q): document %d = %+v accepted", body, i, d)
 			}
 			seen[d.ID] = true
