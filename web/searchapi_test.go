@@ -289,8 +289,7 @@ func TestSearchAPIAuth(t *testing.T) {
 	if len(events) != 2 || events[0].Action != "api_token.create" || events[1].Action != "api_token.revoke" || events[1].Actor != "admin" {
 		t.Errorf("audit of the token: %+v", events)
 	}
-	// A token whose admin is disabled is refused with 403.
-	hash, _ := auth.HashPassword("admin2-password", cheapKDF)
+		hash, _ := auth.HashPassword("admin2-password", cheapKDF)
 	admin2, err := f.store.CreateUser(ctx, "test", "admin2", auth.Admin, hash)
 	if err != nil {
 		t.Fatal(err)
@@ -302,9 +301,41 @@ func TestSearchAPIAuth(t *testing.T) {
 	if status, _, _ := api(t, f.h, "POST", path, token2, body); status != 200 {
 		t.Errorf("second admin's token: %d; want 200", status)
 	}
+	// Disabling an admin revokes their tokens, and enabling them again does not bring
+	// the tokens back; so does demoting an admin, and promoting them again.
 	f.follow(f.do("POST", fmt.Sprintf("/admin/users/%d/disable", admin2.ID), f.admin, url.Values{}), f.admin)
-	if status, out, _ := api(t, f.h, "POST", path, token2, body); status != 403 {
-		t.Errorf("token of a disabled admin: %d %v; want 403", status, out)
+	if status, out, _ := api(t, f.h, "POST", path, token2, body); status != 401 || !strings.Contains(fmt.Sprint(out["error"]), "revoked") {
+		t.Errorf("token of a disabled admin: %d %v; want 401, revoked", status, out)
+	}
+	f.follow(f.do("POST", fmt.Sprintf("/admin/users/%d/enable", admin2.ID), f.admin, url.Values{}), f.admin)
+	if status, out, _ := api(t, f.h, "POST", path, token2, body); status != 401 {
+		t.Errorf("token of a disabled admin enabled again: %d %v; want 401", status, out)
+	}
+	token3, hash3 := auth.NewAPIToken()
+	if _, err := f.store.CreateAPIToken(ctx, admin2, "third", hash3); err != nil {
+		t.Fatal(err)
+	}
+	if status, _, _ := api(t, f.h, "POST", path, token3, body); status != 200 {
+		t.Errorf("re-enabled admin's new token: %d; want 200", status)
+	}
+	for _, role := range []string{"reviewer", "admin"} {
+		f.follow(f.do("POST", fmt.Sprintf("/admin/users/%d/role", admin2.ID), f.admin, url.Values{"role": {role}}), f.admin)
+		if u, _ := f.store.UserByID(ctx, admin2.ID); string(u.Role) != role {
+			t.Fatalf("admin2 is %s; want %s", u.Role, role)
+		}
+		if status, out, _ := api(t, f.h, "POST", path, token3, body); status != 401 || !strings.Contains(fmt.Sprint(out["error"]), "revoked") {
+			t.Errorf("token of an admin demoted (now %s): %d %v; want 401, revoked", role, status, out)
+		}
+	}
+	revokes := 0
+	log, _ := f.store.AuditLog(ctx, 1000)
+	for _, e := range log {
+		if e.Action == "api_token.revoke" && strings.Contains(e.Detail, "creator") {
+			revokes++
+		}
+	}
+	if revokes != 2 {
+		t.Errorf("%d audited revocations by disabling or demoting; want 2", revokes)
 	}
 	// An index needs a signed-off manifest; the Team page says so and makes none.
 	draft := f.withManifest(searchParams(review.Estimate), false)
