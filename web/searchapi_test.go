@@ -289,7 +289,7 @@ func TestSearchAPIAuth(t *testing.T) {
 	if len(events) != 2 || events[0].Action != "api_token.create" || events[1].Action != "api_token.revoke" || events[1].Actor != "admin" {
 		t.Errorf("audit of the token: %+v", events)
 	}
-		hash, _ := auth.HashPassword("admin2-password", cheapKDF)
+	hash, _ := auth.HashPassword("admin2-password", cheapKDF)
 	admin2, err := f.store.CreateUser(ctx, "test", "admin2", auth.Admin, hash)
 	if err != nil {
 		t.Fatal(err)
