@@ -74,7 +74,7 @@ func (f *fixture) withManifest(p review.Params, signed bool) db.Manifest {
 	return m
 }
 
-var apiTokenRE = regexp.MustCompile(`data-testid="notice-secret">(dsk_[A-Za-z0-9_-]+)<`)
+var apiTokenRE = regexp.MustCompile(`data-testid="new-api-token-value">(dsk_[A-Za-z0-9_-]+)<`)
 
 // newAPIToken makes a token on the Team page as the admin and returns it as shown once.
 func (f *fixture) newAPIToken(name string) string {
