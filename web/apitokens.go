@@ -21,7 +21,9 @@ import (
 // searchAPIView is the section's view model.
 func (s *server) searchAPIView(r *http.Request) (templates.SearchAPI, error) {
 	ctx := r.Context()
-	v := templates.SearchAPI{TokenName: formValue(r, "token_name", ""), IndexName: formValue(r, "index_name", "")}
+	n := noticeOf(r)
+	v := templates.SearchAPI{TokenName: formValue(r, "token_name", ""), IndexName: formValue(r, "index_name", ""),
+		NewToken: n.APIToken, NewTokenName: n.APITokenName}
 	tokens, err := s.store.APITokens(ctx)
 	if err != nil {
 		return v, err
@@ -73,9 +75,11 @@ func (s *server) createAPIToken(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	n := done(fmt.Sprintf("API token %q for the search API. Copy it now: it is not shown again (revoke it below and make another if it gets lost).", t.Name))
-	n.Secret = token
-	s.redirect(w, r, "/admin/users#search-api", n)
+	// The token shows inside the Search API section, where the page lands: a notice at
+	// the top of the page would be scrolled out of sight.
+	n := done(fmt.Sprintf("Made API token %q: copy it from the Search API section below, where it is shown once.", t.Name))
+	n.APIToken, n.APITokenName = token, t.Name
+	s.redirect(w, r, "/admin/users#new-api-token", n)
 }
 
 // revokeAPIToken revokes a token: the next request with it is refused.

@@ -1,9 +1,11 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -390,5 +392,43 @@ func TestSetupLinkCreatesFirstAdminOnce(t *testing.T) {
 	}
 	if rec := f.do("POST", "/setup?token=tok123", nil, url.Values{"name": {"root2"}, "password": {"long enough pw"}}); rec.Code != http.StatusNotFound {
 		t.Errorf("second use of the setup link: %d; want 404", rec.Code)
+	}
+}
+
+// On a fresh database the sign-in page, where / leads, says how the first account is
+// made; the console is not buried under a line per static file.
+func TestFirstStartSignInPointsToSetupLink(t *testing.T) {
+	t.Parallel()
+	store, err := db.Open(context.Background(), t.TempDir()+"/s.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	var console bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&console, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	f := &fixture{t: t, store: store, h: New(Deps{Store: store, Jobs: newJobs(t), SetupToken: "tok123", KDF: cheapKDF, Log: log})}
+	const hint = "No accounts yet: open the one-time setup link printed on the server's console"
+	rec := f.do("GET", "/", nil, nil)
+	loc := rec.Header().Get("Location")
+	if rec.Code != http.StatusSeeOther || !strings.HasPrefix(loc, "/login") {
+		t.Fatalf("GET / signed out: %d to %q; want a redirect to /login", rec.Code, loc)
+	}
+	if rec = f.do("GET", loc, nil, nil); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), hint) {
+		t.Errorf("sign-in page with no account: %d, hint shown %v", rec.Code, strings.Contains(rec.Body.String(), hint))
+	}
+	if rec = f.do("POST", "/login", nil, url.Values{"name": {"ada"}, "password": {"whatever it is"}}); !strings.Contains(rec.Body.String(), hint) {
+		t.Errorf("a refused sign-in with no account: %d, no hint", rec.Code)
+	}
+	if rec = f.do("GET", "/static/app.css", nil, nil); rec.Code != http.StatusOK {
+		t.Fatalf("app.css: %d", rec.Code)
+	}
+	if out := console.String(); strings.Contains(out, "path=/static/") || !strings.Contains(out, "path=/login") {
+		t.Errorf("console at info level logs static files, or not the pages:\n%s", out)
+	}
+	if rec = f.do("POST", "/setup?token=tok123", nil, url.Values{"name": {"root"}, "password": {"long enough pw"}}); rec.Code != http.StatusSeeOther {
+		t.Fatalf("setup: %d", rec.Code)
+	}
+	if rec = f.do("GET", "/login", nil, nil); strings.Contains(rec.Body.String(), "No accounts yet") {
+		t.Errorf("the sign-in page still says there is no account after setup")
 	}
 }

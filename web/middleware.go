@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"time"
@@ -68,7 +69,11 @@ func (s *server) logRequests(next http.Handler) http.Handler {
 		start := s.now()
 		rec := &statusRecorder{ResponseWriter: w}
 		next.ServeHTTP(rec, r)
-		s.log.Info("request", "method", r.Method, "path", r.URL.Path, "status", rec.status,
+		level := slog.LevelInfo
+		if strings.HasPrefix(r.URL.Path, "/static/") && rec.status < 400 {
+			level = slog.LevelDebug // the pages' assets would bury what the console says
+		}
+		s.log.Log(r.Context(), level, "request", "method", r.Method, "path", r.URL.Path, "status", rec.status,
 			"bytes", rec.bytes, "duration", time.Since(start), "request_id", requestIDOf(r))
 	})
 }

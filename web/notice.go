@@ -30,6 +30,9 @@ const maxNotices = 10_000
 type notice struct {
 	templates.Notice
 	Form url.Values // after an error: what the person sent, to fill the form again
+	// APIToken and APITokenName: a search API token just made, which the Team page shows
+	// once inside its Search API section, where the redirect lands.
+	APIToken, APITokenName string
 }
 
 type storedNotice struct {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
@@ -232,6 +233,9 @@ func readSearch(w http.ResponseWriter, r *http.Request) ([]incremental.Doc, bool
 	if err != nil {
 		return nil, false, &apiError{Status: http.StatusBadRequest, Message: "reading the body: " + err.Error()}
 	}
+	if err := checkSearchJSON(body); err != nil {
+		return nil, false, err
+	}
 	var fast searchRequestDocs
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -294,8 +298,13 @@ func checkDocs(list []searchDoc) ([]incremental.Doc, error) {
 			return nil, docError(http.StatusUnprocessableEntity, i, "id", "%d bytes; at most %d", len(*d.ID), maxDocID)
 		case !utf8.ValidString(*d.ID):
 			return nil, docError(http.StatusUnprocessableEntity, i, "id", "not valid UTF-8")
+		case controlAt(*d.ID) >= 0:
+			at := controlAt(*d.ID)
+			return nil, docError(http.StatusUnprocessableEntity, i, "id", "control character %U at byte %d; an id is printable text", []rune((*d.ID)[at:])[0], at)
 		case d.Text == nil:
 			return nil, docError(http.StatusUnprocessableEntity, i, "text", "missing")
+		case !utf8.ValidString(*d.Text):
+			return nil, docError(http.StatusUnprocessableEntity, i, "text", "not valid UTF-8")
 		case strings.TrimSpace(*d.Text) == "":
 			return nil, docError(http.StatusUnprocessableEntity, i, "text", "empty: there is nothing to compare")
 		}
@@ -306,6 +315,17 @@ func checkDocs(list []searchDoc) ([]incremental.Doc, error) {
 		docs[i] = incremental.Doc{ID: *d.ID, Text: *d.Text}
 	}
 	return docs, nil
+}
+
+// controlAt is the byte offset of the first control character in s (C0, DEL or C1),
+// or -1.
+func controlAt(s string) int {
+	for i, r := range s {
+		if unicode.IsControl(r) {
+			return i
+		}
+	}
+	return -1
 }
 
 // jsonProblem says what a JSON decoder refused, with the byte offset where it can.

@@ -12,10 +12,12 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"reflect"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
@@ -73,7 +75,7 @@ func (f *fixture) withManifest(p review.Params, signed bool) db.Manifest {
 	return m
 }
 
-var apiTokenRE = regexp.MustCompile(`data-testid="notice-secret">(dsk_[A-Za-z0-9_-]+)<`)
+var apiTokenRE = regexp.MustCompile(`data-testid="new-api-token-value">(dsk_[A-Za-z0-9_-]+)<`)
 
 // newAPIToken makes a token on the Team page as the admin and returns it as shown once.
 func (f *fixture) newAPIToken(name string) string {
@@ -288,7 +290,6 @@ func TestSearchAPIAuth(t *testing.T) {
 	if len(events) != 2 || events[0].Action != "api_token.create" || events[1].Action != "api_token.revoke" || events[1].Actor != "admin" {
 		t.Errorf("audit of the token: %+v", events)
 	}
-	// A token whose admin is disabled is refused with 403.
 	hash, _ := auth.HashPassword("admin2-password", cheapKDF)
 	admin2, err := f.store.CreateUser(ctx, "test", "admin2", auth.Admin, hash)
 	if err != nil {
@@ -301,9 +302,41 @@ func TestSearchAPIAuth(t *testing.T) {
 	if status, _, _ := api(t, f.h, "POST", path, token2, body); status != 200 {
 		t.Errorf("second admin's token: %d; want 200", status)
 	}
+	// Disabling an admin revokes their tokens, and enabling them again does not bring
+	// the tokens back; so does demoting an admin, and promoting them again.
 	f.follow(f.do("POST", fmt.Sprintf("/admin/users/%d/disable", admin2.ID), f.admin, url.Values{}), f.admin)
-	if status, out, _ := api(t, f.h, "POST", path, token2, body); status != 403 {
-		t.Errorf("token of a disabled admin: %d %v; want 403", status, out)
+	if status, out, _ := api(t, f.h, "POST", path, token2, body); status != 401 || !strings.Contains(fmt.Sprint(out["error"]), "revoked") {
+		t.Errorf("token of a disabled admin: %d %v; want 401, revoked", status, out)
+	}
+	f.follow(f.do("POST", fmt.Sprintf("/admin/users/%d/enable", admin2.ID), f.admin, url.Values{}), f.admin)
+	if status, out, _ := api(t, f.h, "POST", path, token2, body); status != 401 {
+		t.Errorf("token of a disabled admin enabled again: %d %v; want 401", status, out)
+	}
+	token3, hash3 := auth.NewAPIToken()
+	if _, err := f.store.CreateAPIToken(ctx, admin2, "third", hash3); err != nil {
+		t.Fatal(err)
+	}
+	if status, _, _ := api(t, f.h, "POST", path, token3, body); status != 200 {
+		t.Errorf("re-enabled admin's new token: %d; want 200", status)
+	}
+	for _, role := range []string{"reviewer", "admin"} {
+		f.follow(f.do("POST", fmt.Sprintf("/admin/users/%d/role", admin2.ID), f.admin, url.Values{"role": {role}}), f.admin)
+		if u, _ := f.store.UserByID(ctx, admin2.ID); string(u.Role) != role {
+			t.Fatalf("admin2 is %s; want %s", u.Role, role)
+		}
+		if status, out, _ := api(t, f.h, "POST", path, token3, body); status != 401 || !strings.Contains(fmt.Sprint(out["error"]), "revoked") {
+			t.Errorf("token of an admin demoted (now %s): %d %v; want 401, revoked", role, status, out)
+		}
+	}
+	revokes := 0
+	log, _ := f.store.AuditLog(ctx, 1000)
+	for _, e := range log {
+		if e.Action == "api_token.revoke" && strings.Contains(e.Detail, "creator") {
+			revokes++
+		}
+	}
+	if revokes != 2 {
+		t.Errorf("%d audited revocations by disabling or demoting; want 2", revokes)
 	}
 	// An index needs a signed-off manifest; the Team page says so and makes none.
 	draft := f.withManifest(searchParams(review.Estimate), false)
@@ -430,6 +463,20 @@ func TestSearchAPIBadInput(t *testing.T) {
 		{"same id twice", `{"insert":true,"documents":[{"id":"a","text":"t"},{"id":"a","text":"u"}]}`, 422, 1, "id"},
 		{"id too long", searchBody{Insert: true, Documents: []doc{{strings.Repeat("i", maxDocID+1), "t"}}}, 422, 0, "id"},
 		{"body too large", big, 413, -1, ""},
+		// encoding/json would turn these into U+FFFD, so that u\xff1 and u\xfe1 became one id.
+		{"id not UTF-8", "{\"insert\":true,\"documents\":[{\"id\":\"a\",\"text\":\"t\"},{\"id\":\"u\xff1\",\"text\":\"t\"}]}", 422, 1, "id"},
+		{"text not UTF-8", "{\"insert\":true,\"documents\":[{\"id\":\"a\",\"text\":\"caf\xe9 au lait\"}]}", 422, 0, "text"},
+		{"id a lone surrogate", `{"insert":true,"documents":[{"id":"u\ud800","text":"t"}]}`, 422, 0, "id"},
+		{"text a lone low surrogate", `{"insert":true,"documents":[{"id":"a","text":"t \udc00"}]}`, 422, 0, "text"},
+		{"id with NUL", `{"insert":true,"documents":[{"id":"a\u0000b","text":"t"}]}`, 422, 0, "id"},
+		{"id with a tab", `{"insert":true,"documents":[{"id":"a\tb","text":"t"}]}`, 422, 0, "id"},
+		{"key not UTF-8", "{\"insert\":true,\"documents\":[{\"id\":\"a\",\"text\":\"t\",\"\xff\":1}]}", 400, -1, ""},
+		// Keys are exact, and given once.
+		{"request key in capitals", `{"Documents":[{"id":"a","text":"t"}]}`, 400, -1, ""},
+		{"document key in capitals", `{"documents":[{"ID":"a","text":"t"}]}`, 422, 0, ""},
+		{"request key twice", `{"documents":[{"id":"a","text":"t"}],"documents":[{"id":"b","text":"t"}]}`, 400, -1, "documents"},
+		{"insert twice", `{"insert":false,"documents":[{"id":"a","text":"t"}],"insert":true}`, 400, -1, "insert"},
+		{"document key twice", `{"documents":[{"id":"a","text":"t"},{"id":"b","text":"t","id":"c"}]}`, 422, 1, "id"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -546,6 +593,8 @@ func FuzzReadSearch(f *testing.F) {
 		`{"documents":[{"id":"a","text":"t"},{"id":"a","text":"u"}]}`,
 		`{"documents":[{"id":7}]}`, `{"documents":["x"]}`, `{"documents":{}}`, `[]`, `{`, ``,
 		`{"documents":[{"id":"a","text":"t","x":1}]}`, `{"documents":[null,{"id":"\ud800","text":" "}]}`,
+		"{\"documents\":[{\"id\":\"u\xff1\",\"text\":\"t\"}]}", `{"documents":[{"id":"\ud83d\ude00","text":"\ud800t"}]}`,
+		`{"Documents":[{"ID":"a","text":"t","text":"u"}]}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -559,12 +608,53 @@ func FuzzReadSearch(f *testing.F) {
 			}
 			return
 		}
+		if !utf8.Valid(body) {
+			t.Fatalf("readSearch(%q) accepted a body that is not UTF-8", body)
+		}
 		seen := map[string]bool{}
 		for i, d := range docs {
-			if d.ID == "" || seen[d.ID] || strings.TrimSpace(d.Text) == "" {
+			if d.ID == "" || seen[d.ID] || strings.TrimSpace(d.Text) == "" || controlAt(d.ID) >= 0 ||
+				strings.ContainsRune(d.ID+d.Text, utf8.RuneError) && !bytes.ContainsRune(body, utf8.RuneError) && !bytes.Contains(bytes.ToLower(body), []byte(`\ufffd`)) {
 				t.Fatalf("readSearch(%q): document %d = %+v accepted", body, i, d)
 			}
 			seen[d.ID] = true
 		}
 	})
+}
+
+// The README's curl example is what the server answers: its body is sent, as the
+// README writes it, to an index of the configuration the README names, and the answer
+// must be the JSON the README shows.
+func TestSearchAPIReadmeExample(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(readme)
+	at := strings.Index(text, "curl -sS -X POST http://127.0.0.1:8080/api/v1/indexes/1/search")
+	if at < 0 {
+		t.Fatal("README: no curl example of the search API")
+	}
+	_, rest, _ := strings.Cut(text[at:], "-d '")
+	body, rest, ok := strings.Cut(rest, "'\n```")
+	_, rest, ok2 := strings.Cut(rest, "```json\n")
+	shown, _, ok3 := strings.Cut(rest, "```")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("README: the curl example's body or its answer is not where expected")
+	}
+	f := newFixture(t, 1<<20)
+	token := f.newAPIToken("readme")
+	if id := f.newSearchIndex(f.withManifest(searchParams(review.Exact), true), "readme"); id != 1 {
+		t.Fatalf("index %d; want 1 as in the README", id)
+	}
+	status, got, _ := api(t, f.h, "POST", "/api/v1/indexes/1/search", token, body)
+	raw, _ := json.Marshal(got)
+	var want map[string]any
+	if err := json.Unmarshal([]byte(shown), &want); err != nil {
+		t.Fatalf("README: the answer shown is not JSON: %v\n%s\nthe server answers %d\n%s", err, shown, status, raw)
+	}
+	if status != 200 || !reflect.DeepEqual(got, want) {
+		t.Errorf("the README's example answers %d\n%s\nnot what the README shows:\n%s", status, raw, shown)
+	}
 }

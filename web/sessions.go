@@ -189,7 +189,13 @@ func (s *server) showLogin(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, safeNext(r.URL.Query().Get("next")), http.StatusSeeOther)
 		return
 	}
-	s.render(w, r, http.StatusOK, templates.SignInPage(templates.SignIn{Page: s.page(r, "Sign in"), Mode: "login", Action: "/login", Next: r.URL.Query().Get("next")}))
+	n, err := s.store.CountUsers(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, templates.SignInPage(templates.SignIn{Page: s.page(r, "Sign in"), Mode: "login", Action: "/login",
+		Next: r.URL.Query().Get("next"), NoAccounts: n == 0}))
 }
 
 // hashWait is how long a sign-in waits for a free password check before it is turned
@@ -205,6 +211,9 @@ func (s *server) login(w http.ResponseWriter, r *http.Request) {
 	view := templates.SignIn{Page: s.page(r, "Sign in"), Mode: "login", Action: "/login", Name: name, Next: r.PostFormValue("next")}
 	refuse := func(status int, msg string) {
 		view.Error = msg
+		if n, err := s.store.CountUsers(r.Context()); err == nil && n == 0 {
+			view.NoAccounts = true
+		}
 		s.render(w, r, status, templates.SignInPage(view))
 	}
 	addr := clientAddr(r)

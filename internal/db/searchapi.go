@@ -126,6 +126,42 @@ func (d *DB) RevokeAPIToken(ctx context.Context, actor User, id int64) (APIToken
 	return t, nil
 }
 
+// revokeAPITokensOf revokes, in tx, every live token userID made, each recorded in the
+// audit log with why.
+func (d *DB) revokeAPITokensOf(ctx context.Context, tx *sql.Tx, actor User, userID int64, why string) error {
+	rows, err := tx.QueryContext(ctx, `SELECT id, name FROM api_tokens WHERE created_by = ? AND revoked_at = ''`, userID)
+	if err != nil {
+		return err
+	}
+	type live struct {
+		id   int64
+		name string
+	}
+	var ts []live
+	for rows.Next() {
+		var t live
+		if err := rows.Scan(&t.id, &t.name); err != nil {
+			rows.Close()
+			return err
+		}
+		ts = append(ts, t)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	stamp := d.stamp()
+	for _, t := range ts {
+		if _, err := tx.ExecContext(ctx, `UPDATE api_tokens SET revoked_at = ?, revoked_by = ? WHERE id = ?`, stamp, actor.ID, t.id); err != nil {
+			return err
+		}
+		if err := d.auditBy(ctx, tx, actor, "api_token.revoke", apiTokenSubject(t.id), map[string]any{"name": t.name, "why": why}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // APITokens lists every token, revoked ones too, newest first.
 func (d *DB) APITokens(ctx context.Context) ([]APIToken, error) {
 	ts, err := queryAll(ctx, d, `SELECT `+apiTokenColumns+apiTokenFrom+` ORDER BY t.id DESC`, scanAPIToken)

@@ -151,7 +151,8 @@ func roleOf(ctx context.Context, tx *sql.Tx, userID int64) (auth.Role, error) {
 }
 
 // SetRole changes a user's role, recording who did it. Demoting the last enabled admin
-// is ErrLastAdmin.
+// is ErrLastAdmin. Demoting an admin revokes the API tokens they made, so promoting
+// them again does not bring the tokens back.
 func (d *DB) SetRole(ctx context.Context, actor User, userID int64, role auth.Role) error {
 	err := d.inTx(ctx, func(tx *sql.Tx) error {
 		old, err := roleOf(ctx, tx, userID)
@@ -168,6 +169,11 @@ func (d *DB) SetRole(ctx context.Context, actor User, userID int64, role auth.Ro
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE users SET role = ? WHERE id = ?`, string(role), userID); err != nil {
 			return err
+		}
+		if old == auth.Admin {
+			if err := d.revokeAPITokensOf(ctx, tx, actor, userID, "creator no longer an admin"); err != nil {
+				return err
+			}
 		}
 		return d.auditBy(ctx, tx, actor, "user.role", fmt.Sprintf("user:%d", userID), map[string]any{"from": old, "to": role})
 	})
@@ -189,7 +195,8 @@ func lastAdminGuard(ctx context.Context, tx *sql.Tx, userID int64) error {
 	return nil
 }
 
-// SetDisabled disables or re-enables a user. Disabling ends the user's sessions at once;
+// SetDisabled disables or re-enables a user. Disabling ends the user's sessions at once
+// and revokes the API tokens they made (enabling them again does not bring those back);
 // disabling the last enabled admin is ErrLastAdmin.
 func (d *DB) SetDisabled(ctx context.Context, actor User, userID int64, disabled bool) error {
 	err := d.inTx(ctx, func(tx *sql.Tx) error {
@@ -212,6 +219,9 @@ func (d *DB) SetDisabled(ctx context.Context, actor User, userID int64, disabled
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = ?`, userID); err != nil {
+			return err
+		}
+		if err := d.revokeAPITokensOf(ctx, tx, actor, userID, "creator disabled"); err != nil {
 			return err
 		}
 		return d.auditBy(ctx, tx, actor, "user.disable", fmt.Sprintf("user:%d", userID), nil)

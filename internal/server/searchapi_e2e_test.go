@@ -68,8 +68,8 @@ func TestBrowserSearchAPI(t *testing.T) {
 	admin.waitFor(`!!document.querySelector('[data-testid="search-index-1"]')`)
 	admin.do(chromedp.SendKeys(`[data-testid="api-token-form"] input[name="token_name"]`, "crawler"),
 		chromedp.Click(`[data-testid="api-token-submit"]`))
-	admin.waitFor(`!!document.querySelector('[data-testid="notice-secret"]')`)
-	token := admin.text(`[data-testid="notice-secret"]`)
+	admin.waitFor(`!!document.querySelector('[data-testid="new-api-token-value"]')`)
+	token := admin.text(`[data-testid="new-api-token-value"]`)
 	if !strings.HasPrefix(token, auth.APITokenPrefix) {
 		t.Fatalf("token %q", token)
 	}

@@ -93,6 +93,18 @@
     left.addEventListener("scroll", sync(left, right), { passive: true });
     right.addEventListener("scroll", sync(right, left), { passive: true });
   }
+
+  // Copy buttons (a secret shown once): shown only where the clipboard can be written;
+  // elsewhere the value stays selectable by a click (user-select: all).
+  document.querySelectorAll("button[data-copy]").forEach(function (b) {
+    var src = document.querySelector(b.getAttribute("data-copy"));
+    if (!src || !navigator.clipboard || !window.isSecureContext) return;
+    b.hidden = false;
+    b.addEventListener("click", function () {
+      navigator.clipboard.writeText(src.textContent).then(function () { b.textContent = "Copied"; },
+        function () { b.textContent = "Copy failed: select it"; });
+    });
+  });
 })();
 
 // The results upload's configuration follows its dataset and format: the file's own for
