@@ -12,7 +12,7 @@ import (
 // DefaultCapWork bounds the work of the clustering cap of one clustering: the
 // (class, class) pairs looked at while its clusters are merged (Options.CapWork). A
 // clustering whose within-cluster pairs need more keeps the plain zero-event bound.
-const DefaultCapWork = 2_000_000
+const DefaultCapWork = 100_000
 
 // capMemoPairs bounds the remembered bins of class pairs.
 const capMemoPairs = 8 << 20
@@ -28,9 +28,15 @@ type binner struct {
 	sets  [][]uint64 // per class: its shingle set
 	self  []uint8    // per class: the bin of two of its documents
 
-	mu   sync.Mutex // guards memo: a State may be rescored from several requests
+	mu   sync.Mutex // guards memo and dense: a State may be rescored from several requests
 	memo map[uint64]uint8
+	// dense holds the bin of every class pair x < y at y(y-1)/2 + x, plus one (0: not
+	// computed yet), when there are at most denseClasses classes; memo is used otherwise.
+	dense []uint8
 }
+
+// denseClasses bounds the classes whose pair bins are kept in a table (8 MB at most).
+const denseClasses = 4096
 
 // newBinner shingles every document under rep; nil (no cap) when the sets would not
 // fit budget bytes.
@@ -68,6 +74,9 @@ func newBinner(ctx context.Context, docs Documents, rep lsh.Spec, bins int, budg
 		}
 		b.class[i] = c
 	}
+	if c := len(b.sets); c <= denseClasses {
+		b.dense = make([]uint8, c*(c-1)/2)
+	}
 	return b, nil
 }
 
@@ -88,17 +97,46 @@ func (b *binner) pairBin(x, y int32) uint8 {
 	if x == y {
 		return b.self[x]
 	}
-	key := pairKey(min(x, y), max(x, y))
+	x, y = min(x, y), max(x, y)
+	if b.dense != nil {
+		at := int(y)*(int(y)-1)/2 + int(x)
+		if v := b.dense[at]; v != 0 {
+			return v - 1
+		}
+		v := b.compute(x, y)
+		b.dense[at] = v + 1
+		return v
+	}
+	key := pairKey(x, y)
 	if v, ok := b.memo[key]; ok {
 		return v
 	}
-	sx, sy := b.sets[x], b.sets[y]
-	inter := lsh.Intersection(sx, sy)
-	v := uint8(DemoJaccardBin(inter, len(sx)+len(sy)-inter))
+	v := b.compute(x, y)
 	if len(b.memo) < capMemoPairs {
 		b.memo[key] = v
 	}
 	return v
+}
+
+func (b *binner) compute(x, y int32) uint8 {
+	sx, sy := b.sets[x], b.sets[y]
+	inter := intersect(sx, sy)
+	return uint8(DemoJaccardBin(inter, len(sx)+len(sy)-inter))
+}
+
+// intersect counts the values two sorted sets share, as lsh.Intersection, without
+// branches in the loop: pairs of unrelated documents (most of the pairs a loose
+// clustering holds) share nothing, so the merge walks both sets to the end, and a
+// mispredicted branch per step would cost more than the step.
+func intersect(a, b []uint64) int {
+	inter, i, j := 0, 0, 0
+	for i < len(a) && j < len(b) {
+		x, y := a[i], b[j]
+		inter += b2i(x == y)
+		i += b2i(x <= y)
+		j += b2i(y <= x)
+	}
+	return inter
 }
 
 // ceilShare is share rounded up: the cap must not fall below the truth.
@@ -109,17 +147,20 @@ func ceilShare(m int) int64 {
 	return (2*fixedOne + int64(m) - 1) / int64(m)
 }
 
+// classCount is a class of documents and how many of them a cluster holds.
+type classCount struct{ class, n int32 }
+
 // capComp is one cluster of two or more documents: its size, its documents by class
-// and its pairs per bin.
+// (sorted by class) and its pairs per bin.
 type capComp struct {
 	m       int
-	classes map[int32]int32
+	classes []classCount
 	pairs   []int64
 }
 
 // binTracker follows a clustering as clusters merge and keeps, per bin, Σ 2/m over the
 // pairs of that bin inside one cluster of m documents (fixed point, each 2/m rounded
-// up). It stops (ok false) once a clustering needs more than its work bound.
+// up). It stops (ok false) before a merge would take its class comparisons past limit.
 type binTracker struct {
 	b     *binner
 	comps map[int32]*capComp
@@ -137,7 +178,7 @@ func (t *binTracker) comp(root int32) *capComp {
 	if c := t.comps[root]; c != nil {
 		return c
 	}
-	return &capComp{m: 1, classes: map[int32]int32{t.b.class[root]: 1}, pairs: make([]int64, t.b.bins)}
+	return &capComp{m: 1, classes: []classCount{{t.b.class[root], 1}}, pairs: make([]int64, t.b.bins)}
 }
 
 // merge joins the clusters whose roots are keep and gone; keep is the root after.
@@ -150,26 +191,37 @@ func (t *binTracker) merge(keep, gone int32) {
 		t.ok, t.comps, t.total = false, nil, nil
 		return
 	}
-	if len(x.classes) < len(y.classes) {
-		x, y = y, x
-	}
 	sx, sy := ceilShare(x.m), ceilShare(y.m)
 	for i := range t.total {
 		t.total[i] -= x.pairs[i]*sx + y.pairs[i]*sy
 	}
 	t.b.mu.Lock()
-	for cy, ny := range y.classes {
-		for cx, nx := range x.classes {
-			x.pairs[t.b.pairBin(cx, cy)] += int64(nx) * int64(ny)
+	for _, cy := range y.classes {
+		for _, cx := range x.classes {
+			x.pairs[t.b.pairBin(cx.class, cy.class)] += int64(cx.n) * int64(cy.n)
 		}
 	}
 	t.b.mu.Unlock()
 	for i, p := range y.pairs {
 		x.pairs[i] += p
 	}
-	for cy, ny := range y.classes {
-		x.classes[cy] += ny
+	merged := make([]classCount, 0, len(x.classes)+len(y.classes))
+	i, j := 0, 0
+	for i < len(x.classes) || j < len(y.classes) {
+		switch {
+		case j == len(y.classes) || i < len(x.classes) && x.classes[i].class < y.classes[j].class:
+			merged = append(merged, x.classes[i])
+			i++
+		case i == len(x.classes) || y.classes[j].class < x.classes[i].class:
+			merged = append(merged, y.classes[j])
+			j++
+		default:
+			merged = append(merged, classCount{x.classes[i].class, x.classes[i].n + y.classes[j].n})
+			i++
+			j++
+		}
 	}
+	x.classes = merged
 	x.m += y.m
 	s := ceilShare(x.m)
 	for i := range t.total {
@@ -221,6 +273,8 @@ func (e *engine) prepareCap(ctx context.Context) error {
 		return nil
 	}
 	e.bin = b
+	e.des.Notes = append(e.des.Notes, "the strata name bins of exact Jaccard under "+e.des.CapRep.String()+
+		": for each configuration, the zero-event bounds of the strata of one bin are capped by Σ 2/m over its pairs of that bin inside one cluster of m documents, which no count of false removals there can exceed")
 	return nil
 }
 

@@ -98,8 +98,13 @@ type Estimate struct {
 	// Σ 2/m over the pairs of that bin inside one cluster of m documents, which no count
 	// of false removals in them can exceed. 0 when the cap did not apply.
 	Capped float64 `json:",omitempty"`
-	// CappedBins counts the bins whose bounds the cap lowered.
-	CappedBins int `json:",omitempty"`
+	// CappedBins counts the bins whose bounds the cap lowered; CapBound is what those
+	// bins add to Unseen (their caps), CappedStrata the strata whose bounds the caps
+	// replaced (more labels there do not lower the upper end until their bounds fall
+	// under the cap).
+	CappedBins   int     `json:",omitempty"`
+	CapBound     float64 `json:",omitempty"`
+	CappedStrata []int   `json:",omitempty"`
 }
 
 // design is the estimator: the design's pairs with their stratum weights w_h = N_h/n_h
@@ -476,6 +481,12 @@ func (d *design) estimate(acc []bool, fm []int32, removals int, caps []int64) Es
 			est.Unseen += c
 			est.Capped += u - c
 			est.CappedBins++
+			est.CapBound += c
+			for h, s := range d.Strata {
+				if s.Bin == b && !seen[h] {
+					est.CappedStrata = append(est.CappedStrata, h)
+				}
+			}
 		} else {
 			est.Unseen += u
 		}

@@ -204,9 +204,10 @@ type Shortfall struct {
 	// the others' bounds; else the highest whose point estimate meets it; else the one
 	// with the lowest upper end.
 	Index int
-	// Reachable is false when the strata where labeled pairs are false merges already
-	// put the upper end above the target: more labels elsewhere cannot bound it (more
-	// labels there may narrow it, or the configuration is too loose).
+	// Reachable is false when the strata where labeled pairs are false merges (with the
+	// caps of the bins the clustering capped) already put the upper end above the
+	// target: more labels elsewhere cannot bound it (more labels there may narrow it, or
+	// the configuration is too loose).
 	Reachable bool
 	// Needs lists the strata without a false merge that hold the upper end up, the
 	// most labels first: if that many more labels are drawn from each and none is a
@@ -246,7 +247,7 @@ func Advise(rs []Result, d Design, t Target) (Shortfall, bool) {
 		if better(i, under) {
 			under = i
 		}
-		if e.Sampled < t.MaxFalseRemovalRate*float64(e.Removals) && better(i, reachable) {
+		if e.Sampled+e.CapBound < t.MaxFalseRemovalRate*float64(e.Removals) && better(i, reachable) {
 			reachable = i
 		}
 	}
@@ -255,13 +256,18 @@ func Advise(rs []Result, d Design, t Target) (Shortfall, bool) {
 	}
 	sf.Index = cmp.Or(reachable+1, under+1, sf.LowestIndex+1) - 1
 	e := rs[sf.Index].Dataset
-	budget := t.MaxFalseRemovalRate*float64(e.Removals) - e.Sampled
+	// The bins the clustering capped add their caps whatever the labels say: what is
+	// left of the target is for the other strata without a false merge.
+	budget := t.MaxFalseRemovalRate*float64(e.Removals) - e.Sampled - e.CapBound
 	if budget <= 0 || e.Unit != FalseRemovalUnit {
 		return sf, true
 	}
 	sf.Reachable = true
-	seen := make(map[int]bool, len(e.Seen))
+	seen := make(map[int]bool, len(e.Seen)+len(e.CappedStrata))
 	for _, h := range e.Seen {
+		seen[h] = true
+	}
+	for _, h := range e.CappedStrata {
 		seen[h] = true
 	}
 	const c = 3.6888794541139363 // -ln(0.025): zero events in n draws bound a share by about c/n

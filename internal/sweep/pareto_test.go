@@ -147,6 +147,20 @@ func TestAdvise(t *testing.T) {
 	if !slices.Equal(sf.Needs, want) {
 		t.Errorf("needs = %+v; want %+v", sf.Needs, want)
 	}
+	// The clustering capped "big" at 2 false removals: it needs no labels, and the
+	// budget of the others is 7 - 2 = 5; n_h = 3.69·sqrt(400)·20/5 for "small".
+	capped := est(0.80, 0.004, 3, 1000, 3)
+	e := capped.Dataset
+	e.Unseen, e.Capped, e.CappedBins, e.CapBound, e.CappedStrata = e.Unseen-float64(d.Strata[0].Unseen)+2, float64(d.Strata[0].Unseen)-2, 1, 2, []int{0}
+	e.FalseRemovals.Hi = min(1000, 3+e.Unseen)
+	e.FalseRemovalRate.Hi = e.FalseRemovals.Hi / 1000
+	saved := rs[1]
+	rs[1] = capped
+	sf, _ = Advise(rs, d, DefaultTarget)
+	if want := []StratumNeed{{"small", 400, 20, 296 - 20}}; sf.Index != 1 || !sf.Reachable || !slices.Equal(sf.Needs, want) {
+		t.Errorf("Advise with big capped = %+v; want configuration 1 needing %+v", sf, want)
+	}
+	rs[1] = saved
 	// The strata with false merges alone exceed the target: labels elsewhere cannot help.
 	// (A reachable configuration of lower recall is preferred to it; here there is none.)
 	rs[1], rs[2] = est(0.80, 0.004, 12, 1000, 3), est(0.60, 0.5, 0, 200)
