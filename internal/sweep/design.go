@@ -98,13 +98,19 @@ type Estimate struct {
 	// Σ 2/m over the pairs of that bin inside one cluster of m documents, which no count
 	// of false removals in them can exceed. 0 when the cap did not apply.
 	Capped float64 `json:",omitempty"`
-	// CappedBins counts the bins whose bounds the cap lowered; CapBound is what those
-	// bins add to Unseen (their caps), CappedStrata the strata whose bounds the caps
-	// replaced (more labels there do not lower the upper end until their bounds fall
-	// under the cap).
-	CappedBins   int     `json:",omitempty"`
-	CapBound     float64 `json:",omitempty"`
-	CappedStrata []int   `json:",omitempty"`
+	// CappedBins counts the bins whose bounds the cap lowered; Caps says, per such bin,
+	// its cap and the strata whose bounds it replaced.
+	CappedBins int      `json:",omitempty"`
+	Caps       []BinCap `json:",omitempty"`
+}
+
+// BinCap is one similarity bin whose strata's zero-event bounds the clustering capped.
+type BinCap struct {
+	Bin int
+	// Cap is Σ 2/m over the configuration's within-cluster pairs of the bin (what the
+	// bin adds to Estimate.Unseen); Bound the sum of its strata's bounds it replaced.
+	Cap, Bound float64
+	Strata     []int // indexes into Design.Strata
 }
 
 // design is the estimator: the design's pairs with their stratum weights w_h = N_h/n_h
@@ -481,12 +487,13 @@ func (d *design) estimate(acc []bool, fm []int32, removals int, caps []int64) Es
 			est.Unseen += c
 			est.Capped += u - c
 			est.CappedBins++
-			est.CapBound += c
+			bc := BinCap{Bin: b, Cap: c, Bound: u}
 			for h, s := range d.Strata {
 				if s.Bin == b && !seen[h] {
-					est.CappedStrata = append(est.CappedStrata, h)
+					bc.Strata = append(bc.Strata, h)
 				}
 			}
+			est.Caps = append(est.Caps, bc)
 		} else {
 			est.Unseen += u
 		}

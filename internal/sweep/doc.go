@@ -146,8 +146,9 @@
 //
 // Advise says how many more labels in which strata would bound a configuration (the
 // square-root allocation n_h ∝ sqrt(N_h) minimizes the labels for the bound
-// Σ N_h·3.7/n_h, over the strata the cap did not replace, within what the target leaves
-// after the bootstrap's part and the caps) and the tightest target the labels meet now.
+// Σ N_h·3.7/n_h; a bin the clustering capped at under a tenth of what the target leaves
+// keeps its cap, which comes off the budget, and its strata need no labels) and the
+// tightest target the labels meet now.
 //
 // The estimates use the pairs of one design (Options.Design, or the design with the
 // most counted pairs); pairs with no recorded inclusion probability, or of another

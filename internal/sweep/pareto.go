@@ -247,7 +247,7 @@ func Advise(rs []Result, d Design, t Target) (Shortfall, bool) {
 		if better(i, under) {
 			under = i
 		}
-		if e.Sampled+e.CapBound < t.MaxFalseRemovalRate*float64(e.Removals) && better(i, reachable) {
+		if e.Sampled < t.MaxFalseRemovalRate*float64(e.Removals) && better(i, reachable) {
 			reachable = i
 		}
 	}
@@ -256,19 +256,26 @@ func Advise(rs []Result, d Design, t Target) (Shortfall, bool) {
 	}
 	sf.Index = cmp.Or(reachable+1, under+1, sf.LowestIndex+1) - 1
 	e := rs[sf.Index].Dataset
-	// The bins the clustering capped add their caps whatever the labels say: what is
-	// left of the target is for the other strata without a false merge.
-	budget := t.MaxFalseRemovalRate*float64(e.Removals) - e.Sampled - e.CapBound
+	budget := t.MaxFalseRemovalRate*float64(e.Removals) - e.Sampled
 	if budget <= 0 || e.Unit != FalseRemovalUnit {
 		return sf, true
 	}
 	sf.Reachable = true
-	seen := make(map[int]bool, len(e.Seen)+len(e.CappedStrata))
+	seen := make(map[int]bool, len(e.Seen))
 	for _, h := range e.Seen {
 		seen[h] = true
 	}
-	for _, h := range e.CappedStrata {
-		seen[h] = true
+	// A bin the clustering capped at a small part of the target (a tenth) keeps its cap
+	// whatever the labels say: its strata need no labels, and its cap comes off the
+	// budget. A bin capped higher (the configuration's own merges are in it) is left to
+	// labels like the others.
+	for _, c := range e.Caps {
+		if c.Cap <= budget/10 {
+			budget -= c.Cap
+			for _, h := range c.Strata {
+				seen[h] = true
+			}
+		}
 	}
 	const c = 3.6888794541139363 // -ln(0.025): zero events in n draws bound a share by about c/n
 	var sumRoot float64
