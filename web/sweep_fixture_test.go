@@ -116,6 +116,39 @@ func (c sweepCorpus) labelsDesignCSV(randomFrame int) string {
 	return b.String()
 }
 
+// labelsDemoDesignCSV is labelsCSV drawn under the demo's design (demo-strata-v6):
+// strata category|bin, each pair's bin its exact Jaccard under sweep.DemoRep; the
+// non-duplicates' strata (every one of them shares no shingle: different|j0) stand for
+// randomFrame pairs, the others for 2 pairs per labeled one.
+func (c sweepCorpus) labelsDemoDesignCSV(tb testing.TB, randomFrame int) string {
+	tb.Helper()
+	h, err := lsh.NewHasher(sweep.DemoRep)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	strata := make([]string, len(c.labels))
+	count := map[string]int{}
+	for i, l := range c.labels {
+		x, y := h.ShingleSet(c.texts[l.a]), h.ShingleSet(c.texts[l.b])
+		inter := lsh.Intersection(x, y)
+		strata[i] = l.category + "|" + sweep.DemoBinLabel(sweep.DemoJaccardBin(inter, len(x)+len(y)-inter))
+		count[strata[i]]++
+	}
+	var b strings.Builder
+	b.WriteString("a,b,category,duplicate,annotator,design,stratum,frame_size\n")
+	for i, l := range c.labels {
+		frame := 2 * count[strata[i]]
+		if !l.duplicate {
+			if strata[i] != "different|j0" {
+				tb.Fatalf("non-duplicate %d shares shingles: %s", i, strata[i])
+			}
+			frame = randomFrame
+		}
+		fmt.Fprintf(&b, "%s,%s,%s,%s,seed,demo-strata-v6,%s,%d\n", c.ids[l.a], c.ids[l.b], l.category, yesNo(l.duplicate), strata[i], frame)
+	}
+	return b.String()
+}
+
 // smallGrid is a grid that sweeps the corpus in well under a second.
 func smallGrid() sweep.Grid {
 	base := lsh.DefaultSpec()

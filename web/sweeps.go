@@ -807,6 +807,17 @@ func heatOptions(rs []sweep.Result, hc heatChoice) (reprs, thresholds, verifs, v
 	return reprs, thresholds, verifs, values
 }
 
+// upperEndWords says what makes up the upper end of a configuration's false removals,
+// and whether the clustering capped the zero-event bounds.
+func upperEndWords(e sweep.Estimate) string {
+	w := fmt.Sprintf("%s of %d removals: %s from the bootstrap of the strata where labeled pairs are false merges, %s from the zero-event bounds of the strata where none is",
+		fmtNum(e.FalseRemovals.Hi, 1), e.Removals, fmtNum(e.Sampled, 1), fmtNum(e.Unseen, 1))
+	if e.Capped > 0 {
+		w += fmt.Sprintf("; the clustering capped those bounds in %d similarity bin(s), by %s: a false merge is a pair inside one cluster, and this configuration's clusters hold no more pairs in those bins", e.CappedBins, fmtNum(e.Capped, 1))
+	}
+	return w
+}
+
 // selFacts are the selected configuration's costs and shapes.
 func selFacts(r sweep.Result) []templates.Fact {
 	f := []templates.Fact{
@@ -819,6 +830,9 @@ func selFacts(r sweep.Result) []templates.Fact {
 	}
 	if r.BucketSkipped > 0 {
 		f = append(f, templates.Fact{Name: "left out by the bucket bound", Value: fmt.Sprintf("%d band collisions", r.BucketSkipped)})
+	}
+	if e := r.Dataset; e != nil && e.Unit == sweep.FalseRemovalUnit {
+		f = append(f, templates.Fact{Name: "upper end of false removals", Value: upperEndWords(*e)})
 	}
 	for _, ix := range r.Index {
 		f = append(f, templates.Fact{Name: fmt.Sprintf("index at %s documents", docCount(ix.Docs)),

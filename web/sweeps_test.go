@@ -203,6 +203,43 @@ func TestSweepDashboardNotEnoughLabels(t *testing.T) {
 	}
 }
 
+// TestSweepDashboardCappedBound: the same labels drawn under the demo's design, whose
+// strata name Jaccard bins. The non-duplicates' stratum (different|j0: 50,000 pairs
+// sharing no shingle, 5 labeled) no longer holds every upper end at 100%: a
+// configuration whose clusters hold no pair sharing no shingle cannot have a false merge
+// there, and the page says the clustering capped the bound.
+func TestSweepDashboardCappedBound(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	c := newSweepCorpus(4)
+	cid := f.withSweepLabels(c, c.labelsDemoDesignCSV(t, 50000))
+	id := f.startSweep(cid, smallGridForm("demo design"))
+	results, err := f.sweeps.Results(context.Background(), id)
+	if err != nil || len(results) == 0 {
+		t.Fatalf("results: %d, %v", len(results), err)
+	}
+	capped := -1
+	for i, r := range results {
+		e := r.Dataset
+		if e == nil || e.Unit != sweep.FalseRemovalUnit {
+			t.Fatalf("configuration %d: dataset estimate %+v; want one in documents", r.Ordinal, e)
+		}
+		if e.Capped > 0 && e.Removals > 0 && e.FalseRemovalRate.Hi < 1 && capped < 0 {
+			capped = i
+		}
+	}
+	if capped < 0 {
+		t.Fatal("no configuration's zero-event bounds were capped below its removals")
+	}
+	r := results[capped]
+	_, body := get(t, f.h, fmt.Sprintf("/sweeps/%d?config=%d", id, r.Ordinal), f.admin)
+	for _, want := range []string{"upper end of false removals", "the clustering capped those bounds in", "are capped by Σ 2/m over its pairs of that bin"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("dashboard of configuration %d (capped by %.1f) lacks %q", r.Ordinal, r.Dataset.Capped, want)
+		}
+	}
+}
+
 func TestSweepDashboard(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 1<<20)

@@ -32,7 +32,10 @@ func reportCPU(b *testing.B, start time.Duration) {
 // hold them; shingle sets, candidates, exact Jaccard, clustering and scoring are in the
 // loop. DefaultGrid's shape search (lsh.OptimalShape, cached per process by lsh) is in
 // the setup too. "with-design" gives every pair a stratified design (strata by tenth
-// of word-5 Jaccard) so the bootstrap runs for every configuration.
+// of word-5 Jaccard) so the bootstrap runs for every configuration. "demo-design" scores
+// the demo's own design (demo-strata-v6), whose zero-event bounds are capped by every
+// clustering's within-cluster pairs per Jaccard bin; "demo-design-uncapped" is the same
+// without the cap (Options.CapWork < 0), what the cap costs is the difference.
 func BenchmarkDefaultSweep(b *testing.B) {
 	d := loadDemo(b)
 	g := DefaultGrid()
@@ -40,17 +43,23 @@ func BenchmarkDefaultSweep(b *testing.B) {
 		b.Fatal(err)
 	}
 	sigs := precompute(b, d.texts, g.Specs)
-	for _, variant := range []string{"labels", "with-design"} {
+	for _, variant := range []string{"labels", "with-design", "demo-design", "demo-design-uncapped"} {
 		b.Run(variant, func(b *testing.B) {
 			in := textInput(d.texts, d.pairs, sigs)
-			if variant == "with-design" {
+			var opt Options
+			switch variant {
+			case "with-design":
 				in.Pairs = withDesign(b, d.texts, d.pairs)
+			case "demo-design":
+				in.Pairs = d.design
+			case "demo-design-uncapped":
+				in.Pairs, opt.CapWork = d.design, -1
 			}
 			var n int
 			b.ReportAllocs()
 			start := cpuTime(b)
 			for b.Loop() {
-				rep, err := Run(context.Background(), in, g, Options{})
+				rep, err := Run(context.Background(), in, g, opt)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -57,10 +57,14 @@ func (uf *unionFind) find(x int32) int32 {
 	return x
 }
 
-func (uf *unionFind) union(a, b int32) {
+func (uf *unionFind) union(a, b int32) { uf.unite(a, b) }
+
+// unite joins the sets of a and b and returns the root kept and the root joined to it;
+// ok is false when they were one set already.
+func (uf *unionFind) unite(a, b int32) (keep, gone int32, ok bool) {
 	ra, rb := uf.find(a), uf.find(b)
 	if ra == rb {
-		return
+		return ra, rb, false
 	}
 	if uf.size[ra] < uf.size[rb] {
 		ra, rb = rb, ra
@@ -76,6 +80,7 @@ func (uf *unionFind) union(a, b int32) {
 	uf.multi++
 	uf.sets--
 	uf.largest = max(uf.largest, int(uf.size[ra]))
+	return ra, rb, true
 }
 
 // ids returns each element's set id: the smallest element of its set.

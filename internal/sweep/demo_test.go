@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -23,6 +24,9 @@ type demoSample struct {
 	texts []string
 	bytes int64
 	pairs []LabeledPair
+	// design is pairs with the demo's own design columns (demo-strata-v6: stratum,
+	// frame size), as the demo campaign stores them.
+	design []LabeledPair
 }
 
 var (
@@ -86,6 +90,14 @@ func readDemo(samplePath, labelsPath string) (demoSample, error) {
 		d.pairs = append(d.pairs, LabeledPair{ID: id, A: index[rec[0]], B: index[rec[1]], Labels: []Label{{
 			Annotator: rec[4], Kind: "label", Category: rec[2], Duplicate: rec[3] == "yes", Rule: rec[4] == "demo-rules",
 		}}})
+		p := d.pairs[len(d.pairs)-1]
+		if len(rec) >= 9 {
+			p.Design, p.Stratum = rec[6], rec[7]
+			if p.FrameSize, err = strconv.Atoi(rec[8]); err != nil {
+				return d, fmt.Errorf("%s line %d: frame_size: %w", labelsPath, id+1, err)
+			}
+		}
+		d.design = append(d.design, p)
 	}
 	return d, nil
 }

@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
+
+	"github.com/dedupstudio/dedupstudio/internal/lsh"
 )
 
 // DefaultReplicates is the number of bootstrap replicates when Options leaves it 0.
@@ -23,6 +25,10 @@ type Stratum struct {
 	// (hypergeometric, Clopper-Pearson style) one-sided bound for zero events in n_h
 	// draws without replacement from N_h. 0 when every pair of the stratum is labeled.
 	Unseen int
+	// Bin is the stratum's similarity bin when its name says one a sweep can compute
+	// without labels (ParseStratum); the zero-event bounds of the strata of one bin are
+	// then capped by the clustering's pairs in that bin. -1 when it names none.
+	Bin int
 }
 
 // Design describes the sampling design behind a sweep's dataset-level estimates.
@@ -42,6 +48,10 @@ type Design struct {
 	Seed       uint64
 	// Notes say what the estimates cannot see or had to assume.
 	Notes []string
+	// CapRep is the representation whose exact Jaccard the strata's bins are taken over,
+	// when their zero-event bounds can be capped by the clustering (Stratum.Bin); nil
+	// when they cannot.
+	CapRep *lsh.Spec `json:",omitempty"`
 }
 
 // FalseRemovalUnit is Estimate.Unit for false removals counted in documents (see
@@ -83,6 +93,24 @@ type Estimate struct {
 	// Seen lists the strata (indexes into Design.Strata) where some labeled pair is a
 	// false merge: the others contribute to Unseen.
 	Seen []int `json:",omitempty"`
+	// Capped is how much the clustering took off the strata's zero-event bounds (Unseen
+	// is after it): for the strata of one similarity bin, their bounds' sum is capped by
+	// Σ 2/m over the pairs of that bin inside one cluster of m documents, which no count
+	// of false removals in them can exceed. 0 when the cap did not apply.
+	Capped float64 `json:",omitempty"`
+	// CappedBins counts the bins whose bounds the cap lowered; Caps says, per such bin,
+	// its cap and the strata whose bounds it replaced.
+	CappedBins int      `json:",omitempty"`
+	Caps       []BinCap `json:",omitempty"`
+}
+
+// BinCap is one similarity bin whose strata's zero-event bounds the clustering capped.
+type BinCap struct {
+	Bin int
+	// Cap is Σ 2/m over the configuration's within-cluster pairs of the bin (what the
+	// bin adds to Estimate.Unseen); Bound the sum of its strata's bounds it replaced.
+	Cap, Bound float64
+	Strata     []int // indexes into Design.Strata
 }
 
 // design is the estimator: the design's pairs with their stratum weights w_h = N_h/n_h
@@ -248,6 +276,7 @@ func newDesign(ps []designPair, name string, reps int, seed uint64) (*design, er
 	slices.SortFunc(strata, func(a, b *stratum) int { return cmp.Compare(a.Name, b.Name) })
 	d.weight = make([]float64, len(d.pairs))
 	d.repWeight = make([]float64, len(strata))
+	estimateNoted := false
 	for h, s := range strata {
 		// Every draw of a stratum should record the same N_h; if they differ, the frame
 		// changed between draws and the largest is the nearest to the frame now.
@@ -271,6 +300,20 @@ func newDesign(ps []designPair, name string, reps int, seed uint64) (*design, er
 		}
 		d.repWeight[h] = rw
 		s.Unseen = zeroEventBound(s.FrameSize, s.Labeled, unseenAlpha)
+		s.Bin = -1
+		switch k := ParseStratum(name, s.Name); k.Measure {
+		case JaccardMeasure:
+			if k.Scheme == DemoBins && (d.CapRep == nil || *d.CapRep == k.Rep) {
+				rep := k.Rep
+				d.CapRep, s.Bin = &rep, k.Bin
+			}
+		case EstimateMeasure:
+			if !estimateNoted {
+				estimateNoted = true
+				d.Notes = append(d.Notes, "the strata are bins of the MinHash estimate under the draw's representation: "+
+					"their zero-event bounds are not capped by the clustering (only exact-Jaccard bins are)")
+			}
+		}
 		for _, m := range s.members {
 			d.weight[m], d.stratum[m] = w, h
 		}
@@ -392,8 +435,10 @@ func (d *design) replicates(c [][]int32, buf []float64) []float64 {
 
 // estimate returns the dataset-level figures of a configuration: acc[i] says design
 // pair i is a duplicate the configuration accepts; fm[i] is, for a non-duplicate the
-// configuration puts in one cluster, that cluster's size m (0 otherwise).
-func (d *design) estimate(acc []bool, fm []int32, removals int) Estimate {
+// configuration puts in one cluster, that cluster's size m (0 otherwise). caps, when not
+// nil, holds per bin Σ 2/m over the configuration's within-cluster pairs of that bin
+// (fixed point, binTracker).
+func (d *design) estimate(acc []bool, fm []int32, removals int, caps []int64) Estimate {
 	shares := make([]int64, len(fm))
 	seen := make([]bool, len(d.Strata))
 	for i, m := range fm {
@@ -421,11 +466,36 @@ func (d *design) estimate(acc []bool, fm []int32, removals int) Estimate {
 	flo, fhi := percentileInterval(reps)
 	d.buf = reps
 	est := Estimate{Recall: recall, Removals: removals, Unit: FalseRemovalUnit, Sampled: fhi}
+	var byBin []float64 // unseen bounds per bin, for the cap
 	for h, s := range d.Strata {
-		if seen[h] {
+		switch {
+		case seen[h]:
 			est.Seen = append(est.Seen, h)
-		} else {
+		case s.Bin >= 0 && s.Bin < len(caps):
+			if byBin == nil {
+				byBin = make([]float64, len(caps))
+			}
+			byBin[s.Bin] += float64(s.Unseen)
+		default:
 			est.Unseen += float64(s.Unseen)
+		}
+	}
+	for b, u := range byBin {
+		// The pairs of bin b inside one cluster bound every false removal the strata of
+		// bin b can hold, whatever the sample says: take the smaller bound.
+		if c := float64(caps[b]) / fixedOne; c < u {
+			est.Unseen += c
+			est.Capped += u - c
+			est.CappedBins++
+			bc := BinCap{Bin: b, Cap: c, Bound: u}
+			for h, s := range d.Strata {
+				if s.Bin == b && !seen[h] {
+					bc.Strata = append(bc.Strata, h)
+				}
+			}
+			est.Caps = append(est.Caps, bc)
+		} else {
+			est.Unseen += u
 		}
 	}
 	// A cluster's false removals never exceed its removals, so neither do their total

@@ -125,7 +125,7 @@ func TestEstimatorCoverage(t *testing.T) {
 			t.Fatal(err)
 		}
 		acc, fm := pop.outcome(pairs)
-		est := d.estimate(acc, fm, 1_000_000) // removals far above F: no cap
+		est := d.estimate(acc, fm, 1_000_000, nil) // removals far above F: no cap
 		if est.Recall.Lo <= pop.recall && pop.recall <= est.Recall.Hi {
 			coveredRecall++
 		}
@@ -175,7 +175,7 @@ func TestEstimatorCoverageZeroEvents(t *testing.T) {
 			t.Fatal(err)
 		}
 		acc, fm := pop.outcome(pairs)
-		est := d.estimate(acc, fm, 1_000_000)
+		est := d.estimate(acc, fm, 1_000_000, nil)
 		f := pop.falseRemovals
 		if est.FalseRemovals.Lo <= f && f <= est.FalseRemovals.Hi {
 			covered++
@@ -264,7 +264,7 @@ func TestDesignChoice(t *testing.T) {
 	if err != nil || d.Name != "may" || d.Pairs != 25 {
 		t.Errorf("newDesign(may) = %+v, %v; want may with 25 pairs", d, err)
 	}
-	if !math.IsNaN(d.estimate(make([]bool, 25), make([]int32, 25), 0).Recall.Value) {
+	if !math.IsNaN(d.estimate(make([]bool, 25), make([]int32, 25), 0, nil).Recall.Value) {
 		t.Errorf("recall without a labeled duplicate is not NaN")
 	}
 
@@ -307,7 +307,7 @@ func TestDesignFrameConflicts(t *testing.T) {
 	// Recall: D = 60 (a) + 2 (b); accepting a's duplicate only gives 60/62.
 	// The non-duplicates of a (weight 60) and c (weight 50) are merged in clusters of
 	// 2 and 4: F = 60·2/2 + 50·2/4 = 85 documents.
-	est := d.estimate([]bool{true, false, false, false, false}, []int32{0, 2, 0, 0, 4}, 1000)
+	est := d.estimate([]bool{true, false, false, false, false}, []int32{0, 2, 0, 0, 4}, 1000, nil)
 	if math.Abs(est.Recall.Value-60.0/62) > 1e-12 || est.FalseRemovals.Value != 85 {
 		t.Errorf("estimate = recall %v, F %v; want %v, 85", est.Recall.Value, est.FalseRemovals.Value, 60.0/62)
 	}
@@ -316,7 +316,7 @@ func TestDesignFrameConflicts(t *testing.T) {
 	}
 	// Over fewer removals than the estimate the figures are capped: a rate, never
 	// above 100%.
-	est = d.estimate([]bool{true, false, false, false, false}, []int32{0, 2, 0, 0, 4}, 10)
+	est = d.estimate([]bool{true, false, false, false, false}, []int32{0, 2, 0, 0, 4}, 10, nil)
 	if est.FalseRemovals.Value != 10 || est.FalseRemovalRate.Value != 1 || est.FalseRemovalRate.Hi != 1 {
 		t.Errorf("over 10 removals: F %+v, rate %+v; want 10 and 1", est.FalseRemovals, est.FalseRemovalRate)
 	}
@@ -411,11 +411,11 @@ func TestEstimateOrderFree(t *testing.T) {
 	d2, _ := newDesign(ps, "", 500, 1)
 	a1, f1 := outcome(1)
 	a2, f2 := outcome(2)
-	first := d1.estimate(a1, f1, 100)
-	d1.estimate(a2, f2, 100)
-	again := d1.estimate(a1, f1, 100)
-	d2.estimate(a2, f2, 100)
-	fresh := d2.estimate(a1, f1, 100)
+	first := d1.estimate(a1, f1, 100, nil)
+	d1.estimate(a2, f2, 100, nil)
+	again := d1.estimate(a1, f1, 100, nil)
+	d2.estimate(a2, f2, 100, nil)
+	fresh := d2.estimate(a1, f1, 100, nil)
 	if !reflect.DeepEqual(first, again) || !reflect.DeepEqual(first, fresh) {
 		t.Errorf("estimate of one configuration: %+v, after another %+v, on a design that saw another first %+v", first, again, fresh)
 	}

@@ -204,9 +204,10 @@ type Shortfall struct {
 	// the others' bounds; else the highest whose point estimate meets it; else the one
 	// with the lowest upper end.
 	Index int
-	// Reachable is false when the strata where labeled pairs are false merges already
-	// put the upper end above the target: more labels elsewhere cannot bound it (more
-	// labels there may narrow it, or the configuration is too loose).
+	// Reachable is false when the strata where labeled pairs are false merges (with the
+	// caps of the bins the clustering capped) already put the upper end above the
+	// target: more labels elsewhere cannot bound it (more labels there may narrow it, or
+	// the configuration is too loose).
 	Reachable bool
 	// Needs lists the strata without a false merge that hold the upper end up, the
 	// most labels first: if that many more labels are drawn from each and none is a
@@ -263,6 +264,18 @@ func Advise(rs []Result, d Design, t Target) (Shortfall, bool) {
 	seen := make(map[int]bool, len(e.Seen))
 	for _, h := range e.Seen {
 		seen[h] = true
+	}
+	// A bin the clustering capped at a small part of the target (a tenth) keeps its cap
+	// whatever the labels say: its strata need no labels, and its cap comes off the
+	// budget. A bin capped higher (the configuration's own merges are in it) is left to
+	// labels like the others.
+	for _, c := range e.Caps {
+		if c.Cap <= budget/10 {
+			budget -= c.Cap
+			for _, h := range c.Strata {
+				seen[h] = true
+			}
+		}
 	}
 	const c = 3.6888794541139363 // -ln(0.025): zero events in n draws bound a share by about c/n
 	var sumRoot float64

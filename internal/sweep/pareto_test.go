@@ -147,6 +147,26 @@ func TestAdvise(t *testing.T) {
 	if !slices.Equal(sf.Needs, want) {
 		t.Errorf("needs = %+v; want %+v", sf.Needs, want)
 	}
+	// The clustering capped "big" at 0.5 false removals, under a tenth of the budget (7):
+	// it needs no labels, and the budget of the others is 6.5; n_h = 3.69·sqrt(400)·20/6.5
+	// for "small". Capped at 2 (over a tenth) it is left to labels as before.
+	capped := est(0.80, 0.004, 3, 1000, 3)
+	e := capped.Dataset
+	e.Unseen, e.Capped, e.CappedBins = e.Unseen-float64(d.Strata[0].Unseen)+0.5, float64(d.Strata[0].Unseen)-0.5, 1
+	e.Caps = []BinCap{{Bin: 0, Cap: 0.5, Bound: float64(d.Strata[0].Unseen), Strata: []int{0}}}
+	e.FalseRemovals.Hi = min(1000, 3+e.Unseen)
+	e.FalseRemovalRate.Hi = e.FalseRemovals.Hi / 1000
+	saved := rs[1]
+	rs[1] = capped
+	sf, _ = Advise(rs, d, DefaultTarget)
+	if want := []StratumNeed{{"small", 400, 20, 228 - 20}}; sf.Index != 1 || !sf.Reachable || !slices.Equal(sf.Needs, want) {
+		t.Errorf("Advise with big capped = %+v; want configuration 1 needing %+v", sf, want)
+	}
+	e.Caps[0].Cap = 2
+	if sf, _ = Advise(rs, d, DefaultTarget); !slices.Equal(sf.Needs, want) {
+		t.Errorf("Advise with big capped over a tenth of the budget: needs %+v; want %+v", sf.Needs, want)
+	}
+	rs[1] = saved
 	// The strata with false merges alone exceed the target: labels elsewhere cannot help.
 	// (A reachable configuration of lower recall is preferred to it; here there is none.)
 	rs[1], rs[2] = est(0.80, 0.004, 12, 1000, 3), est(0.60, 0.5, 0, 200)

@@ -39,6 +39,9 @@ func Prepare(ctx context.Context, in Input, c Config, opt Options) (*State, erro
 	if c.Shape.Bands*c.Shape.Rows > c.Spec.Hashes {
 		return nil, &GridError{Axis: "shapes", Index: 0, Msg: fmt.Sprintf("shape %v needs k >= %d; the spec has %d", c.Shape, c.Shape.Bands*c.Shape.Rows, c.Spec.Hashes)}
 	}
+	if err := e.prepareCap(ctx); err != nil {
+		return nil, err
+	}
 	sigs, err := e.signatures(ctx, c.Spec)
 	if err != nil {
 		return nil, err
@@ -84,7 +87,7 @@ func (s *State) Rescore(ctx context.Context, threshold float64) (Result, error) 
 	r := s.base
 	r.Config = s.config
 	r.Config.Threshold = threshold
-	r.Scores = s.e.scores(o.acc, o.merged, o.removals, o.multi, o.largest)
+	r.Scores = s.e.scores(o.acc, o.merged, o.removals, o.multi, o.largest, o.caps)
 	r.Accepted = o.edges
 	r.ScoreTime = time.Since(start)
 	return r, nil
@@ -204,6 +207,7 @@ type single struct {
 	acc                             []bool  // per counted pair
 	merged                          []int32 // per counted pair: the size of the cluster holding it, 0 if apart
 	removals, multi, largest, edges int
+	caps                            []int64 // the clustering's pairs per bin (binTracker); nil when not computed
 }
 
 // one clusters the candidates accepted at threshold t under policy.
@@ -237,6 +241,9 @@ func (e *engine) one(ctx context.Context, cs *shapeCands, sims similarities, t f
 			}
 		}
 		o.removals, o.multi, o.largest = e.n-uf.sets, uf.multi, uf.largest
+		if e.bin != nil {
+			o.caps = e.capsOf(uf.ids())
+		}
 		return o, nil
 	}
 	var edges []Edge
@@ -254,5 +261,6 @@ func (e *engine) one(ctx context.Context, cs *shapeCands, sims similarities, t f
 	o.merged = mergedSizes(e.keys, ids)
 	sets, multi, largest := clusterStats(ids)
 	o.removals, o.multi, o.largest = e.n-sets, multi, largest
+	o.caps = e.capsOf(ids)
 	return o, nil
 }

@@ -55,6 +55,9 @@ type Options struct {
 	// MemoPairs the exact similarities remembered per representation (DefaultMemoPairs).
 	SetBudget int64
 	MemoPairs int
+	// CapWork bounds the work of capping one clustering's zero-event bounds
+	// (DefaultCapWork when 0; negative turns the cap off).
+	CapWork int
 	// Progress is called after each configuration with the number scored and the total;
 	// OnResult with each result as it completes, in Report.Results order. Both are
 	// called from the goroutine running the sweep.
@@ -74,6 +77,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MemoPairs <= 0 {
 		o.MemoPairs = DefaultMemoPairs
+	}
+	if o.CapWork == 0 {
+		o.CapWork = DefaultCapWork
 	}
 	return o
 }
@@ -167,6 +173,9 @@ func Run(ctx context.Context, in Input, g Grid, opt Options) (*Report, error) {
 		return nil, err
 	}
 	total, _ := g.count()
+	if err := e.prepareCap(ctx); err != nil {
+		return nil, err
+	}
 	rep := &Report{Labels: e.ls, Design: e.des.Design, Configs: total}
 	if in.Docs.ContentHash != nil {
 		b := e.baseline()
@@ -266,6 +275,7 @@ type engine struct {
 	dup      []bool   // per counted pair
 	des      *design
 	policies map[string]Clusterer
+	bin      *binner // the design's bins of any pair, for the cap; nil without one
 
 	// floor is the lowest threshold any configuration compares: candidates' exact
 	// similarities below it are not computed in full (the counted pairs' always are).

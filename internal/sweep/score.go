@@ -52,7 +52,7 @@ func (e *engine) pass(ctx context.Context, cs *shapeCands, sims similarities, th
 			if err != nil {
 				return nil, nil, err
 			}
-			scores[j] = e.scores(o.acc, o.merged, o.removals, o.multi, o.largest)
+			scores[j] = e.scores(o.acc, o.merged, o.removals, o.multi, o.largest, o.caps)
 			accepted[j] = o.edges
 		}
 		return scores, accepted, nil
@@ -63,13 +63,20 @@ func (e *engine) pass(ctx context.Context, cs *shapeCands, sims similarities, th
 	// Connected components only grow as the threshold falls: add the edges of each level
 	// from the highest threshold down and read the components off after each.
 	uf := newUnionFind(e.n)
+	tr := e.capTracker()
 	for j := m - 1; j >= 0; j-- {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
 		}
 		for _, i := range order[start[j+1]:start[j+2]] {
 			a, b := unpair(cs.keys[i])
-			uf.union(a, b)
+			if keep, gone, ok := uf.unite(a, b); ok && tr != nil {
+				tr.merge(keep, gone)
+			}
+		}
+		var caps []int64
+		if tr != nil {
+			caps = tr.caps()
 		}
 		acceptedAt(j)
 		for i, k := range e.keys {
@@ -79,15 +86,16 @@ func (e *engine) pass(ctx context.Context, cs *shapeCands, sims similarities, th
 				merged[i] = uf.size[ra]
 			}
 		}
-		scores[j] = e.scores(acc, merged, e.n-uf.sets, uf.multi, uf.largest)
+		scores[j] = e.scores(acc, merged, e.n-uf.sets, uf.multi, uf.largest, caps)
 	}
 	return scores, accepted, nil
 }
 
 // scores counts the outcome of one configuration on the counted pairs: accepted[i] per
 // counted pair, and merged[i], the size of the cluster that holds both its documents (0
-// when they are apart).
-func (e *engine) scores(accepted []bool, merged []int32, removals, clusters, largest int) Scores {
+// when they are apart); caps the clustering's pairs per bin (binTracker), nil when it
+// was not computed.
+func (e *engine) scores(accepted []bool, merged []int32, removals, clusters, largest int, caps []int64) Scores {
 	type tally struct{ dups, dupAcc, dupMerged, non, nonAcc, nonMerged int }
 	var all tally
 	per := make([]tally, len(e.cats))
@@ -142,7 +150,7 @@ func (e *engine) scores(accepted []bool, merged []int32, removals, clusters, lar
 				fm[i] = merged[p]
 			}
 		}
-		est := e.des.estimate(acc, fm, removals)
+		est := e.des.estimate(acc, fm, removals, caps)
 		s.Dataset = &est
 	}
 	return s
@@ -167,7 +175,7 @@ func (e *engine) baseline() Scores {
 		same[i] = ids[a] == ids[b]
 	}
 	sets, multi, largest := clusterStats(ids)
-	return e.scores(same, mergedSizes(e.keys, ids), e.n-sets, multi, largest)
+	return e.scores(same, mergedSizes(e.keys, ids), e.n-sets, multi, largest, e.capsOf(ids))
 }
 
 // mergedSizes returns, per counted pair (keys), the size of the cluster of ids that
