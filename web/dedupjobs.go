@@ -414,8 +414,10 @@ func (s *server) importDedupRemovals(ctx context.Context, j db.DedupJob, by db.U
 	if err != nil {
 		return err
 	}
+	// The dataset was found by the corpus file's name; a run started before the corpus was
+	// imported names the file in its rows, so the rows' dataset may differ by design.
 	req := dedup.ImportRequest{DatasetID: ds.ID, Format: results.Manifest, Sample: dedup.DefaultSample, Seed: 1, ApprovalsRequired: 1,
-		By: by, ByName: by.Name, File: results.Source{Name: fmt.Sprintf("dedup-job-%d-%s", j.ID, bulk.RemovalsJSONL), Reader: f, At: f, Size: st.Size()}}
+		OtherDataset: true, By: by, ByName: by.Name, File: results.Source{Name: fmt.Sprintf("dedup-job-%d-%s", j.ID, bulk.RemovalsJSONL), Reader: f, At: f, Size: st.Size()}}
 	m, err := dedup.ImportResults(ctx, s.store, req, func(dedup.Progress) {})
 	if err != nil {
 		msg, ok := userMessage(err)
