@@ -285,7 +285,12 @@ func (s *server) rerunSweep(w http.ResponseWriter, r *http.Request) {
 	sw, err := s.loadSweep(r)
 	if err == nil {
 		var again sweeprun.Sweep
-		if again, err = s.sweeps.Rerun(r.Context(), sw.ID, userOf(r).ID); err == nil {
+		again, err = s.sweeps.Rerun(r.Context(), sw.ID, userOf(r).ID, r.PostFormValue("token"))
+		if errors.Is(err, sweeprun.ErrReplayed) {
+			s.redirect(w, r, fmt.Sprintf("/sweeps/%d", again.ID), done("This form was sent already (a double click, or the page reloaded): here is the re-run it started. Nothing new was started."))
+			return
+		}
+		if err == nil {
 			sw = again
 		}
 	}
@@ -578,6 +583,7 @@ func (s *server) showSweep(w http.ResponseWriter, r *http.Request) {
 	v.CreatedBy = strings.TrimPrefix(s.userNames(r.Context())(sw.CreatedBy), "by ")
 	v.CanCancel = v.Progress.Running && sw.JobID != ""
 	v.CanResume = sw.State.Resumable()
+	v.RerunToken = newFormToken()
 	if diff, err := s.sweeps.LabelsChanged(r.Context(), sw.ID); err == nil {
 		v.LabelsChanged = diff.N()
 	}

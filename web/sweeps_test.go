@@ -668,3 +668,32 @@ func TestSweepFormConcurrentPosts(t *testing.T) {
 		t.Error("no queued sweep's page said \"Queued, position N\"")
 	}
 }
+
+// TestSweepRerunPostedTwice: the re-run form carries a one-time token, so the same form
+// posted twice (a double click) makes one re-run, and the second answer leads to it.
+func TestSweepRerunPostedTwice(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	cid := f.withSweepCorpus(newSweepCorpus(3))
+	id := f.startSweep(cid, smallGridForm("first"))
+	_, page := get(t, f.h, fmt.Sprintf("/sweeps/%d", id), f.admin)
+	m := regexp.MustCompile(`action="/sweeps/\d+/rerun" class="row"><input type="hidden" name="token" value="([0-9a-f]{32})"`).FindStringSubmatch(page)
+	if m == nil {
+		t.Fatalf("the re-run form carries no one-time token:\n%s", page)
+	}
+	form := url.Values{"token": {m[1]}}
+	first := f.do("POST", fmt.Sprintf("/sweeps/%d/rerun", id), f.admin, form)
+	second := f.do("POST", fmt.Sprintf("/sweeps/%d/rerun", id), f.admin, form)
+	list, _ := f.sweeps.List(context.Background(), cid)
+	if len(list) != 2 {
+		t.Fatalf("%d sweeps after one re-run form posted twice; want 2 (the sweep and one re-run)", len(list))
+	}
+	if first.Code != http.StatusSeeOther || second.Code != http.StatusSeeOther || first.Header().Get("Location") == "" ||
+		strings.Split(first.Header().Get("Location"), "?")[0] != strings.Split(second.Header().Get("Location"), "?")[0] {
+		t.Errorf("answers %d %q and %d %q; want both to lead to the one re-run", first.Code, first.Header().Get("Location"),
+			second.Code, second.Header().Get("Location"))
+	}
+	for _, sw := range list {
+		f.sweeps.Wait(context.Background(), sw.ID)
+	}
+}

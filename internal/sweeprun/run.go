@@ -134,13 +134,13 @@ func (s *Service) Resume(ctx context.Context, id, by int64) (Sweep, error) {
 
 // Rerun starts a new sweep with the grid, name (marked as a re-run) and notes of sweep id,
 // on the campaign's current labels.
-func (s *Service) Rerun(ctx context.Context, id, by int64) (Sweep, error) {
+func (s *Service) Rerun(ctx context.Context, id, by int64, token string) (Sweep, error) {
 	sw, err := s.Get(ctx, id)
 	if err != nil {
 		return Sweep{}, err
 	}
 	name := strings.TrimSuffix(sw.Name, " (re-run)") + " (re-run)"
-	return s.start(ctx, StartRequest{CampaignID: sw.CampaignID, Name: name, Notes: sw.Notes, Grid: sw.Grid, By: by}, id)
+	return s.start(ctx, StartRequest{CampaignID: sw.CampaignID, Name: name, Notes: sw.Notes, Grid: sw.Grid, By: by, Token: token}, id)
 }
 
 // Cancel asks a running or queued sweep to stop; what it scored stays stored and it can

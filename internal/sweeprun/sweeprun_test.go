@@ -399,7 +399,7 @@ func TestLabelsChangedAndRerun(t *testing.T) {
 	if d.Added != 1 || d.Changed != 1 || d.Removed != 0 || d.N() != 2 || d.Version == sw.LabelVersion {
 		t.Errorf("LabelsChanged = %+v; want 1 added, 1 changed, a new version", d)
 	}
-	re, err := e.svc.Rerun(ctx, sw.ID, 0)
+	re, err := e.svc.Rerun(ctx, sw.ID, 0, "")
 	if err != nil {
 		t.Fatal(err)
 	}
