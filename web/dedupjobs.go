@@ -152,18 +152,28 @@ func (s *server) corpusPath(rel string) (string, error) {
 // corpusDataset is the dataset the corpus file was imported as: the newest ready one
 // whose source file has its name. ok is false when there is none.
 func (s *server) corpusDataset(ctx context.Context, rel string) (db.Dataset, bool, error) {
-	all, err := s.store.Datasets(ctx)
+	byFile, err := s.corpusDatasets(ctx)
 	if err != nil {
 		return db.Dataset{}, false, err
 	}
-	var best db.Dataset
-	found := false
+	d, ok := byFile[filepath.Base(rel)]
+	return d, ok, nil
+}
+
+// corpusDatasets maps a source file's name to the newest ready dataset imported from it:
+// one query for a whole list of corpus files.
+func (s *server) corpusDatasets(ctx context.Context) (map[string]db.Dataset, error) {
+	all, err := s.store.Datasets(ctx)
+	if err != nil {
+		return nil, err
+	}
+	byFile := map[string]db.Dataset{}
 	for _, d := range all {
-		if d.State == "ready" && d.SourceFile == filepath.Base(rel) && (!found || d.ID > best.ID) {
-			best, found = d, true
+		if best, ok := byFile[d.SourceFile]; d.State == "ready" && (!ok || d.ID > best.ID) {
+			byFile[d.SourceFile] = d
 		}
 	}
-	return best, found, nil
+	return byFile, nil
 }
 
 // dedupSettings is the settings.json of the manifest or sweep result the URL names,
@@ -230,12 +240,14 @@ func (s *server) newDedupJob(w http.ResponseWriter, r *http.Request) {
 		Action: r.URL.Path[:len(r.URL.Path)-len("/new")] + queryOf(r), Draft: !desc.Source.SignedOff,
 		Config: fmt.Sprintf("%s, %d bands x %d rows, threshold %s, %s verification, %s, keeper rule %s", params.Spec, params.Shape.Bands,
 			params.Shape.Rows, fmtNum(params.Threshold, 2), params.Verification, params.Policy, params.Rule)}
+	byFile, err := s.corpusDatasets(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	for _, f := range files {
 		label := f
-		if ds, ok, err := s.corpusDataset(r.Context(), f); err != nil {
-			s.fail(w, r, err)
-			return
-		} else if ok {
+		if ds, ok := byFile[filepath.Base(f)]; ok {
 			label += fmt.Sprintf(" (imported as %s v%d)", ds.Name, ds.Version)
 		}
 		v.Corpora = append(v.Corpora, templates.Option{Value: f, Label: label, Selected: formValue(r, "corpus", "") == f})

@@ -61,7 +61,7 @@ func (r *run) candidates(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	skip, _ := follower(r.sum.Docs, groups)
+	rep := follower(r.sum.Docs, groups)
 	sh := r.opt.Params.Shape
 	n := r.sum.Docs
 	bands := &sorter[bandEntry]{dir: r.path(runsDir), prefix: "bands", max: max(1024, r.opt.RunBytes/16), cmp: cmpBand, size: 12,
@@ -108,7 +108,7 @@ func (r *run) candidates(ctx context.Context) error {
 		}
 		wg.Wait()
 		for i := range m {
-			if skip[lo+i] {
+			if rep[lo+i] != int32(lo+i) { // a follower of an exact group
 				continue
 			}
 			for _, key := range keys[i*sh.Bands : (i+1)*sh.Bands] {

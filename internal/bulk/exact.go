@@ -164,19 +164,17 @@ func (r *run) readExact() ([][]int, error) {
 	return out, sc.Err()
 }
 
-// follower marks the documents that are not the first of their exact group: they take
-// no part in LSH; rep maps every document to its group's first (itself when alone).
-func follower(n int, groups [][]int) (skip []bool, rep []int32) {
-	skip = make([]bool, n)
+// follower maps every document to its exact group's first member (itself when alone):
+// a document that is not its own first takes no part in LSH.
+func follower(n int, groups [][]int) (rep []int32) {
 	rep = make([]int32, n)
 	for i := range rep {
 		rep[i] = int32(i)
 	}
 	for _, g := range groups {
 		for _, d := range g[1:] {
-			skip[d] = true
 			rep[d] = int32(g[0])
 		}
 	}
-	return skip, rep
+	return rep
 }

@@ -60,7 +60,7 @@ func (r *run) cluster(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	_, rep := follower(n, groups)
+	rep := follower(n, groups)
 	edges, err := r.readEdges()
 	if err != nil {
 		return err
@@ -187,7 +187,7 @@ func (r *run) manifest(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	_, rep := follower(n, groups)
+	rep := follower(n, groups)
 	src, err := r.openSims(rep)
 	if err != nil {
 		return err

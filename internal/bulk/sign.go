@@ -178,13 +178,7 @@ func (r *run) signatures(ctx context.Context) error {
 	if err := os.MkdirAll(r.path(chunkDir), 0o755); err != nil {
 		return err
 	}
-	done := 0
-	for {
-		if _, err := os.Stat(r.path(chunkName(done, "docs"))); err != nil {
-			break
-		}
-		done++
-	}
+	done := r.completeChunks()
 	src, err := r.open()
 	if err != nil {
 		return err
@@ -226,6 +220,18 @@ func (r *run) signatures(ctx context.Context) error {
 		return err
 	}
 	return r.joinChunks()
+}
+
+// completeChunks is how many chunks from the first are complete (their .docs file,
+// renamed last, is there).
+func (r *run) completeChunks() int {
+	n := 0
+	for {
+		if _, err := os.Stat(r.path(chunkName(n, "docs"))); err != nil {
+			return n
+		}
+		n++
+	}
 }
 
 // signer is one worker's state: a hasher and a normalizer are not safe to share.
@@ -317,13 +323,7 @@ func metaString(m map[string]any, field string) string {
 // joinChunks concatenates the chunks into signatures.bin, docs.jsonl and rejects.jsonl,
 // counts the documents and the rejects, and removes the chunks.
 func (r *run) joinChunks() error {
-	n := 0
-	for {
-		if _, err := os.Stat(r.path(chunkName(n, "docs"))); err != nil {
-			break
-		}
-		n++
-	}
+	n := r.completeChunks()
 	docs, rejects := 0, 0
 	for _, j := range []struct {
 		ext, out string

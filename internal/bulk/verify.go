@@ -254,7 +254,7 @@ func (r *run) verify(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	_, rep := follower(r.sum.Docs, groups)
+	rep := follower(r.sum.Docs, groups)
 	src, err := r.openSims(rep)
 	if err != nil {
 		return err
