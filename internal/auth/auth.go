@@ -176,12 +176,17 @@ func CheckPassword(hash, pw string) (bool, error) {
 // NewToken returns a 128-bit random token for a cookie or a link, and the hash to store.
 // Only the hash is kept server-side, so a leaked database does not leak live sessions.
 func NewToken() (token string, hash []byte) {
-	b := make([]byte, 16)
+	token = randomText(16)
+	return token, HashToken(token)
+}
+
+// randomText is n random bytes in unpadded URL-safe base64.
+func randomText(n int) string {
+	b := make([]byte, n)
 	if _, err := rand.Read(b); err != nil {
 		panic(err) // crypto/rand does not fail on supported platforms
 	}
-	token = base64.RawURLEncoding.EncodeToString(b)
-	return token, HashToken(token)
+	return base64.RawURLEncoding.EncodeToString(b)
 }
 
 // APITokenPrefix starts every API token, so a leaked one is recognisable (secret
@@ -191,11 +196,7 @@ const APITokenPrefix = "dsk_"
 // NewAPIToken returns a token for the search API, 256 random bits after
 // APITokenPrefix, and the hash to store (HashToken). The token is shown once.
 func NewAPIToken() (token string, hash []byte) {
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		panic(err) // crypto/rand does not fail on supported platforms
-	}
-	token = APITokenPrefix + base64.RawURLEncoding.EncodeToString(b)
+	token = APITokenPrefix + randomText(32)
 	return token, HashToken(token)
 }
 

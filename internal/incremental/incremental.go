@@ -135,9 +135,6 @@ func New(c Config) (*Index, error) {
 	return ix, nil
 }
 
-// Config returns the configuration the index searches under.
-func (ix *Index) Config() Config { return ix.cfg }
-
 // Len returns the number of documents the index holds.
 func (ix *Index) Len() int {
 	ix.mu.RLock()

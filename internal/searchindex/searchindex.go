@@ -54,8 +54,8 @@ func New(store *db.DB, log *slog.Logger) *Service {
 	return &Service{store: store, log: log, m: map[int64]*entry{}}
 }
 
-// Config is what an index with params searches under.
-func Config(p review.Params) incremental.Config {
+// config is what an index with params searches under.
+func config(p review.Params) incremental.Config {
 	return incremental.Config{Spec: p.Spec, Shape: p.Shape, Threshold: p.Threshold, Exact: p.Verification == review.Exact}
 }
 
@@ -102,7 +102,7 @@ func (s *Service) load(ctx context.Context, id int64) (*Index, error) {
 	if meta.ManifestState == review.Revoked {
 		return nil, fmt.Errorf("search index %d (manifest %d): %w", id, meta.ManifestID, ErrRevoked)
 	}
-	ix, err := incremental.New(Config(meta.Params))
+	ix, err := incremental.New(config(meta.Params))
 	if err != nil {
 		return nil, fmt.Errorf("search index %d: %w", id, err)
 	}
