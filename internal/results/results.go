@@ -220,18 +220,15 @@ func (o *Options) defaults() {
 	}
 }
 
-// hashingReader hashes what is read through it.
+// hashingReader hashes what is read through it (an io.TeeReader into SHA-256).
 type hashingReader struct {
-	r io.Reader
+	io.Reader
 	h hash.Hash
 }
 
-func newHashing(r io.Reader) *hashingReader { return &hashingReader{r: r, h: sha256.New()} }
-
-func (h *hashingReader) Read(p []byte) (int, error) {
-	n, err := h.r.Read(p)
-	h.h.Write(p[:n])
-	return n, err
+func newHashing(r io.Reader) *hashingReader {
+	h := sha256.New()
+	return &hashingReader{Reader: io.TeeReader(r, h), h: h}
 }
 
 func (h *hashingReader) sum() string { return hex.EncodeToString(h.h.Sum(nil)) }
