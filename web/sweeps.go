@@ -3,8 +3,6 @@ package web
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -243,13 +241,7 @@ func thousands(n int64) string {
 
 // newFormToken returns a one-time token for a form against double submits: 128 random
 // bits, hex.
-func newFormToken() string {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic(err) // crypto/rand does not fail on supported platforms
-	}
-	return hex.EncodeToString(b[:])
-}
+func newFormToken() string { return randomToken(16) }
 
 // checkSweepName refuses a sweep without a name, or with a name over 200 characters or
 // notes over 4,000: the same limits when a sweep starts and when it is renamed.

@@ -63,7 +63,7 @@ func sweepParams(c sweep.Config) (review.Params, error) {
 	if err != nil {
 		return review.Params{}, err
 	}
-	rule, err := cluster.ParseRule("earliest")
+	rule, err := cluster.ParseRule(defaultKeeper)
 	if err != nil {
 		return review.Params{}, err
 	}

@@ -83,6 +83,18 @@ func (uf *unionFind) unite(a, b int32) (keep, gone int32, ok bool) {
 	return ra, rb, true
 }
 
+// mergedSizes writes, per pair of keys, the size of the set that holds both its
+// elements into out, 0 when they are apart: mergedSizes for a clustering in progress.
+func (uf *unionFind) mergedSizes(keys []uint64, out []int32) {
+	for i, k := range keys {
+		a, b := unpair(k)
+		out[i] = 0
+		if ra := uf.find(a); ra == uf.find(b) {
+			out[i] = uf.size[ra]
+		}
+	}
+}
+
 // ids returns each element's set id: the smallest element of its set.
 func (uf *unionFind) ids() []int32 {
 	n := len(uf.parent)

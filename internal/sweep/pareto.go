@@ -277,7 +277,7 @@ func Advise(rs []Result, d Design, t Target) (Shortfall, bool) {
 			}
 		}
 	}
-	const c = 3.6888794541139363 // -ln(0.025): zero events in n draws bound a share by about c/n
+	c := -math.Log(unseenAlpha) // zero events in n draws bound a share by about c/n at the zero-event bound's level (zeroEventBound)
 	var sumRoot float64
 	for h, s := range d.Strata {
 		if !seen[h] && s.Unseen > 0 {

@@ -234,12 +234,7 @@ func (e *engine) one(ctx context.Context, cs *shapeCands, sims similarities, t f
 				o.edges++
 			}
 		}
-		for i, k := range e.keys {
-			a, b := unpair(k)
-			if ra := uf.find(a); ra == uf.find(b) {
-				o.merged[i] = uf.size[ra]
-			}
-		}
+		uf.mergedSizes(e.keys, o.merged)
 		o.removals, o.multi, o.largest = e.n-uf.sets, uf.multi, uf.largest
 		if e.bin != nil {
 			o.caps = e.capsOf(uf.ids())

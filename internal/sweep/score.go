@@ -79,13 +79,7 @@ func (e *engine) pass(ctx context.Context, cs *shapeCands, sims similarities, th
 			caps = tr.caps()
 		}
 		acceptedAt(j)
-		for i, k := range e.keys {
-			a, b := unpair(k)
-			merged[i] = 0
-			if ra := uf.find(a); ra == uf.find(b) {
-				merged[i] = uf.size[ra]
-			}
-		}
+		uf.mergedSizes(e.keys, merged)
 		scores[j] = e.scores(acc, merged, e.n-uf.sets, uf.multi, uf.largest, caps)
 	}
 	return scores, accepted, nil
