@@ -48,3 +48,38 @@ func TestDedupJobInBrowser(t *testing.T) {
 	p.do(chromedp.Click(`[data-testid="dedup-manifest"]`))
 	p.waitFor(`/^\/manifests\/\d+$/.test(location.pathname) && !!document.querySelector('[data-testid="imported-from"]')`)
 }
+
+// At a phone's width the whole-corpus run pages (the form, a finished run's page and
+// the list of runs) do not run off the side.
+func TestDedupJobPagesAt390(t *testing.T) {
+	f := newFixture(t, 8<<20)
+	run := f.withRun(chainRun)
+	root := CorpusDir(f.store.Path())
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "chain.jsonl"), []byte(chainDocs(t)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(f.h)
+	t.Cleanup(srv.Close)
+	p := tab{t, sweepBrowser(t, 390, 844)}
+	p.do(chromedp.EmulateViewport(390, 844))
+	p.login(srv.URL, "reviewer")
+	p.do(chromedp.Navigate(srv.URL + "/manifests/" + itoa64(run.ID) + "/dedup-jobs/new"))
+	p.waitFor(`document.readyState === "complete" && !!document.querySelector('[data-testid="dedup-corpus"]')`)
+	if got := evalJS[string](p, overflowJS); got != "" {
+		t.Errorf("the run form at 390 px: %s", got)
+	}
+	p.do(chromedp.Click(`[data-testid="dedup-start"]`))
+	p.waitFor(`!!document.querySelector('[data-testid="dedup-manifest"]')`)
+	p.screenshot("dedup-done-390")
+	if got := evalJS[string](p, overflowJS); got != "" {
+		t.Errorf("a finished run's page at 390 px: %s", got)
+	}
+	p.do(chromedp.Navigate(srv.URL + "/dedup-jobs"))
+	p.waitFor(`document.readyState === "complete"`)
+	if got := evalJS[string](p, overflowJS); got != "" {
+		t.Errorf("the list of runs at 390 px: %s", got)
+	}
+}
