@@ -98,75 +98,80 @@ done:
 	VZEROUPPER
 	RET
 
-// func argminAVX2(xs []uint64, lo, bo, m1, m2, arg []uint32)
-// Requires len(lo) == len(bo) == len(m1) == len(m2) == len(arg), a multiple of 16, and
-// len(xs) > 0. For each lane j, over every x in xs (its low 32 bits): L = lo[j]*x + bo[j]
-// mod 2^32 (VPMULLD, eight 32-bit lanes at a time), m1[j] = the least L, m2[j] = the
-// second least (equal to m1[j] on a tie), arg[j] = an x whose L is m1[j]. Sixteen lanes
-// (two vectors) per pass over xs; see permuteMinAVX2 for what the caller makes of them.
-TEXT ·argminAVX2(SB), NOSPLIT, $0-144
-	MOVQ xs_base+0(FP), SI
-	MOVQ xs_len+8(FP), CX
-	MOVQ lo_base+24(FP), R8
-	MOVQ lo_len+32(FP), DX
-	MOVQ bo_base+48(FP), R9
-	MOVQ m1_base+72(FP), R10
-	MOVQ m2_base+96(FP), R11
-	MOVQ arg_base+120(FP), R13
+// One scalar lane of hybridAVX2: t = x*a + (b+1) (wrapping, x in AX), w = low 32 bits of
+// t + (t >> 61), M = min(M, w): the shortcut of permuteQuick, eight instructions on the
+// integer side while the vector side waits on its multiplier.
+#define HYBRID_SCALAR(off, M) \
+	MOVQ    AX, DX; \
+	IMULQ   off(SI), DX; \
+	ADDQ    off+32(SI), DX; \
+	MOVQ    DX, DI; \
+	SHRQ    $61, DI; \
+	ADDL    DI, DX; \
+	CMPL    DX, M; \
+	CMOVLCS DX, M
 
-	// Y15 = 2^32-1 in every lane: the empty minimum.
+// func hybridAVX2(xs []uint64, p *hybridPass)
+// Requires len(xs) > 0. One pass over xs for 16 vector lanes (low32(a), low32(b)+8 at
+// offsets 0 and 64; out at 192, 256, 320: for each lane over every x, the least and the
+// second least L = low32(a)*x + low32(b)+8 mod 2^32 by VPMULLD, and an x reaching the
+// least) and 4 scalar lanes (a at 128, b+1
+// at 160; the least w out at 384 as uint64s). See permuteMinAVX2.
+TEXT ·hybridAVX2(SB), NOSPLIT, $0-32
+	MOVQ xs_base+0(FP), BX
+	MOVQ xs_len+8(FP), R12
+	MOVQ p+24(FP), SI
+
 	VPCMPEQD Y15, Y15, Y15
+	VMOVDQU  0(SI), Y0
+	VMOVDQU  32(SI), Y1
+	VMOVDQU  64(SI), Y2
+	VMOVDQU  96(SI), Y3
+	VMOVDQA  Y15, Y4
+	VMOVDQA  Y15, Y5
+	VMOVDQA  Y15, Y6
+	VMOVDQA  Y15, Y7
+	VPXOR    Y8, Y8, Y8
+	VPXOR    Y9, Y9, Y9
+	MOVL     $0xFFFFFFFF, R8
+	MOVL     $0xFFFFFFFF, R9
+	MOVL     $0xFFFFFFFF, R10
+	MOVL     $0xFFFFFFFF, R11
 
-argblock:
-	CMPQ DX, $16
-	JLT  argdone
-	VMOVDQU (R8), Y0
-	VMOVDQU 32(R8), Y1
-	VMOVDQU (R9), Y2
-	VMOVDQU 32(R9), Y3
-	VMOVDQA Y15, Y4
-	VMOVDQA Y15, Y5
-	VMOVDQA Y15, Y6
-	VMOVDQA Y15, Y7
-	VPXOR   Y8, Y8, Y8
-	VPXOR   Y9, Y9, Y9
-	MOVQ    SI, BX
-	MOVQ    CX, R12
-
-argloop:
+hybridloop:
 	VPBROADCASTD (BX), Y10
-	VPMULLD      Y10, Y0, Y11 // L = lo*x + bo
+	MOVL         (BX), AX
+	VPMULLD      Y10, Y0, Y11
 	VPMULLD      Y10, Y1, Y12
+	HYBRID_SCALAR(128, R8)
 	VPADDD       Y2, Y11, Y11
 	VPADDD       Y3, Y12, Y12
-	VPMAXUD      Y4, Y11, Y13 // m2 = min(m2, max(m1, L))
+	VPMAXUD      Y4, Y11, Y13
 	VPMAXUD      Y5, Y12, Y14
+	HYBRID_SCALAR(136, R9)
 	VPMINUD      Y13, Y6, Y6
 	VPMINUD      Y14, Y7, Y7
-	VPMINUD      Y11, Y4, Y4  // m1 = min(m1, L)
+	VPMINUD      Y11, Y4, Y4
 	VPMINUD      Y12, Y5, Y5
-	VPCMPEQD     Y4, Y11, Y13 // arg = x where L == m1
+	HYBRID_SCALAR(144, R10)
+	VPCMPEQD     Y4, Y11, Y13
 	VPCMPEQD     Y5, Y12, Y14
 	VPBLENDVB    Y13, Y10, Y8, Y8
 	VPBLENDVB    Y14, Y10, Y9, Y9
+	HYBRID_SCALAR(152, R11)
 	ADDQ         $8, BX
 	DECQ         R12
-	JNZ          argloop
+	JNZ          hybridloop
 
-	VMOVDQU Y4, (R10)
-	VMOVDQU Y5, 32(R10)
-	VMOVDQU Y6, (R11)
-	VMOVDQU Y7, 32(R11)
-	VMOVDQU Y8, (R13)
-	VMOVDQU Y9, 32(R13)
-	ADDQ    $64, R8
-	ADDQ    $64, R9
-	ADDQ    $64, R10
-	ADDQ    $64, R11
-	ADDQ    $64, R13
-	SUBQ    $16, DX
-	JMP     argblock
-
-argdone:
+	VMOVDQU Y4, 192(SI)
+	VMOVDQU Y5, 224(SI)
+	VMOVDQU Y6, 256(SI)
+	VMOVDQU Y7, 288(SI)
+	VMOVDQU Y8, 320(SI)
+	VMOVDQU Y9, 352(SI)
+	MOVQ    R8, 384(SI)
+	MOVQ    R9, 392(SI)
+	MOVQ    R10, 400(SI)
+	MOVQ    R11, 408(SI)
 	VZEROUPPER
 	RET
