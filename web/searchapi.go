@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -217,7 +218,8 @@ type duplicate struct {
 	Jaccard  *float64 `json:"jaccard,omitempty"`
 }
 
-// readSearch reads and checks a search request's body: 413 over the size cap, 400 for
+// readSearch reads and checks a search request's body: 413 over the size cap, 408 when
+// it does not arrive before the server's read deadline, 400 for
 // what is not JSON of the right shape, 422 for a document that is (naming it and its
 // field).
 func readSearch(w http.ResponseWriter, r *http.Request) ([]incremental.Doc, bool, error) {
@@ -229,6 +231,9 @@ func readSearch(w http.ResponseWriter, r *http.Request) ([]incremental.Doc, bool
 	body := buf.Bytes()
 	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 		return nil, false, &apiError{Status: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf("the body is over the limit of %d bytes", maxSearchBody)}
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return nil, false, &apiError{Status: http.StatusRequestTimeout, Message: fmt.Sprintf("the body did not arrive in time: %d bytes came before the server's read deadline", len(body))}
 	}
 	if err != nil {
 		return nil, false, &apiError{Status: http.StatusBadRequest, Message: "reading the body: " + err.Error()}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -17,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/dedupstudio/dedupstudio/internal/auth"
@@ -656,5 +658,35 @@ func TestSearchAPIReadmeExample(t *testing.T) {
 	}
 	if status != 200 || !reflect.DeepEqual(got, want) {
 		t.Errorf("the README's example answers %d\n%s\nnot what the README shows:\n%s", status, raw, shown)
+	}
+}
+
+// A pipeline whose body trickles past the server's read deadline is told so with 408
+// (it was 400, "reading the body: i/o timeout", as if the JSON were wrong).
+func TestSearchAPISlowBody(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	token := f.newAPIToken("pipeline")
+	id := f.newSearchIndex(f.withManifest(searchParams(review.Estimate), true), "stream")
+	srv := httptest.NewUnstartedServer(f.h)
+	srv.Config.ReadTimeout = 300 * time.Millisecond
+	srv.Start()
+	defer srv.Close()
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	body := `{"documents":[{"id":"a","text":"a document that takes its time"}]}`
+	fmt.Fprintf(conn, "POST /api/v1/indexes/%d/search HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", id, token, len(body), body[:10])
+	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var answer map[string]any
+	json.NewDecoder(res.Body).Decode(&answer)
+	if res.StatusCode != http.StatusRequestTimeout || !strings.Contains(fmt.Sprint(answer["error"]), "did not arrive in time: 10 bytes") {
+		t.Errorf("a trickled body: %d %v; want 408 saying 10 bytes came in time", res.StatusCode, answer)
 	}
 }

@@ -9,7 +9,7 @@ func archKernels() []kernel {
 	if !cpu.X86.HasAVX512F || !cpu.X86.HasAVX512DQ {
 		avx512.missing = "this CPU lacks AVX-512F or AVX-512DQ"
 	}
-	avx2 := kernel{name: "avx2", block: 16, fn: permuteMinAVX2}
+	avx2 := kernel{name: "avx2", block: 1, fn: permuteMinAVX2}
 	if !cpu.X86.HasAVX2 {
 		avx2.missing = "this CPU lacks AVX2"
 	}
@@ -22,9 +22,83 @@ func archKernels() []kernel {
 //go:noescape
 func permuteMinAVX512(xs, a, b, acc []uint64)
 
-// permuteMinAVX2 is the kernel for len(a) a multiple of 16: 16 permutations (four 4-lane
-// vectors) per pass over xs, two shingles per loop turn. AVX2 has no 64-bit multiply-low;
-// since x < 2^32, a*x mod 2^64 is a_lo*x + (a_hi*x)<<32, two VPMULUDQ.
+// permuteMinAVX2 is the AVX2 kernel, for any len(a). AVX2 has no 64-bit multiply-low,
+// and on CPUs that split 256-bit operations in two (Zen 1) the full arithmetic is bound
+// by the vector multiplier. But the value kept, v = ((a*x + b) mod 2^64 mod P) &
+// 0xFFFFFFFF, differs from the low 32 bits of the sum, L = low32(a)*x + low32(b) mod
+// 2^32, by little: with t = a*x + b mod 2^64, v = L + (t >> 61) exactly whenever L <
+// 2^32-8 (the reduction needs no final subtraction of P and the sum does not wrap), so
+// v is L plus 0 to 7. The vector lanes therefore track only L, one VPMULLD per eight
+// permutations: its least value m1, the second least m2 and an x reaching m1, with L
+// taken as L+8 mod 2^32 so that values at the top wrap round to the bottom. Where m1 >=
+// 8 (no x has L >= 2^32-8) and m2 >= m1+7 (every other x has v >= L >= m1+7 >= v of the
+// argmin), the minimum over xs is v of that one x, computed exactly; any other lane
+// (about 15n in 2^32 for n shingles) is computed again the long way. While the vector
+// side waits on its multiplier, the integer side takes four more permutations per pass
+// with permuteQuick's shortcut (its least value w, exact as w-1 when w >= 8).
+func permuteMinAVX2(xs, a, b, acc []uint64) {
+	k := len(a)
+	b = b[:k]
+	acc = acc[:k]
+	// passes of 16 vector lanes and up to 4 scalar ones: the most lanes hybridAVX2 can
+	// cover with every pass's vector lanes full; what is left goes to the generic kernel.
+	passes := (k + hybridLanes - 1) / hybridLanes
+	for 16*passes > k {
+		passes--
+	}
+	scalar := min(k-16*passes, 4*passes)
+	var p hybridPass
+	for pass := range passes {
+		v := 16 * pass
+		for j := range 16 {
+			p.lo[j] = uint32(a[v+j])
+			p.bo[j] = uint32(b[v+j]) + 8
+		}
+		s0 := 16*passes + 4*pass            // this pass's first scalar lane
+		ns := max(0, min(4, scalar-4*pass)) // how many it has
+		for j := range 4 {
+			l := v // a spare slot repeats vector lane v; its result is not used
+			if j < ns {
+				l = s0 + j
+			}
+			p.sa[j], p.sb[j] = a[l], b[l]+1
+		}
+		hybridAVX2(xs, &p)
+		for j := range 16 {
+			if p.m1[j] >= 8 && p.m2[j]-p.m1[j] >= 7 {
+				acc[v+j] = min(acc[v+j], uint64(permute(a[v+j], b[v+j], uint64(p.arg[j]))))
+				continue
+			}
+			permuteMinExact(xs, a[v+j:v+j+1], b[v+j:v+j+1], acc[v+j:v+j+1])
+		}
+		for j := range ns {
+			l := s0 + j
+			if w := p.sm[j]; w >= 8 {
+				acc[l] = min(acc[l], w-1)
+				continue
+			}
+			permuteMinExact(xs, a[l:l+1], b[l:l+1], acc[l:l+1])
+		}
+	}
+	if rest := 16*passes + scalar; rest < k {
+		permuteMinGeneric(xs, a[rest:], b[rest:], acc[rest:])
+	}
+}
+
+// hybridLanes is how many lanes one hybridAVX2 pass covers: 16 by vector, 4 by scalar.
+const hybridLanes = 20
+
+// hybridPass is hybridAVX2's parameters and results; the assembly knows its offsets.
+type hybridPass struct {
+	lo, bo      [16]uint32 // vector lanes: low32(a), low32(b)+8
+	sa, sb      [4]uint64  // scalar lanes: a, b+1
+	m1, m2, arg [16]uint32 // vector lanes out: least, second least L+8, an x reaching it
+	sm          [4]uint64  // scalar lanes out: the least w
+}
+
+// hybridAVX2 is one pass of permuteMinAVX2 over xs: for p's 16 vector lanes, the least
+// and second least L+8 and an x reaching the least; for its 4 scalar lanes, on the
+// integer units, the least w of permuteQuick.
 //
 //go:noescape
-func permuteMinAVX2(xs, a, b, acc []uint64)
+func hybridAVX2(xs []uint64, p *hybridPass)

@@ -98,194 +98,80 @@ done:
 	VZEROUPPER
 	RET
 
-// One chain of the AVX2 kernel: permutations lanes [off, off+4) against the broadcast x in
-// X: t = a*x + b (a*x = a_lo*x + (a_hi*x)<<32 mod 2^64, exact since x < 2^32), r = (t & P)
-// + (t >> 61), then r+1 where r >= P (its low 32 bits are those of r-P), and ACC =
-// min(ACC, low 32 bits of r) by VPMINUD: ACC's high halves are zero, so they stay zero.
-#define AVX2_CHAIN(X, AHI, ACC, off, T0, T1) \
-	VPMULUDQ off(R8), X, T0; \
-	VPMULUDQ AHI, X, T1; \
-	VPSLLQ   $32, T1, T1; \
-	VPADDQ   T1, T0, T0; \
-	VPADDQ   off(R9), T0, T0; \
-	VPSRLQ   $61, T0, T1; \
-	VPAND    Y15, T0, T0; \
-	VPADDQ   T1, T0, T0; \
-	VPCMPGTQ Y14, T0, T1; \
-	VPSUBQ   T1, T0, T0; \
-	VPMINUD  T0, ACC, ACC
+// One scalar lane of hybridAVX2: t = x*a + (b+1) (wrapping, x in AX), w = low 32 bits of
+// t + (t >> 61), M = min(M, w): the shortcut of permuteQuick, eight instructions on the
+// integer side while the vector side waits on its multiplier.
+#define HYBRID_SCALAR(off, M) \
+	MOVQ    AX, DX; \
+	IMULQ   off(SI), DX; \
+	ADDQ    off+32(SI), DX; \
+	MOVQ    DX, DI; \
+	SHRQ    $61, DI; \
+	ADDL    DI, DX; \
+	CMPL    DX, M; \
+	CMOVLCS DX, M
 
-// All four chains of a block for one x.
-#define AVX2_X(X) \
-	AVX2_CHAIN(X, Y4, Y0, 0, Y9, Y10); \
-	AVX2_CHAIN(X, Y5, Y1, 32, Y11, Y12); \
-	AVX2_CHAIN(X, Y6, Y2, 64, Y9, Y10); \
-	AVX2_CHAIN(X, Y7, Y3, 96, Y11, Y12)
+// func hybridAVX2(xs []uint64, p *hybridPass)
+// Requires len(xs) > 0. One pass over xs for 16 vector lanes (low32(a), low32(b)+8 at
+// offsets 0 and 64; out at 192, 256, 320: for each lane over every x, the least and the
+// second least L = low32(a)*x + low32(b)+8 mod 2^32 by VPMULLD, and an x reaching the
+// least) and 4 scalar lanes (a at 128, b+1
+// at 160; the least w out at 384 as uint64s). See permuteMinAVX2.
+TEXT ·hybridAVX2(SB), NOSPLIT, $0-32
+	MOVQ xs_base+0(FP), BX
+	MOVQ xs_len+8(FP), R12
+	MOVQ p+24(FP), SI
 
-// One chain of the AVX2 kernel's fast pass, 8 instructions where AVX2_CHAIN takes 11:
-// t' = a*x + (b+1) with b+1 from the frame, and ACC = min(ACC, w), w the low 32 bits of
-// t' + (t' >> 61): the mask and the final subtraction of P are left out. With t = a*x + b
-// and v = (t mod P) & 0xFFFFFFFF the true value: where the reduction of t needs no
-// subtraction ((t & P) + (t >> 61) < P), w = v+1 mod 2^32, so w = 0 for v = 2^32-1 and
-// w >= 8 otherwise unless v < 7; where it needs one (t & P == P, or (t & P) + (t >> 61)
-// >= P), v is 0 to 7 and w is 0 to 7 too. So when a block's minimum w is 8 or more, no
-// lane met a value of the second kind or v = 2^32-1, and min v = min w - 1 exactly;
-// otherwise the block is done again by AVX2_CHAIN (about 8 chances in 2^32 per shingle
-// and lane).
-#define AVX2_FAST_CHAIN(X, AHI, ACC, off, T0, T1) \
-	VPMULUDQ off(R8), X, T0; \
-	VPMULUDQ AHI, X, T1; \
-	VPSLLQ   $32, T1, T1; \
-	VPADDQ   T1, T0, T0; \
-	VPADDQ   off(SP), T0, T0; \
-	VPSRLQ   $61, T0, T1; \
-	VPADDQ   T1, T0, T0; \
-	VPMINUD  T0, ACC, ACC
+	VPCMPEQD Y15, Y15, Y15
+	VMOVDQU  0(SI), Y0
+	VMOVDQU  32(SI), Y1
+	VMOVDQU  64(SI), Y2
+	VMOVDQU  96(SI), Y3
+	VMOVDQA  Y15, Y4
+	VMOVDQA  Y15, Y5
+	VMOVDQA  Y15, Y6
+	VMOVDQA  Y15, Y7
+	VPXOR    Y8, Y8, Y8
+	VPXOR    Y9, Y9, Y9
+	MOVL     $0xFFFFFFFF, R8
+	MOVL     $0xFFFFFFFF, R9
+	MOVL     $0xFFFFFFFF, R10
+	MOVL     $0xFFFFFFFF, R11
 
-#define AVX2_FAST_X(X) \
-	AVX2_FAST_CHAIN(X, Y4, Y0, 0, Y9, Y10); \
-	AVX2_FAST_CHAIN(X, Y5, Y1, 32, Y11, Y12); \
-	AVX2_FAST_CHAIN(X, Y6, Y2, 64, Y9, Y10); \
-	AVX2_FAST_CHAIN(X, Y7, Y3, 96, Y11, Y12)
+hybridloop:
+	VPBROADCASTD (BX), Y10
+	MOVL         (BX), AX
+	VPMULLD      Y10, Y0, Y11
+	VPMULLD      Y10, Y1, Y12
+	HYBRID_SCALAR(128, R8)
+	VPADDD       Y2, Y11, Y11
+	VPADDD       Y3, Y12, Y12
+	VPMAXUD      Y4, Y11, Y13
+	VPMAXUD      Y5, Y12, Y14
+	HYBRID_SCALAR(136, R9)
+	VPMINUD      Y13, Y6, Y6
+	VPMINUD      Y14, Y7, Y7
+	VPMINUD      Y11, Y4, Y4
+	VPMINUD      Y12, Y5, Y5
+	HYBRID_SCALAR(144, R10)
+	VPCMPEQD     Y4, Y11, Y13
+	VPCMPEQD     Y5, Y12, Y14
+	VPBLENDVB    Y13, Y10, Y8, Y8
+	VPBLENDVB    Y14, Y10, Y9, Y9
+	HYBRID_SCALAR(152, R11)
+	ADDQ         $8, BX
+	DECQ         R12
+	JNZ          hybridloop
 
-// func permuteMinAVX2(xs, a, b, acc []uint64)
-// Requires len(a) == len(b) == len(acc), a multiple of 16, len(xs) > 0, and every acc
-// value below 2^32. Sixteen permutations (four 4-lane vectors) per pass over xs, two
-// shingles per loop turn: the fast pass (AVX2_FAST_CHAIN) for each block of 16, and the
-// exact one (AVX2_CHAIN) for the rare block the fast pass cannot vouch for. The frame
-// holds the block's b+1.
-TEXT ·permuteMinAVX2(SB), NOSPLIT, $128-96
-	MOVQ xs_base+0(FP), SI
-	MOVQ xs_len+8(FP), CX
-	MOVQ a_base+24(FP), R8
-	MOVQ a_len+32(FP), DX
-	MOVQ b_base+48(FP), R9
-	MOVQ acc_base+72(FP), R10
-
-avx2block:
-	CMPQ DX, $16
-	JLT  avx2done
-
-	// Y14 = 1 in each lane; Y15 = 2^32-1, the fast pass's empty minimum (high halves zero).
-	MOVQ         $1, AX
-	MOVQ         AX, X14
-	VPBROADCASTQ X14, Y14
-	MOVQ         $0xFFFFFFFF, AX
-	MOVQ         AX, X15
-	VPBROADCASTQ X15, Y15
-
-	// b+1 (wrapping) into the frame.
-	VPADDQ  (R9), Y14, Y9
-	VPADDQ  32(R9), Y14, Y10
-	VPADDQ  64(R9), Y14, Y11
-	VPADDQ  96(R9), Y14, Y12
-	VMOVDQU Y9, 0(SP)
-	VMOVDQU Y10, 32(SP)
-	VMOVDQU Y11, 64(SP)
-	VMOVDQU Y12, 96(SP)
-
-	VMOVDQA Y15, Y0
-	VMOVDQA Y15, Y1
-	VMOVDQA Y15, Y2
-	VMOVDQA Y15, Y3
-	VMOVDQU (R8), Y4
-	VMOVDQU 32(R8), Y5
-	VMOVDQU 64(R8), Y6
-	VMOVDQU 96(R8), Y7
-	VPSRLQ  $32, Y4, Y4 // a_hi
-	VPSRLQ  $32, Y5, Y5
-	VPSRLQ  $32, Y6, Y6
-	VPSRLQ  $32, Y7, Y7
-	MOVQ    SI, BX
-	MOVQ    CX, R12
-	SHRQ    $1, R12
-	JZ      fastodd
-
-fastpair:
-	VPBROADCASTQ (BX), Y8
-	VPBROADCASTQ 8(BX), Y13
-	AVX2_FAST_X(Y8)
-	AVX2_FAST_X(Y13)
-	ADDQ $16, BX
-	DECQ R12
-	JNZ  fastpair
-
-fastodd:
-	TESTQ $1, CX
-	JZ    fastcheck
-	VPBROADCASTQ (BX), Y8
-	AVX2_FAST_X(Y8)
-
-fastcheck:
-	// Every lane's minimum w must be 8 or more: max(w, 8) == w in each low half (the high
-	// halves are zero on both sides).
-	VPMINUD      Y0, Y1, Y9
-	VPMINUD      Y2, Y9, Y9
-	VPMINUD      Y3, Y9, Y9
-	MOVQ         $8, AX
-	MOVQ         AX, X10
-	VPBROADCASTQ X10, Y10
-	VPMAXUD      Y10, Y9, Y11
-	VPCMPEQD     Y9, Y11, Y11
-	VPMOVMSKB    Y11, AX
-	NOTL         AX
-	TESTL        AX, AX
-	JNZ          exactblock
-
-	// acc = min(acc, w - 1)
-	VPSUBQ  Y14, Y0, Y0
-	VPSUBQ  Y14, Y1, Y1
-	VPSUBQ  Y14, Y2, Y2
-	VPSUBQ  Y14, Y3, Y3
-	VPMINUD (R10), Y0, Y0
-	VPMINUD 32(R10), Y1, Y1
-	VPMINUD 64(R10), Y2, Y2
-	VPMINUD 96(R10), Y3, Y3
-	JMP     avx2store
-
-exactblock:
-	// The block again, exactly, from acc as it was (not yet stored).
-	MOVQ         $0x1FFFFFFFFFFFFFFF, AX
-	MOVQ         AX, X15
-	VPBROADCASTQ X15, Y15 // P = 2^61-1
-	MOVQ         $0x1FFFFFFFFFFFFFFE, AX
-	MOVQ         AX, X14
-	VPBROADCASTQ X14, Y14 // P-1
-	VMOVDQU      (R10), Y0
-	VMOVDQU      32(R10), Y1
-	VMOVDQU      64(R10), Y2
-	VMOVDQU      96(R10), Y3
-	MOVQ         SI, BX
-	MOVQ         CX, R12
-	SHRQ         $1, R12
-	JZ           avx2odd
-
-avx2pair:
-	VPBROADCASTQ (BX), Y8
-	VPBROADCASTQ 8(BX), Y13
-	AVX2_X(Y8)
-	AVX2_X(Y13)
-	ADDQ $16, BX
-	DECQ R12
-	JNZ  avx2pair
-
-avx2odd:
-	TESTQ $1, CX
-	JZ    avx2store
-	VPBROADCASTQ (BX), Y8
-	AVX2_X(Y8)
-
-avx2store:
-	VMOVDQU Y0, (R10)
-	VMOVDQU Y1, 32(R10)
-	VMOVDQU Y2, 64(R10)
-	VMOVDQU Y3, 96(R10)
-	ADDQ    $128, R8
-	ADDQ    $128, R9
-	ADDQ    $128, R10
-	SUBQ    $16, DX
-	JMP     avx2block
-
-avx2done:
+	VMOVDQU Y4, 192(SI)
+	VMOVDQU Y5, 224(SI)
+	VMOVDQU Y6, 256(SI)
+	VMOVDQU Y7, 288(SI)
+	VMOVDQU Y8, 320(SI)
+	VMOVDQU Y9, 352(SI)
+	MOVQ    R8, 384(SI)
+	MOVQ    R9, 392(SI)
+	MOVQ    R10, 400(SI)
+	MOVQ    R11, 408(SI)
 	VZEROUPPER
 	RET

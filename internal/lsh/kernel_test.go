@@ -226,7 +226,7 @@ func TestKernelsExactOnSuspectSums(t *testing.T) {
 				t.Skipf("kernel %s not tested here: %s", k.name, k.missing)
 			}
 			rng := rand.New(rand.NewPCG(7, uint64(i)))
-			const size = 64
+			const size = 80 // the avx2 kernel: 64 vector lanes, 16 scalar
 			for _, s := range suspectSums() {
 				for _, n := range []int{1, 5} {
 					for lane := range size {
@@ -248,6 +248,70 @@ func TestKernelsExactOnSuspectSums(t *testing.T) {
 						}
 						if !slices.Equal(acc, want) {
 							t.Fatalf("t=%#x n=%d lane %d: kernel %s differs from the definition in another lane", s, n, lane, k.name)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// The avx2 kernel orders each permutation's shingles by the low 32 bits L of a*x + b, and
+// the true value is L plus 0 to 7; so two shingles whose L are within 7 of each other,
+// or equal, can come out in either order. Each is planted at the bottom of one lane, the
+// other shingles random, in every lane position (vector and scalar lanes, and the generic
+// tail: 85 = 4 passes of 20, then 5 generic ones in no kernel but the avx2), with L apart
+// by 0 to 9 and the top bits of both sums random, so that every order of the true values
+// comes up.
+func TestKernelsExactOnNearTies(t *testing.T) {
+	t.Parallel()
+	for i := range kernels {
+		k := &kernels[i]
+		t.Run(k.name, func(t *testing.T) {
+			t.Parallel()
+			if k.missing != "" {
+				t.Skipf("kernel %s not tested here: %s", k.name, k.missing)
+			}
+			rng := rand.New(rand.NewPCG(11, uint64(i)))
+			for _, size := range []int{85, 41} {
+				for lane := range size {
+					for d := range uint32(10) {
+						for range 20 {
+							xs := make([]uint64, 30)
+							for j := range xs {
+								xs[j] = uint64(rng.Uint32())
+							}
+							a, b, acc := make([]uint64, size), make([]uint64, size), make([]uint64, size)
+							for j := range a {
+								a[j], b[j], acc[j] = rng.Uint64()%(mersenne61-1)+1, rng.Uint64()%mersenne61, maxHash
+							}
+							// x1 lands on t1 = (random top bits) + L1, L1 small; x2's L is L1+d.
+							x1 := xs[0]
+							l1 := uint32(rng.IntN(64))
+							t1 := rng.Uint64()&^maxHash | uint64(l1)
+							var x2 uint64
+							if d == 0 {
+								// An equal L needs a*x2 = a*x1 mod 2^32: a with its lowest bit 0, x2 = x1 + 2^31.
+								a[lane] &^= 1
+								x2 = (x1 + 1<<31) & maxHash
+							} else {
+								a[lane] |= 1
+								lo := uint32(a[lane])
+								inv := lo
+								for range 4 {
+									inv *= 2 - lo*inv
+								}
+								b[lane] = t1 - a[lane]*x1
+								x2 = uint64((l1 + d - uint32(b[lane])) * inv)
+							}
+							b[lane] = t1 - a[lane]*x1
+							xs[1] = x2
+							want := slices.Clone(acc)
+							permuteRef(xs, a, b, want)
+							k.permuteMin(xs, a, b, acc)
+							if !slices.Equal(acc, want) {
+								t.Fatalf("k=%d lane %d d=%d: kernel %s gives %#x; want %#x", size, lane, d, k.name, acc[lane], want[lane])
+							}
 						}
 					}
 				}

@@ -461,64 +461,6 @@ func TestBandKeysIncludeBandIndex(t *testing.T) {
 	}
 }
 
-func TestIndex(t *testing.T) {
-	t.Parallel()
-	rng := rand.New(rand.NewPCG(5, 6))
-	sigs := randomSignatures(rng, 120, 64)
-	sh := Shape{Bands: 16, Rows: 4}
-	ix, err := NewIndex(sh, 64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, s := range sigs {
-		if err := ix.Insert(itoa(i), s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := ix.Insert("0", sigs[0]); err == nil {
-		t.Error("inserted a duplicate id")
-	}
-	cands, _ := Candidates(sigs, sh)
-	want := map[[2]int]int{}
-	for _, c := range cands {
-		want[[2]int{c.A, c.B}] = c.Bands
-	}
-	for q := range sigs {
-		ms, err := ix.Query(sigs[q])
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range ms {
-			other := atoi(t, m.ID)
-			if other == q {
-				if m.Bands != sh.Bands {
-					t.Errorf("doc %d matches itself in %d bands; want %d", q, m.Bands, sh.Bands)
-				}
-				continue
-			}
-			key := [2]int{min(q, other), max(q, other)}
-			if want[key] != m.Bands {
-				t.Errorf("query %d: %d shares %d bands; batch says %d", q, other, m.Bands, want[key])
-			}
-		}
-	}
-	if !ix.Remove("7") || ix.Remove("7") {
-		t.Error("Remove did not report presence correctly")
-	}
-	ms, _ := ix.Query(sigs[7])
-	for _, m := range ms {
-		if m.ID == "7" {
-			t.Error("removed id still returned")
-		}
-	}
-	if ix.Len() != len(sigs)-1 {
-		t.Errorf("Len = %d; want %d", ix.Len(), len(sigs)-1)
-	}
-	if _, err := ix.Query(make(Signature, 32)); err == nil {
-		t.Error("query with a short signature accepted")
-	}
-}
-
 func TestExactJaccard(t *testing.T) {
 	t.Parallel()
 	h, _ := NewHasher(mustSpec(t, "size=1"))
@@ -605,15 +547,6 @@ func FuzzShingles(f *testing.F) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
-
-func atoi(t *testing.T, s string) int {
-	t.Helper()
-	n, err := strconv.Atoi(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
 
 // referenceNormalize is the plain definition: NFKC of the whole text first, then the
 // other steps rune by rune.
