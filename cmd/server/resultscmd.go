@@ -13,6 +13,7 @@ import (
 
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/dedup"
+	"github.com/dedupstudio/dedupstudio/internal/handoff"
 	engineresults "github.com/dedupstudio/dedupstudio/internal/results"
 )
 
@@ -38,7 +39,7 @@ func importResults(args []string, stdout, stderr io.Writer) error {
 	in := fs.String("in", "", "the results file (JSONL, CSV and TSV may be gzip or zstd)")
 	remove := fs.String("remove", "", "datatrove: the .remove file beside a .clusters file (default: its sibling when it exists), or the\nexclusion writer's JSONL beside the filter's kept output given as -in: datatrove's own keepers")
 	manifest := fs.Int64("manifest", 0, "take the configuration production ran from this manifest (the one handed to the engine)")
-	config := fs.String("config", "", "or from this settings.json (what export -format json writes); a manifest file names its own, and\none given that differs from its rows is refused")
+	config := fs.String("config", "", "or from this settings.json (what export -format json writes, read as strictly as dedup -config\nreads it); a manifest file names its own, and one given that differs from its rows is refused")
 	idField := fs.String("id-field", "id", "text-dedup, datatrove JSONL: the document id column")
 	clusterField := fs.String("cluster-field", "", "text-dedup: the cluster column (default __CLUSTER__, or __cluster__)")
 	indexField := fs.String("index-field", "", "text-dedup: the index column (default __INDEX__, or __index__)")
@@ -107,7 +108,7 @@ func importResults(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		p, err := engineresults.ReadSettings(cf, filepath.Base(*config))
+		p, _, err := handoff.ParseSettings(cf, *config)
 		cf.Close()
 		if err != nil {
 			return err
