@@ -27,7 +27,6 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/handoff"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
 	"github.com/dedupstudio/dedupstudio/internal/results"
-	"github.com/dedupstudio/dedupstudio/internal/review"
 	"github.com/dedupstudio/dedupstudio/web/templates"
 )
 
@@ -190,33 +189,12 @@ func (s *server) dedupSettings(r *http.Request) (body []byte, source string, man
 		}
 		return files[0].Body, fmt.Sprintf("manifest %d (%s)", m.ID, m.State.Label()), m.ID, fmt.Sprintf("/manifests/%d", m.ID), nil
 	}
-	q, err := parseDash(r.URL.Query())
+	body, p, sweepID, ord, err := s.selectedSettings(r)
 	if err != nil {
 		return nil, "", 0, "", err
 	}
-	d, err := s.loadSweepData(r, q)
-	if err != nil {
-		return nil, "", 0, "", err
-	}
-	if d.sel < 0 {
-		return nil, "", 0, "", &pageError{http.StatusNotFound, "This sweep has no results yet."}
-	}
-	ds, err := s.store.Dataset(r.Context(), d.sw.DatasetID)
-	if err != nil {
-		return nil, "", 0, "", err
-	}
-	p, err := sweepParams(d.selected(q))
-	if err != nil {
-		return nil, "", 0, "", badInput(err)
-	}
-	ord := d.results[d.sel].Ordinal
-	files, err := handoff.Files(handoff.Settings{Params: p, Source: handoff.Source{Sweep: d.sw.ID, Config: int64(ord),
-		Dataset: review.Dataset{ID: ds.ID, Name: ds.Name, Version: ds.Version, ContentHash: ds.ContentHash}}}, handoff.JSON)
-	if err != nil {
-		return nil, "", 0, "", err
-	}
-	return files[0].Body, fmt.Sprintf("sweep %d, configuration %d at t=%s", d.sw.ID, ord, fmtNum(p.Threshold, 2)), 0,
-		fmt.Sprintf("/sweeps/%d?config=%d", d.sw.ID, ord), nil
+	return body, fmt.Sprintf("sweep %d, configuration %d at t=%s", sweepID, ord, fmtNum(p.Threshold, 2)), 0,
+		fmt.Sprintf("/sweeps/%d?config=%d", sweepID, ord), nil
 }
 
 // newDedupJob shows the form: the configuration (from the URL) and the corpus files.
