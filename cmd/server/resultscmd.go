@@ -95,10 +95,7 @@ func importResults(args []string, stdout, stderr io.Writer) error {
 	}
 	switch {
 	case *manifest != 0:
-		m, err := store.Manifest(ctx, *manifest)
-		if errors.Is(err, db.ErrNotFound) {
-			return fmt.Errorf("-manifest: no manifest %d in %s", *manifest, *dbPath)
-		}
+		m, err := manifestByID(ctx, store, *manifest)
 		if err != nil {
 			return err
 		}
@@ -116,10 +113,7 @@ func importResults(args []string, stdout, stderr io.Writer) error {
 		req.Params = &p
 	}
 	if *as != "" {
-		u, err := store.UserByName(ctx, *as)
-		if errors.Is(err, db.ErrNotFound) || (err == nil && u.Disabled) {
-			return fmt.Errorf("-as %s: no enabled account of that name", *as)
-		}
+		u, err := accountAs(ctx, store, *as)
 		if err != nil {
 			return err
 		}
@@ -185,6 +179,25 @@ func cliUser(getenv func(string) string, current func() (*user.User, error)) (st
 		return strings.TrimSpace(u.Username), nil
 	}
 	return "", errors.New("-as: $USER is unset and the system names no user for this process: give -as ACCOUNT, the account that prepares the manifest")
+}
+
+// accountAs is the enabled account a command's -as names: what the command does is
+// recorded as that person's.
+func accountAs(ctx context.Context, store *db.DB, name string) (db.User, error) {
+	u, err := store.UserByName(ctx, name)
+	if errors.Is(err, db.ErrNotFound) || (err == nil && u.Disabled) {
+		return db.User{}, fmt.Errorf("-as %s: no enabled account of that name", name)
+	}
+	return u, err
+}
+
+// manifestByID is the manifest a command's -manifest names.
+func manifestByID(ctx context.Context, store *db.DB, id int64) (db.Manifest, error) {
+	m, err := store.Manifest(ctx, id)
+	if errors.Is(err, db.ErrNotFound) {
+		return m, fmt.Errorf("-manifest: no manifest %d in %s", id, store.Path())
+	}
+	return m, err
 }
 
 // resolveDataset finds a dataset by name (its newest version) or, failing that, by id.
