@@ -420,15 +420,7 @@ func (s *server) importDedupRemovals(ctx context.Context, j db.DedupJob, by db.U
 }
 
 func (s *server) loadDedupJob(r *http.Request) (db.DedupJob, error) {
-	id, ok := idParam(r, "dedupJob")
-	if !ok {
-		return db.DedupJob{}, notFound("whole-corpus run")
-	}
-	j, err := s.store.DedupJob(r.Context(), id)
-	if errors.Is(err, db.ErrNotFound) {
-		return j, notFound("whole-corpus run")
-	}
-	return j, err
+	return loadByID(r, "dedupJob", "whole-corpus run", s.store.DedupJob)
 }
 
 // mayControl: who started a run, or an admin, cancels and resumes it.

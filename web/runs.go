@@ -127,15 +127,7 @@ func (f runForm) parse(datasetID int64, codeVersion string) (dedup.Request, erro
 
 // loadDataset loads the {dataset} of the URL.
 func (s *server) loadDataset(r *http.Request) (db.Dataset, error) {
-	id, ok := idParam(r, "dataset")
-	if !ok {
-		return db.Dataset{}, notFound("dataset")
-	}
-	ds, err := s.store.Dataset(r.Context(), id)
-	if errors.Is(err, db.ErrNotFound) {
-		return ds, notFound("dataset")
-	}
-	return ds, err
+	return loadByID(r, "dataset", "dataset", s.store.Dataset)
 }
 
 func (s *server) newRun(w http.ResponseWriter, r *http.Request) {

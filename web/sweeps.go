@@ -17,7 +17,6 @@ import (
 
 	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/chart"
-	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 	"github.com/dedupstudio/dedupstudio/internal/sweep"
 	"github.com/dedupstudio/dedupstudio/internal/sweeprun"
@@ -39,15 +38,7 @@ const (
 
 // loadSweep loads the {sweep} of the URL.
 func (s *server) loadSweep(r *http.Request) (sweeprun.Sweep, error) {
-	id, ok := idParam(r, "sweep")
-	if !ok {
-		return sweeprun.Sweep{}, notFound("sweep")
-	}
-	sw, err := s.sweeps.Get(r.Context(), id)
-	if errors.Is(err, db.ErrNotFound) {
-		return sw, notFound("sweep")
-	}
-	return sw, err
+	return loadByID(r, "sweep", "sweep", s.sweeps.Get)
 }
 
 func (s *server) listSweeps(w http.ResponseWriter, r *http.Request) {
