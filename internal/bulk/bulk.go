@@ -48,12 +48,13 @@ import (
 	"time"
 
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
+	"github.com/dedupstudio/dedupstudio/internal/lsh"
 	"github.com/dedupstudio/dedupstudio/internal/review"
 )
 
 // MaxBucket bounds the documents of one band bucket that pair up: the first MaxBucket in
-// input order do (the same bound as the studio's own runs, internal/dedup.MaxBucket).
-const MaxBucket = 1000
+// input order do (lsh.MaxBucket: the same bound as the sweep and the studio's own runs).
+const MaxBucket = lsh.MaxBucket
 
 // Options is one run.
 type Options struct {
