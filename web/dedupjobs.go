@@ -342,12 +342,7 @@ func (s *server) runDedupJob(ctx context.Context, j db.DedupJob, by db.User, rep
 			stage, stageStart = p.Stage, now
 		}
 		dp := dedupProgress{Stage: p.Stage, Index: p.Index, Of: len(bulk.Stages), Done: p.Done, Total: p.Total, Unit: p.Unit, Docs: p.Docs}
-		if el := now.Sub(stageStart).Seconds(); el > 0.5 && p.Done > 0 {
-			dp.Rate = float64(p.Done) / el
-			if p.Total > p.Done {
-				dp.ETA = time.Duration(float64(p.Total-p.Done) / dp.Rate * float64(time.Second))
-			}
-		}
+		dp.Rate, dp.ETA = p.Speed(now.Sub(stageStart))
 		report(dp)
 		if s.dedupHook != nil {
 			s.dedupHook(ctx, p.Stage)
@@ -510,7 +505,7 @@ func (s *server) showDedupJob(w http.ResponseWriter, r *http.Request) {
 					v.Stage += ": " + amount(p.Done, p.Total, p.Unit)
 				}
 				if p.Rate > 0 {
-					v.Stage += ", " + quantityOf(p.Rate, p.Unit) + "/s"
+					v.Stage += ", " + bulk.Quantity(p.Rate, p.Unit) + "/s"
 				}
 				if p.ETA > 0 {
 					v.Stage += ", about " + p.ETA.Round(time.Second).String() + " left in this stage"
@@ -522,7 +517,7 @@ func (s *server) showDedupJob(w http.ResponseWriter, r *http.Request) {
 	if j.State == "done" {
 		for _, f := range dedupFiles {
 			if st, err := os.Stat(filepath.Join(s.dedupOut(j.ID), f)); err == nil && st.Mode().IsRegular() {
-				v.Files = append(v.Files, templates.Option{Value: f, Label: fmt.Sprintf("%s (%s)", f, quantityOf(float64(st.Size()), "bytes"))})
+				v.Files = append(v.Files, templates.Option{Value: f, Label: fmt.Sprintf("%s (%s)", f, bulk.Quantity(float64(st.Size()), "bytes"))})
 			}
 		}
 		var sum bulk.Summary
@@ -536,31 +531,9 @@ func (s *server) showDedupJob(w http.ResponseWriter, r *http.Request) {
 
 func amount(done, total int64, unit string) string {
 	if total > 0 {
-		return fmt.Sprintf("%s of %s (%.0f%%)", quantityOf(float64(done), unit), quantityOf(float64(total), unit), 100*float64(done)/float64(total))
+		return fmt.Sprintf("%s of %s (%.0f%%)", bulk.Quantity(float64(done), unit), bulk.Quantity(float64(total), unit), 100*float64(done)/float64(total))
 	}
-	return quantityOf(float64(done), unit)
-}
-
-// quantityOf is x in unit for people: "12.3 MiB", "45.6k docs".
-func quantityOf(x float64, unit string) string {
-	if unit == "bytes" {
-		switch {
-		case x >= 1<<30:
-			return fmt.Sprintf("%.2f GiB", x/(1<<30))
-		case x >= 1<<20:
-			return fmt.Sprintf("%.1f MiB", x/(1<<20))
-		case x >= 1<<10:
-			return fmt.Sprintf("%.0f KiB", x/(1<<10))
-		}
-		return fmt.Sprintf("%.0f B", x)
-	}
-	switch {
-	case x >= 1e6:
-		return fmt.Sprintf("%.2fM %s", x/1e6, unit)
-	case x >= 1e4:
-		return fmt.Sprintf("%.1fk %s", x/1e3, unit)
-	}
-	return fmt.Sprintf("%.0f %s", x, unit)
+	return bulk.Quantity(float64(done), unit)
 }
 
 // cancelDedupJob stops a running run; its stage markers stay for a resume.
