@@ -443,7 +443,7 @@ func (a *aggregates) add(id int64, p *pairTally, sign int) {
 	if dup {
 		a.coverageDup[row][col] += sign
 	}
-	if !adjudicated && disagree(p.labels) {
+	if !adjudicated && labels.Disagree(p.labels) {
 		if sign > 0 {
 			a.disagreements[id] = struct{}{}
 		} else {
@@ -559,25 +559,6 @@ func (a *aggregates) sortRaters() {
 		merged, add = append(merged, add[0]), add[1:]
 	}
 	a.sorted, a.pending, a.emptied = merged, a.pending[:0], false
-}
-
-// disagree reports whether two labels (not adjudications) of a pair differ, as
-// labels.Summarize decides.
-func disagree(ls []labels.Label) bool {
-	var first *labels.Label
-	for i := range ls {
-		if ls[i].Kind != labels.KindLabel {
-			continue
-		}
-		if first == nil {
-			first = &ls[i]
-			continue
-		}
-		if ls[i].Category != first.Category || ls[i].Duplicate != first.Duplicate {
-			return true
-		}
-	}
-	return false
 }
 
 // answerList is db.Answers from the sums: by category, then duplicate answer (no
