@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -14,45 +13,18 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"github.com/dedupstudio/dedupstudio/internal/browsertest"
 )
 
 // The sweep dashboard in headless Chromium, the way a person uses it: a small sweep
 // started from the form, a point of the recall chart clicked, the threshold slider moved
 // with the keyboard, and that configuration's misses listed without a page reload.
-// (The helper is a small copy of internal/server's: that one lives in a test file of
-// another package.)
 
-// sweepBrowser returns a Chromium tab, or skips without Chromium unless
-// DEDUP_REQUIRE_BROWSER=1 makes that a failure.
+// sweepBrowser returns a Chromium tab of the given window size (internal/browsertest).
 func sweepBrowser(t *testing.T, width, height int) context.Context {
 	t.Helper()
-	path := os.Getenv("CHROMIUM")
-	if path == "" {
-		for _, p := range []string{"chromium", "chromium-browser", "google-chrome"} {
-			if found, err := exec.LookPath(p); err == nil {
-				path = found
-				break
-			}
-		}
-	}
-	if path == "" {
-		if os.Getenv("DEDUP_REQUIRE_BROWSER") == "1" {
-			t.Fatal("Chromium not found and DEDUP_REQUIRE_BROWSER=1: install Debian's chromium package")
-		}
-		t.Skip("SKIPPED: browser test needs Chromium (apt-get install chromium)")
-	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true), chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(width, height),
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelCtx := chromedp.NewContext(actx)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
-	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
-	return ctx
+	return browsertest.New(t, browsertest.Options{Width: width, Height: height})
 }
 
 type tab struct {
