@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -34,9 +32,7 @@ type tab struct {
 
 func (p tab) do(steps ...chromedp.Action[chromedp.Void]) {
 	p.t.Helper()
-	if err := chromedp.Do(p.ctx, steps...); err != nil {
-		p.t.Fatal(err)
-	}
+	browsertest.Do(p.t, p.ctx, steps...)
 }
 
 func evalJS[T any](p tab, js string) T {
@@ -48,36 +44,18 @@ func evalJS[T any](p tab, js string) T {
 	return v
 }
 
-// waitFor polls a JavaScript condition, riding out navigations.
+// waitFor polls a JavaScript condition for up to 30 s (browsertest.WaitFor).
 func (p tab) waitFor(cond string) {
 	p.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if ok, err := chromedp.Run(p.ctx, chromedp.Evaluate[bool](cond)); err == nil && ok {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	loc, _ := chromedp.Run(p.ctx, chromedp.Evaluate[string](`document.location.href + " | " + document.body.innerText.slice(0, 400)`))
-	p.t.Fatalf("timed out waiting for %s (page: %s)", cond, loc)
+	browsertest.WaitFor(p.t, p.ctx, cond, 30*time.Second)
 }
 
-func (p tab) screenshot(name string) {
-	if dir := os.Getenv("DEDUP_SCREENSHOTS"); dir != "" {
-		if shot, err := chromedp.Run(p.ctx, chromedp.FullScreenshot(100)); err == nil {
-			os.WriteFile(filepath.Join(dir, name+".png"), shot, 0o644)
-		}
-	}
-}
+func (p tab) screenshot(name string) { browsertest.Screenshot(p.ctx, name) }
 
+// login signs in as the fixture's account of that role.
 func (p tab) login(base, role string) {
 	p.t.Helper()
-	p.do(chromedp.Navigate(base+"/login"),
-		chromedp.WaitVisible(`[data-testid="signin-form"]`),
-		chromedp.SendKeys(`[data-testid="signin-name"]`, role),
-		chromedp.SendKeys(`[data-testid="signin-password"]`, role+"-password"),
-		chromedp.Click(`[data-testid="signin-submit"]`))
-	p.waitFor(`document.querySelector('[data-testid="whoami"]')?.innerText === "` + role + `"`)
+	browsertest.SignIn(p.t, p.ctx, base+"/login", role, role+"-password")
 }
 
 func TestSweepDashboardInBrowser(t *testing.T) {

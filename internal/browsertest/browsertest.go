@@ -13,6 +13,8 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -81,4 +83,51 @@ func New(t testing.TB, o Options) context.Context {
 		}
 	}
 	return ctx
+}
+
+// Do runs steps in ctx's tab; an error fails the test.
+func Do(t testing.TB, ctx context.Context, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// WaitFor polls the JavaScript condition cond from Go until it holds, riding out page
+// navigations (a wait inside the page would end with it); after within it fails the
+// test, saying where the tab is and the start of what it shows.
+func WaitFor(t testing.TB, ctx context.Context, cond string, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		if ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](cond)); err == nil && ok {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	loc, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.location.href + " | " + document.body.innerText.slice(0, 400)`))
+	t.Fatalf("timed out waiting for %s (page: %s)", cond, loc)
+}
+
+// Screenshot saves the whole page as name.png in $DEDUP_SCREENSHOTS, when that is set,
+// for a person to look at; it never fails the test.
+func Screenshot(ctx context.Context, name string) {
+	if dir := os.Getenv("DEDUP_SCREENSHOTS"); dir != "" {
+		if shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil {
+			os.WriteFile(filepath.Join(dir, name+".png"), shot, 0o644)
+		}
+	}
+}
+
+// SignIn fills the name-and-password form at url (the sign-in page, or a setup or invite
+// link, which create the account) the way a person does, and waits until the page names
+// the account signed in.
+func SignIn(t testing.TB, ctx context.Context, url, name, password string) {
+	t.Helper()
+	Do(t, ctx, chromedp.Navigate(url),
+		chromedp.WaitVisible(`[data-testid="signin-form"]`),
+		chromedp.SendKeys(`[data-testid="signin-name"]`, name),
+		chromedp.SendKeys(`[data-testid="signin-password"]`, password),
+		chromedp.Click(`[data-testid="signin-submit"]`))
+	WaitFor(t, ctx, `document.querySelector('[data-testid="whoami"]')?.innerText === `+strconv.Quote(name), 30*time.Second)
 }
