@@ -21,17 +21,8 @@ import (
 // refused by line and field, then skipped and counted; the configuration from a manifest.
 func TestImportResultsCommand(t *testing.T) {
 	t.Parallel()
-	path, configID, _ := signedManifests(t)
-	ctx := context.Background()
-	store, err := db.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows, err := store.ManifestRows(ctx, configID)
-	store.Close()
-	if err != nil || len(rows) == 0 {
-		t.Fatalf("rows %v, %v", rows, err)
-	}
+	path, m, rows := configManifest(t)
+	configID := m.ID
 	var csv strings.Builder
 	csv.WriteString("id_a,id_b,score\n")
 	for _, r := range rows {
@@ -44,7 +35,7 @@ func TestImportResultsCommand(t *testing.T) {
 	}
 	args := []string{"import-results", "-db", path, "-dataset", "cli", "-format", "pairs", "-in", in, "-manifest", fmt.Sprint(configID)}
 	var stdout, stderr bytes.Buffer
-	err = run(args, &stdout, &stderr)
+	err := run(args, &stdout, &stderr)
 	want := fmt.Sprintf(`pairs.csv:%d: field id_b: no document "not-in-the-dataset" in the dataset`, len(rows)+2)
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("import-results = %v; want %q", err, want)
@@ -75,21 +66,7 @@ func TestImportResultsCommand(t *testing.T) {
 // -other-dataset.
 func TestImportResultsManifestConfig(t *testing.T) {
 	t.Parallel()
-	path, configID, _ := signedManifests(t)
-	ctx := context.Background()
-	store, err := db.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := store.Manifest(ctx, configID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows, err := store.ManifestRows(ctx, configID)
-	store.Close()
-	if err != nil || len(rows) == 0 {
-		t.Fatalf("rows %v, %v", rows, err)
-	}
+	path, m, rows := configManifest(t)
 	dir := t.TempDir()
 	var buf bytes.Buffer
 	if err := review.WriteCSV(&buf, review.ExportHeader{Manifest: m.ID, Dataset: m.Dataset, Params: m.Params}, rows); err != nil {
@@ -140,19 +117,11 @@ func TestImportResultsManifestConfig(t *testing.T) {
 // right imports.
 func TestImportResultsConfigBadField(t *testing.T) {
 	t.Parallel()
-	path, configID, _ := signedManifests(t)
+	path, m, rows := configManifest(t)
 	ctx := context.Background()
 	store, err := db.Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
-	}
-	m, err := store.Manifest(ctx, configID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows, err := store.ManifestRows(ctx, configID)
-	if err != nil || len(rows) == 0 {
-		t.Fatalf("rows %v, %v", rows, err)
 	}
 	before, err := store.Manifests(ctx, 0)
 	store.Close()
@@ -210,6 +179,26 @@ func TestImportResultsConfigBadField(t *testing.T) {
 	if err := run(args, &stdout, &stderr); err != nil || !strings.Contains(stdout.String(), "1 removal(s) from pairs.csv") {
 		t.Fatalf("import-results with the file made right = %v\n%s", err, stdout.String())
 	}
+}
+
+// configManifest is the store of signedManifests with its first manifest (the
+// configuration production ran) and that manifest's rows.
+func configManifest(t *testing.T) (path string, m db.Manifest, rows []review.Row) {
+	t.Helper()
+	path, configID, _ := signedManifests(t)
+	ctx := context.Background()
+	store, err := db.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	if m, err = store.Manifest(ctx, configID); err != nil {
+		t.Fatal(err)
+	}
+	if rows, err = store.ManifestRows(ctx, configID); err != nil || len(rows) == 0 {
+		t.Fatalf("rows of manifest %d: %v, %v", configID, rows, err)
+	}
+	return path, m, rows
 }
 
 // without returns the JSON object doc without its field name.
