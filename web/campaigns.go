@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -27,17 +28,24 @@ func idParam(r *http.Request, name string) (int64, bool) {
 	return id, err == nil && id > 0
 }
 
+// loadByID loads what the id in the URL parameter param names with load: a malformed id,
+// or one load does not find (db.ErrNotFound), is a 404 that says "No such what.".
+func loadByID[T any](r *http.Request, param, what string, load func(context.Context, int64) (T, error)) (T, error) {
+	id, ok := idParam(r, param)
+	if !ok {
+		var zero T
+		return zero, notFound(what)
+	}
+	v, err := load(r.Context(), id)
+	if errors.Is(err, db.ErrNotFound) {
+		return v, notFound(what)
+	}
+	return v, err
+}
+
 // loadCampaign loads the {campaign} of the URL.
 func (s *server) loadCampaign(r *http.Request) (db.Campaign, error) {
-	id, ok := idParam(r, "campaign")
-	if !ok {
-		return db.Campaign{}, notFound("campaign")
-	}
-	c, err := s.store.Campaign(r.Context(), id)
-	if errors.Is(err, db.ErrNotFound) {
-		return c, notFound("campaign")
-	}
-	return c, err
+	return loadByID(r, "campaign", "campaign", s.store.Campaign)
 }
 
 func (s *server) showCampaign(w http.ResponseWriter, r *http.Request) {
@@ -232,15 +240,9 @@ func (s *server) samplePairs(w http.ResponseWriter, r *http.Request) {
 // startCampaign opens the default labeling campaign of a dataset (idempotent): whoever
 // may manage campaigns, admins included, can start one.
 func (s *server) startCampaign(w http.ResponseWriter, r *http.Request) {
-	id, ok := idParam(r, "dataset")
-	if !ok {
-		s.fail(w, r, notFound("dataset"))
-		return
-	}
-	c, err := campaign.Start(r.Context(), s.store, id)
-	if errors.Is(err, db.ErrNotFound) {
-		err = notFound("dataset")
-	}
+	c, err := loadByID(r, "dataset", "dataset", func(ctx context.Context, id int64) (db.Campaign, error) {
+		return campaign.Start(ctx, s.store, id)
+	})
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -27,7 +27,6 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/handoff"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
 	"github.com/dedupstudio/dedupstudio/internal/results"
-	"github.com/dedupstudio/dedupstudio/internal/review"
 	"github.com/dedupstudio/dedupstudio/web/templates"
 )
 
@@ -190,33 +189,12 @@ func (s *server) dedupSettings(r *http.Request) (body []byte, source string, man
 		}
 		return files[0].Body, fmt.Sprintf("manifest %d (%s)", m.ID, m.State.Label()), m.ID, fmt.Sprintf("/manifests/%d", m.ID), nil
 	}
-	q, err := parseDash(r.URL.Query())
+	body, p, sweepID, ord, err := s.selectedSettings(r)
 	if err != nil {
 		return nil, "", 0, "", err
 	}
-	d, err := s.loadSweepData(r, q)
-	if err != nil {
-		return nil, "", 0, "", err
-	}
-	if d.sel < 0 {
-		return nil, "", 0, "", &pageError{http.StatusNotFound, "This sweep has no results yet."}
-	}
-	ds, err := s.store.Dataset(r.Context(), d.sw.DatasetID)
-	if err != nil {
-		return nil, "", 0, "", err
-	}
-	p, err := sweepParams(d.selected(q))
-	if err != nil {
-		return nil, "", 0, "", badInput(err)
-	}
-	ord := d.results[d.sel].Ordinal
-	files, err := handoff.Files(handoff.Settings{Params: p, Source: handoff.Source{Sweep: d.sw.ID, Config: int64(ord),
-		Dataset: review.Dataset{ID: ds.ID, Name: ds.Name, Version: ds.Version, ContentHash: ds.ContentHash}}}, handoff.JSON)
-	if err != nil {
-		return nil, "", 0, "", err
-	}
-	return files[0].Body, fmt.Sprintf("sweep %d, configuration %d at t=%s", d.sw.ID, ord, fmtNum(p.Threshold, 2)), 0,
-		fmt.Sprintf("/sweeps/%d?config=%d", d.sw.ID, ord), nil
+	return body, fmt.Sprintf("sweep %d, configuration %d at t=%s", sweepID, ord, fmtNum(p.Threshold, 2)), 0,
+		fmt.Sprintf("/sweeps/%d?config=%d", sweepID, ord), nil
 }
 
 // newDedupJob shows the form: the configuration (from the URL) and the corpus files.
@@ -364,12 +342,7 @@ func (s *server) runDedupJob(ctx context.Context, j db.DedupJob, by db.User, rep
 			stage, stageStart = p.Stage, now
 		}
 		dp := dedupProgress{Stage: p.Stage, Index: p.Index, Of: len(bulk.Stages), Done: p.Done, Total: p.Total, Unit: p.Unit, Docs: p.Docs}
-		if el := now.Sub(stageStart).Seconds(); el > 0.5 && p.Done > 0 {
-			dp.Rate = float64(p.Done) / el
-			if p.Total > p.Done {
-				dp.ETA = time.Duration(float64(p.Total-p.Done) / dp.Rate * float64(time.Second))
-			}
-		}
+		dp.Rate, dp.ETA = p.Speed(now.Sub(stageStart))
 		report(dp)
 		if s.dedupHook != nil {
 			s.dedupHook(ctx, p.Stage)
@@ -442,15 +415,7 @@ func (s *server) importDedupRemovals(ctx context.Context, j db.DedupJob, by db.U
 }
 
 func (s *server) loadDedupJob(r *http.Request) (db.DedupJob, error) {
-	id, ok := idParam(r, "dedupJob")
-	if !ok {
-		return db.DedupJob{}, notFound("whole-corpus run")
-	}
-	j, err := s.store.DedupJob(r.Context(), id)
-	if errors.Is(err, db.ErrNotFound) {
-		return j, notFound("whole-corpus run")
-	}
-	return j, err
+	return loadByID(r, "dedupJob", "whole-corpus run", s.store.DedupJob)
 }
 
 // mayControl: who started a run, or an admin, cancels and resumes it.
@@ -540,7 +505,7 @@ func (s *server) showDedupJob(w http.ResponseWriter, r *http.Request) {
 					v.Stage += ": " + amount(p.Done, p.Total, p.Unit)
 				}
 				if p.Rate > 0 {
-					v.Stage += ", " + quantityOf(p.Rate, p.Unit) + "/s"
+					v.Stage += ", " + bulk.Quantity(p.Rate, p.Unit) + "/s"
 				}
 				if p.ETA > 0 {
 					v.Stage += ", about " + p.ETA.Round(time.Second).String() + " left in this stage"
@@ -552,7 +517,7 @@ func (s *server) showDedupJob(w http.ResponseWriter, r *http.Request) {
 	if j.State == "done" {
 		for _, f := range dedupFiles {
 			if st, err := os.Stat(filepath.Join(s.dedupOut(j.ID), f)); err == nil && st.Mode().IsRegular() {
-				v.Files = append(v.Files, templates.Option{Value: f, Label: fmt.Sprintf("%s (%s)", f, quantityOf(float64(st.Size()), "bytes"))})
+				v.Files = append(v.Files, templates.Option{Value: f, Label: fmt.Sprintf("%s (%s)", f, bulk.Quantity(float64(st.Size()), "bytes"))})
 			}
 		}
 		var sum bulk.Summary
@@ -566,31 +531,9 @@ func (s *server) showDedupJob(w http.ResponseWriter, r *http.Request) {
 
 func amount(done, total int64, unit string) string {
 	if total > 0 {
-		return fmt.Sprintf("%s of %s (%.0f%%)", quantityOf(float64(done), unit), quantityOf(float64(total), unit), 100*float64(done)/float64(total))
+		return fmt.Sprintf("%s of %s (%.0f%%)", bulk.Quantity(float64(done), unit), bulk.Quantity(float64(total), unit), 100*float64(done)/float64(total))
 	}
-	return quantityOf(float64(done), unit)
-}
-
-// quantityOf is x in unit for people: "12.3 MiB", "45.6k docs".
-func quantityOf(x float64, unit string) string {
-	if unit == "bytes" {
-		switch {
-		case x >= 1<<30:
-			return fmt.Sprintf("%.2f GiB", x/(1<<30))
-		case x >= 1<<20:
-			return fmt.Sprintf("%.1f MiB", x/(1<<20))
-		case x >= 1<<10:
-			return fmt.Sprintf("%.0f KiB", x/(1<<10))
-		}
-		return fmt.Sprintf("%.0f B", x)
-	}
-	switch {
-	case x >= 1e6:
-		return fmt.Sprintf("%.2fM %s", x/1e6, unit)
-	case x >= 1e4:
-		return fmt.Sprintf("%.1fk %s", x/1e3, unit)
-	}
-	return fmt.Sprintf("%.0f %s", x, unit)
+	return bulk.Quantity(float64(done), unit)
 }
 
 // cancelDedupJob stops a running run; its stage markers stay for a resume.

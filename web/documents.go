@@ -1,24 +1,13 @@
 package web
 
 import (
-	"errors"
 	"net/http"
 	"strings"
-
-	"github.com/dedupstudio/dedupstudio/internal/db"
 )
 
 // rawDocument serves a document's text as a plain-text download, never as HTML.
 func (s *server) rawDocument(w http.ResponseWriter, r *http.Request) {
-	id, ok := idParam(r, "doc")
-	if !ok {
-		s.fail(w, r, notFound("document"))
-		return
-	}
-	d, err := s.store.Document(r.Context(), id)
-	if errors.Is(err, db.ErrNotFound) {
-		err = notFound("document")
-	}
+	d, err := loadByID(r, "doc", "document", s.store.Document)
 	if err != nil {
 		s.fail(w, r, err)
 		return

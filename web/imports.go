@@ -330,13 +330,28 @@ func jobCaller(r *http.Request) jobs.Caller {
 	return jobs.Caller{UserID: u.ID, All: u.Role == auth.Admin}
 }
 
-// loadImport finds the {job} of the URL, an import the user may see.
-func (s *server) loadImport(r *http.Request) (jobs.Snapshot, error) {
+// loadJob finds the {job} of the URL, a job of this kind that the user may see; any
+// other is a 404 that says missing.
+func (s *server) loadJob(r *http.Request, kind, missing string) (jobs.Snapshot, error) {
 	snap, err := s.jobs.Get(chi.URLParam(r, "job"), jobCaller(r))
-	if errors.Is(err, jobs.ErrNotFound) || (err == nil && snap.Kind != "import") {
-		return snap, &pageError{http.StatusNotFound, "No such import. Imports are kept while the server runs."}
+	if errors.Is(err, jobs.ErrNotFound) || (err == nil && snap.Kind != kind) {
+		return snap, &pageError{http.StatusNotFound, missing}
 	}
 	return snap, err
+}
+
+// elapsed is how long a job has taken, to a tenth of a second: until now while it runs.
+func (s *server) elapsed(snap jobs.Snapshot) string {
+	end := snap.Finished
+	if snap.State == jobs.Running {
+		end = s.now()
+	}
+	return end.Sub(snap.Started).Round(100 * time.Millisecond).String()
+}
+
+// loadImport finds the {job} of the URL, an import the user may see.
+func (s *server) loadImport(r *http.Request) (jobs.Snapshot, error) {
+	return s.loadJob(r, "import", "No such import. Imports are kept while the server runs.")
 }
 
 func (s *server) showImport(w http.ResponseWriter, r *http.Request) {
@@ -346,13 +361,10 @@ func (s *server) showImport(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := templates.ImportStatus{Page: s.page(r, "Import "+snap.Title), JobID: snap.ID, Title: snap.Title, State: string(snap.State),
-		Running: snap.State == jobs.Running, Error: snap.Err}
-	end := snap.Finished
+		Running: snap.State == jobs.Running, Error: snap.Err, Elapsed: s.elapsed(snap)}
 	if v.Running {
-		end = s.now()
 		v.Page.Refresh = 1
 	}
-	v.Elapsed = end.Sub(snap.Started).Round(100 * time.Millisecond).String()
 	if p, ok := snap.Progress.(ingest.Progress); ok {
 		v.Docs, v.Rejected, v.MB = p.Docs, p.Rejected, fmt.Sprintf("%.1f", float64(p.Bytes)/1e6)
 	}

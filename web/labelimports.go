@@ -2,14 +2,10 @@ package web
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"net/http"
 	"net/url"
-	"time"
-
-	"github.com/go-chi/chi/v5"
 
 	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/db"
@@ -61,11 +57,7 @@ func (s *server) startLabelImport(w http.ResponseWriter, r *http.Request, up upl
 
 // loadLabelImport finds the {job} of the URL, a label import the user may see.
 func (s *server) loadLabelImport(r *http.Request) (jobs.Snapshot, error) {
-	snap, err := s.jobs.Get(chi.URLParam(r, "job"), jobCaller(r))
-	if errors.Is(err, jobs.ErrNotFound) || (err == nil && snap.Kind != labelImportJob) {
-		return snap, &pageError{http.StatusNotFound, "No such label import. Imports are kept while the server runs."}
-	}
-	return snap, err
+	return s.loadJob(r, labelImportJob, "No such label import. Imports are kept while the server runs.")
 }
 
 // showLabelImport shows a running label import's progress. A finished one sends the
@@ -92,13 +84,10 @@ func (s *server) showLabelImport(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := templates.LabelImportStatus{Page: s.page(r, "Label import "+snap.Title), JobID: snap.ID, Title: snap.Title,
-		State: string(snap.State), Running: snap.State == jobs.Running}
-	end := snap.Finished
+		State: string(snap.State), Running: snap.State == jobs.Running, Elapsed: s.elapsed(snap)}
 	if v.Running {
-		end = s.now()
 		v.Page.Refresh = 1
 	}
-	v.Elapsed = end.Sub(snap.Started).Round(100 * time.Millisecond).String()
 	if p, ok := snap.Progress.(ingest.LabelProgress); ok {
 		v.Phase, v.Done, v.Total = p.Phase, p.Done, p.Total
 	}

@@ -33,15 +33,7 @@ import (
 
 // loadManifest loads the {manifest} of the URL.
 func (s *server) loadManifest(r *http.Request) (db.Manifest, error) {
-	id, ok := idParam(r, "manifest")
-	if !ok {
-		return db.Manifest{}, notFound("manifest")
-	}
-	m, err := s.store.Manifest(r.Context(), id)
-	if errors.Is(err, db.ErrNotFound) {
-		return m, notFound("manifest")
-	}
-	return m, err
+	return loadByID(r, "manifest", "manifest", s.store.Manifest)
 }
 
 func manifestURL(id int64, msg string) string {

@@ -2,6 +2,7 @@ package web
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -25,14 +26,9 @@ func (s *server) loadCluster(r *http.Request) (db.Manifest, db.Cluster, error) {
 	if err != nil {
 		return m, db.Cluster{}, err
 	}
-	id, ok := idParam(r, "cluster")
-	if !ok {
-		return m, db.Cluster{}, notFound("cluster in this manifest")
-	}
-	c, err := s.store.Cluster(r.Context(), m.ID, id)
-	if errors.Is(err, db.ErrNotFound) {
-		return m, c, notFound("cluster in this manifest")
-	}
+	c, err := loadByID(r, "cluster", "cluster in this manifest", func(ctx context.Context, id int64) (db.Cluster, error) {
+		return s.store.Cluster(ctx, m.ID, id)
+	})
 	return m, c, err
 }
 

@@ -9,9 +9,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"time"
-
-	"github.com/go-chi/chi/v5"
 
 	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
@@ -130,15 +127,7 @@ func (f runForm) parse(datasetID int64, codeVersion string) (dedup.Request, erro
 
 // loadDataset loads the {dataset} of the URL.
 func (s *server) loadDataset(r *http.Request) (db.Dataset, error) {
-	id, ok := idParam(r, "dataset")
-	if !ok {
-		return db.Dataset{}, notFound("dataset")
-	}
-	ds, err := s.store.Dataset(r.Context(), id)
-	if errors.Is(err, db.ErrNotFound) {
-		return ds, notFound("dataset")
-	}
-	return ds, err
+	return loadByID(r, "dataset", "dataset", s.store.Dataset)
 }
 
 func (s *server) newRun(w http.ResponseWriter, r *http.Request) {
@@ -243,11 +232,7 @@ func (s *server) startRun(w http.ResponseWriter, r *http.Request) {
 
 // loadRun finds the {job} of the URL, a run the user may see.
 func (s *server) loadRun(r *http.Request) (jobs.Snapshot, error) {
-	snap, err := s.jobs.Get(chi.URLParam(r, "job"), jobCaller(r))
-	if errors.Is(err, jobs.ErrNotFound) || (err == nil && snap.Kind != "run") {
-		return snap, &pageError{http.StatusNotFound, "No such run. Runs are listed while the server runs; their manifests stay."}
-	}
-	return snap, err
+	return s.loadJob(r, "run", "No such run. Runs are listed while the server runs; their manifests stay.")
 }
 
 func (s *server) showRun(w http.ResponseWriter, r *http.Request) {
@@ -257,13 +242,10 @@ func (s *server) showRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := templates.RunStatus{Page: s.page(r, "Run "+snap.Title), JobID: snap.ID, Title: snap.Title, State: string(snap.State),
-		Running: snap.State == jobs.Running, Error: snap.Err}
-	end := snap.Finished
+		Running: snap.State == jobs.Running, Error: snap.Err, Elapsed: s.elapsed(snap)}
 	if v.Running {
-		end = s.now()
 		v.Page.Refresh = 1
 	}
-	v.Elapsed = end.Sub(snap.Started).Round(100 * time.Millisecond).String()
 	if p, ok := snap.Progress.(dedup.Progress); ok {
 		v.Phase, v.Done, v.Total = p.Phase, p.Done, p.Total
 	}

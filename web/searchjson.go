@@ -105,10 +105,7 @@ func (sc *rawScan) value(role jsonRole, depth, doc int, key string) error {
 	case c == '{':
 		return sc.object(role, depth, doc)
 	case c == '[':
-		sc.pos++
-		sc.ws()
-		if sc.pos < len(sc.b) && sc.b[sc.pos] == ']' {
-			sc.pos++
+		if sc.open(']') {
 			return nil
 		}
 		elem := roleOther
@@ -124,18 +121,8 @@ func (sc *rawScan) value(role jsonRole, depth, doc int, key string) error {
 			if err := sc.value(elem, depth+1, d, ""); err != nil {
 				return err
 			}
-			sc.ws()
-			if sc.pos >= len(sc.b) {
-				return errNotJSON
-			}
-			switch sc.b[sc.pos] {
-			case ',':
-				sc.pos++
-			case ']':
-				sc.pos++
-				return nil
-			default:
-				return errNotJSON
+			if end, err := sc.sep(']'); end || err != nil {
+				return err
 			}
 		}
 	default: // a number, true, false or null: the decoder checks them
@@ -148,11 +135,8 @@ func (sc *rawScan) value(role jsonRole, depth, doc int, key string) error {
 
 // object scans an object of role, checking its keys.
 func (sc *rawScan) object(role jsonRole, depth, doc int) error {
-	sc.pos++ // {
 	seen := map[string]bool{}
-	sc.ws()
-	if sc.pos < len(sc.b) && sc.b[sc.pos] == '}' {
-		sc.pos++
+	if sc.open('}') {
 		return nil
 	}
 	for {
@@ -204,20 +188,40 @@ func (sc *rawScan) object(role jsonRole, depth, doc int) error {
 		if err := sc.value(next, depth+1, d, key); err != nil {
 			return err
 		}
-		sc.ws()
-		if sc.pos >= len(sc.b) {
-			return errNotJSON
-		}
-		switch sc.b[sc.pos] {
-		case ',':
-			sc.pos++
-		case '}':
-			sc.pos++
-			return nil
-		default:
-			return errNotJSON
+		if end, err := sc.sep('}'); end || err != nil {
+			return err
 		}
 	}
+}
+
+// open steps over the opening byte of an array or object and reports whether it is
+// empty, its closing byte (consumed) next.
+func (sc *rawScan) open(closing byte) (empty bool) {
+	sc.pos++
+	sc.ws()
+	if sc.pos < len(sc.b) && sc.b[sc.pos] == closing {
+		sc.pos++
+		return true
+	}
+	return false
+}
+
+// sep reads what follows a member of an array or object: a comma (another member
+// comes) or its closing byte (end, consumed); anything else is not JSON.
+func (sc *rawScan) sep(closing byte) (end bool, err error) {
+	sc.ws()
+	if sc.pos >= len(sc.b) {
+		return false, errNotJSON
+	}
+	switch sc.b[sc.pos] {
+	case ',':
+		sc.pos++
+		return false, nil
+	case closing:
+		sc.pos++
+		return true, nil
+	}
+	return false, errNotJSON
 }
 
 // badJSONString finds, in the raw text of a JSON string (quotes included), the first byte

@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,45 +11,18 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"github.com/dedupstudio/dedupstudio/internal/browsertest"
 )
 
 // The sweep dashboard in headless Chromium, the way a person uses it: a small sweep
 // started from the form, a point of the recall chart clicked, the threshold slider moved
 // with the keyboard, and that configuration's misses listed without a page reload.
-// (The helper is a small copy of internal/server's: that one lives in a test file of
-// another package.)
 
-// sweepBrowser returns a Chromium tab, or skips without Chromium unless
-// DEDUP_REQUIRE_BROWSER=1 makes that a failure.
+// sweepBrowser returns a Chromium tab of the given window size (internal/browsertest).
 func sweepBrowser(t *testing.T, width, height int) context.Context {
 	t.Helper()
-	path := os.Getenv("CHROMIUM")
-	if path == "" {
-		for _, p := range []string{"chromium", "chromium-browser", "google-chrome"} {
-			if found, err := exec.LookPath(p); err == nil {
-				path = found
-				break
-			}
-		}
-	}
-	if path == "" {
-		if os.Getenv("DEDUP_REQUIRE_BROWSER") == "1" {
-			t.Fatal("Chromium not found and DEDUP_REQUIRE_BROWSER=1: install Debian's chromium package")
-		}
-		t.Skip("SKIPPED: browser test needs Chromium (apt-get install chromium)")
-	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true), chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(width, height),
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelCtx := chromedp.NewContext(actx)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
-	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
-	return ctx
+	return browsertest.New(t, browsertest.Options{Width: width, Height: height})
 }
 
 type tab struct {
@@ -62,9 +32,7 @@ type tab struct {
 
 func (p tab) do(steps ...chromedp.Action[chromedp.Void]) {
 	p.t.Helper()
-	if err := chromedp.Do(p.ctx, steps...); err != nil {
-		p.t.Fatal(err)
-	}
+	browsertest.Do(p.t, p.ctx, steps...)
 }
 
 func evalJS[T any](p tab, js string) T {
@@ -76,36 +44,18 @@ func evalJS[T any](p tab, js string) T {
 	return v
 }
 
-// waitFor polls a JavaScript condition, riding out navigations.
+// waitFor polls a JavaScript condition for up to 30 s (browsertest.WaitFor).
 func (p tab) waitFor(cond string) {
 	p.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if ok, err := chromedp.Run(p.ctx, chromedp.Evaluate[bool](cond)); err == nil && ok {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	loc, _ := chromedp.Run(p.ctx, chromedp.Evaluate[string](`document.location.href + " | " + document.body.innerText.slice(0, 400)`))
-	p.t.Fatalf("timed out waiting for %s (page: %s)", cond, loc)
+	browsertest.WaitFor(p.t, p.ctx, cond, 30*time.Second)
 }
 
-func (p tab) screenshot(name string) {
-	if dir := os.Getenv("DEDUP_SCREENSHOTS"); dir != "" {
-		if shot, err := chromedp.Run(p.ctx, chromedp.FullScreenshot(100)); err == nil {
-			os.WriteFile(filepath.Join(dir, name+".png"), shot, 0o644)
-		}
-	}
-}
+func (p tab) screenshot(name string) { browsertest.Screenshot(p.ctx, name) }
 
+// login signs in as the fixture's account of that role.
 func (p tab) login(base, role string) {
 	p.t.Helper()
-	p.do(chromedp.Navigate(base+"/login"),
-		chromedp.WaitVisible(`[data-testid="signin-form"]`),
-		chromedp.SendKeys(`[data-testid="signin-name"]`, role),
-		chromedp.SendKeys(`[data-testid="signin-password"]`, role+"-password"),
-		chromedp.Click(`[data-testid="signin-submit"]`))
-	p.waitFor(`document.querySelector('[data-testid="whoami"]')?.innerText === "` + role + `"`)
+	browsertest.SignIn(p.t, p.ctx, base+"/login", role, role+"-password")
 }
 
 func TestSweepDashboardInBrowser(t *testing.T) {

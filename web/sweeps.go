@@ -17,7 +17,6 @@ import (
 
 	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/chart"
-	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 	"github.com/dedupstudio/dedupstudio/internal/sweep"
 	"github.com/dedupstudio/dedupstudio/internal/sweeprun"
@@ -39,15 +38,7 @@ const (
 
 // loadSweep loads the {sweep} of the URL.
 func (s *server) loadSweep(r *http.Request) (sweeprun.Sweep, error) {
-	id, ok := idParam(r, "sweep")
-	if !ok {
-		return sweeprun.Sweep{}, notFound("sweep")
-	}
-	sw, err := s.sweeps.Get(r.Context(), id)
-	if errors.Is(err, db.ErrNotFound) {
-		return sw, notFound("sweep")
-	}
-	return sw, err
+	return loadByID(r, "sweep", "sweep", s.sweeps.Get)
 }
 
 func (s *server) listSweeps(w http.ResponseWriter, r *http.Request) {
@@ -529,6 +520,23 @@ func (s *server) loadSweepData(r *http.Request, q dashQuery) (sweepData, error) 
 	return d, nil
 }
 
+// loadSelected is loadSweepData for the URL's dashboard query where a configuration
+// must be selected: a sweep with no results yet is a 404.
+func (s *server) loadSelected(r *http.Request) (sweepData, dashQuery, error) {
+	q, err := parseDash(r.URL.Query())
+	if err != nil {
+		return sweepData{}, q, err
+	}
+	d, err := s.loadSweepData(r, q)
+	if err != nil {
+		return d, q, err
+	}
+	if d.sel < 0 {
+		return d, q, &pageError{http.StatusNotFound, "This sweep has no results yet."}
+	}
+	return d, q, nil
+}
+
 // ordinals are the results' keys on the page.
 func (d sweepData) ordinals() []int {
 	out := make([]int, len(d.results))
@@ -906,18 +914,9 @@ func (s *server) liveView(r *http.Request, d sweepData, c sweep.Config, campaign
 }
 
 func (s *server) sweepLive(w http.ResponseWriter, r *http.Request) {
-	q, err := parseDash(r.URL.Query())
+	d, q, err := s.loadSelected(r)
 	if err != nil {
 		s.fail(w, r, err)
-		return
-	}
-	d, err := s.loadSweepData(r, q)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	if d.sel < 0 {
-		s.fail(w, r, &pageError{http.StatusNotFound, "This sweep has no results yet."})
 		return
 	}
 	s.render(w, r, http.StatusOK, templates.SweepLiveFragment(s.liveView(r, d, d.selected(q), d.sw.CampaignID)))
@@ -925,18 +924,9 @@ func (s *server) sweepLive(w http.ResponseWriter, r *http.Request) {
 
 // sweepChart serves one of the dashboard's charts as SVG, PNG or CSV.
 func (s *server) sweepChart(w http.ResponseWriter, r *http.Request) {
-	q, err := parseDash(r.URL.Query())
+	d, q, err := s.loadSelected(r)
 	if err != nil {
 		s.fail(w, r, err)
-		return
-	}
-	d, err := s.loadSweepData(r, q)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	if d.sel < 0 {
-		s.fail(w, r, &pageError{http.StatusNotFound, "This sweep has no results yet."})
 		return
 	}
 	kind := chi.URLParam(r, "chart")

@@ -145,62 +145,29 @@ func (b *progressBar) update(p bulk.Progress) {
 }
 
 func (b *progressBar) describe(p bulk.Progress, now time.Time) string {
-	el := now.Sub(b.stageStart).Seconds()
+	el := now.Sub(b.stageStart)
 	s := fmt.Sprintf("[%d/%d] %-10s ", p.Index, len(bulk.Stages), p.Stage)
-	rate := 0.0
-	if el > 0.5 {
-		rate = float64(p.Done) / el
-	}
+	rate, left := p.Speed(el)
 	if p.Total > 0 {
 		frac := min(1, float64(p.Done)/float64(p.Total))
 		const width = 24
 		full := int(frac * width)
 		s += "[" + strings.Repeat("#", full) + strings.Repeat(".", width-full) + fmt.Sprintf("] %3.0f%% ", 100*frac)
 	}
-	s += fmt.Sprintf("%s%s", quantity(float64(p.Done), p.Unit), unitName(p.Unit))
+	s += bulk.Quantity(float64(p.Done), p.Unit)
 	if rate > 0 {
-		s += fmt.Sprintf(", %s%s/s", quantity(rate, p.Unit), unitName(p.Unit))
+		s += ", " + bulk.Quantity(rate, p.Unit) + "/s"
 	}
 	if p.Docs > 0 {
-		s += ", " + quantity(float64(p.Docs), "docs") + " docs"
-		if el > 0.5 {
-			s += fmt.Sprintf(" (%s/s)", quantity(float64(p.Docs)/el, "docs"))
+		s += ", " + bulk.Quantity(float64(p.Docs), "docs")
+		if sec := el.Seconds(); sec > 0.5 {
+			s += " (" + bulk.Quantity(float64(p.Docs)/sec, "docs") + "/s)"
 		}
 	}
-	if p.Total > 0 && rate > 0 && p.Done < p.Total {
-		eta := time.Duration(float64(p.Total-p.Done) / rate * float64(time.Second))
-		s += ", ETA " + eta.Round(time.Second).String()
+	if left > 0 {
+		s += ", ETA " + left.Round(time.Second).String()
 	}
 	return s
-}
-
-// unitName is how a unit follows its quantity: "B" right after a binary prefix.
-func unitName(unit string) string {
-	if unit == "bytes" {
-		return "B"
-	}
-	return " " + unit
-}
-
-func quantity(x float64, unit string) string {
-	if unit == "bytes" {
-		switch {
-		case x >= 1<<30:
-			return fmt.Sprintf("%.2f Gi", x/(1<<30))
-		case x >= 1<<20:
-			return fmt.Sprintf("%.1f Mi", x/(1<<20))
-		case x >= 1<<10:
-			return fmt.Sprintf("%.0f Ki", x/(1<<10))
-		}
-		return fmt.Sprintf("%.0f ", x)
-	}
-	switch {
-	case x >= 1e6:
-		return fmt.Sprintf("%.2fM", x/1e6)
-	case x >= 1e4:
-		return fmt.Sprintf("%.1fk", x/1e3)
-	}
-	return fmt.Sprintf("%.0f", x)
 }
 
 func (b *progressBar) line(s string, final bool) {

@@ -47,10 +47,7 @@ func exportCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer store.Close()
-	m, err := store.Manifest(ctx, *id)
-	if errors.Is(err, db.ErrNotFound) {
-		return fmt.Errorf("no manifest %d in %s", *id, *dbPath)
-	}
+	m, err := manifestByID(ctx, store, *id)
 	if err != nil {
 		return err
 	}

@@ -148,10 +148,7 @@ func importLabels(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stderr, "labels for dataset %q version %d (%d documents)\n", ds.Name, ds.Version, ds.Docs)
 	opt.Actor = "cli:" + os.Getenv("USER")
 	if *as != "" {
-		u, err := store.UserByName(ctx, *as)
-		if errors.Is(err, db.ErrNotFound) || (err == nil && u.Disabled) {
-			return fmt.Errorf("-as %s: no enabled account of that name", *as)
-		}
+		u, err := accountAs(ctx, store, *as)
 		if err != nil {
 			return err
 		}

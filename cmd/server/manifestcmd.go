@@ -44,7 +44,7 @@ func manifestCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer store.Close()
-	m, err := store.Manifest(ctx, *id)
+	m, err := manifestByID(ctx, store, *id)
 	if err != nil {
 		return err
 	}

@@ -130,6 +130,10 @@ func TestManifestExportCommand(t *testing.T) {
 	if err := run([]string{"manifest", "export", "-db", path, "-manifest", fmt.Sprint(first), "-out", out}, &stdout, &stderr); err != nil {
 		t.Errorf("second export of the same manifest: %v", err)
 	}
+	if err := run([]string{"manifest", "export", "-db", path, "-manifest", "999", "-out", t.TempDir()}, &stdout, &stderr); err == nil ||
+		!strings.Contains(err.Error(), "-manifest: no manifest 999 in "+path) {
+		t.Errorf("export of a manifest that does not exist: %v; want it and the database named", err)
+	}
 	out2 := filepath.Join(t.TempDir(), "export2")
 	err = run([]string{"manifest", "export", "-db", path, "-manifest", fmt.Sprint(second), "-out", out2}, &stdout, &stderr)
 	if err == nil || !strings.Contains(err.Error(), "dataset changed since the sign-off") {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/dedup"
+	"github.com/dedupstudio/dedupstudio/internal/handoff"
 	engineresults "github.com/dedupstudio/dedupstudio/internal/results"
 )
 
@@ -38,7 +39,7 @@ func importResults(args []string, stdout, stderr io.Writer) error {
 	in := fs.String("in", "", "the results file (JSONL, CSV and TSV may be gzip or zstd)")
 	remove := fs.String("remove", "", "datatrove: the .remove file beside a .clusters file (default: its sibling when it exists), or the\nexclusion writer's JSONL beside the filter's kept output given as -in: datatrove's own keepers")
 	manifest := fs.Int64("manifest", 0, "take the configuration production ran from this manifest (the one handed to the engine)")
-	config := fs.String("config", "", "or from this settings.json (what export -format json writes); a manifest file names its own, and\none given that differs from its rows is refused")
+	config := fs.String("config", "", "or from this settings.json (what export -format json writes, read as strictly as dedup -config\nreads it); a manifest file names its own, and one given that differs from its rows is refused")
 	idField := fs.String("id-field", "id", "text-dedup, datatrove JSONL: the document id column")
 	clusterField := fs.String("cluster-field", "", "text-dedup: the cluster column (default __CLUSTER__, or __cluster__)")
 	indexField := fs.String("index-field", "", "text-dedup: the index column (default __INDEX__, or __index__)")
@@ -94,10 +95,7 @@ func importResults(args []string, stdout, stderr io.Writer) error {
 	}
 	switch {
 	case *manifest != 0:
-		m, err := store.Manifest(ctx, *manifest)
-		if errors.Is(err, db.ErrNotFound) {
-			return fmt.Errorf("-manifest: no manifest %d in %s", *manifest, *dbPath)
-		}
+		m, err := manifestByID(ctx, store, *manifest)
 		if err != nil {
 			return err
 		}
@@ -107,7 +105,7 @@ func importResults(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		p, err := engineresults.ReadSettings(cf, filepath.Base(*config))
+		p, _, err := handoff.ParseSettings(cf, *config)
 		cf.Close()
 		if err != nil {
 			return err
@@ -115,10 +113,7 @@ func importResults(args []string, stdout, stderr io.Writer) error {
 		req.Params = &p
 	}
 	if *as != "" {
-		u, err := store.UserByName(ctx, *as)
-		if errors.Is(err, db.ErrNotFound) || (err == nil && u.Disabled) {
-			return fmt.Errorf("-as %s: no enabled account of that name", *as)
-		}
+		u, err := accountAs(ctx, store, *as)
 		if err != nil {
 			return err
 		}
@@ -184,6 +179,25 @@ func cliUser(getenv func(string) string, current func() (*user.User, error)) (st
 		return strings.TrimSpace(u.Username), nil
 	}
 	return "", errors.New("-as: $USER is unset and the system names no user for this process: give -as ACCOUNT, the account that prepares the manifest")
+}
+
+// accountAs is the enabled account a command's -as names: what the command does is
+// recorded as that person's.
+func accountAs(ctx context.Context, store *db.DB, name string) (db.User, error) {
+	u, err := store.UserByName(ctx, name)
+	if errors.Is(err, db.ErrNotFound) || (err == nil && u.Disabled) {
+		return db.User{}, fmt.Errorf("-as %s: no enabled account of that name", name)
+	}
+	return u, err
+}
+
+// manifestByID is the manifest a command's -manifest names.
+func manifestByID(ctx context.Context, store *db.DB, id int64) (db.Manifest, error) {
+	m, err := store.Manifest(ctx, id)
+	if errors.Is(err, db.ErrNotFound) {
+		return m, fmt.Errorf("-manifest: no manifest %d in %s", id, store.Path())
+	}
+	return m, err
 }
 
 // resolveDataset finds a dataset by name (its newest version) or, failing that, by id.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/handoff"
 	"github.com/dedupstudio/dedupstudio/internal/review"
 )
 
@@ -19,17 +21,8 @@ import (
 // refused by line and field, then skipped and counted; the configuration from a manifest.
 func TestImportResultsCommand(t *testing.T) {
 	t.Parallel()
-	path, configID, _ := signedManifests(t)
-	ctx := context.Background()
-	store, err := db.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows, err := store.ManifestRows(ctx, configID)
-	store.Close()
-	if err != nil || len(rows) == 0 {
-		t.Fatalf("rows %v, %v", rows, err)
-	}
+	path, m, rows := configManifest(t)
+	configID := m.ID
 	var csv strings.Builder
 	csv.WriteString("id_a,id_b,score\n")
 	for _, r := range rows {
@@ -42,7 +35,7 @@ func TestImportResultsCommand(t *testing.T) {
 	}
 	args := []string{"import-results", "-db", path, "-dataset", "cli", "-format", "pairs", "-in", in, "-manifest", fmt.Sprint(configID)}
 	var stdout, stderr bytes.Buffer
-	err = run(args, &stdout, &stderr)
+	err := run(args, &stdout, &stderr)
 	want := fmt.Sprintf(`pairs.csv:%d: field id_b: no document "not-in-the-dataset" in the dataset`, len(rows)+2)
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("import-results = %v; want %q", err, want)
@@ -73,21 +66,7 @@ func TestImportResultsCommand(t *testing.T) {
 // -other-dataset.
 func TestImportResultsManifestConfig(t *testing.T) {
 	t.Parallel()
-	path, configID, _ := signedManifests(t)
-	ctx := context.Background()
-	store, err := db.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := store.Manifest(ctx, configID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows, err := store.ManifestRows(ctx, configID)
-	store.Close()
-	if err != nil || len(rows) == 0 {
-		t.Fatalf("rows %v, %v", rows, err)
-	}
+	path, m, rows := configManifest(t)
 	dir := t.TempDir()
 	var buf bytes.Buffer
 	if err := review.WriteCSV(&buf, review.ExportHeader{Manifest: m.ID, Dataset: m.Dataset, Params: m.Params}, rows); err != nil {
@@ -102,12 +81,12 @@ func TestImportResultsManifestConfig(t *testing.T) {
 	if m.Params.Threshold == 0.85 {
 		p.Threshold = 0.8
 	}
-	settings, err := p.MarshalJSON()
+	files, err := handoff.Files(handoff.Settings{Params: p}, handoff.JSON)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := filepath.Join(dir, "settings.json")
-	if err := os.WriteFile(cfg, settings, 0o644); err != nil {
+	if err := os.WriteFile(cfg, files[0].Body, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	args := []string{"import-results", "-db", path, "-dataset", "cli", "-format", "manifest", "-in", in}
@@ -131,6 +110,110 @@ func TestImportResultsManifestConfig(t *testing.T) {
 	if err := run(append(args, "-other-dataset"), &stdout, &stderr); err != nil {
 		t.Fatalf("-other-dataset: %v", err)
 	}
+}
+
+// -config reads settings.json as strictly as the dedup command does: a bad field is
+// refused naming the file and the field, and nothing is stored; the same file made
+// right imports.
+func TestImportResultsConfigBadField(t *testing.T) {
+	t.Parallel()
+	path, m, rows := configManifest(t)
+	ctx := context.Background()
+	store, err := db.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := store.Manifests(ctx, 0)
+	store.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	in := filepath.Join(dir, "pairs.csv")
+	if err := os.WriteFile(in, []byte("id_a,id_b,score\n"+rows[0].KeeperExtID+","+rows[0].ExtID+",0.97\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files, err := handoff.Files(handoff.Settings{Params: m.Params}, handoff.JSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := string(files[0].Body)
+	cfg := filepath.Join(dir, "settings.json")
+	args := []string{"import-results", "-db", path, "-dataset", "cli", "-format", "pairs", "-in", in, "-config", cfg}
+	tests := []struct {
+		name, body, want string
+	}{
+		{"mistyped", strings.Replace(good, fmt.Sprintf(`"bands": %d`, m.Params.Shape.Bands), fmt.Sprintf(`"bands": "%d"`, m.Params.Shape.Bands), 1),
+			cfg + ": field bands: want int, got a JSON string"},
+		{"unknown", strings.Replace(good, `"cluster_policy"`, `"policy"`, 1), cfg + ": field policy: unknown field"},
+		{"missing", without(t, good, "keeper_rule"), cfg + ": field keeper_rule: missing"},
+		{"out of range", strings.Replace(good, fmt.Sprintf(`"threshold": %v`, m.Params.Threshold), `"threshold": 1.5`, 1), cfg + ": field threshold: "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.body == good {
+				t.Fatalf("the test's edit left settings.json unchanged:\n%s", good)
+			}
+			if err := os.WriteFile(cfg, []byte(tt.body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var stdout, stderr bytes.Buffer
+			if err := run(args, &stdout, &stderr); err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+				t.Errorf("import-results -config with a bad field = %v; want %q...", err, tt.want)
+			}
+		})
+	}
+	store, err = db.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := store.Manifests(ctx, 0)
+	store.Close()
+	if err != nil || len(after) != len(before) {
+		t.Fatalf("manifests after refused imports: %d (%v); want %d", len(after), err, len(before))
+	}
+	if err := os.WriteFile(cfg, []byte(good), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if err := run(args, &stdout, &stderr); err != nil || !strings.Contains(stdout.String(), "1 removal(s) from pairs.csv") {
+		t.Fatalf("import-results with the file made right = %v\n%s", err, stdout.String())
+	}
+}
+
+// configManifest is the store of signedManifests with its first manifest (the
+// configuration production ran) and that manifest's rows.
+func configManifest(t *testing.T) (path string, m db.Manifest, rows []review.Row) {
+	t.Helper()
+	path, configID, _ := signedManifests(t)
+	ctx := context.Background()
+	store, err := db.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	if m, err = store.Manifest(ctx, configID); err != nil {
+		t.Fatal(err)
+	}
+	if rows, err = store.ManifestRows(ctx, configID); err != nil || len(rows) == 0 {
+		t.Fatalf("rows of manifest %d: %v, %v", configID, rows, err)
+	}
+	return path, m, rows
+}
+
+// without returns the JSON object doc without its field name.
+func without(t *testing.T, doc, name string) string {
+	t.Helper()
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(doc), &m); err != nil {
+		t.Fatal(err)
+	}
+	delete(m, name)
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // Without $USER the importer is the system's name for the user; with no name at all the

@@ -48,12 +48,13 @@ import (
 	"time"
 
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
+	"github.com/dedupstudio/dedupstudio/internal/lsh"
 	"github.com/dedupstudio/dedupstudio/internal/review"
 )
 
 // MaxBucket bounds the documents of one band bucket that pair up: the first MaxBucket in
-// input order do (the same bound as the studio's own runs, internal/dedup.MaxBucket).
-const MaxBucket = 1000
+// input order do (lsh.MaxBucket: the same bound as the sweep and the studio's own runs).
+const MaxBucket = lsh.MaxBucket
 
 // Options is one run.
 type Options struct {
@@ -108,6 +109,42 @@ type Progress struct {
 	Docs        int64 // documents read so far, in the stages that stream the corpus
 	Skipped     bool  // the stage was complete from an earlier run
 	Finished    bool  // the stage is done
+}
+
+// Speed is a stage's speed so far, in Unit per second, elapsed into the stage (0 in its
+// first half second, too soon to say), and the time left at that speed (0 when the
+// total is unknown or reached): what the command's progress line and the web page's
+// show.
+func (p Progress) Speed(elapsed time.Duration) (perSecond float64, left time.Duration) {
+	if el := elapsed.Seconds(); el > 0.5 && p.Done > 0 {
+		perSecond = float64(p.Done) / el
+		if p.Total > p.Done {
+			left = time.Duration(float64(p.Total-p.Done) / perSecond * float64(time.Second))
+		}
+	}
+	return perSecond, left
+}
+
+// Quantity is x of a progress unit for people: "12.3 MiB", "512 B", "45.6k docs".
+func Quantity(x float64, unit string) string {
+	if unit == "bytes" {
+		switch {
+		case x >= 1<<30:
+			return fmt.Sprintf("%.2f GiB", x/(1<<30))
+		case x >= 1<<20:
+			return fmt.Sprintf("%.1f MiB", x/(1<<20))
+		case x >= 1<<10:
+			return fmt.Sprintf("%.0f KiB", x/(1<<10))
+		}
+		return fmt.Sprintf("%.0f B", x)
+	}
+	switch {
+	case x >= 1e6:
+		return fmt.Sprintf("%.2fM %s", x/1e6, unit)
+	case x >= 1e4:
+		return fmt.Sprintf("%.1fk %s", x/1e3, unit)
+	}
+	return fmt.Sprintf("%.0f %s", x, unit)
 }
 
 // Summary is what a run found; summary.json holds it.

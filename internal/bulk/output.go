@@ -12,7 +12,6 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/review"
@@ -49,7 +48,7 @@ func (r *run) cluster(ctx context.Context) error {
 	docs := make([]cluster.Doc, n)
 	ids := make([]string, n)
 	err := r.eachDoc(func(i int, d *docLine) error {
-		docs[i] = cluster.Doc{Len: d.Len, Source: d.Source, Lang: d.Lang, Date: parseDate(d.Date)}
+		docs[i] = cluster.Doc{Len: d.Len, Source: d.Source, Lang: d.Lang, Date: cluster.ParseDate(d.Date)}
 		ids[i] = d.ID
 		return nil
 	})
@@ -127,20 +126,6 @@ func (r *run) cluster(ctx context.Context) error {
 		}
 		return bw.Flush()
 	})
-}
-
-// parseDate reads the metadata field "date" as the studio's runs do: RFC 3339 or
-// YYYY-MM-DD; anything else is no date.
-func parseDate(s string) time.Time {
-	if s == "" {
-		return time.Time{}
-	}
-	for _, layout := range []string{time.RFC3339Nano, time.DateOnly} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t
-		}
-	}
-	return time.Time{}
 }
 
 func (r *run) readEdges() ([]cluster.Edge, error) {

@@ -107,6 +107,24 @@ func (s *source) pos() int64 {
 	return min(s.r.BytesRead(), s.size)
 }
 
+// stream opens the input and streams it in chunks of r.opt.ChunkDocs records, skipping
+// the first skip chunks (source.chunks). stop cancels the reading, drains what was sent
+// and closes the input: a stage defers it, and leaves no reader behind however it
+// returns.
+func (r *run) stream(ctx context.Context, skip int) (src *source, chunks <-chan chunk, stop func(), err error) {
+	if src, err = r.open(); err != nil {
+		return nil, nil, nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	chunks = src.chunks(ctx, r.opt.ChunkDocs, skip)
+	return src, chunks, func() {
+		cancel()
+		for range chunks {
+		}
+		src.Close()
+	}, nil
+}
+
 // chunks streams the input in chunks of size records from the first, skipping the
 // first skip chunks' records (read, not kept). It stops when ctx is done; the caller
 // must drain the channel.
@@ -179,19 +197,11 @@ func (r *run) signatures(ctx context.Context) error {
 		return err
 	}
 	done := r.completeChunks()
-	src, err := r.open()
+	src, chunks, stop, err := r.stream(ctx, done)
 	if err != nil {
 		return err
 	}
-	defer src.Close()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	chunks := src.chunks(ctx, r.opt.ChunkDocs, done)
-	defer func() {
-		cancel()
-		for range chunks {
-		}
-	}()
+	defer stop()
 	spec := r.opt.Params.Spec
 	workers := make([]*signer, r.opt.Workers)
 	for i := range workers {

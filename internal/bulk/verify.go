@@ -34,19 +34,11 @@ func (r *run) shingles(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	src, err := r.open()
+	src, chunks, stop, err := r.stream(ctx, 0)
 	if err != nil {
 		return err
 	}
-	defer src.Close()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	chunks := src.chunks(ctx, r.opt.ChunkDocs, 0)
-	defer func() {
-		cancel()
-		for range chunks {
-		}
-	}()
+	defer stop()
 	hashers := make([]*lsh.Hasher, r.opt.Workers)
 	for i := range hashers {
 		if hashers[i], err = lsh.NewHasher(r.opt.Params.Spec); err != nil {

@@ -443,7 +443,7 @@ func (a *aggregates) add(id int64, p *pairTally, sign int) {
 	if dup {
 		a.coverageDup[row][col] += sign
 	}
-	if !adjudicated && disagree(p.labels) {
+	if !adjudicated && labels.Disagree(p.labels) {
 		if sign > 0 {
 			a.disagreements[id] = struct{}{}
 		} else {
@@ -559,25 +559,6 @@ func (a *aggregates) sortRaters() {
 		merged, add = append(merged, add[0]), add[1:]
 	}
 	a.sorted, a.pending, a.emptied = merged, a.pending[:0], false
-}
-
-// disagree reports whether two labels (not adjudications) of a pair differ, as
-// labels.Summarize decides.
-func disagree(ls []labels.Label) bool {
-	var first *labels.Label
-	for i := range ls {
-		if ls[i].Kind != labels.KindLabel {
-			continue
-		}
-		if first == nil {
-			first = &ls[i]
-			continue
-		}
-		if ls[i].Category != first.Category || ls[i].Duplicate != first.Duplicate {
-			return true
-		}
-	}
-	return false
 }
 
 // answerList is db.Answers from the sums: by category, then duplicate answer (no
@@ -734,29 +715,7 @@ func (a *aggregates) measure() labels.Agreement {
 	if a.all > 0 {
 		ag.PercentAgreement = float64(a.agree) / float64(a.all)
 	}
-	var n float64
-	marg := make([]float64, nc)
-	for i := range o {
-		for j := range o[i] {
-			marg[i] += o[i][j]
-		}
-		n += marg[i]
-	}
-	var observed, expected float64
-	for c := range nc {
-		for k := range nc {
-			if c != k {
-				observed += o[c][k]
-				expected += marg[c] * marg[k]
-			}
-		}
-	}
-	switch {
-	case n <= 1, expected == 0:
-		ag.Alpha = math.NaN()
-	default:
-		ag.Alpha = 1 - (n-1)*observed/expected
-	}
+	ag.Alpha = labels.Alpha(o)
 	return ag
 }
 
@@ -770,34 +729,10 @@ func (a *aggregates) kappas() []labels.PairAgreement {
 	out := make([]labels.PairAgreement, len(a.sorted))
 	for i, r := range a.sorted {
 		if r.stale {
-			units, observed, kappa := kappaOf(r.counts)
+			units, observed, kappa := labels.CohenKappaCounts(r.counts)
 			r.agreement, r.stale = labels.PairAgreement{A: r.key[0], B: r.key[1], Units: units, Observed: observed, Kappa: kappa}, false
 		}
 		out[i] = r.agreement
 	}
 	return out
-}
-
-// kappaOf is labels.CohenKappa from counts of (category by A, category by B).
-func kappaOf(counts map[[2]string]int) (units int, observed, kappa float64) {
-	ca, cb := map[string]float64{}, map[string]float64{}
-	agree := 0.0
-	for k, c := range counts {
-		units += c
-		ca[k[0]] += float64(c)
-		cb[k[1]] += float64(c)
-		if k[0] == k[1] {
-			agree += float64(c)
-		}
-	}
-	n := float64(units)
-	observed = agree / n
-	pe := 0.0
-	for c, x := range ca {
-		pe += (x / n) * (cb[c] / n)
-	}
-	if pe == 1 {
-		return units, observed, math.NaN()
-	}
-	return units, observed, (observed - pe) / (1 - pe)
 }

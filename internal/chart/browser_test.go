@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -18,51 +17,15 @@ import (
 	"github.com/chromedp/chromedp"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/dedupstudio/dedupstudio/internal/browsertest"
 )
 
-// browser returns a chromedp context on Debian's headless Chromium. Without Chromium the
-// test skips, unless DEDUP_REQUIRE_BROWSER=1 (set by .ci/run) makes that a failure.
+// browser returns a Chromium tab whose viewport is exactly w x h, scrollbars hidden, for
+// pixel checks (internal/browsertest).
 func browser(t *testing.T, w, h int) context.Context {
 	t.Helper()
-	path := os.Getenv("CHROMIUM")
-	if path == "" {
-		for _, p := range []string{"chromium", "chromium-browser", "google-chrome"} {
-			if found, err := exec.LookPath(p); err == nil {
-				path = found
-				break
-			}
-		}
-	}
-	if path == "" {
-		if os.Getenv("DEDUP_REQUIRE_BROWSER") == "1" {
-			t.Fatal("Chromium not found and DEDUP_REQUIRE_BROWSER=1: install Debian's chromium package")
-		}
-		t.Skip("SKIPPED: browser test needs Chromium (apt-get install chromium); .ci/run installs it and makes this test mandatory")
-	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(path),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("hide-scrollbars", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(w, h),
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelCtx := chromedp.NewContext(actx)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
-	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(int64(w), int64(h))); err != nil {
-		t.Fatal(err)
-	}
-	return ctx
+	return browsertest.New(t, browsertest.Options{Width: w, Height: h, HideScrollbars: true, Viewport: true})
 }
 
 // The policies the test serves charts under. pageCSP is the one web sends with every

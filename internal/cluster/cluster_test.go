@@ -610,3 +610,24 @@ func TestByRisk(t *testing.T) {
 		t.Errorf("ByRisk order = %v; want %v", got, want)
 	}
 }
+
+func TestParseDate(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in   string
+		want time.Time
+	}{
+		{"", time.Time{}},
+		{"2024-03-01", time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC)},
+		{"2024-03-01T10:20:30.5+02:00", time.Date(2024, 3, 1, 8, 20, 30, 5e8, time.UTC)},
+		{"01/03/2024", time.Time{}},
+		{"2024-13-01", time.Time{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			if got := ParseDate(tt.in); !got.Equal(tt.want) {
+				t.Errorf("ParseDate(%q) = %v; want %v", tt.in, got, tt.want)
+			}
+		})
+	}
+}

@@ -16,6 +16,22 @@ type Doc struct {
 	Lang   string    // Language preference
 }
 
+// ParseDate reads a document's metadata field "date" for Doc.Date: RFC 3339 or
+// YYYY-MM-DD; anything else is no date (the zero time), so a malformed date never wins
+// Earliest. The studio's runs and the dedup command both read dates with it, so they
+// choose the same keepers.
+func ParseDate(s string) time.Time {
+	if s == "" {
+		return time.Time{}
+	}
+	for _, layout := range []string{time.RFC3339Nano, time.DateOnly} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t
+		}
+	}
+	return time.Time{}
+}
+
 // Criterion is one way of preferring one document of a cluster as its keeper.
 type Criterion string
 

@@ -3,6 +3,8 @@ package cluster
 import (
 	"math"
 	"slices"
+
+	"github.com/dedupstudio/dedupstudio/internal/unionfind"
 )
 
 // Cluster clusters g under cfg. Bad configuration is an *InputError.
@@ -44,9 +46,9 @@ type run struct {
 	pnodes []int32
 	psims  []float64
 
-	parent, size []int32 // union-find
-	queue        []int32
-	diag         diagScratch
+	uf    *unionfind.Forest
+	queue []int32
+	diag  diagScratch
 }
 
 type proto struct {
@@ -60,8 +62,8 @@ func (g *Graph) run(cfg Config, forcedDoc int) Result {
 		g: g, cfg: cfg, t: cfg.Threshold, order: newOrder(cfg.Rule, g.in.Docs), forced: -1,
 		rep:   make([]int32, nn),
 		stamp: make([]int32, nn), known: make([]float64, nn),
-		mark:   make([]int32, nn),
-		parent: make([]int32, nn), size: make([]int32, nn),
+		mark: make([]int32, nn),
+		uf:   unionfind.New(nn),
 	}
 	for u := range int32(nn) {
 		grp := g.group(u)
@@ -78,10 +80,7 @@ func (g *Graph) run(cfg Config, forcedDoc int) Result {
 		r.rep[r.forced] = int32(forcedDoc)
 	}
 
-	// Connected components of the accepted edges: union by size, path halving.
-	for u := range int32(nn) {
-		r.parent[u], r.size[u] = u, 1
-	}
+	// Connected components of the accepted edges.
 	for u := range int32(nn) {
 		for _, x := range g.neighbours(u) {
 			if x.v > u && x.s >= r.t {
@@ -95,7 +94,7 @@ func (g *Graph) run(cfg Config, forcedDoc int) Result {
 	ncomp := int32(0)
 	for u := range int32(nn) {
 		root := r.find(u)
-		if root == u && (r.size[u] > 1 || len(g.group(u)) > 1) {
+		if root == u && (r.uf.Size(u) > 1 || len(g.group(u)) > 1) {
 			compOf[u] = ncomp
 			ncomp++
 		} else if root == u {
@@ -171,27 +170,12 @@ func (r *run) componentEdges(compOf []int32, ncomp int32) (off []int32, edges []
 	return off, edges
 }
 
-func (r *run) find(x int32) int32 {
-	p := r.parent
-	for p[x] != x {
-		p[x] = p[p[x]]
-		x = p[x]
-	}
-	return x
-}
+func (r *run) find(x int32) int32 { return r.uf.Find(x) }
 
 // union joins the sets of a and b and returns the new root.
 func (r *run) union(a, b int32) int32 {
-	a, b = r.find(a), r.find(b)
-	if a == b {
-		return a
-	}
-	if r.size[a] < r.size[b] {
-		a, b = b, a
-	}
-	r.parent[b] = a
-	r.size[a] += r.size[b]
-	return a
+	root, _, _ := r.uf.Union(a, b)
+	return root
 }
 
 // lessNode orders nodes by the rule applied to their representatives.
@@ -392,8 +376,8 @@ func (cl *completeLink) component(r *run, nodes []int32, edges []cedge) {
 		cl.head, cl.tail, cl.next = make([]int32, nn), make([]int32, nn), make([]int32, nn)
 		cl.failed = make(map[uint64]bool)
 	}
+	r.uf.Split(nodes)
 	for _, u := range nodes {
-		r.parent[u], r.size[u] = u, 1
 		cl.head[u], cl.tail[u], cl.next[u] = u, u, -1
 	}
 	clear(cl.failed)
@@ -405,7 +389,7 @@ func (cl *completeLink) component(r *run, nodes []int32, edges []cedge) {
 		if ru == rv || cl.failed[pairKey(ru, rv)] {
 			continue
 		}
-		if cost := int(r.size[ru]) * int(r.size[rv]); used+cost > limit {
+		if cost := int(r.uf.Size(ru)) * int(r.uf.Size(rv)); used+cost > limit {
 			limited = true
 			continue
 		} else {

@@ -77,15 +77,27 @@ func parseTime(column, s string) (time.Time, error) {
 }
 
 // oneRow checks that a statement changed a row: none is ErrNotFound.
-func oneRow(res sql.Result) error {
+func oneRow(res sql.Result) error { return rowOr(res, ErrNotFound) }
+
+// rowOr checks that a statement changed a row: none is the error none (ErrStale for an
+// update guarded by the state it expects).
+func rowOr(res sql.Result, none error) error {
 	n, err := res.RowsAffected()
 	if err != nil {
 		return err
 	}
 	if n == 0 {
-		return ErrNotFound
+		return none
 	}
 	return nil
+}
+
+// parseOptTime is parseTime for a column that may be empty: "" is the zero time.
+func parseOptTime(column, s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	return parseTime(column, s)
 }
 
 // notFound turns a query's sql.ErrNoRows into ErrNotFound.
@@ -401,18 +413,5 @@ type scanner interface{ Scan(...any) error }
 
 // queryAll runs a read query and scans every row with scan.
 func queryAll[T any](ctx context.Context, d *DB, query string, scan func(scanner) (T, error), args ...any) ([]T, error) {
-	rows, err := d.r.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []T
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
+	return collect(ctx, d.r, query, scan, args...)
 }

@@ -236,3 +236,32 @@ func TestLabelHistoryAppends(t *testing.T) {
 		t.Errorf("overview = %+v", o)
 	}
 }
+
+// An empty optional time column is the zero time; a bad one names its column.
+func TestParseOptTime(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 12, 2, 3, 4, 5, 6, time.UTC)
+	tests := []struct {
+		name, in string
+		want     time.Time
+		wantErr  string
+	}{
+		{"empty", "", time.Time{}, ""},
+		{"set", at.Format(time.RFC3339Nano), at, ""},
+		{"bad", "yesterday", time.Time{}, "column finished_at: "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseOptTime("finished_at", tt.in)
+			if tt.wantErr != "" {
+				if err == nil || !strings.HasPrefix(err.Error(), tt.wantErr) {
+					t.Errorf("parseOptTime(%q) = %v, %v; want an error starting %q", tt.in, got, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || !got.Equal(tt.want) {
+				t.Errorf("parseOptTime(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
+			}
+		})
+	}
+}

@@ -44,10 +44,8 @@ func scanDedupJob(sc scanner) (DedupJob, error) {
 	if j.StartedAt, err = parseTime("started_at", started); err != nil {
 		return j, err
 	}
-	if finished != "" {
-		if j.FinishedAt, err = parseTime("finished_at", finished); err != nil {
-			return j, err
-		}
+	if j.FinishedAt, err = parseOptTime("finished_at", finished); err != nil {
+		return j, err
 	}
 	return j, nil
 }
@@ -101,10 +99,8 @@ func (d *DB) ResumeDedupJob(ctx context.Context, id int64, by User) error {
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil {
+		if err := rowOr(res, ErrStale); err != nil {
 			return err
-		} else if n == 0 {
-			return ErrStale
 		}
 		return d.auditBy(ctx, tx, by, "dedup-job.resume", fmt.Sprintf("dedup-job:%d", id), nil)
 	})

@@ -81,10 +81,8 @@ func scanManifest(sc scanner) (Manifest, error) {
 	if m.CreatedAt, err = parseTime("created_at", created); err != nil {
 		return m, fmt.Errorf("manifest %d: %w", m.ID, err)
 	}
-	if updated != "" {
-		if m.UpdatedAt, err = parseTime("updated_at", updated); err != nil {
-			return m, fmt.Errorf("manifest %d: %w", m.ID, err)
-		}
+	if m.UpdatedAt, err = parseOptTime("updated_at", updated); err != nil {
+		return m, fmt.Errorf("manifest %d: %w", m.ID, err)
 	}
 	return m, nil
 }
@@ -596,6 +594,8 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
+// collect runs a read query through q (a transaction or a pool) and scans every row
+// with scan.
 func collect[T any](ctx context.Context, q querier, query string, scan func(scanner) (T, error), args ...any) ([]T, error) {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {

@@ -149,11 +149,8 @@ func (d *DB) Decide(ctx context.Context, by User, manifestID int64, dec Decision
 		}
 		ch := change{action: dec.Action, cluster: dec.Cluster, summary: dec.Summary,
 			detail: map[string]any{"decision": dec.Decision}}
-		if changed, err = d.setDecisions(ctx, tx, by, items, dec.Decision, 0, &ch); err != nil || changed == 0 {
-			return err
-		}
-		ch.detail["items"] = changed
-		return d.commit(ctx, tx, by, m, ch)
+		changed, err = d.decideAll(ctx, tx, by, m, items, dec.Decision, 0, ch)
+		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("decide on %d item(s) of manifest %d: %w", len(dec.Items), manifestID, err)
@@ -178,18 +175,11 @@ func (d *DB) BulkApprove(ctx context.Context, by User, manifestID int64, bar flo
 		if err != nil {
 			return err
 		}
-		seen := map[int64]bool{}
-		for _, it := range list {
-			seen[it.Cluster] = true
-		}
-		clusters = len(seen)
+		clusters = clusterCount(list)
 		summary := fmt.Sprintf("bulk-approved %d removal(s) in %d low-risk cluster(s) at bar %g", len(list), clusters, bar)
 		ch := change{action: "bulk-approve", summary: summary, detail: map[string]any{"bar": bar, "clusters": clusters}}
-		if items, err = d.setDecisions(ctx, tx, by, list, review.Approved, bar, &ch); err != nil || items == 0 {
-			return err
-		}
-		ch.detail["items"] = items
-		return d.commit(ctx, tx, by, m, ch)
+		items, err = d.decideAll(ctx, tx, by, m, list, review.Approved, bar, ch)
+		return err
 	})
 	if err != nil {
 		return 0, 0, fmt.Errorf("bulk approval in manifest %d at %g: %w", manifestID, bar, err)
@@ -221,6 +211,27 @@ func loadItems(ctx context.Context, tx *sql.Tx, manifestID int64, ids []int64) (
 		return nil, fmt.Errorf("item of another manifest: %w", ErrNotFound)
 	}
 	return out, nil
+}
+
+// decideAll gives items decision as by (bar for a bulk approval) and commits that as the
+// one change ch of m, counting the items in its detail. It returns how many changed; when
+// none does, nothing is written.
+func (d *DB) decideAll(ctx context.Context, tx *sql.Tx, by User, m Manifest, items []Item, decision review.Decision, bar float64, ch change) (int, error) {
+	n, err := d.setDecisions(ctx, tx, by, items, decision, bar, &ch)
+	if err != nil || n == 0 {
+		return n, err
+	}
+	ch.detail["items"] = n
+	return n, d.commit(ctx, tx, by, m, ch)
+}
+
+// clusterCount is how many clusters the items are in.
+func clusterCount(items []Item) int {
+	seen := map[int64]bool{}
+	for _, it := range items {
+		seen[it.Cluster] = true
+	}
+	return len(seen)
 }
 
 // setDecisions gives items decision as by (bar for a bulk approval), recording each
@@ -734,9 +745,7 @@ func scanSignOff(sc scanner) (SignOff, error) {
 	if s.At, err = parseTime("created_at", at); err != nil {
 		return s, err
 	}
-	if revokedAt != "" {
-		s.RevokedAt, err = parseTime("revoked_at", revokedAt)
-	}
+	s.RevokedAt, err = parseOptTime("revoked_at", revokedAt)
 	return s, err
 }
 
@@ -777,18 +786,11 @@ func (d *DB) ApproveOutsideSample(ctx context.Context, by User, manifestID int64
 		if err != nil {
 			return err
 		}
-		seen := map[int64]bool{}
-		for _, it := range list {
-			seen[it.Cluster] = true
-		}
-		clusters = len(seen)
+		clusters = clusterCount(list)
 		summary := fmt.Sprintf("approved %d removal(s) in %d cluster(s) outside the review sample of %d cluster(s)", len(list), clusters, sampled)
 		ch := change{action: "approve-outside-sample", summary: summary, detail: map[string]any{"clusters": clusters, "sampled_clusters": sampled}}
-		if items, err = d.setDecisions(ctx, tx, by, list, review.Approved, OutsideSampleBar, &ch); err != nil || items == 0 {
-			return err
-		}
-		ch.detail["items"] = items
-		return d.commit(ctx, tx, by, m, ch)
+		items, err = d.decideAll(ctx, tx, by, m, list, review.Approved, OutsideSampleBar, ch)
+		return err
 	})
 	if err != nil {
 		return 0, 0, fmt.Errorf("approve outside the sample of manifest %d: %w", manifestID, err)

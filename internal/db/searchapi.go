@@ -58,10 +58,8 @@ func scanAPIToken(sc scanner) (APIToken, error) {
 	if t.CreatedAt, err = parseTime("created_at", created); err != nil {
 		return t, err
 	}
-	if used != "" {
-		if t.LastUsed, err = parseTime("last_used_at", used); err != nil {
-			return t, err
-		}
+	if t.LastUsed, err = parseOptTime("last_used_at", used); err != nil {
+		return t, err
 	}
 	if revoked != "" {
 		t.Revoked = true

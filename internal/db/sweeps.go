@@ -68,15 +68,11 @@ func scanSweep(sc scanner) (Sweep, error) {
 	if s.CreatedAt, err = parseTime("created_at", created); err != nil {
 		return s, err
 	}
-	if started != "" {
-		if s.StartedAt, err = parseTime("started_at", started); err != nil {
-			return s, err
-		}
+	if s.StartedAt, err = parseOptTime("started_at", started); err != nil {
+		return s, err
 	}
-	if finished != "" {
-		if s.FinishedAt, err = parseTime("finished_at", finished); err != nil {
-			return s, err
-		}
+	if s.FinishedAt, err = parseOptTime("finished_at", finished); err != nil {
+		return s, err
 	}
 	return s, nil
 }
@@ -206,10 +202,8 @@ func (d *DB) ResumeSweep(ctx context.Context, id int64, by int64, actor string) 
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil {
+		if err := rowOr(res, ErrStale); err != nil {
 			return err
-		} else if n == 0 {
-			return ErrStale
 		}
 		return d.auditBy(ctx, tx, User{ID: by, Name: actor}, "sweep.resume", fmt.Sprintf("sweep:%d", id), nil)
 	})
@@ -227,12 +221,7 @@ func (d *DB) StartSweep(ctx context.Context, id int64) error {
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return ErrStale
-		}
-		return nil
+		return rowOr(res, ErrStale)
 	})
 	if err != nil {
 		return fmt.Errorf("start sweep %d: %w", id, err)
@@ -273,12 +262,7 @@ func (d *DB) SetSweepNotes(ctx context.Context, id int64, name, notes string) er
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return ErrNotFound
-		}
-		return nil
+		return oneRow(res)
 	})
 	if err != nil {
 		return fmt.Errorf("notes of sweep %d: %w", id, err)

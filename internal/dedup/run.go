@@ -25,7 +25,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/db"
@@ -34,8 +33,9 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/sigcache"
 )
 
-// MaxBucket bounds the documents of one band bucket that pair up (lsh.CandidatesBounded).
-const MaxBucket = 1000
+// MaxBucket bounds the documents of one band bucket that pair up (lsh.CandidatesBounded);
+// it is lsh.MaxBucket, the bound of the sweep and of the dedup command too.
+const MaxBucket = lsh.MaxBucket
 
 // Request is one configuration to run over a dataset.
 type Request struct {
@@ -307,13 +307,8 @@ func docOf(di db.DocInfo) cluster.Doc {
 		var m struct {
 			Date string `json:"date"`
 		}
-		if json.Unmarshal([]byte(di.Meta), &m) == nil && m.Date != "" {
-			for _, layout := range []string{time.RFC3339Nano, time.DateOnly} {
-				if t, err := time.Parse(layout, m.Date); err == nil {
-					d.Date = t
-					break
-				}
-			}
+		if json.Unmarshal([]byte(di.Meta), &m) == nil {
+			d.Date = cluster.ParseDate(m.Date)
 		}
 	}
 	return d

@@ -96,31 +96,7 @@ func Measure(units []Unit) Agreement {
 	if allPairs > 0 {
 		a.PercentAgreement = float64(agreePairs) / float64(allPairs)
 	}
-	var n float64
-	nMarg := make([]float64, nc)
-	for i := range o {
-		for j := range o[i] {
-			nMarg[i] += o[i][j]
-		}
-		n += nMarg[i]
-	}
-	var observed, expected float64
-	for c := range nc {
-		for k := range nc {
-			if c != k {
-				observed += o[c][k]
-				expected += nMarg[c] * nMarg[k]
-			}
-		}
-	}
-	switch {
-	case n <= 1:
-		a.Alpha = nan()
-	case expected == 0:
-		a.Alpha = nan() // a single category in use: agreement is not measurable
-	default:
-		a.Alpha = 1 - (n-1)*observed/expected
-	}
+	a.Alpha = Alpha(o)
 	keys := make([]pairKey, 0, len(perPair))
 	for k := range perPair {
 		keys = append(keys, k)
@@ -138,30 +114,71 @@ func Measure(units []Unit) Agreement {
 	return a
 }
 
-// CohenKappa returns the observed agreement and Cohen's kappa of paired ratings.
-func CohenKappa(ratings [][2]string) (observed, kappa float64) {
-	if len(ratings) == 0 {
-		return nan(), nan()
+// Alpha is Krippendorff's alpha (nominal) from the coincidence matrix o of Measure: n_c
+// are its row sums and n their sum; alpha = 1 - (n-1) * sum_{c!=k} o[c][k] /
+// sum_{c!=k} n_c*n_k. It is NaN when n <= 1, or when a single category is in use (the
+// expected disagreement is 0: agreement is not measurable).
+func Alpha(o [][]float64) float64 {
+	var n float64
+	nMarg := make([]float64, len(o))
+	for i := range o {
+		for j := range o[i] {
+			nMarg[i] += o[i][j]
+		}
+		n += nMarg[i]
 	}
-	n := float64(len(ratings))
-	ca, cb := map[string]float64{}, map[string]float64{}
-	agree := 0.0
-	for _, r := range ratings {
-		ca[r[0]]++
-		cb[r[1]]++
-		if r[0] == r[1] {
-			agree++
+	var observed, expected float64
+	for c := range o {
+		for k := range o {
+			if c != k {
+				observed += o[c][k]
+				expected += nMarg[c] * nMarg[k]
+			}
 		}
 	}
+	if n <= 1 || expected == 0 {
+		return nan()
+	}
+	return 1 - (n-1)*observed/expected
+}
+
+// CohenKappa returns the observed agreement and Cohen's kappa of paired ratings.
+func CohenKappa(ratings [][2]string) (observed, kappa float64) {
+	counts := make(map[[2]string]int, 8)
+	for _, r := range ratings {
+		counts[r]++
+	}
+	_, observed, kappa = CohenKappaCounts(counts)
+	return observed, kappa
+}
+
+// CohenKappaCounts is CohenKappa from counts of each (category by A, category by B), for
+// callers that keep running counts instead of the ratings; units is their sum. With no
+// units both rates are NaN.
+func CohenKappaCounts(counts map[[2]string]int) (units int, observed, kappa float64) {
+	ca, cb := map[string]float64{}, map[string]float64{}
+	agree := 0.0
+	for k, c := range counts {
+		units += c
+		ca[k[0]] += float64(c)
+		cb[k[1]] += float64(c)
+		if k[0] == k[1] {
+			agree += float64(c)
+		}
+	}
+	if units == 0 {
+		return 0, nan(), nan()
+	}
+	n := float64(units)
 	observed = agree / n
 	pe := 0.0
 	for c, x := range ca {
 		pe += (x / n) * (cb[c] / n)
 	}
 	if pe == 1 {
-		return observed, nan()
+		return units, observed, nan()
 	}
-	return observed, (observed - pe) / (1 - pe)
+	return units, observed, (observed - pe) / (1 - pe)
 }
 
 func compare(a, b string) int {

@@ -72,6 +72,17 @@ func TestCohenKappaTextbook(t *testing.T) {
 	if math.Abs(po-0.7) > 1e-12 || math.Abs(k-0.4) > 1e-12 {
 		t.Errorf("observed %.3f kappa %.3f; want 0.7, 0.4", po, k)
 	}
+	// The same table as running counts (what a campaign's tally keeps).
+	counts := map[[2]string]int{{"yes", "yes"}: 20, {"no", "no"}: 15, {"yes", "no"}: 5, {"no", "yes"}: 10}
+	if n, po, k := CohenKappaCounts(counts); n != 50 || math.Abs(po-0.7) > 1e-12 || math.Abs(k-0.4) > 1e-12 {
+		t.Errorf("CohenKappaCounts = %d, %.3f, %.3f; want 50, 0.7, 0.4", n, po, k)
+	}
+	if n, po, k := CohenKappaCounts(nil); n != 0 || !math.IsNaN(po) || !math.IsNaN(k) {
+		t.Errorf("CohenKappaCounts(nil) = %d, %v, %v; want 0, NaN, NaN", n, po, k)
+	}
+	if po, k := CohenKappa(nil); !math.IsNaN(po) || !math.IsNaN(k) {
+		t.Errorf("CohenKappa(nil) = %v, %v; want NaN, NaN", po, k)
+	}
 }
 
 func TestAgreementEdges(t *testing.T) {

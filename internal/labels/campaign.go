@@ -138,7 +138,7 @@ func Summarize(pairs []PairState, cats []Category, bins int, threshold float64) 
 		if dup {
 			o.CoverageDup[row][col]++
 		}
-		if !adjudicated && disagree(p.Labels) {
+		if !adjudicated && Disagree(p.Labels) {
 			d := Disagreement{PairID: p.ID, Similarity: p.Similarity, Labels: p.Labels, Distance: math.Inf(1)}
 			if !math.IsNaN(p.Similarity) {
 				d.Distance = math.Abs(p.Similarity - threshold)
@@ -153,7 +153,10 @@ func Summarize(pairs []PairState, cats []Category, bins int, threshold float64) 
 	return o
 }
 
-func disagree(ls []Label) bool {
+// Disagree reports whether two labels of a pair (not adjudications) differ in category
+// or duplicate answer: what puts a pair on the adjudication queue, here and in a
+// campaign's running tally.
+func Disagree(ls []Label) bool {
 	var first *Label
 	for i := range ls {
 		if ls[i].Kind != KindLabel {

@@ -71,6 +71,11 @@ func Candidates(sigs []Signature, sh Shape) ([]Candidate, error) {
 	return c, err
 }
 
+// MaxBucket is the bucket bound every run of Dedup Studio passes to CandidatesBounded:
+// the sweep, the studio's runs over a dataset and the dedup command over a corpus. One
+// value, so that a configuration proposes the same candidate pairs in each.
+const MaxBucket = 1000
+
 // CandidatesBounded is Candidates with the quadratic case bounded: a band bucket
 // holding more than maxBucket documents contributes only the pairs among its first
 // maxBucket documents (in index order); skipped counts the (pair, band) collisions left

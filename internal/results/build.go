@@ -10,6 +10,7 @@ import (
 
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
+	"github.com/dedupstudio/dedupstudio/internal/unionfind"
 )
 
 // Dataset is the dataset the results are about: its documents' external ids in import
@@ -90,8 +91,10 @@ func Build(r *Read, ds Dataset, opt BuildOptions) (Built, error) {
 		return 0, false
 	}
 
-	all, scored := unionFind{}, unionFind{}
-	find, union := all.find, all.union
+	// all joins memberships and pairs; scored only pairs, for the spanning tree.
+	all, scored := unionfind.New(len(ds.IDs)), unionfind.New(len(ds.IDs))
+	find := func(d int) int { return int(all.Find(int32(d))) }
+	union := func(a, b int) { all.Union(int32(a), int32(b)) }
 
 	// Pairs, resolved; a pair given twice keeps its higher score. A search before insert
 	// (Milvus) kept the stored documents its hits name and removed each query in favour
@@ -163,7 +166,6 @@ func Build(r *Read, ds Dataset, opt BuildOptions) (Built, error) {
 			union(f, d)
 		} else {
 			firstOf[m.Group] = d
-			find(d)
 		}
 		if m.Keeper && r.KeeperGiven {
 			if k, ok := keeperOf[m.Group]; ok && k != d {
@@ -199,13 +201,16 @@ func Build(r *Read, ds Dataset, opt BuildOptions) (Built, error) {
 	var tree []cluster.Edge
 	for _, e := range edges {
 		union(e.A, e.B)
-		if scored.union(e.A, e.B) {
+		if _, _, joined := scored.Union(int32(e.A), int32(e.B)); joined {
 			tree = append(tree, e)
 		}
 	}
 
 	byRoot := map[int]*Cluster{}
-	for d := range all {
+	for d := range len(ds.IDs) {
+		if all.Size(int32(d)) < 2 {
+			continue
+		}
 		root := find(d)
 		c := byRoot[root]
 		if c == nil {
@@ -259,31 +264,4 @@ func Build(r *Read, ds Dataset, opt BuildOptions) (Built, error) {
 	}
 	slices.SortFunc(out.Clusters, func(x, y Cluster) int { return cmp.Compare(x.Members[0], y.Members[0]) })
 	return out, nil
-}
-
-// unionFind is a disjoint-set forest over the documents it has seen; the smaller index
-// is the root, so roots do not depend on the order of unions.
-type unionFind map[int]int
-
-func (u unionFind) find(x int) int {
-	p, ok := u[x]
-	if !ok {
-		u[x] = x
-		return x
-	}
-	if p == x {
-		return x
-	}
-	root := u.find(p)
-	u[x] = root
-	return root
-}
-
-func (u unionFind) union(a, b int) bool {
-	ra, rb := u.find(a), u.find(b)
-	if ra == rb {
-		return false
-	}
-	u[max(ra, rb)] = min(ra, rb)
-	return true
 }

@@ -22,7 +22,6 @@ package results
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash"
@@ -353,42 +352,4 @@ func groupValue(v any) (string, bool, error) {
 		return strconv.FormatFloat(v, 'g', -1, 64), true, nil
 	}
 	return "", false, fmt.Errorf("want a number or a string, not %T", v)
-}
-
-// ReadSettings reads the configuration production ran from a settings.json written by
-// the hand-off ("dedupstudio-settings/1": spec, bands, rows, threshold, verification,
-// cluster_policy, keeper_rule), or from a manifest's parameters as stored (policy
-// instead of cluster_policy).
-func ReadSettings(r io.Reader, name string) (review.Params, error) {
-	var s struct {
-		Spec          string  `json:"spec"`
-		Bands         int     `json:"bands"`
-		Rows          int     `json:"rows"`
-		Threshold     float64 `json:"threshold"`
-		Verification  string  `json:"verification"`
-		ClusterPolicy string  `json:"cluster_policy"`
-		Policy        string  `json:"policy"`
-		KeeperRule    string  `json:"keeper_rule"`
-		CodeVersion   string  `json:"code_version"`
-	}
-	dec := json.NewDecoder(io.LimitReader(r, 1<<20))
-	if err := dec.Decode(&s); err != nil {
-		return review.Params{}, &InputError{Field: "config", Msg: name + ": not a settings.json: " + err.Error()}
-	}
-	if s.Policy == "" {
-		s.Policy = s.ClusterPolicy
-	}
-	b, err := json.Marshal(map[string]any{"spec": s.Spec, "bands": s.Bands, "rows": s.Rows, "threshold": s.Threshold,
-		"verification": s.Verification, "policy": s.Policy, "keeper_rule": s.KeeperRule, "code_version": s.CodeVersion})
-	if err != nil {
-		return review.Params{}, err
-	}
-	var p review.Params
-	if err := p.UnmarshalJSON(b); err != nil {
-		return review.Params{}, &InputError{Field: "config", Msg: name + ": " + err.Error()}
-	}
-	if err := p.Validate(); err != nil {
-		return review.Params{}, &InputError{Field: "config", Msg: name + ": " + err.Error()}
-	}
-	return p, nil
 }

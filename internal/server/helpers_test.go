@@ -4,16 +4,14 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/dedupstudio/dedupstudio/internal/auth"
+	"github.com/dedupstudio/dedupstudio/internal/browsertest"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
 )
@@ -97,53 +95,13 @@ func serveStore(t *testing.T, store *db.DB, cfg Config) (base, setupLink string)
 // the new user is signed in.
 func (p page) createAccount(link, name, password string) {
 	p.t.Helper()
-	p.do(chromedp.Navigate(link),
-		chromedp.WaitVisible(`[data-testid="signin-form"]`),
-		chromedp.SendKeys(`[data-testid="signin-name"]`, name),
-		chromedp.SendKeys(`[data-testid="signin-password"]`, password),
-		chromedp.Click(`[data-testid="signin-submit"]`))
-	p.waitFor(`document.querySelector('[data-testid="whoami"]')?.innerText === ` + strconv.Quote(name))
+	browsertest.SignIn(p.t, p.ctx, link, name, password)
 }
 
-// browser returns a chromedp context on Debian's headless Chromium. Without Chromium the
-// test skips, unless DEDUP_REQUIRE_BROWSER=1 (set by .ci/run) makes that a failure.
+// browser returns a Chromium tab (internal/browsertest).
 func browser(t *testing.T) context.Context {
 	t.Helper()
-	path := os.Getenv("CHROMIUM")
-	if path == "" {
-		for _, p := range []string{"chromium", "chromium-browser", "google-chrome"} {
-			if found, err := exec.LookPath(p); err == nil {
-				path = found
-				break
-			}
-		}
-	}
-	if path == "" {
-		if os.Getenv("DEDUP_REQUIRE_BROWSER") == "1" {
-			t.Fatal("Chromium not found and DEDUP_REQUIRE_BROWSER=1: install Debian's chromium package")
-		}
-		t.Skip("SKIPPED: browser test needs Chromium (apt-get install chromium); .ci/run installs it and makes this test mandatory")
-	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(path),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 1000),
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelCtx := chromedp.NewContext(actx)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 60*time.Second)
-	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
-	return ctx
+	return browsertest.New(t, browsertest.Options{Width: 1280, Height: 1000, Timeout: 60 * time.Second})
 }
 
 // page wraps a browser tab with the few actions the tests need.
@@ -163,42 +121,20 @@ func (p page) text(sel string) string {
 
 func (p page) do(steps ...chromedp.Action[chromedp.Void]) {
 	p.t.Helper()
-	if err := chromedp.Do(p.ctx, steps...); err != nil {
-		p.t.Fatal(err)
-	}
+	browsertest.Do(p.t, p.ctx, steps...)
 }
 
-// waitFor polls a JavaScript condition from Go, riding out page navigations.
+// waitFor polls a JavaScript condition for up to 20 s (browsertest.WaitFor).
 func (p page) waitFor(cond string) {
 	p.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		if ok, err := chromedp.Run(p.ctx, chromedp.Evaluate[bool](cond)); err == nil && ok {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	loc, _ := chromedp.Run(p.ctx, chromedp.Evaluate[string](`document.location.href + " | " + document.body.innerText.slice(0, 300)`))
-	p.t.Fatalf("timed out waiting for %s (page: %s)", cond, loc)
+	browsertest.WaitFor(p.t, p.ctx, cond, 20*time.Second)
 }
 
-func (p page) screenshot(name string) {
-	if dir := os.Getenv("DEDUP_SCREENSHOTS"); dir != "" {
-		shot, err := chromedp.Run(p.ctx, chromedp.FullScreenshot(100))
-		if err == nil {
-			os.WriteFile(filepath.Join(dir, name+".png"), shot, 0o644)
-		}
-	}
-}
+func (p page) screenshot(name string) { browsertest.Screenshot(p.ctx, name) }
 
 func (p page) login(base, name, password string) {
 	p.t.Helper()
-	p.do(chromedp.Navigate(base+"/login"),
-		chromedp.WaitVisible(`[data-testid="signin-form"]`),
-		chromedp.SendKeys(`[data-testid="signin-name"]`, name),
-		chromedp.SendKeys(`[data-testid="signin-password"]`, password),
-		chromedp.Click(`[data-testid="signin-submit"]`))
-	p.waitFor(`document.querySelector('[data-testid="whoami"]')?.innerText === "` + name + `"`)
+	browsertest.SignIn(p.t, p.ctx, base+"/login", name, password)
 }
 
 // onPair waits until the page shows pair id and has run its scripts.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dedupstudio/dedupstudio/internal/labels"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/unionfind"
 )
 
 // State is one configuration's candidates with their similarities, kept so that the
@@ -226,18 +227,18 @@ func (e *engine) one(ctx context.Context, cs *shapeCands, sims similarities, t f
 		if policy != ConnectedComponents {
 			return single{}, fmt.Errorf("unknown policy %q", policy)
 		}
-		uf := newUnionFind(e.n)
+		uf := unionfind.New(e.n)
 		for i := range sims.len() {
 			if sims.at(i) >= t {
 				a, b := unpair(cs.keys[i])
-				uf.union(a, b)
+				uf.Union(a, b)
 				o.edges++
 			}
 		}
-		uf.mergedSizes(e.keys, o.merged)
-		o.removals, o.multi, o.largest = e.n-uf.sets, uf.multi, uf.largest
+		mergedSizesOf(uf, e.keys, o.merged)
+		o.removals, o.multi, o.largest = e.n-uf.Sets(), uf.Multi(), uf.Largest()
 		if e.bin != nil {
-			o.caps = e.capsOf(uf.ids())
+			o.caps = e.capsOf(uf.IDs())
 		}
 		return o, nil
 	}

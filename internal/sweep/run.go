@@ -38,8 +38,9 @@ type Input struct {
 
 // DefaultMaxBucket bounds the pairs one band bucket contributes (see
 // lsh.CandidatesBounded): a bucket of more documents than this contributes the pairs of
-// its first DefaultMaxBucket, and the result counts what was left out.
-const DefaultMaxBucket = 1000
+// its first DefaultMaxBucket, and the result counts what was left out. It is
+// lsh.MaxBucket, the bound of every run.
+const DefaultMaxBucket = lsh.MaxBucket
 
 // Options tune a sweep; the zero value is usable.
 type Options struct {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sort"
+
+	"github.com/dedupstudio/dedupstudio/internal/unionfind"
 )
 
 // level returns how many of the ascending thresholds ths a similarity reaches: a pair of
@@ -62,7 +64,7 @@ func (e *engine) pass(ctx context.Context, cs *shapeCands, sims similarities, th
 	}
 	// Connected components only grow as the threshold falls: add the edges of each level
 	// from the highest threshold down and read the components off after each.
-	uf := newUnionFind(e.n)
+	uf := unionfind.New(e.n)
 	tr := e.capTracker()
 	for j := m - 1; j >= 0; j-- {
 		if err := ctx.Err(); err != nil {
@@ -70,7 +72,7 @@ func (e *engine) pass(ctx context.Context, cs *shapeCands, sims similarities, th
 		}
 		for _, i := range order[start[j+1]:start[j+2]] {
 			a, b := unpair(cs.keys[i])
-			if keep, gone, ok := uf.unite(a, b); ok && tr != nil {
+			if keep, gone, ok := uf.Union(a, b); ok && tr != nil {
 				tr.merge(keep, gone)
 			}
 		}
@@ -79,8 +81,8 @@ func (e *engine) pass(ctx context.Context, cs *shapeCands, sims similarities, th
 			caps = tr.caps()
 		}
 		acceptedAt(j)
-		uf.mergedSizes(e.keys, merged)
-		scores[j] = e.scores(acc, merged, e.n-uf.sets, uf.multi, uf.largest, caps)
+		mergedSizesOf(uf, e.keys, merged)
+		scores[j] = e.scores(acc, merged, e.n-uf.Sets(), uf.Multi(), uf.Largest(), caps)
 	}
 	return scores, accepted, nil
 }
