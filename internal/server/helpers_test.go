@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -128,6 +129,15 @@ func (p page) do(steps ...chromedp.Action[chromedp.Void]) {
 func (p page) waitFor(cond string) {
 	p.t.Helper()
 	browsertest.WaitFor(p.t, p.ctx, cond, 20*time.Second)
+}
+
+// clickReady clicks the element sel once it stands in a page that has finished loading,
+// finding and clicking it in one step: chromedp.Click finds the node, then clicks it, and
+// a page that re-renders in between (a redirect's target still settling) leaves it a node
+// that no longer exists ("Could not find node with given id", seen under load).
+func (p page) clickReady(sel string) {
+	p.t.Helper()
+	p.waitFor(`(() => { const e = document.readyState === "complete" && document.querySelector(` + strconv.Quote(sel) + `); if (!e) return false; e.click(); return true })()`)
 }
 
 func (p page) screenshot(name string) { browsertest.Screenshot(p.ctx, name) }

@@ -142,7 +142,7 @@ func TestBrowserReviewChainedCluster(t *testing.T) {
 	if n := rita.text(`[data-testid="recent"]`); !strings.Contains(n, "cut cluster") || !strings.Contains(n, "excluded C") {
 		t.Errorf("recent decisions: %q", n)
 	}
-	rita.do(chromedp.Click(`[data-testid="request-signoff"]`))
+	rita.clickReady(`[data-testid="request-signoff"]`)
 	rita.waitFor(`document.querySelector('[data-testid="manifest"]')?.dataset.state === "in_review"`)
 	if n, _ := chromedp.Run(rita.ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-testid="approve"]').length`)); n != 0 {
 		t.Error("the preparer is offered the approval")
@@ -155,7 +155,7 @@ func TestBrowserReviewChainedCluster(t *testing.T) {
 	alice.do(chromedp.SendKeys(`[data-testid="review-comment"]`, "C is a different section: right to keep it"),
 		chromedp.Click(`[data-testid="approve"]`))
 	alice.waitFor(`document.querySelector('[data-testid="manifest"]')?.dataset.state === "signed"`)
-	alice.do(chromedp.Click(`[data-testid="export"]`))
+	alice.clickReady(`[data-testid="export"]`)
 	alice.waitFor(`document.querySelector('[data-testid="manifest"]')?.dataset.state === "applied"`)
 	alice.screenshot("exported")
 	body, err := chromedp.Run(alice.ctx, chromedp.Evaluate[string](
