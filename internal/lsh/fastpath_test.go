@@ -7,6 +7,8 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/cespare/xxhash/v2"
 )
 
 // The hot path (eight-byte ASCII blocks, the rune table, tokens split eight bytes at a
@@ -201,6 +203,45 @@ func TestFastPathBlockBoundaries(t *testing.T) {
 				for _, pre := range []string{"x", " ", "É"} {
 					checkFastPath(t, h, strings.Repeat(pre, shift)+body)
 					checkFastPath(t, h, body+strings.Repeat(pre, shift))
+				}
+			}
+		}
+	}
+}
+
+// The fast scheme hashes its shingles in order of length (hashByLength): every length
+// from 1 byte to well past the 64 where the buckets end, repeats included, must give the
+// hashes of the reference shingles, as a multiset.
+func TestFastSchemeHashesEveryLength(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(13, 1))
+	var words []string
+	for l := 1; l <= 100; l++ { // each length twice, in random order: repeats too
+		for range 2 {
+			words = append(words, strings.Repeat(string(rune('a'+rng.IntN(2))), l))
+		}
+	}
+	rng.Shuffle(len(words), func(i, j int) { words[i], words[j] = words[j], words[i] })
+	text := strings.Join(words, " ")
+	for _, spec := range []string{"scheme=fast k=16 size=1", "scheme=fast k=16 size=2", "scheme=fast k=16 size=5"} {
+		h, _ := NewHasher(mustSpec(t, spec))
+		h.hashAllShingles(text)
+		got := slices.Clone(h.base)
+		var want []uint64
+		lengths := map[int]bool{}
+		for _, sh := range referenceShingles(h.Spec(), text) {
+			want = append(want, xxhash.Sum64String(sh))
+			lengths[len(sh)] = true
+		}
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("[%v] hashAllShingles: %d hashes, not those of the %d reference shingles", spec, len(got), len(want))
+		}
+		if spec == "scheme=fast k=16 size=1" {
+			for l := 1; l <= 100; l++ {
+				if !lengths[l] {
+					t.Fatalf("no shingle of %d bytes: the test text misses a length", l)
 				}
 			}
 		}
