@@ -469,7 +469,13 @@ func (h *Hasher) hashByLength(t []byte, b []int32, n int, base []uint64) {
 	j := 0
 	lo := int32(0)
 	for l := range int32(long) {
-		for _, s := range order[lo:end[l]] {
+		bucket := order[lo:end[l]]
+		for ; len(bucket) >= 2; bucket = bucket[2:] {
+			s0, s1 := bucket[0], bucket[1]
+			base[j], base[j+1] = xxh64Pair(t[s0:s0+l], t[s1:s1+l])
+			j += 2
+		}
+		for _, s := range bucket {
 			base[j] = xxhash.Sum64(t[s : s+l])
 			j++
 		}
