@@ -209,6 +209,40 @@ func TestFastPathBlockBoundaries(t *testing.T) {
 	}
 }
 
+// Every rune that the rune table maps through NFKC on its own (nfkcAlone: no-break
+// space, full-width forms, ...) normalizes as the definition says between neighbours that
+// compose, decompose or reorder: combining marks, Hangul jamo of each kind, other such
+// runes, and runes that are not stable at all.
+func TestNFKCAloneInContext(t *testing.T) {
+	t.Parallel()
+	var alone []rune
+	for r := rune(0x80); r < 1<<16; r++ {
+		if _, ok := nfkcAlone(r); ok && !nfkcStable(r) {
+			alone = append(alone, r)
+		}
+	}
+	if len(alone) < 100 {
+		t.Fatalf("only %d runes that NFKC maps alone; the test would prove little", len(alone))
+	}
+	t.Logf("%d runes NFKC maps alone", len(alone))
+	contexts := []string{"", "a", "A", " ", "\u0301", "\u0327\u0301", "\u1100", "\u1161", "\u11a8", "\u3131",
+		"\u314f", "\uac00", "\u00a0", "\uff21", "\u064b", "\u3099", "\u304b", "e\u0301", "\u2026", "\ufb01"}
+	for _, spec := range []string{"norm=nfkc+lower+space", "norm=nfkc", "norm=nfkc+lower+punct+digits+space"} {
+		n := mustSpec(t, spec).Norm
+		for i, r := range alone {
+			// Each rune between every pair would be 160k cases per Norm: every
+			// context before, and a few after in turn, is enough to meet each kind.
+			for j, before := range contexts {
+				after := contexts[(i+j)%len(contexts)]
+				text := before + string(r) + after
+				if got, want := n.Normalize(text), referenceNormalize(n, text); got != want {
+					t.Fatalf("[%v] Normalize(%+q) = %+q; want %+q", spec, text, got, want)
+				}
+			}
+		}
+	}
+}
+
 // The fast scheme hashes its shingles in order of length (hashByLength): every length
 // from 1 byte to well past the 64 where the buckets end, repeats included, must give the
 // hashes of the reference shingles, as a multiset.
