@@ -128,7 +128,14 @@ func (st *stepper) run(dst []byte, it *norm.Iter, text string) {
 		if r < 1<<16 {
 			if e := table.runes.lookup(r); e&runeUnstable == 0 {
 				prevAt, prevLen, prevPending, prevWrote = i, len(st.dst), st.pending, st.wrote
-				st.entry(r, e)
+				if e == runeSame && size == 2 && !st.pending {
+					// Left alone, nothing owed before it: its two bytes as they are
+					// (most letters of two-byte scripts; utf8.AppendRune calls out).
+					st.dst = append(st.dst, c, raw[i+1])
+					st.wrote = true
+				} else {
+					st.entry(r, e)
+				}
 				i += size
 				continue
 			}
