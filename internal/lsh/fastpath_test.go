@@ -7,6 +7,8 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/cespare/xxhash/v2"
 )
 
 // The hot path (eight-byte ASCII blocks, the rune table, tokens split eight bytes at a
@@ -201,6 +203,79 @@ func TestFastPathBlockBoundaries(t *testing.T) {
 				for _, pre := range []string{"x", " ", "É"} {
 					checkFastPath(t, h, strings.Repeat(pre, shift)+body)
 					checkFastPath(t, h, body+strings.Repeat(pre, shift))
+				}
+			}
+		}
+	}
+}
+
+// Every rune that the rune table maps through NFKC on its own (nfkcAlone: no-break
+// space, full-width forms, ...) normalizes as the definition says between neighbours that
+// compose, decompose or reorder: combining marks, Hangul jamo of each kind, other such
+// runes, and runes that are not stable at all.
+func TestNFKCAloneInContext(t *testing.T) {
+	t.Parallel()
+	var alone []rune
+	for r := rune(0x80); r < 1<<16; r++ {
+		if _, ok := nfkcAlone(r); ok && !nfkcStable(r) {
+			alone = append(alone, r)
+		}
+	}
+	if len(alone) < 100 {
+		t.Fatalf("only %d runes that NFKC maps alone; the test would prove little", len(alone))
+	}
+	t.Logf("%d runes NFKC maps alone", len(alone))
+	contexts := []string{"", "a", "A", " ", "\u0301", "\u0327\u0301", "\u1100", "\u1161", "\u11a8", "\u3131",
+		"\u314f", "\uac00", "\u00a0", "\uff21", "\u064b", "\u3099", "\u304b", "e\u0301", "\u2026", "\ufb01"}
+	for _, spec := range []string{"norm=nfkc+lower+space", "norm=nfkc", "norm=nfkc+lower+punct+digits+space"} {
+		n := mustSpec(t, spec).Norm
+		for i, r := range alone {
+			// Each rune between every pair would be 160k cases per Norm: every
+			// context before, and a few after in turn, is enough to meet each kind.
+			for j, before := range contexts {
+				after := contexts[(i+j)%len(contexts)]
+				text := before + string(r) + after
+				if got, want := n.Normalize(text), referenceNormalize(n, text); got != want {
+					t.Fatalf("[%v] Normalize(%+q) = %+q; want %+q", spec, text, got, want)
+				}
+			}
+		}
+	}
+}
+
+// The fast scheme hashes its shingles in order of length (hashByLength): every length
+// from 1 byte to well past the 64 where the buckets end, repeats included, must give the
+// hashes of the reference shingles, as a multiset.
+func TestFastSchemeHashesEveryLength(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(13, 1))
+	var words []string
+	for l := 1; l <= 100; l++ { // each length twice, in random order: repeats too
+		for range 2 {
+			words = append(words, strings.Repeat(string(rune('a'+rng.IntN(2))), l))
+		}
+	}
+	rng.Shuffle(len(words), func(i, j int) { words[i], words[j] = words[j], words[i] })
+	text := strings.Join(words, " ")
+	for _, spec := range []string{"scheme=fast k=16 size=1", "scheme=fast k=16 size=2", "scheme=fast k=16 size=5"} {
+		h, _ := NewHasher(mustSpec(t, spec))
+		h.hashAllShingles(text)
+		got := slices.Clone(h.base)
+		var want []uint64
+		lengths := map[int]bool{}
+		for _, sh := range referenceShingles(h.Spec(), text) {
+			want = append(want, xxhash.Sum64String(sh))
+			lengths[len(sh)] = true
+		}
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("[%v] hashAllShingles: %d hashes, not those of the %d reference shingles", spec, len(got), len(want))
+		}
+		if spec == "scheme=fast k=16 size=1" {
+			for l := 1; l <= 100; l++ {
+				if !lengths[l] {
+					t.Fatalf("no shingle of %d bytes: the test text misses a length", l)
 				}
 			}
 		}

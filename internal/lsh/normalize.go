@@ -128,7 +128,14 @@ func (st *stepper) run(dst []byte, it *norm.Iter, text string) {
 		if r < 1<<16 {
 			if e := table.runes.lookup(r); e&runeUnstable == 0 {
 				prevAt, prevLen, prevPending, prevWrote = i, len(st.dst), st.pending, st.wrote
-				st.entry(r, e)
+				if e == runeSame && size == 2 && !st.pending {
+					// Left alone, nothing owed before it: its two bytes as they are
+					// (most letters of two-byte scripts; utf8.AppendRune calls out).
+					st.dst = append(st.dst, c, raw[i+1])
+					st.wrote = true
+				} else {
+					st.entry(r, e)
+				}
 				i += size
 				continue
 			}
@@ -338,6 +345,29 @@ var nfkcSafe = sync.OnceValue(func() *[1 << 16 / 64]uint64 {
 	return &bits
 })
 
+// nfkcAlone returns m when NFKC turns the BMP rune r into the single rune m in any
+// context: r has a normalization boundary before it (nothing before it composes with it
+// or with what it becomes) and so does m. What follows r may still compose with m, as
+// with any rune: run composes the segment again from r when the next rune is not
+// stable. No-break space (U+00A0, which NFKC makes a space) is most of the runes of real
+// text that are not nfkcStable, then full-width punctuation; taken from the rune table,
+// they do not need a trip through x/text's norm.Iter each.
+func nfkcAlone(r rune) (rune, bool) {
+	if r >= 0xD800 && r <= 0xDFFF {
+		return 0, false
+	}
+	s := string(r)
+	out := norm.NFKC.String(s)
+	m, size := utf8.DecodeRuneInString(out)
+	if size != len(out) || m == utf8.RuneError {
+		return 0, false
+	}
+	if !norm.NFKC.PropertiesString(s).BoundaryBefore() || !norm.NFKC.PropertiesString(out).BoundaryBefore() {
+		return 0, false
+	}
+	return m, true
+}
+
 // nfkcStable reports whether rune r is certainly unchanged by NFKC in any context.
 // Runes outside the BMP are rare in text and take the caller's slow path.
 func nfkcStable(r rune) bool {
@@ -408,8 +438,9 @@ var normTableCache = func() (c [32]func(Norm) *normTables) {
 // runeTable maps each BMP rune to an entry saying what the steps but NFKC make of it:
 // runeSpace (white space to collapse), runeDrop (punctuation to strip) or a rune, stored
 // as its distance from the rune looked up plus runeSame, so that a rune left alone has
-// entry runeSame whatever it is; runeUnstable is set when the Norm has NFKC and the rune
-// is not nfkcStable. It is two-level, 256-rune blocks with identical blocks stored once
+// entry runeSame whatever it is. With NFKC, a rune that NFKC makes one other rune
+// wherever it stands (nfkcAlone) has the entry of that rune, and runeUnstable is set on
+// any other rune that is not nfkcStable. It is two-level, 256-rune blocks with identical blocks stored once
 // (most blocks map every rune to itself), and replaces up to five searches of Unicode
 // tables per rune by one lookup.
 type runeTable struct {
@@ -446,7 +477,11 @@ func buildRuneTable(n Norm) runeTable {
 			r := rune(hi<<8 | lo) // surrogates too, never looked up
 			e := entryOf(r, n.mapRune(r))
 			if n.NFKC && !nfkcStable(r) {
-				e |= runeUnstable
+				if m, ok := nfkcAlone(r); ok {
+					e = entryOf(r, n.mapRune(m))
+				} else {
+					e |= runeUnstable
+				}
 			}
 			block[lo] = e
 		}

@@ -29,9 +29,11 @@ type Hasher struct {
 	iter   norm.Iter
 	toks   []span
 	bounds []int32 // word bounds of norm (Norm.appendWords)
+	keys   []uint8 // each shingle's length bucket (hashByLength)
+	order  []int32 // the shingles in length order (hashByLength)
 	buf    []byte
 	low    []byte   // the milvus profile's lowercased word tokens, back to back
-	base   []uint64 // one 64-bit base hash per distinct shingle, in first-seen order
+	base   []uint64 // one 64-bit base hash per distinct shingle, in first-seen order (per shingle, fast)
 	set    []uint64 // open-addressing table deduplicating base
 	spare  []uint64 // the table's previous memory, reused when it grows
 	zero   bool     // base holds the hash 0
@@ -104,7 +106,8 @@ func (h *Hasher) hashShingles(text string) {
 	h.eachShingle(text, h.addShingle)
 }
 
-// hashAllShingles fills h.base with the base hashes of text's shingles, repeats included:
+// hashAllShingles fills h.base with the base hashes of text's shingles, repeats included
+// and in no particular order (see hashByLength):
 // for the fast scheme, whose per-bin minimum makes deduplication a no-op.
 func (h *Hasher) hashAllShingles(text string) {
 	h.base = h.base[:0]
@@ -116,9 +119,7 @@ func (h *Hasher) hashAllShingles(text string) {
 		}
 		base := slices.Grow(h.base, m)[:m]
 		if h.spec.Hash == XXHash {
-			for i := range base {
-				base[i] = xxhash.Sum64(t[b[i]+1 : b[i+n]])
-			}
+			h.hashByLength(t, b, n, base)
 		} else {
 			for i := range base {
 				base[i] = h.baseHash(t[b[i]+1 : b[i+n]])
@@ -411,4 +412,78 @@ func unsafeString(b []byte) string {
 		return ""
 	}
 	return unsafe.String(&b[0], len(b))
+}
+
+// hashByLength sets base[j] to the XXH64 of the word n-shingles of t (shingle i is
+// t[b[i]+1:b[i+n]], bounds as from Norm.appendWords), taken in order of length (those
+// of 64 bytes and more last), not in text order; the fast scheme keeps a minimum per
+// bin, so the order of its hashes does not matter.
+//
+// XXH64 branches on the length: a 32-byte stripe or not, how many 8-byte words, a
+// 4-byte word, how many single bytes. Word shingles in text order have lengths that look
+// random to the branch predictor, and each miss also keeps the next hash from starting
+// early. In length order every branch goes the way it went the time before, and two
+// shingles of one length are hashed side by side (xxh64Pair). Per real word 5-shingle
+// of testdata/corpus-whole, on one core of a Zen 1 EPYC: 38 ns in text order, 28 in
+// length order, 20 two at a time; the counting sort costs less than the difference (see
+// the README's speed section for the end-to-end figures).
+func (h *Hasher) hashByLength(t []byte, b []int32, n int, base []uint64) {
+	const long = 64 // shingles this long or longer share the last bucket
+	m := len(b) - n
+	// A counting sort: each shingle's bucket, then where each bucket starts. Two tables
+	// of counts, so that neighbours of one length do not wait on each other's increment.
+	keys := slices.Grow(h.keys[:0], m)[:m]
+	h.keys = keys
+	var c0, c1 [long + 1]int32
+	i := 0
+	for ; i+2 <= m; i += 2 {
+		k0 := min(b[i+n]-b[i]-1, long)
+		k1 := min(b[i+1+n]-b[i+1]-1, long)
+		keys[i], keys[i+1] = uint8(k0), uint8(k1)
+		c0[k0]++
+		c1[k1]++
+	}
+	if i < m {
+		k0 := min(b[i+n]-b[i]-1, long)
+		keys[i] = uint8(k0)
+		c0[k0]++
+	}
+	var at, end [long + 1]int32 // where each bucket's next entry goes, and its end
+	sum := int32(0)
+	for l := range at {
+		at[l] = sum
+		sum += c0[l] + c1[l]
+		end[l] = sum
+	}
+	// order holds the start in t of each shingle shorter than long (its length is its
+	// bucket's), and the index of each longer one.
+	order := slices.Grow(h.order[:0], m)[:m]
+	h.order = order
+	for i, k := range keys {
+		v := b[i] + 1
+		if k == long {
+			v = int32(i)
+		}
+		order[at[k]] = v
+		at[k]++
+	}
+	j := 0
+	lo := int32(0)
+	for l := range int32(long) {
+		bucket := order[lo:end[l]]
+		for ; len(bucket) >= 2; bucket = bucket[2:] {
+			s0, s1 := bucket[0], bucket[1]
+			base[j], base[j+1] = xxh64Pair(t[s0:s0+l], t[s1:s1+l])
+			j += 2
+		}
+		for _, s := range bucket {
+			base[j] = xxhash.Sum64(t[s : s+l])
+			j++
+		}
+		lo = end[l]
+	}
+	for _, i := range order[lo:] {
+		base[j] = xxhash.Sum64(t[b[i]+1 : b[int(i)+n]])
+		j++
+	}
 }
