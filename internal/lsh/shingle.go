@@ -33,7 +33,8 @@ type Hasher struct {
 	order  []int32 // the shingles in length order (hashByLength)
 	buf    []byte
 	low    []byte   // the milvus profile's lowercased word tokens, back to back
-	base   []uint64 // one 64-bit base hash per distinct shingle, in first-seen order (per shingle, fast)
+	base   []uint64 // one 64-bit base hash per distinct shingle (per shingle, fast), in no set order
+	all    []uint64 // every shingle's hash before deduplication (hashShingles)
 	set    []uint64 // open-addressing table deduplicating base
 	spare  []uint64 // the table's previous memory, reused when it grows
 	zero   bool     // base holds the hash 0
@@ -93,8 +94,15 @@ func (h *Hasher) hashShingles(text string) {
 	if t, n, ok := h.wordsInPlace(text); ok {
 		b := h.bounds
 		if h.spec.Hash == XXHash {
-			for i := 0; i+n < len(b); i++ {
-				h.insert(xxhash.Sum64(t[b[i]+1 : b[i+n]]))
+			// Hashed in length order and in pairs (hashByLength), then deduplicated: the
+			// set's order does not matter to anything that reads it.
+			if m := len(b) - n; m > 0 {
+				all := slices.Grow(h.all[:0], m)[:m]
+				h.all = all
+				h.hashByLength(t, b, n, all)
+				for _, v := range all {
+					h.insert(v)
+				}
 			}
 			return
 		}
