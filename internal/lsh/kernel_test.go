@@ -94,10 +94,11 @@ func requiredKernels() map[string]bool {
 	return req
 }
 
-// Every kernel this machine runs must agree bit for bit with the definition; the kernels
-// it cannot run are named with the reason (a skipped subtest, visible with -v).
-func TestKernelsMatchReference(t *testing.T) {
-	t.Parallel()
+// eachKernel runs f as a parallel subtest per kernel this machine runs; a kernel it cannot
+// run is named with the reason (a skipped subtest, visible with -v), and fails the test
+// when DEDUP_REQUIRE_KERNELS asks for it.
+func eachKernel(t *testing.T, f func(t *testing.T, k *kernel, i int)) {
+	t.Helper()
 	req := requiredKernels()
 	for i := range kernels {
 		k := &kernels[i]
@@ -109,24 +110,33 @@ func TestKernelsMatchReference(t *testing.T) {
 				}
 				t.Skipf("kernel %s not tested here: %s", k.name, k.missing)
 			}
-			rng := rand.New(rand.NewPCG(1, uint64(i)))
-			for _, size := range []int{1, 3, 4, 7, 15, 16, 17, 31, 32, 33, 40, 64, 96, 128, 256, 257, 1024} {
-				for _, n := range []int{1, 2, 3, 7, 100, 1000} {
-					xs, a, b, acc := kernelCase(rng, size, n)
-					want := slices.Clone(acc)
-					permuteRef(xs, a, b, want)
-					k.permuteMin(xs, a, b, acc)
-					if !slices.Equal(acc, want) {
-						for j := range acc {
-							if acc[j] != want[j] {
-								t.Fatalf("k=%d n=%d: kernel %s gives acc[%d] = %#x; want %#x (a=%#x b=%#x)", size, n, k.name, j, acc[j], want[j], a[j], b[j])
-							}
+			f(t, k, i)
+		})
+	}
+}
+
+// Every kernel this machine runs must agree bit for bit with the definition; the kernels
+// it cannot run are named with the reason (a skipped subtest, visible with -v).
+func TestKernelsMatchReference(t *testing.T) {
+	t.Parallel()
+	eachKernel(t, func(t *testing.T, k *kernel, i int) {
+		rng := rand.New(rand.NewPCG(1, uint64(i)))
+		for _, size := range []int{1, 3, 4, 7, 15, 16, 17, 31, 32, 33, 40, 64, 96, 128, 256, 257, 1024} {
+			for _, n := range []int{1, 2, 3, 7, 100, 1000} {
+				xs, a, b, acc := kernelCase(rng, size, n)
+				want := slices.Clone(acc)
+				permuteRef(xs, a, b, want)
+				k.permuteMin(xs, a, b, acc)
+				if !slices.Equal(acc, want) {
+					for j := range acc {
+						if acc[j] != want[j] {
+							t.Fatalf("k=%d n=%d: kernel %s gives acc[%d] = %#x; want %#x (a=%#x b=%#x)", size, n, k.name, j, acc[j], want[j], a[j], b[j])
 						}
 					}
 				}
 			}
-		})
-	}
+		}
+	})
 }
 
 // Whole signatures of real documents must not depend on the kernel. Not parallel: it
@@ -218,19 +228,54 @@ func suspectSums() []uint64 {
 // alone, as the only shingle and as one of several, in every lane position of a block.
 func TestKernelsExactOnSuspectSums(t *testing.T) {
 	t.Parallel()
-	for i := range kernels {
-		k := &kernels[i]
-		t.Run(k.name, func(t *testing.T) {
-			t.Parallel()
-			if k.missing != "" {
-				t.Skipf("kernel %s not tested here: %s", k.name, k.missing)
+	eachKernel(t, func(t *testing.T, k *kernel, i int) {
+		rng := rand.New(rand.NewPCG(7, uint64(i)))
+		const size = 80 // the avx2 kernel: 64 vector lanes, 16 scalar
+		for _, s := range suspectSums() {
+			for _, n := range []int{1, 5} {
+				for lane := range size {
+					xs := make([]uint64, n)
+					for j := range xs {
+						xs[j] = uint64(rng.Uint32())
+					}
+					a, b, acc := make([]uint64, size), make([]uint64, size), make([]uint64, size)
+					for j := range a {
+						a[j], b[j], acc[j] = rng.Uint64()%(mersenne61-1)+1, rng.Uint64()%mersenne61, maxHash
+					}
+					x := xs[rng.IntN(n)]
+					b[lane] = s - a[lane]*x // a*x + b == s
+					want := slices.Clone(acc)
+					permuteRef(xs, a, b, want)
+					k.permuteMin(xs, a, b, acc)
+					if acc[lane] != want[lane] {
+						t.Fatalf("t=%#x n=%d lane %d: kernel %s gives %#x; want %#x", s, n, lane, k.name, acc[lane], want[lane])
+					}
+					if !slices.Equal(acc, want) {
+						t.Fatalf("t=%#x n=%d lane %d: kernel %s differs from the definition in another lane", s, n, lane, k.name)
+					}
+				}
 			}
-			rng := rand.New(rand.NewPCG(7, uint64(i)))
-			const size = 80 // the avx2 kernel: 64 vector lanes, 16 scalar
-			for _, s := range suspectSums() {
-				for _, n := range []int{1, 5} {
-					for lane := range size {
-						xs := make([]uint64, n)
+		}
+	})
+}
+
+// The avx2 kernel orders each permutation's shingles by the low 32 bits L of a*x + b, and
+// the true value is L plus 0 to 7; so two shingles whose L are within 7 of each other,
+// or equal, can come out in either order. Each is planted at the bottom of one lane, the
+// other shingles random, in every lane position (vector and scalar lanes, and the generic
+// tail: 85 = 5 passes of 16 vector and 1 scalar lanes; 41 = 2 passes of 16 and 4, then 1
+// generic), with L apart
+// by 0 to 9 and the top bits of both sums random, so that every order of the true values
+// comes up.
+func TestKernelsExactOnNearTies(t *testing.T) {
+	t.Parallel()
+	eachKernel(t, func(t *testing.T, k *kernel, i int) {
+		rng := rand.New(rand.NewPCG(11, uint64(i)))
+		for _, size := range []int{85, 41} {
+			for lane := range size {
+				for d := range uint32(10) {
+					for range 20 {
+						xs := make([]uint64, 30)
 						for j := range xs {
 							xs[j] = uint64(rng.Uint32())
 						}
@@ -238,84 +283,36 @@ func TestKernelsExactOnSuspectSums(t *testing.T) {
 						for j := range a {
 							a[j], b[j], acc[j] = rng.Uint64()%(mersenne61-1)+1, rng.Uint64()%mersenne61, maxHash
 						}
-						x := xs[rng.IntN(n)]
-						b[lane] = s - a[lane]*x // a*x + b == s
+						// x1 lands on t1 = (random top bits) + L1, L1 small; x2's L is L1+d.
+						x1 := xs[0]
+						l1 := uint32(rng.IntN(64))
+						t1 := rng.Uint64()&^maxHash | uint64(l1)
+						var x2 uint64
+						if d == 0 {
+							// An equal L needs a*x2 = a*x1 mod 2^32: a with its lowest bit 0, x2 = x1 + 2^31.
+							a[lane] &^= 1
+							x2 = (x1 + 1<<31) & maxHash
+						} else {
+							a[lane] |= 1
+							lo := uint32(a[lane])
+							inv := lo
+							for range 4 {
+								inv *= 2 - lo*inv
+							}
+							b[lane] = t1 - a[lane]*x1
+							x2 = uint64((l1 + d - uint32(b[lane])) * inv)
+						}
+						b[lane] = t1 - a[lane]*x1
+						xs[1] = x2
 						want := slices.Clone(acc)
 						permuteRef(xs, a, b, want)
 						k.permuteMin(xs, a, b, acc)
-						if acc[lane] != want[lane] {
-							t.Fatalf("t=%#x n=%d lane %d: kernel %s gives %#x; want %#x", s, n, lane, k.name, acc[lane], want[lane])
-						}
 						if !slices.Equal(acc, want) {
-							t.Fatalf("t=%#x n=%d lane %d: kernel %s differs from the definition in another lane", s, n, lane, k.name)
+							t.Fatalf("k=%d lane %d d=%d: kernel %s gives %#x; want %#x", size, lane, d, k.name, acc[lane], want[lane])
 						}
 					}
 				}
 			}
-		})
-	}
-}
-
-// The avx2 kernel orders each permutation's shingles by the low 32 bits L of a*x + b, and
-// the true value is L plus 0 to 7; so two shingles whose L are within 7 of each other,
-// or equal, can come out in either order. Each is planted at the bottom of one lane, the
-// other shingles random, in every lane position (vector and scalar lanes, and the generic
-// tail: 85 = 4 passes of 20, then 5 generic ones in no kernel but the avx2), with L apart
-// by 0 to 9 and the top bits of both sums random, so that every order of the true values
-// comes up.
-func TestKernelsExactOnNearTies(t *testing.T) {
-	t.Parallel()
-	for i := range kernels {
-		k := &kernels[i]
-		t.Run(k.name, func(t *testing.T) {
-			t.Parallel()
-			if k.missing != "" {
-				t.Skipf("kernel %s not tested here: %s", k.name, k.missing)
-			}
-			rng := rand.New(rand.NewPCG(11, uint64(i)))
-			for _, size := range []int{85, 41} {
-				for lane := range size {
-					for d := range uint32(10) {
-						for range 20 {
-							xs := make([]uint64, 30)
-							for j := range xs {
-								xs[j] = uint64(rng.Uint32())
-							}
-							a, b, acc := make([]uint64, size), make([]uint64, size), make([]uint64, size)
-							for j := range a {
-								a[j], b[j], acc[j] = rng.Uint64()%(mersenne61-1)+1, rng.Uint64()%mersenne61, maxHash
-							}
-							// x1 lands on t1 = (random top bits) + L1, L1 small; x2's L is L1+d.
-							x1 := xs[0]
-							l1 := uint32(rng.IntN(64))
-							t1 := rng.Uint64()&^maxHash | uint64(l1)
-							var x2 uint64
-							if d == 0 {
-								// An equal L needs a*x2 = a*x1 mod 2^32: a with its lowest bit 0, x2 = x1 + 2^31.
-								a[lane] &^= 1
-								x2 = (x1 + 1<<31) & maxHash
-							} else {
-								a[lane] |= 1
-								lo := uint32(a[lane])
-								inv := lo
-								for range 4 {
-									inv *= 2 - lo*inv
-								}
-								b[lane] = t1 - a[lane]*x1
-								x2 = uint64((l1 + d - uint32(b[lane])) * inv)
-							}
-							b[lane] = t1 - a[lane]*x1
-							xs[1] = x2
-							want := slices.Clone(acc)
-							permuteRef(xs, a, b, want)
-							k.permuteMin(xs, a, b, acc)
-							if !slices.Equal(acc, want) {
-								t.Fatalf("k=%d lane %d d=%d: kernel %s gives %#x; want %#x", size, lane, d, k.name, acc[lane], want[lane])
-							}
-						}
-					}
-				}
-			}
-		})
-	}
+		}
+	})
 }
