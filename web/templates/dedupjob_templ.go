@@ -289,7 +289,7 @@ func DedupJobsListPage(p DedupJobsPage) templ.Component {
 				}
 			}
 			if len(p.Sweeps) > 0 {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 17, "<form method=\"get\" action=\"/dedup-jobs/from-sweep\" class=\"row\" data-testid=\"dedup-from-sweep\"><label>From a sweep result: sweep <select name=\"sweep\" data-testid=\"dedup-sweep\">")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 17, "<form method=\"get\" action=\"/dedup-jobs/from-sweep\" class=\"inline\" data-testid=\"dedup-from-sweep\"><label>From a sweep result: sweep <select name=\"sweep\" data-testid=\"dedup-sweep\">")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
