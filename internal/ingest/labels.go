@@ -172,15 +172,12 @@ func Labels(ctx context.Context, store *db.DB, r io.Reader, name string, opt Lab
 			rep.Errors = append(rep.Errors, e)
 		}
 	}
-	for _, e := range bad {
-		addBad(e)
-	}
 	var out []db.NewLabel
 	frames := map[[2]string]int{} // (design, stratum) -> frame size, as first given
 	for _, row := range rows {
-		l, warning, bad := checkLabelRow(row, known, categories, frames, opt)
-		if bad != nil {
-			addBad(bad)
+		l, warning, e := checkLabelRow(row, known, categories, frames, opt)
+		if e != nil {
+			bad = append(bad, e)
 			continue
 		}
 		if warning != nil {
@@ -190,6 +187,12 @@ func Labels(ctx context.Context, store *db.DB, r io.Reader, name string, opt Lab
 			}
 		}
 		out = append(out, l)
+	}
+	// The rows the reader refused and those the checks refused, listed in the file's
+	// order, so that "first" is the first bad row.
+	slices.SortStableFunc(bad, func(x, y *corpus.RecordError) int { return x.Line - y.Line })
+	for _, e := range bad {
+		addBad(e)
 	}
 	rep.Accepted = len(out)
 	if rep.Rejected > 0 && !opt.SkipBad {
