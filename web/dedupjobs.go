@@ -262,7 +262,7 @@ func (s *server) startDedupJob(w http.ResponseWriter, r *http.Request) {
 	// random, so the run form's and this one's never meet.)
 	token := r.PostForm.Get("token")
 	if token != "" {
-		claimed, target, err := s.store.ClaimFormToken(r.Context(), token, "run")
+		claimed, target, err := s.claimFormToken(r.Context(), token)
 		if err != nil {
 			s.fail(w, r, err)
 			return
