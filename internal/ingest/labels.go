@@ -417,7 +417,7 @@ func readLabelRows(r io.Reader, name string, format corpus.Format) ([]labelRow, 
 		if err != nil {
 			return nil, nil, err
 		}
-		row, re := labelRowOf(rec)
+		row, re := labelRowOf(rec, format != corpus.JSONL)
 		if re != nil {
 			bad = append(bad, re)
 			continue
@@ -428,8 +428,10 @@ func readLabelRows(r io.Reader, name string, format corpus.Format) ([]labelRow, 
 
 // labelRowOf takes a row's label fields as strings, trimmed: a JSONL number as the
 // documents' ids are read (corpus.NumberID), a boolean as true or false; an object or
-// a list is refused.
-func labelRowOf(rec corpus.Record) (labelRow, *corpus.RecordError) {
+// a list is refused. In a CSV or TSV file (csv), a cell the export wrote as text for
+// spreadsheets (review.SafeCell: an apostrophe before =, +, -, @, tab or CR) is read
+// without that apostrophe.
+func labelRowOf(rec corpus.Record, csv bool) (labelRow, *corpus.RecordError) {
 	row := labelRow{place: rec.Place, record: rec.Raw}
 	for _, f := range []struct {
 		name string
@@ -439,6 +441,9 @@ func labelRowOf(rec corpus.Record) (labelRow, *corpus.RecordError) {
 		v, err := labelValue(rec.Meta[f.name])
 		if err != nil {
 			return labelRow{}, &corpus.RecordError{Place: rec.Place, Field: f.name, Msg: err.Error(), Record: rec.Raw}
+		}
+		if csv && len(v) > 1 && v[0] == '\'' && strings.ContainsRune("=+-@\t\r", rune(v[1])) {
+			v = v[1:]
 		}
 		*f.dst = v
 	}
