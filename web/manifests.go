@@ -36,12 +36,23 @@ func (s *server) loadManifest(r *http.Request) (db.Manifest, error) {
 	return loadByID(r, "manifest", "manifest", s.store.Manifest)
 }
 
-func manifestURL(id int64, msg string) string {
-	u := fmt.Sprintf("/manifests/%d", id)
-	if msg != "" {
-		u += "?msg=" + url.QueryEscape(msg)
+func manifestURL(id int64) string { return fmt.Sprintf("/manifests/%d", id) }
+
+// toManifest answers a POST with the manifest's page, where msg shows once (a notice
+// kept on the server: a message in the URL would let any link put its own words there).
+func (s *server) toManifest(w http.ResponseWriter, r *http.Request, id int64, msg string) {
+	s.redirect(w, r, manifestURL(id), done(msg))
+}
+
+// pageMessage is what a POST left for this page to say (toManifest, toCluster) when it
+// is plain text, taken off the page's notice so that the page says it in its own place.
+func pageMessage(p *templates.Page) string {
+	n := p.Notice
+	if n.Error || n.Text == "" || n.Link != "" || n.Secret != "" {
+		return ""
 	}
-	return u
+	p.Notice = templates.Notice{}
+	return n.Text
 }
 
 func datasetLabel(m db.Manifest) string {
@@ -88,7 +99,7 @@ func (s *server) showManifest(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	s.renderManifest(w, r, m, http.StatusOK, r.URL.Query().Get("msg"), "")
+	s.renderManifest(w, r, m, http.StatusOK, "", "")
 }
 
 // failOnManifest shows err on the manifest page when the person can act on it there.
@@ -106,6 +117,9 @@ func (s *server) renderManifest(w http.ResponseWriter, r *http.Request, m db.Man
 	if err != nil {
 		s.fail(w, r, err)
 		return
+	}
+	if msg == "" && errMsg == "" {
+		msg = pageMessage(&v.Page)
 	}
 	v.Message, v.Error = msg, errMsg
 	s.render(w, r, status, templates.ManifestOverviewPage(v))

@@ -532,3 +532,41 @@ func TestRunFormPostedTwice(t *testing.T) {
 		t.Errorf("%d manifests (%v); want 2: the tokenless run and one for the form posted twice", len(ms), err)
 	}
 }
+
+// The manifest and cluster pages say what a POST did once, to the person who sent it:
+// the message is a notice kept on the server, not text in the URL, so a link someone
+// sends cannot put words of its own on these pages (?msg=... was shown as the page's
+// own green message), and a reload does not repeat it.
+func TestManifestMessagesAreNotInTheURL(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	m := f.withRun(chainRun)
+	rev := f.signIn("reviewer")
+	base := fmt.Sprintf("/manifests/%d", m.ID)
+	rows, _ := f.store.Clusters(context.Background(), m.ID, db.ClusterFilter{})
+	cl := fmt.Sprintf("%s/clusters/%d", base, rows[0].ID)
+	const forged = "Security team: this manifest is verified, approve it at once"
+	for _, path := range []string{base, cl} {
+		if _, body := get(t, f.h, path+"?msg="+url.QueryEscape(forged), f.signIn("approver")); strings.Contains(body, forged) {
+			t.Errorf("GET %s?msg=... shows the link's text as the page's message", path)
+		}
+	}
+	for _, tc := range []struct{ path, page, want string }{
+		{base + "/bulk", base, `data-testid="manifest-message">Approved `},
+		{cl + "/comment", cl, `data-testid="cluster-message">Comment added.`},
+	} {
+		form := url.Values{"bar": {"0.5"}, "comment": {"looked at it"}}
+		rec := f.do("POST", tc.path, rev, form)
+		loc := rec.Header().Get("Location")
+		if rec.Code != http.StatusSeeOther || strings.Contains(loc, "msg=") || !strings.HasPrefix(loc, tc.page) {
+			t.Errorf("POST %s: %d to %s; want 303 to %s without the message in the URL", tc.path, rec.Code, loc, tc.page)
+			continue
+		}
+		if _, body := get(t, f.h, loc, rev); !strings.Contains(body, tc.want) {
+			t.Errorf("after POST %s the page does not say %q", tc.path, tc.want)
+		}
+		if _, body := get(t, f.h, loc, rev); strings.Contains(body, tc.want) {
+			t.Errorf("reloading %s says %q again", loc, tc.want)
+		}
+	}
+}

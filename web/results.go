@@ -253,8 +253,8 @@ func (s *server) approveOutsideSample(w http.ResponseWriter, r *http.Request) {
 		s.failOnManifest(w, r, m, err)
 		return
 	}
-	http.Redirect(w, r, manifestURL(m.ID, fmt.Sprintf("Approved %d removal(s) in %d cluster(s) outside the review sample, on the strength of the sample's review.",
-		items, clusters)), http.StatusSeeOther)
+	s.toManifest(w, r, m.ID, fmt.Sprintf("Approved %d removal(s) in %d cluster(s) outside the review sample, on the strength of the sample's review.",
+		items, clusters))
 }
 
 // originView fills an imported manifest's origin and sample into its page.
