@@ -86,7 +86,7 @@ func (s *server) renderCluster(w http.ResponseWriter, r *http.Request, m db.Mani
 		return
 	}
 	if msg == "" && errMsg == "" {
-		msg = pageMessage(&v.Page)
+		msg, errMsg = pageMessage(&v.Page)
 	}
 	v.Message, v.Error = msg, errMsg
 	s.render(w, r, status, templates.ClusterReviewPage(v))

@@ -44,15 +44,19 @@ func (s *server) toManifest(w http.ResponseWriter, r *http.Request, id int64, ms
 	s.redirect(w, r, manifestURL(id), done(msg))
 }
 
-// pageMessage is what a POST left for this page to say (toManifest, toCluster) when it
-// is plain text, taken off the page's notice so that the page says it in its own place.
-func pageMessage(p *templates.Page) string {
+// pageMessage is what a POST left for this page to say (toManifest, failOnManifest,
+// failOnCluster) when it is plain text: what it did or why it was refused, taken off the
+// page's notice so that the page says it in its own place.
+func pageMessage(p *templates.Page) (msg, errMsg string) {
 	n := p.Notice
-	if n.Error || n.Text == "" || n.Link != "" || n.Secret != "" {
-		return ""
+	if n.Text == "" || n.Link != "" || n.Secret != "" {
+		return "", ""
 	}
 	p.Notice = templates.Notice{}
-	return n.Text
+	if n.Error {
+		return "", n.Text
+	}
+	return n.Text, ""
 }
 
 func datasetLabel(m db.Manifest) string {
@@ -102,14 +106,10 @@ func (s *server) showManifest(w http.ResponseWriter, r *http.Request) {
 	s.renderManifest(w, r, m, http.StatusOK, "", "")
 }
 
-// failOnManifest shows err on the manifest page when the person can act on it there.
+// failOnManifest shows err on the manifest page when the person can act on it there:
+// a redirect (303) to the page, which says it once, as every other form's refusal does.
 func (s *server) failOnManifest(w http.ResponseWriter, r *http.Request, m db.Manifest, err error) {
-	s.failOn(w, r, err, func(status int, msg string) {
-		if m2, err := s.store.Manifest(r.Context(), m.ID); err == nil {
-			m = m2 // the state the refusal was about
-		}
-		s.renderManifest(w, r, m, status, "", msg)
-	})
+	s.failOn(w, r, err, func(_ int, msg string) { s.redirect(w, r, manifestURL(m.ID), refused(r, msg)) })
 }
 
 func (s *server) renderManifest(w http.ResponseWriter, r *http.Request, m db.Manifest, status int, msg, errMsg string) {
@@ -119,7 +119,7 @@ func (s *server) renderManifest(w http.ResponseWriter, r *http.Request, m db.Man
 		return
 	}
 	if msg == "" && errMsg == "" {
-		msg = pageMessage(&v.Page)
+		msg, errMsg = pageMessage(&v.Page)
 	}
 	v.Message, v.Error = msg, errMsg
 	s.render(w, r, status, templates.ManifestOverviewPage(v))

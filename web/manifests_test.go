@@ -236,9 +236,17 @@ func TestReviewThroughHandlers(t *testing.T) {
 		t.Fatalf("no item for document %d in %+v", doc, c)
 		return db.Item{}
 	}
+	// want is what the form's answer means: 303 done, 404 no such thing, 409 or 422
+	// refused, which is a 303 too, to a page that says why (once).
 	post := func(ck *http.Cookie, path string, form url.Values, want int) string {
 		t.Helper()
 		rec := f.do("POST", path, ck, form)
+		if want == http.StatusConflict || want == http.StatusUnprocessableEntity {
+			if _, body := f.follow(rec, ck); !strings.Contains(body, `-error">`) {
+				t.Fatalf("POST %s %v: the page it went to does not say why it was refused\n%.600s", path, form, body)
+			}
+			return rec.Header().Get("Location")
+		}
 		if rec.Code != want {
 			t.Fatalf("POST %s %v: %d; want %d\n%.600s", path, form, rec.Code, want, rec.Body.String())
 		}
@@ -487,9 +495,9 @@ func TestManifestApprovalsSetting(t *testing.T) {
 	m := f.withRun(chainRun)
 	rev := f.signIn("reviewer")
 	path := fmt.Sprintf("/manifests/%d/settings", m.ID)
-	if rec := f.do("POST", path, rev, url.Values{"approvals": {"50"}}); rec.Code != http.StatusUnprocessableEntity ||
-		!strings.Contains(rec.Body.String(), "50 approvals asked, but") {
-		t.Errorf("approvals=50: %d; want 422 naming the approvers\n%.300s", rec.Code, rec.Body.String())
+	if loc, body := f.follow(f.do("POST", path, rev, url.Values{"approvals": {"50"}}), rev); loc != fmt.Sprintf("/manifests/%d", m.ID) && !strings.HasPrefix(loc, fmt.Sprintf("/manifests/%d?", m.ID)) ||
+		!strings.Contains(body, `data-testid="manifest-error">approvals required: 50 approvals asked, but`) {
+		t.Errorf("approvals=50: sent to %s; want the manifest page naming the approvers\n%s", loc, body)
 	}
 	if rec := f.do("POST", path, rev, url.Values{"approvals": {"1"}}); rec.Code != http.StatusSeeOther {
 		t.Errorf("approvals=1: %d; want 303", rec.Code)
@@ -551,11 +559,20 @@ func TestManifestMessagesAreNotInTheURL(t *testing.T) {
 			t.Errorf("GET %s?msg=... shows the link's text as the page's message", path)
 		}
 	}
-	for _, tc := range []struct{ path, page, want string }{
-		{base + "/bulk", base, `data-testid="manifest-message">Approved `},
-		{cl + "/comment", cl, `data-testid="cluster-message">Comment added.`},
+	// Refused too: a 303 to the page that says why, once (README: every form answers with
+	// a redirect), not the page rendered as the answer to a POST with 409 or 422.
+	for _, tc := range []struct {
+		path       string
+		form       url.Values
+		page, want string
+	}{
+		{base + "/bulk", url.Values{"bar": {"2"}}, base, `data-testid="manifest-error">bar: want a similarity in (0, 1]`},
+		{base + "/submit", nil, base, `data-testid="manifest-error">`},
+		{cl + "/cut", url.Values{"link": {"998-999"}}, cl, `data-testid="cluster-error">`},
+		{base + "/bulk", url.Values{"bar": {"0.5"}}, base, `data-testid="manifest-message">Approved `},
+		{cl + "/comment", url.Values{"comment": {"looked at it"}}, cl, `data-testid="cluster-message">Comment added.`},
 	} {
-		form := url.Values{"bar": {"0.5"}, "comment": {"looked at it"}}
+		form := tc.form
 		rec := f.do("POST", tc.path, rev, form)
 		loc := rec.Header().Get("Location")
 		if rec.Code != http.StatusSeeOther || strings.Contains(loc, "msg=") || !strings.HasPrefix(loc, tc.page) {

@@ -83,13 +83,15 @@ func (s *server) afterDecision(w http.ResponseWriter, r *http.Request, m db.Mani
 	s.redirect(w, r, clusterURL(m.ID, c.ID, next.ID, next.Doc), done(msg))
 }
 
+// failOnCluster shows err on the cluster's page (the manifest's once the cluster is
+// gone) when the person can act on it there, with a redirect (303) as every form does.
 func (s *server) failOnCluster(w http.ResponseWriter, r *http.Request, m db.Manifest, c db.Cluster, err error) {
-	s.failOn(w, r, err, func(status int, msg string) {
-		if c2, err := s.store.Cluster(r.Context(), m.ID, c.ID); err == nil {
-			s.renderCluster(w, r, m, c2, status, "", msg)
+	s.failOn(w, r, err, func(_ int, msg string) {
+		if _, err := s.store.Cluster(r.Context(), m.ID, c.ID); err == nil {
+			s.redirect(w, r, clusterURL(m.ID, c.ID, 0, 0), refused(r, msg))
 			return
 		}
-		s.renderManifest(w, r, m, status, "", msg)
+		s.redirect(w, r, manifestURL(m.ID), refused(r, msg))
 	})
 }
 
