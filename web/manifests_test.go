@@ -142,9 +142,14 @@ func TestRunFormPrefillErrorsAndRun(t *testing.T) {
 				form[k] = v
 			}
 			form.Set(tc.field, tc.value)
+			// Refused: a 303 back to the form, which says why and keeps what was sent.
 			rec := f.do("POST", "/datasets/1/runs", rev, form)
-			if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(rec.Body.String(), strings.ReplaceAll(tc.want, `\"`, "&#34;")) {
-				t.Errorf("run with %s=%s: %d; want 422 naming %q\n%s", tc.field, tc.value, rec.Code, tc.want, rec.Body.String())
+			loc, body := f.follow(rec, rev)
+			if !strings.HasPrefix(loc, "/datasets/1/runs/new?notice=") || !strings.Contains(body, strings.ReplaceAll(tc.want, `\"`, "&#34;")) {
+				t.Errorf("run with %s=%s: sent to %s; want the form naming %q\n%s", tc.field, tc.value, loc, tc.want, body)
+			}
+			if tc.field == "threshold" && !strings.Contains(body, `value="1.5"`) {
+				t.Errorf("the refused form lost the threshold sent")
 			}
 		})
 	}
