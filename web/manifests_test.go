@@ -592,3 +592,28 @@ func TestManifestMessagesAreNotInTheURL(t *testing.T) {
 		}
 	}
 }
+
+// TestIDsInURLsAreCanonical: an {id} in a URL is a positive decimal number written the
+// one way (loadByID): a sign, leading zeros, zero, a negative, an overflow or a word is
+// a 404, so one thing has one address.
+func TestIDsInURLsAreCanonical(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	m := f.withRun(chainRun)
+	rows, _ := f.store.Clusters(context.Background(), m.ID, db.ClusterFilter{})
+	rev := f.signIn("reviewer")
+	for _, pattern := range []string{"/manifests/%s", "/manifests/" + itoa64(m.ID) + "/clusters/%s", "/datasets/%s/runs/new", "/documents/%s/raw"} {
+		good := map[string]string{"/manifests/%s": itoa64(m.ID), "/datasets/%s/runs/new": itoa64(m.DatasetID), "/documents/%s/raw": "1"}[pattern]
+		if good == "" {
+			good = itoa64(rows[0].ID)
+		}
+		if res, _ := get(t, f.h, fmt.Sprintf(pattern, good), rev); res.StatusCode != http.StatusOK {
+			t.Errorf("GET %s: %d; want 200", fmt.Sprintf(pattern, good), res.StatusCode)
+		}
+		for _, bad := range []string{"+" + good, "0" + good, "00" + good, "0", "-" + good, "99999999999999999999", "1e0", "abc", "%20" + good} {
+			if res, _ := get(t, f.h, fmt.Sprintf(pattern, bad), rev); res.StatusCode != http.StatusNotFound {
+				t.Errorf("GET %s: %d; want 404", fmt.Sprintf(pattern, bad), res.StatusCode)
+			}
+		}
+	}
+}
