@@ -374,7 +374,7 @@ func (s *server) showImport(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := templates.ImportStatus{Page: s.page(r, "Import "+snap.Title), JobID: snap.ID, Title: snap.Title, State: string(snap.State),
-		Running: snap.State == jobs.Running, Error: snap.Err, Elapsed: s.elapsed(snap)}
+		Running: snap.State == jobs.Running, Cancelling: snap.Cancelling, Error: snap.Err, Elapsed: s.elapsed(snap)}
 	if v.Running {
 		v.Page.Refresh = 1
 	}
