@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/go-chi/chi/v5"
-
 	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/review"
@@ -84,8 +82,8 @@ func (s *server) createAPIToken(w http.ResponseWriter, r *http.Request) {
 
 // revokeAPIToken revokes a token: the next request with it is refused.
 func (s *server) revokeAPIToken(w http.ResponseWriter, r *http.Request) {
-	id, err := strconv.ParseInt(chi.URLParam(r, "apiToken"), 10, 64)
-	if err != nil {
+	id, ok := idParam(r, "apiToken")
+	if !ok {
 		s.fail(w, r, notFound("API token"))
 		return
 	}

@@ -1,7 +1,9 @@
 package web
 
 import (
+	"context"
 	"html"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
@@ -95,5 +97,65 @@ func TestUploadFormsTakeTheCommandLineOptions(t *testing.T) {
 	}
 	if loc, body := f.uploadFile("/labels", "custom-labels.csv", map[string]string{"dataset": "hb", "version": "x"}); !strings.HasPrefix(loc, "/labels/new?") || !strings.Contains(body, "version: want a version number") {
 		t.Errorf("a version that is no number went to %s: %s", loc, body)
+	}
+}
+
+// TestNewVersionSentTwice: "Import it as a new version anyway" sent several times at once
+// (a double click) imports one new version, and every post is sent to that import; none
+// tells the person to upload the file again, which would make yet another version.
+func TestNewVersionSentTwice(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	fields := map[string]string{"dataset": "hb", "id_field": "doc_key", "text_field": "body"}
+	f.uploadFile("/datasets", "custom-fields.jsonl", fields)
+	refusedAt, body := f.uploadFile("/datasets", "custom-fields.jsonl", fields)
+	if !strings.Contains(body, `data-testid="import-identical"`) {
+		t.Fatalf("identical upload: %s", body)
+	}
+	const posts = 4
+	locs := make([]string, posts)
+	bodies := make([]string, posts)
+	done := make(chan bool)
+	for i := range posts {
+		go func() {
+			defer func() { done <- true }()
+			rec := f.do("POST", refusedAt+"/new-version", f.admin, nil)
+			locs[i] = strings.Split(rec.Header().Get("Location"), "?")[0]
+			if rec.Code != http.StatusSeeOther {
+				bodies[i] = rec.Body.String()
+			}
+		}()
+	}
+	for range posts {
+		<-done
+	}
+	var started string
+	for i, loc := range locs {
+		if !strings.HasPrefix(loc, "/imports/") || loc == refusedAt {
+			t.Errorf("post %d went to %q (%s); want the new version's import", i, loc, bodies[i])
+			continue
+		}
+		if started == "" {
+			started = loc
+		} else if loc != started {
+			t.Errorf("post %d went to %s, another post to %s: two imports started", i, loc, started)
+		}
+	}
+	if started == "" {
+		t.Fatal("no post started the new version's import")
+	}
+	f.waitJob(started)
+	ds, err := f.store.Datasets(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	versions := 0
+	for _, d := range ds {
+		if d.Name == "hb" {
+			versions++
+		}
+	}
+	if versions != 2 {
+		t.Errorf("%d versions of hb; want 2 (the first upload and one new version)", versions)
 	}
 }

@@ -24,8 +24,10 @@ import (
 
 // idParam reads a positive id from the URL parameter name.
 func idParam(r *http.Request, name string) (int64, bool) {
-	id, err := strconv.ParseInt(chi.URLParam(r, name), 10, 64)
-	return id, err == nil && id > 0
+	raw := chi.URLParam(r, name)
+	id, err := strconv.ParseInt(raw, 10, 64)
+	// Written the one way ("+7" and "007" parse too): one thing has one address.
+	return id, err == nil && id > 0 && strconv.FormatInt(id, 10) == raw
 }
 
 // loadByID loads what the id in the URL parameter param names with load: a malformed id,

@@ -76,7 +76,7 @@ func (s *server) showCluster(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	s.renderCluster(w, r, m, c, http.StatusOK, r.URL.Query().Get("msg"), "")
+	s.renderCluster(w, r, m, c, http.StatusOK, "", "")
 }
 
 func (s *server) renderCluster(w http.ResponseWriter, r *http.Request, m db.Manifest, c db.Cluster, status int, msg, errMsg string) {
@@ -84,6 +84,9 @@ func (s *server) renderCluster(w http.ResponseWriter, r *http.Request, m db.Mani
 	if err != nil {
 		s.fail(w, r, err)
 		return
+	}
+	if msg == "" && errMsg == "" {
+		msg, errMsg = pageMessage(&v.Page)
 	}
 	v.Message, v.Error = msg, errMsg
 	s.render(w, r, status, templates.ClusterReviewPage(v))

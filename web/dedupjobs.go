@@ -215,7 +215,7 @@ func (s *server) newDedupJob(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := templates.DedupJobForm{Page: s.page(r, "Run on a whole corpus"), Source: source, Back: back, Root: s.corpusRoot,
-		Action: r.URL.Path[:len(r.URL.Path)-len("/new")] + queryOf(r), Draft: !desc.Source.SignedOff,
+		Action: r.URL.Path[:len(r.URL.Path)-len("/new")] + queryOf(r), Draft: !desc.Source.SignedOff, Token: newFormToken(),
 		Config: fmt.Sprintf("%s, %d bands x %d rows, threshold %s, %s verification, %s, keeper rule %s", params.Spec, params.Shape.Bands,
 			params.Shape.Rows, fmtNum(params.Threshold, 2), params.Verification, params.Policy, params.Rule)}
 	byFile, err := s.corpusDatasets(r.Context())
@@ -256,9 +256,39 @@ func (s *server) startDedupJob(w http.ResponseWriter, r *http.Request) {
 		s.failOn(w, r, err, func(_ int, msg string) { s.redirect(w, r, r.URL.Path+"/new"+queryOf(r), refused(r, msg)) })
 		return
 	}
+	// The same form sent twice (a double click, a replayed POST) starts one run over the
+	// whole corpus: its one-time token is claimed first, and a later post goes where the
+	// first led. (The token's kind is "run", the one kind form_tokens takes; tokens are
+	// random, so the run form's and this one's never meet.)
+	token := r.PostForm.Get("token")
+	if token != "" {
+		claimed, target, err := s.claimFormToken(r.Context(), token)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		if !claimed {
+			if target == "" {
+				s.fail(w, r, &pageError{http.StatusConflict, "This form was sent already and its run is starting; see the list of whole-corpus runs."})
+				return
+			}
+			s.redirect(w, r, target, done("This form was sent already (a double click, or the page reloaded): here is the run it started. Nothing new was started."))
+			return
+		}
+	}
 	u := userOf(r)
 	j := db.DedupJob{Source: source, SourceManifestID: mid, Settings: string(body), Corpus: rel}
 	id, err := s.store.CreateDedupJob(r.Context(), j, *u)
+	if token != "" {
+		target := ""
+		if err == nil {
+			target = fmt.Sprintf("/dedup-jobs/%d", id)
+		}
+		// Released when no run was stored, so the form may be sent again.
+		if terr := s.store.SetFormToken(context.WithoutCancel(r.Context()), token, target); terr != nil && err == nil {
+			err = terr
+		}
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return

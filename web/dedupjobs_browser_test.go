@@ -83,3 +83,23 @@ func TestDedupJobPagesAt390(t *testing.T) {
 		t.Errorf("the list of runs at 390 px: %s", got)
 	}
 }
+
+// At a phone's width the list of whole-corpus runs with a sweep result to run from (its
+// form: sweep, configuration, threshold, button) does not run off the side.
+func TestDedupJobsFromSweepFormAt390(t *testing.T) {
+	f := newFixture(t, 8<<20)
+	f.signIn("reviewer")
+	cid := f.withSweepCorpus(newSweepCorpus(3))
+	f.startSweep(cid, smallGridForm("phone"))
+	srv := httptest.NewServer(f.h)
+	t.Cleanup(srv.Close)
+	p := tab{t, sweepBrowser(t, 390, 844)}
+	p.do(chromedp.EmulateViewport(390, 844))
+	p.login(srv.URL, "reviewer")
+	p.do(chromedp.Navigate(srv.URL + "/dedup-jobs"))
+	p.waitFor(`document.readyState === "complete" && !!document.querySelector('[data-testid="dedup-from-sweep"]')`)
+	p.screenshot("dedup-jobs-from-sweep-390")
+	if got := evalJS[string](p, overflowJS); got != "" {
+		t.Errorf("the list of runs with its sweep form at 390 px: %s", got)
+	}
+}

@@ -325,3 +325,56 @@ func TestDedupJobFromASweepResult(t *testing.T) {
 		t.Fatalf("import after the dataset: manifest %d\n%s", j.ManifestID, body)
 	}
 }
+
+// The whole-corpus run form carries a one-time token: the same form sent several times
+// at once (a double click, a replayed POST) starts one run over the whole corpus, and
+// every other post is sent to it.
+func TestDedupJobFormSentTwice(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 8<<20)
+	run := f.withRun(chainRun)
+	reviewer := f.signIn("reviewer")
+	root := CorpusDir(f.store.Path())
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "chain.jsonl"), []byte(chainDocs(t)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, body := get(t, f.h, "/manifests/"+itoa64(run.ID)+"/dedup-jobs/new", reviewer)
+	m := regexp.MustCompile(`name="token" value="([0-9a-f]{32})"`).FindStringSubmatch(body)
+	if m == nil {
+		t.Fatalf("the whole-corpus run form has no one-time token\n%s", body)
+	}
+	form := url.Values{"corpus": {"chain.jsonl"}, "token": {m[1]}}
+	const posts = 4
+	codes := make([]int, posts)
+	locs := make([]string, posts)
+	done := make(chan int)
+	for i := range posts {
+		go func() {
+			rec := f.do("POST", "/manifests/"+itoa64(run.ID)+"/dedup-jobs", reviewer, form)
+			codes[i], locs[i] = rec.Code, strings.Split(rec.Header().Get("Location"), "?")[0]
+			done <- i
+		}()
+	}
+	for range posts {
+		<-done
+	}
+	list, err := f.store.DedupJobs(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range list {
+		f.waitDedupRow(j.ID)
+	}
+	if len(list) != 1 {
+		t.Fatalf("%d whole-corpus runs started by one form sent %d times; want 1", len(list), posts)
+	}
+	want := "/dedup-jobs/" + itoa64(list[0].ID)
+	for i := range posts {
+		if codes[i] != http.StatusSeeOther || locs[i] != want {
+			t.Errorf("post %d: %d to %s; want 303 to %s", i, codes[i], locs[i], want)
+		}
+	}
+}

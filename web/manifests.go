@@ -36,12 +36,27 @@ func (s *server) loadManifest(r *http.Request) (db.Manifest, error) {
 	return loadByID(r, "manifest", "manifest", s.store.Manifest)
 }
 
-func manifestURL(id int64, msg string) string {
-	u := fmt.Sprintf("/manifests/%d", id)
-	if msg != "" {
-		u += "?msg=" + url.QueryEscape(msg)
+func manifestURL(id int64) string { return fmt.Sprintf("/manifests/%d", id) }
+
+// toManifest answers a POST with the manifest's page, where msg shows once (a notice
+// kept on the server: a message in the URL would let any link put its own words there).
+func (s *server) toManifest(w http.ResponseWriter, r *http.Request, id int64, msg string) {
+	s.redirect(w, r, manifestURL(id), done(msg))
+}
+
+// pageMessage is what a POST left for this page to say (toManifest, failOnManifest,
+// failOnCluster) when it is plain text: what it did or why it was refused, taken off the
+// page's notice so that the page says it in its own place.
+func pageMessage(p *templates.Page) (msg, errMsg string) {
+	n := p.Notice
+	if n.Text == "" || n.Link != "" || n.Secret != "" {
+		return "", ""
 	}
-	return u
+	p.Notice = templates.Notice{}
+	if n.Error {
+		return "", n.Text
+	}
+	return n.Text, ""
 }
 
 func datasetLabel(m db.Manifest) string {
@@ -88,17 +103,13 @@ func (s *server) showManifest(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	s.renderManifest(w, r, m, http.StatusOK, r.URL.Query().Get("msg"), "")
+	s.renderManifest(w, r, m, http.StatusOK, "", "")
 }
 
-// failOnManifest shows err on the manifest page when the person can act on it there.
+// failOnManifest shows err on the manifest page when the person can act on it there:
+// a redirect (303) to the page, which says it once, as every other form's refusal does.
 func (s *server) failOnManifest(w http.ResponseWriter, r *http.Request, m db.Manifest, err error) {
-	s.failOn(w, r, err, func(status int, msg string) {
-		if m2, err := s.store.Manifest(r.Context(), m.ID); err == nil {
-			m = m2 // the state the refusal was about
-		}
-		s.renderManifest(w, r, m, status, "", msg)
-	})
+	s.failOn(w, r, err, func(_ int, msg string) { s.redirect(w, r, manifestURL(m.ID), refused(r, msg)) })
 }
 
 func (s *server) renderManifest(w http.ResponseWriter, r *http.Request, m db.Manifest, status int, msg, errMsg string) {
@@ -106,6 +117,9 @@ func (s *server) renderManifest(w http.ResponseWriter, r *http.Request, m db.Man
 	if err != nil {
 		s.fail(w, r, err)
 		return
+	}
+	if msg == "" && errMsg == "" {
+		msg, errMsg = pageMessage(&v.Page)
 	}
 	v.Message, v.Error = msg, errMsg
 	s.render(w, r, status, templates.ManifestOverviewPage(v))

@@ -142,9 +142,14 @@ func TestRunFormPrefillErrorsAndRun(t *testing.T) {
 				form[k] = v
 			}
 			form.Set(tc.field, tc.value)
+			// Refused: a 303 back to the form, which says why and keeps what was sent.
 			rec := f.do("POST", "/datasets/1/runs", rev, form)
-			if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(rec.Body.String(), strings.ReplaceAll(tc.want, `\"`, "&#34;")) {
-				t.Errorf("run with %s=%s: %d; want 422 naming %q\n%s", tc.field, tc.value, rec.Code, tc.want, rec.Body.String())
+			loc, body := f.follow(rec, rev)
+			if !strings.HasPrefix(loc, "/datasets/1/runs/new?notice=") || !strings.Contains(body, strings.ReplaceAll(tc.want, `\"`, "&#34;")) {
+				t.Errorf("run with %s=%s: sent to %s; want the form naming %q\n%s", tc.field, tc.value, loc, tc.want, body)
+			}
+			if tc.field == "threshold" && !strings.Contains(body, `value="1.5"`) {
+				t.Errorf("the refused form lost the threshold sent")
 			}
 		})
 	}
@@ -236,9 +241,17 @@ func TestReviewThroughHandlers(t *testing.T) {
 		t.Fatalf("no item for document %d in %+v", doc, c)
 		return db.Item{}
 	}
+	// want is what the form's answer means: 303 done, 404 no such thing, 409 or 422
+	// refused, which is a 303 too, to a page that says why (once).
 	post := func(ck *http.Cookie, path string, form url.Values, want int) string {
 		t.Helper()
 		rec := f.do("POST", path, ck, form)
+		if want == http.StatusConflict || want == http.StatusUnprocessableEntity {
+			if _, body := f.follow(rec, ck); !strings.Contains(body, `-error">`) {
+				t.Fatalf("POST %s %v: the page it went to does not say why it was refused\n%.600s", path, form, body)
+			}
+			return rec.Header().Get("Location")
+		}
 		if rec.Code != want {
 			t.Fatalf("POST %s %v: %d; want %d\n%.600s", path, form, rec.Code, want, rec.Body.String())
 		}
@@ -487,9 +500,9 @@ func TestManifestApprovalsSetting(t *testing.T) {
 	m := f.withRun(chainRun)
 	rev := f.signIn("reviewer")
 	path := fmt.Sprintf("/manifests/%d/settings", m.ID)
-	if rec := f.do("POST", path, rev, url.Values{"approvals": {"50"}}); rec.Code != http.StatusUnprocessableEntity ||
-		!strings.Contains(rec.Body.String(), "50 approvals asked, but") {
-		t.Errorf("approvals=50: %d; want 422 naming the approvers\n%.300s", rec.Code, rec.Body.String())
+	if loc, body := f.follow(f.do("POST", path, rev, url.Values{"approvals": {"50"}}), rev); loc != fmt.Sprintf("/manifests/%d", m.ID) && !strings.HasPrefix(loc, fmt.Sprintf("/manifests/%d?", m.ID)) ||
+		!strings.Contains(body, `data-testid="manifest-error">approvals required: 50 approvals asked, but`) {
+		t.Errorf("approvals=50: sent to %s; want the manifest page naming the approvers\n%s", loc, body)
 	}
 	if rec := f.do("POST", path, rev, url.Values{"approvals": {"1"}}); rec.Code != http.StatusSeeOther {
 		t.Errorf("approvals=1: %d; want 303", rec.Code)
@@ -530,5 +543,77 @@ func TestRunFormPostedTwice(t *testing.T) {
 	ms, err := f.store.Manifests(context.Background(), first.DatasetID)
 	if err != nil || len(ms) != 2 {
 		t.Errorf("%d manifests (%v); want 2: the tokenless run and one for the form posted twice", len(ms), err)
+	}
+}
+
+// The manifest and cluster pages say what a POST did once, to the person who sent it:
+// the message is a notice kept on the server, not text in the URL, so a link someone
+// sends cannot put words of its own on these pages (?msg=... was shown as the page's
+// own green message), and a reload does not repeat it.
+func TestManifestMessagesAreNotInTheURL(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	m := f.withRun(chainRun)
+	rev := f.signIn("reviewer")
+	base := fmt.Sprintf("/manifests/%d", m.ID)
+	rows, _ := f.store.Clusters(context.Background(), m.ID, db.ClusterFilter{})
+	cl := fmt.Sprintf("%s/clusters/%d", base, rows[0].ID)
+	const forged = "Security team: this manifest is verified, approve it at once"
+	for _, path := range []string{base, cl} {
+		if _, body := get(t, f.h, path+"?msg="+url.QueryEscape(forged), f.signIn("approver")); strings.Contains(body, forged) {
+			t.Errorf("GET %s?msg=... shows the link's text as the page's message", path)
+		}
+	}
+	// Refused too: a 303 to the page that says why, once (README: every form answers with
+	// a redirect), not the page rendered as the answer to a POST with 409 or 422.
+	for _, tc := range []struct {
+		path       string
+		form       url.Values
+		page, want string
+	}{
+		{base + "/bulk", url.Values{"bar": {"2"}}, base, `data-testid="manifest-error">bar: want a similarity in (0, 1]`},
+		{base + "/submit", nil, base, `data-testid="manifest-error">`},
+		{cl + "/cut", url.Values{"link": {"998-999"}}, cl, `data-testid="cluster-error">`},
+		{base + "/bulk", url.Values{"bar": {"0.5"}}, base, `data-testid="manifest-message">Approved `},
+		{cl + "/comment", url.Values{"comment": {"looked at it"}}, cl, `data-testid="cluster-message">Comment added.`},
+	} {
+		form := tc.form
+		rec := f.do("POST", tc.path, rev, form)
+		loc := rec.Header().Get("Location")
+		if rec.Code != http.StatusSeeOther || strings.Contains(loc, "msg=") || !strings.HasPrefix(loc, tc.page) {
+			t.Errorf("POST %s: %d to %s; want 303 to %s without the message in the URL", tc.path, rec.Code, loc, tc.page)
+			continue
+		}
+		if _, body := get(t, f.h, loc, rev); !strings.Contains(body, tc.want) {
+			t.Errorf("after POST %s the page does not say %q", tc.path, tc.want)
+		}
+		if _, body := get(t, f.h, loc, rev); strings.Contains(body, tc.want) {
+			t.Errorf("reloading %s says %q again", loc, tc.want)
+		}
+	}
+}
+
+// TestIDsInURLsAreCanonical: an {id} in a URL is a positive decimal number written the
+// one way (loadByID): a sign, leading zeros, zero, a negative, an overflow or a word is
+// a 404, so one thing has one address.
+func TestIDsInURLsAreCanonical(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	m := f.withRun(chainRun)
+	rows, _ := f.store.Clusters(context.Background(), m.ID, db.ClusterFilter{})
+	rev := f.signIn("reviewer")
+	for _, pattern := range []string{"/manifests/%s", "/manifests/" + itoa64(m.ID) + "/clusters/%s", "/datasets/%s/runs/new", "/documents/%s/raw"} {
+		good := map[string]string{"/manifests/%s": itoa64(m.ID), "/datasets/%s/runs/new": itoa64(m.DatasetID), "/documents/%s/raw": "1"}[pattern]
+		if good == "" {
+			good = itoa64(rows[0].ID)
+		}
+		if res, _ := get(t, f.h, fmt.Sprintf(pattern, good), rev); res.StatusCode != http.StatusOK {
+			t.Errorf("GET %s: %d; want 200", fmt.Sprintf(pattern, good), res.StatusCode)
+		}
+		for _, bad := range []string{"+" + good, "0" + good, "00" + good, "0", "-" + good, "99999999999999999999", "1e0", "abc", "%20" + good} {
+			if res, _ := get(t, f.h, fmt.Sprintf(pattern, bad), rev); res.StatusCode != http.StatusNotFound {
+				t.Errorf("GET %s: %d; want 404", fmt.Sprintf(pattern, bad), res.StatusCode)
+			}
+		}
 	}
 }

@@ -50,6 +50,27 @@ func (s *server) importResultsUpload(w http.ResponseWriter, r *http.Request) {
 		back(err)
 		return
 	}
+	// The same upload sent twice (a double click, a replayed POST) makes one manifest:
+	// the form's one-time token is claimed first, and a later post goes where the first
+	// led, its file discarded.
+	token := r.Form.Get("token")
+	if token != "" {
+		claimed, target, err := s.claimFormToken(r.Context(), token)
+		if err != nil || !claimed {
+			discard()
+		}
+		switch {
+		case err != nil:
+			s.fail(w, r, err)
+			return
+		case !claimed && target == "":
+			s.fail(w, r, &pageError{http.StatusConflict, "This form was sent already and its import is starting; see the list of manifests for it."})
+			return
+		case !claimed:
+			s.redirect(w, r, target, done("This form was sent already (a double click, or the page reloaded): here is the import it started. Nothing new was started."))
+			return
+		}
+	}
 	id, err := s.jobs.Start("run", title, req.By.ID, func(ctx context.Context, report jobs.Reporter) (any, error) {
 		defer discard()
 		f, err := os.Open(up.path)
@@ -73,6 +94,17 @@ func (s *server) importResultsUpload(w http.ResponseWriter, r *http.Request) {
 		m, err := dedup.ImportResults(ctx, s.store, req, func(p dedup.Progress) { report(p) })
 		return m.ID, s.jobError("import", title, err, "no manifest was made")
 	})
+	if token != "" {
+		target := ""
+		if err == nil {
+			target = "/runs/" + id
+		}
+		// Released when the import did not start, so the form may be sent again. An import
+		// that started keeps its file whatever becomes of this record.
+		if terr := s.store.SetFormToken(context.WithoutCancel(r.Context()), token, target); terr != nil {
+			s.log.Error("results import: record the form's one-time token", "err", terr, "request_id", requestIDOf(r))
+		}
+	}
 	if err != nil {
 		discard()
 		s.fail(w, r, err)
@@ -221,8 +253,8 @@ func (s *server) approveOutsideSample(w http.ResponseWriter, r *http.Request) {
 		s.failOnManifest(w, r, m, err)
 		return
 	}
-	http.Redirect(w, r, manifestURL(m.ID, fmt.Sprintf("Approved %d removal(s) in %d cluster(s) outside the review sample, on the strength of the sample's review.",
-		items, clusters)), http.StatusSeeOther)
+	s.toManifest(w, r, m.ID, fmt.Sprintf("Approved %d removal(s) in %d cluster(s) outside the review sample, on the strength of the sample's review.",
+		items, clusters))
 }
 
 // originView fills an imported manifest's origin and sample into its page.
@@ -284,7 +316,7 @@ func policyText(p review.Params, o *review.Origin) string {
 // manifest. ConfigDefaults gives that choice per dataset, for the page's script to
 // follow the dataset and format selects.
 func (s *server) resultsForm(r *http.Request, datasets []templates.Option, manifests []db.ManifestSummary) templates.ResultsForm {
-	f := templates.ResultsForm{Sample: dedup.DefaultSample}
+	f := templates.ResultsForm{Sample: dedup.DefaultSample, Token: newFormToken()}
 	chosenDS := formValue(r, "dataset", "")
 	if chosenDS == "" && len(datasets) > 0 {
 		chosenDS = datasets[0].Value // what the select shows first

@@ -89,8 +89,8 @@ func TestUploadResultsThroughTheManifestsPage(t *testing.T) {
 		t.Errorf("sample filter lists %d clusters in the sample; want 2\n%s", n, list)
 	}
 	rec = f.do("POST", "/manifests/"+id+"/approve-outside-sample", f.admin, nil)
-	if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(rec.Body.String(), "Decide every removal of the review sample first") {
-		t.Errorf("approval outside an undecided sample: %d", rec.Code)
+	if _, body := f.follow(rec, f.admin); !strings.Contains(body, `data-testid="manifest-error">Decide every removal of the review sample first`) {
+		t.Errorf("approval outside an undecided sample: the manifest's page does not say why it was refused")
 	}
 	for _, cid := range regexp.MustCompile(`data-testid="cluster-(\d+)"`).FindAllStringSubmatch(list, -1) {
 		rec := f.do("POST", "/manifests/"+id+"/clusters/"+cid[1]+"/decide", f.admin, map[string][]string{"decision": {"approved"}})
@@ -247,5 +247,46 @@ func TestResultsFormConfigurationDefault(t *testing.T) {
 	sel = regexp.MustCompile(`(?s)<select name="config"[^>]*>(.*?)</select>`).FindStringSubmatch(page)
 	if chosen := regexp.MustCompile(`<option value="(\d+)" selected>`).FindAllStringSubmatch(sel[1], -1); len(chosen) != 1 || chosen[0][1] != itoa64(signed.ID) {
 		t.Errorf("after an import preselected %v; want manifest %d", chosen, signed.ID)
+	}
+}
+
+// The results form carries a one-time token: the same upload sent several times at once
+// (a double click) makes one draft manifest, and every post is sent to its import.
+func TestUploadResultsSentTwice(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	run := f.withRun(chainRun)
+	_, page := get(t, f.h, "/manifests", f.admin)
+	form := page[strings.Index(page, `data-testid="results-form"`):]
+	tok := regexp.MustCompile(`name="token" value="([0-9a-f]{32})"`).FindStringSubmatch(form[:strings.Index(form, "</form>")])
+	if tok == nil {
+		t.Fatal("the results form has no one-time token")
+	}
+	pairs := "id_a,id_b,score\nA,B,0.82\nB,C,0.8\n"
+	fields := map[string]string{"dataset": itoa64(run.DatasetID), "format": "pairs", "config": itoa64(run.ID), "token": tok[1]}
+	const posts = 3
+	locs := make([]string, posts)
+	done := make(chan bool)
+	for i := range posts {
+		go func() {
+			defer func() { done <- true }()
+			locs[i] = strings.Split(f.upload("/manifests/import", "pairs.csv", pairs, fields).Header().Get("Location"), "?")[0]
+		}()
+	}
+	for range posts {
+		<-done
+	}
+	for i, loc := range locs {
+		if !strings.HasPrefix(loc, "/runs/") || loc != locs[0] {
+			t.Errorf("post %d went to %q, post 0 to %q; want the one import's page for all", i, loc, locs[0])
+		}
+	}
+	for _, loc := range locs {
+		if strings.HasPrefix(loc, "/runs/") {
+			f.waitRun(loc)
+		}
+	}
+	if list, _ := f.store.Manifests(context.Background(), run.DatasetID); len(list) != 2 {
+		t.Errorf("%d manifests; want 2: the run's and one for the upload sent %d times", len(list), posts)
 	}
 }

@@ -32,17 +32,14 @@ func (s *server) loadCluster(r *http.Request) (db.Manifest, db.Cluster, error) {
 	return m, c, err
 }
 
-// clusterURL is a cluster's page with a row focused (0 for none) and a message.
-func clusterURL(manifestID, clusterID, focusItem, member int64, msg string) string {
+// clusterURL is a cluster's page with a row focused (0 for none).
+func clusterURL(manifestID, clusterID, focusItem, member int64) string {
 	q := url.Values{}
 	if focusItem != 0 {
 		q.Set("focus", strconv.FormatInt(focusItem, 10))
 	}
 	if member != 0 {
 		q.Set("member", strconv.FormatInt(member, 10))
-	}
-	if msg != "" {
-		q.Set("msg", msg)
 	}
 	u := fmt.Sprintf("/manifests/%d/clusters/%d", manifestID, clusterID)
 	if len(q) > 0 {
@@ -79,20 +76,22 @@ func nextUndecided(items []db.Item, doc int64) db.Item {
 func (s *server) afterDecision(w http.ResponseWriter, r *http.Request, m db.Manifest, clusterID, doc int64, msg string) {
 	c, err := s.store.Cluster(r.Context(), m.ID, clusterID)
 	if err != nil {
-		http.Redirect(w, r, manifestURL(m.ID, msg), http.StatusSeeOther)
+		s.toManifest(w, r, m.ID, msg)
 		return
 	}
 	next := nextUndecided(c.Items, doc)
-	http.Redirect(w, r, clusterURL(m.ID, c.ID, next.ID, next.Doc, msg), http.StatusSeeOther)
+	s.redirect(w, r, clusterURL(m.ID, c.ID, next.ID, next.Doc), done(msg))
 }
 
+// failOnCluster shows err on the cluster's page (the manifest's once the cluster is
+// gone) when the person can act on it there, with a redirect (303) as every form does.
 func (s *server) failOnCluster(w http.ResponseWriter, r *http.Request, m db.Manifest, c db.Cluster, err error) {
-	s.failOn(w, r, err, func(status int, msg string) {
-		if c2, err := s.store.Cluster(r.Context(), m.ID, c.ID); err == nil {
-			s.renderCluster(w, r, m, c2, status, "", msg)
+	s.failOn(w, r, err, func(_ int, msg string) {
+		if _, err := s.store.Cluster(r.Context(), m.ID, c.ID); err == nil {
+			s.redirect(w, r, clusterURL(m.ID, c.ID, 0, 0), refused(r, msg))
 			return
 		}
-		s.renderManifest(w, r, m, status, "", msg)
+		s.redirect(w, r, manifestURL(m.ID), refused(r, msg))
 	})
 }
 
@@ -147,7 +146,7 @@ func (s *server) decideCluster(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	verb := map[review.Decision]string{review.Approved: "Approved", review.Excluded: "Excluded", review.Proposed: "Reset"}[d]
-	http.Redirect(w, r, clusterURL(m.ID, c.ID, 0, 0, fmt.Sprintf("%s %d removal(s) of this cluster.", verb, n)), http.StatusSeeOther)
+	s.redirect(w, r, clusterURL(m.ID, c.ID, 0, 0), done(fmt.Sprintf("%s %d removal(s) of this cluster.", verb, n)))
 }
 
 func (s *server) makeKeeper(w http.ResponseWriter, r *http.Request) {
@@ -186,7 +185,7 @@ func (s *server) cutCluster(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if len(out) == 0 || out[0].ID != c.ID {
-		http.Redirect(w, r, fmt.Sprintf("/manifests/%d/clusters?msg=%s", m.ID, url.QueryEscape("Cut: the keeper is left alone, so the cluster is gone.")), http.StatusSeeOther)
+		s.redirect(w, r, fmt.Sprintf("/manifests/%d/clusters", m.ID), done("Cut: the keeper is left alone, so the cluster is gone."))
 		return
 	}
 	msg := fmt.Sprintf("Cut: %d member(s) stay with the keeper", out[0].Size)
@@ -214,7 +213,7 @@ func (s *server) commentCluster(w http.ResponseWriter, r *http.Request) {
 		s.failOnCluster(w, r, m, c, err)
 		return
 	}
-	http.Redirect(w, r, clusterURL(m.ID, c.ID, 0, 0, "Comment added."), http.StatusSeeOther)
+	s.redirect(w, r, clusterURL(m.ID, c.ID, 0, 0), done("Comment added."))
 }
 
 func (s *server) bulkApprove(w http.ResponseWriter, r *http.Request) {
@@ -229,7 +228,7 @@ func (s *server) bulkApprove(w http.ResponseWriter, r *http.Request) {
 		s.failOnManifest(w, r, m, err)
 		return
 	}
-	http.Redirect(w, r, manifestURL(m.ID, fmt.Sprintf("Approved %d removal(s) in %d low-risk cluster(s) at bar %g.", items, clusters, bar)), http.StatusSeeOther)
+	s.toManifest(w, r, m.ID, fmt.Sprintf("Approved %d removal(s) in %d low-risk cluster(s) at bar %g.", items, clusters, bar))
 }
 
 func (s *server) undoDecision(w http.ResponseWriter, r *http.Request) {
@@ -245,7 +244,7 @@ func (s *server) undoDecision(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case !ok:
-		http.Redirect(w, r, manifestURL(m.ID, "Nothing of yours to undo in this manifest."), http.StatusSeeOther)
+		s.toManifest(w, r, m.ID, "Nothing of yours to undo in this manifest.")
 	case clusterID != 0:
 		if _, err := s.store.Cluster(r.Context(), m.ID, clusterID); err == nil {
 			s.afterDecision(w, r, m, clusterID, 0, "Undone.")
@@ -253,7 +252,7 @@ func (s *server) undoDecision(w http.ResponseWriter, r *http.Request) {
 		}
 		fallthrough
 	default:
-		http.Redirect(w, r, manifestURL(m.ID, "Undone."), http.StatusSeeOther)
+		s.toManifest(w, r, m.ID, "Undone.")
 	}
 }
 
@@ -267,7 +266,7 @@ func (s *server) requestSignOff(w http.ResponseWriter, r *http.Request) {
 		s.failOnManifest(w, r, m, err)
 		return
 	}
-	http.Redirect(w, r, manifestURL(m.ID, "Sign-off requested: approvers can now approve it."), http.StatusSeeOther)
+	s.toManifest(w, r, m.ID, "Sign-off requested: approvers can now approve it.")
 }
 
 func (s *server) saveManifestSettings(w http.ResponseWriter, r *http.Request) {
@@ -284,7 +283,7 @@ func (s *server) saveManifestSettings(w http.ResponseWriter, r *http.Request) {
 		s.failOnManifest(w, r, m, err)
 		return
 	}
-	http.Redirect(w, r, manifestURL(m.ID, fmt.Sprintf("%d approval(s) now sign this manifest off.", n)), http.StatusSeeOther)
+	s.toManifest(w, r, m.ID, fmt.Sprintf("%d approval(s) now sign this manifest off.", n))
 }
 
 func (s *server) reviewManifest(w http.ResponseWriter, r *http.Request) {
@@ -307,7 +306,7 @@ func (s *server) reviewManifest(w http.ResponseWriter, r *http.Request) {
 	if signed {
 		msg = "Approved: the manifest is signed off. It can be exported now."
 	}
-	http.Redirect(w, r, manifestURL(m.ID, msg), http.StatusSeeOther)
+	s.toManifest(w, r, m.ID, msg)
 }
 
 func (s *server) exportManifest(w http.ResponseWriter, r *http.Request) {
@@ -325,7 +324,7 @@ func (s *server) exportManifest(w http.ResponseWriter, r *http.Request) {
 		s.failOnManifest(w, r, m, err)
 		return
 	}
-	http.Redirect(w, r, manifestURL(m.ID, fmt.Sprintf("Exported: %d document(s) are tombstoned. Download the files below.", n)), http.StatusSeeOther)
+	s.toManifest(w, r, m.ID, fmt.Sprintf("Exported: %d document(s) are tombstoned. Download the files below.", n))
 }
 
 func (s *server) revokeManifest(w http.ResponseWriter, r *http.Request) {
@@ -340,7 +339,7 @@ func (s *server) revokeManifest(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.indexes.CloseManifest(m.ID) // a revoked configuration answers no more searches
-	http.Redirect(w, r, manifestURL(m.ID, fmt.Sprintf("Revoked; %d removed document(s) restored.", n)), http.StatusSeeOther)
+	s.toManifest(w, r, m.ID, fmt.Sprintf("Revoked; %d removed document(s) restored.", n))
 }
 
 func (s *server) restoreDocument(w http.ResponseWriter, r *http.Request) {
@@ -362,5 +361,5 @@ func (s *server) restoreDocument(w http.ResponseWriter, r *http.Request) {
 		s.failOnManifest(w, r, m, err)
 		return
 	}
-	http.Redirect(w, r, manifestURL(m.ID, "Restored: the document is back in the dataset."), http.StatusSeeOther)
+	s.toManifest(w, r, m.ID, "Restored: the document is back in the dataset.")
 }

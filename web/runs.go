@@ -136,7 +136,12 @@ func (s *server) newRun(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	s.renderRunForm(w, r, ds, r.URL.Query(), http.StatusOK, "")
+	// A refused post comes back here (303) with what was sent and why it was refused.
+	v, errMsg := r.URL.Query(), ""
+	if n := noticeOf(r); n.Error && n.Form != nil {
+		v, errMsg = n.Form, n.Text
+	}
+	s.renderRunForm(w, r, ds, v, http.StatusOK, errMsg)
 }
 
 func (s *server) renderRunForm(w http.ResponseWriter, r *http.Request, ds db.Dataset, v url.Values, status int, errMsg string) {
@@ -148,6 +153,9 @@ func (s *server) renderRunForm(w http.ResponseWriter, r *http.Request, ds db.Dat
 	view := templates.RunForm{Page: s.page(r, "Run on "+ds.Name), DatasetID: ds.ID, Dataset: fmt.Sprintf("%s v%d", ds.Name, ds.Version),
 		Docs: ds.Docs, Spec: f.spec, Bands: f.bands, Rows: f.rows, Threshold: f.threshold, Keeper: f.keeper, Approvals: f.approvals,
 		Error: errMsg, Token: v.Get("token")}
+	if errMsg != "" {
+		view.Page.Notice = templates.Notice{} // said once, in the form
+	}
 	if view.Token == "" || r.Method == http.MethodGet {
 		view.Token = newFormToken() // a refused post keeps its own: it started nothing
 	}
@@ -186,7 +194,9 @@ func (s *server) startRun(w http.ResponseWriter, r *http.Request) {
 		err = s.checkRunRequest(r.Context(), ds, req)
 	}
 	if err != nil {
-		s.failOn(w, r, err, func(status int, msg string) { s.renderRunForm(w, r, ds, r.PostForm, status, msg) })
+		s.failOn(w, r, err, func(_ int, msg string) {
+			s.redirect(w, r, fmt.Sprintf("/datasets/%d/runs/new", ds.ID), refused(r, msg))
+		})
 		return
 	}
 	// The same form posted twice (a double click, a replayed POST) starts one run: its

@@ -374,8 +374,8 @@ func (s *server) searchIndex(w http.ResponseWriter, r *http.Request) {
 		s.failAPI(w, r, err)
 		return
 	}
-	id, err := strconv.ParseInt(chi.URLParam(r, "index"), 10, 64)
-	if err != nil {
+	id, ok := idParam(r, "index")
+	if !ok {
 		s.failAPI(w, r, &apiError{Status: http.StatusNotFound, Message: "no search index " + strconv.Quote(chi.URLParam(r, "index"))})
 		return
 	}

@@ -234,6 +234,24 @@ func thousands(n int64) string {
 // bits, hex.
 func newFormToken() string { return randomToken(16) }
 
+// claimFormToken claims a form's one-time token (ClaimFormToken). When an earlier post
+// claimed it and is still starting what it starts, it waits for that post to record where
+// it led, up to 5 s: posts of a double click arrive together, and each should land on the
+// page of the one thing they started. target "" after the wait is a post still starting.
+func (s *server) claimFormToken(ctx context.Context, token string) (claimed bool, target string, err error) {
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		claimed, target, err = s.store.ClaimFormToken(ctx, token, "run")
+		if err != nil || claimed || target != "" || time.Now().After(deadline) {
+			return claimed, target, err
+		}
+		select {
+		case <-ctx.Done():
+			return false, "", ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
 // checkSweepName refuses a sweep without a name, or with a name over 200 characters or
 // notes over 4,000: the same limits when a sweep starts and when it is renamed.
 func checkSweepName(name, notes string) error {

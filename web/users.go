@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -114,8 +113,8 @@ func (s *server) revokeInvite(w http.ResponseWriter, r *http.Request) {
 
 // userParam reads the {id} of the URL.
 func userParam(r *http.Request) (int64, error) {
-	id, err := strconv.ParseInt(chi.URLParam(r, "id"), 10, 64)
-	if err != nil {
+	id, ok := idParam(r, "id")
+	if !ok {
 		return 0, notFound("user")
 	}
 	return id, nil

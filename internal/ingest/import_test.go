@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -204,5 +205,30 @@ func TestContradictingRowsWarnAndStay(t *testing.T) {
 	}
 	if fmt.Sprint(answers) != "[{boilerplate false 1} {boilerplate true 1} {different true 1} {exact false 1} {format true 1}]" {
 		t.Errorf("stored answers = %v", answers)
+	}
+}
+
+// A refused label file lists its bad rows in the file's order, and "first" is the first
+// bad row: a row the reader refuses (invalid UTF-8) does not jump ahead of an earlier row
+// refused by the checks (an unknown document).
+func TestLabelErrorsInFileOrder(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store, ds := importNumeric(t)
+	file := "a,b,category,annotator\n999999,1,exact,\n1,2,exact,\n1,3,exact,\xff\n1,4,bogus,\n"
+	_, err := Labels(ctx, store, strings.NewReader(file), "order.csv", LabelOptions{DatasetID: ds.ID, Create: true})
+	var le *LabelError
+	if !errors.As(err, &le) {
+		t.Fatalf("err = %v; want a LabelError", err)
+	}
+	if want := "; first: order.csv:2: "; !strings.Contains(err.Error(), want) {
+		t.Errorf("err = %v; want it to name row 2 first (%q)", err, want)
+	}
+	var got []int
+	for _, e := range le.Report.Errors {
+		got = append(got, e.Line)
+	}
+	if want := []int{2, 4, 5}; !slices.Equal(got, want) {
+		t.Errorf("bad rows listed at lines %v; want %v", got, want)
 	}
 }

@@ -172,15 +172,12 @@ func Labels(ctx context.Context, store *db.DB, r io.Reader, name string, opt Lab
 			rep.Errors = append(rep.Errors, e)
 		}
 	}
-	for _, e := range bad {
-		addBad(e)
-	}
 	var out []db.NewLabel
 	frames := map[[2]string]int{} // (design, stratum) -> frame size, as first given
 	for _, row := range rows {
-		l, warning, bad := checkLabelRow(row, known, categories, frames, opt)
-		if bad != nil {
-			addBad(bad)
+		l, warning, e := checkLabelRow(row, known, categories, frames, opt)
+		if e != nil {
+			bad = append(bad, e)
 			continue
 		}
 		if warning != nil {
@@ -190,6 +187,12 @@ func Labels(ctx context.Context, store *db.DB, r io.Reader, name string, opt Lab
 			}
 		}
 		out = append(out, l)
+	}
+	// The rows the reader refused and those the checks refused, listed in the file's
+	// order, so that "first" is the first bad row.
+	slices.SortStableFunc(bad, func(x, y *corpus.RecordError) int { return x.Line - y.Line })
+	for _, e := range bad {
+		addBad(e)
 	}
 	rep.Accepted = len(out)
 	if rep.Rejected > 0 && !opt.SkipBad {
@@ -414,7 +417,7 @@ func readLabelRows(r io.Reader, name string, format corpus.Format) ([]labelRow, 
 		if err != nil {
 			return nil, nil, err
 		}
-		row, re := labelRowOf(rec)
+		row, re := labelRowOf(rec, format != corpus.JSONL)
 		if re != nil {
 			bad = append(bad, re)
 			continue
@@ -425,8 +428,10 @@ func readLabelRows(r io.Reader, name string, format corpus.Format) ([]labelRow, 
 
 // labelRowOf takes a row's label fields as strings, trimmed: a JSONL number as the
 // documents' ids are read (corpus.NumberID), a boolean as true or false; an object or
-// a list is refused.
-func labelRowOf(rec corpus.Record) (labelRow, *corpus.RecordError) {
+// a list is refused. In a CSV or TSV file (csv), a cell the export wrote as text for
+// spreadsheets (review.SafeCell: an apostrophe before =, +, -, @, tab or CR) is read
+// without that apostrophe.
+func labelRowOf(rec corpus.Record, csv bool) (labelRow, *corpus.RecordError) {
 	row := labelRow{place: rec.Place, record: rec.Raw}
 	for _, f := range []struct {
 		name string
@@ -436,6 +441,9 @@ func labelRowOf(rec corpus.Record) (labelRow, *corpus.RecordError) {
 		v, err := labelValue(rec.Meta[f.name])
 		if err != nil {
 			return labelRow{}, &corpus.RecordError{Place: rec.Place, Field: f.name, Msg: err.Error(), Record: rec.Raw}
+		}
+		if csv && len(v) > 1 && v[0] == '\'' && strings.ContainsRune("=+-@\t\r", rune(v[1])) {
+			v = v[1:]
 		}
 		*f.dst = v
 	}

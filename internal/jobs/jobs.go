@@ -50,6 +50,9 @@ type Snapshot struct {
 	Err      string
 	Started  time.Time
 	Finished time.Time
+	// Cancelling is set when a running job was asked to stop and has not returned yet
+	// (an import discarding what it staged): its page says so instead of "running".
+	Cancelling bool
 }
 
 // Caller is who asks about a job.
@@ -194,6 +197,11 @@ func (r *Registry) Cancel(id string, by Caller) error {
 	if err != nil {
 		return err
 	}
+	j.mu.Lock()
+	if j.snap.State == Running {
+		j.snap.Cancelling = true
+	}
+	j.mu.Unlock()
 	j.cancel()
 	return nil
 }

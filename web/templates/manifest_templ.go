@@ -3640,6 +3640,7 @@ type ResultsForm struct {
 	// its newest signed-off or exported manifest; the file's own for manifest files.
 	ConfigDefaults string
 	Sample         int
+	Token          string // one-time, against double submits
 }
 
 func resultsUpload(f ResultsForm) templ.Component {
@@ -3659,7 +3660,20 @@ func resultsUpload(f ResultsForm) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 326, "<section class=\"card\" id=\"import-results\" data-testid=\"import-results\"><h2>Bring production results back</h2><p class=\"hint\">Or run the settings over a whole corpus on this server: <a href=\"/dedup-jobs\" data-testid=\"dedup-jobs-link\">whole-corpus runs</a>.</p><p class=\"hint\">Upload what an engine that ran these settings at scale decided, into the dataset it ran on: it becomes a draft manifest to review like a run's. datatrove: the JSONL documents MinhashDedupFilter(load_cluster_ids=True) writes (the kept output, with the exclusion writer's as the second file), or a .clusters file (with its .remove as the second file). text-dedup: its output saved unfiltered with __CLUSTER__ and __INDEX__ (JSONL, CSV, Parquet). Milvus: the dump the handed-off scripts write. Pairs: id_a,id_b,score. Manifest: removals.jsonl or .csv (the dedup command's). Every id must be a document of the dataset. With more clusters than the sample size, a stratified sample by cluster size and weakest link is what people review.</p><form method=\"post\" action=\"/manifests/import\" enctype=\"multipart/form-data\" class=\"stack\" data-testid=\"results-form\"><label>Dataset <select name=\"dataset\" data-testid=\"results-dataset\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 326, "<section class=\"card\" id=\"import-results\" data-testid=\"import-results\"><h2>Bring production results back</h2><p class=\"hint\">Or run the settings over a whole corpus on this server: <a href=\"/dedup-jobs\" data-testid=\"dedup-jobs-link\">whole-corpus runs</a>.</p><p class=\"hint\">Upload what an engine that ran these settings at scale decided, into the dataset it ran on: it becomes a draft manifest to review like a run's. datatrove: the JSONL documents MinhashDedupFilter(load_cluster_ids=True) writes (the kept output, with the exclusion writer's as the second file), or a .clusters file (with its .remove as the second file). text-dedup: its output saved unfiltered with __CLUSTER__ and __INDEX__ (JSONL, CSV, Parquet). Milvus: the dump the handed-off scripts write. Pairs: id_a,id_b,score. Manifest: removals.jsonl or .csv (the dedup command's). Every id must be a document of the dataset. With more clusters than the sample size, a stratified sample by cluster size and weakest link is what people review.</p><form method=\"post\" action=\"/manifests/import\" enctype=\"multipart/form-data\" class=\"stack\" data-testid=\"results-form\"><input type=\"hidden\" name=\"token\" value=\"")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		var templ_7745c5c3_Var193 string
+		templ_7745c5c3_Var193, templ_7745c5c3_Err = templruntime.NewAttributeExpression(f.Token).Resolve(ctx)
+		if templ_7745c5c3_Err != nil {
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 783, Col: 52}
+		}
+		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var193)
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 327, "\"> <label>Dataset <select name=\"dataset\" data-testid=\"results-dataset\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -3667,7 +3681,7 @@ func resultsUpload(f ResultsForm) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 327, "</select></label> <label>Format <select name=\"format\" data-testid=\"results-format\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 328, "</select></label> <label>Format <select name=\"format\" data-testid=\"results-format\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -3675,20 +3689,20 @@ func resultsUpload(f ResultsForm) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 328, "</select></label> <label>Results file <input type=\"file\" name=\"file\" required data-testid=\"results-file\"></label> <label>datatrove's removed documents <span class=\"muted\">(optional, for its own keepers: the .remove beside a .clusters file, or the exclusion writer's JSONL beside the kept output)</span> <input type=\"file\" name=\"remove\" data-testid=\"results-remove\"></label> <label>Configuration production ran <select name=\"config\" data-testid=\"results-config\" data-defaults=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 329, "</select></label> <label>Results file <input type=\"file\" name=\"file\" required data-testid=\"results-file\"></label> <label>datatrove's removed documents <span class=\"muted\">(optional, for its own keepers: the .remove beside a .clusters file, or the exclusion writer's JSONL beside the kept output)</span> <input type=\"file\" name=\"remove\" data-testid=\"results-remove\"></label> <label>Configuration production ran <select name=\"config\" data-testid=\"results-config\" data-defaults=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		var templ_7745c5c3_Var193 string
-		templ_7745c5c3_Var193, templ_7745c5c3_Err = templruntime.NewAttributeExpression(f.ConfigDefaults).Resolve(ctx)
+		var templ_7745c5c3_Var194 string
+		templ_7745c5c3_Var194, templ_7745c5c3_Err = templruntime.NewAttributeExpression(f.ConfigDefaults).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 791, Col: 87}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 793, Col: 87}
 		}
-		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var193)
+		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var194)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 329, "\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 330, "\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -3696,20 +3710,20 @@ func resultsUpload(f ResultsForm) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 330, "</select></label> <label>Keepers <select name=\"keepers\"><option value=\"file\" selected>the engine's, where the file says (else the keeper rule)</option> <option value=\"rule\">the configuration's keeper rule everywhere</option></select></label> <label class=\"check\"><input type=\"checkbox\" name=\"skip_unknown\" value=\"1\" data-testid=\"results-skip-unknown\"> skip and count ids the dataset does not have (else they refuse the file)</label> <label class=\"check\"><input type=\"checkbox\" name=\"other_dataset\" value=\"1\" data-testid=\"results-other-dataset\"> rows of another dataset: a manifest file whose dataset column names another is this one's (else it is refused)</label> <label>Clusters to review <input type=\"number\" name=\"sample\" min=\"0\" value=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 331, "</select></label> <label>Keepers <select name=\"keepers\"><option value=\"file\" selected>the engine's, where the file says (else the keeper rule)</option> <option value=\"rule\">the configuration's keeper rule everywhere</option></select></label> <label class=\"check\"><input type=\"checkbox\" name=\"skip_unknown\" value=\"1\" data-testid=\"results-skip-unknown\"> skip and count ids the dataset does not have (else they refuse the file)</label> <label class=\"check\"><input type=\"checkbox\" name=\"other_dataset\" value=\"1\" data-testid=\"results-other-dataset\"> rows of another dataset: a manifest file whose dataset column names another is this one's (else it is refused)</label> <label>Clusters to review <input type=\"number\" name=\"sample\" min=\"0\" value=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		var templ_7745c5c3_Var194 string
-		templ_7745c5c3_Var194, templ_7745c5c3_Err = templruntime.NewAttributeExpression(fmt.Sprint(f.Sample)).Resolve(ctx)
+		var templ_7745c5c3_Var195 string
+		templ_7745c5c3_Var195, templ_7745c5c3_Err = templruntime.NewAttributeExpression(fmt.Sprint(f.Sample)).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 802, Col: 100}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 804, Col: 100}
 		}
-		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var194)
+		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var195)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 331, "\" data-testid=\"results-sample\"> <span class=\"muted\">0: every cluster</span></label> <label>Sample seed <input type=\"number\" name=\"seed\" min=\"0\" value=\"1\"></label> <label>Approvals needed <input type=\"number\" name=\"approvals\" min=\"1\" max=\"20\" value=\"1\"></label><p><button type=\"submit\" data-testid=\"results-submit\">Import for review</button></p></form></section>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 332, "\" data-testid=\"results-sample\"> <span class=\"muted\">0: every cluster</span></label> <label>Sample seed <input type=\"number\" name=\"seed\" min=\"0\" value=\"1\"></label> <label>Approvals needed <input type=\"number\" name=\"approvals\" min=\"1\" max=\"20\" value=\"1\"></label><p><button type=\"submit\" data-testid=\"results-submit\">Import for review</button></p></form></section>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
