@@ -88,7 +88,19 @@ func (sc *rawScan) value(role jsonRole, depth, doc int, key string) error {
 	if depth > maxScanDepth || sc.pos >= len(sc.b) {
 		return errNotJSON
 	}
-	switch c := sc.b[sc.pos]; {
+	c := sc.b[sc.pos]
+	if role == roleDoc && c != '{' {
+		// The decoder would take null for an empty document and report its id missing.
+		return &apiError{Status: http.StatusUnprocessableEntity, Document: &doc,
+			Message: fmt.Sprintf(`documents[%d]: not an object {"id": …, "text": …}`, doc)}
+	}
+	if depth == 1 && key == "insert" {
+		// The decoder would take null for false.
+		if !bytes.HasPrefix(sc.b[sc.pos:], []byte("true")) && !bytes.HasPrefix(sc.b[sc.pos:], []byte("false")) {
+			return &apiError{Status: http.StatusBadRequest, Field: "insert", Message: "the body is not a search request: insert must be true or false"}
+		}
+	}
+	switch {
 	case c == '"':
 		start := sc.pos
 		raw, err := sc.str()
