@@ -148,6 +148,52 @@ func TestImportLabels(t *testing.T) {
 	}
 }
 
+// A file that gives one annotator two different answers on one pair (either order of
+// the pair) is refused at the later row, naming the earlier one; the same answer twice,
+// and another annotator's or an adjudication's answer on the pair, are not conflicts.
+func TestImportLabelsContradictingRows(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	store := openStore(t, filepath.Join(dir, "s.db"))
+	ctx := context.Background()
+	rep, err := File(ctx, store, writeFile(t, dir, "docs.jsonl", goodJSONL), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	contradicting := "a,b,category,duplicate,annotator\n" +
+		"a,b,exact,,ann1\n" +
+		"a,b,exact,,ann1\n" + // the same answer again
+		"a,b,different,,ann2\n" + // another annotator
+		"b,a,different,,ann1\n" + // the pair the other way round: a conflict
+		"a,c,partial,yes,ann1\n" +
+		"c,a,partial,no,ann1\n" // the same category, another duplicate answer
+	_, err = LabelsFile(ctx, store, writeFile(t, dir, "labels.csv", contradicting), LabelOptions{DatasetID: rep.Dataset.ID, Create: true})
+	var le *LabelError
+	if !errors.As(err, &le) {
+		t.Fatalf("err = %v; want *LabelError", err)
+	}
+	want := []string{
+		`labels.csv:5: field category: labels.csv:2 already gives import:ann1's label on this pair as "exact" (duplicate); this row says "different" (not a duplicate)`,
+		`labels.csv:7: field duplicate: labels.csv:6 already gives import:ann1's label on this pair as "partial" (duplicate); this row says "partial" (not a duplicate)`,
+	}
+	if len(le.Report.Errors) != len(want) {
+		t.Fatalf("errors %v; want %d", le.Report.Errors, len(want))
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(le.Report.Errors[i].Error(), w) {
+			t.Errorf("error %d = %v;\nwant prefix %q", i, le.Report.Errors[i], w)
+		}
+	}
+	if o, _ := store.DatasetOverview(ctx, rep.Dataset.ID); o.Pairs != 0 {
+		t.Errorf("%d pairs after a refused label import; want 0", o.Pairs)
+	}
+	// With -skip-bad the first answers go in and the contradicting rows are left out.
+	lrep, err := LabelsFile(ctx, store, writeFile(t, dir, "labels.csv", contradicting), LabelOptions{DatasetID: rep.Dataset.ID, Create: true, SkipBad: true})
+	if err != nil || lrep.Accepted != 4 || lrep.Rejected != 2 {
+		t.Fatalf("LabelsFile with SkipBad = %+v, %v; want 4 accepted, 2 refused", lrep, err)
+	}
+}
+
 // TestKilledImportLeavesStoreIntact runs an import in a child process, kills it with
 // SIGKILL while batches are landing, and checks the database: the earlier dataset is
 // whole, the half-written import is invisible, and it is cleaned once stale.

@@ -190,7 +190,11 @@ func labelFile(t testing.TB, dir string, rows, docs, bad int) string {
 		if i == bad {
 			bID = "missing-document"
 		}
-		fmt.Fprintf(f, "d%d,%s,%s,,src%d,row %d\n", a, bID, cats[rng.IntN(len(cats))], rng.IntN(5), i)
+		// One answer per source and pair, as a file holds: a pair drawn again by the same
+		// source gets the same category.
+		src := rng.IntN(5)
+		cat := cats[(min(a, b)*31+max(a, b)*17+src)%len(cats)]
+		fmt.Fprintf(f, "d%d,%s,%s,,src%d,row %d\n", a, bID, cat, src, i)
 	}
 	return path
 }

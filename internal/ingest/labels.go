@@ -174,10 +174,35 @@ func Labels(ctx context.Context, store *db.DB, r io.Reader, name string, opt Lab
 	}
 	var out []db.NewLabel
 	frames := map[[2]string]int{} // (design, stratum) -> frame size, as first given
+	// A file gives one answer per annotator, pair and kind: a later row that contradicts
+	// an earlier one is refused, naming both (the same answer again is harmless).
+	type labelKey struct {
+		a, b            int64
+		annotator, kind string
+	}
+	type given struct {
+		place         corpus.Place
+		category, dup string
+	}
+	first := map[labelKey]given{}
 	for _, row := range rows {
 		l, warning, e := checkLabelRow(row, known, categories, frames, opt)
 		if e != nil {
 			bad = append(bad, e)
+			continue
+		}
+		key := labelKey{min(l.DocA, l.DocB), max(l.DocA, l.DocB), l.Annotator, string(l.Kind)}
+		answerOf := given{row.place, l.Category, answer(l.Duplicate)}
+		if g, ok := first[key]; !ok {
+			first[key] = answerOf
+		} else if g.category != answerOf.category || g.dup != answerOf.dup {
+			field := "category"
+			if g.category == answerOf.category {
+				field = "duplicate"
+			}
+			bad = append(bad, &corpus.RecordError{Place: row.place, Field: field, Record: row.record,
+				Msg: fmt.Sprintf("%s already gives %s's %s on this pair as %q (%s); this row says %q (%s): a file holds one answer per annotator and pair",
+					g.place, l.Annotator, l.Kind, g.category, g.dup, answerOf.category, answerOf.dup)})
 			continue
 		}
 		if warning != nil {
