@@ -261,20 +261,8 @@ func (s *server) startDedupJob(w http.ResponseWriter, r *http.Request) {
 	// first led. (The token's kind is "run", the one kind form_tokens takes; tokens are
 	// random, so the run form's and this one's never meet.)
 	token := r.PostForm.Get("token")
-	if token != "" {
-		claimed, target, err := s.claimFormToken(r.Context(), token)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		if !claimed {
-			if target == "" {
-				s.fail(w, r, &pageError{http.StatusConflict, "This form was sent already and its run is starting; see the list of whole-corpus runs."})
-				return
-			}
-			s.redirect(w, r, target, done("This form was sent already (a double click, or the page reloaded): here is the run it started. Nothing new was started."))
-			return
-		}
+	if s.sentAlready(w, r, token, "run", "the list of whole-corpus runs") {
+		return
 	}
 	u := userOf(r)
 	j := db.DedupJob{Source: source, SourceManifestID: mid, Settings: string(body), Corpus: rel}

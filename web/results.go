@@ -54,22 +54,9 @@ func (s *server) importResultsUpload(w http.ResponseWriter, r *http.Request) {
 	// the form's one-time token is claimed first, and a later post goes where the first
 	// led, its file discarded.
 	token := r.Form.Get("token")
-	if token != "" {
-		claimed, target, err := s.claimFormToken(r.Context(), token)
-		if err != nil || !claimed {
-			discard()
-		}
-		switch {
-		case err != nil:
-			s.fail(w, r, err)
-			return
-		case !claimed && target == "":
-			s.fail(w, r, &pageError{http.StatusConflict, "This form was sent already and its import is starting; see the list of manifests for it."})
-			return
-		case !claimed:
-			s.redirect(w, r, target, done("This form was sent already (a double click, or the page reloaded): here is the import it started. Nothing new was started."))
-			return
-		}
+	if s.sentAlready(w, r, token, "import", "the list of manifests for it") {
+		discard()
+		return
 	}
 	id, err := s.jobs.Start("run", title, req.By.ID, func(ctx context.Context, report jobs.Reporter) (any, error) {
 		defer discard()

@@ -202,20 +202,8 @@ func (s *server) startRun(w http.ResponseWriter, r *http.Request) {
 	// The same form posted twice (a double click, a replayed POST) starts one run: its
 	// one-time token is claimed first, and a second post goes where the first led.
 	token := r.PostForm.Get("token")
-	if token != "" {
-		claimed, target, err := s.store.ClaimFormToken(r.Context(), token, "run")
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		if !claimed {
-			if target == "" {
-				s.fail(w, r, &pageError{http.StatusConflict, "This form was sent already and its run is starting; see the dataset's page for it."})
-				return
-			}
-			s.redirect(w, r, target, done("This form was sent already (a double click, or the page reloaded): here is the run it started. Nothing new was started."))
-			return
-		}
+	if s.sentAlready(w, r, token, "run", "the dataset's page for it") {
+		return
 	}
 	req.By = *userOf(r)
 	title := fmt.Sprintf("%s v%d, %s %s t=%s %s", ds.Name, ds.Version, req.Params.Policy, req.Params.Shape, f.threshold, req.Params.Verification)

@@ -252,6 +252,27 @@ func (s *server) claimFormToken(ctx context.Context, token string) (claimed bool
 	}
 }
 
+// sentAlready claims a form's one-time token (a form without one goes ahead) and reports
+// whether the post has been answered: an error, a 409 while the form's first post is still
+// starting its what (see where), or a redirect to the what that post started.
+func (s *server) sentAlready(w http.ResponseWriter, r *http.Request, token, what, where string) bool {
+	if token == "" {
+		return false
+	}
+	claimed, target, err := s.claimFormToken(r.Context(), token)
+	switch {
+	case err != nil:
+		s.fail(w, r, err)
+	case claimed:
+		return false
+	case target == "":
+		s.fail(w, r, &pageError{http.StatusConflict, fmt.Sprintf("This form was sent already and its %s is starting; see %s.", what, where)})
+	default:
+		s.redirect(w, r, target, done(fmt.Sprintf("This form was sent already (a double click, or the page reloaded): here is the %s it started. Nothing new was started.", what)))
+	}
+	return true
+}
+
 // checkSweepName refuses a sweep without a name, or with a name over 200 characters or
 // notes over 4,000: the same limits when a sweep starts and when it is renamed.
 func checkSweepName(name, notes string) error {
