@@ -42,10 +42,7 @@ func permuteMinAVX2(xs, a, b, acc []uint64) {
 	acc = acc[:k]
 	// passes of 16 vector lanes and up to 4 scalar ones: the most lanes hybridAVX2 can
 	// cover with every pass's vector lanes full; what is left goes to the generic kernel.
-	passes := (k + hybridLanes - 1) / hybridLanes
-	for 16*passes > k {
-		passes--
-	}
+	passes := min((k+hybridLanes-1)/hybridLanes, k/16)
 	scalar := min(k-16*passes, 4*passes)
 	var p hybridPass
 	for pass := range passes {
