@@ -554,15 +554,25 @@ func amount(done, total int64, unit string) string {
 	return bulk.Quantity(float64(done), unit)
 }
 
-// cancelDedupJob stops a running run; its stage markers stay for a resume.
-func (s *server) cancelDedupJob(w http.ResponseWriter, r *http.Request) {
+// controlledDedupJob loads the run of the URL for an action (verb) only who started it,
+// or an admin, may take; it answers the request itself when the run is not found or the
+// caller may not.
+func (s *server) controlledDedupJob(w http.ResponseWriter, r *http.Request, verb string) (db.DedupJob, bool) {
 	j, err := s.loadDedupJob(r)
+	if err == nil && !mayControl(r, j) {
+		err = &pageError{http.StatusForbidden, "Only who started this run, or an admin, may " + verb + " it."}
+	}
 	if err != nil {
 		s.fail(w, r, err)
-		return
+		return db.DedupJob{}, false
 	}
-	if !mayControl(r, j) {
-		s.fail(w, r, &pageError{http.StatusForbidden, "Only who started this run, or an admin, may cancel it."})
+	return j, true
+}
+
+// cancelDedupJob stops a running run; its stage markers stay for a resume.
+func (s *server) cancelDedupJob(w http.ResponseWriter, r *http.Request) {
+	j, ok := s.controlledDedupJob(w, r, "cancel")
+	if !ok {
 		return
 	}
 	s.dedup.mu.Lock()
@@ -586,13 +596,8 @@ func (s *server) cancelDedupJob(w http.ResponseWriter, r *http.Request) {
 // resumeDedupJob runs a cancelled, interrupted or failed run again, from its stage
 // markers.
 func (s *server) resumeDedupJob(w http.ResponseWriter, r *http.Request) {
-	j, err := s.loadDedupJob(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	if !mayControl(r, j) {
-		s.fail(w, r, &pageError{http.StatusForbidden, "Only who started this run, or an admin, may resume it."})
+	j, ok := s.controlledDedupJob(w, r, "resume")
+	if !ok {
 		return
 	}
 	if _, running := s.dedup.get(j.ID); running {

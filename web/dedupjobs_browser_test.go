@@ -2,8 +2,6 @@ package web
 
 import (
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -16,13 +14,7 @@ import (
 func TestDedupJobInBrowser(t *testing.T) {
 	f := newFixture(t, 8<<20)
 	run := f.withRun(chainRun)
-	root := CorpusDir(f.store.Path())
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(root, "chain.jsonl"), []byte(chainDocs(t)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	f.corpusFile("chain.jsonl", chainDocs(t))
 	srv := httptest.NewServer(f.h)
 	t.Cleanup(srv.Close)
 	p := tab{t, sweepBrowser(t, 1280, 1000)}
@@ -54,13 +46,7 @@ func TestDedupJobInBrowser(t *testing.T) {
 func TestDedupJobPagesAt390(t *testing.T) {
 	f := newFixture(t, 8<<20)
 	run := f.withRun(chainRun)
-	root := CorpusDir(f.store.Path())
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(root, "chain.jsonl"), []byte(chainDocs(t)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	f.corpusFile("chain.jsonl", chainDocs(t))
 	srv := httptest.NewServer(f.h)
 	t.Cleanup(srv.Close)
 	p := tab{t, sweepBrowser(t, 390, 844)}

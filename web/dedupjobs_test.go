@@ -292,13 +292,7 @@ func TestDedupJobFromASweepResult(t *testing.T) {
 	if loc := rec.Header().Get("Location"); rec.Code != http.StatusSeeOther || loc != newPath {
 		t.Errorf("from-sweep: %d %s; want %s", rec.Code, loc, newPath)
 	}
-	root := CorpusDir(f.store.Path())
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(root, "fresh.jsonl"), []byte(c.jsonl()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	f.corpusFile("fresh.jsonl", c.jsonl())
 	res, body := get(t, f.h, newPath, f.admin)
 	if res.StatusCode != http.StatusOK || !strings.Contains(body, "sweep "+itoa64(id)+", configuration "+itoa64(int64(last.Ordinal))+" at t=0.50") ||
 		!strings.Contains(body, `<option value="fresh.jsonl">fresh.jsonl</option>`) {
@@ -334,13 +328,7 @@ func TestDedupJobFormSentTwice(t *testing.T) {
 	f := newFixture(t, 8<<20)
 	run := f.withRun(chainRun)
 	reviewer := f.signIn("reviewer")
-	root := CorpusDir(f.store.Path())
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(root, "chain.jsonl"), []byte(chainDocs(t)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	f.corpusFile("chain.jsonl", chainDocs(t))
 	_, body := get(t, f.h, "/manifests/"+itoa64(run.ID)+"/dedup-jobs/new", reviewer)
 	m := regexp.MustCompile(`name="token" value="([0-9a-f]{32})"`).FindStringSubmatch(body)
 	if m == nil {
@@ -376,5 +364,18 @@ func TestDedupJobFormSentTwice(t *testing.T) {
 		if codes[i] != http.StatusSeeOther || locs[i] != want {
 			t.Errorf("post %d: %d to %s; want 303 to %s", i, codes[i], locs[i], want)
 		}
+	}
+}
+
+// corpusFile writes a corpus file under the server's corpus folder (CorpusDir), where the
+// whole-corpus run form lists it.
+func (f *fixture) corpusFile(name, body string) {
+	f.t.Helper()
+	root := CorpusDir(f.store.Path())
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, name), []byte(body), 0o644); err != nil {
+		f.t.Fatal(err)
 	}
 }
