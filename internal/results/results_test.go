@@ -648,3 +648,55 @@ func TestDatatroveFolderOneTask(t *testing.T) {
 		t.Errorf("clusters %+v; want %+v", got, want)
 	}
 }
+
+// A real datatrove 0.10.0 run of the exported pipeline (testdata/datatrove-0.10.0, see its
+// README): its remove_ids folder read with the ids each task read names exactly the 87
+// documents datatrove's filter removed.
+func TestDatatroveFolderOfARealRun(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join("testdata", "datatrove-0.10.0")
+	r, err := ReadDatatroveFolder(Folder{Name: "remove_ids", Dir: os.DirFS(filepath.Join(dir, "remove_ids")), IDsName: "doc_ids", IDs: os.DirFS(filepath.Join(dir, "doc_ids"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The dataset: the documents both tasks read, in the order of the files they read.
+	var ds Dataset
+	for _, task := range []string{"000000.ids", "000001.ids"} {
+		b, err := os.ReadFile(filepath.Join(dir, "doc_ids", task))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for line := range strings.SplitSeq(strings.TrimSpace(string(b)), "\n") {
+			ds.IDs = append(ds.IDs, strings.Trim(line, `"`))
+			ds.Docs = append(ds.Docs, cluster.Doc{Len: 1})
+		}
+	}
+	if len(ds.IDs) != 600 {
+		t.Fatalf("%d ids; want 600", len(ds.IDs))
+	}
+	b, err := Build(r, ds, BuildOptions{Rule: longest(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var removed []string
+	for _, c := range b.Clusters {
+		if !c.KeeperFromFile {
+			t.Fatalf("cluster of %v: keeper not datatrove's", c.Members)
+		}
+		for _, m := range c.Members {
+			if m != c.Keeper {
+				removed = append(removed, ds.IDs[m])
+			}
+		}
+	}
+	want, err := os.ReadFile(filepath.Join(dir, "removed.ids"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantIDs := strings.Fields(string(want))
+	slices.Sort(removed)
+	slices.Sort(wantIDs)
+	if !slices.Equal(removed, wantIDs) || b.Removals != 87 {
+		t.Errorf("removals %d %v; datatrove removed %d %v", b.Removals, removed, len(wantIDs), wantIDs)
+	}
+}
