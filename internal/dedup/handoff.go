@@ -24,7 +24,10 @@ const PhaseHandoff = "measuring what each engine does differently"
 // Milvus's band split; datatrove's own hashing and its lack of a threshold). It reads
 // every text once, holds each document's signatures and shingle hashes in memory (about
 // 8 bytes a distinct shingle), writes nothing, and stops when ctx is cancelled.
-func MeasureHandoff(ctx context.Context, store *db.DB, m db.Manifest, report func(Progress)) (handoff.Figures, error) {
+//
+// A dataset of more than maxBytes of text (0: no limit) is not measured: the result is
+// an *TooLargeError, and the files are written without figures.
+func MeasureHandoff(ctx context.Context, store *db.DB, m db.Manifest, maxBytes int64, report func(Progress)) (handoff.Figures, error) {
 	if report == nil {
 		report = func(Progress) {}
 	}
@@ -32,6 +35,13 @@ func MeasureHandoff(ctx context.Context, store *db.DB, m db.Manifest, report fun
 	infos, err := store.DatasetDocs(ctx, m.Dataset.ID)
 	if err != nil {
 		return handoff.Figures{}, err
+	}
+	var total int64
+	for _, di := range infos {
+		total += int64(di.Bytes)
+	}
+	if maxBytes > 0 && total > maxBytes {
+		return handoff.Figures{}, &TooLargeError{Bytes: total, Max: maxBytes}
 	}
 	rows, err := store.ManifestRows(ctx, m.ID)
 	if err != nil {
@@ -73,6 +83,13 @@ func MeasureHandoff(ctx context.Context, store *db.DB, m db.Manifest, report fun
 	f := in.figures()
 	f.Dataset = fmt.Sprintf("dataset %s version %d", m.Dataset.Name, m.Dataset.Version)
 	return f, ctx.Err()
+}
+
+// TooLargeError is a dataset over the text a measurement may read in one request.
+type TooLargeError struct{ Bytes, Max int64 }
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("measure hand-off: the dataset holds %d bytes of text, more than the %d measured here", e.Bytes, e.Max)
 }
 
 // handoffInput is what the measurement holds of each document of a dataset, by its

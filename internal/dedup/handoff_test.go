@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -31,9 +32,13 @@ func TestMeasureHandoffOnACraftedChain(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	m := f.run(f.params(cluster.Components, "earliest"))
-	figs, err := MeasureHandoff(ctx, f.store, m, nil)
+	figs, err := MeasureHandoff(ctx, f.store, m, 0, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	var tooLarge *TooLargeError
+	if _, err := MeasureHandoff(ctx, f.store, m, 1000, nil); !errors.As(err, &tooLarge) {
+		t.Errorf("a limit of 1000 bytes: %v; want a *TooLargeError", err)
 	}
 	if figs.Docs != 11 || figs.ManifestRemovals != 3 || figs.Dataset != "dataset chain version 1" {
 		t.Fatalf("figures %+v; want 11 documents, 3 removals (B, C, D2) of dataset chain version 1", figs)

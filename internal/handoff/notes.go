@@ -57,7 +57,7 @@ func (v view) measureHint() string {
 	if v.S.Source.Manifest == 0 {
 		return "Not measured for a sweep result: export a manifest of these settings to have the differences measured on its dataset."
 	}
-	return fmt.Sprintf("Not measured in this download: `server export -manifest %d` measures on the manifest's dataset what this engine does differently (one pass over its texts).", v.S.Source.Manifest)
+	return fmt.Sprintf("Not measured when these files were written: `server export -manifest %d` measures on the manifest's dataset what this engine does differently (one pass over its texts).", v.S.Source.Manifest)
 }
 
 // verificationNote says how an engine that verifies with the MinHash estimate differs
@@ -91,13 +91,13 @@ func (v view) searchNote(engine string, run *SearchRun, how string) string {
 	if !f.Measured() || run == nil {
 		return s + " " + v.measureHint()
 	}
-	s += fmt.Sprintf(" %s, simulating %s over the dataset in its import order (%s): it reports %s; the manifest removes %d. %d are removed by both.",
+	s += fmt.Sprintf(" %s, simulating %s over the dataset in its import order with %s: it reports %s, the manifest removes %d, and %d are removed by both.",
 		v.measuredOn(), engine, how, plural(run.Reported, "document", "documents"), f.ManifestRemovals, run.Both)
-	s += fmt.Sprintf(" %s reports %d the manifest keeps (%d of them keepers the manifest chose by its keeper rule, %d in no manifest removal's place: pairs the calibrated policy or verification does not accept).",
-		engine, run.EngineOnly, run.EngineOnlyKeepers, run.EngineOnly-run.EngineOnlyKeepers)
-	s += fmt.Sprintf(" It keeps %d the manifest removes: %d because a later document matched them (first seen is kept), %d by knock-on (every earlier match was reported before them), %d with no match at or above the threshold under its signatures and banding.",
+	s += fmt.Sprintf(" It reports %d that the manifest keeps: %d of them keepers the manifest chose by its keeper rule, %d for other reasons (pairs the calibrated policy or verification does not accept, or a reviewer's exclusion).",
+		run.EngineOnly, run.EngineOnlyKeepers, run.EngineOnly-run.EngineOnlyKeepers)
+	s += fmt.Sprintf(" It keeps %d that the manifest removes: %d because a later document matched them (the first seen is kept), %d by knock-on (every earlier match had been reported before them), %d with no match at or above the threshold under its signatures and banding.",
 		run.ManifestOnly, run.Order, run.KnockOn, run.NoMatch)
-	s += " Run it on the same input in the same order and import its output: the import shows the same count."
+	s += fmt.Sprintf(" Run on the same documents in the same order, its output imports (import-results) to those %d removals.", run.Reported)
 	return s
 }
 
@@ -136,7 +136,7 @@ func (v view) milvusNotes() []string {
 		search += fmt.Sprintf(" %s: %s had more than %d stored band candidates in the simulation below.", v.measuredOn(), plural(f.Milvus.Crowded, "document", "documents"), refineK)
 	}
 	notes = append(notes, search)
-	notes = append(notes, v.searchNote("the program", f.Milvus, fmt.Sprintf("the studio's signatures, Milvus's %d x %d banding, the MinHash estimate, every band candidate scored", ms.Bands, ms.Rows)))
+	notes = append(notes, v.searchNote("the program", f.Milvus, fmt.Sprintf("the studio's signatures, Milvus's %d x %d banding and the MinHash estimate, every band candidate scored", ms.Bands, ms.Rows)))
 	empty := "Empty texts: the studio's imports refuse an empty document, so the manifest has none."
 	if v.FnParams != "" {
 		empty += " Milvus's MinHash function signs an empty text"
@@ -195,7 +195,7 @@ func (v view) datasketchNotes() []string {
 	} else {
 		notes = append(notes, v.verificationNote("the program"))
 	}
-	how := "its own signatures (" + v.dsSigsWhose() + "), its banding, its verification"
+	how := "its own signatures, " + v.dsSigsWhose() + ", its banding and its verification"
 	notes = append(notes, v.searchNote("the program", v.S.Figures.Datasketch, how))
 	notes = append(notes, "Empty texts: a document with an empty text, or with a lone UTF-16 surrogate escape, is skipped and named on standard error: the studio's imports refuse both, so the manifest has neither.")
 	return notes
