@@ -3279,7 +3279,7 @@ func enginesSection(m ManifestPage) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 290, "<section class=\"card\" data-testid=\"engines\"><h2>Run these settings at scale</h2><p>The representation, bands × rows, threshold and policy of this manifest, written for the engines that deduplicate whole corpora: a Milvus collection (MINHASH_LSH index, MHJACCARD, search before insert) as a pymilvus script and a Go program, datasketch's MinHashLSH, datatrove's MinhashConfig, and a plain JSON description.</p>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 290, "<section class=\"card\" data-testid=\"engines\"><h2>Run these settings at scale</h2><p>The representation, bands × rows, threshold and policy of this manifest, written for the engines that deduplicate whole corpora as programs that run as they are: a Milvus collection (MINHASH_LSH index, MHJACCARD, search before insert) as a pymilvus script and a Go program, a datasketch program (MinHashLSH, its signatures computed over this studio's tokenization), a datatrove pipeline of its four MinHash stages, and a plain JSON description. Each program's output comes back with \"Bring production results back\".</p>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -3297,7 +3297,7 @@ func enginesSection(m ManifestPage) templ.Component {
 			var templ_7745c5c3_Var173 string
 			templ_7745c5c3_Var173, templ_7745c5c3_Err = templ.JoinStringErrs(m.MilvusFunction)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 691, Col: 140}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 693, Col: 140}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var173))
 			if templ_7745c5c3_Err != nil {
@@ -3315,7 +3315,7 @@ func enginesSection(m ManifestPage) templ.Component {
 			var templ_7745c5c3_Var174 string
 			templ_7745c5c3_Var174, templ_7745c5c3_Err = templ.JoinStringErrs(m.MilvusWhy)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 693, Col: 110}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 695, Col: 110}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var174))
 			if templ_7745c5c3_Err != nil {
@@ -3334,7 +3334,7 @@ func enginesSection(m ManifestPage) templ.Component {
 			var templ_7745c5c3_Var175 string
 			templ_7745c5c3_Var175, templ_7745c5c3_Err = templ.JoinStringErrs(m.ShapeNote)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 696, Col: 62}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 698, Col: 62}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var175))
 			if templ_7745c5c3_Err != nil {
@@ -3345,14 +3345,14 @@ func enginesSection(m ManifestPage) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 298, "<p class=\"muted\">The search-before-insert scripts verify with the MinHash estimate and keep the first document they see of each group; each file says what that changes against this calibration.</p><p><a href=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 298, "<p class=\"muted\" data-testid=\"engines-differs\">Each file says what its engine does differently from this calibration (verification, search before insert instead of the cluster policy, datatrove's own hashing and no threshold) and, for a dataset of up to 32 MB of text, how many removals that changes here, measured on this manifest's dataset; for a larger one the export command below measures it.</p><p><a href=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var176 string
 		templ_7745c5c3_Var176, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL(fmt.Sprintf("/manifests/%d/engines.zip", m.ID))).ResolveURL(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 703, Col: 74}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 707, Col: 74}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var176)
 		if templ_7745c5c3_Err != nil {
@@ -3365,7 +3365,7 @@ func enginesSection(m ManifestPage) templ.Component {
 		var templ_7745c5c3_Var177 string
 		templ_7745c5c3_Var177, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL(fmt.Sprintf("/manifests/%d/settings.json", m.ID))).ResolveURL(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 704, Col: 76}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 708, Col: 76}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var177)
 		if templ_7745c5c3_Err != nil {
@@ -3383,7 +3383,7 @@ func enginesSection(m ManifestPage) templ.Component {
 			var templ_7745c5c3_Var178 string
 			templ_7745c5c3_Var178, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL(fmt.Sprintf("/manifests/%d/dedup-jobs/new", m.ID))).ResolveURL(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 706, Col: 81}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 710, Col: 81}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var178)
 			if templ_7745c5c3_Err != nil {
@@ -3401,7 +3401,7 @@ func enginesSection(m ManifestPage) templ.Component {
 		var templ_7745c5c3_Var179 string
 		templ_7745c5c3_Var179, templ_7745c5c3_Err = templ.JoinStringErrs(m.ExportCommand)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 710, Col: 49}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 714, Col: 49}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var179))
 		if templ_7745c5c3_Err != nil {
@@ -3446,7 +3446,7 @@ func importedFrom(m ManifestPage) templ.Component {
 			var templ_7745c5c3_Var181 string
 			templ_7745c5c3_Var181, templ_7745c5c3_Err = templ.JoinStringErrs(p.Name)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 726, Col: 16}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 730, Col: 16}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var181))
 			if templ_7745c5c3_Err != nil {
@@ -3459,7 +3459,7 @@ func importedFrom(m ManifestPage) templ.Component {
 			var templ_7745c5c3_Var182 string
 			templ_7745c5c3_Var182, templ_7745c5c3_Err = templ.JoinStringErrs(p.Value)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 727, Col: 17}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 731, Col: 17}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var182))
 			if templ_7745c5c3_Err != nil {
@@ -3482,7 +3482,7 @@ func importedFrom(m ManifestPage) templ.Component {
 			var templ_7745c5c3_Var183 string
 			templ_7745c5c3_Var183, templ_7745c5c3_Err = templ.JoinStringErrs(m.Sample)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 732, Col: 53}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 736, Col: 53}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var183))
 			if templ_7745c5c3_Err != nil {
@@ -3495,7 +3495,7 @@ func importedFrom(m ManifestPage) templ.Component {
 			var templ_7745c5c3_Var184 string
 			templ_7745c5c3_Var184, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL(fmt.Sprintf("/manifests/%d/clusters?sample=1", m.ID))).ResolveURL(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 733, Col: 81}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 737, Col: 81}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var184)
 			if templ_7745c5c3_Err != nil {
@@ -3508,7 +3508,7 @@ func importedFrom(m ManifestPage) templ.Component {
 			var templ_7745c5c3_Var185 string
 			templ_7745c5c3_Var185, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(m.SampleUndecided))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 734, Col: 36}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 738, Col: 36}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var185))
 			if templ_7745c5c3_Err != nil {
@@ -3526,7 +3526,7 @@ func importedFrom(m ManifestPage) templ.Component {
 				var templ_7745c5c3_Var186 string
 				templ_7745c5c3_Var186, templ_7745c5c3_Err = templ.JoinStringErrs(st.Size)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 740, Col: 23}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 744, Col: 23}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var186))
 				if templ_7745c5c3_Err != nil {
@@ -3539,7 +3539,7 @@ func importedFrom(m ManifestPage) templ.Component {
 				var templ_7745c5c3_Var187 string
 				templ_7745c5c3_Var187, templ_7745c5c3_Err = templ.JoinStringErrs(st.Link)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 740, Col: 43}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 744, Col: 43}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var187))
 				if templ_7745c5c3_Err != nil {
@@ -3552,7 +3552,7 @@ func importedFrom(m ManifestPage) templ.Component {
 				var templ_7745c5c3_Var188 string
 				templ_7745c5c3_Var188, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(st.Clusters))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 740, Col: 79}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 744, Col: 79}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var188))
 				if templ_7745c5c3_Err != nil {
@@ -3565,7 +3565,7 @@ func importedFrom(m ManifestPage) templ.Component {
 				var templ_7745c5c3_Var189 string
 				templ_7745c5c3_Var189, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(st.Drawn))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 740, Col: 112}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 744, Col: 112}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var189))
 				if templ_7745c5c3_Err != nil {
@@ -3588,7 +3588,7 @@ func importedFrom(m ManifestPage) templ.Component {
 				var templ_7745c5c3_Var190 string
 				templ_7745c5c3_Var190, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL(fmt.Sprintf("/manifests/%d/approve-outside-sample", m.ID))).ResolveURL(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 745, Col: 105}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 749, Col: 105}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var190)
 				if templ_7745c5c3_Err != nil {
@@ -3601,7 +3601,7 @@ func importedFrom(m ManifestPage) templ.Component {
 				var templ_7745c5c3_Var191 string
 				templ_7745c5c3_Var191, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(m.OutsideUndecided))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 747, Col: 99}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 751, Col: 99}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var191))
 				if templ_7745c5c3_Err != nil {
@@ -3667,7 +3667,7 @@ func resultsUpload(f ResultsForm) templ.Component {
 		var templ_7745c5c3_Var193 string
 		templ_7745c5c3_Var193, templ_7745c5c3_Err = templruntime.NewAttributeExpression(f.Token).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 783, Col: 52}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 787, Col: 52}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var193)
 		if templ_7745c5c3_Err != nil {
@@ -3696,7 +3696,7 @@ func resultsUpload(f ResultsForm) templ.Component {
 		var templ_7745c5c3_Var194 string
 		templ_7745c5c3_Var194, templ_7745c5c3_Err = templruntime.NewAttributeExpression(f.ConfigDefaults).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 793, Col: 87}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 797, Col: 87}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var194)
 		if templ_7745c5c3_Err != nil {
@@ -3717,7 +3717,7 @@ func resultsUpload(f ResultsForm) templ.Component {
 		var templ_7745c5c3_Var195 string
 		templ_7745c5c3_Var195, templ_7745c5c3_Err = templruntime.NewAttributeExpression(fmt.Sprint(f.Sample)).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 804, Col: 100}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 808, Col: 100}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var195)
 		if templ_7745c5c3_Err != nil {
