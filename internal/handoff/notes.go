@@ -143,7 +143,8 @@ func (v view) milvusNotes() []string {
 		if v.Level == string(lsh.Word) {
 			empty += " (and one with no letter or digit)"
 		}
-		empty += " with every value 0xFFFFFFFF, so each after the first is reported as a duplicate of the first (MHJACCARD 1.0): leave them out of the input."
+		empty += " with every value 0xFFFFFFFF, so each after the first would be reported as a duplicate of the first (MHJACCARD 1.0): the pymilvus script skips an empty text and names it on standard error. " +
+			"A text with no shingle is a duplicate of every other such text in the studio too (exact Jaccard of two empty sets is 1)."
 	} else {
 		empty += " The signatures command refuses one under this representation (under scheme=milvus it signs it as Milvus does, every value 0xFFFFFFFF)."
 	}

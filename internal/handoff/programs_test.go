@@ -542,7 +542,7 @@ func TestScriptsSayWhatDiffers(t *testing.T) {
 			}
 		}
 		mustContain(t, "milvus_setup.py", squash(file(t, files, "milvus/milvus_setup.py")), `consistency_level="Strong"`, "MAX_TEXT_BYTES = 65535",
-			`print("skipped:", e, file=sys.stderr)`, "THRESHOLD_F32", "every value 0xFFFFFFFF")
+			`print("skipped:", e, file=sys.stderr)`, "THRESHOLD_F32", "every value 0xFFFFFFFF", `raise ValueError(f"{doc_id}: empty text`)
 		mustContain(t, "main.go", file(t, files, "milvus/go/main.go"), "WithConsistencyLevel(entity.ClStrong)")
 		mustContain(t, "README.md", squash(file(t, files, "milvus/README.md")), "Consistency level Strong", "not the calibrated keeper-star policy")
 	}

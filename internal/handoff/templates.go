@@ -121,7 +121,11 @@ MAX_TEXT_BYTES = 65535  # a VARCHAR holds at most this many bytes
 def insert_unless_duplicate(client, doc_id, text):
     """Search before insert: store the document only when nothing stored is a near-duplicate.
     A text over MAX_TEXT_BYTES cannot go through the function; it raises ValueError (make
-    its signature with the signatures command and insert it as a vector instead)."""
+    its signature with the signatures command and insert it as a vector instead). So does
+    an empty text: the studio's imports refuse one, and Milvus would sign it as every other
+    empty text (every value 0xFFFFFFFF) and report each after the first as a duplicate."""
+    if not text:
+        raise ValueError(f"{doc_id}: empty text (the studio's imports refuse one)")
     if len(text.encode("utf-8")) > MAX_TEXT_BYTES:
         raise ValueError(f"{doc_id}: {len(text.encode('utf-8'))} bytes, over Milvus's VARCHAR limit of {MAX_TEXT_BYTES}")
     dups = near_duplicates(client, text)
