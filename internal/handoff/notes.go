@@ -234,7 +234,7 @@ func (v view) datatroveNotes() []string {
 		}
 		s += fmt.Sprintf(" and a pair's exact Jaccard is the studio's, with two exceptions: datatrove makes no n-gram of a document of fewer than %d tokens (the studio makes one of the whole text), so it never compares such a document", v.Size)
 		if f.Measured() && f.Datatrove != nil {
-			s += fmt.Sprintf(" (%s: %s)", v.measuredOn(), plural(f.Datatrove.Short, "such document", "such documents"))
+			s += fmt.Sprintf(" (%s: %s)", "m"+strings.TrimPrefix(v.measuredOn(), "M"), plural(f.Datatrove.Short, "such document", "such documents"))
 		}
 		s += "; and it strips the text (Python's str.strip, which also takes U+001C..U+001F and any white space the representation keeps) before the tokenizer sees it."
 		notes = append(notes, s)
@@ -275,7 +275,7 @@ func (v view) datatroveNotes() []string {
 	}
 	notes = append(notes, cl)
 	notes = append(notes, "Tasks: stage 4 must read the input exactly as stage 1 did (the same files, the same TASKS): remove_ids names documents by their index in each task's input. "+
-		"Stage 1 also writes doc_ids/, the ids each task read, so that import-results can name them.")
+		"Stage 1 also writes doc_ids/, the ids each task read, so that import-results can name them. datatrove's reader skips a document with an empty text, as the studio's imports refuse one.")
 	return notes
 }
 

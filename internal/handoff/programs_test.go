@@ -544,7 +544,8 @@ func TestScriptsSayWhatDiffers(t *testing.T) {
 		mustContain(t, "milvus_setup.py", squash(file(t, files, "milvus/milvus_setup.py")), `consistency_level="Strong"`, "MAX_TEXT_BYTES = 65535",
 			`print("skipped:", e, file=sys.stderr)`, "THRESHOLD_F32", "every value 0xFFFFFFFF", `raise ValueError(f"{doc_id}: empty text`)
 		mustContain(t, "main.go", file(t, files, "milvus/go/main.go"), "WithConsistencyLevel(entity.ClStrong)")
-		mustContain(t, "README.md", squash(file(t, files, "milvus/README.md")), "Consistency level Strong", "not the calibrated keeper-star policy")
+		mustContain(t, "README.md", squash(file(t, files, "milvus/README.md")), "Consistency level Strong", "not the calibrated keeper-star policy",
+			fmt.Sprintf("(%d rows per band)", 128/tc.shape.Bands))
 	}
 	s := sample(t, "scheme=datasketch k=128")
 	s.Params.Verification = review.Estimate

@@ -366,7 +366,7 @@ var milvusReadme = tmpl("README.md", `<!-- {{template "header" hdr "" .}} -->
 # These settings in Milvus
 
 - Collection: a BINARY_VECTOR field of dim 32 x k = **{{.Dim}}**, index **MINHASH_LSH**, metric
-  **MHJACCARD**, `+"`mh_element_bit_width`"+` 32, `+"`mh_lsh_band`"+` **{{.Bands}}** ({{.Rows}} rows per band), `+"`with_raw_data`"+` true.
+  **MHJACCARD**, `+"`mh_element_bit_width`"+` 32, `+"`mh_lsh_band`"+` **{{.Bands}}** ({{.MilvusRows}} rows per band), `+"`with_raw_data`"+` true.
 - Consistency level Strong, so each search sees the inserts before it.
 - Search: `+"`mh_search_with_jaccard`"+` true, `+"`refine_k`"+` 64; keep hits whose score is at least **{{.Threshold}}**
   (MHJACCARD answers a similarity, 1.0 for identical signatures).
