@@ -219,11 +219,7 @@ func (s *server) manifestView(r *http.Request, m db.Manifest) (templates.Manifes
 	v.CanRestore = approve && m.State == review.Exported
 	v.SignedOff = handoffSource(m).SignedOff()
 	v.ExportCommand = fmt.Sprintf("go run ./cmd/server export -db %s -manifest %d -format all -out engines/", s.commandDB(), m.ID)
-	if sh, k := m.Params.Shape, m.Params.Spec.Hashes; sh.Bands*sh.Rows != k {
-		v.ShapeNote = fmt.Sprintf("This shape reads %d of the %d hash values (%d bands × %d rows). Milvus's MINHASH_LSH and datasketch "+
-			"band all %d values, so they cannot run it as calibrated: for those engines, calibrate a shape with bands × rows = %d.",
-			sh.Bands*sh.Rows, k, sh.Bands, sh.Rows, k, k)
-	}
+	v.ShapeNote = shapeNote(m)
 	if params, why := handoff.MilvusFunction(m.Params.Spec); params != nil {
 		b, _ := json.Marshal(params)
 		v.MilvusFunction = string(b)
@@ -692,6 +688,25 @@ func (sw *startWriter) Write(b []byte) (int, error) {
 	return sw.w.Write(b)
 }
 
+// shapeNote says when Milvus cannot run the manifest's shape as calibrated: its
+// MINHASH_LSH index cuts k values into bands of floor(k/bands) rows (datasketch and
+// datatrove band exactly bands × rows); "" when it runs it.
+func shapeNote(m db.Manifest) string {
+	sh, k := m.Params.Shape, m.Params.Spec.Hashes
+	ms := handoff.MilvusBanding(k, sh.Bands)
+	if ms == sh {
+		return ""
+	}
+	return fmt.Sprintf("Milvus's MINHASH_LSH cuts a signature of %d values into %d bands of floor(%d/%d) = %d rows, so it runs %d × %d, "+
+		"not this %d × %d: to run the calibrated shape there, calibrate one whose rows are floor(k/bands). datasketch's MinHashLSH and datatrove band exactly bands × rows.",
+		k, ms.Bands, k, ms.Bands, ms.Rows, ms.Bands, ms.Rows, sh.Bands, sh.Rows)
+}
+
+// handoffMeasureBytes is the most text the engines.zip download reads to measure what
+// each engine does differently (a few seconds a core); a larger dataset's files say how
+// to measure it from the command line.
+const handoffMeasureBytes = 32 << 20
+
 func handoffSource(m db.Manifest) handoff.Source {
 	return handoff.Source{Manifest: m.ID, Dataset: m.Dataset, State: m.State}
 }
@@ -714,6 +729,16 @@ func (s *server) serveEngineFile(w http.ResponseWriter, r *http.Request, name st
 	var buf bytes.Buffer
 	switch name {
 	case "engines.zip":
+		// The files say in numbers what each engine does differently, measured on the
+		// manifest's dataset; over handoffMeasureBytes of text they say how to measure
+		// it (the export command), rather than hold the download that long.
+		figs, err := dedup.MeasureHandoff(r.Context(), s.store, m, handoffMeasureBytes, nil)
+		var tooLarge *dedup.TooLargeError
+		if err != nil && !errors.As(err, &tooLarge) {
+			s.fail(w, r, err)
+			return
+		}
+		set.Figures = figs
 		files, err := handoff.All(set)
 		if err == nil {
 			err = handoff.Zip(&buf, fmt.Sprintf("manifest-%d-engines", m.ID), files, now)

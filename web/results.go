@@ -313,7 +313,8 @@ func (s *server) resultsForm(r *http.Request, datasets []templates.Option, manif
 		f.Datasets = append(f.Datasets, d)
 	}
 	labels := map[results.Format]string{results.Datatrove: "datatrove", results.TextDedup: "text-dedup", results.Milvus: "Milvus search dump",
-		results.Pairs: "pairs with scores (id_a,id_b,score)", results.Manifest: "manifest file (removals.jsonl/.csv)"}
+		results.Datasketch: "datasketch program output",
+		results.Pairs:      "pairs with scores (id_a,id_b,score)", results.Manifest: "manifest file (removals.jsonl/.csv)"}
 	format := formValue(r, "format", string(results.Formats[0]))
 	for _, x := range results.Formats {
 		f.Formats = append(f.Formats, templates.Option{Value: string(x), Label: labels[x], Selected: format == string(x)})

@@ -25,7 +25,10 @@ type ImportRequest struct {
 	Format    results.Format
 	File      results.Source
 	Remove    results.Source // datatrove's .remove beside a .clusters file; Reader nil for none
-	Options   results.Options
+	// Folder, when set, is read instead of File: datatrove's MinhashDedupCluster output
+	// folder (remove_ids) with the ids each task read.
+	Folder  *results.Folder
+	Options results.Options
 	// Params is the configuration production ran (a manifest's, or a settings.json);
 	// nil takes the one a manifest file names, and a manifest file refuses one that
 	// differs from its rows. The imported manifest records the policy a manifest file
@@ -71,7 +74,12 @@ func ImportResults(ctx context.Context, store *db.DB, req ImportRequest, report 
 		return db.Manifest{}, err
 	}
 	report(Progress{Phase: PhaseRead})
-	read, err := results.ReadFile(req.File, req.Format, req.Remove, req.Options)
+	var read *results.Read
+	if req.Folder != nil {
+		read, err = results.ReadDatatroveFolder(*req.Folder)
+	} else {
+		read, err = results.ReadFile(req.File, req.Format, req.Remove, req.Options)
+	}
 	if err != nil {
 		return db.Manifest{}, err
 	}
@@ -96,7 +104,7 @@ func ImportResults(ctx context.Context, store *db.DB, req ImportRequest, report 
 	case req.Params != nil:
 		p = *req.Params
 		p.Policy = cluster.Components
-		if read.Format == results.Milvus && read.KeeperGiven && !req.IgnoreFileKeepers {
+		if read.Format.SearchBeforeInsert() && read.KeeperGiven && !req.IgnoreFileKeepers {
 			policy = "the engine's: each query removed in favour of its best stored hit (search before insert)"
 		}
 	default:

@@ -97,10 +97,10 @@ func Build(r *Read, ds Dataset, opt BuildOptions) (Built, error) {
 	union := func(a, b int) { all.Union(int32(a), int32(b)) }
 
 	// Pairs, resolved; a pair given twice keeps its higher score. A search before insert
-	// (Milvus) kept the stored documents its hits name and removed each query in favour
-	// of its best hit: with the file's keepers, each query keeps only that pair, so the
-	// clusters are what the engine removed, one stored document each.
-	stars := r.Format == Milvus && r.KeeperGiven && !opt.IgnoreFileKeepers
+	// (Milvus, the datasketch program) kept the stored documents its hits name and removed
+	// each query in favour of its best hit: with the file's keepers, each query keeps only
+	// that pair, so the clusters are what the engine removed, one stored document each.
+	stars := r.Format.SearchBeforeInsert() && r.KeeperGiven && !opt.IgnoreFileKeepers
 	type key struct{ a, b int }
 	scores := map[key]float64{}
 	type best struct {

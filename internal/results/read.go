@@ -2,6 +2,7 @@ package results
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -26,6 +27,11 @@ func eachRow(src Source, opt Options, need []string, bad *badList, fn func(corpu
 	if err != nil {
 		return "", err
 	}
+	return eachRowAs(src, format, opt, need, bad, fn)
+}
+
+// eachRowAs is eachRow for a file whose format is known, whatever its name.
+func eachRowAs(src Source, format corpus.Format, opt Options, need []string, bad *badList, fn func(corpus.Record)) (sha string, err error) {
 	if format == corpus.Parquet {
 		return "", &InputError{Field: "file", Msg: src.Name + ": this format comes as JSONL, CSV or TSV"}
 	}
@@ -123,33 +129,127 @@ func readPairs(src Source, opt Options) (*Read, error) {
 	return finish(r, bad)
 }
 
+// dumpShape names the fields of a search-before-insert dump: each line a document and
+// the list of stored documents it matched, each with its score.
+type dumpShape struct {
+	format      Format
+	list, score string // "hits", "distance" (Milvus); "matches", "jaccard" (datasketch)
+	alt         string // a score field read where score is missing ("score", pymilvus's other name)
+	scoreHint   string // said after a bad score
+	notJSON     string // said of a file that is not JSON lines
+}
+
+var milvusDump = dumpShape{format: Milvus, list: "hits", score: "distance", alt: "score", scoreHint: " (MHJACCARD answers a similarity)",
+	notJSON: "a Milvus dump is JSON lines {\"id\", \"hits\": [{\"id\", \"distance\"}]} (.jsonl, plain, gzip or zstd); a table of id_a,id_b,score is -format pairs"}
+
+var datasketchDump = dumpShape{format: Datasketch, list: "matches", score: "jaccard",
+	notJSON: "the datasketch program writes JSON lines {\"id\", \"matches\": [{\"id\", \"jaccard\"}]} (.jsonl, plain, gzip or zstd); a table of id_a,id_b,score is -format pairs"}
+
 // readMilvus reads the search dump: {"id": query, "hits": [{"id": hit, "distance": s}]}
 // per line (pymilvus's hit dictionaries; "score" is read where "distance" is missing).
 func readMilvus(src Source, opt Options) (*Read, error) {
-	r := &Read{Format: Milvus, File: src.Name}
-	bad := &badList{}
 	// A table (CSV, TSV, Parquet) is not a dump: say so once, not "field id: missing" per line.
 	if f, err := corpus.DetectFormat(src.Name); err == nil && f != corpus.JSONL {
-		return nil, &InputError{Field: "file", Msg: src.Name + ":1: not JSON: a Milvus dump is JSON lines {\"id\", \"hits\": [{\"id\", \"distance\"}]} (.jsonl, plain, gzip or zstd); a table of id_a,id_b,score is -format pairs"}
+		return nil, &InputError{Field: "file", Msg: src.Name + ":1: not JSON: " + milvusDump.notJSON}
 	}
-	sha, err := eachRow(src, opt, nil, bad, func(rec corpus.Record) {
+	return readDump(src, corpus.JSONL, opt, milvusDump)
+}
+
+// readDatasketch reads what the handed-off datasketch program writes: {"id": reported,
+// "matches": [{"id": stored, "jaccard": s}]} per line; or the tab-separated lines of the
+// program exported before, told by their content.
+func readDatasketch(src Source, opt Options) (*Read, error) {
+	if f, err := corpus.DetectFormat(src.Name); err == nil && f == corpus.JSONL {
+		return readDump(src, corpus.JSONL, opt, datasketchDump)
+	}
+	br := bufio.NewReader(src.Reader)
+	head, _ := br.Peek(512)
+	src.Reader = br
+	if len(head) > 0 && (head[0] == '{' || bytes.HasPrefix(head, []byte{0x1f, 0x8b}) || bytes.HasPrefix(head, []byte{0x28, 0xb5, 0x2f, 0xfd})) {
+		// JSON lines under another name (matches.out), plain or compressed.
+		return readDump(src, corpus.JSONL, opt, datasketchDump)
+	}
+	return readDatasketchTSV(src)
+}
+
+// readDatasketchTSV reads the lines of the datasketch program exported before issue 28:
+// id, "duplicate of", the stored document, "jaccard estimate", the score, tab-separated
+// (the best match of each reported document only).
+func readDatasketchTSV(src Source) (*Read, error) {
+	r := &Read{Format: Datasketch, File: src.Name}
+	bad := &badList{}
+	hr := newHashing(src.Reader)
+	sc := bufio.NewScanner(hr)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		text := strings.TrimRight(sc.Text(), "\r")
+		if strings.TrimSpace(text) == "" {
+			continue
+		}
+		r.Records++
+		place := corpus.Place{File: src.Name, Line: line}
+		f := strings.Split(text, "\t")
+		if len(f) != 5 || f[1] != "duplicate of" || f[3] != "jaccard estimate" {
+			bad.add(&corpus.RecordError{Place: place, Msg: fmt.Sprintf("want JSON lines {\"id\", \"matches\": [...]} or the tab-separated line "+
+				"id, \"duplicate of\", id, \"jaccard estimate\", score of the datasketch program; got %d field(s)", len(f))})
+			if bad.total >= MaxListed {
+				break
+			}
+			continue
+		}
+		a := Ref{ID: f[0], Index: -1, Place: place, Field: "id"}
+		b := Ref{ID: f[2], Index: -1, Place: place, Field: "duplicate of"}
+		switch {
+		case a.ID == "":
+			bad.add(&corpus.RecordError{Place: place, Field: "id", Msg: "empty"})
+			continue
+		case b.ID == "":
+			bad.add(&corpus.RecordError{Place: place, Field: "duplicate of", Msg: "empty"})
+			continue
+		case a.ID == b.ID:
+			bad.add(&corpus.RecordError{Place: place, Field: "duplicate of", Msg: "the reported document itself"})
+			continue
+		}
+		s, err := scoreValue(f[4])
+		if err != nil {
+			bad.add(&corpus.RecordError{Place: place, Field: "jaccard estimate", Msg: err.Error()})
+			continue
+		}
+		r.Pairs = append(r.Pairs, Pair{A: a, B: b, Score: s})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s:%d: %w", src.Name, line+1, err)
+	}
+	io.Copy(io.Discard, hr)
+	r.SHA256 = hr.sum()
+	r.KeeperGiven = searchKeepers(r.Pairs)
+	return finish(r, bad)
+}
+
+// readDump reads a search-before-insert dump of shape d.
+func readDump(src Source, format corpus.Format, opt Options, d dumpShape) (*Read, error) {
+	r := &Read{Format: d.format, File: src.Name}
+	bad := &badList{}
+	sha, err := eachRowAs(src, format, opt, nil, bad, func(rec corpus.Record) {
 		r.Records++
 		q, e := readRef(rec, "id")
 		if e != nil {
 			bad.add(e)
 			return
 		}
-		hv, _, ok := field(rec.Meta, "hits")
+		hv, _, ok := field(rec.Meta, d.list)
 		hits, isList := hv.([]any)
 		if !ok || !isList {
-			bad.add(recErr(rec, "hits", "want a list of {\"id\", \"distance\"} objects"))
+			bad.add(recErr(rec, d.list, "want a list of {\"id\", \"%s\"} objects", d.score))
 			return
 		}
 		for i, h := range hits {
-			name := "hits[" + strconv.Itoa(i) + "]"
+			name := d.list + "[" + strconv.Itoa(i) + "]"
 			hm, isMap := h.(map[string]any)
 			if !isMap {
-				bad.add(recErr(rec, name, "want an object {\"id\", \"distance\"}"))
+				bad.add(recErr(rec, name, "want an object {\"id\", \"%s\"}", d.score))
 				return
 			}
 			id, err := idValue(hm["id"])
@@ -157,13 +257,13 @@ func readMilvus(src Source, opt Options) (*Read, error) {
 				bad.add(recErr(rec, name+".id", "%v", err))
 				return
 			}
-			sv, sname := hm["distance"], ".distance"
-			if sv == nil {
-				sv, sname = hm["score"], ".score"
+			sv, sname := hm[d.score], "."+d.score
+			if sv == nil && d.alt != "" {
+				sv, sname = hm[d.alt], "."+d.alt
 			}
 			s, err := scoreValue(sv)
 			if err != nil {
-				bad.add(recErr(rec, name+sname, "%v (MHJACCARD answers a similarity)", err))
+				bad.add(recErr(rec, name+sname, "%v%s", err, d.scoreHint))
 				return
 			}
 			if id == q.ID {
@@ -177,15 +277,20 @@ func readMilvus(src Source, opt Options) (*Read, error) {
 		return nil, err
 	}
 	r.SHA256 = sha
-	// A search before insert never stores a document it found a duplicate of, so no
-	// query is also a hit: then the hits are the documents the engine kept. A dump of a
-	// search over documents all stored (each pair both ways) names no keepers.
+	r.KeeperGiven = searchKeepers(r.Pairs)
+	return finish(r, bad)
+}
+
+// searchKeepers reports whether pairs read as a search before insert name the keepers:
+// such a search never stores a document it found a duplicate of, so no query is also a
+// hit, and then the hits are the documents the engine kept. A dump of a search over
+// documents all stored (each pair both ways) names no keepers.
+func searchKeepers(pairs []Pair) bool {
 	queries := map[string]bool{}
-	for _, p := range r.Pairs {
+	for _, p := range pairs {
 		queries[p.A.ID] = true
 	}
-	r.KeeperGiven = !slices.ContainsFunc(r.Pairs, func(p Pair) bool { return queries[p.B.ID] })
-	return finish(r, bad)
+	return !slices.ContainsFunc(pairs, func(p Pair) bool { return queries[p.B.ID] })
 }
 
 // readDatatroveJSONL reads documents written by datatrove's JsonlWriter after
@@ -268,57 +373,86 @@ func readDatatroveClusters(src, remove Source) (*Read, error) {
 	r := &Read{Format: Datatrove, File: src.Name}
 	bad := &badList{}
 	hr := newHashing(src.Reader)
-	br := bufio.NewReader(hr)
-	var buf [8]byte
-	for off := 0; ; off += 8 {
-		n, err := io.ReadFull(br, buf[:])
-		if err == io.EOF {
-			break
-		}
-		if err == io.ErrUnexpectedEOF {
-			bad.add(&corpus.RecordError{Place: corpus.Place{File: src.Name, Line: off/8 + 1},
-				Msg: fmt.Sprintf("ends %d byte(s) into a record at byte %d: a .clusters file holds 8-byte records (uint32 document index, uint32 cluster id)", n, off)})
-			break
-		}
+	recs, err := readClusterRecords(hr, src.Name, bad)
+	if err != nil {
+		return nil, err
+	}
+	r.SHA256 = hr.sum()
+	r.Records = len(recs)
+	for _, c := range recs {
+		r.Members = append(r.Members, Member{Doc: Ref{Index: int(c.doc), Place: c.place, Field: "document"}, Group: strconv.FormatUint(uint64(c.cluster), 10)})
+	}
+	if remove.Reader != nil {
+		removed, err := readRemoveRecords(remove.Reader, remove.Name, bad)
 		if err != nil {
 			return nil, err
 		}
-		r.Records++
-		idx := binary.LittleEndian.Uint32(buf[:4])
-		c := binary.LittleEndian.Uint32(buf[4:])
-		place := corpus.Place{File: src.Name, Line: off/8 + 1}
-		if idx > math.MaxInt32 {
-			bad.add(&corpus.RecordError{Place: place, Field: "document", Msg: fmt.Sprintf("index %d is not a document of one task's input", idx)})
-			continue
-		}
-		r.Members = append(r.Members, Member{Doc: Ref{Index: int(idx), Place: place, Field: "document"}, Group: strconv.FormatUint(uint64(c), 10)})
-	}
-	r.SHA256 = hr.sum()
-	if remove.Reader != nil {
-		removed := map[int]bool{}
-		rr := bufio.NewReader(remove.Reader)
-		var b4 [4]byte
-		for off := 0; ; off += 4 {
-			n, err := io.ReadFull(rr, b4[:])
-			if err == io.EOF {
-				break
-			}
-			if err == io.ErrUnexpectedEOF {
-				bad.add(&corpus.RecordError{Place: corpus.Place{File: remove.Name, Line: off/4 + 1},
-					Msg: fmt.Sprintf("ends %d byte(s) into a record at byte %d: a .remove file holds uint32 document indexes", n, off)})
-				break
-			}
-			if err != nil {
-				return nil, err
-			}
-			removed[int(binary.LittleEndian.Uint32(b4[:]))] = true
-		}
 		for i := range r.Members {
-			r.Members[i].Keeper = !removed[r.Members[i].Doc.Index]
+			r.Members[i].Keeper = !removed[uint32(r.Members[i].Doc.Index)]
 		}
 		r.KeeperGiven = true
 	}
 	return finish(r, bad)
+}
+
+// clusterRecord is one record of a .clusters file: a document of one task's input (its
+// index there) and its cluster.
+type clusterRecord struct {
+	doc, cluster uint32
+	place        corpus.Place
+}
+
+// readClusterRecords reads a .clusters file: 8-byte records, a little-endian uint32
+// document index and a uint32 cluster id. A record cut short or an index past int32 is
+// a bad record.
+func readClusterRecords(r io.Reader, name string, bad *badList) ([]clusterRecord, error) {
+	br := bufio.NewReader(r)
+	var out []clusterRecord
+	var buf [8]byte
+	for off := 0; ; off += 8 {
+		n, err := io.ReadFull(br, buf[:])
+		if err == io.EOF {
+			return out, nil
+		}
+		place := corpus.Place{File: name, Line: off/8 + 1}
+		if err == io.ErrUnexpectedEOF {
+			bad.add(&corpus.RecordError{Place: place,
+				Msg: fmt.Sprintf("ends %d byte(s) into a record at byte %d: a .clusters file holds 8-byte records (uint32 document index, uint32 cluster id)", n, off)})
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		idx := binary.LittleEndian.Uint32(buf[:4])
+		if idx > math.MaxInt32 {
+			bad.add(&corpus.RecordError{Place: place, Field: "document", Msg: fmt.Sprintf("index %d is not a document of one task's input", idx)})
+			continue
+		}
+		out = append(out, clusterRecord{doc: idx, cluster: binary.LittleEndian.Uint32(buf[4:]), place: place})
+	}
+}
+
+// readRemoveRecords reads a .remove file: little-endian uint32 indexes of the documents
+// removed.
+func readRemoveRecords(r io.Reader, name string, bad *badList) (map[uint32]bool, error) {
+	removed := map[uint32]bool{}
+	br := bufio.NewReader(r)
+	var b4 [4]byte
+	for off := 0; ; off += 4 {
+		n, err := io.ReadFull(br, b4[:])
+		if err == io.EOF {
+			return removed, nil
+		}
+		if err == io.ErrUnexpectedEOF {
+			bad.add(&corpus.RecordError{Place: corpus.Place{File: name, Line: off/4 + 1},
+				Msg: fmt.Sprintf("ends %d byte(s) into a record at byte %d: a .remove file holds uint32 document indexes", n, off)})
+			return removed, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		removed[binary.LittleEndian.Uint32(b4[:])] = true
+	}
 }
 
 // readTextDedup reads text-dedup's output kept with its cluster and index columns

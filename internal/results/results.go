@@ -1,8 +1,10 @@
 // Package results reads what production deduplication engines write, so that a run at
 // scale can be brought back and reviewed like a manifest computed here: datatrove's
-// cluster ids (its MinhashDedupCluster .clusters and .remove files, or the documents its
-// MinhashDedupFilter wrote with their cluster ids in the metadata), text-dedup's cluster
-// column, a Milvus search-result dump (pairs with MHJACCARD scores), a plain table of
+// cluster ids (its MinhashDedupCluster output folder, remove_ids in datatrove's example:
+// a .clusters and a .remove file per task, or the documents its MinhashDedupFilter wrote
+// with their cluster ids in the metadata), text-dedup's cluster column, a Milvus
+// search-result dump (pairs with MHJACCARD scores), what the handed-off datasketch
+// program writes (every stored match of each document it reports), a plain table of
 // pairs with scores, and the manifest files of the review format (review.WriteJSONL,
 // review.WriteCSV: what the dedup command and a manifest's export write).
 //
@@ -49,6 +51,12 @@ const (
 	// Milvus is the dump the handed-off Milvus scripts write: JSON lines
 	// {"id": query, "hits": [{"id": hit, "distance": MHJACCARD score}, ...]}.
 	Milvus Format = "milvus"
+	// Datasketch is what the handed-off datasketch program writes: JSON lines
+	// {"id": reported document, "matches": [{"id": stored document, "jaccard": score}, ...]},
+	// every stored document at or above the threshold. The tab-separated lines of the
+	// program exported before (id, "duplicate of", stored document, "jaccard estimate",
+	// score: the best match only) are read too.
+	Datasketch Format = "datasketch"
 	// Pairs is a table of id_a, id_b, score (CSV, TSV or JSONL).
 	Pairs Format = "pairs"
 	// Manifest is removals.jsonl or removals.csv of the review format.
@@ -56,7 +64,12 @@ const (
 )
 
 // Formats lists the formats in the order pages show them.
-var Formats = []Format{Datatrove, TextDedup, Milvus, Pairs, Manifest}
+var Formats = []Format{Datatrove, TextDedup, Milvus, Datasketch, Pairs, Manifest}
+
+// SearchBeforeInsert reports whether f is the output of a search before insert (the
+// handed-off Milvus and datasketch programs): each line a document the engine did not
+// store and the stored documents it matched, so the stored ones are what it kept.
+func (f Format) SearchBeforeInsert() bool { return f == Milvus || f == Datasketch }
 
 // ParseFormat returns the format named s.
 func ParseFormat(s string) (Format, error) {
@@ -262,6 +275,8 @@ func ReadFile(src Source, f Format, remove Source, opt Options) (*Read, error) {
 		return readTextDedup(src, opt)
 	case Milvus:
 		return readMilvus(src, opt)
+	case Datasketch:
+		return readDatasketch(src, opt)
 	case Pairs:
 		return readPairs(src, opt)
 	case Manifest:
