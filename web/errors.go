@@ -143,6 +143,7 @@ func userMessage(err error) (string, bool) {
 		xbe *results.BadInputError
 		xue *results.UnknownIDsError
 		xie *results.InputError
+		xre *results.RowsError
 	)
 	switch {
 	case errors.As(err, &fe):
@@ -179,6 +180,8 @@ func userMessage(err error) (string, bool) {
 		return xue.Error(), true
 	case errors.As(err, &xie):
 		return xie.Error(), true
+	case errors.As(err, &xre):
+		return xre.Error(), true
 	case errors.Is(err, db.ErrSampleUndecided):
 		return "Decide every removal of the review sample first: " + err.Error() + ".", true
 	}

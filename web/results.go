@@ -178,7 +178,7 @@ func (s *server) resultsRequest(r *http.Request, up upload) (dedup.ImportRequest
 	}
 	req := dedup.ImportRequest{DatasetID: ds.ID, Format: f, SkipUnknown: v.Get("skip_unknown") != "", OtherDataset: v.Get("other_dataset") != "",
 		IgnoreFileKeepers: v.Get("keepers") == "rule", By: *userOf(r), ByName: userOf(r).Name,
-		Options: results.Options{MaxInputBytes: s.importCap.bytes}}
+		Options: results.Options{MaxInputBytes: s.importCap.bytes, MaxRows: s.resultCap}}
 	if c := v.Get("config"); c != "" && c != "0" {
 		mid, err := strconv.ParseInt(c, 10, 64)
 		if err != nil {
