@@ -100,6 +100,7 @@ func eventRow(e db.AuditEvent, names map[int64]string) templates.EventRow {
 var actions = map[string]string{
 	"login":                    "signed in",
 	"login.failed":             "failed to sign in",
+	"login.lock":               "met a sign-in limit",
 	"logout":                   "signed out",
 	"user.setup":               "created the first admin account",
 	"user.create":              "created an account",

@@ -246,6 +246,13 @@ func (l *Limiter) Allowed(key string, now time.Time) (bool, time.Duration) {
 	return false, l.window - now.Sub(ts[0])
 }
 
+// Count returns how many failures key has within the window at now.
+func (l *Limiter) Count(key string, now time.Time) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.recent(key, now))
+}
+
 // Fail records a failed attempt by key.
 func (l *Limiter) Fail(key string, now time.Time) {
 	l.mu.Lock()
