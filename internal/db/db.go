@@ -123,6 +123,7 @@ type DB struct {
 	// with SQLITE_BUSY (16 reviewers deciding at once did). busy_timeout still covers
 	// other processes (the command line).
 	writeTurn chan struct{}
+	stages    stagings // the staging files of this process's imports (staging.go)
 }
 
 // dsn builds the connection string; pragmas go in the DSN so every pooled connection
@@ -173,6 +174,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 // Close closes both pools.
 func (d *DB) Close() error {
 	var errs []error
+	errs = append(errs, d.closeStagings())
 	if d.r != nil {
 		errs = append(errs, d.r.Close())
 	}
