@@ -214,6 +214,9 @@ const (
 // the same work as a known one.
 func (s *server) login(w http.ResponseWriter, r *http.Request) {
 	name, pw := strings.TrimSpace(r.PostFormValue("name")), r.PostFormValue("password")
+	if stored, err := auth.NormalizeName(name); err == nil {
+		name = stored // as names are stored: "ａｄａ" is "ada"
+	}
 	view := templates.SignIn{Page: s.page(r, "Sign in"), Mode: "login", Action: "/login", Name: name, Next: r.PostFormValue("next")}
 	refuse := func(status int, msg string) {
 		view.Error = msg

@@ -111,19 +111,6 @@ func CheckNewPassword(name, pw string) error {
 	return nil
 }
 
-// CheckName validates a user name.
-func CheckName(name string) error {
-	if name == "" || len(name) > 64 {
-		return errors.New("the name needs 1 to 64 characters")
-	}
-	for _, r := range name {
-		if r < ' ' || r == 0x7f {
-			return errors.New("the name cannot contain control characters")
-		}
-	}
-	return nil
-}
-
 // Params are argon2id's cost parameters.
 type Params struct {
 	Memory  uint32 // KiB
