@@ -105,6 +105,9 @@ func (s *server) importResultsUpload(w http.ResponseWriter, r *http.Request) {
 // its own in the upload directory under the upload cap, keeping the small fields in
 // r.Form.
 func (s *server) receiveResults(w http.ResponseWriter, r *http.Request) (upload, *upload, error) {
+	if r.ContentLength > s.maxUpload { // declared over the cap: refused before a byte is read
+		return upload{}, nil, s.uploadFailure(&bodyError{&http.MaxBytesError{Limit: s.maxUpload}})
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, s.maxUpload)
 	mr, err := r.MultipartReader()
 	if err != nil {

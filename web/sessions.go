@@ -251,8 +251,9 @@ func (s *server) login(w http.ResponseWriter, r *http.Request) {
 	}
 	release, ok := s.hashes.Enter(r.Context(), wait, attempt.Priority)
 	if !ok {
-		if r.Context().Err() != nil { // the client left: no check, nothing to answer
+		if err := r.Context().Err(); err != nil { // the client left before its check: none counted
 			attempt.Abandon()
+			s.fail(w, r, err)
 			return
 		}
 		attempt.Busy(s.now())
