@@ -35,6 +35,8 @@ import (
 //   - jobs.ErrClosed: 503
 //   - a sweep's state refusing an action (sweeprun.ErrRunning, ErrNotResumable,
 //     ErrNotRunning): 409; a campaign without labels to sweep, a *sweep.GridError: 422
+//   - the request's own context ending (the client left, or its body stopped coming
+//     before the read deadline): 499, logged as a client abort, not a server error
 //   - anything else: 500 "internal error", the error logged with the request id, which
 //     the page shows too. The text of an internal error never reaches the browser.
 
@@ -73,9 +75,24 @@ const (
 	msgClosed    = "The server is shutting down; try again in a minute."
 )
 
+// statusClientClosed answers a request whose client went away, or whose body stopped
+// coming before the read deadline (which ends the request's context too): nginx's 499.
+// Nobody reads it; the log says what happened, at info level, not as a server error.
+const statusClientClosed = 499
+
+// clientGone reports whether err is the request's own context ending: the client left
+// or its request was cut off, which is no failure of the server's.
+func clientGone(r *http.Request, err error) bool {
+	return r.Context().Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
+}
+
 // problem maps err to the status a response answers with and the message a person
 // reads; see the list above. An internal error is logged here, once.
 func (s *server) problem(r *http.Request, err error) (int, string) {
+	if clientGone(r, err) {
+		s.log.Info("client went away", "err", err, "method", r.Method, "path", r.URL.Path, "request_id", requestIDOf(r))
+		return statusClientClosed, "The request was cut off before it was answered."
+	}
 	var (
 		pe      *pageError
 		refused *review.RefusedError
@@ -143,6 +160,7 @@ func userMessage(err error) (string, bool) {
 		xbe *results.BadInputError
 		xue *results.UnknownIDsError
 		xie *results.InputError
+		xre *results.RowsError
 	)
 	switch {
 	case errors.As(err, &fe):
@@ -179,6 +197,8 @@ func userMessage(err error) (string, bool) {
 		return xue.Error(), true
 	case errors.As(err, &xie):
 		return xie.Error(), true
+	case errors.As(err, &xre):
+		return xre.Error(), true
 	case errors.Is(err, db.ErrSampleUndecided):
 		return "Decide every removal of the review sample first: " + err.Error() + ".", true
 	}

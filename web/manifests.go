@@ -548,6 +548,13 @@ func (s *server) showSignOff(w http.ResponseWriter, r *http.Request) {
 	so := sos[0]
 	v := templates.SignOffPage{Page: s.page(r, fmt.Sprintf("Sign-off of manifest %d", m.ID)), ManifestID: m.ID, Status: dedup.SignOffStatus(so),
 		Sections: recordSections(so.Record)}
+	switch head, err := s.store.ExportAuditHead(r.Context(), m.ID); {
+	case err == nil:
+		v.Sections[0].Facts = append(v.Sections[0].Facts, templates.Param{Name: "Audit chain head at the export", Value: head.String()})
+	case !errors.Is(err, db.ErrNotFound):
+		s.fail(w, r, err)
+		return
+	}
 	if so.Revoked {
 		v.Revoked = fmt.Sprintf("Revoked by %s on %s: %s", so.RevokedBy, so.RevokedAt.Format("2006-01-02 15:04"), so.RevokeReason)
 	}
@@ -567,6 +574,7 @@ func recordSections(rec review.Record) []templates.RecordSection {
 			{Name: "Removals", Value: fmt.Sprintf("%d approved in %d clusters, %d excluded", rec.Removals, rec.Clusters, rec.Excluded)},
 			{Name: "Signed at", Value: rec.SignedAt.Format("2006-01-02 15:04:05 UTC")},
 			{Name: "Signed with code version", Value: rec.CodeVersion},
+			{Name: "Audit chain head at sign-off", Value: auditHeadText(rec.AuditHead)},
 		}},
 		{Title: "Parameters", Facts: []templates.Param{
 			{Name: "Representation", Value: p.Spec.String() + " (" + p.Spec.ID() + ")"},
@@ -626,6 +634,14 @@ func recordSections(rec review.Record) []templates.RecordSection {
 		people.Rows = append(people.Rows, []string{b.Name, "", "bulk approval", what, b.At.Format("2006-01-02 15:04"), "", ""})
 	}
 	return append(secs, people)
+}
+
+// auditHeadText is the audit chain head a record published, for its page.
+func auditHeadText(h *review.AuditHead) string {
+	if h == nil {
+		return "not published (signed off before records carried it)"
+	}
+	return h.String() + ": keep it elsewhere; the audit page or \"audit verify -head\" checks it"
 }
 
 func (s *server) signOffJSON(w http.ResponseWriter, r *http.Request) {

@@ -105,6 +105,9 @@ func (s *server) importResultsUpload(w http.ResponseWriter, r *http.Request) {
 // its own in the upload directory under the upload cap, keeping the small fields in
 // r.Form.
 func (s *server) receiveResults(w http.ResponseWriter, r *http.Request) (upload, *upload, error) {
+	if r.ContentLength > s.maxUpload { // declared over the cap: refused before a byte is read
+		return upload{}, nil, s.uploadFailure(&bodyError{&http.MaxBytesError{Limit: s.maxUpload}})
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, s.maxUpload)
 	mr, err := r.MultipartReader()
 	if err != nil {
@@ -178,7 +181,7 @@ func (s *server) resultsRequest(r *http.Request, up upload) (dedup.ImportRequest
 	}
 	req := dedup.ImportRequest{DatasetID: ds.ID, Format: f, SkipUnknown: v.Get("skip_unknown") != "", OtherDataset: v.Get("other_dataset") != "",
 		IgnoreFileKeepers: v.Get("keepers") == "rule", By: *userOf(r), ByName: userOf(r).Name,
-		Options: results.Options{MaxInputBytes: s.importCap.bytes}}
+		Options: results.Options{MaxInputBytes: s.importCap.bytes, MaxRows: s.resultCap}}
 	if c := v.Get("config"); c != "" && c != "0" {
 		mid, err := strconv.ParseInt(c, 10, 64)
 		if err != nil {

@@ -53,6 +53,7 @@ func importResults(args []string, stdout, stderr io.Writer) error {
 	seed := fs.Uint64("seed", 1, "the sample's seed (the same seed over the same file draws the same clusters)")
 	approvals := fs.Int("approvals", 1, "approvals the manifest needs to be signed off")
 	as := fs.String("as", "", "the account the manifest is prepared by (default: none, recorded as cli:$USER, or the system's name for\nthe user running it; with neither, -as is required)")
+	maxRows := fs.Int("max-rows", engineresults.DefaultMaxRows, "most rows the file may hold, good or bad (0: no cap); a pair or membership given\nin many rows is read once, but every row takes time")
 	otherDataset := fs.Bool("other-dataset", false, "manifest: import a file whose rows name another dataset into -dataset (refused otherwise)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -84,7 +85,8 @@ func importResults(args []string, stdout, stderr io.Writer) error {
 	}
 	req := dedup.ImportRequest{DatasetID: ds.ID, Format: f, SkipUnknown: *skipUnknown, IgnoreFileKeepers: *keepers == "rule",
 		Sample: *sample, Seed: *seed, ApprovalsRequired: *approvals, OtherDataset: *otherDataset,
-		Options: engineresults.Options{IDField: *idField, ClusterField: *clusterField, IndexField: *indexField, TextField: *textField}}
+		Options: engineresults.Options{IDField: *idField, ClusterField: *clusterField, IndexField: *indexField, TextField: *textField,
+			MaxRows: int(noCapIsNegative(int64(*maxRows)))}}
 	if *as == "" {
 		name, err := cliUser(os.Getenv, user.Current)
 		if err != nil {

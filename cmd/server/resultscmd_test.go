@@ -52,6 +52,11 @@ func TestImportResultsCommand(t *testing.T) {
 			t.Errorf("stdout %q; want %q", out, w)
 		}
 	}
+	// -max-rows caps the rows read: the file is refused at the first row past it.
+	err = run(append(args, "-skip-unknown", "-max-rows", "2"), &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "pairs.csv:4: more than 2 rows, the cap on one results import") {
+		t.Errorf("import-results -max-rows 2 = %v; want the file refused at line 4", err)
+	}
 	if err := run([]string{"import-results", "-db", path, "-dataset", "cli", "-format", "pairs", "-in", in}, &stdout, &stderr); err == nil ||
 		!strings.Contains(err.Error(), "name the configuration production ran") {
 		t.Errorf("without a configuration: %v", err)

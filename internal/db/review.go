@@ -600,6 +600,9 @@ type Sealing struct {
 	Tally       review.Tally
 	DatasetHash string
 	At          time.Time
+	// AuditHead is the audit chain's head with the approval that signs off as its last
+	// entry, for the record to publish.
+	AuditHead review.AuditHead
 }
 
 // NewReview is an approver's verdict or a comment.
@@ -672,7 +675,11 @@ func (d *DB) AddReview(ctx context.Context, by User, manifestID int64, nr NewRev
 		if snapshot != m.DatasetHash {
 			return &review.StaleError{What: "dataset", Signed: m.DatasetHash, Current: snapshot, AtSignOff: true}
 		}
-		rec, err := seal(Sealing{Manifest: m, Reviews: reviews, Tally: tally, DatasetHash: snapshot, At: stamp.UTC()})
+		head, err := auditHead(ctx, tx)
+		if err != nil {
+			return err
+		}
+		rec, err := seal(Sealing{Manifest: m, Reviews: reviews, Tally: tally, DatasetHash: snapshot, At: stamp.UTC(), AuditHead: head})
 		if err != nil {
 			return err
 		}

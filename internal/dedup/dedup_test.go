@@ -460,7 +460,7 @@ func TestReviewSignOffExport(t *testing.T) {
 	if n, err := Export(ctx, f.store, f.admin, f.manifest(m2.ID)); err != nil || n != 2 {
 		t.Errorf("export of manifest 2 after the revocation = %d, %v", n, err)
 	}
-	check, err := f.store.VerifyAudit(ctx)
+	check, err := f.store.VerifyAudit(ctx, review.AuditHead{})
 	if err != nil || !check.Intact() || check.Rows < 15 {
 		t.Errorf("audit chain: %+v, %v", check, err)
 	}

@@ -3,6 +3,7 @@ package dedup
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -89,6 +90,9 @@ type signOffFile struct {
 	RevokedAt    *time.Time    `json:"revoked_at,omitempty"`
 	RevokeReason string        `json:"revoke_reason,omitempty"`
 	Record       review.Record `json:"record"`
+	// AuditHeadAtExport is the audit chain's head when the manifest was exported (its
+	// export the last entry); the record holds the head at sign-off.
+	AuditHeadAtExport *review.AuditHead `json:"audit_head_at_export,omitempty"`
 }
 
 // SignOffStatus names whether a sign-off still holds.
@@ -116,6 +120,12 @@ func WriteSignOff(ctx context.Context, store *db.DB, m db.Manifest, w io.Writer)
 	f := signOffFile{Status: SignOffStatus(so), Record: so.Record}
 	if so.Revoked {
 		f.RevokedBy, f.RevokedAt, f.RevokeReason = so.RevokedBy, &so.RevokedAt, so.RevokeReason
+	}
+	switch head, err := store.ExportAuditHead(ctx, m.ID); {
+	case err == nil:
+		f.AuditHeadAtExport = &head
+	case !errors.Is(err, db.ErrNotFound):
+		return err
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -76,7 +76,9 @@ func ImportResults(ctx context.Context, store *db.DB, req ImportRequest, report 
 	report(Progress{Phase: PhaseRead})
 	var read *results.Read
 	if req.Folder != nil {
-		read, err = results.ReadDatatroveFolder(*req.Folder)
+		f := *req.Folder
+		f.Options = req.Options // the row cap holds for a folder too
+		read, err = results.ReadDatatroveFolder(f)
 	} else {
 		read, err = results.ReadFile(req.File, req.Format, req.Remove, req.Options)
 	}

@@ -117,6 +117,8 @@ func prepareSeal(ctx context.Context, store *db.DB, m db.Manifest, codeVersion s
 	return func(s db.Sealing) (review.Record, error) {
 		rec := base
 		rec.ManifestHash, rec.DatasetHash, rec.SignedAt = s.Manifest.ContentHash, s.DatasetHash, s.At
+		head := s.AuditHead
+		rec.AuditHead = &head
 		for _, a := range s.Tally.Approvals {
 			rec.Approvals = append(rec.Approvals, person(a))
 		}

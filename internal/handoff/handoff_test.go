@@ -278,7 +278,8 @@ print(dump_line("doc-3", [("doc-1", 1.0)]))
 		if err != nil {
 			t.Fatalf("%s: the dump %q does not import: %v", spec, out, err)
 		}
-		if len(r.Pairs) != 3 || r.Pairs[0].A.ID != "doc-2" || r.Pairs[0].B.ID != "doc-1" || r.Pairs[0].Score != 0.9375 || r.Pairs[1].B.ID != "7" {
+		id := func(doc int) string { return r.Docs[doc].ID }
+		if len(r.Pairs) != 3 || id(r.Pairs[0].A) != "doc-2" || id(r.Pairs[0].B) != "doc-1" || r.Pairs[0].Score != 0.9375 || id(r.Pairs[1].B) != "7" {
 			t.Errorf("%s: pairs read from the dump: %+v", spec, r.Pairs)
 		}
 		mustContain(t, "main.go", file(t, files, "milvus/go/main.go"), "json:\"id\"", "json:\"hits\"", "json:\"distance\"", "json.Marshal(dumpLine{ID: id, Hits: hits})")

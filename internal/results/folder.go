@@ -35,6 +35,8 @@ type Folder struct {
 	Dir     fs.FS
 	IDsName string // "doc_ids"
 	IDs     fs.FS  // nil: none
+	// Options bound the read (MaxRows: cluster records over all tasks).
+	Options Options
 }
 
 // datatroveSentinel is the rank datatrove writes for documents of an index
@@ -92,7 +94,9 @@ func ReadDatatroveFolder(f Folder) (*Read, error) {
 	}
 
 	r := &Read{Format: Datatrove, File: name + "/", KeeperGiven: len(removes) > 0}
+	c := newCollector(r)
 	bad := &badList{}
+	rows := 0
 	sum := sha256.New()
 	// open hashes each file it reads under its folder and name, in the order read
 	// (ranks in order; clusters, remove, ids), so the same folder has the same SHA-256.
@@ -145,17 +149,20 @@ func ReadDatatroveFolder(f Folder) (*Read, error) {
 				return nil, err
 			}
 		}
-		for _, c := range recs {
-			ref := Ref{Index: int(c.doc), Place: c.place, Field: "document"}
+		for _, rec := range recs {
+			if err := overCap(&rows, f.Options, rec.place); err != nil {
+				return nil, err
+			}
+			ref := Ref{Index: int(rec.doc), Place: rec.place, Field: "document"}
 			if f.IDs != nil {
-				if int(c.doc) >= len(ids) {
-					bad.add(&corpus.RecordError{Place: c.place, Field: "document", Msg: fmt.Sprintf("index %d: task %d read %d document(s) by %s",
-						c.doc, rank, len(ids), path.Join(f.IDsName, fmt.Sprintf("%06d.ids", rank)))})
+				if int(rec.doc) >= len(ids) {
+					bad.add(&corpus.RecordError{Place: rec.place, Field: "document", Msg: fmt.Sprintf("index %d: task %d read %d document(s) by %s",
+						rec.doc, rank, len(ids), path.Join(f.IDsName, fmt.Sprintf("%06d.ids", rank)))})
 					continue
 				}
-				ref = Ref{ID: ids[c.doc], Index: -1, Place: c.place, Field: "document"}
+				ref = Ref{ID: ids[rec.doc], Index: -1, Place: rec.place, Field: "document"}
 			}
-			r.Members = append(r.Members, Member{Doc: ref, Group: strconv.FormatUint(uint64(c.cluster), 10), Keeper: r.KeeperGiven && !removed[c.doc]})
+			c.member(ref, strconv.FormatUint(uint64(rec.cluster), 10), r.KeeperGiven && !removed[rec.doc], 0)
 		}
 	}
 	r.SHA256 = hex.EncodeToString(sum.Sum(nil))

@@ -43,6 +43,7 @@ func eachRowAs(src Source, format corpus.Format, opt Options, need []string, bad
 		return "", err
 	}
 	defer rd.Close()
+	rows := 0
 	for {
 		rec, err := rd.Next()
 		if err == io.EOF {
@@ -50,16 +51,116 @@ func eachRowAs(src Source, format corpus.Format, opt Options, need []string, bad
 		}
 		var re *corpus.RecordError
 		if errors.As(err, &re) {
+			if err := overCap(&rows, opt, re.Place); err != nil {
+				return "", err
+			}
 			bad.add(re)
 			continue
 		}
 		if err != nil {
 			return "", err
 		}
+		if err := overCap(&rows, opt, rec.Place); err != nil {
+			return "", err
+		}
 		fn(rec)
 	}
 	io.Copy(io.Discard, hr) // the whole file is hashed, trailing bytes included
 	return hr.sum(), nil
+}
+
+// overCap counts a row at place and refuses it when it is one past opt.MaxRows.
+func overCap(rows *int, opt Options, place corpus.Place) error {
+	*rows++
+	if opt.MaxRows > 0 && *rows > opt.MaxRows {
+		return &RowsError{Place: place, Max: opt.MaxRows}
+	}
+	return nil
+}
+
+// collector gathers what a file says as it streams, each document, pair and
+// membership once, so that memory grows with what is distinct in the file and never
+// with its rows: a pair given again keeps the higher score, a membership given again
+// is the same membership (a keeper if any of its rows says so).
+type collector struct {
+	r        *Read
+	ids      map[string]int32 // document id -> index in r.Docs
+	indexes  map[int]int32    // datatrove position -> index in r.Docs
+	pairs    map[[2]int32]int32
+	members  map[memberKey]int32
+	groups   map[string]string // one copy of each group name
+	directed bool              // (a, b) and (b, a) are different pairs (a Milvus query and its hit)
+}
+
+type memberKey struct {
+	doc   int32
+	group string
+}
+
+func newCollector(r *Read) *collector {
+	return &collector{r: r, ids: map[string]int32{}, indexes: map[int]int32{}, pairs: map[[2]int32]int32{},
+		members: map[memberKey]int32{}, groups: map[string]string{}, directed: r.Format.SearchBeforeInsert()}
+}
+
+// doc returns ref's index in r.Docs, adding it at its first naming.
+func (c *collector) doc(ref Ref) int32 {
+	if ref.Index >= 0 {
+		if i, ok := c.indexes[ref.Index]; ok {
+			return i
+		}
+	} else if i, ok := c.ids[ref.ID]; ok {
+		return i
+	}
+	i := int32(len(c.r.Docs))
+	ref.ID = strings.Clone(ref.ID) // not the row it was read from
+	c.r.Docs = append(c.r.Docs, ref)
+	if ref.Index >= 0 {
+		c.indexes[ref.Index] = i
+	} else {
+		c.ids[ref.ID] = i
+	}
+	return i
+}
+
+// pair records a and b at score.
+func (c *collector) pair(a, b Ref, score float64) {
+	x, y := c.doc(a), c.doc(b)
+	if !c.directed && y < x {
+		x, y = y, x
+	}
+	k := [2]int32{x, y}
+	if i, ok := c.pairs[k]; ok {
+		p := &c.r.Pairs[i]
+		p.Rows++
+		if score > p.Score || math.IsNaN(p.Score) {
+			p.Score = score
+		}
+		return
+	}
+	c.pairs[k] = int32(len(c.r.Pairs))
+	c.r.Pairs = append(c.r.Pairs, Pair{A: int(x), B: int(y), Score: score, Rows: 1})
+}
+
+// member records doc in group.
+func (c *collector) member(doc Ref, group string, keeper bool, size int) {
+	d := c.doc(doc)
+	g, ok := c.groups[group]
+	if !ok {
+		g = strings.Clone(group)
+		c.groups[g] = g
+	}
+	k := memberKey{d, g}
+	if i, ok := c.members[k]; ok {
+		m := &c.r.Members[i]
+		m.Rows++
+		m.Keeper = m.Keeper || keeper
+		if size > 0 {
+			m.Size = size
+		}
+		return
+	}
+	c.members[k] = int32(len(c.r.Members))
+	c.r.Members = append(c.r.Members, Member{Doc: int(d), Group: g, Keeper: keeper, Size: size, Place: doc.Place, Rows: 1})
 }
 
 // field returns the value of the first of names present in m, matching names without
@@ -97,6 +198,7 @@ func readRef(rec corpus.Record, names ...string) (Ref, *corpus.RecordError) {
 // readPairs reads a table of id_a, id_b, score.
 func readPairs(src Source, opt Options) (*Read, error) {
 	r := &Read{Format: Pairs, File: src.Name}
+	c := newCollector(r)
 	bad := &badList{}
 	sha, err := eachRow(src, opt, nil, bad, func(rec corpus.Record) {
 		r.Records++
@@ -120,7 +222,7 @@ func readPairs(src Source, opt Options) (*Read, error) {
 			bad.add(recErr(rec, "id_b", "the same document as id_a"))
 			return
 		}
-		r.Pairs = append(r.Pairs, Pair{A: a, B: b, Score: s})
+		c.pair(a, b, s)
 	})
 	if err != nil {
 		return nil, err
@@ -169,19 +271,20 @@ func readDatasketch(src Source, opt Options) (*Read, error) {
 		// JSON lines under another name (matches.out), plain or compressed.
 		return readDump(src, corpus.JSONL, opt, datasketchDump)
 	}
-	return readDatasketchTSV(src)
+	return readDatasketchTSV(src, opt)
 }
 
 // readDatasketchTSV reads the lines of the datasketch program exported before issue 28:
 // id, "duplicate of", the stored document, "jaccard estimate", the score, tab-separated
 // (the best match of each reported document only).
-func readDatasketchTSV(src Source) (*Read, error) {
+func readDatasketchTSV(src Source, opt Options) (*Read, error) {
 	r := &Read{Format: Datasketch, File: src.Name}
+	c := newCollector(r)
 	bad := &badList{}
 	hr := newHashing(src.Reader)
 	sc := bufio.NewScanner(hr)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	line := 0
+	line, rows := 0, 0
 	for sc.Scan() {
 		line++
 		text := strings.TrimRight(sc.Text(), "\r")
@@ -190,6 +293,9 @@ func readDatasketchTSV(src Source) (*Read, error) {
 		}
 		r.Records++
 		place := corpus.Place{File: src.Name, Line: line}
+		if err := overCap(&rows, opt, place); err != nil {
+			return nil, err
+		}
 		f := strings.Split(text, "\t")
 		if len(f) != 5 || f[1] != "duplicate of" || f[3] != "jaccard estimate" {
 			bad.add(&corpus.RecordError{Place: place, Msg: fmt.Sprintf("want JSON lines {\"id\", \"matches\": [...]} or the tab-separated line "+
@@ -217,7 +323,7 @@ func readDatasketchTSV(src Source) (*Read, error) {
 			bad.add(&corpus.RecordError{Place: place, Field: "jaccard estimate", Msg: err.Error()})
 			continue
 		}
-		r.Pairs = append(r.Pairs, Pair{A: a, B: b, Score: s})
+		c.pair(a, b, s)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%s:%d: %w", src.Name, line+1, err)
@@ -231,6 +337,7 @@ func readDatasketchTSV(src Source) (*Read, error) {
 // readDump reads a search-before-insert dump of shape d.
 func readDump(src Source, format corpus.Format, opt Options, d dumpShape) (*Read, error) {
 	r := &Read{Format: d.format, File: src.Name}
+	c := newCollector(r)
 	bad := &badList{}
 	sha, err := eachRowAs(src, format, opt, nil, bad, func(rec corpus.Record) {
 		r.Records++
@@ -245,6 +352,11 @@ func readDump(src Source, format corpus.Format, opt Options, d dumpShape) (*Read
 			bad.add(recErr(rec, d.list, "want a list of {\"id\", \"%s\"} objects", d.score))
 			return
 		}
+		type hit struct {
+			ref   Ref
+			score float64
+		}
+		var found []hit // the line's hits, recorded once all are good
 		for i, h := range hits {
 			name := d.list + "[" + strconv.Itoa(i) + "]"
 			hm, isMap := h.(map[string]any)
@@ -270,7 +382,10 @@ func readDump(src Source, format corpus.Format, opt Options, d dumpShape) (*Read
 				bad.add(recErr(rec, name+".id", "the query document itself"))
 				return
 			}
-			r.Pairs = append(r.Pairs, Pair{A: q, B: Ref{ID: id, Index: -1, Place: rec.Place, Field: name + ".id"}, Score: s})
+			found = append(found, hit{Ref{ID: id, Index: -1, Place: rec.Place, Field: name + ".id"}, s})
+		}
+		for _, h := range found {
+			c.pair(q, h.ref, h.score)
 		}
 	})
 	if err != nil {
@@ -286,11 +401,11 @@ func readDump(src Source, format corpus.Format, opt Options, d dumpShape) (*Read
 // hit, and then the hits are the documents the engine kept. A dump of a search over
 // documents all stored (each pair both ways) names no keepers.
 func searchKeepers(pairs []Pair) bool {
-	queries := map[string]bool{}
+	query := map[int]bool{}
 	for _, p := range pairs {
-		queries[p.A.ID] = true
+		query[p.A] = true
 	}
-	return !slices.ContainsFunc(pairs, func(p Pair) bool { return queries[p.B.ID] })
+	return !slices.ContainsFunc(pairs, func(p Pair) bool { return query[p.B] })
 }
 
 // readDatatroveJSONL reads documents written by datatrove's JsonlWriter after
@@ -301,6 +416,7 @@ func searchKeepers(pairs []Pair) bool {
 // removed what it removed: its own keepers.
 func readDatatroveJSONL(src, removed Source, opt Options) (*Read, error) {
 	r := &Read{Format: Datatrove, File: src.Name, KeeperGiven: removed.Reader != nil}
+	c := newCollector(r)
 	bad := &badList{}
 	withID := 0 // records with a cluster id
 	read := func(src Source, kept bool) (string, error) {
@@ -335,17 +451,17 @@ func readDatatroveJSONL(src, removed Source, opt Options) (*Read, error) {
 				bad.add(e)
 				return
 			}
-			m := Member{Doc: ref, Group: group, Keeper: kept}
+			size := 0
 			if sv, sname, ok := field(meta, "minhash_cluster_size"); ok {
 				n, err := idValue(sv)
-				size, err2 := strconv.Atoi(n)
-				if err != nil || err2 != nil || size < 1 {
+				s, err2 := strconv.Atoi(n)
+				if err != nil || err2 != nil || s < 1 {
 					bad.add(recErr(rec, where+sname, "want a whole number of documents"))
 					return
 				}
-				m.Size = size
+				size = s
 			}
-			r.Members = append(r.Members, m)
+			c.member(ref, group, kept, size)
 		})
 	}
 	sha, err := read(src, removed.Reader != nil)
@@ -369,8 +485,9 @@ func readDatatroveJSONL(src, removed Source, opt Options) (*Read, error) {
 // little-endian uint32 pairs (document index in its rank's input, cluster id), and the
 // .remove file beside it (little-endian uint32 indexes of the documents removed), whose
 // complement in each cluster is the document datatrove kept.
-func readDatatroveClusters(src, remove Source) (*Read, error) {
+func readDatatroveClusters(src, remove Source, opt Options) (*Read, error) {
 	r := &Read{Format: Datatrove, File: src.Name}
+	c := newCollector(r)
 	bad := &badList{}
 	hr := newHashing(src.Reader)
 	recs, err := readClusterRecords(hr, src.Name, bad)
@@ -378,9 +495,13 @@ func readDatatroveClusters(src, remove Source) (*Read, error) {
 		return nil, err
 	}
 	r.SHA256 = hr.sum()
-	r.Records = len(recs)
-	for _, c := range recs {
-		r.Members = append(r.Members, Member{Doc: Ref{Index: int(c.doc), Place: c.place, Field: "document"}, Group: strconv.FormatUint(uint64(c.cluster), 10)})
+	rows := 0
+	for _, rec := range recs {
+		r.Records++
+		if err := overCap(&rows, opt, rec.place); err != nil {
+			return nil, err
+		}
+		c.member(Ref{Index: int(rec.doc), Place: rec.place, Field: "document"}, strconv.FormatUint(uint64(rec.cluster), 10), false, 0)
 	}
 	if remove.Reader != nil {
 		removed, err := readRemoveRecords(remove.Reader, remove.Name, bad)
@@ -388,7 +509,7 @@ func readDatatroveClusters(src, remove Source) (*Read, error) {
 			return nil, err
 		}
 		for i := range r.Members {
-			r.Members[i].Keeper = !removed[uint32(r.Members[i].Doc.Index)]
+			r.Members[i].Keeper = !removed[uint32(r.Docs[r.Members[i].Doc].Index)]
 		}
 		r.KeeperGiven = true
 	}
@@ -469,6 +590,7 @@ func readTextDedup(src Source, opt Options) (*Read, error) {
 		indexNames = []string{opt.IndexField}
 	}
 	r := &Read{Format: TextDedup, File: src.Name, KeeperGiven: true}
+	c := newCollector(r)
 	bad := &badList{}
 	row := func(rec corpus.Record) {
 		r.Records++
@@ -487,14 +609,14 @@ func readTextDedup(src Source, opt Options) (*Read, error) {
 			bad.add(e)
 			return
 		}
-		m := Member{Doc: ref, Group: group}
+		keeper := false
 		if iv, _, ok := field(rec.Meta, indexNames...); ok {
 			index, _, _ := groupValue(iv)
-			m.Keeper = index == group
+			keeper = index == group
 		} else {
 			r.KeeperGiven = false
 		}
-		r.Members = append(r.Members, m)
+		c.member(ref, group, keeper, 0)
 	}
 	format, err := corpus.DetectFormat(src.Name)
 	if err != nil {
@@ -536,6 +658,7 @@ func eachParquetRow(src Source, opt Options, cols []string, bad *badList, fn fun
 		return err
 	}
 	defer tmp.Close()
+	rows := 0
 	for {
 		rec, err := tmp.Next()
 		if err == io.EOF {
@@ -543,10 +666,16 @@ func eachParquetRow(src Source, opt Options, cols []string, bad *badList, fn fun
 		}
 		var re *corpus.RecordError
 		if errors.As(err, &re) {
+			if err := overCap(&rows, opt, re.Place); err != nil {
+				return err
+			}
 			bad.add(re)
 			continue
 		}
 		if err != nil {
+			return err
+		}
+		if err := overCap(&rows, opt, rec.Place); err != nil {
 			return err
 		}
 		rec.Meta[opt.IDField] = rec.ID
@@ -573,6 +702,7 @@ func groupsOfTwoOrMore(ms []Member) []Member {
 // removed document, its keeper and the cluster; every row repeats the configuration.
 func readManifest(src Source, opt Options) (*Read, error) {
 	r := &Read{Format: Manifest, File: src.Name, KeeperGiven: true}
+	c := newCollector(r)
 	bad := &badList{}
 	var first string
 	keepers := map[string]bool{}
@@ -629,12 +759,12 @@ func readManifest(src Source, opt Options) (*Read, error) {
 				}
 			}
 		}
-		r.Members = append(r.Members, Member{Doc: doc, Group: group})
+		c.member(doc, group, false, 0)
 		if !keepers[group] {
-			keepers[group] = true
-			r.Members = append(r.Members, Member{Doc: keeper, Group: group, Keeper: true})
+			keepers[strings.Clone(group)] = true
+			c.member(keeper, group, true, 0)
 		}
-		r.Pairs = append(r.Pairs, Pair{A: keeper, B: doc, Score: score})
+		c.pair(keeper, doc, score)
 	})
 	if err != nil {
 		return nil, err

@@ -16,9 +16,9 @@ type Origin struct {
 	Format string `json:"format"`
 	File   string `json:"file"`
 	SHA256 string `json:"sha256"` // of the file as read
-	// Records is how many rows, pairs or documents the file held; Pairs how many pairs
-	// of documents among them (pair formats), Members how many cluster memberships
-	// (cluster formats).
+	// Records is how many rows, pairs or documents the file held; Pairs how many
+	// distinct pairs of documents among them (pair formats), Members how many distinct
+	// cluster memberships (cluster formats).
 	Records int `json:"records"`
 	Pairs   int `json:"pairs,omitempty"`
 	Members int `json:"members,omitempty"`

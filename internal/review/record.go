@@ -157,7 +157,22 @@ type Record struct {
 	Origin         *Origin   `json:"origin,omitempty"`
 	ReviewedSample bool      `json:"reviewed_a_sample"`
 	SignedAt       time.Time `json:"signed_at"`
+	// AuditHead is the audit log's chain head when the manifest was signed off (the
+	// approval that signed it is its last entry): kept with the record, away from the
+	// database, it lets "audit verify -head" show that no entry up to it was cut off or
+	// rewritten since. Nil in records sealed before it was published.
+	AuditHead *AuditHead `json:"audit_head,omitempty"`
 }
+
+// AuditHead is the head of the audit log's hash chain: the hash of its last entry and
+// how many entries the chain held up to it.
+type AuditHead struct {
+	Hash    string `json:"hash"`
+	Entries int    `json:"entries"`
+}
+
+// String reads "<hash> (948 entries)".
+func (h AuditHead) String() string { return h.Hash + " (" + strconv.Itoa(h.Entries) + " entries)" }
 
 // DatasetRecord names the dataset in the record.
 type DatasetRecord struct {

@@ -183,7 +183,7 @@ func TestBrowserReviewChainedCluster(t *testing.T) {
 	if m.State != review.Exported || len(sos) != 1 || sos[0].Record.Approvals[0].Name != "alice" || sos[0].Record.Preparer.Name != "rita" {
 		t.Errorf("after the export: state %s, sign-offs %+v", m.State, sos)
 	}
-	if c, err := store.VerifyAudit(ctx); err != nil || !c.Intact() {
+	if c, err := store.VerifyAudit(ctx, review.AuditHead{}); err != nil || !c.Intact() {
 		t.Errorf("audit chain: %+v %v", c, err)
 	}
 }
