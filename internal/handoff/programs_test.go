@@ -301,7 +301,7 @@ print(report_line("d9", [("d5", 0.59375), ("d4", 0.6015625)]))
 	if err != nil {
 		t.Fatalf("the output does not import: %v", err)
 	}
-	if len(r.Pairs) != 5 || !r.KeeperGiven || r.Pairs[3].B.ID != "d4" {
+	if len(r.Pairs) != 5 || !r.KeeperGiven || r.Docs[r.Pairs[3].B].ID != "d4" {
 		t.Errorf("read back %+v", r.Pairs)
 	}
 }
