@@ -217,10 +217,14 @@ func (s *server) resultsRequest(r *http.Request, up upload) (dedup.ImportRequest
 		return req, "", err
 	}
 	req.Seed = uint64(seed)
-	if req.ApprovalsRequired, err = num("approvals", "1", 1); err != nil {
+	def, _, err := s.defaultApprovals(ctx)
+	if err != nil {
 		return req, "", err
 	}
-	if err := s.checkApprovals(ctx, "approvals", req.ApprovalsRequired); err != nil {
+	if req.ApprovalsRequired, err = num("approvals", strconv.Itoa(def), 1); err != nil {
+		return req, "", err
+	}
+	if req.Team, err = s.checkApprovals(ctx, "approvals", req.ApprovalsRequired); err != nil {
 		return req, "", err
 	}
 	title := fmt.Sprintf("import of %s (%s) into %s v%d", up.name, f, ds.Name, ds.Version)

@@ -281,28 +281,46 @@ func (s *server) checkRunRequest(ctx context.Context, ds db.Dataset, req dedup.R
 			return err
 		}
 	}
-	return s.checkApprovals(ctx, "approvals", req.ApprovalsRequired)
+	_, err := s.checkApprovals(ctx, "approvals", req.ApprovalsRequired)
+	return err
 }
 
 // checkApprovals refuses a number of approvals a manifest could never collect: more
-// than there are enabled accounts that may approve, or outside 1 to 20. The run form and
-// the manifest's settings ask the same.
-func (s *server) checkApprovals(ctx context.Context, field string, n int) error {
-	users, err := s.store.Users(ctx)
+// than there are enabled accounts that may approve, or outside 1 to 20. The run form,
+// the results upload and the manifest's settings ask the same. It returns what the team
+// looks like, recorded with a number under review.DefaultApprovals (a lowering).
+func (s *server) checkApprovals(ctx context.Context, field string, n int) (string, error) {
+	approvers, team, err := s.approvers(ctx)
 	if err != nil {
-		return err
-	}
-	approvers := 0
-	for _, u := range users {
-		if !u.Disabled && u.Role.Can(auth.Approve) {
-			approvers++
-		}
+		return "", err
 	}
 	switch {
 	case n > approvers:
-		return &formError{field: field, msg: fmt.Sprintf("%d approvals asked, but %d enabled account(s) may approve", n, approvers)}
+		return team, &formError{field: field, msg: fmt.Sprintf("%d approvals asked, but %d enabled account(s) may approve", n, approvers)}
 	case n < 1 || n > 20:
-		return &formError{field: field, msg: "want a whole number from 1 to 20"}
+		return team, &formError{field: field, msg: "want a whole number from 1 to 20"}
 	}
-	return nil
+	return team, nil
+}
+
+// approvers counts the enabled accounts that may approve, and says so.
+func (s *server) approvers(ctx context.Context) (int, string, error) {
+	users, err := s.store.Users(ctx)
+	if err != nil {
+		return 0, "", err
+	}
+	n := 0
+	for _, u := range users {
+		if !u.Disabled && u.Role.Can(auth.Approve) {
+			n++
+		}
+	}
+	return n, fmt.Sprintf("%d enabled account(s) may approve", n), nil
+}
+
+// defaultApprovals is what a form offers: review.DefaultApprovals, or as many as the
+// team has approvers when it has fewer (at least 1).
+func (s *server) defaultApprovals(ctx context.Context) (int, string, error) {
+	n, team, err := s.approvers(ctx)
+	return max(1, min(review.DefaultApprovals, n)), team, err
 }

@@ -43,7 +43,8 @@ type ImportRequest struct {
 	// them); Seed draws them.
 	Sample            int
 	Seed              uint64
-	ApprovalsRequired int
+	ApprovalsRequired int    // 0 for review.DefaultApprovals
+	Team              string // why fewer approvals than the default (recorded with the lowering)
 	By                db.User
 	// ByName is who the origin names as the importer (the account, or cli:$USER).
 	ByName string
@@ -164,8 +165,8 @@ func ImportResults(ctx context.Context, store *db.DB, req ImportRequest, report 
 		return db.Manifest{}, err
 	}
 	return store.CreateManifest(context.WithoutCancel(ctx), req.By, db.NewManifest{
-		DatasetID: ds.ID, Params: p, DatasetHash: snap, ApprovalsRequired: max(1, req.ApprovalsRequired),
-		Origin: origin, Clusters: clusters,
+		DatasetID: ds.ID, Params: p, DatasetHash: snap, ApprovalsRequired: approvalsOr(req.ApprovalsRequired),
+		Team: req.Team, Origin: origin, Clusters: clusters,
 	})
 }
 

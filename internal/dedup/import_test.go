@@ -240,7 +240,7 @@ func TestImportSampleAndSignOff(t *testing.T) {
 	}
 	p := f.params(cluster.Components, "earliest")
 	req := ImportRequest{DatasetID: rep.Dataset.ID, Format: results.Pairs, File: source("scale-pairs.csv", []byte(pairs.String())), Params: &p,
-		Sample: 12, Seed: 7, By: f.prep}
+		Sample: 12, Seed: 7, By: f.prep, ApprovalsRequired: 1}
 	m, err := ImportResults(ctx, f.store, req, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -298,7 +298,7 @@ func TestImportSampleAndSignOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	m = f.manifest(m.ID)
-	if signed, err := Review(ctx, f.store, f.appr1, m, review.Approve, "sample looks right", m.ContentHash, "test"); err != nil || !signed {
+	if signed, err := Review(ctx, f.store, f.appr1, m, review.Approve, "sample looks right", m.ContentHash, "test"); err != nil || !signed.Signed {
 		t.Fatalf("approval = %v, %v", signed, err)
 	}
 	sos, err := f.store.SignOffs(ctx, m.ID)
@@ -327,7 +327,7 @@ func TestSampledClusterStaysInTheSample(t *testing.T) {
 	// stratum in order, the chain's (size 3-4 before 5-9).
 	file := []byte("id_a,id_b,score\nA,B,0.81\nB,C,0.8\nother0,other1,0.9\nother1,other2,0.9\nother2,other3,0.9\nother3,other4,0.9\n")
 	m, err := ImportResults(ctx, f.store, ImportRequest{DatasetID: f.ds.ID, Format: results.Pairs, File: source("pairs.csv", file), Params: &p,
-		Sample: 1, Seed: 4, By: f.prep}, nil)
+		Sample: 1, Seed: 4, By: f.prep, ApprovalsRequired: 1}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
