@@ -101,3 +101,8 @@ CREATE INDEX runs_carried_from ON runs (carried_from);
 CREATE INDEX runs_manifest ON runs (manifest_id);
 CREATE INDEX runs_started_by ON runs (started_by);
 CREATE INDEX runs_running ON runs (state) WHERE state = 'running';
+
+-- A sweep scores configurations over the live documents when it starts; left_out lists
+-- the documents then under a standing tombstone (ids, JSON), so resuming it or
+-- rescoring a result later reads the same documents whatever was exported since.
+ALTER TABLE sweeps ADD COLUMN left_out TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(left_out));

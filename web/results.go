@@ -273,6 +273,11 @@ func (s *server) originView(ctx context.Context, v *templates.ManifestPage, m db
 		v.Origin = append(v.Origin, templates.Param{Name: "Skipped", Value: fmt.Sprintf("%d record(s) naming documents the dataset does not have (e.g. %s)",
 			o.Skipped, strings.Join(o.SkippedIDs, ", "))})
 	}
+	if o.AlreadyRemoved > 0 {
+		v.Origin = append(v.Origin, templates.Param{Name: "Left out", Value: fmt.Sprintf("%d document(s) exported manifests had removed (e.g. %s): "+
+			"neither proposed again nor kept; %d cluster(s) whose keeper was among them keep a live member by the keeper rule",
+			o.AlreadyRemoved, strings.Join(o.AlreadyRemovedIDs, ", "), o.Rekept)})
+	}
 	if o.Sample == nil {
 		return nil
 	}

@@ -294,17 +294,27 @@ const maxCrossConflicts = 200
 // (review.Open) proposes to remove, and the documents it removes that another open
 // manifest keeps (the first maxCrossConflicts), by document; and how many there are.
 func (d *DB) CrossConflicts(ctx context.Context, m Manifest) ([]review.CrossConflict, int, error) {
+	return d.crossConflicts(ctx, m, 0)
+}
+
+// CrossConflictsIn is CrossConflicts for one cluster of the manifest.
+func (d *DB) CrossConflictsIn(ctx context.Context, m Manifest, clusterID int64) ([]review.CrossConflict, error) {
+	list, _, err := d.crossConflicts(ctx, m, clusterID)
+	return list, err
+}
+
+func (d *DB) crossConflicts(ctx context.Context, m Manifest, clusterID int64) ([]review.CrossConflict, int, error) {
 	if !review.Open(m.State) {
 		return nil, 0, nil
 	}
 	list, err := queryAll(ctx, d, `SELECT x.doc, d.ext_id, x.here, x.other, x.other_cluster, x.kept_here, o.state FROM (
 			SELECT c.keeper_id AS doc, c.id AS here, i.manifest_id AS other, coalesce(i.cluster_id, 0) AS other_cluster, 1 AS kept_here
 			FROM clusters c JOIN manifest_items i ON i.document_id = c.keeper_id AND i.decision = 'remove' AND i.manifest_id != c.manifest_id
-			WHERE c.manifest_id = ?
+			WHERE c.manifest_id = ? AND (? = 0 OR c.id = ?)
 			UNION ALL
 			SELECT i.document_id, coalesce(i.cluster_id, 0), c.manifest_id, c.id, 0
 			FROM manifest_items i JOIN clusters c ON c.keeper_id = i.document_id AND c.manifest_id != i.manifest_id
-			WHERE i.manifest_id = ? AND i.decision = 'remove'
+			WHERE i.manifest_id = ? AND i.decision = 'remove' AND (? = 0 OR i.cluster_id = ?)
 		) x JOIN manifests o ON o.id = x.other JOIN documents d ON d.id = x.doc
 		WHERE o.state IN ('draft', 'in_review', 'signed') ORDER BY x.doc, x.other`,
 		func(sc scanner) (review.CrossConflict, error) {
@@ -316,7 +326,7 @@ func (d *DB) CrossConflicts(ctx context.Context, m Manifest) ([]review.CrossConf
 			var err error
 			c.State, err = review.ParseState(state)
 			return c, err
-		}, m.ID, m.ID)
+		}, m.ID, clusterID, clusterID, m.ID, clusterID, clusterID)
 	if err != nil {
 		return nil, 0, fmt.Errorf("conflicts of manifest %d with other manifests: %w", m.ID, err)
 	}

@@ -89,7 +89,9 @@ func TestRepeatedApprovalIsStoredOnce(t *testing.T) {
 		t.Errorf("%d audit events for one approval sent three times; want 1", n)
 	}
 	res, err := f.d.AddReview(ctx, second, m.ID, NewReview{Verdict: review.Approve, Hash: m.ContentHash},
-		func(s Sealing) (review.Record, error) { return review.Record{Manifest: s.Manifest.ID, Params: s.Manifest.Params, Deciders: s.Deciders}, nil })
+		func(s Sealing) (review.Record, error) {
+			return review.Record{Manifest: s.Manifest.ID, Params: s.Manifest.Params, Deciders: s.Deciders}, nil
+		})
 	if err != nil || !res.Signed {
 		t.Fatalf("the second approver's approval: %+v, %v; want signed off", res, err)
 	}
@@ -114,7 +116,9 @@ func TestDeciderIsNotTheOnlyApprover(t *testing.T) {
 	if m.ApprovalsRequired != 1 {
 		t.Fatalf("fixture asks %d approvals; want 1", m.ApprovalsRequired)
 	}
-	seal := func(s Sealing) (review.Record, error) { return review.Record{Manifest: s.Manifest.ID, Params: s.Manifest.Params, Deciders: s.Deciders}, nil }
+	seal := func(s Sealing) (review.Record, error) {
+		return review.Record{Manifest: s.Manifest.ID, Params: s.Manifest.Params, Deciders: s.Deciders}, nil
+	}
 	res, err := f.d.AddReview(ctx, admin, m.ID, NewReview{Verdict: review.Approve, Hash: m.ContentHash}, seal)
 	if err != nil || res.Signed || res.Waiting == nil || len(res.Waiting.Deciders) != 1 || res.Waiting.Deciders[0] != "root" {
 		t.Fatalf("the decider's own approval: %+v, %v; want recorded, not signed off, waiting for another approver", res, err)

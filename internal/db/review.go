@@ -670,6 +670,15 @@ func (d *DB) AddReview(ctx context.Context, by User, manifestID int64, nr NewRev
 				return err
 			}
 			if last == string(nr.Verdict) && nr.Hash == m.ContentHash {
+				if nr.Verdict == review.Approve && review.Open(m.State) {
+					st, err := staleness(ctx, tx, m)
+					if err != nil {
+						return err
+					}
+					if st.Stale() {
+						return &review.OutdatedError{Action: "approval", Staleness: st}
+					}
+				}
 				out.Repeated = true
 				return nil
 			}
