@@ -84,10 +84,10 @@ func writeSplit(ctx context.Context, store *db.DB, m db.Manifest, rows []review.
 
 // signOffFile is signoff.json: the record as it was sealed, and whether it still holds.
 type signOffFile struct {
-	Status       string        `json:"status"` // current, superseded or revoked
-	RevokedBy    string        `json:"revoked_by,omitempty"`
-	RevokedAt    *time.Time    `json:"revoked_at,omitempty"`
-	RevokeReason string        `json:"revoke_reason,omitempty"`
+	Status       string     `json:"status"` // current, superseded or revoked
+	RevokedBy    string     `json:"revoked_by,omitempty"`
+	RevokedAt    *time.Time `json:"revoked_at,omitempty"`
+	RevokeReason string     `json:"revoke_reason,omitempty"`
 	// LabelsSince is set when the campaign's labels changed after those the record's
 	// label figures were computed on: the figures are stale.
 	LabelsSince *LabelsSince  `json:"labels_since,omitempty"`
