@@ -33,3 +33,12 @@ func joinNames(names []string) string {
 	}
 	return out + " and " + names[len(names)-1]
 }
+
+// liveText says over which documents a run goes: the live ones, of how many.
+func liveText(f RunForm) string {
+	if len(f.Removed) == 0 {
+		return fmt.Sprintf("Over all %d documents", f.Docs)
+	}
+	return fmt.Sprintf("Over the %d live documents of %d (the others were removed by exported manifests: they are neither proposed for removal nor kept)",
+		f.Live, f.Docs)
+}
