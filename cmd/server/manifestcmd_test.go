@@ -136,7 +136,7 @@ func TestManifestExportCommand(t *testing.T) {
 	}
 	out2 := filepath.Join(t.TempDir(), "export2")
 	err = run([]string{"manifest", "export", "-db", path, "-manifest", fmt.Sprint(second), "-out", out2}, &stdout, &stderr)
-	if err == nil || !strings.Contains(err.Error(), "dataset changed since the sign-off") {
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("the dataset changed since the run: manifest %d was exported", first)) {
 		t.Errorf("export of a manifest whose dataset changed: %v", err)
 	}
 	if entries, _ := os.ReadDir(out2); len(entries) != 0 {

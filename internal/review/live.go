@@ -52,7 +52,7 @@ func Lowered(n int, by string, at time.Time, why string) *Lowering {
 func (l Lowering) Text() string {
 	s := fmt.Sprintf("lowered from %d to %d approval(s) by %s on %s", l.From, l.To, l.By, l.At.Format("2006-01-02 15:04 UTC"))
 	if l.Why != "" {
-		s += " (" + l.Why + ")"
+		s += ": " + l.Why
 	}
 	return s
 }
