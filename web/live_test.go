@@ -436,3 +436,40 @@ func TestSeparationOfDutiesThroughHandlers(t *testing.T) {
 		t.Error("the run form does not offer two approvals by default")
 	}
 }
+
+// A document one open manifest keeps and another proposes to remove is flagged on both
+// manifests' pages and on the cluster pages (issue 24): exporting both could leave its
+// cluster with no copy.
+func TestCrossConflictsFlaggedOnBoth(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	ctx := context.Background()
+	m1 := f.withRun(chainRun) // keeps A, removes B and C
+	m2 := f.runOn(m1.DatasetID, chainRun, "reviewer")
+	rev := f.signIn("reviewer")
+	ids, _ := f.store.DocumentIDs(ctx, m1.DatasetID, []string{"A", "B"})
+	chain2 := f.clusterWith(m2, "A")
+	// In manifest 2 B becomes the keeper: A is removed there, kept in manifest 1.
+	if rec := f.do("POST", fmt.Sprintf("/manifests/%d/clusters/%d/keeper", m2.ID, chain2.ID), rev,
+		url.Values{"doc": {itoa64(ids["B"])}, "reason": {"B is the maintained copy"}}); rec.Code != http.StatusSeeOther {
+		t.Fatalf("make keeper: %d", rec.Code)
+	}
+	chain1 := f.clusterWith(m1, "A")
+	_, page1 := get(t, f.h, fmt.Sprintf("/manifests/%d", m1.ID), rev)
+	if want := fmt.Sprintf("A is kept here (cluster %d) but manifest %d (draft) proposes to remove it", chain1.ID, m2.ID); !strings.Contains(page1, `data-testid="cross-conflicts"`) ||
+		!strings.Contains(page1, want) {
+		t.Errorf("manifest %d's page does not flag A (%s)\n%.3000s", m1.ID, want, page1)
+	}
+	_, page2 := get(t, f.h, fmt.Sprintf("/manifests/%d", m2.ID), rev)
+	if want := fmt.Sprintf("A is removed here (cluster %d) but manifest %d (draft) keeps it in cluster %d", chain2.ID, m1.ID, chain1.ID); !strings.Contains(page2, want) {
+		t.Errorf("manifest %d's page does not flag A (%s)", m2.ID, want)
+	}
+	_, cl := get(t, f.h, fmt.Sprintf("/manifests/%d/clusters/%d", m1.ID, chain1.ID), rev)
+	if want := fmt.Sprintf(`data-testid="conflict-A">manifest %d (draft) removes it</a>`, m2.ID); !strings.Contains(cl, want) {
+		t.Errorf("the cluster page of manifest %d does not flag its keeper A (%s)", m1.ID, want)
+	}
+	_, list := get(t, f.h, "/manifests", rev)
+	if !strings.Contains(list, fmt.Sprintf(`data-testid="manifest-conflicts-%d"`, m1.ID)) || !strings.Contains(list, fmt.Sprintf(`data-testid="manifest-conflicts-%d"`, m2.ID)) {
+		t.Error("the manifest list does not count the conflicts of both")
+	}
+}

@@ -312,7 +312,10 @@ func policyText(p review.Params, o *review.Origin) string {
 // manifest. ConfigDefaults gives that choice per dataset, for the page's script to
 // follow the dataset and format selects.
 func (s *server) resultsForm(r *http.Request, datasets []templates.Option, manifests []db.ManifestSummary) templates.ResultsForm {
-	f := templates.ResultsForm{Sample: dedup.DefaultSample, Token: newFormToken()}
+	f := templates.ResultsForm{Sample: dedup.DefaultSample, Token: newFormToken(), Approvals: review.DefaultApprovals}
+	if n, _, err := s.defaultApprovals(r.Context()); err == nil {
+		f.Approvals = n
+	}
 	chosenDS := formValue(r, "dataset", "")
 	if chosenDS == "" && len(datasets) > 0 {
 		chosenDS = datasets[0].Value // what the select shows first

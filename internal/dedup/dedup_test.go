@@ -556,3 +556,71 @@ func TestRunOnTheDemoSample(t *testing.T) {
 func exportShown(ctx context.Context, store *db.DB, by db.User, m db.Manifest) (int, error) {
 	return Export(ctx, store, by, m, m.ContentHash)
 }
+
+// A manifest computed on an export's removals goes stale when the export is revoked (its
+// removals were computed without documents that are back), and one computed before new
+// labels goes stale with them: both are refused sign-off with the reason, and a run
+// prepared again is fresh.
+func TestRevocationAndLabelsMakeManifestsStale(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	first := f.run(f.params(cluster.KeeperStar, "earliest"))
+	if _, _, err := BulkApprove(ctx, f.store, f.prep, first, 0.5); err != nil {
+		t.Fatal(err)
+	}
+	if err := RequestSignOff(ctx, f.store, f.prep, f.manifest(first.ID)); err != nil {
+		t.Fatal(err)
+	}
+	first = f.manifest(first.ID)
+	if res, err := Review(ctx, f.store, f.appr1, first, review.Approve, "", first.ContentHash, "test"); err != nil || !res.Signed {
+		t.Fatalf("sign-off: %+v, %v", res, err)
+	}
+	if _, err := exportShown(ctx, f.store, f.appr1, f.manifest(first.ID)); err != nil {
+		t.Fatal(err)
+	}
+	// Computed on the documents the export left: fresh until the revocation.
+	dependant := f.run(f.params(cluster.Components, "earliest"))
+	if st, _ := f.store.Staleness(ctx, dependant); st.Stale() {
+		t.Fatalf("a manifest run after the export is stale: %+v", st)
+	}
+	if _, err := Revoke(ctx, f.store, f.appr1, f.manifest(first.ID), "wrong threshold"); err != nil {
+		t.Fatal(err)
+	}
+	st, err := f.store.Staleness(ctx, dependant)
+	if err != nil || len(st.Changes) != 1 || st.Changes[0].Kind != review.ChangeRevoke || st.Changes[0].Manifest != first.ID {
+		t.Fatalf("staleness after the revocation: %+v, %v; want manifest %d's revocation", st, err, first.ID)
+	}
+	// (With B and D2 gone it removes nothing: A and C are far apart.)
+	err = RequestSignOff(ctx, f.store, f.prep, f.manifest(dependant.ID))
+	var outdated *review.OutdatedError
+	if !errors.As(err, &outdated) || !strings.Contains(err.Error(), fmt.Sprintf("manifest %d was revoked", first.ID)) {
+		t.Errorf("request sign-off after the revocation of what it was computed on: %v", err)
+	}
+	// Prepared again: fresh; then a new label makes it stale, naming the labels.
+	again, err := Run(ctx, f.store, f.sigs, Request{DatasetID: f.ds.ID, Params: dependant.Params, By: f.prep, CarryFrom: dependant.ID}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := f.store.Staleness(ctx, again); st.Stale() || again.CarriedOver == nil || again.CarriedOver.From != dependant.ID {
+		t.Fatalf("the manifest prepared again: stale %+v, carried %+v", st, again.CarriedOver)
+	}
+	if _, err := ingest.Labels(ctx, f.store, strings.NewReader("a,b,category,annotator\nB,C,minor,late\n"), "late.csv",
+		ingest.LabelOptions{DatasetID: f.ds.ID}); err != nil {
+		t.Fatal(err)
+	}
+	st, err = f.store.Staleness(ctx, again)
+	if err != nil || st.LabelEvents != 1 || st.LabelPairs != 1 || st.Dataset() {
+		t.Fatalf("staleness after a new label: %+v, %v; want 1 label event, the dataset as it was", st, err)
+	}
+	if _, _, err := BulkApprove(ctx, f.store, f.prep, f.manifest(again.ID), 0.01); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := DecideCluster(ctx, f.store, f.prep, f.manifest(again.ID), f.clusterOf(again, "A"), review.Approved); err != nil {
+		t.Fatal(err)
+	}
+	err = RequestSignOff(ctx, f.store, f.prep, f.manifest(again.ID))
+	if !errors.As(err, &outdated) || !strings.Contains(err.Error(), "the labels changed since the run: 1 label event(s) on 1 pair(s) of campaign default") {
+		t.Errorf("request sign-off after a new label: %v", err)
+	}
+}
