@@ -4,7 +4,10 @@
 -- of that set (an export tombstones, a revocation or a restore brings back) is logged
 -- here in order, so what a manifest was computed on, and what changed under it since,
 -- is read from the log instead of discovered at the last approval. documents is how
--- many documents left or came back; document_id names the one a restore brought back.
+-- many documents left or came back; document_id names the one a restore brought back;
+-- snapshot is the dataset's snapshot hash of the live documents after the change ('' for
+-- the changes read back below), so a page learns whether the live documents are still
+-- those a manifest was computed on without hashing them again.
 CREATE TABLE live_changes (
     id          INTEGER PRIMARY KEY,
     dataset_id  INTEGER NOT NULL REFERENCES datasets (id) ON DELETE CASCADE,
@@ -14,7 +17,8 @@ CREATE TABLE live_changes (
     document_id INTEGER REFERENCES documents (id),
     user_id     INTEGER REFERENCES users (id),
     actor       TEXT NOT NULL DEFAULT '',
-    at          TEXT NOT NULL
+    at          TEXT NOT NULL,
+    snapshot    TEXT NOT NULL DEFAULT ''
 ) STRICT;
 CREATE INDEX live_changes_dataset ON live_changes (dataset_id, id);
 CREATE INDEX live_changes_manifest ON live_changes (manifest_id);

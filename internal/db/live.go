@@ -123,10 +123,14 @@ func liveMark(ctx context.Context, q querier, datasetID int64) (int64, error) {
 }
 
 // logChange records a change of a dataset's live documents inside the transaction that
-// makes it.
+// makes it (after it), with the snapshot of the live documents it leaves.
 func (d *DB) logChange(ctx context.Context, tx *sql.Tx, by User, datasetID, manifestID int64, kind string, n int, doc int64) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO live_changes (dataset_id, manifest_id, kind, documents, document_id, user_id, actor, at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, datasetID, manifestID, kind, n, nullID(doc), nullID(by.ID), by.Name, d.stamp())
+	snap, err := datasetSnapshot(ctx, tx, datasetID, 0)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO live_changes (dataset_id, manifest_id, kind, documents, document_id, user_id, actor, at, snapshot)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, datasetID, manifestID, kind, n, nullID(doc), nullID(by.ID), by.Name, d.stamp(), snap)
 	return err
 }
 
@@ -217,10 +221,19 @@ func stalenessWith(ctx context.Context, q querier, m Manifest, snaps map[int64]s
 		s.Changes = append(s.Changes, c)
 	}
 	if len(s.Changes) > 0 {
+		// The snapshot the newest change left (every change after the run is another
+		// manifest's: an open manifest makes none); hashed again only for changes logged
+		// before snapshots were.
 		snap, ok := snaps[m.DatasetID]
 		if !ok {
-			if snap, err = datasetSnapshot(ctx, q, m.DatasetID, m.ID); err != nil {
+			if err := q.QueryRowContext(ctx, `SELECT snapshot FROM live_changes WHERE dataset_id = ? ORDER BY id DESC LIMIT 1`,
+				m.DatasetID).Scan(&snap); err != nil {
 				return s, err
+			}
+			if snap == "" {
+				if snap, err = datasetSnapshot(ctx, q, m.DatasetID, m.ID); err != nil {
+					return s, err
+				}
 			}
 			snaps[m.DatasetID] = snap
 		}
