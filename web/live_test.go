@@ -473,3 +473,28 @@ func TestCrossConflictsFlaggedOnBoth(t *testing.T) {
 		t.Error("the manifest list does not count the conflicts of both")
 	}
 }
+
+// Every refusal in the review path is in the audit log once with its reason, whether the
+// rules refused (a request for sign-off with undecided removals) or the page did (a
+// malformed link to cut).
+func TestRefusalsAreAudited(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	ctx := context.Background()
+	m := f.withRun(chainRun)
+	rev := f.signIn("reviewer")
+	chain := f.clusterWith(m, "A")
+	f.follow(f.do("POST", fmt.Sprintf("/manifests/%d/submit", m.ID), rev, url.Values{}), rev)
+	f.follow(f.do("POST", fmt.Sprintf("/manifests/%d/clusters/%d/cut", m.ID, chain.ID), rev, url.Values{"link": {"not a link"}}), rev)
+	events, _ := f.store.AuditOf(ctx, "manifest:"+itoa64(m.ID), 100)
+	var got []string
+	for _, e := range events {
+		if e.Action == "manifest.refused" {
+			got = append(got, e.Detail)
+		}
+	}
+	if len(got) != 2 || !strings.Contains(got[0], `"action":"request sign-off"`) || !strings.Contains(got[0], "have no decision yet") ||
+		!strings.Contains(got[1], `"action":"cut"`) || !strings.Contains(got[1], "link: choose a link of the cluster") {
+		t.Errorf("refusals in the audit log: %q; want the request for sign-off and the cut, each with its reason", got)
+	}
+}

@@ -128,7 +128,20 @@ func (s *server) showManifest(w http.ResponseWriter, r *http.Request) {
 // failOnManifest shows err on the manifest page when the person can act on it there:
 // a redirect (303) to the page, which says it once, as every other form's refusal does.
 func (s *server) failOnManifest(w http.ResponseWriter, r *http.Request, m db.Manifest, err error) {
-	s.failOn(w, r, err, func(_ int, msg string) { s.redirect(w, r, manifestURL(m.ID), refused(r, msg)) })
+	s.failOn(w, r, err, func(_ int, msg string) {
+		s.recordRefusal(r, m, msg, err)
+		s.redirect(w, r, manifestURL(m.ID), refused(r, msg))
+	})
+}
+
+// recordRefusal writes to the audit log a refusal the page is about to show (dedup writes
+// its own; this catches the ones the pages make, a malformed form), named by the form's
+// last path element ("submit", "reviews", "cut").
+func (s *server) recordRefusal(r *http.Request, m db.Manifest, msg string, err error) {
+	action := r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:]
+	if rerr := dedup.RecordRefusal(r.Context(), s.store, *userOf(r), m, action, msg, err); !dedup.Recorded(rerr) {
+		s.log.Error("record a refusal in the audit log", "manifest", m.ID, "err", rerr, "request_id", requestIDOf(r))
+	}
 }
 
 func (s *server) renderManifest(w http.ResponseWriter, r *http.Request, m db.Manifest, status int, msg, errMsg string) {

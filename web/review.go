@@ -87,6 +87,7 @@ func (s *server) afterDecision(w http.ResponseWriter, r *http.Request, m db.Mani
 // gone) when the person can act on it there, with a redirect (303) as every form does.
 func (s *server) failOnCluster(w http.ResponseWriter, r *http.Request, m db.Manifest, c db.Cluster, err error) {
 	s.failOn(w, r, err, func(_ int, msg string) {
+		s.recordRefusal(r, m, msg, err)
 		if _, err := s.store.Cluster(r.Context(), m.ID, c.ID); err == nil {
 			s.redirect(w, r, clusterURL(m.ID, c.ID, 0, 0), refused(r, msg))
 			return

@@ -68,7 +68,7 @@ func TestNothingLostBetweenManifests(t *testing.T) {
 			if os.Getenv("WALKLOG") != "" {
 				t.Logf("%s", strings.Join(w.log, "\n"))
 			}
-			if w.exports == 0 || w.runs < 2 {
+			if (w.exports == 0 || w.runs < 2) && !testing.Short() { // a short walk (the race detector's) may not get that far
 				t.Errorf("the walk exported %d time(s) over %d run(s): the sequence exercised too little:\n%s", w.exports, w.runs, strings.Join(w.log, "\n"))
 			}
 		})

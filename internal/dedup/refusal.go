@@ -15,16 +15,37 @@ import (
 // transaction of its own: the refused one wrote nothing.
 
 // refusal writes err to the audit log when it refuses action on manifest m (not for an
-// internal failure, nor for something not found) and returns it.
+// internal failure, nor for something not found) and returns it, marked as recorded.
 func refusal(ctx context.Context, store *db.DB, by db.User, m db.Manifest, action string, err error) error {
 	if err == nil || !refuses(err) {
 		return err
 	}
-	detail := map[string]any{"action": action, "reason": err.Error(), "manifest_hash": m.ContentHash, "state": m.State.Label()}
+	return RecordRefusal(ctx, store, by, m, action, err.Error(), err)
+}
+
+// recorded marks a refusal written to the audit log already.
+type recorded struct{ error }
+
+func (r recorded) Unwrap() error { return r.error }
+
+// Recorded reports whether err is a refusal already written to the audit log.
+func Recorded(err error) bool {
+	var r recorded
+	return errors.As(err, &r)
+}
+
+// RecordRefusal writes a refusal of action on manifest m to the audit log with reason
+// (what the person was told), unless err was recorded already, and returns err marked
+// as recorded. The pages call it for what they refuse themselves (a malformed form).
+func RecordRefusal(ctx context.Context, store *db.DB, by db.User, m db.Manifest, action, reason string, err error) error {
+	if Recorded(err) {
+		return err
+	}
+	detail := map[string]any{"action": action, "reason": reason, "manifest_hash": m.ContentHash, "state": m.State.Label()}
 	if aerr := store.AuditBy(context.WithoutCancel(ctx), by, "manifest.refused", fmt.Sprintf("manifest:%d", m.ID), detail); aerr != nil {
 		return fmt.Errorf("%w (and its record in the audit log failed: %w)", err, aerr)
 	}
-	return err
+	return recorded{err}
 }
 
 // refuses reports whether err is the manifest's rules saying no: a state, a stale or
