@@ -293,9 +293,6 @@ func staleSummary(st review.Staleness) string {
 		verb := map[string]string{review.ChangeExport: "exported", review.ChangeRevoke: "revoked", review.ChangeRestore: "restored a document"}[c.Kind]
 		parts = append(parts, fmt.Sprintf("manifest %d %s", c.Manifest, verb))
 	}
-	if st.Snapshot {
-		parts = append(parts, "the live documents changed")
-	}
 	if st.LabelEvents > 0 {
 		parts = append(parts, fmt.Sprintf("%d new label event(s)", st.LabelEvents))
 	}

@@ -124,27 +124,19 @@ type Staleness struct {
 	LabelPairs  int       `json:"label_pairs,omitempty"`
 	LabelsAt    time.Time `json:"labels_at,omitzero"`
 	Campaign    string    `json:"campaign,omitempty"`
-	// Snapshot is set when the dataset's snapshot hash differs from the run's with no
-	// change logged (a manifest stored before the log): Signed and Current are the hashes.
-	Snapshot        bool   `json:"snapshot,omitempty"`
-	Signed, Current string `json:"-"`
 }
 
 // Stale reports whether anything changed under the manifest.
-func (s Staleness) Stale() bool { return len(s.Changes) > 0 || s.LabelEvents > 0 || s.Snapshot }
+func (s Staleness) Stale() bool { return len(s.Changes) > 0 || s.LabelEvents > 0 }
 
 // Dataset reports whether the dataset's live documents changed (not only the labels).
-func (s Staleness) Dataset() bool { return len(s.Changes) > 0 || s.Snapshot }
+func (s Staleness) Dataset() bool { return len(s.Changes) > 0 }
 
 // Reasons are the changes in words, one per line, oldest first.
 func (s Staleness) Reasons() []string {
 	var out []string
 	for _, c := range s.Changes {
 		out = append(out, "the dataset changed since the run: "+c.Text())
-	}
-	if s.Snapshot {
-		out = append(out, fmt.Sprintf("the dataset changed since the run: its live documents hash to %s, not %s as when it ran",
-			Short(s.Current), Short(s.Signed)))
 	}
 	if s.LabelEvents > 0 {
 		out = append(out, fmt.Sprintf("the labels changed since the run: %d label event(s) on %d pair(s) of campaign %s, the last on %s; "+
