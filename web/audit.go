@@ -127,6 +127,7 @@ var actions = map[string]string{
 	"manifest.export":          "exported a manifest",
 	"manifest.revoke":          "revoked a manifest",
 	"manifest.restore":         "restored a removed document",
+	"manifest.refused":         "was refused on a manifest",
 }
 
 func actionText(a string) string { return cmp.Or(actions[a], a) }

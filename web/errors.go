@@ -28,8 +28,9 @@ import (
 //     campaign.", an upload over the size limit)
 //   - db.ErrNotFound, jobs.ErrNotFound: 404
 //   - input a person can fix (see userMessage): 422, with the error's own text
-//   - db.ErrStale, db.ErrConflict, db.ErrLastAdmin, a manifest's *review.RefusedError and
-//     *review.StaleError: 409
+//   - db.ErrStale, db.ErrConflict, db.ErrLastAdmin, a manifest's *review.RefusedError,
+//     *review.StaleError, *review.OutdatedError (changed under it since its run),
+//     *review.ConflictError (another export's tombstones) and *review.SeparationError: 409
 //   - *campaign.PartyError (adjudicating one's own disagreement while others could),
 //     review.ErrSelfApproval: 403
 //   - jobs.ErrClosed: 503
@@ -94,9 +95,12 @@ func (s *server) problem(r *http.Request, err error) (int, string) {
 		return statusClientClosed, "The request was cut off before it was answered."
 	}
 	var (
-		pe      *pageError
-		refused *review.RefusedError
-		stale   *review.StaleError
+		pe       *pageError
+		refused  *review.RefusedError
+		stale    *review.StaleError
+		outdated *review.OutdatedError
+		conflict *review.ConflictError
+		apart    *review.SeparationError
 	)
 	switch {
 	case errors.As(err, &pe):
@@ -107,6 +111,12 @@ func (s *server) problem(r *http.Request, err error) (int, string) {
 		return http.StatusConflict, refused.Msg + "."
 	case errors.As(err, &stale):
 		return http.StatusConflict, stale.Error() + "."
+	case errors.As(err, &outdated):
+		return http.StatusConflict, sentence(outdated.Error())
+	case errors.As(err, &conflict):
+		return http.StatusConflict, sentence(conflict.Error())
+	case errors.As(err, &apart):
+		return http.StatusConflict, sentence(apart.Error())
 	case errors.Is(err, db.ErrNotFound), errors.Is(err, jobs.ErrNotFound):
 		return http.StatusNotFound, "There is nothing here."
 	case errors.Is(err, db.ErrStale):
@@ -135,6 +145,14 @@ func (s *server) problem(r *http.Request, err error) (int, string) {
 	id := requestIDOf(r)
 	s.log.Error("internal error", "err", err, "method", r.Method, "path", r.URL.Path, "request_id", id)
 	return http.StatusInternalServerError, internalMessage(id)
+}
+
+// sentence starts a message with a capital letter and ends it with a full stop.
+func sentence(msg string) string {
+	if msg == "" {
+		return msg
+	}
+	return strings.ToUpper(msg[:1]) + msg[1:] + "."
 }
 
 func internalMessage(requestID string) string {

@@ -236,6 +236,7 @@ func (s *server) routes() http.Handler {
 		r.Post("/manifests/{manifest}/undo", s.undoDecision)
 		r.Post("/manifests/{manifest}/submit", s.requestSignOff)
 		r.Post("/manifests/{manifest}/settings", s.saveManifestSettings)
+		r.Post("/manifests/{manifest}/prepare-again", s.prepareAgain)
 	})
 	// Whole-corpus runs of a manifest's or a sweep result's settings (dedupjobs.go).
 	r.With(s.require(auth.PrepareManifests)).Group(func(r chi.Router) {

@@ -51,7 +51,7 @@ func manifestCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	switch m.State {
 	case review.SignedOff:
-		n, err := dedup.Export(ctx, store, db.User{Name: "cli:" + os.Getenv("USER")}, m)
+		n, err := dedup.Export(ctx, store, db.User{Name: "cli:" + os.Getenv("USER")}, m, m.ContentHash)
 		if err != nil {
 			return err
 		}

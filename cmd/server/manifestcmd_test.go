@@ -69,7 +69,7 @@ func signedManifests(t *testing.T) (string, int64, int64) {
 		rule, _ := cluster.ParseRule("shortest")
 		p := review.Params{Spec: lsh.DefaultSpec(), Shape: lsh.Shape{Bands: 16, Rows: 8}, Threshold: 0.9, Verification: review.Estimate,
 			Policy: pol, Rule: rule, CodeVersion: "test"}
-		m, err := dedup.Run(ctx, store, sigcache.New(store), dedup.Request{DatasetID: rep.Dataset.ID, Params: p, By: prep}, nil)
+		m, err := dedup.Run(ctx, store, sigcache.New(store), dedup.Request{DatasetID: rep.Dataset.ID, Params: p, By: prep, ApprovalsRequired: 1}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -81,7 +81,7 @@ func signedManifests(t *testing.T) (string, int64, int64) {
 			t.Fatal(err)
 		}
 		m, _ = store.Manifest(ctx, m.ID)
-		if signed, err := dedup.Review(ctx, store, appr, m, review.Approve, "", m.ContentHash, "test"); err != nil || !signed {
+		if signed, err := dedup.Review(ctx, store, appr, m, review.Approve, "", m.ContentHash, "test"); err != nil || !signed.Signed {
 			t.Fatalf("sign-off: %v %v", signed, err)
 		}
 		ids = append(ids, m.ID)
@@ -143,7 +143,7 @@ func TestManifestExportCommand(t *testing.T) {
 	}
 	out2 := filepath.Join(t.TempDir(), "export2")
 	err = run([]string{"manifest", "export", "-db", path, "-manifest", fmt.Sprint(second), "-out", out2}, &stdout, &stderr)
-	if err == nil || !strings.Contains(err.Error(), "dataset changed since the sign-off") {
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("the dataset changed since the run: manifest %d was exported", first)) {
 		t.Errorf("export of a manifest whose dataset changed: %v", err)
 	}
 	if entries, _ := os.ReadDir(out2); len(entries) != 0 {

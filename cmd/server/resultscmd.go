@@ -15,6 +15,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/dedup"
 	"github.com/dedupstudio/dedupstudio/internal/handoff"
 	engineresults "github.com/dedupstudio/dedupstudio/internal/results"
+	"github.com/dedupstudio/dedupstudio/internal/review"
 )
 
 // importResults runs "import-results": a production engine's results as a manifest for
@@ -51,7 +52,7 @@ func importResults(args []string, stdout, stderr io.Writer) error {
 	skipUnknown := fs.Bool("skip-unknown", false, "skip and count records naming a document the dataset does not have, instead of refusing the file")
 	sample := fs.Int("sample", dedup.DefaultSample, "clusters to review; more than this and a stratified sample is drawn (0: review every cluster)")
 	seed := fs.Uint64("seed", 1, "the sample's seed (the same seed over the same file draws the same clusters)")
-	approvals := fs.Int("approvals", 1, "approvals the manifest needs to be signed off")
+	approvals := fs.Int("approvals", review.DefaultApprovals, "approvals the manifest needs to be signed off (fewer than the default is recorded as a lowering)")
 	as := fs.String("as", "", "the account the manifest is prepared by (default: none, recorded as cli:$USER, or the system's name for\nthe user running it; with neither, -as is required)")
 	maxRows := fs.Int("max-rows", engineresults.DefaultMaxRows, "most rows the file may hold, good or bad (0: no cap); a pair or membership given\nin many rows is read once, but every row takes time")
 	otherDataset := fs.Bool("other-dataset", false, "manifest: import a file whose rows name another dataset into -dataset (refused otherwise)")

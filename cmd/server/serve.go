@@ -118,6 +118,12 @@ func serveUntil(ctx context.Context, dbPath string, loadDemo bool, cfg server.Co
 	} else if n > 0 {
 		cfg.Log.Info("sweeps left running by an earlier process marked interrupted", "sweeps", n)
 	}
+	// So is a run over a dataset (saving its manifest, say): its page says so.
+	if n, err := store.MarkRunsInterrupted(ctx); err != nil {
+		return err
+	} else if n > 0 {
+		cfg.Log.Info("runs left running by an earlier process marked interrupted", "runs", n)
+	}
 	cfg.Store, cfg.Jobs, cfg.Sweeps = store, reg, sweeps
 	return server.Run(ctx, cfg)
 }

@@ -98,7 +98,7 @@ func newReviewFixture(t *testing.T) *reviewFixture {
 		Policy: cluster.Components, Rule: rule, CodeVersion: "t"}
 	snap, _ := d.DatasetSnapshot(ctx, ds.ID, 0)
 	k, x, y := f.docs["k"], f.docs["x"], f.docs["y"]
-	m, err := d.CreateManifest(ctx, f.prep, NewManifest{DatasetID: ds.ID, Params: p, DatasetHash: snap, Clusters: []Cluster{{
+	m, err := d.CreateManifest(ctx, f.prep, NewManifest{DatasetID: ds.ID, Params: p, DatasetHash: snap, ApprovalsRequired: 1, Clusters: []Cluster{{
 		Keeper: k, KeeperRule: "longest", Size: 3, WeakestLink: 0.8, Weakest: y, Links: []Link{{k, x, 0.9}, {k, y, 0.8}},
 		Items: []Item{{Doc: x, Keeper: k, Score: 0.9, Estimate: 0.9, Exact: 0.9, Reason: cluster.Near},
 			{Doc: y, Keeper: k, Score: 0.8, Estimate: 0.8, Exact: 0.8, Reason: cluster.Near}},
@@ -138,7 +138,7 @@ func (f *reviewFixture) signOff(t *testing.T) Manifest {
 		func(s Sealing) (review.Record, error) {
 			return review.Record{Manifest: s.Manifest.ID, ManifestHash: s.Manifest.ContentHash, Params: s.Manifest.Params}, nil
 		})
-	if err != nil || !signed {
+	if err != nil || !signed.Signed {
 		t.Fatalf("sign-off: %v, %v", signed, err)
 	}
 	m, _ = f.d.Manifest(ctx, f.m.ID)

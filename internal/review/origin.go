@@ -28,6 +28,13 @@ type Origin struct {
 	SkippedIDs []string `json:"skipped_examples,omitempty"`
 	Clusters   int      `json:"clusters"`
 	Removals   int      `json:"removals"`
+	// AlreadyRemoved counts the documents of the file's clusters that exported manifests
+	// had removed (under a standing tombstone): left out, neither proposed for removal
+	// nor kept; AlreadyRemovedIDs names the first. Rekept counts the clusters whose
+	// keeper was among them and that keep, by the configuration's rule, a live member.
+	AlreadyRemoved    int      `json:"already_removed,omitempty"`
+	AlreadyRemovedIDs []string `json:"already_removed_examples,omitempty"`
+	Rekept            int      `json:"rekept_clusters,omitempty"`
 	// Keepers says who chose each cluster's keeper: "file" (the engine's own choice,
 	// as the file gives it) or "rule" (the configuration's keeper rule).
 	Keepers string `json:"keepers"`

@@ -148,9 +148,19 @@ type Record struct {
 	Comparison        []PolicyStats `json:"policies_compared"`
 	Preparer          Person        `json:"preparer"`
 	ApprovalsRequired int           `json:"approvals_required"`
-	Approvals         []Person      `json:"approvals"`
-	Reviews           []Person      `json:"reviews"` // every verdict and comment, dismissed ones included
-	BulkApprovals     []Bulk        `json:"bulk_approvals"`
+	// ApprovalsLowered is set when the manifest asked for fewer than DefaultApprovals.
+	ApprovalsLowered *Lowering `json:"approvals_lowered,omitempty"`
+	// Deciders are the people who made its review decisions (approved or excluded
+	// removals, changed keepers, cut chains); at least one approver is none of them.
+	Deciders []string `json:"deciders"`
+	// LabelMark is the newest label event when the run read its labels: a label event
+	// after it makes the record's label figures stale (the record page says so).
+	LabelMark int64 `json:"label_mark,omitempty"`
+	// CarriedOver says what a manifest prepared again took from the one it replaced.
+	CarriedOver   *CarriedOver `json:"carried_over,omitempty"`
+	Approvals     []Person     `json:"approvals"`
+	Reviews       []Person     `json:"reviews"` // every verdict and comment, dismissed ones included
+	BulkApprovals []Bulk       `json:"bulk_approvals"`
 	// Origin is where an imported manifest came from (nil for a run's). When its
 	// Sample is set, people reviewed that sample of the clusters, not every one:
 	// ReviewedSample says so, and the sample says how it was drawn.
