@@ -2,11 +2,13 @@ package sweep
 
 import (
 	"cmp"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/dedupstudio/dedupstudio/internal/frame"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
@@ -94,6 +96,9 @@ type Model struct {
 	zF, zA, zM    [][]float64
 	point         []float64 // per bin: the point estimate of the share of non-duplicates
 	unlabeledBins []int     // bins with pairs and no label
+
+	mu      sync.Mutex
+	recalls map[string][4]Interval // recallOf's memory
 }
 
 // betaQuantile returns the p-quantile of Beta(a, b); a <= 0 is a point mass at 0 and
@@ -213,7 +218,8 @@ func newModel(m *Model, reps int, seed uint64) {
 // the replicates, which are not stored) with its replicates drawn again: the same seed
 // gives the same replicates, so a stored profile is estimated as the sweep did.
 func (m *Model) Restore(seed uint64) *Model {
-	c := *m
+	c := Model{Basis: m.Basis, Scheme: m.Scheme, Rep: m.Rep, Identical: m.Identical, Floor: m.Floor, Pairs: m.Pairs,
+		Unused: m.Unused, Replicates: m.Replicates}
 	c.Bins = slices.Clone(m.Bins)
 	c.Notes = slices.Clone(m.Notes)
 	c.unlabeledBins = nil
@@ -323,10 +329,11 @@ func (e *Estimate) Rule(name string) (RuleEstimate, bool) {
 	return RuleEstimate{}, false
 }
 
-// Estimate returns the dataset estimates of a configuration's profile.
+// Estimate returns the dataset estimates of a configuration's profile. It is safe for
+// concurrent use.
 func (m *Model) Estimate(p Profile) Estimate {
 	e := Estimate{Unit: FalseRemovalUnit}
-	e.Recall, e.Duplicates, e.Accepted, e.BelowFloor = m.recall(p)
+	e.Recall, e.Duplicates, e.Accepted, e.BelowFloor = m.recallOf(p)
 	for i, r := range p.Rules {
 		if i == 0 {
 			e.Removals = r.Removals
@@ -376,6 +383,30 @@ func (m *Model) falseRemovals(r RuleProfile) RuleEstimate {
 	out.FalseRemovals = iv
 	out.FalseRemovalRate = perRemoval(iv, r.Removals)
 	return out
+}
+
+// recallOf is recall, remembered by the accepted pairs per bin: every cluster policy of
+// a configuration accepts the same pairs, and so do thresholds between two bins' edges.
+func (m *Model) recallOf(p Profile) (recall, dups, acc, below Interval) {
+	key := make([]byte, 0, 8*(len(p.Accepted)+1))
+	key = binary.LittleEndian.AppendUint64(key, uint64(p.AcceptedIdentical))
+	for _, a := range p.Accepted {
+		key = binary.LittleEndian.AppendUint64(key, uint64(a))
+	}
+	m.mu.Lock()
+	if r, ok := m.recalls[string(key)]; ok {
+		m.mu.Unlock()
+		return r[0], r[1], r[2], r[3]
+	}
+	m.mu.Unlock()
+	recall, dups, acc, below = m.recall(p)
+	m.mu.Lock()
+	if m.recalls == nil || len(m.recalls) > 1<<16 {
+		m.recalls = map[string][4]Interval{}
+	}
+	m.recalls[string(key)] = [4]Interval{recall, dups, acc, below}
+	m.mu.Unlock()
+	return recall, dups, acc, below
 }
 
 // recall estimates A/D over the bins from the floor up: A = Σ_b a_b·q_b plus the

@@ -224,6 +224,7 @@ type single struct {
 	acc                             []bool  // per counted pair
 	merged                          []int32 // per counted pair: the size of the cluster holding it, 0 if apart
 	removals, multi, largest, edges int
+	ids                             []int32 // per document: its cluster id (the policies internal/cluster runs)
 }
 
 // one clusters the candidates accepted at threshold t under policy and returns, with a
@@ -300,7 +301,14 @@ func (e *engine) one(ctx context.Context, cs *shapeCands, sims similarities, t f
 		if r > 0 && e.bin == nil {
 			break
 		}
-		res, err := g.Cluster(cluster.Config{Threshold: t, Policy: pol, Rule: rule})
+		if r > 0 && pol == cluster.CompleteLink {
+			// Complete link's clusters do not depend on the keeper rule (it picks the
+			// keeper afterwards): the other rules keep the lesser of each cluster's
+			// members.
+			rules = append(rules, e.bin.profileOfIDs(o.ids, e.orders[r:r+1], e.ruleNames[r:r+1])[0])
+			continue
+		}
+		res, err := g.Cluster(cluster.Config{Threshold: t, Policy: pol, Rule: rule, Lean: true})
 		if err != nil {
 			return single{}, nil, err
 		}
@@ -312,6 +320,7 @@ func (e *engine) one(ctx context.Context, cs *shapeCands, sims similarities, t f
 					ids[d] = int32(e.n + a)
 				}
 			}
+			o.ids = ids
 			o.merged = mergedSizes(e.keys, ids)
 			o.removals, o.multi = res.Removed, len(res.Clusters)
 			for _, c := range res.Clusters {

@@ -3,7 +3,9 @@ package sweep
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
@@ -249,13 +251,33 @@ func Run(ctx context.Context, in Input, g Grid, opt Options) (*Report, error) {
 					if v == ExactJaccard {
 						sims = similarities{exact: cs.jac}
 					}
-					for _, pol := range g.Policies {
-						start := time.Now()
-						scores, accepted, err := e.pass(ctx, cs, sims, ths, pol)
+					// The policies cluster the same candidates independently: on every core,
+					// emitted in the grid's order.
+					type passOut struct {
+						scores   []Scores
+						accepted []int
+						per      time.Duration
+						err      error
+					}
+					outs := make([]passOut, len(g.Policies))
+					var wg sync.WaitGroup
+					sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
+					for i, pol := range g.Policies {
+						wg.Go(func() {
+							sem <- struct{}{}
+							defer func() { <-sem }()
+							start := time.Now()
+							o := &outs[i]
+							o.scores, o.accepted, o.err = e.pass(ctx, cs, sims, ths, pol)
+							o.per = time.Since(start) / time.Duration(len(ths))
+						})
+					}
+					wg.Wait()
+					for i, pol := range g.Policies {
+						scores, accepted, per, err := outs[i].scores, outs[i].accepted, outs[i].per, outs[i].err
 						if err != nil {
 							return rep, err
 						}
-						per := time.Since(start) / time.Duration(len(ths))
 						for j, t := range ths {
 							r := base
 							r.Config = Config{Spec: s, Shape: ps.shape, Threshold: t, Verification: v, Policy: pol}
@@ -451,6 +473,7 @@ type shapeCands struct {
 	time    time.Duration
 	// bins holds each candidate's model bin (engine.modelBins), graphs the cluster
 	// graphs of the policies internal/cluster runs, by verification.
+	mu     sync.Mutex // guards bins and graphs: the policies of a shape run at once
 	bins   []uint8
 	graphs map[string]*cluster.Graph
 }
@@ -582,6 +605,31 @@ func (e *engine) simFunc(sims similarities) func(a, b int) float64 {
 		sigs, k := sims.sigs, int(sims.k)
 		return func(a, b int) float64 { return lsh.Estimate(sigs[a][:k], sigs[b][:k]) }
 	}
+	// Keeper-star and complete-link ask for the same pairs at every threshold and rule:
+	// remembered, in shards so the clusterings of concurrent requests do not queue.
 	x := e.jac
-	return func(a, b int) float64 { return x.pair(a, b) }
+	var memo [64]struct {
+		sync.Mutex
+		m map[uint64]float64
+	}
+	return func(a, b int) float64 {
+		key := pairKey(int32(min(a, b)), int32(max(a, b)))
+		sh := &memo[(key*0x9e3779b97f4a7c15)>>58]
+		sh.Lock()
+		v, ok := sh.m[key]
+		sh.Unlock()
+		if ok {
+			return v
+		}
+		v = x.pair(a, b)
+		sh.Lock()
+		if sh.m == nil {
+			sh.m = map[uint64]float64{}
+		}
+		if len(sh.m) < 1<<18 {
+			sh.m[key] = v
+		}
+		sh.Unlock()
+		return v
+	}
 }

@@ -22,6 +22,8 @@ func (e *engine) modelBins(ctx context.Context, cs *shapeCands) ([]uint8, error)
 	if e.bin == nil {
 		return nil, nil
 	}
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
 	if cs.bins != nil {
 		return cs.bins, nil
 	}
@@ -258,6 +260,8 @@ func mergedSizes(keys []uint64, ids []int32) []int32 {
 // built once per (shape, verification) for the policies internal/cluster runs.
 func (e *engine) graphFor(cs *shapeCands, sims similarities) (*cluster.Graph, error) {
 	key := sims.key()
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
 	if g := cs.graphs[key]; g != nil {
 		return g, nil
 	}

@@ -457,7 +457,7 @@ func TestRunInputErrors(t *testing.T) {
 func TestRescoreConcurrent(t *testing.T) {
 	in := handInput(t)
 	for i := range in.Pairs {
-		in.Pairs[i].Design, in.Pairs[i].Stratum, in.Pairs[i].FrameSize = "d", "all", 100
+		in.Pairs[i].Design, in.Pairs[i].Stratum, in.Pairs[i].FrameSize = StudioDesignPrefix+"test", "all", 100
 	}
 	c := Config{Spec: word1(t), Shape: lsh.Shape{Bands: 64, Rows: 2}, Threshold: 0.5, Verification: ExactJaccard, Policy: ConnectedComponents}
 	st, err := Prepare(t.Context(), in, c, Options{})
