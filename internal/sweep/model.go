@@ -97,7 +97,7 @@ type Model struct {
 	point         []float64 // per bin: the point estimate of the share of non-duplicates
 	unlabeledBins []int     // bins with pairs and no label
 
-	seed    uint64                 // of the replicates
+	seed    uint64 // of the replicates
 	mu      sync.Mutex
 	recalls map[string][4]Interval // recallOf's memory
 }
