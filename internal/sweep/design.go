@@ -155,7 +155,7 @@ func (e *engine) buildModel(ctx context.Context) error {
 	newModel(m, e.opt.Replicates, e.opt.Seed)
 	if m.Floor > 0 {
 		m.Notes = append(m.Notes, fmt.Sprintf("Recall counts the duplicates from J ≥ %s up, the least similar bin with a labeled duplicate; "+
-			"below it the labels found none (Estimate.BelowFloor bounds how many they cannot rule out).", trimFloat(m.Bins[m.Floor].Lo)))
+			"below it the labels found none (a configuration's costs say how many they cannot rule out there).", trimFloat(m.Bins[m.Floor].Lo)))
 	}
 	if bs := m.UnlabeledBins(); len(bs) > 0 {
 		var names []string
