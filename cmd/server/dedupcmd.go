@@ -71,6 +71,9 @@ func dedupCmd(args []string, stdout, stderr io.Writer) (err error) {
 	ctx, stop := signalContext()
 	defer stop()
 	bar := newProgressBar(stderr, *quiet)
+	if !*quiet {
+		fmt.Fprintln(stderr, kernelLine(params.Spec, true))
+	}
 	if !*quiet && !desc.Source.SignedOff {
 		fmt.Fprintf(stderr, "note: %s does not come from a signed-off manifest: what this run proposes is a draft for review\n", *config)
 	}

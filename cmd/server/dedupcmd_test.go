@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dedupstudio/dedupstudio/internal/lsh"
 	"github.com/dedupstudio/dedupstudio/internal/review"
 )
 
@@ -37,6 +38,10 @@ func TestDedupCommand(t *testing.T) {
 	stderr.Reset()
 	if err := run(args, &stdout, &stderr); err != nil {
 		t.Fatalf("dedup: %v\n%s", err, stderr.String())
+	}
+	// The first line names the permutation kernel, why, and what the kernels measured.
+	if want := "kernel " + lsh.Kernel() + " (fastest measured at start): "; !strings.HasPrefix(stderr.String(), want) {
+		t.Errorf("stderr does not start with %q:\n%s", want, stderr.String())
 	}
 	for _, want := range []string{"[1/7] signatures done in", "[7/7] manifest   done in"} {
 		if !strings.Contains(stderr.String(), want) {

@@ -20,7 +20,7 @@ func signatures(args []string, stdout, stderr io.Writer) (err error) {
 			"little-endian bytes per document (a Milvus BINARY_VECTOR of dim 32*k) and the ids, one a line, to OUT.ids.\n"+
 			"A bad record stops the run, naming its file and line; with -skip-bad the bad records are listed and\n"+
 			"skipped, and the exit status is non-zero if there were any. "+lsh.KernelEnv+"=avx512|avx2|generic forces a\n"+
-			"permutation kernel (default: the fastest this CPU runs).",
+			"permutation kernel (default: the fastest of those this CPU runs, measured at start; -v shows the figures).",
 		`go run ./cmd/server signatures -spec 'level=word size=5 k=128' -in docs.jsonl.gz -out sigs.jsonl`, stderr)
 	specText := fs.String("spec", lsh.DefaultSpec().String(), "representation, e.g. 'level=word size=5 k=128' (omitted fields keep their defaults), or a Milvus MinHash\n"+
 		"function's params, e.g. '{\"num_hashes\": 128, \"shingle_size\": 3, \"token_level\": \"word\"}' for signatures bit-identical to Milvus's")
@@ -32,6 +32,7 @@ func signatures(args []string, stdout, stderr io.Writer) (err error) {
 	maxBytes := fs.Int("max-doc-bytes", corpus.DefaultMaxDocBytes, "largest document text accepted, in bytes")
 	skipBad := fs.Bool("skip-bad", false, "skip bad records (listed on standard error with file, line and reason) instead of stopping")
 	quiet := fs.Bool("q", false, "print nothing but errors")
+	verbose := fs.Bool("v", false, "also print what the permutation kernels measured at start (ns per shingle and permutation)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file (go tool pprof FILE)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -80,7 +81,7 @@ func signatures(args []string, stdout, stderr io.Writer) (err error) {
 	}
 	if !*quiet {
 		opt.Progress = progressLine(stderr)
-		fmt.Fprintf(stderr, "spec %s (%s), kernel %s\n", spec, spec.ID(), lsh.Kernel())
+		fmt.Fprintf(stderr, "spec %s (%s)\n%s\n", spec, spec.ID(), kernelLine(spec, *verbose))
 	}
 	sum, err := sigio.Write(r, dst, spec, opt)
 	printRejects(stderr, skipped, sum.Skipped)
@@ -163,4 +164,17 @@ func startCPUProfile(path string) (stop func() error, err error) {
 		pprof.StopCPUProfile()
 		return f.Close()
 	}, nil
+}
+
+// kernelLine names the permutation kernel that signs spec's signatures and why; verbose
+// adds what the calibration measured.
+func kernelLine(spec lsh.Spec, verbose bool) string {
+	if spec.Scheme == lsh.Fast {
+		return "kernel: none (the fast scheme hashes each shingle once, with no permutations)"
+	}
+	line := fmt.Sprintf("kernel %s (%s)", lsh.Kernel(), lsh.KernelReason())
+	if verbose {
+		line += ": " + lsh.KernelCalibration()
+	}
+	return line
 }
