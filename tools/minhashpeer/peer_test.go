@@ -175,7 +175,9 @@ func buildCommands(t testing.TB, dir string) []command {
 	return []command{
 		{"dedupstudio-classic", sig("classic")},
 		{"dedupstudio-fast", sig("fast")},
-		{"go-minhash", func(in, out string) []string { return []string{peer, "-k", "256", "-size", "5", "-in", in, "-out", out} }},
+		{"go-minhash", func(in, out string) []string {
+			return []string{peer, "-k", "256", "-size", "5", "-in", in, "-out", out}
+		}},
 	}
 }
 
