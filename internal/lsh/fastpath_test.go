@@ -108,6 +108,10 @@ func checkFastPath(t *testing.T, h *Hasher, text string) {
 	if got, want := h.Signature(text, nil), h.SignatureOfShingles(ref, nil); !slices.Equal(got, want) {
 		t.Fatalf("[%v] Signature(%q) differs from the signature of its reference shingles", s, text)
 	}
+	h.Signature(text, nil)
+	if got, want := string(h.Normalized()), referenceNormalize(s.Norm, text); got != want {
+		t.Fatalf("[%v] after Signature(%q), Normalized() =\n%q\nwant\n%q", s, text, got, want)
+	}
 }
 
 // randomText draws text from pieces that take every path of the normalizer: runs of

@@ -64,6 +64,11 @@ func NewHasher(s Spec) (*Hasher, error) {
 // Spec returns the representation h computes.
 func (h *Hasher) Spec() Spec { return h.spec }
 
+// Normalized returns the text that the last Signature or ShingleSet call shingled: that
+// document under the Spec's Norm, the bytes of Norm.Normalize, without normalizing it a
+// second time. The slice is h's buffer, valid until its next call.
+func (h *Hasher) Normalized() []byte { return h.norm }
+
 // Shingles returns the distinct shingles of text in first-seen order, as the bytes that
 // are hashed. It allocates; it is for inspection and tests, not for the hot path.
 func (h *Hasher) Shingles(text string) []string {
