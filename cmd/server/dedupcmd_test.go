@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -43,9 +44,12 @@ func TestDedupCommand(t *testing.T) {
 	if want := "kernel " + lsh.Kernel() + " (fastest measured at start): "; !strings.HasPrefix(stderr.String(), want) {
 		t.Errorf("stderr does not start with %q:\n%s", want, stderr.String())
 	}
-	for _, want := range []string{"[1/7] signatures done in", "[7/7] manifest   done in"} {
-		if !strings.Contains(stderr.String(), want) {
-			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+	// Each stage's line says its wall time, CPU time and rates; the passes over the corpus
+	// in MB/s and documents/s.
+	for _, want := range []string{`\[1/7\] signatures done in [0-9.]+m?s, [0-9.]+ cpu-s, [0-9.]+ MB/s, [0-9.k]+ docs/s`,
+		`\[4/7\] shingles   done in [0-9.]+m?s, [0-9.]+ cpu-s, [0-9.]+ MB/s, [0-9.k]+ docs/s`, `\[7/7\] manifest   done in [0-9.]+m?s, [0-9.]+ cpu-s`} {
+		if !regexp.MustCompile(want).MatchString(stderr.String()) {
+			t.Errorf("stderr does not match %s:\n%s", want, stderr.String())
 		}
 	}
 	if !strings.Contains(stdout.String(), "1500 documents") || !strings.Contains(stdout.String(), "proposed for removal") {
