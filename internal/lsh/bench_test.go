@@ -85,21 +85,36 @@ func BenchmarkShingles(b *testing.B) {
 
 // BenchmarkNormalize measures normalization alone on one core, for the default steps
 // (nfkc+lower+space) and all of them, over the whole real documents.
+//
+// On a CPU that takes 64-byte ASCII blocks (wideBlocks), each Norm runs with them
+// (blocks=64) and without (blocks=8).
 func BenchmarkNormalize(b *testing.B) {
 	texts, n := wholeCorpus(b)
+	widths := []bool{false}
+	if wideBlocks {
+		widths = []bool{true, false}
+		defer func() { wideBlocks = true }()
+	}
 	for _, norm := range []string{"nfkc+lower+space", "nfkc+lower+punct+digits+space"} {
 		spec := mustSpec(b, "norm="+norm)
-		b.Run(norm, func(b *testing.B) {
-			z := NewNormalizer(spec.Norm)
-			b.SetBytes(n)
-			b.ReportAllocs()
-			for b.Loop() {
-				for _, t := range texts {
-					z.buf = spec.Norm.appendNormalized(z.buf[:0], &z.iter, z.table, t)
-				}
+		for _, wide := range widths {
+			name := norm + "/blocks=8"
+			if wide {
+				name = norm + "/blocks=64"
 			}
-			reportDocs(b, len(texts))
-		})
+			b.Run(name, func(b *testing.B) {
+				wideBlocks = wide
+				z := NewNormalizer(spec.Norm)
+				b.SetBytes(n)
+				b.ReportAllocs()
+				for b.Loop() {
+					for _, t := range texts {
+						z.buf = spec.Norm.appendNormalized(z.buf[:0], &z.iter, z.table, t)
+					}
+				}
+				reportDocs(b, len(texts))
+			})
+		}
 	}
 }
 
