@@ -23,21 +23,19 @@ const KernelEnv = "DEDUP_KERNEL"
 // xs are 32-bit values in uint64 lanes and every acc value is below 2^32.
 type kernel struct {
 	name string
-	// block is the number of permutations the kernel takes at a time: it runs on the
-	// largest multiple of block and the generic kernel does the rest.
-	block int
-	fn    func(xs, a, b, acc []uint64)
+	fn   func(xs, a, b, acc []uint64) // any len(a), len(xs) > 0
 	// missing says why this CPU or build cannot run the kernel; empty when it can.
 	missing string
 }
 
 // generic is the pure-Go kernel, which every machine runs.
-var generic = kernel{name: "generic", block: 1, fn: permuteMinGeneric}
+var generic = kernel{name: "generic", fn: permuteMinGeneric}
 
 // kernels lists every kernel, the architecture's own (archKernels, kernel_amd64.go)
 // first. The order says nothing about speed: which is fastest differs from CPU to CPU
-// (on a Zen 4 EPYC the AVX2 kernel beat the AVX-512 one of the time), so the kernel in
-// use is the fastest one measured on this CPU (calibrate).
+// (on a Zen 4 EPYC an earlier AVX-512 kernel lost to the AVX2 one, which declaration
+// order had put second), so the kernel in use is the fastest measured on this CPU
+// (calibrate).
 var kernels = append(archKernels(), generic)
 
 // choice is a kernel in use and why it is the one.
@@ -219,18 +217,10 @@ func calibReport(times []kernelTime) string {
 // permuteMin runs the kernel in use.
 func permuteMin(xs, a, b, acc []uint64) { current().k.permuteMin(xs, a, b, acc) }
 
-// permuteMin runs k on the largest multiple of its block and the generic kernel on the
-// rest.
+// permuteMin runs k, for any xs.
 func (k *kernel) permuteMin(xs, a, b, acc []uint64) {
-	if len(xs) == 0 {
-		return
-	}
-	n := len(a) - len(a)%k.block
-	if n > 0 {
-		k.fn(xs, a[:n], b[:n], acc[:n])
-	}
-	if n < len(a) {
-		permuteMinGeneric(xs, a[n:], b[n:], acc[n:])
+	if len(xs) > 0 {
+		k.fn(xs, a, b, acc)
 	}
 }
 

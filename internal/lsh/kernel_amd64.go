@@ -6,27 +6,19 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// archKernels are the SIMD kernels of kernel_amd64.s, fastest first.
+// archKernels are the SIMD kernels of kernel_amd64.s.
 func archKernels() []kernel {
-	avx512 := kernel{name: "avx512", block: 1, fn: permuteMinAVX512}
-	avx512q := kernel{name: "avx512q", block: 32, fn: permuteMinAVX512Q}
+	avx512 := kernel{name: "avx512", fn: permuteMinAVX512}
 	// F for the 512-bit integer ops, DQ for VPMULLQ (the 64-bit lane multiply) and KMOVB.
 	if !cpu.X86.HasAVX512F || !cpu.X86.HasAVX512DQ {
 		avx512.missing = "this CPU lacks AVX-512F or AVX-512DQ"
-		avx512q.missing = avx512.missing
 	}
-	avx2 := kernel{name: "avx2", block: 1, fn: permuteMinAVX2}
+	avx2 := kernel{name: "avx2", fn: permuteMinAVX2}
 	if !cpu.X86.HasAVX2 {
 		avx2.missing = "this CPU lacks AVX2"
 	}
-	return []kernel{avx512, avx512q, avx2}
+	return []kernel{avx512, avx2}
 }
-
-// permuteMinAVX512Q is the kernel for len(a) a multiple of 32: 32 permutations (four
-// 8-lane vectors) per pass over xs, the full arithmetic, a*x by VPMULLQ.
-//
-//go:noescape
-func permuteMinAVX512Q(xs, a, b, acc []uint64)
 
 // permuteMinAVX512 is the AVX2 kernel's arithmetic (see permuteMinAVX2) in 16-lane
 // vectors, for any len(a): passes of up to 64 permutations, four vectors, over xs, each

@@ -313,7 +313,7 @@ func TestKernelsExactOnSuspectSums(t *testing.T) {
 	t.Parallel()
 	eachKernel(t, func(t *testing.T, k *kernel, i int) {
 		rng := rand.New(rand.NewPCG(7, uint64(i)))
-		const size = 80 // the avx2 kernel: 64 vector lanes, 16 scalar
+		const size = 80 // avx2: 64 vector lanes, 16 scalar; avx512: a pass of 4 vectors, one of 1
 		for _, s := range suspectSums() {
 			for _, n := range []int{1, 5} {
 				for lane := range size {
@@ -345,11 +345,11 @@ func TestKernelsExactOnSuspectSums(t *testing.T) {
 // The avx2 kernel orders each permutation's shingles by the low 32 bits L of a*x + b, and
 // the true value is L plus 0 to 7; so two shingles whose L are within 7 of each other,
 // or equal, can come out in either order. Each is planted at the bottom of one lane, the
-// other shingles random, in every lane position (vector and scalar lanes, and the generic
-// tail: 85 = 5 passes of 16 vector and 1 scalar lanes; 41 = 2 passes of 16 and 4, then 1
-// generic), with L apart
-// by 0 to 9 and the top bits of both sums random, so that every order of the true values
-// comes up.
+// other shingles random, in every lane position (avx2's vector and scalar lanes and
+// generic tail: 85 = 5 passes of 16 vector and 1 scalar lanes, 41 = 2 passes of 16 and 4,
+// then 1 generic; avx512's passes of 4 vectors and of 2 and 3 vectors with masked lanes:
+// 85 = 64 + 21, 41), with L apart by 0 to 9 and the top bits of both sums random, so
+// that every order of the true values comes up.
 func TestKernelsExactOnNearTies(t *testing.T) {
 	t.Parallel()
 	eachKernel(t, func(t *testing.T, k *kernel, i int) {
