@@ -66,44 +66,33 @@ func BenchmarkShingles(b *testing.B) {
 	for _, name := range []string{"word5", "word5-fast", "char5"} {
 		spec := mustSpec(b, "size=5 level="+name[:4])
 		b.Run(name, func(b *testing.B) {
-			h, _ := NewHasher(spec)
-			b.SetBytes(n)
-			b.ReportAllocs()
-			for b.Loop() {
-				for _, t := range texts {
-					if name == "word5-fast" {
-						h.hashAllShingles(t)
-					} else {
-						h.hashShingles(t)
+			withTextPaths(b, func(b *testing.B) {
+				h, _ := NewHasher(spec)
+				b.SetBytes(n)
+				b.ReportAllocs()
+				for b.Loop() {
+					for _, t := range texts {
+						if name == "word5-fast" {
+							h.hashAllShingles(t)
+						} else {
+							h.hashShingles(t)
+						}
 					}
 				}
-			}
-			reportDocs(b, len(texts))
+				reportDocs(b, len(texts))
+			})
 		})
 	}
 }
 
 // BenchmarkNormalize measures normalization alone on one core, for the default steps
 // (nfkc+lower+space) and all of them, over the whole real documents.
-//
-// On a CPU that takes 64-byte ASCII blocks (wideBlocks), each Norm runs with them
-// (blocks=64) and without (blocks=8).
 func BenchmarkNormalize(b *testing.B) {
 	texts, n := wholeCorpus(b)
-	widths := []bool{false}
-	if wideBlocks {
-		widths = []bool{true, false}
-		defer func() { wideBlocks = true }()
-	}
 	for _, norm := range []string{"nfkc+lower+space", "nfkc+lower+punct+digits+space"} {
 		spec := mustSpec(b, "norm="+norm)
-		for _, wide := range widths {
-			name := norm + "/blocks=8"
-			if wide {
-				name = norm + "/blocks=64"
-			}
-			b.Run(name, func(b *testing.B) {
-				wideBlocks = wide
+		b.Run(norm, func(b *testing.B) {
+			withTextPaths(b, func(b *testing.B) {
 				z := NewNormalizer(spec.Norm)
 				b.SetBytes(n)
 				b.ReportAllocs()
@@ -114,8 +103,26 @@ func BenchmarkNormalize(b *testing.B) {
 				}
 				reportDocs(b, len(texts))
 			})
-		}
+		})
 	}
+}
+
+// withTextPaths runs f as the sub-benchmark simd=avx512, with the AVX-512 paths of text
+// preparation (the normalizer's 64-byte blocks, shingles hashed eight at a time) where
+// the CPU has them, and as simd=none without them.
+func withTextPaths(b *testing.B, f func(b *testing.B)) {
+	blocks, hash := wideBlocks, wideHash
+	defer func() { wideBlocks, wideHash = blocks, hash }()
+	if blocks || hash {
+		b.Run("simd=avx512", func(b *testing.B) {
+			wideBlocks, wideHash = blocks, hash
+			f(b)
+		})
+	}
+	b.Run("simd=none", func(b *testing.B) {
+		wideBlocks, wideHash = false, false
+		f(b)
+	})
 }
 
 // BenchmarkSignatures measures text in, signatures out, on all cores (Spec.Signatures),
