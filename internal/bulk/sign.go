@@ -214,9 +214,13 @@ func (r *run) signatures(ctx context.Context) error {
 	// Chunk n's files are written in the background while chunk n+1 is signed: the
 	// workers do not wait for the disk (each file is synced). A chunk counts as complete,
 	// for progress and for crashAt, once its files are.
+	// What is kept of the chunk being written is what progress needs: its texts can go.
 	docs := int64(0)
 	var writing chan error // the previous chunk's write, if one is under way
-	var last chunk
+	var last struct {
+		n, docs int
+		pos     int64
+	}
 	finish := func() error {
 		if writing == nil {
 			return nil
@@ -226,7 +230,7 @@ func (r *run) signatures(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		docs += int64(len(last.docs))
+		docs += int64(last.docs)
 		r.reportDocs(last.pos, src.size, docs)
 		return r.crashAt(StageSignatures, last.n)
 	}
@@ -243,8 +247,10 @@ func (r *run) signatures(ctx context.Context) error {
 			return err
 		}
 		done := make(chan error, 1)
-		writing, last = done, c
-		go func() { done <- r.writeChunk(c, signed) }()
+		writing = done
+		last.n, last.docs, last.pos = c.n, len(c.docs), c.pos
+		n, rejects := c.n, c.rejects
+		go func() { done <- r.writeChunk(n, rejects, signed) }()
 	}
 	if err := finish(); err != nil {
 		return err
@@ -358,15 +364,15 @@ func appendJSONString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
-// writeChunk writes c's three files, the .docs file last: its presence marks the chunk
-// complete.
-func (r *run) writeChunk(c chunk, s signedChunk) error {
-	if err := writeFile(r.path(chunkName(c.n, "sig")), func(w io.Writer) error { _, err := w.Write(s.sigs); return err }); err != nil {
+// writeChunk writes chunk n's three files, the .docs file last: its presence marks the
+// chunk complete.
+func (r *run) writeChunk(n int, rejects []*corpus.RecordError, s signedChunk) error {
+	if err := writeFile(r.path(chunkName(n, "sig")), func(w io.Writer) error { _, err := w.Write(s.sigs); return err }); err != nil {
 		return err
 	}
-	err := writeFile(r.path(chunkName(c.n, "rej")), func(w io.Writer) error {
+	err := writeFile(r.path(chunkName(n, "rej")), func(w io.Writer) error {
 		bw := bufio.NewWriter(w)
-		for _, re := range c.rejects {
+		for _, re := range rejects {
 			b, err := json.Marshal(rejectLine{Place: re.Place.String(), Field: re.Field, Reason: re.Msg})
 			if err != nil {
 				return err
@@ -378,7 +384,7 @@ func (r *run) writeChunk(c chunk, s signedChunk) error {
 	if err != nil {
 		return err
 	}
-	return writeFile(r.path(chunkName(c.n, "docs")), func(w io.Writer) error {
+	return writeFile(r.path(chunkName(n, "docs")), func(w io.Writer) error {
 		bw := bufio.NewWriter(w)
 		for _, l := range s.lines {
 			bw.Write(l)
