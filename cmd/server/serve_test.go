@@ -238,6 +238,7 @@ func TestServeImportCapFlags(t *testing.T) {
 // what the kernels measured; a DEDUP_KERNEL the CPU cannot run stops the start, as it
 // stops the commands.
 func TestServeLogsKernelFirst(t *testing.T) {
+	t.Setenv(lsh.KernelEnv, "") // the calibration's choice, whatever the environment says
 	dbPath := filepath.Join(t.TempDir(), "kernel.db")
 	var logs syncBuffer
 	ctx, stop := context.WithCancel(context.Background())

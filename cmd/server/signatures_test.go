@@ -58,6 +58,7 @@ func TestSignaturesSizeCapAndSkipBad(t *testing.T) {
 }
 
 func TestSignaturesCPUProfileAndKernel(t *testing.T) {
+	t.Setenv(lsh.KernelEnv, "") // the calibration's choice, whatever the environment says
 	dir := t.TempDir()
 	in := filepath.Join(dir, "docs.jsonl")
 	os.WriteFile(in, []byte(`{"id":"a","text":"some words for a profile"}`+"\n"), 0o644)
