@@ -71,6 +71,9 @@ func dedupCmd(args []string, stdout, stderr io.Writer) (err error) {
 	ctx, stop := signalContext()
 	defer stop()
 	bar := newProgressBar(stderr, *quiet)
+	if !*quiet {
+		fmt.Fprintln(stderr, kernelLine(params.Spec, true))
+	}
 	if !*quiet && !desc.Source.SignedOff {
 		fmt.Fprintf(stderr, "note: %s does not come from a signed-off manifest: what this run proposes is a draft for review\n", *config)
 	}
@@ -100,6 +103,8 @@ type progressBar struct {
 	tty, quiet bool
 	stage      string
 	stageStart time.Time
+	stageCPU   time.Duration // the process's CPU time when the stage started
+	latest     bulk.Progress // the stage's latest progress with a unit
 	last       time.Time
 	lastLen    int
 }
@@ -120,16 +125,21 @@ func (b *progressBar) update(p bulk.Progress) {
 	}
 	now := time.Now()
 	if p.Stage != b.stage {
-		b.stage, b.stageStart, b.last = p.Stage, now, now
+		b.stage, b.stageStart, b.last, b.latest = p.Stage, now, now, bulk.Progress{}
+		b.stageCPU, _ = cpuTime()
 		if b.tty {
 			b.last = time.Time{}
 		}
+	}
+	if p.Unit != "" {
+		b.latest = p
 	}
 	switch {
 	case p.Skipped:
 		b.line(fmt.Sprintf("[%d/%d] %-10s done in an earlier run", p.Index, len(bulk.Stages), p.Stage), true)
 	case p.Finished:
-		b.line(fmt.Sprintf("[%d/%d] %-10s done in %s%s", p.Index, len(bulk.Stages), p.Stage, now.Sub(b.stageStart).Round(time.Millisecond), peakRSS()), true)
+		b.line(fmt.Sprintf("[%d/%d] %-10s done in %s%s%s", p.Index, len(bulk.Stages), p.Stage, now.Sub(b.stageStart).Round(time.Millisecond),
+			b.stageRates(now), peakRSS()), true)
 	case p.Unit == "": // a stage starts
 	default:
 		every := 100 * time.Millisecond
@@ -142,6 +152,29 @@ func (b *progressBar) update(p bulk.Progress) {
 		b.last = now
 		b.line(b.describe(p, now), false)
 	}
+}
+
+// stageRates says, for the stage that just finished, the CPU time it took (all cores)
+// and its rates over its wall time: MB/s (10^6 bytes of the input file, compressed or
+// not) and documents/s for a pass over the corpus, else its own unit per second; only
+// the CPU time when the stage reported no progress.
+func (b *progressBar) stageRates(now time.Time) string {
+	var s string
+	if cpu, ok := cpuTime(); ok {
+		s = fmt.Sprintf(", %.2f cpu-s", (cpu - b.stageCPU).Seconds())
+	}
+	p, sec := b.latest, now.Sub(b.stageStart).Seconds()
+	if p.Done <= 0 || sec <= 0 {
+		return s
+	}
+	if p.Unit == "bytes" {
+		s += fmt.Sprintf(", %.1f MB/s", float64(p.Done)/1e6/sec)
+		if p.Docs > 0 {
+			s += ", " + bulk.Quantity(float64(p.Docs)/sec, "docs") + "/s"
+		}
+		return s
+	}
+	return s + ", " + bulk.Quantity(float64(p.Done)/sec, p.Unit) + "/s"
 }
 
 func (b *progressBar) describe(p bulk.Progress, now time.Time) string {

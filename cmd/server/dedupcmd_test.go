@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -38,9 +39,17 @@ func TestDedupCommand(t *testing.T) {
 	if err := run(args, &stdout, &stderr); err != nil {
 		t.Fatalf("dedup: %v\n%s", err, stderr.String())
 	}
-	for _, want := range []string{"[1/7] signatures done in", "[7/7] manifest   done in"} {
-		if !strings.Contains(stderr.String(), want) {
-			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+	// The first line names the permutation kernel, why, and what the kernels measured.
+	kernelLine := regexp.MustCompile(`^kernel \w+ \((fastest measured at start|named by DEDUP_KERNEL)\): (\w+ \d+\.\d{3}, )*generic \d+\.\d{3} ns per shingle and permutation`)
+	if !kernelLine.MatchString(stderr.String()) {
+		t.Errorf("stderr does not start with the kernel line %s:\n%s", kernelLine, stderr.String())
+	}
+	// Each stage's line says its wall time, CPU time and rates; the passes over the corpus
+	// in MB/s and documents/s.
+	for _, want := range []string{`\[1/7\] signatures done in [0-9.]+m?s, [0-9.]+ cpu-s, [0-9.]+ MB/s, [0-9.k]+ docs/s`,
+		`\[4/7\] shingles   done in [0-9.]+m?s, [0-9.]+ cpu-s, [0-9.]+ MB/s, [0-9.k]+ docs/s`, `\[7/7\] manifest   done in [0-9.]+m?s, [0-9.]+ cpu-s`} {
+		if !regexp.MustCompile(want).MatchString(stderr.String()) {
+			t.Errorf("stderr does not match %s:\n%s", want, stderr.String())
 		}
 	}
 	if !strings.Contains(stdout.String(), "1500 documents") || !strings.Contains(stdout.String(), "proposed for removal") {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -113,4 +114,25 @@ func readFile(t *testing.T, p string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// The server binary is what `go run ./cmd/server` compiles first on a fresh clone
+// (issue 29), so test-only code stays out of its import graph: the browser tests'
+// chromedp, the test helpers, the testing package. Skipped without a go command.
+func TestServerImportGraphHasNoTestCode(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command on PATH")
+	}
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		for _, bad := range []string{"testing", "net/http/httptest", "github.com/chromedp/", "github.com/dedupstudio/dedupstudio/internal/browsertest",
+			"github.com/dedupstudio/dedupstudio/internal/db/dbtest"} {
+			if pkg == bad || strings.HasSuffix(bad, "/") && strings.HasPrefix(pkg, bad) {
+				t.Errorf("cmd/server imports %s (test-only code in the binary)", pkg)
+			}
+		}
+	}
 }

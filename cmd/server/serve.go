@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/dedupstudio/dedupstudio/internal/campaign"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/ingest"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
+	"github.com/dedupstudio/dedupstudio/internal/lsh"
 	engineresults "github.com/dedupstudio/dedupstudio/internal/results"
 	"github.com/dedupstudio/dedupstudio/internal/server"
 	"github.com/dedupstudio/dedupstudio/internal/sigcache"
@@ -80,6 +82,12 @@ func serveUntil(ctx context.Context, dbPath string, loadDemo bool, cfg server.Co
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
+	if err := lsh.UseKernel(os.Getenv(lsh.KernelEnv)); err != nil {
+		return fmt.Errorf("%s: %w", lsh.KernelEnv, err)
+	}
+	// Sweeps and runs sign with the classic schemes' permutation kernel: which one, and why.
+	cfg.Log.Info("permutation kernel "+lsh.Kernel(), "kernel", lsh.Kernel(), "why", lsh.KernelReason(),
+		"measured", lsh.KernelCalibration())
 	store, err := db.Open(ctx, dbPath)
 	if err != nil {
 		return err

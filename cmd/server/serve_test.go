@@ -19,6 +19,7 @@ import (
 
 	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/lsh"
 	"github.com/dedupstudio/dedupstudio/internal/server"
 )
 
@@ -227,5 +228,43 @@ func TestServeImportCapFlags(t *testing.T) {
 		if err != nil || cfg.MaxImportBytes != c.bytes || cfg.MaxImportDocs != c.docs {
 			t.Errorf("serve %q: caps %d bytes, %d docs (%v); want %d, %d", c.args, cfg.MaxImportBytes, cfg.MaxImportDocs, err, c.bytes, c.docs)
 		}
+	}
+}
+
+// The first line of the server's log names the permutation kernel, why it is the one and
+// what the kernels measured; a DEDUP_KERNEL the CPU cannot run stops the start, as it
+// stops the commands.
+func TestServeLogsKernelFirst(t *testing.T) {
+	t.Setenv(lsh.KernelEnv, "") // the calibration's choice, whatever the environment says
+	dbPath := filepath.Join(t.TempDir(), "kernel.db")
+	var logs syncBuffer
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- serveUntil(ctx, dbPath, false, server.Config{Addr: "127.0.0.1:0", Version: "test", Log: newLogger(&logs),
+			KDF: auth.Params{Memory: 1024, Time: 1, Threads: 1}, Ready: func(u, _ string) { ready <- u }})
+	}()
+	select {
+	case <-ready:
+	case err := <-done:
+		t.Fatalf("server did not start: %v", err)
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatalf("serve: %v", err)
+	}
+	first, _, _ := strings.Cut(logs.String(), "\n")
+	for _, want := range []string{`msg="permutation kernel ` + lsh.Kernel() + `"`, `why="fastest measured at start"`, " generic ", "ns per shingle and permutation"} {
+		if !strings.Contains(first, want) {
+			t.Errorf("first log line lacks %q:\n%s", want, logs.String())
+		}
+	}
+
+	t.Setenv(lsh.KernelEnv, "neon9")
+	err := serveUntil(context.Background(), dbPath, false, server.Config{Addr: "127.0.0.1:0"})
+	if err == nil || !strings.Contains(err.Error(), `DEDUP_KERNEL: unknown kernel "neon9"`) {
+		t.Errorf("serve with %s=neon9: %v; want an unknown-kernel error", lsh.KernelEnv, err)
 	}
 }

@@ -22,7 +22,7 @@ func signatures(args []string, stdout, stderr io.Writer) (err error) {
 			"skipped, and the exit status is non-zero if there were any. Under scheme=milvus an empty text is signed\n"+
 			"as Milvus's MinHash function signs it (every value 0xFFFFFFFF); other schemes refuse it, as the\n"+
 			"studio's imports do. "+lsh.KernelEnv+"=avx512|avx2|generic forces a permutation kernel (default: the\n"+
-			"fastest this CPU runs).",
+			"fastest of those this CPU runs, measured at start; -v shows the figures).",
 		`go run ./cmd/server signatures -spec 'level=word size=5 k=128' -in docs.jsonl.gz -out sigs.jsonl`, stderr)
 	specText := fs.String("spec", lsh.DefaultSpec().String(), "representation, e.g. 'level=word size=5 k=128' (omitted fields keep their defaults), or a Milvus MinHash\n"+
 		"function's params, e.g. '{\"num_hashes\": 128, \"shingle_size\": 3, \"token_level\": \"word\"}' for signatures bit-identical to Milvus's")
@@ -34,6 +34,7 @@ func signatures(args []string, stdout, stderr io.Writer) (err error) {
 	maxBytes := fs.Int("max-doc-bytes", corpus.DefaultMaxDocBytes, "largest document text accepted, in bytes")
 	skipBad := fs.Bool("skip-bad", false, "skip bad records (listed on standard error with file, line and reason) instead of stopping")
 	quiet := fs.Bool("q", false, "print nothing but errors")
+	verbose := fs.Bool("v", false, "also print what the permutation kernels measured at start (ns per shingle and permutation)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file (go tool pprof FILE)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -85,7 +86,7 @@ func signatures(args []string, stdout, stderr io.Writer) (err error) {
 	}
 	if !*quiet {
 		opt.Progress = progressLine(stderr)
-		fmt.Fprintf(stderr, "spec %s (%s), kernel %s\n", spec, spec.ID(), lsh.Kernel())
+		fmt.Fprintf(stderr, "spec %s (%s)\n%s\n", spec, spec.ID(), kernelLine(spec, *verbose))
 	}
 	sum, err := sigio.Write(r, dst, spec, opt)
 	printRejects(stderr, skipped, sum.Skipped)
@@ -168,4 +169,17 @@ func startCPUProfile(path string) (stop func() error, err error) {
 		pprof.StopCPUProfile()
 		return f.Close()
 	}, nil
+}
+
+// kernelLine names the permutation kernel that signs spec's signatures and why; verbose
+// adds what the calibration measured.
+func kernelLine(spec lsh.Spec, verbose bool) string {
+	if spec.Scheme == lsh.Fast {
+		return "kernel: none (the fast scheme hashes each shingle once, with no permutations)"
+	}
+	line := fmt.Sprintf("kernel %s (%s)", lsh.Kernel(), lsh.KernelReason())
+	if verbose {
+		line += ": " + lsh.KernelCalibration()
+	}
+	return line
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -57,6 +58,7 @@ func TestSignaturesSizeCapAndSkipBad(t *testing.T) {
 }
 
 func TestSignaturesCPUProfileAndKernel(t *testing.T) {
+	t.Setenv(lsh.KernelEnv, "") // the calibration's choice, whatever the environment says
 	dir := t.TempDir()
 	in := filepath.Join(dir, "docs.jsonl")
 	os.WriteFile(in, []byte(`{"id":"a","text":"some words for a profile"}`+"\n"), 0o644)
@@ -68,9 +70,20 @@ func TestSignaturesCPUProfileAndKernel(t *testing.T) {
 	if st, err := os.Stat(prof); err != nil || st.Size() == 0 {
 		t.Errorf("-cpuprofile wrote no profile: %v", err)
 	}
-	if !strings.Contains(stderr.String(), ", kernel "+lsh.Kernel()+"\n") {
-		t.Errorf("stderr does not name the kernel %s:\n%s", lsh.Kernel(), stderr.String())
+	if want := "\nkernel " + lsh.Kernel() + " (fastest measured at start)\n"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr does not name the kernel and why, %q:\n%s", want, stderr.String())
 	}
+	// -v adds what the calibration measured; a kernel named by DEDUP_KERNEL says so.
+	t.Setenv(lsh.KernelEnv, "generic")
+	stderr.Reset()
+	if err := run([]string{"signatures", "-v", "-in", in, "-out", filepath.Join(dir, "s.jsonl")}, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	want := regexp.MustCompile(`\nkernel generic \(named by DEDUP_KERNEL\): (\w+ \d+\.\d{3}, )*generic \d+\.\d{3} ns per shingle and permutation`)
+	if !want.MatchString(stderr.String()) {
+		t.Errorf("-v with %s=generic: stderr does not match %s:\n%s", lsh.KernelEnv, want, stderr.String())
+	}
+	defer lsh.UseKernel("")
 	t.Setenv(lsh.KernelEnv, "neon9")
 	err := run([]string{"signatures", "-q", "-in", in, "-out", filepath.Join(dir, "s.jsonl")}, &stdout, &stderr)
 	if err == nil || !strings.Contains(err.Error(), `DEDUP_KERNEL: unknown kernel "neon9"`) {

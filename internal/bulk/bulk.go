@@ -10,7 +10,9 @@
 // key, and starts over when the key changed:
 //
 //  1. signatures: one streaming pass over the corpus, signatures on all cores, written in
-//     input order in chunks (a killed run resumes from the last complete chunk); records
+//     input order in chunks, each written while the next is signed (a killed run resumes
+//     from the last complete chunk); the exact pass's key is hashed from the normalized
+//     text the signature was computed from, not normalized again; records
 //     the corpus reader refuses (over the size cap, no id, bad UTF-8) are listed in
 //     rejects.jsonl and skipped, as an import skips them;
 //  2. exact: documents whose normalized texts are equal (SHA-256) form exact groups; only

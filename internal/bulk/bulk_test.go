@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -573,5 +575,31 @@ func TestCancelLeavesNoStageDone(t *testing.T) {
 	sum, err := Run(context.Background(), options(p, in, out))
 	if err != nil || sum.Docs != 1500 {
 		t.Fatalf("Run after the cancel: %d documents, %v; want 1500", sum.Docs, err)
+	}
+}
+
+// A document's line of docs.jsonl, written field by field, is what encoding/json writes
+// for its docLine: ids and metadata that need escaping (quotes, HTML characters, control
+// bytes, non-ASCII, invalid UTF-8), metadata absent, empty or not a string.
+func TestDocLineAsEncodingJSON(t *testing.T) {
+	t.Parallel()
+	sum, norm := sha256.Sum256([]byte("text")), sha256.Sum256([]byte("norm"))
+	for _, rec := range []corpus.Record{
+		{ID: "a", Text: "x", Place: corpus.Place{File: "c.jsonl", Line: 1}},
+		{ID: `q"u\o<t>e&`, Text: "", Place: corpus.Place{File: "dir/c d.jsonl", Line: 12},
+			Meta: map[string]any{"source": "npm", "lang": "en", "date": "2024-01-02"}},
+		{ID: "ünï\u2028\x01\xff", Text: "日本語", Place: corpus.Place{File: "p.parquet", RowGroup: 2, Row: 7, Parquet: true},
+			Meta: map[string]any{"source": 3.5, "lang": "", "date": nil}},
+		{ID: "m", Text: "y", Meta: map[string]any{"lang": "<b>\t</b>"}},
+	} {
+		want, err := json.Marshal(docLine{ID: rec.ID, Place: rec.Place.String(), Len: len(rec.Text), Hash: hex.EncodeToString(sum[:]),
+			Norm: hex.EncodeToString(norm[:]), Source: metaString(rec.Meta, "source"), Lang: metaString(rec.Meta, "lang"),
+			Date: metaString(rec.Meta, "date")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendDocLine(nil, &rec, sum, norm); string(got) != string(want)+"\n" {
+			t.Errorf("appendDocLine(%+v) =\n%s\nwant\n%s", rec, got, want)
+		}
 	}
 }

@@ -12,8 +12,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
@@ -209,7 +211,30 @@ func (r *run) signatures(ctx context.Context) error {
 			return err
 		}
 	}
+	// Chunk n's files are written in the background while chunk n+1 is signed: the
+	// workers do not wait for the disk (each file is synced). A chunk counts as complete,
+	// for progress and for crashAt, once its files are.
+	// What is kept of the chunk being written is what progress needs: its texts can go.
 	docs := int64(0)
+	var writing chan error // the previous chunk's write, if one is under way
+	var last struct {
+		n, docs int
+		pos     int64
+	}
+	finish := func() error {
+		if writing == nil {
+			return nil
+		}
+		err := <-writing
+		writing = nil
+		if err != nil {
+			return err
+		}
+		docs += int64(last.docs)
+		r.reportDocs(last.pos, src.size, docs)
+		return r.crashAt(StageSignatures, last.n)
+	}
+	defer finish() // a stage that fails leaves no write behind
 	for c := range chunks {
 		if c.err != nil {
 			return c.err
@@ -217,14 +242,18 @@ func (r *run) signatures(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := r.signChunk(c, workers); err != nil {
+		signed := r.signChunk(c, workers)
+		if err := finish(); err != nil {
 			return err
 		}
-		docs += int64(len(c.docs))
-		r.reportDocs(c.pos, src.size, docs)
-		if err := r.crashAt(StageSignatures, c.n); err != nil {
-			return err
-		}
+		done := make(chan error, 1)
+		writing = done
+		last.n, last.docs, last.pos = c.n, len(c.docs), c.pos
+		n, rejects := c.n, c.rejects
+		go func() { done <- r.writeChunk(n, rejects, signed) }()
+	}
+	if err := finish(); err != nil {
+		return err
 	}
 	if err := ctx.Err(); err != nil { // the reader stopped early: not the end of the input
 		return err
@@ -244,11 +273,10 @@ func (r *run) completeChunks() int {
 	}
 }
 
-// signer is one worker's state: a hasher and a normalizer are not safe to share.
+// signer is one worker's state: a hasher is not safe to share.
 type signer struct {
-	h    *lsh.Hasher
-	norm *lsh.Normalizer
-	sig  lsh.Signature
+	h   *lsh.Hasher
+	sig lsh.Signature
 }
 
 func newSigner(spec lsh.Spec) (*signer, error) {
@@ -256,18 +284,26 @@ func newSigner(spec lsh.Spec) (*signer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &signer{h: h, norm: lsh.NewNormalizer(spec.Norm)}, nil
+	return &signer{h: h}, nil
 }
 
-// signChunk signs c's documents on every worker and writes the chunk's three files.
-func (r *run) signChunk(c chunk, workers []*signer) error {
+// signedChunk is a chunk's signatures (k little-endian uint32s a document) and document
+// lines, in input order.
+type signedChunk struct {
+	sigs  []byte
+	lines [][]byte
+}
+
+// signChunk signs c's documents on every worker: each document's signature, its content
+// hash, and the hash of the normalized text the signature was computed from (the
+// hasher's, not normalized again).
+func (r *run) signChunk(c chunk, workers []*signer) signedChunk {
 	k := r.opt.Params.Spec.Hashes
 	sigs := make([]byte, len(c.docs)*k*4)
 	lines := make([][]byte, len(c.docs))
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	errs := make([]error, len(workers))
-	for w, s := range workers {
+	for _, s := range workers {
 		wg.Go(func() {
 			for {
 				i := int(next.Add(1) - 1)
@@ -280,30 +316,63 @@ func (r *run) signChunk(c chunk, workers []*signer) error {
 				for j, v := range s.sig {
 					binary.LittleEndian.PutUint32(out[j*4:], v)
 				}
-				sum := sha256.Sum256([]byte(rec.Text))
-				norm := sha256.Sum256([]byte(s.norm.Normalize(rec.Text)))
-				dl := docLine{ID: rec.ID, Place: rec.Place.String(), Len: len(rec.Text), Hash: hex.EncodeToString(sum[:]),
-					Norm: hex.EncodeToString(norm[:]), Source: metaString(rec.Meta, "source"), Lang: metaString(rec.Meta, "lang"),
-					Date: metaString(rec.Meta, "date")}
-				b, err := json.Marshal(dl)
-				if err != nil {
-					errs[w] = err
-					return
-				}
-				lines[i] = append(b, '\n')
+				norm := sha256.Sum256(s.h.Normalized())
+				sum := sha256.Sum256(unsafe.Slice(unsafe.StringData(rec.Text), len(rec.Text))) // read only, no copy
+				lines[i] = appendDocLine(nil, rec, sum, norm)
 			}
 		})
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	return signedChunk{sigs, lines}
+}
+
+// appendDocLine appends rec's line of docs.jsonl, a docLine as encoding/json writes it,
+// and a newline: written field by field, since json.Marshal and hex.EncodeToString were
+// a twentieth of the stage.
+func appendDocLine(dst []byte, rec *corpus.Record, sum, norm [sha256.Size]byte) []byte {
+	dst = append(dst, `{"id":`...)
+	dst = appendJSONString(dst, rec.ID)
+	dst = append(dst, `,"place":`...)
+	dst = appendJSONString(dst, rec.Place.String())
+	dst = append(dst, `,"len":`...)
+	dst = strconv.AppendInt(dst, int64(len(rec.Text)), 10)
+	dst = append(dst, `,"hash":"`...)
+	dst = hex.AppendEncode(dst, sum[:])
+	dst = append(dst, `","norm":"`...)
+	dst = hex.AppendEncode(dst, norm[:])
+	dst = append(dst, '"')
+	for _, f := range [...]string{"source", "lang", "date"} {
+		if v := metaString(rec.Meta, f); v != "" {
+			dst = append(append(append(dst, `,"`...), f...), `":`...)
+			dst = appendJSONString(dst, v)
+		}
+	}
+	return append(dst, "}\n"...)
+}
+
+// appendJSONString appends s quoted as encoding/json quotes it: as it is when every byte
+// is printable ASCII that encoding/json leaves alone, else through json.Marshal.
+func appendJSONString(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7F || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always marshals
+			return append(dst, q...)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
+}
+
+// writeChunk writes chunk n's three files, the .docs file last: its presence marks the
+// chunk complete.
+func (r *run) writeChunk(n int, rejects []*corpus.RecordError, s signedChunk) error {
+	if err := writeFile(r.path(chunkName(n, "sig")), func(w io.Writer) error { _, err := w.Write(s.sigs); return err }); err != nil {
 		return err
 	}
-	if err := writeFile(r.path(chunkName(c.n, "sig")), func(w io.Writer) error { _, err := w.Write(sigs); return err }); err != nil {
-		return err
-	}
-	err := writeFile(r.path(chunkName(c.n, "rej")), func(w io.Writer) error {
+	err := writeFile(r.path(chunkName(n, "rej")), func(w io.Writer) error {
 		bw := bufio.NewWriter(w)
-		for _, re := range c.rejects {
+		for _, re := range rejects {
 			b, err := json.Marshal(rejectLine{Place: re.Place.String(), Field: re.Field, Reason: re.Msg})
 			if err != nil {
 				return err
@@ -315,9 +384,9 @@ func (r *run) signChunk(c chunk, workers []*signer) error {
 	if err != nil {
 		return err
 	}
-	return writeFile(r.path(chunkName(c.n, "docs")), func(w io.Writer) error {
+	return writeFile(r.path(chunkName(n, "docs")), func(w io.Writer) error {
 		bw := bufio.NewWriter(w)
-		for _, l := range lines {
+		for _, l := range s.lines {
 			bw.Write(l)
 		}
 		return bw.Flush()

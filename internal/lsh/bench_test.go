@@ -66,19 +66,21 @@ func BenchmarkShingles(b *testing.B) {
 	for _, name := range []string{"word5", "word5-fast", "char5"} {
 		spec := mustSpec(b, "size=5 level="+name[:4])
 		b.Run(name, func(b *testing.B) {
-			h, _ := NewHasher(spec)
-			b.SetBytes(n)
-			b.ReportAllocs()
-			for b.Loop() {
-				for _, t := range texts {
-					if name == "word5-fast" {
-						h.hashAllShingles(t)
-					} else {
-						h.hashShingles(t)
+			withTextPaths(b, func(b *testing.B) {
+				h, _ := NewHasher(spec)
+				b.SetBytes(n)
+				b.ReportAllocs()
+				for b.Loop() {
+					for _, t := range texts {
+						if name == "word5-fast" {
+							h.hashAllShingles(t)
+						} else {
+							h.hashShingles(t)
+						}
 					}
 				}
-			}
-			reportDocs(b, len(texts))
+				reportDocs(b, len(texts))
+			})
 		})
 	}
 }
@@ -90,17 +92,37 @@ func BenchmarkNormalize(b *testing.B) {
 	for _, norm := range []string{"nfkc+lower+space", "nfkc+lower+punct+digits+space"} {
 		spec := mustSpec(b, "norm="+norm)
 		b.Run(norm, func(b *testing.B) {
-			z := NewNormalizer(spec.Norm)
-			b.SetBytes(n)
-			b.ReportAllocs()
-			for b.Loop() {
-				for _, t := range texts {
-					z.buf = spec.Norm.appendNormalized(z.buf[:0], &z.iter, z.table, t)
+			withTextPaths(b, func(b *testing.B) {
+				z := NewNormalizer(spec.Norm)
+				b.SetBytes(n)
+				b.ReportAllocs()
+				for b.Loop() {
+					for _, t := range texts {
+						z.buf = spec.Norm.appendNormalized(z.buf[:0], &z.iter, z.table, t)
+					}
 				}
-			}
-			reportDocs(b, len(texts))
+				reportDocs(b, len(texts))
+			})
 		})
 	}
+}
+
+// withTextPaths runs f as the sub-benchmark simd=avx512, with the AVX-512 paths of text
+// preparation (the normalizer's 64-byte blocks, shingles hashed eight at a time) where
+// the CPU has them, and as simd=none without them.
+func withTextPaths(b *testing.B, f func(b *testing.B)) {
+	blocks, hash := wideBlocks, wideHash
+	defer func() { wideBlocks, wideHash = blocks, hash }()
+	if blocks || hash {
+		b.Run("simd=avx512", func(b *testing.B) {
+			wideBlocks, wideHash = blocks, hash
+			f(b)
+		})
+	}
+	b.Run("simd=none", func(b *testing.B) {
+		wideBlocks, wideHash = false, false
+		f(b)
+	})
 }
 
 // BenchmarkSignatures measures text in, signatures out, on all cores (Spec.Signatures),

@@ -108,6 +108,10 @@ func checkFastPath(t *testing.T, h *Hasher, text string) {
 	if got, want := h.Signature(text, nil), h.SignatureOfShingles(ref, nil); !slices.Equal(got, want) {
 		t.Fatalf("[%v] Signature(%q) differs from the signature of its reference shingles", s, text)
 	}
+	h.Signature(text, nil)
+	if got, want := string(h.Normalized()), referenceNormalize(s.Norm, text); got != want {
+		t.Fatalf("[%v] after Signature(%q), Normalized() =\n%q\nwant\n%q", s, text, got, want)
+	}
 }
 
 // randomText draws text from pieces that take every path of the normalizer: runs of
@@ -142,6 +146,81 @@ func randomText(rng *rand.Rand) string {
 
 func TestFastPathMatchesReference(t *testing.T) {
 	t.Parallel()
+	fastPathMatchesReference(t)
+}
+
+// The same without the AVX-512 paths (the normalizer's 64-byte blocks, shingles hashed
+// eight at a time), so that a CPU which takes them checks the other paths too. Not
+// parallel: it switches the package's wideBlocks and wideHash.
+func TestFastPathWithoutAVX512(t *testing.T) {
+	if !wideBlocks && !wideHash {
+		t.Skip("this CPU takes no AVX-512 text path: TestFastPathMatchesReference checks the others")
+	}
+	if testing.Short() {
+		t.Skip("SKIPPED in -short mode: the reference checks a second time, on the other paths")
+	}
+	blocks, hash := wideBlocks, wideHash
+	wideBlocks, wideHash = false, false
+	defer func() { wideBlocks, wideHash = blocks, hash }()
+	fastPathMatchesReference(t)
+	fastPathBlockBoundaries(t)
+}
+
+// The 64-byte blocks (AVX-512) against the definitions: ASCII text built to meet every
+// case of a block, each at every offset (white space runs that cross a block's start or
+// end, start a text, end it or fill a whole block, upper case, digits, punctuation, a
+// non-ASCII letter or combining mark at every position of a block and right after it),
+// under every Norm and through the hashers' word bounds.
+func TestWideBlocks(t *testing.T) {
+	t.Parallel()
+	if !wideBlocks {
+		t.Skip("this CPU takes no 64-byte blocks (AVX-512 BW and VBMI2)")
+	}
+	rng := rand.New(rand.NewPCG(29, 4))
+	pieces := []string{"a", "word", "MiXeD", "UPPER", "42", "1999", " ", " ", "  ", "\n", "\n\n", "\t", " \r\n ",
+		"\v\f", ".", ", ", "(x)", "é", "\u0301", "日本", "\xff"}
+	var texts []string
+	n := 3000
+	if testing.Short() {
+		n = 300 // -race in CI
+	}
+	for range n {
+		var b strings.Builder
+		for b.Len() < 60+rng.IntN(200) {
+			p := pieces[rng.IntN(len(pieces))]
+			if rng.IntN(4) > 0 && !strings.ContainsAny(p, "é\u0301日\xff") {
+				p = strings.Repeat(p, 1+rng.IntN(12)) // long ASCII runs, so that blocks happen
+			}
+			b.WriteString(p)
+		}
+		texts = append(texts, b.String())
+	}
+	for _, body := range []string{strings.Repeat("Ab 9 ", 40), strings.Repeat(" ", 130), strings.Repeat("x", 130),
+		strings.Repeat("ab\n\n", 33), strings.Repeat("A", 64) + "\u0301" + strings.Repeat("b", 70)} {
+		for shift := range 70 {
+			texts = append(texts, body[:shift]+"é"+body[shift:], strings.Repeat(" ", shift)+body, body+strings.Repeat("\t", shift))
+		}
+	}
+	for _, n := range append(allNorms, Norm{}, Norm{Lower: true}, Norm{CollapseSpace: true}, Norm{FoldDigits: true}) {
+		z := NewNormalizer(n)
+		for _, text := range texts {
+			if got, want := z.Normalize(text), referenceNormalize(n, text); got != want {
+				t.Fatalf("%v.Normalize(%q) =\n%q\nwant\n%q", n, text, got, want)
+			}
+		}
+	}
+	for _, spec := range fastPathSpecs {
+		h, err := NewHasher(mustSpec(t, spec))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, text := range texts[:n/3] {
+			checkFastPath(t, h, text)
+		}
+	}
+}
+
+func fastPathMatchesReference(t *testing.T) {
 	var texts []string
 	rng := rand.New(rand.NewPCG(13, 2))
 	for range 2000 {
@@ -190,6 +269,10 @@ func TestFastPathMatchesReference(t *testing.T) {
 // mark or an invalid byte right after a block.
 func TestFastPathBlockBoundaries(t *testing.T) {
 	t.Parallel()
+	fastPathBlockBoundaries(t)
+}
+
+func fastPathBlockBoundaries(t *testing.T) {
 	bodies := []string{
 		"Hello  World\tOF go\n\nTEXT, with 1234 DIGITS and (punct)!  end ",
 		"abcdefgh\u0301ijklmnop\xffqrstuvwx e\u0301 ABCDEFG\u0327 ",

@@ -2,17 +2,20 @@ package lsh
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // maxHash is the value of an empty signature position: datasketch's _max_hash.
 const maxHash = 0xFFFFFFFF
 
-// KernelEnv names the environment variable that forces a permutation kernel ("avx512",
-// "avx2" or "generic"), so a machine can measure and test the slower paths it would not
-// choose by itself. Empty or unset: the fastest kernel the CPU runs.
+// KernelEnv names the environment variable that forces a permutation kernel by name
+// (see Kernels), so a machine can measure and test the paths it would not choose by
+// itself. Empty or unset: the fastest kernel, measured at start.
 const KernelEnv = "DEDUP_KERNEL"
 
 // kernel is one implementation of the classic schemes' permutation step: for every i,
@@ -20,36 +23,67 @@ const KernelEnv = "DEDUP_KERNEL"
 // xs are 32-bit values in uint64 lanes and every acc value is below 2^32.
 type kernel struct {
 	name string
-	// block is the number of permutations the kernel takes at a time: it runs on the
-	// largest multiple of block and the generic kernel does the rest.
-	block int
-	fn    func(xs, a, b, acc []uint64)
+	fn   func(xs, a, b, acc []uint64) // any len(a), len(xs) > 0
 	// missing says why this CPU or build cannot run the kernel; empty when it can.
 	missing string
 }
 
 // generic is the pure-Go kernel, which every machine runs.
-var generic = kernel{name: "generic", block: 1, fn: permuteMinGeneric}
+var generic = kernel{name: "generic", fn: permuteMinGeneric}
 
-// kernels lists the kernels fastest first, with the architecture's own (archKernels,
-// kernel_amd64.go) ahead of the generic one.
+// kernels lists every kernel, the architecture's own (archKernels, kernel_amd64.go)
+// first. The order says nothing about speed: which is fastest differs from CPU to CPU
+// (on a Zen 4 EPYC an earlier AVX-512 kernel lost to the AVX2 one, which declaration
+// order had put second), so the kernel in use is the fastest measured on this CPU
+// (calibrate).
 var kernels = append(archKernels(), generic)
 
-// active is the kernel in use.
-var active atomic.Pointer[kernel]
+// choice is a kernel in use and why it is the one.
+type choice struct {
+	k   *kernel
+	why string
+}
+
+// active is the kernel in use; nil until the first use or UseKernel, when the
+// calibration picks the fastest (unless KernelEnv named one at start).
+var active atomic.Pointer[choice]
 
 func init() {
-	if err := UseKernel(os.Getenv(KernelEnv)); err != nil {
-		UseKernel("") // the error is UseKernel's to report to whoever set the variable
+	// A kernel named by the environment is taken without measuring; a name the CPU cannot
+	// run is left to whoever set the variable to report (UseKernel in the commands), and
+	// the fastest is measured instead.
+	if name := os.Getenv(KernelEnv); name != "" {
+		if k, err := kernelNamed(name); err == nil {
+			active.Store(&choice{k, "named by " + KernelEnv})
+		}
 	}
 }
 
-// Kernel returns the name of the permutation kernel the classic schemes run on: "avx512",
-// "avx2" or "generic". Every kernel computes the same signatures; only the speed differs.
-func Kernel() string { return active.Load().name }
+// current is the kernel in use, measured and chosen on first use.
+func current() *choice {
+	if c := active.Load(); c != nil {
+		return c
+	}
+	active.CompareAndSwap(nil, fastestChoice())
+	return active.Load()
+}
 
-// Kernels returns the names of the kernels this CPU and build run, fastest first; the
-// last is always "generic".
+// Kernel returns the name of the permutation kernel the classic schemes run on (one of
+// Kernels). Every kernel computes the same signatures; only the speed differs.
+func Kernel() string { return current().k.name }
+
+// KernelReason says in a few words why Kernel is the kernel in use: the fastest measured
+// at start, or named by KernelEnv or UseKernel.
+func KernelReason() string { return current().why }
+
+// KernelCalibration is what the calibration measured on this CPU: each kernel's time
+// per shingle and permutation, and the kernels the CPU or build cannot run, with the
+// reason. It calibrates if that has not happened yet (a kernel named by KernelEnv skips
+// it at start); it takes a millisecond or two.
+func KernelCalibration() string { return calibReport(calibration()) }
+
+// Kernels returns the names of the kernels this CPU and build run, in no order of
+// speed; the last is always "generic".
 func Kernels() []string {
 	var names []string
 	for _, k := range kernels {
@@ -60,41 +94,133 @@ func Kernels() []string {
 	return names
 }
 
-// UseKernel selects the permutation kernel by name, "" for the fastest this CPU runs. It
-// fails, keeping the current kernel, for an unknown name or a kernel the CPU or build
-// cannot run. It is meant for start-up (a -kernel flag, the DEDUP_KERNEL variable) and
-// benchmarks, not for use while signatures are being computed elsewhere.
+// UseKernel selects the permutation kernel by name, "" for the fastest measured on this
+// CPU. It fails, keeping the current kernel, for an unknown name or a kernel the CPU or
+// build cannot run. It is meant for start-up (the DEDUP_KERNEL variable) and benchmarks,
+// not for use while signatures are being computed elsewhere.
 func UseKernel(name string) error {
+	if name == "" {
+		active.Store(fastestChoice())
+		return nil
+	}
+	k, err := kernelNamed(name)
+	if err != nil {
+		return err
+	}
+	why := "named by the caller"
+	if os.Getenv(KernelEnv) == name {
+		why = "named by " + KernelEnv
+	}
+	active.Store(&choice{k, why})
+	return nil
+}
+
+// kernelNamed is the kernel of that name if this CPU and build run it.
+func kernelNamed(name string) (*kernel, error) {
 	var names []string
 	for i := range kernels {
 		k := &kernels[i]
 		names = append(names, k.name)
-		if name == "" && k.missing == "" || name == k.name {
+		if k.name == name {
 			if k.missing != "" {
-				return fmt.Errorf("kernel %s: %s", name, k.missing)
+				return nil, fmt.Errorf("kernel %s: %s", name, k.missing)
 			}
-			active.Store(k)
-			return nil
+			return k, nil
 		}
 	}
-	return fmt.Errorf("unknown kernel %q (want %s)", name, strings.Join(names, ", "))
+	return nil, fmt.Errorf("unknown kernel %q (want %s)", name, strings.Join(names, ", "))
 }
 
-// permuteMin runs the active kernel.
-func permuteMin(xs, a, b, acc []uint64) { active.Load().permuteMin(xs, a, b, acc) }
+// The calibration: calibRounds rounds, each timing every runnable kernel once, in turn,
+// on the same calibShingles shingles x calibK permutations; a kernel's figure is its
+// best round, so a round slowed by another process or a context switch does not count,
+// and interleaving the kernels spreads a slow spell of the machine over all of them.
+// It takes about 1 ms on a 2-core Zen 5 EPYC, most of it the generic kernel.
+const (
+	calibK        = 256
+	calibShingles = 400
+	calibRounds   = 7
+)
 
-// permuteMin runs k on the largest multiple of its block and the generic kernel on the
-// rest.
+// kernelTime is a kernel's best time per shingle and permutation in the calibration.
+type kernelTime struct {
+	k  *kernel
+	ns float64
+}
+
+// calibration is measured once per process, at the first need.
+var calibration = sync.OnceValue(calibrate)
+
+// calibrate times every kernel this CPU runs (see calibRounds).
+func calibrate() []kernelTime {
+	p := newPermutations(Classic, 1, calibK)
+	xs := make([]uint64, calibShingles)
+	for i := range xs {
+		xs[i] = mix64(uint64(i)) & maxHash
+	}
+	acc := make([]uint64, calibK)
+	var times []kernelTime
+	for i := range kernels {
+		if k := &kernels[i]; k.missing == "" {
+			k.permuteMin(xs, p.a, p.b, acc) // warm up: code, data, the vector units
+			times = append(times, kernelTime{k, math.Inf(1)})
+		}
+	}
+	for range calibRounds {
+		for i := range times {
+			for j := range acc {
+				acc[j] = maxHash
+			}
+			start := time.Now()
+			times[i].k.permuteMin(xs, p.a, p.b, acc)
+			ns := float64(time.Since(start).Nanoseconds()) / (calibK * calibShingles)
+			times[i].ns = min(times[i].ns, ns)
+		}
+	}
+	return times
+}
+
+// fastestChoice is the fastest kernel of the calibration, with its reason.
+func fastestChoice() *choice {
+	return &choice{fastest(calibration()), "fastest measured at start"}
+}
+
+// fastest is the kernel of least time; the order of times breaks ties.
+func fastest(times []kernelTime) *kernel {
+	best := times[0]
+	for _, t := range times[1:] {
+		if t.ns < best.ns {
+			best = t
+		}
+	}
+	return best.k
+}
+
+// calibReport says what the calibration measured, and which kernels it could not run.
+func calibReport(times []kernelTime) string {
+	var b strings.Builder
+	for i, t := range times {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s %.3f", t.k.name, t.ns)
+	}
+	b.WriteString(" ns per shingle and permutation")
+	for _, k := range kernels {
+		if k.missing != "" {
+			fmt.Fprintf(&b, "; %s not run: %s", k.name, k.missing)
+		}
+	}
+	return b.String()
+}
+
+// permuteMin runs the kernel in use.
+func permuteMin(xs, a, b, acc []uint64) { current().k.permuteMin(xs, a, b, acc) }
+
+// permuteMin runs k, for any xs.
 func (k *kernel) permuteMin(xs, a, b, acc []uint64) {
-	if len(xs) == 0 {
-		return
-	}
-	n := len(a) - len(a)%k.block
-	if n > 0 {
-		k.fn(xs, a[:n], b[:n], acc[:n])
-	}
-	if n < len(a) {
-		permuteMinGeneric(xs, a[n:], b[n:], acc[n:])
+	if len(xs) > 0 {
+		k.fn(xs, a, b, acc)
 	}
 }
 

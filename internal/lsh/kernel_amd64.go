@@ -1,26 +1,53 @@
 package lsh
 
-import "golang.org/x/sys/cpu"
+import (
+	"math/bits"
 
-// archKernels are the SIMD kernels of kernel_amd64.s, fastest first.
+	"golang.org/x/sys/cpu"
+)
+
+// archKernels are the SIMD kernels of kernel_amd64.s.
 func archKernels() []kernel {
-	avx512 := kernel{name: "avx512", block: 32, fn: permuteMinAVX512}
-	// F for the 512-bit integer ops, DQ for VPMULLQ (the 64-bit lane multiply).
+	avx512 := kernel{name: "avx512", fn: permuteMinAVX512}
+	// F for the 512-bit integer ops, DQ for VPMULLQ (the 64-bit lane multiply) and KMOVB.
 	if !cpu.X86.HasAVX512F || !cpu.X86.HasAVX512DQ {
 		avx512.missing = "this CPU lacks AVX-512F or AVX-512DQ"
 	}
-	avx2 := kernel{name: "avx2", block: 1, fn: permuteMinAVX2}
+	avx2 := kernel{name: "avx2", fn: permuteMinAVX2}
 	if !cpu.X86.HasAVX2 {
 		avx2.missing = "this CPU lacks AVX2"
 	}
 	return []kernel{avx512, avx2}
 }
 
-// permuteMinAVX512 is the kernel for len(a) a multiple of 32: 32 permutations (four
-// 8-lane vectors) per pass over xs, a*x by VPMULLQ.
+// permuteMinAVX512 is the AVX2 kernel's arithmetic (see permuteMinAVX2) in 16-lane
+// vectors, for any len(a): passes of up to 64 permutations, four vectors, over xs, each
+// lane tracking the least and the second least L+8 by VPMULLD and an x reaching the
+// least (a masked broadcast); at the end of the pass, in the same assembly, the lanes
+// that the low 32 bits vouch for take their x's exact value (VPMULLQ), and the others
+// come back as a bit mask to be computed again the long way. The lanes beyond len(a) of
+// the last pass are masked off, so no generic tail is left.
+func permuteMinAVX512(xs, a, b, acc []uint64) {
+	k := len(a)
+	b = b[:k]
+	acc = acc[:k]
+	for v := 0; v < k; v += 64 {
+		n := min(64, k-v)
+		bad := passAVX512(xs, &a[v], &b[v], &acc[v], ^uint64(0)>>(64-n), (n+15)/16)
+		for bad != 0 {
+			j := v + bits.TrailingZeros64(bad)
+			bad &= bad - 1
+			permuteMinExact(xs, a[j:j+1], b[j:j+1], acc[j:j+1])
+		}
+	}
+}
+
+// passAVX512 is one pass of permuteMinAVX512 over xs for the lanes of mask (bit i: a[i],
+// b[i], acc[i]; only those are read or written) in groups of 16 lanes: it updates acc
+// where the low 32 bits vouch for the minimum and returns the lanes where they do not.
 //
 //go:noescape
-func permuteMinAVX512(xs, a, b, acc []uint64)
+func passAVX512(xs []uint64, a, b, acc *uint64, mask uint64, groups int) (bad uint64)
 
 // permuteMinAVX2 is the AVX2 kernel, for any len(a). AVX2 has no 64-bit multiply-low,
 // and on CPUs that split 256-bit operations in two (Zen 1) the full arithmetic is bound

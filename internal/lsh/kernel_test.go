@@ -1,6 +1,7 @@
 package lsh
 
 import (
+	"math"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -191,18 +192,100 @@ func TestUseKernel(t *testing.T) {
 			t.Errorf("UseKernel(%s) = %v; want the reason %q", k.name, err, k.missing)
 		}
 	}
-	if err := UseKernel(""); err != nil || Kernel() != firstRunnable().name {
-		t.Errorf(`UseKernel("") = %v, Kernel() = %s; want %s`, err, Kernel(), firstRunnable().name)
+	if err := UseKernel(""); err != nil || Kernel() != fastest(calibration()).name {
+		t.Errorf(`UseKernel("") = %v, Kernel() = %s; want the calibration's fastest, %s`, err, Kernel(), fastest(calibration()).name)
+	}
+	if KernelReason() != "fastest measured at start" {
+		t.Errorf(`after UseKernel(""), KernelReason() = %q; want "fastest measured at start"`, KernelReason())
+	}
+	if err := UseKernel("generic"); err != nil || KernelReason() != "named by the caller" {
+		t.Errorf(`after UseKernel("generic"), KernelReason() = %q, %v; want "named by the caller"`, KernelReason(), err)
 	}
 }
 
-func firstRunnable() *kernel {
-	for i := range kernels {
-		if kernels[i].missing == "" {
-			return &kernels[i]
+// The kernel is chosen by its measured time, not by where it stands in the list: each
+// kernel in turn is made the fastest, first, last and in between.
+func TestFastestIsLeastTime(t *testing.T) {
+	t.Parallel()
+	ks := []*kernel{{name: "a"}, {name: "b"}, {name: "c"}}
+	for i := range ks {
+		times := make([]kernelTime, len(ks))
+		for j, k := range ks {
+			times[j] = kernelTime{k, 0.5 + float64(j)/10}
+		}
+		times[i].ns = 0.1
+		if got := fastest(times); got != ks[i] {
+			t.Errorf("fastest(%v) = %s; want %s", times, got.name, ks[i].name)
 		}
 	}
-	return nil
+}
+
+// The calibration times every kernel this CPU runs, with a figure a benchmark could
+// confirm (positive, finite, and for the generic kernel above every SIMD one's floor),
+// and its report names each of them and every kernel it could not run.
+func TestCalibration(t *testing.T) {
+	t.Parallel()
+	times := calibration()
+	if got, want := len(times), len(Kernels()); got != want {
+		t.Fatalf("calibration timed %d kernels; want the %d this CPU runs", got, want)
+	}
+	why := calibReport(times)
+	for i, kt := range times {
+		if kt.k.name != Kernels()[i] {
+			t.Errorf("calibration's kernel %d is %s; want %s", i, kt.k.name, Kernels()[i])
+		}
+		if !(kt.ns > 0 && kt.ns < 1000) {
+			t.Errorf("calibration: kernel %s took %v ns per shingle and permutation; want a time", kt.k.name, kt.ns)
+		}
+		if !strings.Contains(" "+why, " "+kt.k.name+" ") {
+			t.Errorf("calibReport = %q; want it to name %s", why, kt.k.name)
+		}
+	}
+	for _, k := range kernels {
+		if k.missing != "" && !strings.Contains(why, k.name+" not run: "+k.missing) {
+			t.Errorf("calibReport = %q; want it to say why %s was not run", why, k.name)
+		}
+	}
+}
+
+// The calibration's choice holds up against a longer measurement: with
+// DEDUP_CHECK_KERNEL_CHOICE=1 (a quiet machine; it takes about 15 s), each kernel runs
+// as BenchmarkKernel does and the chosen one must be within 10% of the fastest.
+func TestKernelChoiceHoldsUp(t *testing.T) {
+	if os.Getenv("DEDUP_CHECK_KERNEL_CHOICE") == "" {
+		t.Skip("set DEDUP_CHECK_KERNEL_CHOICE=1 on a quiet machine to check the calibration against benchmarks")
+	}
+	chosen := fastest(calibration())
+	p := newPermutations(Classic, 1, 256)
+	xs := make([]uint64, 1000)
+	for i := range xs {
+		xs[i] = mix64(uint64(i)) & maxHash
+	}
+	acc := make([]uint64, 256)
+	best, bestName, chosenNs := math.Inf(1), "", 0.0
+	for _, name := range Kernels() {
+		k, _ := kernelNamed(name)
+		ns := math.Inf(1)
+		for range 3 {
+			r := testing.Benchmark(func(b *testing.B) {
+				for b.Loop() {
+					k.permuteMin(xs, p.a, p.b, acc)
+				}
+			})
+			ns = min(ns, float64(r.NsPerOp())/float64(len(xs)*len(acc)))
+		}
+		t.Logf("kernel %s: %.4f ns per shingle and permutation (best of 3 benchmarks)", name, ns)
+		if ns < best {
+			best, bestName = ns, name
+		}
+		if k == chosen {
+			chosenNs = ns
+		}
+	}
+	t.Logf("calibration: %s", KernelCalibration())
+	if chosenNs > 1.1*best {
+		t.Errorf("the calibration chose %s (%.4f ns); %s is faster (%.4f ns)", chosen.name, chosenNs, bestName, best)
+	}
 }
 
 // suspectSums are values of t = a*x + b whose permuted value a kernel's shortcut may get
@@ -230,7 +313,7 @@ func TestKernelsExactOnSuspectSums(t *testing.T) {
 	t.Parallel()
 	eachKernel(t, func(t *testing.T, k *kernel, i int) {
 		rng := rand.New(rand.NewPCG(7, uint64(i)))
-		const size = 80 // the avx2 kernel: 64 vector lanes, 16 scalar
+		const size = 80 // avx2: 64 vector lanes, 16 scalar; avx512: a pass of 4 vectors, one of 1
 		for _, s := range suspectSums() {
 			for _, n := range []int{1, 5} {
 				for lane := range size {
@@ -262,11 +345,11 @@ func TestKernelsExactOnSuspectSums(t *testing.T) {
 // The avx2 kernel orders each permutation's shingles by the low 32 bits L of a*x + b, and
 // the true value is L plus 0 to 7; so two shingles whose L are within 7 of each other,
 // or equal, can come out in either order. Each is planted at the bottom of one lane, the
-// other shingles random, in every lane position (vector and scalar lanes, and the generic
-// tail: 85 = 5 passes of 16 vector and 1 scalar lanes; 41 = 2 passes of 16 and 4, then 1
-// generic), with L apart
-// by 0 to 9 and the top bits of both sums random, so that every order of the true values
-// comes up.
+// other shingles random, in every lane position (avx2's vector and scalar lanes and
+// generic tail: 85 = 5 passes of 16 vector and 1 scalar lanes, 41 = 2 passes of 16 and 4,
+// then 1 generic; avx512's passes of 4 vectors and of 2 and 3 vectors with masked lanes:
+// 85 = 64 + 21, 41), with L apart by 0 to 9 and the top bits of both sums random, so
+// that every order of the true values comes up.
 func TestKernelsExactOnNearTies(t *testing.T) {
 	t.Parallel()
 	eachKernel(t, func(t *testing.T, k *kernel, i int) {

@@ -76,9 +76,24 @@ func (st *stepper) run(dst []byte, it *norm.Iter, text string) {
 	// Where the previous rune started, in text and in the output, and the state before it.
 	prevAt, prevLen, prevPending, prevWrote := 0, len(st.dst), false, false
 	raw := unsafe.Slice(unsafe.StringData(text), len(text))
+	// Where the next 64-byte block may be tried: past a non-ASCII byte that one refused.
+	wide := 0
+	if !wideBlocks || n.StripPunct {
+		wide = len(text)
+	}
 	for i := 0; i < len(text); {
 		c := text[i]
 		if c < utf8.RuneSelf {
+			// 64 bytes at a time where the CPU can (block64, on the same terms as the
+			// eight-byte blocks below).
+			if i >= wide && i+64 <= len(raw) && (i+64 == len(raw) || raw[i+64] < utf8.RuneSelf) {
+				if k := st.block64(raw[i : i+64]); k == 64 {
+					i += 64
+					continue
+				} else {
+					wide = i + k + 1
+				}
+			}
 			// Eight bytes at a time while they are ASCII. A block is taken whole only when
 			// the byte after it is ASCII too (or the text ends there): only then can no
 			// combining rune reach back into the block, so prevAt and the rest need not
@@ -281,6 +296,54 @@ func (st *stepper) block(w uint64) bool {
 	}
 	st.wrote = true
 	return true
+}
+
+// block64 is block for 64 ASCII bytes at once, on CPUs with AVX-512 BW and VBMI2
+// (wideBlocks), for every Norm but StripPunct: the steps on all 64 bytes, then the
+// white space bytes that collapsing drops (one after another, at the start with nothing
+// written yet, and the run that ends the block, whose space is owed) squeezed out with
+// VPCOMPRESSB. It returns 64, or, changing nothing, the index of the first byte that is
+// not ASCII.
+func (st *stepper) block64(src []byte) int {
+	n := st.n
+	var mode uint64
+	if n.Lower {
+		mode |= 1
+	}
+	if n.FoldDigits {
+		mode |= 2
+	}
+	if n.CollapseSpace {
+		mode |= 4
+	}
+	st.dst = slices.Grow(st.dst, 65)
+	l := len(st.dst)
+	// An owed space goes before the block when the block starts with a written byte;
+	// when it starts with white space, that byte's space is the one owed.
+	lead := 0
+	if st.pending && !isSpace(rune(src[0])) {
+		lead = 1
+	}
+	out := st.dst[l : l+lead+64]
+	k, spaces, flags := block64AVX512(&src[0], &out[lead], mode, !st.wrote)
+	if flags&1 == 0 {
+		return k
+	}
+	if lead == 1 {
+		st.space() // writes out[0]
+	}
+	base := int32(l + lead)
+	if st.track {
+		for ; spaces != 0; spaces &= spaces - 1 {
+			st.spaces = append(st.spaces, base+int32(bits.TrailingZeros64(spaces)))
+		}
+	}
+	st.dst = st.dst[:int(base)+k]
+	if flags&4 != 0 {
+		st.wrote = true
+	}
+	st.pending = flags&2 != 0 && st.wrote
+	return 64
 }
 
 // entry handles one non-ASCII rune r by its runeTable entry e.

@@ -64,6 +64,11 @@ func NewHasher(s Spec) (*Hasher, error) {
 // Spec returns the representation h computes.
 func (h *Hasher) Spec() Spec { return h.spec }
 
+// Normalized returns the text that the last Signature or ShingleSet call shingled: that
+// document under the Spec's Norm, the bytes of Norm.Normalize, without normalizing it a
+// second time. The slice is h's buffer, valid until its next call.
+func (h *Hasher) Normalized() []byte { return h.norm }
+
 // Shingles returns the distinct shingles of text in first-seen order, as the bytes that
 // are hashed. It allocates; it is for inspection and tests, not for the hot path.
 func (h *Hasher) Shingles(text string) []string {
@@ -477,21 +482,56 @@ func (h *Hasher) hashByLength(t []byte, b []int32, n int, base []uint64) {
 	}
 	j := 0
 	lo := int32(0)
-	for l := range int32(long) {
-		bucket := order[lo:end[l]]
-		for ; len(bucket) >= 2; bucket = bucket[2:] {
-			s0, s1 := bucket[0], bucket[1]
-			base[j], base[j+1] = xxh64Pair(t[s0:s0+l], t[s1:s1+l])
-			j += 2
+	if wideHash {
+		j, lo = h.hashWide(t, order, &end, base)
+	} else {
+		for l := range int32(long) {
+			bucket := order[lo:end[l]]
+			for ; len(bucket) >= 2; bucket = bucket[2:] {
+				s0, s1 := bucket[0], bucket[1]
+				base[j], base[j+1] = xxh64Pair(t[s0:s0+l], t[s1:s1+l])
+				j += 2
+			}
+			for _, s := range bucket {
+				base[j] = xxhash.Sum64(t[s : s+l])
+				j++
+			}
+			lo = end[l]
 		}
-		for _, s := range bucket {
-			base[j] = xxhash.Sum64(t[s : s+l])
-			j++
-		}
-		lo = end[l]
 	}
 	for _, i := range order[lo:] {
 		base[j] = xxhash.Sum64(t[b[i]+1 : b[int(i)+n]])
 		j++
 	}
+}
+
+// hashWide is hashByLength's loop over the shingles shorter than long on a CPU that
+// hashes eight at a time (wideHash): the shingles in length order, eight per xxh64x8,
+// so that the lanes of one call differ little in length. It returns how many hashes it
+// wrote and where the long shingles start in order. The lanes read up to 7 bytes past a
+// shingle's end, so t (h.norm) gets 8 bytes of room past its end.
+func (h *Hasher) hashWide(t []byte, order []int32, end *[65]int32, base []uint64) (j int, lo int32) {
+	if cap(t)-len(t) < 8 {
+		t = slices.Grow(t, 8)
+		h.norm = t
+	}
+	p := unsafe.SliceData(t)
+	var s, n [8]int64
+	k := 0
+	for l := range int32(len(end) - 1) {
+		for _, at := range order[lo:end[l]] {
+			s[k], n[k] = int64(at), int64(l)
+			if k++; k == 8 {
+				xxh64x8(p, &s, &n, (*[8]uint64)(base[j:j+8]), 0xFF)
+				j, k = j+8, 0
+			}
+		}
+		lo = end[l]
+	}
+	if k > 0 {
+		var out [8]uint64
+		xxh64x8(p, &s, &n, &out, 1<<k-1)
+		j += copy(base[j:], out[:k])
+	}
+	return j, lo
 }
