@@ -8,35 +8,42 @@ import (
 
 	"github.com/dedupstudio/dedupstudio/internal/campaign"
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
-	"github.com/dedupstudio/dedupstudio/internal/corpus"
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/errkind"
 	"github.com/dedupstudio/dedupstudio/internal/ingest"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
-	"github.com/dedupstudio/dedupstudio/internal/lsh"
-	"github.com/dedupstudio/dedupstudio/internal/results"
 	"github.com/dedupstudio/dedupstudio/internal/review"
-	"github.com/dedupstudio/dedupstudio/internal/sweep"
 	"github.com/dedupstudio/dedupstudio/internal/sweeprun"
 	"github.com/dedupstudio/dedupstudio/web/templates"
 )
 
 // Handlers do not choose statuses for failures: they return the error to fail (an error
-// page) or failOn (the page the person came from, for what they can fix there), and
-// problem maps it, in this one place:
+// page), failOn (the page the person came from, for what they can fix there) or failAPI
+// (JSON), and problem maps it, in this one place, by its kind (internal/errkind):
 //
 //   - *pageError: its own status and message (what a handler knows best: "No such
 //     campaign.", an upload over the size limit)
-//   - db.ErrNotFound, jobs.ErrNotFound: 404
-//   - input a person can fix (see userMessage): 422, with the error's own text
-//   - db.ErrStale, db.ErrConflict, db.ErrLastAdmin, a manifest's *review.RefusedError and
-//     *review.StaleError: 409
-//   - *campaign.PartyError (adjudicating one's own disagreement while others could),
-//     review.ErrSelfApproval: 403
-//   - jobs.ErrClosed: 503
-//   - a sweep's state refusing an action (sweeprun.ErrRunning, ErrNotResumable,
-//     ErrNotRunning): 409; a campaign without labels to sweep, a *sweep.GridError: 422
-//   - anything else: 500 "internal error", the error logged with the request id, which
-//     the page shows too. The text of an internal error never reaches the browser.
+//   - an error of a kind: the status of its kind (statusOf), and the message written for
+//     it below (message) or else its own text, which errors of a kind write for people
+//   - anything else, errkind.Internal: 500 "internal error", the error logged with the
+//     request id, which the page shows too. The text of an internal error never reaches
+//     the browser.
+//
+// A new error type of a domain package needs nothing here: a Kind method (TestErrorKinds
+// fails for an exported error type without one).
+
+// statusOf is the one mapping of an error's kind to the status pages and the JSON API
+// answer with.
+var statusOf = map[errkind.Kind]int{
+	errkind.Invalid:     http.StatusUnprocessableEntity,
+	errkind.NotFound:    http.StatusNotFound,
+	errkind.Conflict:    http.StatusConflict,
+	errkind.Forbidden:   http.StatusForbidden,
+	errkind.Unavailable: http.StatusServiceUnavailable,
+	errkind.TooLarge:    http.StatusRequestEntityTooLarge,
+	errkind.TooMany:     http.StatusTooManyRequests,
+	errkind.Internal:    http.StatusInternalServerError,
+}
 
 // pageError is a failure whose status and message a handler states itself.
 type pageError struct {
@@ -62,6 +69,8 @@ func (e *formError) Error() string {
 	return e.field + ": " + e.msg
 }
 
+func (e *formError) Kind() errkind.Kind { return errkind.Invalid }
+
 // badInput turns a parser's error about what a person typed into a formError.
 func badInput(err error) error { return &formError{msg: err.Error()} }
 
@@ -76,44 +85,11 @@ const (
 // problem maps err to the status a response answers with and the message a person
 // reads; see the list above. An internal error is logged here, once.
 func (s *server) problem(r *http.Request, err error) (int, string) {
-	var (
-		pe      *pageError
-		refused *review.RefusedError
-		stale   *review.StaleError
-	)
-	switch {
-	case errors.As(err, &pe):
+	if pe, ok := errors.AsType[*pageError](err); ok {
 		return pe.status, pe.msg
-	case errors.Is(err, review.ErrSelfApproval):
-		return http.StatusForbidden, "You prepared this manifest: another approver signs it off."
-	case errors.As(err, &refused):
-		return http.StatusConflict, refused.Msg + "."
-	case errors.As(err, &stale):
-		return http.StatusConflict, stale.Error() + "."
-	case errors.Is(err, db.ErrNotFound), errors.Is(err, jobs.ErrNotFound):
-		return http.StatusNotFound, "There is nothing here."
-	case errors.Is(err, db.ErrStale):
-		return http.StatusConflict, msgStale
-	case errors.Is(err, db.ErrLastAdmin):
-		return http.StatusConflict, msgLastAdmin
-	case errors.Is(err, db.ErrConflict):
-		return http.StatusConflict, msgConflict
-	case errors.Is(err, jobs.ErrClosed):
-		return http.StatusServiceUnavailable, msgClosed
-	case errors.Is(err, sweeprun.ErrRunning):
-		return http.StatusConflict, "The sweep is running: cancel it first, or wait."
-	case errors.Is(err, sweeprun.ErrNotResumable):
-		return http.StatusConflict, "The sweep finished: there is nothing to resume. Re-run it to score it on the current labels."
-	case errors.Is(err, sweeprun.ErrNotRunning):
-		return http.StatusConflict, "The sweep is not running (it finished, or the server restarted since)."
-	case errors.Is(err, sweeprun.ErrNoLabels):
-		return http.StatusUnprocessableEntity, "This campaign has no counted label yet: label some pairs (or import labels) first, then sweep."
-	}
-	if pe, ok := errors.AsType[*campaign.PartyError](err); ok {
-		return http.StatusForbidden, "You labeled this pair yourself, so another adjudicator settles it: " + orList(pe.Others) + " can."
 	}
 	if msg, ok := userMessage(err); ok {
-		return http.StatusUnprocessableEntity, msg
+		return statusOf[errkind.Of(err)], msg
 	}
 	id := requestIDOf(r)
 	s.log.Error("internal error", "err", err, "method", r.Method, "path", r.URL.Path, "request_id", id)
@@ -124,65 +100,51 @@ func internalMessage(requestID string) string {
 	return "Internal error (request " + requestID + "). It has been logged."
 }
 
-// userMessage returns the text of an error about input a person can fix (a form value,
-// a campaign setting, a representation, an uploaded file), and false for every other
-// error.
+// userMessage returns what a person reads of err, an error of a kind (errkind.Of is not
+// Internal), and false for an internal error: the sentence written for it below, else
+// errkind.Message.
 func userMessage(err error) (string, bool) {
-	var (
-		fe  *formError
-		ce  *campaign.InvalidError
-		se  *lsh.SpecError
-		le  *ingest.LabelError
-		ie  *ingest.Error
-		re  *corpus.RecordError
-		cfe *corpus.FormatError
-		lme *corpus.LimitError
-		rie *review.InputError
-		cie *cluster.InputError
-		gre *sweep.GridError
-		xbe *results.BadInputError
-		xue *results.UnknownIDsError
-		xie *results.InputError
-	)
+	e, ok := errors.AsType[errkind.Kinded](err)
+	if !ok || e.Kind() == errkind.Internal {
+		return "", false
+	}
 	switch {
-	case errors.As(err, &fe):
-		return fe.Error(), true
-	case errors.As(err, &ce):
-		return ce.Error(), true
-	case errors.As(err, &se):
-		return se.Error(), true
-	case errors.As(err, &le):
-		return labelErrorMessage(le), true
-	case errors.As(err, &ie):
-		// A failed import is the person's to fix when its cause is: a bad or truncated
-		// file, a cap, a file already imported.
-		_, same := errors.AsType[*ingest.IdenticalError](ie.Err)
-		_, theirs := userMessage(ie.Err)
-		return ie.Error(), ie.Err == nil || same || theirs || errors.Is(ie.Err, context.Canceled)
-	case errors.As(err, &re):
-		return re.Error(), true
-	case errors.As(err, &cfe):
-		return cfe.Error(), true
-	case errors.As(err, &lme):
-		return lme.Error(), true
-	case errors.As(err, &rie):
-		return rie.Error(), true
-	case errors.As(err, &cie):
-		return strings.TrimPrefix(cie.Error(), "cluster: "), true
-	case errors.As(err, &gre):
-		return gre.Error(), true
-	case errors.Is(err, ingest.ErrEmpty):
-		return err.Error(), true
-	case errors.As(err, &xbe):
-		return xbe.Error(), true
-	case errors.As(err, &xue):
-		return xue.Error(), true
-	case errors.As(err, &xie):
-		return xie.Error(), true
-	case errors.Is(err, db.ErrSampleUndecided):
+	case errors.Is(e, review.ErrSelfApproval):
+		return "You prepared this manifest: another approver signs it off.", true
+	case errors.Is(e, db.ErrNotFound), errors.Is(e, jobs.ErrNotFound):
+		return "There is nothing here.", true
+	case errors.Is(e, db.ErrStale):
+		return msgStale, true
+	case errors.Is(e, db.ErrLastAdmin):
+		return msgLastAdmin, true
+	case errors.Is(e, db.ErrConflict):
+		return msgConflict, true
+	case errors.Is(e, jobs.ErrClosed):
+		return msgClosed, true
+	case errors.Is(e, sweeprun.ErrRunning):
+		return "The sweep is running: cancel it first, or wait.", true
+	case errors.Is(e, sweeprun.ErrNotResumable):
+		return "The sweep finished: there is nothing to resume. Re-run it to score it on the current labels.", true
+	case errors.Is(e, sweeprun.ErrNotRunning):
+		return "The sweep is not running (it finished, or the server restarted since).", true
+	case errors.Is(e, sweeprun.ErrNoLabels):
+		return "This campaign has no counted label yet: label some pairs (or import labels) first, then sweep.", true
+	case errors.Is(e, db.ErrSampleUndecided):
 		return "Decide every removal of the review sample first: " + err.Error() + ".", true
 	}
-	return "", false
+	switch e := e.(type) {
+	case *review.RefusedError:
+		return e.Msg + ".", true
+	case *review.StaleError:
+		return e.Error() + ".", true
+	case *campaign.PartyError:
+		return "You labeled this pair yourself, so another adjudicator settles it: " + orList(e.Others) + " can.", true
+	case *ingest.LabelError:
+		return labelErrorMessage(e), true
+	case *cluster.InputError:
+		return strings.TrimPrefix(e.Error(), "cluster: "), true
+	}
+	return errkind.Message(err)
 }
 
 // labelErrorMessage lists every refused row of a label import (up to the listed ones).
@@ -228,7 +190,7 @@ func (s *server) jobError(kind, title string, err error, consequence string) err
 	if err == nil {
 		return nil
 	}
-	if _, ok := userMessage(err); ok || errors.Is(err, context.Canceled) {
+	if errkind.Of(err) != errkind.Internal || errors.Is(err, context.Canceled) {
 		return err
 	}
 	ref := randomToken(8)

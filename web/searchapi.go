@@ -76,14 +76,17 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Write(buf.Bytes())
 }
 
-// failAPI answers err as JSON: an *apiError as it says, an internal error as 500 with
-// the request id (the error itself logged, never sent).
+// failAPI answers err as JSON: an *apiError as it says, any other error as the pages
+// answer it (problem: the status of its kind and the message a person reads), an
+// internal error as 500 with the request id (the error itself logged, never sent).
 func (s *server) failAPI(w http.ResponseWriter, r *http.Request, err error) {
-	var ae *apiError
-	if !errors.As(err, &ae) {
-		id := requestIDOf(r)
-		s.log.Error("internal error", "err", err, "method", r.Method, "path", r.URL.Path, "request_id", id)
-		ae = &apiError{Status: http.StatusInternalServerError, Message: "internal error (request " + id + "); it has been logged"}
+	ae, ok := errors.AsType[*apiError](err)
+	if !ok {
+		status, msg := s.problem(r, err)
+		if status == http.StatusInternalServerError {
+			msg = "internal error (request " + requestIDOf(r) + "); it has been logged"
+		}
+		ae = &apiError{Status: status, Message: msg}
 	}
 	if ae.Status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="dedupstudio", error="invalid_token"`)

@@ -2,10 +2,11 @@ package sweep
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/dedupstudio/dedupstudio/internal/errkind"
 )
 
 // Basis says what a headline figure is computed over.
@@ -111,7 +112,7 @@ type Recommendation struct {
 
 // ErrNothingToRecommend is returned when no result has both figures defined (no labeled
 // duplicates, or no results).
-var ErrNothingToRecommend = errors.New("sweep: no configuration has a recall and a false-removal rate to compare")
+var ErrNothingToRecommend = errkind.New(errkind.NotFound, "sweep: no configuration has a recall and a false-removal rate to compare")
 
 // Recommend picks the highest recall whose false-removal rate meets t (ties: the lower
 // rate, then fewer candidates per document, then the earlier result). When none meets
