@@ -64,7 +64,7 @@ func BenchmarkCampaignPages(b *testing.B) {
 		return &http.Cookie{Name: cookieName, Value: token}
 	}
 	annotator, reviewer := session("annotator", auth.Annotator), session("reviewer", auth.Reviewer)
-	h := New(Deps{Store: store, Jobs: reg, KDF: cheapKDF})
+	h := New(testDeps(store, reg))
 	get := func(b *testing.B, url string, cookie *http.Cookie) {
 		rec := httptest.NewRecorder()
 		req := httptest.NewRequest(http.MethodGet, url, nil)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dedupstudio/dedupstudio/internal/campaign"
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
+	"github.com/dedupstudio/dedupstudio/internal/corpusrun"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/errkind"
 	"github.com/dedupstudio/dedupstudio/internal/ingest"
@@ -129,6 +130,14 @@ func userMessage(err error) (string, bool) {
 		return "The sweep is not running (it finished, or the server restarted since).", true
 	case errors.Is(e, sweeprun.ErrNoLabels):
 		return "This campaign has no counted label yet: label some pairs (or import labels) first, then sweep.", true
+	case errors.Is(e, corpusrun.ErrRunning):
+		return "This run is running already.", true
+	case errors.Is(e, corpusrun.ErrNotRunning):
+		return "This run is not running (it finished, or the server restarted since).", true
+	case errors.Is(e, corpusrun.ErrNotResumable):
+		return "This run finished: there is nothing to resume. Start a new one to run it again.", true
+	case errors.Is(e, corpusrun.ErrNotImportable):
+		return "Only a finished run without a manifest imports its removals.", true
 	case errors.Is(e, db.ErrSampleUndecided):
 		return "Decide every removal of the review sample first: " + err.Error() + ".", true
 	}

@@ -150,7 +150,9 @@ func pairPageStore(b *testing.B) (http.Handler, *http.Cookie, []benchPairPage) {
 	if err := store.CreateSession(ctx, db.NewSession{UserID: u.ID, TokenHash: th, TTL: time.Hour}); err != nil {
 		b.Fatal(err)
 	}
-	h := New(Deps{Store: store, Jobs: reg, MaxUpload: 1 << 20, KDF: cheapKDF})
+	d := testDeps(store, reg)
+	d.MaxUpload = 1 << 20
+	h := New(d)
 	return h, &http.Cookie{Name: cookieName, Value: token}, out
 }
 

@@ -25,8 +25,6 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 	"github.com/dedupstudio/dedupstudio/internal/review"
-	"github.com/dedupstudio/dedupstudio/internal/sigcache"
-	"github.com/dedupstudio/dedupstudio/internal/sweeprun"
 )
 
 // benchIndexDocs is the size of the index the search benchmark queries.
@@ -134,7 +132,7 @@ func benchSearchServer(b *testing.B, dir string, n int) (http.Handler, string, s
 	}
 	reg := jobs.NewRegistry(ctx)
 	b.Cleanup(func() { reg.Shutdown(context.Background()) })
-	h := New(Deps{Store: store, Jobs: reg, Sweeps: sweeprun.New(store, sigcache.New(store), reg), KDF: cheapKDF})
+	h := New(testDeps(store, reg))
 	return h, token, fmt.Sprintf("/api/v1/indexes/%d/search", x.ID), texts
 }
 

@@ -201,8 +201,8 @@ func TestServeMarksSweepsInterrupted(t *testing.T) {
 	ready := make(chan struct{}, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- serveUntil(serveCtx, path, false, server.Config{Addr: "127.0.0.1:0", Version: "test", Log: newLogger(&logs),
-			KDF: auth.Params{Memory: 1024, Time: 1, Threads: 1}, Ready: func(string, string) { ready <- struct{}{} }})
+		done <- serveUntil(serveCtx, path, false, serveConfig{Config: server.Config{Addr: "127.0.0.1:0", Log: newLogger(&logs),
+			Ready: func(string, string) { ready <- struct{}{} }}, Version: "test", KDF: auth.Params{Memory: 1024, Time: 1, Threads: 1}})
 	}()
 	select {
 	case <-ready:
