@@ -47,3 +47,27 @@ func TestOf(t *testing.T) {
 		t.Error("New returned the same error twice: sentinels would be equal")
 	}
 }
+
+// Message is the text of the first error of a kind: a typed error's own, without what
+// wraps it; a sentinel's with what wraps it; nothing of an internal error.
+func TestMessage(t *testing.T) {
+	t.Parallel()
+	dup := New(Invalid, "the batch names this id twice")
+	for _, tc := range []struct {
+		name string
+		err  error
+		msg  string
+		ok   bool
+	}{
+		{"typed, wrapped", fmt.Errorf("import results: %w", typed{}), "typed", true},
+		{"sentinel, wrapped", fmt.Errorf(`document "x": %w`, dup), `document "x": the batch names this id twice`, true},
+		{"internal", fmt.Errorf("save: %w", errors.New("open /srv/x: disk full")), "", false},
+		{"nil", nil, "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if msg, ok := Message(tc.err); msg != tc.msg || ok != tc.ok {
+				t.Errorf("Message(%v) = %q, %v; want %q, %v", tc.err, msg, ok, tc.msg, tc.ok)
+			}
+		})
+	}
+}
