@@ -292,8 +292,8 @@ func BenchmarkSearchAPI(b *testing.B) {
 }
 
 // BenchmarkReadSearch reads a search request of 1,000 documents of about 1.7 KB each:
-// "check" is the raw-token pass alone (UTF-8, surrogates, keys), "read" the whole of
-// readSearch with it.
+// "decode" is the strict decoding alone (decodeSearch: UTF-8, surrogates, keys, shape),
+// "read" the whole of readSearch with it.
 func BenchmarkReadSearch(b *testing.B) {
 	docs := make([]map[string]string, 1000)
 	for i := range docs {
@@ -303,11 +303,11 @@ func BenchmarkReadSearch(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Run("check", func(b *testing.B) {
+	b.Run("decode", func(b *testing.B) {
 		b.SetBytes(int64(len(body)))
 		b.ReportAllocs()
 		for b.Loop() {
-			if err := checkSearchJSON(body); err != nil {
+			if _, _, err := decodeSearch(body); err != nil {
 				b.Fatal(err)
 			}
 		}
