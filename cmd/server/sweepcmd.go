@@ -18,6 +18,7 @@ import (
 
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
+	"github.com/dedupstudio/dedupstudio/internal/percent"
 	"github.com/dedupstudio/dedupstudio/internal/sigcache"
 	"github.com/dedupstudio/dedupstudio/internal/sweep"
 	"github.com/dedupstudio/dedupstudio/internal/sweeprun"
@@ -266,7 +267,7 @@ func printSweep(w io.Writer, sw sweeprun.Sweep, rs []sweeprun.Result, front []bo
 		if b := s.Baseline; b != nil {
 			h := b.Headline()
 			fmt.Fprintf(w, "baseline, exact-hash dedup alone: recall %s, false removals %s, %d removals\n",
-				pct(h.Recall), pct(h.FalseRemovalRate), b.Removals)
+				rateCI(h.Recall), rateCI(h.FalseRemovalRate), b.Removals)
 		}
 	}
 	// The configurations that meet the target (upper end of the false-removal interval),
@@ -305,7 +306,7 @@ func printSweep(w io.Writer, sw sweeprun.Sweep, rs []sweeprun.Result, front []bo
 	fmt.Fprintf(w, "  %-40s  %-22s  %-22s  %9s  %9s\n", "configuration", "recall", "false removals/removal", "removals", "cand/doc")
 	for _, i := range idx {
 		h := rs[i].Headline()
-		fmt.Fprintf(w, "  %-40s  %-22s  %-22s  %9d  %9.1f\n", rs[i].Config.Label(), pct(h.Recall), pct(h.FalseRemovalRate), rs[i].Removals, rs[i].CandidatesPerDoc)
+		fmt.Fprintf(w, "  %-40s  %-22s  %-22s  %9d  %9.1f\n", rs[i].Config.Label(), rateCI(h.Recall), rateCI(h.FalseRemovalRate), rs[i].Removals, rs[i].CandidatesPerDoc)
 	}
 	rec, err := sweep.Recommend(results(rs), target)
 	if err != nil {
@@ -325,22 +326,22 @@ func printSweep(w io.Writer, sw sweeprun.Sweep, rs []sweeprun.Result, front []bo
 		return
 	}
 	aim := rs[sf.Index]
-	fmt.Fprintf(w, "what to do next, for %s (recall %s, false removals %s):\n", aim.Config.Label(), pct(aim.Dataset.Recall), pct(aim.Dataset.FalseRemovalRate))
+	fmt.Fprintf(w, "what to do next, for %s (recall %s, false removals %s):\n", aim.Config.Label(), rateCI(aim.Dataset.Recall), rateCI(aim.Dataset.FalseRemovalRate))
 	if !sf.Reachable {
 		fmt.Fprintln(w, "  the strata where labeled pairs are false merges already put it over the target: try a stricter configuration")
 	}
 	for _, n := range sf.Needs {
 		fmt.Fprintf(w, "  label %d more pairs of stratum %s (%d of %d labeled)\n", n.More, n.Stratum, n.Labeled, n.FrameSize)
 	}
-	fmt.Fprintf(w, "  or a looser target: the tightest the labels meet now is %.3g%% (%s)\n", 100*sf.Lowest, rs[sf.LowestIndex].Config.Label())
+	fmt.Fprintf(w, "  or a looser target: the tightest the labels meet now is %s (%s)\n", percent.Format(sf.Lowest, 'g', 3), rs[sf.LowestIndex].Config.Label())
 }
 
-// pct writes an interval as "93.1% [90.2, 95.4]".
-func pct(iv sweep.Interval) string {
+// rateCI writes a rate with its 95% interval: "93.1% [90.2, 95.4]".
+func rateCI(iv sweep.Interval) string {
 	if math.IsNaN(iv.Value) {
-		return "n/a"
+		return percent.Format(iv.Value, 'f', 1)
 	}
-	return fmt.Sprintf("%.1f%% [%.1f, %.1f]", 100*iv.Value, 100*iv.Lo, 100*iv.Hi)
+	return fmt.Sprintf("%s [%.1f, %.1f]", percent.Format(iv.Value, 'f', 1), 100*iv.Lo, 100*iv.Hi)
 }
 
 // writeResultsCSV writes every result, whole under a temporary name and then renamed,

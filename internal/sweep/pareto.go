@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/dedupstudio/dedupstudio/internal/errkind"
+	"github.com/dedupstudio/dedupstudio/internal/percent"
 )
 
 // Basis says what a headline figure is computed over.
@@ -168,20 +169,16 @@ func Recommend(rs []Result, t Target) (Recommendation, error) {
 	if best < 0 {
 		lead := "no configuration keeps"
 		if !t.PointEstimate && h.Basis == DatasetBasis {
-			lead = "not enough labels to bound false removals at " + pct(t.MaxFalseRemovalRate) + ": no configuration keeps"
+			lead = "not enough labels to bound false removals at " + percent.Format(t.MaxFalseRemovalRate, 'g', 3) + ": no configuration keeps"
 		}
 		return Recommendation{Index: fallback, Config: rs[fallback].Config, Reason: fmt.Sprintf(
 			"%s %s at or below %s %s; this one has the lowest (%s), with %s %s",
-			lead, rateName, pct(t.MaxFalseRemovalRate), where, pct(bound(h)), recallName, describe(h.Recall))}, nil
+			lead, rateName, percent.Format(t.MaxFalseRemovalRate, 'g', 3), where, percent.Format(bound(h), 'g', 3), recallName, describe(h.Recall))}, nil
 	}
 	h = hs[best]
 	return Recommendation{Index: best, Config: rs[best].Config, Met: true, Reason: fmt.Sprintf(
 		"highest %s (%s) among the %d configurations whose %s stays at or below %s %s (%s)",
-		recallName, describe(h.Recall), met, rateName, pct(t.MaxFalseRemovalRate), where, pct(bound(h)))}, nil
-}
-
-func pct(x float64) string {
-	return fmt.Sprintf("%.3g%%", 100*x)
+		recallName, describe(h.Recall), met, rateName, percent.Format(t.MaxFalseRemovalRate, 'g', 3), where, percent.Format(bound(h), 'g', 3))}, nil
 }
 
 func describe(iv Interval) string {
