@@ -25,7 +25,7 @@ import (
 //   - *pageError: its own status and message (what a handler knows best: "No such
 //     campaign.", an upload over the size limit)
 //   - an error of a kind: the status of its kind (statusOf), and the message written for
-//     it below (message) or else its own text, which errors of a kind write for people
+//     it in userMessage or else its own text (errkind.Message), written for people
 //   - anything else, errkind.Internal: 500 "internal error", the error logged with the
 //     request id, which the page shows too. The text of an internal error never reaches
 //     the browser.
