@@ -101,44 +101,43 @@ func internalMessage(requestID string) string {
 	return "Internal error (request " + requestID + "). It has been logged."
 }
 
+// sentences are what a person reads of the sentinels that web words itself, the first
+// that err is wins.
+var sentences = []struct {
+	err error
+	msg string
+}{
+	{review.ErrSelfApproval, "You prepared this manifest: another approver signs it off."},
+	{db.ErrNotFound, "There is nothing here."},
+	{jobs.ErrNotFound, "There is nothing here."},
+	{db.ErrStale, msgStale},
+	{db.ErrLastAdmin, msgLastAdmin},
+	{db.ErrConflict, msgConflict},
+	{jobs.ErrClosed, msgClosed},
+	{sweeprun.ErrRunning, "The sweep is running: cancel it first, or wait."},
+	{sweeprun.ErrNotResumable, "The sweep finished: there is nothing to resume. Re-run it to score it on the current labels."},
+	{sweeprun.ErrNotRunning, "The sweep is not running (it finished, or the server restarted since)."},
+	{sweeprun.ErrNoLabels, "This campaign has no counted label yet: label some pairs (or import labels) first, then sweep."},
+	{corpusrun.ErrRunning, "This run is running already."},
+	{corpusrun.ErrNotRunning, "This run is not running (it finished, or the server restarted since)."},
+	{corpusrun.ErrNotResumable, "This run finished: there is nothing to resume. Start a new one to run it again."},
+	{corpusrun.ErrNotImportable, "Only a finished run without a manifest imports its removals."},
+}
+
 // userMessage returns what a person reads of err, an error of a kind (errkind.Of is not
-// Internal), and false for an internal error: the sentence written for it below, else
-// errkind.Message.
+// Internal), and false for an internal error: the sentence written for it (sentences, and
+// below), else errkind.Message.
 func userMessage(err error) (string, bool) {
 	e, ok := errors.AsType[errkind.Kinded](err)
 	if !ok || e.Kind() == errkind.Internal {
 		return "", false
 	}
-	switch {
-	case errors.Is(e, review.ErrSelfApproval):
-		return "You prepared this manifest: another approver signs it off.", true
-	case errors.Is(e, db.ErrNotFound), errors.Is(e, jobs.ErrNotFound):
-		return "There is nothing here.", true
-	case errors.Is(e, db.ErrStale):
-		return msgStale, true
-	case errors.Is(e, db.ErrLastAdmin):
-		return msgLastAdmin, true
-	case errors.Is(e, db.ErrConflict):
-		return msgConflict, true
-	case errors.Is(e, jobs.ErrClosed):
-		return msgClosed, true
-	case errors.Is(e, sweeprun.ErrRunning):
-		return "The sweep is running: cancel it first, or wait.", true
-	case errors.Is(e, sweeprun.ErrNotResumable):
-		return "The sweep finished: there is nothing to resume. Re-run it to score it on the current labels.", true
-	case errors.Is(e, sweeprun.ErrNotRunning):
-		return "The sweep is not running (it finished, or the server restarted since).", true
-	case errors.Is(e, sweeprun.ErrNoLabels):
-		return "This campaign has no counted label yet: label some pairs (or import labels) first, then sweep.", true
-	case errors.Is(e, corpusrun.ErrRunning):
-		return "This run is running already.", true
-	case errors.Is(e, corpusrun.ErrNotRunning):
-		return "This run is not running (it finished, or the server restarted since).", true
-	case errors.Is(e, corpusrun.ErrNotResumable):
-		return "This run finished: there is nothing to resume. Start a new one to run it again.", true
-	case errors.Is(e, corpusrun.ErrNotImportable):
-		return "Only a finished run without a manifest imports its removals.", true
-	case errors.Is(e, db.ErrSampleUndecided):
+	for _, sn := range sentences {
+		if errors.Is(e, sn.err) {
+			return sn.msg, true
+		}
+	}
+	if errors.Is(e, db.ErrSampleUndecided) {
 		return "Decide every removal of the review sample first: " + err.Error() + ".", true
 	}
 	switch e := e.(type) {
