@@ -374,7 +374,9 @@ func TestSetupLinkCreatesFirstAdminOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	f := &fixture{t: t, store: store, h: New(Deps{Store: store, Jobs: newJobs(t), SetupToken: "tok123", KDF: cheapKDF})}
+	d := testDeps(store, newJobs(t))
+	d.SetupToken = "tok123"
+	f := &fixture{t: t, store: store, h: New(d)}
 	if rec := f.do("GET", "/setup?token=wrong", nil, nil); rec.Code != http.StatusNotFound {
 		t.Errorf("wrong setup token: %d", rec.Code)
 	}
@@ -407,7 +409,9 @@ func TestFirstStartSignInPointsToSetupLink(t *testing.T) {
 	defer store.Close()
 	var console bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&console, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	f := &fixture{t: t, store: store, h: New(Deps{Store: store, Jobs: newJobs(t), SetupToken: "tok123", KDF: cheapKDF, Log: log})}
+	d := testDeps(store, newJobs(t))
+	d.SetupToken, d.Log = "tok123", log
+	f := &fixture{t: t, store: store, h: New(d)}
 	const hint = "No accounts yet: open the one-time setup link printed on the server's console"
 	rec := f.do("GET", "/", nil, nil)
 	loc := rec.Header().Get("Location")

@@ -362,9 +362,6 @@ func sortResults(rs []sweep.Result, key string, desc bool) []int {
 	return idx
 }
 
-// pct writes a rate as a percentage with one decimal; "–" when undefined.
-func pct(x float64) string { return fmtPct(x) }
-
 // ci writes a 95% interval as "12.0–15.3%".
 func ci(iv sweep.Interval) string {
 	if math.IsNaN(iv.Lo) || math.IsNaN(iv.Hi) {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dedupstudio/dedupstudio/internal/errkind"
 	"github.com/dedupstudio/dedupstudio/internal/review"
 )
 
@@ -843,7 +844,7 @@ const OutsideSampleBar = -1
 
 // ErrSampleUndecided is ApproveOutsideSample before every removal of the sample has a
 // decision.
-var ErrSampleUndecided = errors.New("the review sample still has undecided removals")
+var ErrSampleUndecided = errkind.New(errkind.Conflict, "the review sample still has undecided removals")
 
 // ApproveOutsideSample approves, as by, every undecided removal of the clusters outside a
 // manifest's review sample, once every removal in the sample has a decision: whoever
