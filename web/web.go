@@ -77,7 +77,6 @@ type server struct {
 	sigs      *sigcache.Cache // the store's signatures, shared by drawing pairs (and sweeps next)
 	tally     *campaign.Tally // the campaign and start pages' label counts, kept up to date
 	sweeps    *sweeprun.Service
-	results   resultCache // the results of the sweeps viewed last
 	jobs      *jobs.Registry
 	now       func() time.Time
 	maxUpload int64
