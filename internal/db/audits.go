@@ -148,7 +148,7 @@ func (d *DB) CreateAudit(ctx context.Context, by User, na NewAudit) (Audit, erro
 		if err := d.addPicks(ctx, tx, by, a, 1, 0, na.Picks, na.Seed); err != nil {
 			return err
 		}
-		detail := map[string]any{"audit": id, "campaign": na.CampaignID, "design": design, "pairs": len(na.Picks), "seed": na.Seed,
+		detail := map[string]any{"audit": id, "campaign": na.CampaignID, "design": design, "pairs": len(na.Picks), "seed": strconv.FormatUint(na.Seed, 10),
 			"removals": len(na.Frame), "certain": certain, "uncertain": len(na.Frame) - certain, "manifest_hash": m.ContentHash}
 		if na.Supersede != 0 {
 			detail["replaces"] = na.Supersede
@@ -186,7 +186,7 @@ func (d *DB) TopUpAudit(ctx context.Context, by User, auditID int64, hash string
 			return err
 		}
 		if err := d.auditBy(ctx, tx, by, "manifest.audit-top-up", manifestSubject(m.ID), map[string]any{
-			"audit": a.ID, "pairs": len(picks), "size": a.Size + len(picks), "seed": seed, "manifest_hash": m.ContentHash}); err != nil {
+			"audit": a.ID, "pairs": len(picks), "size": a.Size + len(picks), "seed": strconv.FormatUint(seed, 10), "manifest_hash": m.ContentHash}); err != nil {
 			return err
 		}
 		out, err = loadAudit(ctx, tx, auditID)
