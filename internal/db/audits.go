@@ -369,9 +369,14 @@ func auditExcluded(uid string) string {
 // rule's), who neither prepared the manifest nor decided that removal.
 var auditCounts = `(e.user_id IS NOT NULL AND e.import_id IS NULL AND NOT ` + auditExcluded("e.user_id") + `)`
 
-// auditHasCount is true of audit pair ap of audit a when a standing label counts for it.
-var auditHasCount = `EXISTS (SELECT 1 FROM standing_labels s JOIN label_events e ON e.id = s.event_id
-	WHERE s.pair_id = ap.pair_id AND ` + auditCounts + `)`
+// auditUnresolved is true of audit pair ap of audit a while the labels that count for it
+// do not settle it under the label rule: no adjudication counts, and as many of the
+// labels that count say duplicate as say not (none, or a tie). Another label that counts
+// settles it (a majority), so the queue serves it.
+var auditUnresolved = `(NOT EXISTS (SELECT 1 FROM standing_labels s JOIN label_events e ON e.id = s.event_id
+		WHERE s.pair_id = ap.pair_id AND s.kind = 'adjudication' AND ` + auditCounts + `)
+	AND (SELECT coalesce(sum(CASE WHEN s.duplicate = 1 THEN 1 ELSE -1 END), 0) FROM standing_labels s JOIN label_events e ON e.id = s.event_id
+		WHERE s.pair_id = ap.pair_id AND s.kind = 'label' AND ` + auditCounts + `) = 0)`
 
 // auditStatesServed are the manifest states whose audits the queue serves: before
 // sign-off. auditStatesHeld are those whose audits it keeps from their authors: until
@@ -382,8 +387,9 @@ const (
 )
 
 // nextAuditPair picks the first pair of the campaign's open audits (audit by audit, in
-// drawn order) that no label counts for yet and that the annotator may count on and has
-// no standing label on; ErrNotFound when there is none.
+// drawn order) that the labels that count do not settle yet (none, or a tie) and that
+// the annotator has no standing label on and may count on, for every open audit holding
+// it; ErrNotFound when there is none.
 func (d *DB) nextAuditPair(ctx context.Context, campaignID int64, annotator string, f QueueFilter) (int64, error) {
 	q := `WITH me(id) AS (SELECT id FROM users WHERE name = ?)
 		SELECT p.id FROM audits a INDEXED BY audits_campaign
@@ -393,8 +399,8 @@ func (d *DB) nextAuditPair(ctx context.Context, campaignID int64, annotator stri
 		WHERE a.campaign_id = ? AND a.superseded_at IS NULL AND m.state IN ` + auditStatesServed + `
 		  AND p.id != ? AND instr(p.labelers, ?) = 0
 		  AND NOT ` + auditExcluded("(SELECT id FROM me)") + `
-		  AND NOT ` + auditHasCount
-	args := []any{annotator, campaignID, f.After, labelerMark(annotator)}
+		  AND ` + auditUnresolved + notAuditedFor
+	args := []any{annotator, campaignID, f.After, labelerMark(annotator), annotator, annotator}
 	if !f.Skipped {
 		q += ` AND NOT EXISTS (SELECT 1 FROM label_events se WHERE se.pair_id = p.id AND se.annotator = ? AND se.kind = 'skip')`
 		args = append(args, annotator)

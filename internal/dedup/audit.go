@@ -70,10 +70,6 @@ func requestAudit(ctx context.Context, store *db.DB, by db.User, m db.Manifest, 
 	case !errors.Is(err, db.ErrNotFound):
 		return out, err
 	}
-	c, created, err := auditCampaign(ctx, store, m)
-	if err != nil {
-		return out, err
-	}
 	rows, err := store.ManifestRows(ctx, m.ID)
 	if err != nil {
 		return out, err
@@ -97,6 +93,13 @@ func requestAudit(ctx context.Context, store *db.DB, by db.User, m db.Manifest, 
 		if !certain {
 			uncertain = append(uncertain, db.AuditPick{Doc: r.Doc, Keeper: r.Keeper, Item: itemOf[r.Doc]})
 		}
+	}
+	if len(frame) == 0 {
+		return out, &review.RefusedError{Msg: "this manifest removes nothing: there is nothing to audit"}
+	}
+	c, created, err := auditCampaign(ctx, store, m)
+	if err != nil {
+		return out, err
 	}
 	picks := drawPicks(uncertain, n, seed)
 	a, err := store.CreateAudit(ctx, by, db.NewAudit{ManifestID: m.ID, Hash: m.ContentHash, CampaignID: c.ID, Frame: frame,

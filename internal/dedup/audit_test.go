@@ -440,3 +440,59 @@ func TestAuditLabelsFeedTheCampaign(t *testing.T) {
 		t.Errorf("a run after the audit's labels: estimates %+v; want a design over the audit's %d pairs", m3.Estimates, audited)
 	}
 }
+
+// A pair whose labels that count tie (or an adjudication that does not count) is served
+// again to someone whose label would settle it; a pair in the audits of two manifests is
+// kept from the author of either.
+func TestAuditQueueSettlesTiesAndHoldsSharedPairs(t *testing.T) {
+	t.Parallel()
+	f, m, ann, rev := auditFixture(t)
+	ctx := context.Background()
+	c, _ := f.store.Campaign(ctx, m.CampaignID)
+	ann2, err := f.store.CreateUser(ctx, "test", "ann2", auth.Annotator, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same configuration prepared by rev2: its audit draws the same pairs.
+	m2, err := Run(ctx, f.store, f.sigs, Request{DatasetID: f.ds.ID, Params: f.params(cluster.Components, "earliest"), By: rev, ApprovalsRequired: 1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := RequestAudit(ctx, f.store, f.appr1, m, 300, 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := RequestAudit(ctx, f.store, f.appr1, m2, 300, 2); err != nil {
+		t.Fatal(err)
+	}
+	for _, author := range []db.User{f.prep, rev} {
+		if got := f.next(c, author); got != 0 {
+			t.Errorf("%s, author of one of the two audits, was served pair %d", author.Name, got)
+		}
+	}
+	pairs := auditPairs(t, f.store, m)
+	p := pairs[0].PairID
+	f.label(c, p, ann, "minor")
+	if got := f.next(c, ann2); got == p {
+		t.Errorf("a pair settled by one label was served again")
+	}
+	f.label(c, pairs[1].PairID, ann, "minor")
+	f.label(c, p, ann2, "different")
+	a, _ := AuditOf(ctx, f.store, m)
+	if a.Tied != 1 || a.Labeled != 1 {
+		t.Fatalf("after a disagreement: %+v", a)
+	}
+	// The author adjudicates: it settles the campaign's disagreement but not the audit.
+	if err := campaign.Record(ctx, f.store, c, p, f.prep, campaign.Decision{Kind: labels.KindAdjudication, Category: "different"}); err != nil {
+		t.Fatal(err)
+	}
+	if a, _ = AuditOf(ctx, f.store, m); a.Tied != 1 {
+		t.Errorf("the author's adjudication settled the audit's pair: %+v", a)
+	}
+	if got := f.next(c, f.admin); got != p {
+		t.Errorf("a third person's next pair: %d; want the tied audit pair %d", got, p)
+	}
+	f.label(c, p, f.admin, "minor")
+	if a, _ = AuditOf(ctx, f.store, m); a.Tied != 0 || a.Labeled != 2 || a.Mistakes != 0 {
+		t.Errorf("after a third label: %+v", a)
+	}
+}
