@@ -11,6 +11,7 @@ import (
 
 	"github.com/dedupstudio/dedupstudio/internal/audit"
 	"github.com/dedupstudio/dedupstudio/internal/auth"
+	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/dedup"
 	"github.com/dedupstudio/dedupstudio/internal/review"
@@ -78,10 +79,6 @@ func (s *server) auditView(ctx context.Context, v *templates.ManifestPage, m db.
 			intervalText(e.FalseRemovals, false), intervalText(e.FalseRemovalRate, true), e.KeeperRule)
 		card.ModelAssumption = "It assumes: " + cmpOr(e.Assumption, sweep.ModelAssumption)
 	}
-	counts, err := s.store.CountManifest(ctx, m.ID)
-	if err != nil {
-		return err
-	}
 	if a != nil {
 		card.Has, card.Figure, card.Labeled, card.Drawn, card.Mistakes = true, a.Text(), a.Labeled, a.Drawn, a.Mistakes
 		card.Upper, card.UpperRate, card.Removals, card.Certain, card.Covers, card.Tied = a.Upper, review.Percent(float64(a.UpperRate)),
@@ -100,13 +97,9 @@ func (s *server) auditView(ctx context.Context, v *templates.ManifestPage, m db.
 			card.LabelURL = fmt.Sprintf("/campaigns/%d/next", a.Campaign)
 		}
 	} else {
-		rows, err := s.store.ManifestRows(ctx, m.ID)
-		if err != nil {
-			return err
-		}
-		for _, r := range rows {
-			if r.Decision.Removes() && r.Reason != "exact" {
-				card.Uncertain++
+		for _, c := range v.ByReason { // the removals by reason: those not exact are uncertain
+			if c.Key != string(cluster.Exact) {
+				card.Uncertain += c.N
 			}
 		}
 	}
@@ -122,7 +115,7 @@ func (s *server) auditView(ctx context.Context, v *templates.ManifestPage, m db.
 		if err != nil {
 			return err
 		}
-		if review.WouldSignOff(reviews, m.PreparedBy, me.ID, m.ApprovalsRequired, counts.Proposed, decided) {
+		if review.WouldSignOff(reviews, m.PreparedBy, me.ID, m.ApprovalsRequired, v.Proposed, decided) {
 			if err := review.CheckAuditGate(gate, a); err != nil {
 				var re *review.RefusedError
 				if !errors.As(err, &re) {

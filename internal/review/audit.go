@@ -160,19 +160,34 @@ func Percent(rate float64) string {
 // identical texts".
 func (a Audit) Text() string {
 	if !a.Covers {
-		return fmt.Sprintf("%d of %d labeled, %d mistake(s), but %d removal(s) are outside the audit (the manifest changed since it was drawn): "+
-			"it no longer bounds this manifest; request a new audit", a.Labeled, a.Drawn, a.Mistakes, a.Uncovered)
+		return fmt.Sprintf("%s of %s labeled, %s mistake(s), but %s removal(s) are outside the audit (the manifest changed since it was drawn): "+
+			"it no longer bounds this manifest; request a new audit", Thousands(a.Labeled), Thousands(a.Drawn), Thousands(a.Mistakes), Thousands(a.Uncovered))
 	}
 	if a.Removals == a.Certain {
-		return fmt.Sprintf("all %d removals are identical texts: none is a mistake", a.Removals)
+		return fmt.Sprintf("all %s removals are identical texts: none is a mistake", Thousands(a.Removals))
 	}
-	s := fmt.Sprintf("%d of %d labeled, %d mistake(s): at most %d document(s) removed by mistake (%.0f%%), %s of %d removals; "+
-		"%d removals are identical texts", a.Labeled, a.Drawn, a.Mistakes, a.Upper, 100*a.Level, Percent(float64(a.UpperRate)), a.Removals, a.Certain)
+	s := fmt.Sprintf("%s of %s labeled, %s mistake(s): at most %s document(s) removed by mistake (%.0f%%), %s of %s removals; "+
+		"%s removals are identical texts", Thousands(a.Labeled), Thousands(a.Drawn), Thousands(a.Mistakes), Thousands(a.Upper), 100*a.Level,
+		Percent(float64(a.UpperRate)), Thousands(a.Removals), Thousands(a.Certain))
 	if a.Tied > 0 {
-		s += fmt.Sprintf("; %d pair(s) labeled both ways wait for an adjudication", a.Tied)
+		s += fmt.Sprintf("; %s pair(s) labeled both ways wait for one more label or an adjudication", Thousands(a.Tied))
 	}
 	if a.MistakesGone > 0 {
-		s += fmt.Sprintf("; %d mistake(s) it found are excluded since", a.MistakesGone)
+		s += fmt.Sprintf("; %s mistake(s) it found are excluded since", Thousands(a.MistakesGone))
+	}
+	return s
+}
+
+// Thousands writes a whole number with thousands separators: 1,942.
+func Thousands(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		s = "-" + s
 	}
 	return s
 }
@@ -180,9 +195,9 @@ func (a Audit) Text() string {
 // Short is the figure in a few words, for the manifest list: "audit 120/300, ≤ 0.46%".
 func (a Audit) Short() string {
 	if !a.Covers {
-		return fmt.Sprintf("audit %d/%d, outdated", a.Labeled, a.Drawn)
+		return fmt.Sprintf("audit %s/%s, outdated", Thousands(a.Labeled), Thousands(a.Drawn))
 	}
-	return fmt.Sprintf("audit %d/%d, ≤ %s", a.Labeled, a.Drawn, Percent(float64(a.UpperRate)))
+	return fmt.Sprintf("audit %s/%s, ≤ %s", Thousands(a.Labeled), Thousands(a.Drawn), Percent(float64(a.UpperRate)))
 }
 
 // CanRequestAudit says whether a manifest in state s can be audited: before sign-off.
@@ -206,11 +221,11 @@ func CheckAuditGate(g AuditGate, a *Audit) error {
 			"this manifest has none: request an audit, and approve once its labels bound the mistakes", target)
 	case !a.Covers:
 		return refused("the team requires an audit whose upper end is at or under %s of the removals before the last approval counts; "+
-			"this manifest changed since its audit was drawn (%d removal(s) outside it): request a new audit", target, a.Uncovered)
+			"this manifest changed since its audit was drawn (%s removal(s) outside it): request a new audit", target, Thousands(a.Uncovered))
 	case float64(a.UpperRate)*100 > g.Target+1e-9:
 		return refused("the team requires the audit's upper end at or under %s of the removals before the last approval counts; "+
-			"it is %s now (at most %d of %d removals by mistake, %d of %d drawn pairs labeled): label more of the audit, or top it up",
-			target, Percent(float64(a.UpperRate)), a.Upper, a.Removals, a.Labeled, a.Drawn)
+			"it is %s now (at most %s of %s removals by mistake, %s of %s drawn pairs labeled): label more of the audit, or top it up",
+			target, Percent(float64(a.UpperRate)), Thousands(a.Upper), Thousands(a.Removals), Thousands(a.Labeled), Thousands(a.Drawn))
 	}
 	return nil
 }

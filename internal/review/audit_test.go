@@ -44,6 +44,15 @@ func TestAuditOf(t *testing.T) {
 	}
 }
 
+func TestThousands(t *testing.T) {
+	t.Parallel()
+	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 1942: "1,942", 1234567: "1,234,567", -1942: "-1,942"} {
+		if got := Thousands(n); got != want {
+			t.Errorf("Thousands(%d) = %q; want %q", n, got, want)
+		}
+	}
+}
+
 func TestPercent(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
