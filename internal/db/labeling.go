@@ -198,16 +198,28 @@ type QueueFilter struct {
 // of the campaign or its history; the annotator's own (waiting for other people's
 // labels) it passes over in the index alone.
 func (d *DB) NextPair(ctx context.Context, campaignID int64, annotator string, f QueueFilter) (int64, error) {
-	// The pairs of manifests' audits come first, to those whose labels count for them.
-	switch id, err := d.nextAuditPair(ctx, campaignID, annotator, f); {
-	case err == nil:
-		return id, nil
-	case !errors.Is(err, ErrNotFound):
-		return 0, fmt.Errorf("next audit pair of campaign %d for %s: %w", campaignID, annotator, err)
+	// The pairs of manifests' audits come first, to those whose labels count for them
+	// (a campaign without an audit asks one small question more).
+	var audited bool
+	if err := d.r.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM audits WHERE campaign_id = ? AND superseded_at IS NULL)`,
+		campaignID).Scan(&audited); err != nil {
+		return 0, fmt.Errorf("audits of campaign %d: %w", campaignID, err)
+	}
+	if audited {
+		switch id, err := d.nextAuditPair(ctx, campaignID, annotator, f); {
+		case err == nil:
+			return id, nil
+		case !errors.Is(err, ErrNotFound):
+			return 0, fmt.Errorf("next audit pair of campaign %d for %s: %w", campaignID, annotator, err)
+		}
 	}
 	q := `SELECT p.id FROM label_pairs p INDEXED BY label_pairs_queue
-		WHERE p.campaign_id = ? AND p.queue_stage < 2 AND p.id != ? AND instr(p.labelers, ?) = 0` + notAuditedFor
-	args := []any{campaignID, f.After, labelerMark(annotator), annotator, annotator}
+		WHERE p.campaign_id = ? AND p.queue_stage < 2 AND p.id != ? AND instr(p.labelers, ?) = 0`
+	args := []any{campaignID, f.After, labelerMark(annotator)}
+	if audited {
+		q += notAuditedFor
+		args = append(args, annotator, annotator)
+	}
 	if !f.Skipped {
 		q += ` AND NOT EXISTS (SELECT 1 FROM label_events e WHERE e.pair_id = p.id AND e.annotator = ? AND e.kind = 'skip')`
 		args = append(args, annotator)
