@@ -81,6 +81,11 @@ func (s *server) listManifests(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	audits, err := s.auditShorts(ctx, ms)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	for i, m := range list {
 		p := m.Params
 		v.Rows = append(v.Rows, templates.ManifestRow{ID: m.ID, Dataset: datasetLabel(m.Manifest), State: m.State.Label(), StateKey: string(m.State),
@@ -91,7 +96,7 @@ func (s *server) listManifests(w http.ResponseWriter, r *http.Request) {
 		if o := m.Origin; o != nil {
 			row.Imported = o.Format + ": " + o.File
 		}
-		row.Stale = staleSummary(stale[m.ID])
+		row.Stale, row.Audit = staleSummary(stale[m.ID]), audits[m.ID]
 		if review.Open(m.State) {
 			if _, n, err := s.store.CrossConflicts(ctx, m.Manifest); err != nil {
 				s.fail(w, r, err)
@@ -278,6 +283,9 @@ func (s *server) manifestView(r *http.Request, m db.Manifest) (templates.Manifes
 		return v, err
 	}
 	if err := s.staleView(ctx, &v, m, me, reviews); err != nil {
+		return v, err
+	}
+	if err := s.auditView(ctx, &v, m, me, reviews); err != nil {
 		return v, err
 	}
 	return v, nil
@@ -710,6 +718,7 @@ func recordSections(rec review.Record) []templates.RecordSection {
 	} else {
 		secs = append(secs, templates.RecordSection{Title: "Labels and estimates", Facts: []templates.Param{{Name: "Labels", Value: "none: the dataset had no labeling campaign when it ran"}}})
 	}
+	secs = append(secs, auditRecordSection(rec))
 	counts := func(title string, cs []review.Count) templates.RecordSection {
 		sec := templates.RecordSection{Title: title, Header: []string{"", "removals"}}
 		for _, c := range cs {

@@ -107,7 +107,7 @@ func (s *server) pairPage(r *http.Request, c db.Campaign, pv campaign.PairView, 
 	if view != "shared" && view != "unified" {
 		view = "diff"
 	}
-	v := templates.PairPage{Page: s.page(r, fmt.Sprintf("Pair %d", p.ID)), CampaignID: c.ID, PairID: p.ID, Origin: p.Origin, View: view,
+	v := templates.PairPage{Page: s.page(r, fmt.Sprintf("Pair %d", p.ID)), CampaignID: c.ID, PairID: p.ID, Origin: blindOrigin(p.Origin, pv.ShowOthers), View: view,
 		SpecID: pv.Spec.ID(), Categories: categoryViews(c.Categories), Adjudicate: adjudicate,
 		CanLabel: role.Can(auth.Label) || adjudicate, Previous: pv.Previous, Flagged: pv.Flagged, ShowOthers: pv.ShowOthers,
 		Jaccard: fmtNum(pv.Similarity, 3), Estimate: fmtNum(pv.Estimate, 3), JaccardChar: fmtNum(pv.CharJaccard, 3)}

@@ -234,6 +234,8 @@ func (s *server) routes() http.Handler {
 		r.Get("/sweeps/{sweep}/dedup-jobs/new", s.newDedupJob)
 		r.Post("/sweeps/{sweep}/dedup-jobs", s.startDedupJob)
 	})
+	// A manifest's own audit: whoever prepares or approves manifests requests it.
+	r.With(s.require(auth.RequestAudit)).Post("/manifests/{manifest}/audit", s.requestAudit)
 	r.With(s.require(auth.Approve)).Group(func(r chi.Router) {
 		r.Post("/manifests/{manifest}/reviews", s.reviewManifest)
 		r.Post("/manifests/{manifest}/export", s.exportManifest)
@@ -305,6 +307,7 @@ func (s *server) routes() http.Handler {
 		r.Post("/admin/api-tokens", s.createAPIToken)
 		r.Post("/admin/api-tokens/{apiToken}/revoke", s.revokeAPIToken)
 		r.Post("/admin/search-indexes", s.createSearchIndex)
+		r.Post("/admin/settings/audit-gate", s.setAuditGate)
 	})
 	return r
 }
