@@ -463,7 +463,7 @@ func (s *Service) score(ctx context.Context, id int64, r *run, report jobs.Repor
 	}
 	flush()
 	if rep != nil {
-		sum := Summary{Model: rep.Model, Baseline: rep.Baseline}
+		sum := Summary{Model: rep.Model, ModelNote: rep.ModelNote, Baseline: rep.Baseline}
 		if sw.Summary != nil {
 			sum.Labels = sw.Summary.Labels
 		}
