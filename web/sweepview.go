@@ -33,13 +33,8 @@ func verificationWords(v sweep.Verification) string {
 
 // policyWords names a cluster policy in plain words.
 func policyWords(p string) string {
-	switch p {
-	case sweep.ConnectedComponents:
-		return "connected components"
-	case string(cluster.KeeperStar):
-		return "keeper-star"
-	case string(cluster.CompleteLink):
-		return "complete link"
+	if info, ok := cluster.PolicyOf(cluster.Policy(p)); ok {
+		return info.Title
 	}
 	return p
 }
