@@ -156,21 +156,27 @@ func (s *server) pairPage(r *http.Request, c db.Campaign, pv campaign.PairView, 
 	return v
 }
 
+// spans gives text spans their classes: sameClass on Same text (the shared-shingles
+// view's "shared"), else del and ins on removed and added text, and moved text as moved
+// (Same in the two columns), moved-from and moved-to (in the unified column).
 func spans(in []textdiff.Span, sameClass string) []templates.TextSpan {
 	out := make([]templates.TextSpan, len(in))
 	for i, sp := range in {
 		class := ""
-		switch sp.Op {
-		case textdiff.Same:
+		switch {
+		case sp.Op == textdiff.Same && sp.Moved && sameClass == "":
+			class = "moved"
+		case sp.Op == textdiff.Same:
 			class = sameClass
-		case textdiff.Removed:
-			if sameClass == "" {
-				class = "del"
-			}
-		case textdiff.Added:
-			if sameClass == "" {
-				class = "ins"
-			}
+		case sameClass != "":
+		case sp.Op == textdiff.Removed && sp.Moved:
+			class = "moved-from"
+		case sp.Op == textdiff.Added && sp.Moved:
+			class = "moved-to"
+		case sp.Op == textdiff.Removed:
+			class = "del"
+		case sp.Op == textdiff.Added:
+			class = "ins"
 		}
 		out[i] = templates.TextSpan{Text: sp.Text, Class: class}
 	}
