@@ -100,8 +100,11 @@
       }
       var diff = region.querySelector('[data-testid="member-diff"]');
       if (diff && rows[at] && diff.getAttribute("data-doc") === rows[at].getAttribute("data-doc")) {
-        // The focused row at the top, its text under it: as much of both as fits.
+        // The decided row and the focused one at the top, its text under them: as much of
+        // all three as fits.
         var top = rows[at].getBoundingClientRect().top, bottom = diff.getBoundingClientRect().bottom;
+        var k = anchor != null ? rowOf(anchor) : -1;
+        if (k >= 0 && k !== at) top = Math.min(top, rows[k].getBoundingClientRect().top);
         if (top < 0 || bottom > window.innerHeight) window.scrollBy(0, top - 8);
       } else {
         scrollNear(rows[at]);
