@@ -1004,7 +1004,7 @@ func (s *server) approvalView(ctx context.Context, v *templates.ManifestPage, m 
 		}
 		a.Blocked = fmt.Sprintf("Nobody can sign this manifest off yet: it needs %d approval(s) from %s, and the team has %s.", max(1, st.Needed), who, teamOf(len(st.MayStill)))
 		if me.Role.Can(auth.ManageUsers) {
-			a.InviteURL = "/admin/users#invite"
+			a.InviteURL = "/admin/users?role=approver#invite"
 		}
 	}
 	if v.CanExport {
