@@ -148,7 +148,9 @@ func TestClusterReviewByKeyboardInBrowser(t *testing.T) {
 	}
 
 	// j and ↑ move the cursor; k opens the keeper's reason on the focused row; Esc closes.
-	focused := func() string { return evalJS[string](p, `document.querySelector('#members tr.focused')?.dataset.ext ?? ""`) }
+	focused := func() string {
+		return evalJS[string](p, `document.querySelector('#members tr.focused')?.dataset.ext ?? ""`)
+	}
 	first := focused()
 	p.press("j")
 	if second := focused(); second == first || second == "" {
