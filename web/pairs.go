@@ -108,7 +108,7 @@ func (s *server) pairPage(r *http.Request, c db.Campaign, pv campaign.PairView, 
 		view = "diff"
 	}
 	v := templates.PairPage{Page: s.page(r, fmt.Sprintf("Pair %d", p.ID)), CampaignID: c.ID, PairID: p.ID, Origin: p.Origin, View: view,
-		SpecID: pv.Spec.ID(), Categories: categoryViews(c.Categories), Adjudicate: adjudicate,
+		SpecID: pv.Spec.ID(), Repr: shinglesWords(pv.Spec), Hashes: pv.Spec.Hashes, Categories: categoryViews(c.Categories), Adjudicate: adjudicate,
 		CanLabel: role.Can(auth.Label) || adjudicate, Previous: pv.Previous, Flagged: pv.Flagged, ShowOthers: pv.ShowOthers,
 		Jaccard: fmtNum(pv.Similarity, 3), Estimate: fmtNum(pv.Estimate, 3), JaccardChar: fmtNum(pv.CharJaccard, 3)}
 	v.Page.Wide = true
