@@ -351,6 +351,17 @@ func linked(text, link, linkText, after string) *notice {
 	return &notice{Notice: templates.Notice{Text: text, Link: link, LinkText: linkText, After: after}}
 }
 
+// undoneAnswer is the label an undo withdrew as the pair form's values, so the form
+// comes back filled in with it (as Prodigy's undo does): its category, its duplicate
+// decision when the category does not settle it ("" when it does), its note.
+func undoneAnswer(c db.Campaign, e db.LabelEvent) url.Values {
+	dup := yesNo(e.Duplicate)
+	if cat, ok := labels.Find(c.Categories, e.Category); ok && (cat.Duplicate == labels.Yes) == e.Duplicate && cat.Duplicate != labels.Ask {
+		dup = ""
+	}
+	return url.Values{"category": {e.Category}, "duplicate": {dup}, "note": {e.Note}}
+}
+
 // undoLast withdraws the annotator's most recent decision in the campaign and goes back
 // to that pair to decide again; with nothing to undo, to the queue.
 func (s *server) undoLast(w http.ResponseWriter, r *http.Request) {
@@ -372,6 +383,8 @@ func (s *server) undoLast(w http.ResponseWriter, r *http.Request) {
 		if adjudication {
 			what = "your adjudication, " + what
 		}
-		s.redirect(w, r, back, linked("Undid:", back, fmt.Sprintf("pair %d", undone.PairID), ", "+what+". Decide again below."))
+		n := linked("Undid:", back, fmt.Sprintf("pair %d", undone.PairID), ", "+what+". Your answer is filled in below: change it, or submit it again.")
+		n.Form = undoneAnswer(c, undone)
+		s.redirect(w, r, back, n)
 	}
 }
