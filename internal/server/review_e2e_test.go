@@ -128,7 +128,7 @@ func TestBrowserReviewChainedCluster(t *testing.T) {
 	if cut := rita.text(`[data-testid="suggested-cut"]`); cut != "B ~ C" {
 		t.Errorf("suggested cut %q; want B ~ C", cut)
 	}
-	rita.do(chromedp.Click(`[data-testid="cut"]`))
+	rita.do(chromedp.Click(`[data-testid="cut-suggested"]`))
 	rita.waitFor(`!!document.querySelector('[data-testid="cluster-message"]') && !document.querySelector('[data-testid="member-C"]') && document.readyState === "complete"`)
 	// j moves to B, q approves it; then Enter goes on to the next cluster.
 	rita.waitFor(`document.querySelector('tr.focused')?.dataset.testid === "member-B"`)

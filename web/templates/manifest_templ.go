@@ -4732,14 +4732,14 @@ func resultsUpload(f ResultsForm) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 406, "</select></label> <label>Keepers <select name=\"keepers\"><option value=\"file\" selected>the engine's, where the file says (else the keeper rule)</option> <option value=\"rule\">the configuration's keeper rule everywhere</option></select></label> <label class=\"check\"><input type=\"checkbox\" name=\"skip_unknown\" value=\"1\" data-testid=\"results-skip-unknown\"> skip and count ids the dataset does not have (else they refuse the file)</label> <label class=\"check\"><input type=\"checkbox\" name=\"other_dataset\" value=\"1\" data-testid=\"results-other-dataset\"> rows of another dataset: a manifest file whose dataset column names another is this one's (else it is refused)</label> <label>Clusters to review <input type=\"number\" name=\"sample\" min=\"0\" value=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 406, "</select></label> <label>Keepers <select name=\"keepers\"><option value=\"file\" selected>the engine's</option> <option value=\"rule\">the keeper rule</option></select> <span class=\"muted\">the engine's where the file names them (else the configuration's keeper rule), or the configuration's keeper rule everywhere</span></label> <label class=\"check\"><input type=\"checkbox\" name=\"skip_unknown\" value=\"1\" data-testid=\"results-skip-unknown\"> skip and count ids the dataset does not have (else they refuse the file)</label> <label class=\"check\"><input type=\"checkbox\" name=\"other_dataset\" value=\"1\" data-testid=\"results-other-dataset\"> rows of another dataset: a manifest file whose dataset column names another is this one's (else it is refused)</label> <label>Clusters to review <input type=\"number\" name=\"sample\" min=\"0\" value=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var245 string
 		templ_7745c5c3_Var245, templ_7745c5c3_Err = templruntime.NewAttributeExpression(fmt.Sprint(f.Sample)).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 1054, Col: 100}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 1055, Col: 100}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var245)
 		if templ_7745c5c3_Err != nil {
@@ -4752,7 +4752,7 @@ func resultsUpload(f ResultsForm) templ.Component {
 		var templ_7745c5c3_Var246 string
 		templ_7745c5c3_Var246, templ_7745c5c3_Err = templruntime.NewAttributeExpression(fmt.Sprint(f.Approvals)).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 1056, Col: 113}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 1057, Col: 113}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var246)
 		if templ_7745c5c3_Err != nil {
@@ -4794,7 +4794,7 @@ func staleness(m ManifestPage) templ.Component {
 			var templ_7745c5c3_Var248 string
 			templ_7745c5c3_Var248, templ_7745c5c3_Err = templruntime.NewAttributeExpression(fmt.Sprint(m.StaleDataset)).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 1067, Col: 100}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 1068, Col: 100}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var248)
 			if templ_7745c5c3_Err != nil {
@@ -4812,7 +4812,7 @@ func staleness(m ManifestPage) templ.Component {
 				var templ_7745c5c3_Var249 string
 				templ_7745c5c3_Var249, templ_7745c5c3_Err = templ.JoinStringErrs(why)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 1071, Col: 41}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 1072, Col: 41}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var249))
 				if templ_7745c5c3_Err != nil {
@@ -4835,7 +4835,7 @@ func staleness(m ManifestPage) templ.Component {
 				var templ_7745c5c3_Var250 string
 				templ_7745c5c3_Var250, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL(fmt.Sprintf("/manifests/%d/prepare-again", m.ID))).ResolveURL(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 1080, Col: 96}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 1081, Col: 96}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var250)
 				if templ_7745c5c3_Err != nil {
@@ -4848,7 +4848,7 @@ func staleness(m ManifestPage) templ.Component {
 				var templ_7745c5c3_Var251 string
 				templ_7745c5c3_Var251, templ_7745c5c3_Err = templruntime.NewAttributeExpression(m.AgainToken).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 1081, Col: 59}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 1082, Col: 59}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var251)
 				if templ_7745c5c3_Err != nil {
@@ -4872,7 +4872,7 @@ func staleness(m ManifestPage) templ.Component {
 			var templ_7745c5c3_Var252 string
 			templ_7745c5c3_Var252, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(m.ConflictTotal))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 1089, Col: 36}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 1090, Col: 36}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var252))
 			if templ_7745c5c3_Err != nil {
@@ -4890,7 +4890,7 @@ func staleness(m ManifestPage) templ.Component {
 				var templ_7745c5c3_Var253 string
 				templ_7745c5c3_Var253, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL(c.URL)).ResolveURL(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 1096, Col: 68}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 1097, Col: 68}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var253)
 				if templ_7745c5c3_Err != nil {
@@ -4903,7 +4903,7 @@ func staleness(m ManifestPage) templ.Component {
 				var templ_7745c5c3_Var254 string
 				templ_7745c5c3_Var254, templ_7745c5c3_Err = templ.JoinStringErrs(c.Text)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 1096, Col: 79}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 1097, Col: 79}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var254))
 				if templ_7745c5c3_Err != nil {
@@ -4916,7 +4916,7 @@ func staleness(m ManifestPage) templ.Component {
 				var templ_7745c5c3_Var255 string
 				templ_7745c5c3_Var255, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL(c.OtherURL)).ResolveURL(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 1096, Col: 122}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 1097, Col: 122}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var255)
 				if templ_7745c5c3_Err != nil {
@@ -4939,7 +4939,7 @@ func staleness(m ManifestPage) templ.Component {
 				var templ_7745c5c3_Var256 string
 				templ_7745c5c3_Var256, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(m.ConflictTotal - len(m.Conflicts)))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 1100, Col: 73}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 1101, Col: 73}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var256))
 				if templ_7745c5c3_Err != nil {
@@ -4968,7 +4968,7 @@ func staleness(m ManifestPage) templ.Component {
 				var templ_7745c5c3_Var257 string
 				templ_7745c5c3_Var257, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL(fmt.Sprintf("/manifests/%d", m.Carried.From))).ResolveURL(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 1108, Col: 94}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 1109, Col: 94}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var257)
 				if templ_7745c5c3_Err != nil {
@@ -4981,7 +4981,7 @@ func staleness(m ManifestPage) templ.Component {
 				var templ_7745c5c3_Var258 string
 				templ_7745c5c3_Var258, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(m.Carried.From))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 1108, Col: 134}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 1109, Col: 134}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var258))
 				if templ_7745c5c3_Err != nil {
@@ -4994,7 +4994,7 @@ func staleness(m ManifestPage) templ.Component {
 				var templ_7745c5c3_Var259 string
 				templ_7745c5c3_Var259, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(m.Carried.Decisions))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 1109, Col: 38}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 1110, Col: 38}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var259))
 				if templ_7745c5c3_Err != nil {
@@ -5007,7 +5007,7 @@ func staleness(m ManifestPage) templ.Component {
 				var templ_7745c5c3_Var260 string
 				templ_7745c5c3_Var260, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(m.Carried.NotApplying))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 1109, Col: 102}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 1110, Col: 102}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var260))
 				if templ_7745c5c3_Err != nil {
@@ -5025,7 +5025,7 @@ func staleness(m ManifestPage) templ.Component {
 					var templ_7745c5c3_Var261 string
 					templ_7745c5c3_Var261, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(m.Carried.Overrides))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 1112, Col: 41}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 1113, Col: 41}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var261))
 					if templ_7745c5c3_Err != nil {
@@ -5049,7 +5049,7 @@ func staleness(m ManifestPage) templ.Component {
 				var templ_7745c5c3_Var262 string
 				templ_7745c5c3_Var262, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL(fmt.Sprintf("/manifests/%d", id))).ResolveURL(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 1118, Col: 114}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 1119, Col: 114}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var262)
 				if templ_7745c5c3_Err != nil {
@@ -5062,7 +5062,7 @@ func staleness(m ManifestPage) templ.Component {
 				var templ_7745c5c3_Var263 string
 				templ_7745c5c3_Var263, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(id))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 1118, Col: 142}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 1119, Col: 142}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var263))
 				if templ_7745c5c3_Err != nil {
