@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -284,5 +285,30 @@ func (p tab) press(keys ...string) {
 	p.t.Helper()
 	for _, k := range keys {
 		p.do(chromedp.KeyEvent(k))
+	}
+}
+
+// The cluster page's keeper line follows a keeper chosen by hand (it kept saying "by
+// earliest"), and its similarity columns name their representation.
+func TestClusterHeadingsFollowTheKeeper(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	m := f.withRun(chainRun)
+	c := f.clusterWith(m, "A")
+	path := fmt.Sprintf("/manifests/%d/clusters/%d", m.ID, c.ID)
+	_, body := get(t, f.h, path, f.signIn("reviewer"))
+	for _, want := range []string{`data-testid="keeper-by">by earliest</span>`, "Exact J<br><span class=\"muted\">word 5-shingles</span>", "MinHash, k=128"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the cluster page lacks %s", want)
+		}
+	}
+	ids, _ := f.store.DocumentIDs(context.Background(), m.DatasetID, []string{"B"})
+	rec := f.do("POST", path+"/keeper", f.signIn("reviewer"), url.Values{"doc": {fmt.Sprint(ids["B"])}, "reason": {"the canonical edition"}})
+	_, body = f.follow(rec, f.signIn("reviewer"))
+	if !strings.Contains(body, `data-testid="keeper">B</strong>`) || !strings.Contains(body, `data-testid="keeper-by">chosen by hand: the canonical edition</span>`) {
+		t.Errorf("after choosing B by hand the keeper line is not B, chosen by hand, with the reason")
+	}
+	if strings.Contains(body, `data-testid="keeper-by">by earliest`) {
+		t.Error("the keeper line still says by earliest")
 	}
 }

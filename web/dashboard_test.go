@@ -119,3 +119,16 @@ func TestOutcomesNameTheirRepresentation(t *testing.T) {
 		t.Error("/dedup-jobs does not say where the configuration number is")
 	}
 }
+
+// A running sweep's page does not call its figures "labeled pairs: none records the
+// sampling design" before its model exists (it said so, and "dataset" once done).
+func TestRunningBasis(t *testing.T) {
+	t.Parallel()
+	if b, s := runningBasis(nil); b != "not known yet" || !strings.Contains(s, "known with the first results") {
+		t.Errorf("runningBasis(no results) = %q, %q", b, s)
+	}
+	rep, _ := newSweepCorpus(3).report(t)
+	if b, s := runningBasis(rep.Results[:2]); b != string(rep.Results[0].Headline().Basis) || strings.Contains(s, "none records") {
+		t.Errorf("runningBasis(results) = %q, %q; want the first result's basis %q", b, s, rep.Results[0].Headline().Basis)
+	}
+}

@@ -239,6 +239,20 @@ func TestEveryPageFitsInBrowser(t *testing.T) {
 				continue
 			}
 			problems := evalJS[[]string](p, fmt.Sprintf("%s(%v)", clippedJS, width < 700))
+			if path == "/campaigns/1/sweeps" && width == 1280 {
+				// The sweep form's fields were stretched by their fieldsets: thresholds 75 px
+				// tall, Shapes 89, the verification checkboxes 200 px apart.
+				problems = append(problems, evalJS[[]string](p, `(() => {
+					const out = [], h = s => document.querySelector(s).getBoundingClientRect();
+					for (const id of ["sweep-from", "sweep-to", "sweep-step", "sweep-shapes", "sweep-word"]) {
+						const r = h('[data-testid="' + id + '"]');
+						if (r.height > 40) out.push(id + " is " + Math.round(r.height) + " px tall");
+					}
+					const gap = h('[data-testid="sweep-verification-exact"]').top - h('[data-testid="sweep-verification-estimate"]').top;
+					if (gap > 60) out.push("the verification checkboxes are " + Math.round(gap) + " px apart");
+					return out;
+				})()`)...)
+			}
 			for _, pr := range problems {
 				t.Errorf("%s at %d px: %s", path, width, pr)
 			}

@@ -669,12 +669,7 @@ func (s *server) showSweep(w http.ResponseWriter, r *http.Request) {
 		}
 		v.BasisSentence = basisSentence(sm.Model)
 		if sm.Model == nil && v.Progress.Running {
-			// The model comes with the end of the run; until then the results say theirs.
-			v.Basis, v.BasisSentence = "not known yet", "Whether the figures are estimates over the whole dataset (labels drawn by a recorded design) or describe the labeled pairs only is known with the first results."
-			if len(d.rs) > 0 {
-				v.Basis = string(d.rs[0].Headline().Basis)
-				v.BasisSentence = "Each result below says its basis; the details of the estimate (bins, design, replicates) appear here when the sweep finishes."
-			}
+			v.Basis, v.BasisSentence = runningBasis(d.rs)
 		}
 		if m := sm.Model; m != nil {
 			v.DesignNotes = m.Notes
@@ -696,6 +691,15 @@ func (s *server) showSweep(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.render(w, r, http.StatusOK, templates.SweepPage(v))
+}
+
+// runningBasis is the basis a running sweep's page states before its model exists (it
+// comes with the end of the run): not known yet, then the first results' own.
+func runningBasis(rs []sweep.Result) (basis, sentence string) {
+	if len(rs) == 0 {
+		return "not known yet", "Whether the figures are estimates over the whole dataset (labels drawn by a recorded design) or describe the labeled pairs only is known with the first results."
+	}
+	return string(rs[0].Headline().Basis), "Each result below says its basis; the details of the estimate (bins, design, replicates) appear here when the sweep finishes."
 }
 
 // dashURL is the dashboard's URL with q's choices, changed by set (a value "" drops

@@ -83,7 +83,13 @@
       var tpl = document.createElement("template");
       tpl.innerHTML = x.html;
       var fresh = tpl.content.getElementById("review");
-      if (!fresh) { window.location.href = x.res.url; return; } // not the cluster any more (a cut, the list)
+      if (!fresh) {
+        // Not the cluster any more (it was cut away: the list or the manifest), or a
+        // refusal the server answers with a page of its own (a role, a missing removal).
+        if (x.res.ok && x.res.redirected) { window.location.href = x.res.url; return; }
+        status("Refused (" + x.res.status + "): " + (tpl.content.querySelector("main")?.innerText.trim().slice(0, 300) || "reload the page to see why."), true);
+        return;
+      }
       region.replaceWith(fresh);
       region = fresh;
       var u = new URL(x.res.url);
