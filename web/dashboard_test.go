@@ -60,8 +60,8 @@ func TestSweepTablePagesAndNumbers(t *testing.T) {
 	f := newFixture(t, 1<<20)
 	cid := f.withSweepCorpus(newSweepCorpus(3))
 	form := smallGridForm("paged")
-	form.Set("word", "2-4")
-	form.Set("k", "64, 128")
+	form.Set("word", "2-5") // 4 representations × 14 thresholds × 2 verifications: 112 configurations
+	form.Set("k", "64")
 	form.Set("from", "0.3")
 	form.Set("to", "0.95")
 	form.Set("step", "0.05")
