@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -33,7 +34,7 @@ func TestAuditHeadPublishedAndChecked(t *testing.T) {
 	if !strings.Contains(page, "Audit chain head at sign-off") || !strings.Contains(page, head.String()) {
 		t.Errorf("the sign-off page does not show the audit head %s", head)
 	}
-	rec := f.do("POST", fmt.Sprintf("/manifests/%d/export", m.ID), appr, map[string][]string{"hash": {m.ContentHash}})
+	rec := f.do("POST", fmt.Sprintf("/manifests/%d/export", m.ID), appr, map[string][]string{"hash": {m.ContentHash}, "count": {strconv.Itoa(f.approvedCount(m))}})
 	if rec.Code != http.StatusSeeOther {
 		t.Fatalf("export: %d\n%s", rec.Code, rec.Body.String())
 	}

@@ -90,6 +90,12 @@ func (s *server) renderCluster(w http.ResponseWriter, r *http.Request, m db.Mani
 		msg, errMsg = pageMessage(&v.Page)
 	}
 	v.Message, v.Error = msg, errMsg
+	w.Header().Set("Vary", "X-Fragment")
+	if r.Header.Get("X-Fragment") == "review" {
+		// The page's keys ask for the part a decision changes, to swap it in place.
+		s.renderFragment(w, r, status, templates.ClusterReviewPage(v), "review")
+		return
+	}
 	s.render(w, r, status, templates.ClusterReviewPage(v))
 }
 
@@ -107,13 +113,15 @@ func (s *server) clusterView(r *http.Request, m db.Manifest, c db.Cluster) (temp
 	v := templates.ClusterPage{Page: s.page(r, fmt.Sprintf("Cluster %d", c.ID)), ManifestID: m.ID, ID: c.ID, State: m.State.Label(),
 		KeeperRule: c.KeeperRule, Override: c.Override, Size: c.Size, Chained: c.Chained, ChainedMembers: c.ChainedMembers,
 		Weakest: fmtNum(c.WeakestLink, 3), Threshold: fmtNum(p.Threshold, 2), Measure: verificationName(p.Verification),
+		Repr: shinglesWords(p.Spec), Hashes: p.Spec.Hashes,
 		CanDecide: me.Role.Can(auth.PrepareManifests) && review.CanChange(m.State) == nil, Stratum: c.SampleStratum,
 		ChartBase: fmt.Sprintf("/manifests/%d/clusters/%d", m.ID, c.ID)}
-	// Rank and the neighbours in risk order.
+	v.Page.Wide, v.Page.ReviewKeys = true, v.CanDecide
 	if c.EngineWeakest != nil {
 		v.EngineWeakest = fmtNum(*c.EngineWeakest, 3)
 	}
-	// A cluster of a review sample steps through the sample, in risk order.
+	// Rank and the neighbours in risk order. A cluster of a review sample steps through
+	// the sample, in risk order.
 	list, err := s.store.Clusters(ctx, m.ID, db.ClusterFilter{Sample: c.SampleStratum != ""})
 	if err != nil {
 		return v, err
@@ -139,15 +147,16 @@ func (s *server) clusterView(r *http.Request, m db.Manifest, c db.Cluster) (temp
 	v.Keeper = ext(c.Keeper)
 	order := reviewOrder(c.Items)
 	v.Focus = focusItem(q.Get("focus"), order)
-	compared := comparedMember(q.Get("member"), c, members, order, v.Focus)
+	open := openMember(q.Get("member"), c)
 	view := q.Get("view")
-	if view != "shared" && view != "unified" {
-		view = "diff"
+	if view != "shared" && view != "diff" {
+		view = "unified"
 	}
-	memberURL := func(doc int64) string {
-		return fmt.Sprintf("/manifests/%d/clusters/%d?member=%d&view=%s#row-%d", m.ID, c.ID, doc, view, doc)
+	diffURL := func(doc int64, item int64) string {
+		return fmt.Sprintf("/manifests/%d/clusters/%d?focus=%d&member=%d#row-%d", m.ID, c.ID, item, doc, doc)
 	}
-	memberRows(&v, c, order, infos, names, p.Threshold, compared, memberURL)
+	memberRows(&v, c, order, infos, names, p.Threshold, open, diffURL)
+	v.ChainedUndecided = dedup.ChainedUndecided(c, p.Threshold)
 	conflicts, err := s.store.CrossConflictsIn(ctx, m, c.ID)
 	if err != nil {
 		return v, err
@@ -169,16 +178,11 @@ func (s *server) clusterView(r *http.Request, m db.Manifest, c db.Cluster) (temp
 	if len(members) > maxMatrix {
 		v.MatrixNote = fmt.Sprintf("The matrix shows the keeper and the %d members least similar to it (of %d).", maxMatrix-1, len(members)-1)
 	}
-	// The compared member against the keeper.
-	texts, err := s.store.DocumentTexts(ctx, []int64{c.Keeper, compared})
-	if err != nil {
-		return v, err
+	if open != 0 {
+		if v.Diff, err = s.memberDiff(ctx, m, c, open, view, infos); err != nil {
+			return v, err
+		}
 	}
-	kd, cd := infos[c.Keeper], infos[compared]
-	v.View, v.ViewURL = view, fmt.Sprintf("/manifests/%d/clusters/%d?member=%d", m.ID, c.ID, compared)
-	v.Left = templates.DocView{ID: kd.ID, ExtID: kd.ExtID, Source: kd.Source, Lang: kd.Lang, Bytes: kd.Bytes}
-	v.Right = templates.DocView{ID: cd.ID, ExtID: cd.ExtID, Source: cd.Source, Lang: cd.Lang, Bytes: cd.Bytes}
-	compareTexts(&v, texts[0], texts[1], view, p.Spec)
 	// Labels of member pairs (an annotator sees their own only).
 	if v.Labels, v.LabelsHidden, err = s.memberLabels(ctx, me, members, ext); err != nil {
 		return v, err
@@ -200,6 +204,52 @@ func (s *server) clusterView(r *http.Request, m db.Manifest, c db.Cluster) (temp
 	return v, nil
 }
 
+// memberDiff is member doc's text against the keeper's in view (unified, diff or
+// shared), as the pair page compares texts (textdiff), moved passages counted.
+func (s *server) memberDiff(ctx context.Context, m db.Manifest, c db.Cluster, doc int64, view string, infos map[int64]db.DocInfo) (*templates.MemberDiff, error) {
+	texts, err := s.store.DocumentTexts(ctx, []int64{c.Keeper, doc})
+	if err != nil {
+		return nil, err
+	}
+	i := slices.IndexFunc(c.Items, func(it db.Item) bool { return it.Doc == doc })
+	it := c.Items[i]
+	kd, md := infos[c.Keeper], infos[doc]
+	base := fmt.Sprintf("/manifests/%d/clusters/%d?focus=%d", m.ID, c.ID, it.ID)
+	d := &templates.MemberDiff{Doc: doc, Keeper: kd.ExtID, Member: md.ExtID, Exact: fmtNum(it.Exact, 3), Estimate: fmtNum(it.Estimate, 3),
+		Repr: shinglesWords(m.Params.Spec), View: view, ViewURL: fmt.Sprintf("%s&member=%d", base, doc), CloseURL: fmt.Sprintf("%s#row-%d", base, doc)}
+	d.Left = templates.DocView{ID: kd.ID, ExtID: kd.ExtID, Source: kd.Source, Lang: kd.Lang, Bytes: kd.Bytes}
+	d.Right = templates.DocView{ID: md.ID, ExtID: md.ExtID, Source: md.Source, Lang: md.Lang, Bytes: md.Bytes}
+	if view == "shared" {
+		spec := m.Params.Spec
+		size := spec.Size
+		if spec.Level != lsh.Word {
+			size = 5
+		}
+		l, rr := textdiff.Shared(texts[0], texts[1], spec.Norm, size)
+		d.Left.Spans, d.Right.Spans = spans(l, "shared"), spans(rr, "shared")
+		return d, nil
+	}
+	cmpd := textdiff.Compare(texts[0], texts[1])
+	d.CutShort = cmpd.Reason
+	d.Left.Spans, d.Right.Spans, d.Unified = spans(cmpd.Left, ""), spans(cmpd.Right, ""), spans(cmpd.Unified, "")
+	for k, sp := range cmpd.Unified {
+		if sp.Moved && sp.Op == textdiff.Added && (k == 0 || !cmpd.Unified[k-1].Moved) {
+			d.Moved++
+		}
+	}
+	return d, nil
+}
+
+// shinglesWords names what exact Jaccard similarities are measured on under spec: the
+// shingles, and the normalization when it is not the default.
+func shinglesWords(spec lsh.Spec) string {
+	out := fmt.Sprintf("%s %d-shingles", spec.Level, spec.Size)
+	if spec.Norm != lsh.DefaultSpec().Norm {
+		out += ", norm " + spec.Norm.String()
+	}
+	return out
+}
+
 // focusItem is the item the page focuses: the one asked for when the cluster has it,
 // else the first undecided in review order (0: none).
 func focusItem(asked string, order []db.Item) int64 {
@@ -213,38 +263,36 @@ func focusItem(asked string, order []db.Item) int64 {
 	return 0
 }
 
-// comparedMember is the member shown against the keeper: the one asked for when it is
-// a member other than the keeper, else the focused item's document (or the first's).
-func comparedMember(asked string, c db.Cluster, members []int64, order []db.Item, focus int64) int64 {
-	compared, _ := strconv.ParseInt(asked, 10, 64)
-	if slices.Contains(members, compared) && compared != c.Keeper {
-		return compared
+// openMember is the member whose text is open against the keeper's: the one asked for
+// when it is a removal of the cluster, else none (0).
+func openMember(asked string, c db.Cluster) int64 {
+	doc, _ := strconv.ParseInt(asked, 10, 64)
+	if doc != 0 && slices.ContainsFunc(c.Items, func(it db.Item) bool { return it.Doc == doc }) {
+		return doc
 	}
-	compared = 0
-	for _, it := range order {
-		if it.ID == focus || compared == 0 {
-			compared = it.Doc
-		}
-	}
-	return compared
+	return 0
 }
 
 // memberRows lists the keeper, then the removals in review order with their decisions,
 // counting the undecided ones.
 func memberRows(v *templates.ClusterPage, c db.Cluster, order []db.Item, infos map[int64]db.DocInfo, names map[int64]string, threshold float64,
-	compared int64, memberURL func(int64) string) {
+	open int64, diffURL func(doc, item int64) string) {
 	kd := infos[c.Keeper]
 	v.Members = append(v.Members, templates.MemberRow{Doc: c.Keeper, ExtID: kd.ExtID, Source: kd.Source, Lang: kd.Lang, Bytes: kd.Bytes,
-		Keeper: true, Decision: "kept", CompareURL: memberURL(c.Keeper)})
+		Keeper: true, Decision: "kept"})
 	for _, it := range order {
 		di := infos[it.Doc]
 		row := templates.MemberRow{Item: it.ID, Doc: it.Doc, ExtID: di.ExtID, Source: di.Source, Lang: di.Lang, Bytes: di.Bytes,
 			Reason: string(it.Reason), Estimate: fmtNum(it.Estimate, 3), Exact: fmtNum(it.Exact, 3), BelowThreshold: it.Score < threshold,
-			Decision: string(it.Decision), Compared: it.Doc == compared, CompareURL: memberURL(it.Doc)}
+			Decision: string(it.Decision), Open: it.Doc == open, DiffURL: diffURL(it.Doc, it.ID)}
+		if row.Open {
+			row.DiffURL = fmt.Sprintf("/manifests/%d/clusters/%d?focus=%d#row-%d", v.ManifestID, c.ID, it.ID, it.Doc)
+		}
 		if it.DecidedBy != 0 {
 			row.By = names[it.DecidedBy]
 			if it.BulkBar != 0 {
-				row.By += fmt.Sprintf(" (bulk, bar %g)", it.BulkBar)
+				row.By += " (bulk)"
+				row.ByTitle = fmt.Sprintf("approved in bulk at bar %g", it.BulkBar)
 			}
 		}
 		if it.Decision == review.Proposed {
@@ -254,8 +302,8 @@ func memberRows(v *templates.ClusterPage, c db.Cluster, order []db.Item, infos m
 	}
 }
 
-// chainAndLinks fills the chain and the links one may cut: the weakest 200 and the
-// suggested cut.
+// chainAndLinks fills the chain, the suggested cut (dedup.SuggestCut) and the links one
+// may cut: the weakest 200 and the suggested ones.
 func chainAndLinks(v *templates.ClusterPage, c db.Cluster, threshold float64, ext func(int64) string) {
 	score := map[int64]float64{c.Keeper: 1}
 	for _, it := range c.Items {
@@ -268,37 +316,30 @@ func chainAndLinks(v *templates.ClusterPage, c db.Cluster, threshold float64, ex
 		}
 		v.Chain = append(v.Chain, step)
 	}
-	if c.Cut.Chained > 0 {
-		v.Cut = &templates.LinkRow{A: c.Cut.A, B: c.Cut.B, ExtA: ext(c.Cut.A), ExtB: ext(c.Cut.B), Sim: fmtNum(c.Cut.Sim, 3), Suggested: true}
+	suggested := map[[2]int64]bool{}
+	if c.Chained {
+		plan := dedup.SuggestCut(c, threshold)
+		v.Cut = &templates.CutView{Chained: plan.Chained, Unchained: plan.Unchained, OK: plan.OK, MaxLinks: plan.MaxLinks}
+		for _, l := range plan.Links {
+			v.Cut.Links = append(v.Cut.Links, templates.LinkRow{A: l.A, B: l.B, ExtA: ext(l.A), ExtB: ext(l.B), Sim: fmtNum(l.Sim, 3), Suggested: true})
+			suggested[[2]int64{min(l.A, l.B), max(l.A, l.B)}] = true
+		}
 	}
 	links := slices.Clone(c.Links)
 	slices.SortFunc(links, func(a, b db.Link) int {
 		return cmp.Or(cmp.Compare(a.Sim, b.Sim), cmp.Compare(a.A, b.A), cmp.Compare(a.B, b.B))
 	})
+	first := true // only the first suggested link is preselected in the one-link form
 	for i, l := range links {
-		suggested := v.Cut != nil && (l.A == c.Cut.A && l.B == c.Cut.B || l.A == c.Cut.B && l.B == c.Cut.A)
-		if i >= 200 && !suggested {
-			continue // the weakest 200 and the suggested one
+		sug := suggested[[2]int64{min(l.A, l.B), max(l.A, l.B)}]
+		if i >= 200 && !sug {
+			continue // the weakest 200 and the suggested ones
 		}
-		v.Links = append(v.Links, templates.LinkRow{A: l.A, B: l.B, ExtA: ext(l.A), ExtB: ext(l.B), Sim: fmtNum(l.Sim, 3), Suggested: suggested})
-	}
-}
-
-// compareTexts marks the keeper's text (left) against the compared member's (right):
-// the shingles they share, or their word diff.
-func compareTexts(v *templates.ClusterPage, left, right, view string, spec lsh.Spec) {
-	if view == "shared" {
-		size := spec.Size
-		if spec.Level != lsh.Word {
-			size = 5
+		v.Links = append(v.Links, templates.LinkRow{A: l.A, B: l.B, ExtA: ext(l.A), ExtB: ext(l.B), Sim: fmtNum(l.Sim, 3), Suggested: sug && first})
+		if sug {
+			first = false
 		}
-		l, rr := textdiff.Shared(left, right, spec.Norm, size)
-		v.Left.Spans, v.Right.Spans = spans(l, "shared"), spans(rr, "shared")
-		return
 	}
-	cmpd := textdiff.Compare(left, right)
-	v.DiffCutShort = cmpd.Reason
-	v.Left.Spans, v.Right.Spans, v.Unified = spans(cmpd.Left, ""), spans(cmpd.Right, ""), spans(cmpd.Unified, "")
 }
 
 // nextCluster is the cluster after position at in risk order that still has undecided
@@ -405,6 +446,7 @@ func (s *server) chainFigure(ctx context.Context, m db.Manifest, c db.Cluster) (
 	for _, it := range c.Items {
 		toKeeper[it.Doc] = it.Score
 	}
+	plan := dedup.SuggestCut(c, m.Params.Threshold)
 	ch := chart.Chain{Title: fmt.Sprintf("Cluster %d: the longest chain from the keeper (%s)", c.ID, verificationName(m.Params.Verification)),
 		Threshold: m.Params.Threshold}
 	for i, d := range c.Chain.Docs {
@@ -415,7 +457,7 @@ func (s *server) chainFigure(ctx context.Context, m db.Manifest, c db.Cluster) (
 		if i < len(c.Chain.Sims) {
 			n.Next = c.Chain.Sims[i]
 			next := c.Chain.Docs[i+1]
-			n.CutNext = c.Cut.Chained > 0 && (c.Cut.A == d && c.Cut.B == next || c.Cut.A == next && c.Cut.B == d)
+			n.CutNext = slices.ContainsFunc(plan.Links, func(l db.Link) bool { return l.A == d && l.B == next || l.A == next && l.B == d })
 		}
 		ch.Nodes = append(ch.Nodes, n)
 	}

@@ -232,7 +232,7 @@ func (s *server) showDedupJob(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	v.Line = cmp.Or(v.Stage, "starting") + "; " + v.Elapsed + " so far."
+	v.Line = cmp.Or(v.Stage, "starting") + soFar(v.Elapsed) + "."
 	if j.State == corpusrun.Done {
 		for _, f := range s.corpusRuns.Outputs(j.ID) {
 			v.Files = append(v.Files, templates.Option{Value: f.Name, Label: fmt.Sprintf("%s (%s)", f.Name, bulk.Quantity(float64(f.Size), "bytes"))})

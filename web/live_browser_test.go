@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -41,7 +42,7 @@ func TestStaleManifestInBrowser(t *testing.T) {
 	}
 	// Meanwhile manifest 1 is signed off and exported (its chain excluded: =D2 goes).
 	m1 = f.signedOff(m1, "A")
-	if rec := f.do("POST", fmt.Sprintf("/manifests/%d/export", m1.ID), f.signIn("approver"), url.Values{"hash": {m1.ContentHash}}); rec.Code != http.StatusSeeOther {
+	if rec := f.do("POST", fmt.Sprintf("/manifests/%d/export", m1.ID), f.signIn("approver"), url.Values{"hash": {m1.ContentHash}, "count": {strconv.Itoa(f.approvedCount(m1))}}); rec.Code != http.StatusSeeOther {
 		t.Fatalf("export: %d", rec.Code)
 	}
 	p.do(chromedp.Click(`[data-testid="approve"]`))

@@ -7,12 +7,14 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/dedup"
 	"github.com/dedupstudio/dedupstudio/internal/ingest"
 	"github.com/dedupstudio/dedupstudio/internal/review"
 )
@@ -90,7 +92,8 @@ func (f *fixture) decideAll(m db.Manifest, keep ...string) {
 				}
 			}
 		}
-		if rec := f.do("POST", fmt.Sprintf("/manifests/%d/clusters/%d/decide", m.ID, r.ID), rev, url.Values{"decision": {d}}); rec.Code != http.StatusSeeOther {
+		form := url.Values{"decision": {d}, "chained": {strconv.Itoa(dedup.ChainedUndecided(c, m.Params.Threshold))}}
+		if rec := f.do("POST", fmt.Sprintf("/manifests/%d/clusters/%d/decide", m.ID, r.ID), rev, form); rec.Code != http.StatusSeeOther {
 			f.t.Fatalf("decide cluster %d: %d", r.ID, rec.Code)
 		}
 	}
@@ -126,7 +129,7 @@ func TestStaleManifestThroughHandlers(t *testing.T) {
 	}
 	// Manifest 1 is signed off (its chain excluded) and exported: =D2 is tombstoned.
 	m1 = f.signedOff(m1, "A")
-	if rec := f.do("POST", fmt.Sprintf("/manifests/%d/export", m1.ID), appr, url.Values{"hash": {m1.ContentHash}}); rec.Code != http.StatusSeeOther {
+	if rec := f.do("POST", fmt.Sprintf("/manifests/%d/export", m1.ID), appr, url.Values{"hash": {m1.ContentHash}, "count": {strconv.Itoa(f.approvedCount(m1))}}); rec.Code != http.StatusSeeOther {
 		t.Fatalf("export: %d", rec.Code)
 	}
 	exported := fmt.Sprintf("manifest %d was exported (1 document(s) tombstoned)", m1.ID)
@@ -392,12 +395,14 @@ func TestSeparationOfDutiesThroughHandlers(t *testing.T) {
 	m := f.withRun(chainRun) // approvals 1: lowered from 2, recorded
 	admin, appr := f.admin, f.signIn("approver")
 	base := fmt.Sprintf("/manifests/%d", m.ID)
-	if rec := f.do("POST", base+"/bulk", admin, url.Values{"bar": {"0.5"}}); rec.Code != http.StatusSeeOther {
+	if rec := f.do("POST", base+"/bulk", admin, url.Values{"bar": {"0.75"}, "expect": {"2"}}); rec.Code != http.StatusSeeOther {
 		t.Fatal(rec.Code)
 	}
 	rows, _ := f.store.Clusters(ctx, m.ID, db.ClusterFilter{})
 	for _, r := range rows {
-		f.do("POST", fmt.Sprintf("%s/clusters/%d/decide", base, r.ID), admin, url.Values{"decision": {"approved"}})
+		c, _ := f.store.Cluster(ctx, m.ID, r.ID)
+		f.do("POST", fmt.Sprintf("%s/clusters/%d/decide", base, r.ID), admin, url.Values{"decision": {"approved"},
+			"chained": {strconv.Itoa(dedup.ChainedUndecided(c, m.Params.Threshold))}})
 	}
 	if rec := f.do("POST", base+"/submit", admin, url.Values{}); rec.Code != http.StatusSeeOther {
 		t.Fatal(rec.Code)
@@ -497,4 +502,15 @@ func TestRefusalsAreAudited(t *testing.T) {
 		!strings.Contains(got[1], `"action":"cut"`) || !strings.Contains(got[1], "link: choose a link of the cluster") {
 		t.Errorf("refusals in the audit log: %q; want the request for sign-off and the cut, each with its reason", got)
 	}
+}
+
+// approvedCount is how many removals of m an export tombstones: what its confirmation
+// states.
+func (f *fixture) approvedCount(m db.Manifest) int {
+	f.t.Helper()
+	counts, err := f.store.CountManifest(context.Background(), m.ID)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return counts.Approved
 }

@@ -170,7 +170,7 @@ func (s *server) manifestView(r *http.Request, m db.Manifest) (templates.Manifes
 	v := templates.ManifestPage{Page: s.page(r, fmt.Sprintf("Manifest %d", m.ID)), ID: m.ID, DatasetID: m.DatasetID, Dataset: datasetLabel(m),
 		State: m.State.Label(), StateKey: string(m.State), ContentHash: m.ContentHash, DatasetHash: m.DatasetHash,
 		Policy: string(p.Policy), Keeper: p.Rule.String(), Preparer: m.Preparer, Created: m.CreatedAt.Format("2006-01-02 15:04"),
-		Required: m.ApprovalsRequired}
+		Required: m.ApprovalsRequired, Threshold: fmtNum(p.Threshold, 2)}
 	v.Params = paramRows(m)
 	counts, err := s.store.CountManifest(ctx, m.ID)
 	if err != nil {
@@ -284,6 +284,23 @@ func (s *server) manifestView(r *http.Request, m db.Manifest) (templates.Manifes
 	}
 	if err := s.staleView(ctx, &v, m, me, reviews); err != nil {
 		return v, err
+	}
+	if err := s.approvalView(ctx, &v, m, me, reviews, counts.Proposed); err != nil {
+		return v, err
+	}
+	if bar := r.URL.Query().Get("bulk"); bar != "" && v.CanDecide {
+		v.Bulk = &templates.BulkPreview{Bar: bar}
+		x, err := strconv.ParseFloat(bar, 64)
+		if err != nil {
+			x = math.NaN()
+		}
+		if v.Bulk.Items, v.Bulk.Clusters, err = dedup.BulkPreview(ctx, s.store, m, x); err != nil {
+			if status, msg := s.problem(r, err); status == http.StatusUnprocessableEntity {
+				v.Bulk.Error = msg // a bar typed into the address
+			} else {
+				return v, err
+			}
+		}
 	}
 	if err := s.auditView(ctx, &v, m, me, reviews); err != nil {
 		return v, err
@@ -906,4 +923,132 @@ func (s *server) serveEngineFile(w http.ResponseWriter, r *http.Request, name st
 	}
 	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="manifest-%d-%s"`, m.ID, name))
 	w.Write(buf.Bytes())
+}
+
+// approvalView fills the sign-off panel for the viewer (review.StandingOf): who
+// approved, who may still, what the viewer's own approval would do, whether anyone left
+// can give what the manifest waits for, and what an export would do.
+func (s *server) approvalView(ctx context.Context, v *templates.ManifestPage, m db.Manifest, me *db.User, reviews []review.Review, undecided int) error {
+	decided, _, err := s.store.Deciders(ctx, m.ID)
+	if err != nil {
+		return err
+	}
+	users, err := s.store.Users(ctx)
+	if err != nil {
+		return err
+	}
+	var approvers []review.Approver
+	preparer := m.Preparer
+	for _, u := range users {
+		if !u.Disabled && u.Role.Can(auth.Approve) {
+			approvers = append(approvers, review.Approver{ID: u.ID, Name: u.Name})
+		}
+	}
+	st := review.StandingOf(m.State, reviews, m.PreparedBy, m.ApprovalsRequired, undecided, decided, approvers, me.ID)
+	a := &v.Approval
+	a.Needed = st.Needed
+	for _, r := range st.Approved {
+		a.Approved = append(a.Approved, templates.ApproverRow{Name: r.Name, Role: r.Role, At: r.At.Format("2006-01-02 15:04")})
+	}
+	for _, r := range st.Rejected {
+		a.Rejected = append(a.Rejected, templates.ApproverRow{Name: r.Name, Role: r.Role, At: r.At.Format("2006-01-02 15:04")})
+	}
+	var may, apart []string
+	for _, p := range st.MayStill {
+		if p.ID != me.ID {
+			may = append(may, p.Name)
+		}
+		a.MayStill = append(a.MayStill, p.Name)
+	}
+	for _, p := range st.Apart {
+		if p.ID != me.ID {
+			apart = append(apart, p.Name)
+		}
+	}
+	more := func() string {
+		switch {
+		case st.Needed == 0 && st.NeedApart && len(apart) > 0:
+			return fmt.Sprintf("it still needs an approval from someone who made none of its review decisions: %s may give it", orNames(apart))
+		case st.Needed == 0 && st.NeedApart:
+			return "it still needs an approval from someone who made none of its review decisions"
+		case st.Needed == 0:
+			return "its approvals are enough"
+		case len(may) > 0:
+			return fmt.Sprintf("%d more approval(s) needed: %s may give them", st.Needed, orNames(may))
+		}
+		return fmt.Sprintf("%d more approval(s) needed", st.Needed)
+	}
+	inReview := m.State == review.InReview
+	switch {
+	case st.YouApproved && inReview:
+		a.YouKey, a.You = "approved", fmt.Sprintf("You approved content hash %s; %s.", review.Short(m.ContentHash), more())
+	case st.YouApproved:
+		a.YouKey, a.You = "approved", fmt.Sprintf("You approved content hash %s.", review.Short(m.ContentHash))
+	case st.YouPrepared && (inReview || m.State == review.Draft):
+		a.YouKey, a.You = "prepared", fmt.Sprintf("You prepared this manifest, so your approval does not count; %s.", more())
+		v.PreparerApprover = false // said here, with who may
+	case st.YouMay && st.YouSignOff:
+		a.YouKey, a.You, a.Button = "may", "Your approval signs it off.", "Approve and sign off"
+	case st.YouMay:
+		after := max(0, st.Needed-1)
+		a.YouKey, a.Button = "may", fmt.Sprintf("Approve: %d of %d", len(st.Approved)+1, m.ApprovalsRequired)
+		switch {
+		case after > 0:
+			a.You = fmt.Sprintf("Your approval counts: %d more will be needed after it.", after)
+		case st.YouRejected:
+			a.You = "Your approval replaces your request for changes; it does not sign off on its own."
+		default:
+			a.You = "Your approval counts, but it does not sign off on its own (see below)."
+		}
+		if st.YouRejected {
+			a.YouKey = "rejected"
+		}
+	case inReview && !me.Role.Can(auth.Approve):
+		a.YouKey, a.You = "follows", fmt.Sprintf("Approvers sign it off: %s.", more())
+	}
+	if st.Blocked() && (inReview || m.State == review.Draft) {
+		who := "an approver other than " + preparer + ", who prepared it"
+		if st.Needed <= len(st.MayStill) {
+			who = "an approver who made none of its review decisions"
+		}
+		a.Blocked = fmt.Sprintf("Nobody can sign this manifest off yet: it needs %d approval(s) from %s, and the team has %s.", max(1, st.Needed), who, teamOf(len(st.MayStill)))
+		if me.Role.Can(auth.ManageUsers) {
+			a.InviteURL = "/admin/users?role=approver#invite"
+		}
+	}
+	if v.CanExport {
+		sos, err := s.store.SignOffs(ctx, m.ID)
+		if err != nil {
+			return err
+		}
+		e := &templates.ExportPreview{Count: v.Approved, Dataset: datasetLabel(m), ContentHash: m.ContentHash, DatasetHash: m.DatasetHash}
+		if len(sos) > 0 {
+			var names []string
+			for _, p := range sos[0].Record.Approvals {
+				names = append(names, p.Name)
+			}
+			e.SignedBy = strings.Join(names, ", ")
+		}
+		v.Export = e
+	}
+	return nil
+}
+
+// orNames joins names with commas and a last "or".
+func orNames(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// teamOf says how many other approvers there are.
+func teamOf(n int) string {
+	switch n {
+	case 0:
+		return "no other approver"
+	case 1:
+		return "only one other approver"
+	}
+	return fmt.Sprintf("only %d other approvers", n)
 }

@@ -280,7 +280,17 @@ func TestReviewThroughHandlers(t *testing.T) {
 	// Request sign-off too early, then approve the rest and request it.
 	post(rev, base+"/submit", url.Values{}, http.StatusConflict)
 	post(rev, base+"/bulk", url.Values{"bar": {"2"}}, http.StatusUnprocessableEntity)
-	post(rev, base+"/bulk", url.Values{"bar": {"0.5"}}, http.StatusSeeOther)
+	// A bar under the threshold is refused; a good one shows its count first, and that
+	// count is what the approval must confirm.
+	post(rev, base+"/bulk", url.Values{"bar": {"0.5"}}, http.StatusUnprocessableEntity)
+	if loc := post(rev, base+"/bulk", url.Values{"bar": {"0.75"}}, http.StatusSeeOther); loc != base+"?bulk=0.75#bulk-form" {
+		t.Errorf("bulk approval without its count: to %s; want the manifest page showing the count", loc)
+	}
+	if _, page := get(t, f.h, base+"?bulk=0.75", rev); !strings.Contains(page, `data-testid="bulk-confirm"`) || !strings.Contains(page, `name="expect" value="2"`) {
+		t.Errorf("the bulk preview does not show the count of 2 removals to confirm")
+	}
+	post(rev, base+"/bulk", url.Values{"bar": {"0.75"}, "expect": {"3"}}, http.StatusConflict)
+	post(rev, base+"/bulk", url.Values{"bar": {"0.75"}, "expect": {"2"}}, http.StatusSeeOther)
 	post(rev, fmt.Sprintf("%s/clusters/%d/comment", base, chain.ID), url.Values{"comment": {"C is a different part of the manual"}}, http.StatusSeeOther)
 	post(rev, base+"/submit", url.Values{}, http.StatusSeeOther)
 	m, _ = f.store.Manifest(ctx, m.ID)
@@ -311,7 +321,9 @@ func TestReviewThroughHandlers(t *testing.T) {
 	if res, _ := get(t, f.h, base+"/removals.csv", appr); res.StatusCode != http.StatusConflict {
 		t.Errorf("removals.csv before the export: %d; want 409", res.StatusCode)
 	}
-	post(appr, base+"/export", url.Values{"hash": {m.ContentHash}}, http.StatusSeeOther)
+	post(appr, base+"/export", url.Values{"hash": {m.ContentHash}}, http.StatusUnprocessableEntity) // no count confirmed
+	post(appr, base+"/export", url.Values{"hash": {m.ContentHash}, "count": {"3"}}, http.StatusUnprocessableEntity)
+	post(appr, base+"/export", url.Values{"hash": {m.ContentHash}, "count": {"2"}}, http.StatusSeeOther)
 	res, body = get(t, f.h, base+"/removals.csv", f.signIn("annotator"))
 	recs, err := csv.NewReader(strings.NewReader(body)).ReadAll()
 	if res.StatusCode != http.StatusOK || err != nil || len(recs) != 3 {
@@ -574,7 +586,7 @@ func TestManifestMessagesAreNotInTheURL(t *testing.T) {
 		{base + "/bulk", url.Values{"bar": {"2"}}, base, `data-testid="manifest-error">bar: want a similarity in (0, 1]`},
 		{base + "/submit", nil, base, `data-testid="manifest-error">`},
 		{cl + "/cut", url.Values{"link": {"998-999"}}, cl, `data-testid="cluster-error">`},
-		{base + "/bulk", url.Values{"bar": {"0.5"}}, base, `data-testid="manifest-message">Approved `},
+		{base + "/bulk", url.Values{"bar": {"0.9"}, "expect": {"1"}}, base, `data-testid="manifest-message">Approved `},
 		{cl + "/comment", url.Values{"comment": {"looked at it"}}, cl, `data-testid="cluster-message">Comment added.`},
 	} {
 		form := tc.form

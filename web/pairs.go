@@ -108,7 +108,7 @@ func (s *server) pairPage(r *http.Request, c db.Campaign, pv campaign.PairView, 
 		view = "diff"
 	}
 	v := templates.PairPage{Page: s.page(r, fmt.Sprintf("Pair %d", p.ID)), CampaignID: c.ID, PairID: p.ID, Origin: blindOrigin(p.Origin, pv.ShowOthers), View: view,
-		SpecID: pv.Spec.ID(), Categories: categoryViews(c.Categories), Adjudicate: adjudicate,
+		SpecID: pv.Spec.ID(), Repr: shinglesWords(pv.Spec), Hashes: pv.Spec.Hashes, Categories: categoryViews(c.Categories), Adjudicate: adjudicate,
 		CanLabel: role.Can(auth.Label) || adjudicate, Previous: pv.Previous, Flagged: pv.Flagged, ShowOthers: pv.ShowOthers,
 		Jaccard: fmtNum(pv.Similarity, 3), Estimate: fmtNum(pv.Estimate, 3), JaccardChar: fmtNum(pv.CharJaccard, 3)}
 	v.Page.Wide = true
@@ -156,21 +156,27 @@ func (s *server) pairPage(r *http.Request, c db.Campaign, pv campaign.PairView, 
 	return v
 }
 
+// spans gives text spans their classes: sameClass on Same text (the shared-shingles
+// view's "shared"), else del and ins on removed and added text, and moved text as moved
+// (Same in the two columns), moved-from and moved-to (in the unified column).
 func spans(in []textdiff.Span, sameClass string) []templates.TextSpan {
 	out := make([]templates.TextSpan, len(in))
 	for i, sp := range in {
 		class := ""
-		switch sp.Op {
-		case textdiff.Same:
+		switch {
+		case sp.Op == textdiff.Same && sp.Moved && sameClass == "":
+			class = "moved"
+		case sp.Op == textdiff.Same:
 			class = sameClass
-		case textdiff.Removed:
-			if sameClass == "" {
-				class = "del"
-			}
-		case textdiff.Added:
-			if sameClass == "" {
-				class = "ins"
-			}
+		case sameClass != "":
+		case sp.Op == textdiff.Removed && sp.Moved:
+			class = "moved-from"
+		case sp.Op == textdiff.Added && sp.Moved:
+			class = "moved-to"
+		case sp.Op == textdiff.Removed:
+			class = "del"
+		case sp.Op == textdiff.Added:
+			class = "ins"
 		}
 		out[i] = templates.TextSpan{Text: sp.Text, Class: class}
 	}
@@ -345,6 +351,17 @@ func linked(text, link, linkText, after string) *notice {
 	return &notice{Notice: templates.Notice{Text: text, Link: link, LinkText: linkText, After: after}}
 }
 
+// undoneAnswer is the label an undo withdrew as the pair form's values, so the form
+// comes back filled in with it (as Prodigy's undo does): its category, its duplicate
+// decision when the category does not settle it ("" when it does), its note.
+func undoneAnswer(c db.Campaign, e db.LabelEvent) url.Values {
+	dup := yesNo(e.Duplicate)
+	if cat, ok := labels.Find(c.Categories, e.Category); ok && (cat.Duplicate == labels.Yes) == e.Duplicate && cat.Duplicate != labels.Ask {
+		dup = ""
+	}
+	return url.Values{"category": {e.Category}, "duplicate": {dup}, "note": {e.Note}}
+}
+
 // undoLast withdraws the annotator's most recent decision in the campaign and goes back
 // to that pair to decide again; with nothing to undo, to the queue.
 func (s *server) undoLast(w http.ResponseWriter, r *http.Request) {
@@ -366,6 +383,8 @@ func (s *server) undoLast(w http.ResponseWriter, r *http.Request) {
 		if adjudication {
 			what = "your adjudication, " + what
 		}
-		s.redirect(w, r, back, linked("Undid:", back, fmt.Sprintf("pair %d", undone.PairID), ", "+what+". Decide again below."))
+		n := linked("Undid:", back, fmt.Sprintf("pair %d", undone.PairID), ", "+what+". Your answer is filled in below: change it, or submit it again.")
+		n.Form = undoneAnswer(c, undone)
+		s.redirect(w, r, back, n)
 	}
 }

@@ -12,7 +12,7 @@ import (
 )
 
 func (s *server) page(r *http.Request, title string) templates.Page {
-	p := templates.Page{Title: title, Nonce: nonceOf(r), Version: s.version, Notice: noticeOf(r).Notice}
+	p := templates.Page{Title: title, Nonce: nonceOf(r), Version: s.version, Static: staticVersion, Notice: noticeOf(r).Notice}
 	if u := userOf(r); u != nil {
 		p.User, p.Role, p.Admin = u.Name, string(u.Role), u.Role.Can(auth.ManageUsers)
 		switch {
@@ -31,6 +31,21 @@ func (s *server) page(r *http.Request, title string) templates.Page {
 func (s *server) render(w http.ResponseWriter, r *http.Request, status int, c templ.Component) {
 	var buf bytes.Buffer
 	if err := c.Render(context.WithoutCancel(r.Context()), &buf); err != nil {
+		id := requestIDOf(r)
+		s.log.Error("render", "err", err, "path", r.URL.Path, "request_id", id)
+		http.Error(w, internalMessage(id), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	w.Write(buf.Bytes())
+}
+
+// renderFragment writes only the named fragments of c (templ.RenderFragments), for a
+// page that swaps part of itself in place, buffered like render.
+func (s *server) renderFragment(w http.ResponseWriter, r *http.Request, status int, c templ.Component, names ...any) {
+	var buf bytes.Buffer
+	if err := templ.RenderFragments(context.WithoutCancel(r.Context()), &buf, c, names...); err != nil {
 		id := requestIDOf(r)
 		s.log.Error("render", "err", err, "path", r.URL.Path, "request_id", id)
 		http.Error(w, internalMessage(id), http.StatusInternalServerError)

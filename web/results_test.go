@@ -9,10 +9,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/dedupstudio/dedupstudio/internal/dedup"
 	"github.com/dedupstudio/dedupstudio/internal/review"
 )
 
@@ -93,7 +95,12 @@ func TestUploadResultsThroughTheManifestsPage(t *testing.T) {
 		t.Errorf("approval outside an undecided sample: the manifest's page does not say why it was refused")
 	}
 	for _, cid := range regexp.MustCompile(`data-testid="cluster-(\d+)"`).FindAllStringSubmatch(list, -1) {
-		rec := f.do("POST", "/manifests/"+id+"/clusters/"+cid[1]+"/decide", f.admin, map[string][]string{"decision": {"approved"}})
+		mid, _ := strconv.ParseInt(id, 10, 64)
+		clid, _ := strconv.ParseInt(cid[1], 10, 64)
+		man, _ := f.store.Manifest(context.Background(), mid)
+		c, _ := f.store.Cluster(context.Background(), mid, clid)
+		rec := f.do("POST", "/manifests/"+id+"/clusters/"+cid[1]+"/decide", f.admin, map[string][]string{"decision": {"approved"},
+			"chained": {strconv.Itoa(dedup.ChainedUndecided(c, man.Params.Threshold))}})
 		if rec.Code != http.StatusSeeOther {
 			t.Fatalf("decide cluster %s: %d\n%s", cid[1], rec.Code, rec.Body.String())
 		}

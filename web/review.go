@@ -32,7 +32,8 @@ func (s *server) loadCluster(r *http.Request) (db.Manifest, db.Cluster, error) {
 	return m, c, err
 }
 
-// clusterURL is a cluster's page with a row focused (0 for none).
+// clusterURL is a cluster's page with a row focused (0 for none) and, when member is
+// not 0, that member's text against the keeper's open under its row.
 func clusterURL(manifestID, clusterID, focusItem, member int64) string {
 	q := url.Values{}
 	if focusItem != 0 {
@@ -72,15 +73,47 @@ func nextUndecided(items []db.Item, doc int64) db.Item {
 	return db.Item{}
 }
 
-// afterDecision sends the reviewer back to the cluster, on the next undecided row.
+// afterDecision sends the reviewer back to the cluster, on the next undecided row after
+// doc's (doc's own when none is left).
 func (s *server) afterDecision(w http.ResponseWriter, r *http.Request, m db.Manifest, clusterID, doc int64, msg string) {
 	c, err := s.store.Cluster(r.Context(), m.ID, clusterID)
 	if err != nil {
 		s.toManifest(w, r, m.ID, msg)
 		return
 	}
-	next := nextUndecided(c.Items, doc)
-	s.redirect(w, r, clusterURL(m.ID, c.ID, next.ID, next.Doc), done(msg))
+	if next := nextUndecided(c.Items, doc); next.ID != 0 {
+		doc = next.Doc
+	}
+	s.backToCluster(w, r, m, c, doc, msg)
+}
+
+// backToCluster sends the reviewer back to cluster c with doc's row focused (the first
+// undecided when doc is not a removal of it), saying msg and how many removals are left
+// undecided. When the form came from a page reading members against the keeper
+// (open=1), the focused row's text opens too.
+func (s *server) backToCluster(w http.ResponseWriter, r *http.Request, m db.Manifest, c db.Cluster, doc int64, msg string) {
+	undecided := 0
+	for _, it := range c.Items {
+		if it.Decision == review.Proposed {
+			undecided++
+		}
+	}
+	var focus db.Item
+	if i := slices.IndexFunc(c.Items, func(it db.Item) bool { return it.Doc == doc }); i >= 0 {
+		focus = c.Items[i]
+	} else {
+		focus = nextUndecided(c.Items, 0)
+	}
+	left := "Every removal of this cluster has a decision: Enter goes to the next cluster."
+	if undecided > 0 {
+		left = fmt.Sprintf("%d undecided in this cluster.", undecided)
+	}
+	msg = strings.TrimSpace(msg + " " + left)
+	var member int64
+	if r.PostFormValue("open") == "1" {
+		member = focus.Doc
+	}
+	s.redirect(w, r, clusterURL(m.ID, c.ID, focus.ID, member), done(msg))
 }
 
 // failOnCluster shows err on the cluster's page (the manifest's once the cluster is
@@ -128,7 +161,16 @@ func (s *server) decideItem(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	i := slices.IndexFunc(c.Items, func(it db.Item) bool { return it.ID == itemID })
-	s.afterDecision(w, r, m, c.ID, c.Items[i].Doc, "")
+	doc := c.Items[i].Doc
+	infos, err := s.store.DocInfos(r.Context(), []int64{doc})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	ext := infos[doc].ExtID
+	msg := map[review.Decision]string{review.Approved: "Approved the removal of " + ext + ".",
+		review.Excluded: "Excluded " + ext + " from removal: it stays.", review.Proposed: ext + " is a proposal again."}[d]
+	s.afterDecision(w, r, m, c.ID, doc, msg)
 }
 
 func (s *server) decideCluster(w http.ResponseWriter, r *http.Request) {
@@ -138,16 +180,24 @@ func (s *server) decideCluster(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d, err := review.ParseDecision(r.PostFormValue("decision"))
+	scope := dedup.Scope{Direct: r.PostFormValue("scope") == "direct"}
+	if chained := r.PostFormValue("chained"); chained != "" {
+		scope.Chained = formInt(r, "chained")
+	}
 	n := 0
 	if err == nil {
-		n, err = dedup.DecideCluster(r.Context(), s.store, *userOf(r), m, c, d)
+		n, err = dedup.DecideCluster(r.Context(), s.store, *userOf(r), m, c, d, scope)
 	}
 	if err != nil {
 		s.failOnCluster(w, r, m, c, err)
 		return
 	}
 	verb := map[review.Decision]string{review.Approved: "Approved", review.Excluded: "Excluded", review.Proposed: "Reset"}[d]
-	s.redirect(w, r, clusterURL(m.ID, c.ID, 0, 0), done(fmt.Sprintf("%s %d removal(s) of this cluster.", verb, n)))
+	what := "removal(s) of this cluster"
+	if scope.Direct && d == review.Approved {
+		what = "direct removal(s) of this cluster; the chained ones wait for you to read them"
+	}
+	s.afterDecision(w, r, m, c.ID, 0, fmt.Sprintf("%s %d %s.", verb, n, what))
 }
 
 func (s *server) makeKeeper(w http.ResponseWriter, r *http.Request) {
@@ -175,12 +225,21 @@ func (s *server) cutCluster(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	a, b, ok := parseLink(r.PostFormValue("link"))
-	if !ok {
+	var links [][2]int64
+	r.ParseForm() // a body that does not parse leaves no link, refused below
+	for _, v := range r.PostForm["link"] {
+		a, b, ok := parseLink(v)
+		if !ok {
+			s.failOnCluster(w, r, m, c, &formError{field: "link", msg: "choose a link of the cluster"})
+			return
+		}
+		links = append(links, [2]int64{a, b})
+	}
+	if len(links) == 0 {
 		s.failOnCluster(w, r, m, c, &formError{field: "link", msg: "choose a link of the cluster"})
 		return
 	}
-	out, err := dedup.Cut(r.Context(), s.store, *userOf(r), m, c, a, b)
+	out, err := dedup.Cut(r.Context(), s.store, *userOf(r), m, c, links...)
 	if err != nil {
 		s.failOnCluster(w, r, m, c, err)
 		return
@@ -192,6 +251,11 @@ func (s *server) cutCluster(w http.ResponseWriter, r *http.Request) {
 	msg := fmt.Sprintf("Cut: %d member(s) stay with the keeper", out[0].Size)
 	if len(out) > 1 {
 		msg += fmt.Sprintf("; %d new cluster(s) split off", len(out)-1)
+	}
+	if out[0].Chained {
+		msg += fmt.Sprintf("; %d member(s) are still chained", out[0].ChainedMembers)
+	} else {
+		msg += "; none is chained now"
 	}
 	s.afterDecision(w, r, m, c.ID, 0, msg+".")
 }
@@ -217,6 +281,8 @@ func (s *server) commentCluster(w http.ResponseWriter, r *http.Request) {
 	s.redirect(w, r, clusterURL(m.ID, c.ID, 0, 0), done("Comment added."))
 }
 
+// bulkApprove approves the low-risk clusters at the bar the manifest page showed with
+// its count (expect): a form without the count is sent back to the page to show it.
 func (s *server) bulkApprove(w http.ResponseWriter, r *http.Request) {
 	m, err := s.loadManifest(r)
 	if err != nil {
@@ -224,7 +290,20 @@ func (s *server) bulkApprove(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	bar := formFloat(r, "bar")
-	items, clusters, err := dedup.BulkApprove(r.Context(), s.store, *userOf(r), m, bar)
+	if r.PostFormValue("expect") == "" {
+		if _, _, err := dedup.BulkPreview(r.Context(), s.store, m, bar); err != nil {
+			s.failOnManifest(w, r, m, err)
+			return
+		}
+		s.redirect(w, r, fmt.Sprintf("/manifests/%d?bulk=%s#bulk-form", m.ID, url.QueryEscape(strings.TrimSpace(r.PostFormValue("bar")))), nil)
+		return
+	}
+	expect := formInt(r, "expect")
+	if expect < 0 {
+		s.failOnManifest(w, r, m, &formError{field: "expect", msg: "want the number of removals shown"})
+		return
+	}
+	items, clusters, err := dedup.BulkApprove(r.Context(), s.store, *userOf(r), m, bar, expect)
 	if err != nil {
 		s.failOnManifest(w, r, m, err)
 		return
@@ -238,23 +317,49 @@ func (s *server) undoDecision(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	clusterID, ok, err := dedup.Undo(r.Context(), s.store, *userOf(r), m)
+	me := *userOf(r)
+	from, _ := strconv.ParseInt(r.PostFormValue("cluster"), 10, 64) // the cluster page's form says which; 0 from elsewhere
+	var before db.Cluster
+	if from != 0 {
+		before, _ = s.store.Cluster(r.Context(), m.ID, from) // none: nothing to compare with
+	}
+	clusterID, ok, err := dedup.Undo(r.Context(), s.store, me, m)
 	if err != nil {
 		s.failOnManifest(w, r, m, err)
 		return
 	}
-	switch {
-	case !ok:
-		s.toManifest(w, r, m.ID, "Nothing of yours to undo in this manifest.")
-	case clusterID != 0:
-		if _, err := s.store.Cluster(r.Context(), m.ID, clusterID); err == nil {
-			s.afterDecision(w, r, m, clusterID, 0, "Undone.")
+	msg := "Undone."
+	if ok {
+		if acts, err := s.store.RecentActions(r.Context(), m.ID, me.ID, 1); err == nil && len(acts) == 1 {
+			if what, found := strings.CutPrefix(acts[0].Summary, "undid: "); found {
+				msg = "Undone: " + what + "."
+			}
+		}
+	} else {
+		msg, clusterID = "Nothing of yours to undo in this manifest.", from
+	}
+	if clusterID != 0 {
+		if c, err := s.store.Cluster(r.Context(), m.ID, clusterID); err == nil {
+			s.backToCluster(w, r, m, c, changedDoc(before, c), msg)
 			return
 		}
-		fallthrough
-	default:
-		s.toManifest(w, r, m.ID, "Undone.")
 	}
+	s.toManifest(w, r, m.ID, msg)
+}
+
+// changedDoc is the first document, in review order, whose decision differs between two
+// readings of a cluster (what an undo put back); 0 when none does.
+func changedDoc(before, after db.Cluster) int64 {
+	was := map[int64]review.Decision{}
+	for _, it := range before.Items {
+		was[it.Doc] = it.Decision
+	}
+	for _, it := range reviewOrder(after.Items) {
+		if d, ok := was[it.Doc]; ok && d != it.Decision {
+			return it.Doc
+		}
+	}
+	return 0
 }
 
 func (s *server) requestSignOff(w http.ResponseWriter, r *http.Request) {
@@ -318,22 +423,43 @@ func (s *server) reviewManifest(w http.ResponseWriter, r *http.Request) {
 		msg = "Approved: the manifest is signed off. It can be exported now."
 	case res.Waiting != nil:
 		msg = "Approved. " + sentence(res.Waiting.Error())
+	case v == review.Approve:
+		if reviews, err := s.store.Reviews(r.Context(), m.ID); err == nil {
+			n := len(review.TallyOf(reviews, m.PreparedBy).Approvals)
+			msg = fmt.Sprintf("Approved: %d of %d approval(s); %d more needed before it is signed off.", n, m.ApprovalsRequired, max(0, m.ApprovalsRequired-n))
+		}
 	}
 	s.toManifest(w, r, m.ID, msg)
 }
 
+// exportManifest tombstones a signed-off manifest's approved removals once the person
+// confirmed how many (count) of which content hash (hash), as the page showed them.
 func (s *server) exportManifest(w http.ResponseWriter, r *http.Request) {
 	m, err := s.loadManifest(r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	n, err := dedup.Export(r.Context(), s.store, *userOf(r), m, r.PostFormValue("hash"))
+	counts, err := s.store.CountManifest(r.Context(), m.ID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	switch n := formInt(r, "count"); {
+	case r.PostFormValue("count") == "":
+		err = &formError{field: "count", msg: fmt.Sprintf("confirm the export: it tombstones %d document(s)", counts.Approved)}
+	case n != counts.Approved:
+		err = &formError{field: "count", msg: fmt.Sprintf("the export tombstones %d document(s), not %d: look at the manifest again", counts.Approved, n)}
+	}
+	var n int
+	if err == nil {
+		n, err = dedup.Export(r.Context(), s.store, *userOf(r), m, r.PostFormValue("hash"))
+	}
 	if err != nil {
 		s.failOnManifest(w, r, m, err)
 		return
 	}
-	s.toManifest(w, r, m.ID, fmt.Sprintf("Exported: %d document(s) are tombstoned. Download the files below.", n))
+	s.toManifest(w, r, m.ID, fmt.Sprintf("Exported content hash %s: %d document(s) are tombstones now. Download the files below.", review.Short(m.ContentHash), n))
 }
 
 func (s *server) revokeManifest(w http.ResponseWriter, r *http.Request) {

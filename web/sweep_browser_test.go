@@ -123,6 +123,13 @@ func TestSweepDashboardInBrowser(t *testing.T) {
 	if !evalJS[bool](p, `window.__sameDocument === true`) {
 		t.Error("moving the slider reloaded the page")
 	}
+	// The heading names the configuration at the slider's threshold (it kept the old one).
+	if got := evalJS[string](p, `document.querySelector('[data-testid="sel-label"]').innerText`); !strings.Contains(got, "≥0.95") {
+		t.Errorf("after the slider moved to 0.95 the heading says %q", got)
+	}
+	if got := evalJS[string](p, `document.querySelector('[data-testid="sel-words"]').innerText`); !strings.Contains(got, "threshold 0.95") {
+		t.Errorf("after the slider moved to 0.95 the words under the heading say %q", got)
+	}
 	if got := evalJS[string](p, `new URL(location.href).searchParams.get("t")`); got != "0.95" {
 		t.Errorf("URL t=%q after moving the slider; want 0.95 (so a reload keeps it)", got)
 	}

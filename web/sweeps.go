@@ -34,7 +34,7 @@ const (
 	maxSweepsListed = 50
 	maxDiffed       = 10  // sweeps of a list compared with the current labels (each resolves them)
 	maxOutcomes     = 25  // misses and false merges listed each
-	maxRows         = 100 // table rows shown unless ?rows=all
+	maxRows         = 100 // table rows on a page (?page=)
 )
 
 // loadSweep loads the {sweep} of the URL.
@@ -404,21 +404,22 @@ func (s *server) progressView(sw sweeprun.Sweep, rs []sweeprun.Result) templates
 
 // progressLine says how far a running sweep is, in one sentence.
 func progressLine(p templates.SweepProgress, phase string) string {
-	if phase == "queued" || p.State == string(sweeprun.Queued) && phase == "" {
-		if p.Position > 0 {
-			return fmt.Sprintf("Queued, position %d: one sweep runs at a time, and this one starts when the %d before it finish. Cancel takes it out of the queue.", p.Position, p.Position)
-		}
-		return "Queued: it starts when the sweep before it finishes."
+	if (phase == "queued" || p.State == string(sweeprun.Queued) && phase == "") && p.Position > 0 {
+		return fmt.Sprintf("Queued, position %d: one sweep runs at a time, and this one starts when the %d before it finish. Cancel takes it out of the queue.", p.Position, p.Position)
+	}
+	if phase == "queued" || p.State == string(sweeprun.Queued) {
+		// Its turn has come (position 0) and its job is starting: no sweep runs before it.
+		return "Starting: reading the labels and the documents" + soFar(p.Elapsed) + "."
 	}
 	if p.Done == 0 {
 		switch {
 		case strings.HasPrefix(phase, "Computing"):
-			return phase + " " + p.Elapsed + " so far."
+			return strings.TrimSuffix(phase, ".") + soFar(p.Elapsed) + "."
 		case phase == "loading" || phase == "":
-			return "Reading the labels and the documents, " + p.Elapsed + " so far."
+			return "Reading the labels and the documents" + soFar(p.Elapsed) + "."
 		}
 	}
-	line := fmt.Sprintf("%d of %d configurations scored (%d%%), %s so far", p.Done, p.Total, p.Percent, p.Elapsed)
+	line := fmt.Sprintf("%d of %d configurations scored (%d%%)%s", p.Done, p.Total, p.Percent, soFar(p.Elapsed))
 	if p.Rate != "" {
 		line += ", " + p.Rate
 	}
@@ -426,6 +427,15 @@ func progressLine(p templates.SweepProgress, phase string) string {
 		line += "; about " + p.ETA + " left"
 	}
 	return line + "."
+}
+
+// soFar is ", 12s so far" for an elapsed time, "" when none is known yet (a sweep whose
+// start is not recorded: it said "starting , 0s so far").
+func soFar(elapsed string) string {
+	if elapsed == "" || elapsed == "0s" {
+		return ""
+	}
+	return ", " + elapsed + " so far"
 }
 
 func roundDuration(d time.Duration) string {
@@ -462,7 +472,7 @@ type dashQuery struct {
 	targetRaw string
 	heat      heatChoice
 	hasHeat   bool
-	allRows   bool
+	page      int // the table's page, from 1
 	// keeper is the keeper rule the figures are under and a proposal would run
 	// ("" for the first the sweep scored).
 	keeper string
@@ -471,7 +481,14 @@ type dashQuery struct {
 // parseDash reads q, naming the parameter at fault.
 func parseDash(q url.Values) (dashQuery, error) {
 	d := dashQuery{config: -1, dim: q.Get("dim") != "0", sort: q.Get("sort"), target: sweep.DefaultTarget.MaxFalseRemovalRate,
-		allRows: q.Get("rows") == "all", keeper: strings.TrimSpace(q.Get("keeper"))}
+		page: 1, keeper: strings.TrimSpace(q.Get("keeper"))}
+	if v := q.Get("page"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return d, &formError{field: "page", msg: fmt.Sprintf("%q is not a page number", v)}
+		}
+		d.page = n
+	}
 	if d.keeper != "" {
 		if _, err := cluster.ParseRule(d.keeper); err != nil {
 			return d, &formError{field: "keeper", msg: err.Error()}
@@ -654,6 +671,9 @@ func (s *server) showSweep(w http.ResponseWriter, r *http.Request) {
 		if sm.Model == nil && sm.ModelNote != "" {
 			v.DesignNotes = []string{capitalize(sm.ModelNote) + "."}
 		}
+		if sm.Model == nil && v.Progress.Running {
+			v.Basis, v.BasisSentence = runningBasis(d.rs)
+		}
 		if m := sm.Model; m != nil {
 			v.DesignNotes = m.Notes
 			v.ModelBins = modelBinRows(m)
@@ -674,6 +694,15 @@ func (s *server) showSweep(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.render(w, r, http.StatusOK, templates.SweepPage(v))
+}
+
+// runningBasis is the basis a running sweep's page states before its model exists (it
+// comes with the end of the run): not known yet, then the first results' own.
+func runningBasis(rs []sweep.Result) (basis, sentence string) {
+	if len(rs) == 0 {
+		return "not known yet", "Whether the figures are estimates over the whole dataset (labels drawn by a recorded design) or describe the labeled pairs only is known with the first results."
+	}
+	return string(rs[0].Headline().Basis), "Each result below says its basis; the details of the estimate (bins, design, replicates) appear here when the sweep finishes."
 }
 
 // dashURL is the dashboard's URL with q's choices, changed by set (a value "" drops
@@ -701,6 +730,7 @@ func dashURL(id int64, base url.Values, set ...string) string {
 // fillResults fills the recommendation, the selection, the charts and the table.
 func (s *server) fillResults(r *http.Request, v *templates.SweepDashboard, d sweepData, q dashQuery, campaignID int64) {
 	base := r.URL.Query()
+	base.Del("rows") // the old "show all": the table pages now
 	ords := d.ordinals()
 	href := func(i int) string {
 		return dashURL(d.sw.ID, base, "config", strconv.Itoa(ords[i]), "t", "") + "#selected"
@@ -727,7 +757,7 @@ func (s *server) fillResults(r *http.Request, v *templates.SweepDashboard, d swe
 	if p := d.a.Plan; p != nil && !v.StaleUnits {
 		v.Plan = planView(*p, d, campaignID, q)
 	}
-	for _, k := range []string{"sort", "dir", "dim", "config", "t", "target", "keeper", "hspec", "ht", "hv", "hp", "hval", "rows"} {
+	for _, k := range []string{"sort", "dir", "dim", "config", "t", "target", "keeper", "hspec", "ht", "hv", "hp", "hval", "page"} {
 		if x := base.Get(k); x != "" {
 			v.SortHidden = append(v.SortHidden, templates.Fact{Name: k, Value: x})
 		}
@@ -782,15 +812,25 @@ func (s *server) fillResults(r *http.Request, v *templates.SweepDashboard, d swe
 		recIdx = d.rec.Index // a closest configuration is never marked recommended
 	}
 	order := sortResults(d.rs, q.sort, q.desc)
-	if !q.allRows && len(order) > maxRows {
-		// The selected configuration stays in view.
-		shown := order[:maxRows]
-		if !slices.Contains(shown, d.sel) {
-			shown = append(shown[:maxRows-1:maxRows-1], d.sel)
+	v.TotalRows, v.Pages = len(order), max(1, (len(order)+maxRows-1)/maxRows)
+	v.PageNo = min(q.page, v.Pages)
+	lo, hi := (v.PageNo-1)*maxRows, min(v.PageNo*maxRows, len(order))
+	v.FirstRow, v.LastRow = lo+1, hi
+	if v.PageNo > 1 {
+		v.PrevHref = dashURL(d.sw.ID, base, "page", strconv.Itoa(v.PageNo-1)) + "#table"
+		if v.PageNo == 2 {
+			v.PrevHref = dashURL(d.sw.ID, base, "page", "") + "#table"
 		}
-		v.MoreRows, v.AllRowsHref = len(order)-len(shown), dashURL(d.sw.ID, base, "rows", "all")+"#table"
-		order = shown
 	}
+	if v.PageNo < v.Pages {
+		v.NextHref = dashURL(d.sw.ID, base, "page", strconv.Itoa(v.PageNo+1)) + "#table"
+	}
+	shown := order[lo:hi]
+	if v.PageNo == 1 && !slices.Contains(shown, d.sel) && len(shown) > 0 {
+		// The selected configuration stays in view on the first page.
+		shown = append(shown[:len(shown)-1:len(shown)-1], d.sel)
+	}
+	order = shown
 	v.Rows = resultRows(d.rs, d.a.Headlines, ords, order, front, d.sel, recIdx, href)
 	if d.sw.Summary != nil && d.sw.Summary.Baseline != nil {
 		v.BaselineRow = baselineRow(*d.sw.Summary.Baseline, d.a.Rule)
@@ -817,7 +857,7 @@ func (s *server) fillResults(r *http.Request, v *templates.SweepDashboard, d swe
 					dir = "desc"
 				}
 			}
-			sc.Href = dashURL(d.sw.ID, base, "sort", col.key, "dir", dir) + "#table"
+			sc.Href = dashURL(d.sw.ID, base, "sort", col.key, "dir", dir, "page", "") + "#table"
 		}
 		v.Columns = append(v.Columns, sc)
 	}
@@ -923,6 +963,11 @@ func (s *server) liveView(r *http.Request, d sweepData, c sweep.Config, campaign
 		v.FalseMerged, v.Misses, v.NFalse, v.NMisses = outcomeRows(sel.Outcomes, func(id int64) string {
 			return fmt.Sprintf("/campaigns/%d/pairs/%d", campaignID, id)
 		}, maxOutcomes)
+		for _, rows := range [][]templates.OutcomeRow{v.FalseMerged, v.Misses} {
+			for i := range rows {
+				rows[i].Repr = v.Repr // the representation its J is measured on (the pair page shows the campaign's)
+			}
+		}
 	}
 	v.CanPropose = role.Can(auth.PrepareManifests) && d.chosen
 	v.NotChosen = !d.chosen

@@ -33,6 +33,12 @@ func (s *server) selectedSettings(r *http.Request) (body []byte, p review.Params
 	if err != nil {
 		return nil, p, 0, 0, err
 	}
+	if !d.chosen {
+		// No configuration named and none recommended (the closest breaks the target):
+		// settings of a configuration nobody chose are not handed out as "the recommended".
+		return nil, p, 0, 0, &formError{field: "config", msg: fmt.Sprintf("no configuration of sweep %d meets its target, so none is recommended: "+
+			"give the number of the one you mean (the # column of the sweep's table)", d.sw.ID)}
+	}
 	ds, err := s.store.Dataset(r.Context(), d.sw.DatasetID)
 	if err != nil {
 		return nil, p, 0, 0, err

@@ -432,7 +432,8 @@ func resultsTable(rs []sweep.Result) chart.Table {
 // false removals under keeper rule.
 func liveFigures(r sweep.Result, rule string) templates.SweepLive {
 	h := r.HeadlineFor(rule)
-	v := templates.SweepLive{Threshold: fmt.Sprintf("%.2f", r.Config.Threshold), Basis: string(h.Basis),
+	v := templates.SweepLive{Threshold: fmt.Sprintf("%.2f", r.Config.Threshold), Basis: string(h.Basis), Label: r.Config.Label(), Words: configWords(r.Config),
+		Repr:   shinglesWords(r.Config.Spec),
 		Recall: pct(h.Recall.Value), RecallCI: ci(h.Recall), FalseRate: pct(h.FalseRemovalRate.Value), FalseCI: ci(h.FalseRemovalRate),
 		Removals: r.Removals, Clusters: r.Clusters, Largest: r.LargestCluster,
 		LabeledRecall: hitsOf(r.Recall), FalseMerges: hitsOf(r.FalseMerges), Precision: pct(r.Precision.Value)}

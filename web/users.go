@@ -30,7 +30,7 @@ func (s *server) usersView(r *http.Request) (templates.Users, error) {
 		return templates.Users{}, err
 	}
 	me := userOf(r)
-	v := templates.Users{Page: s.page(r, "Team"), InviteRole: formValue(r, "role", ""), InviteNote: formValue(r, "note", "")}
+	v := templates.Users{Page: s.page(r, "Team"), InviteRole: formValue(r, "role", r.URL.Query().Get("role")), InviteNote: formValue(r, "note", "")}
 	for _, role := range auth.Roles {
 		v.Roles = append(v.Roles, string(role))
 	}

@@ -73,7 +73,7 @@ func signedManifests(t *testing.T) (string, int64, int64) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := dedup.BulkApprove(ctx, store, prep, m, 0.99); err != nil {
+		if _, _, err := dedup.BulkApprove(ctx, store, prep, m, 0.99, -1); err != nil {
 			t.Fatal(err)
 		}
 		m, _ = store.Manifest(ctx, m.ID)

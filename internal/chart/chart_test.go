@@ -734,3 +734,20 @@ func TestDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// Issue 27: a configuration near a 100% false-removal rate ran the x-axis to 125% (its
+// padding rounded up past the end of a rate). The axis stops at 100%.
+func TestTradeoffAxisStopsAtOne(t *testing.T) {
+	t.Parallel()
+	fig, err := Tradeoff{Points: []TradeoffPoint{{ID: "a", Recall: Point(0.99), FalseRemoval: Point(0.97)}, {ID: "b", Recall: Point(0.5), FalseRemoval: Point(0.1)}}}.Figure()
+	if err != nil {
+		t.Fatal(err)
+	}
+	svg, err := fig.SVG(Size{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(svg), ">100%<") || strings.Contains(string(svg), "125%") || strings.Contains(string(svg), "120%") {
+		t.Errorf("the false-removal axis of a point at 97%% does not end at 100%%:\n%.2000s", svg)
+	}
+}

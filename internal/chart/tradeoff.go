@@ -220,7 +220,8 @@ func (t Tradeoff) draw(c draw.Canvas, th theme, pts []TradeoffPoint, base *Trade
 
 	p := newPlot(th, "False-removal rate", "Recall")
 	p.X.Tick.Marker, p.Y.Tick.Marker = ticks{percent: true}, ticks{percent: true}
-	p.X.Min, p.X.Max = 0, roundUp(math.Max(xmax*1.04, 0.01))
+	// A rate stops at 100%: padding a point near it must not run the axis to 125%.
+	p.X.Min, p.X.Max = 0, math.Min(1, roundUp(math.Max(xmax*1.04, 0.01)))
 	p.Y.Max = 1
 	p.Y.Min = math.Max(0, roundDown(math.Min(ymin, 0.9), 1))
 	if len(drawable) == 0 {

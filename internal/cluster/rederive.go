@@ -41,32 +41,39 @@ func (g *Graph) Override(cfg Config, c Cluster, keeper int, reason string) ([]Cl
 	return out, nil
 }
 
-// Cut removes the link e (matched by its documents, in either order) from cluster c and
-// re-derives what is left under cfg: the members still linked to the keeper stay with it;
-// the others form clusters of their own, each linked part with its keeper by the rule
-// (under keeper-star, split further as the policy does). Cutting Diag.Cut.Edge separates
-// the chained members; cutting a link that is not a bridge separates nothing and returns
-// the cluster without that link, so a second cut can finish the job. (A link from the
-// keeper to a member that passes it comes back: it is the member's own similarity.)
+// Cut removes the links es (each matched by its documents, in either order) from
+// cluster c and re-derives what is left under cfg: the members still linked to the keeper
+// stay with it; the others form clusters of their own, each linked part with its keeper
+// by the rule (under keeper-star, split further as the policy does). Cutting the links of
+// SeparatingCut separates every chained member; cutting a link that is not a bridge
+// separates nothing and returns the cluster without that link, so a second cut can
+// finish the job. (A link from the keeper to a member that passes it comes back: it is
+// the member's own similarity.)
 //
 // It returns the clusters of two or more documents, first the keeper's with c's ID and
 // Override, then the new ones with ID -1; members in none are kept. Like Override it
 // needs the graph's documents, exact groups and Sim, not its edges. Sim is called for
 // each member of a split-off part not linked to its new keeper.
-func (g *Graph) Cut(cfg Config, c Cluster, e Edge) ([]Cluster, error) {
+func (g *Graph) Cut(cfg Config, c Cluster, es ...Edge) ([]Cluster, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	i := slices.IndexFunc(c.Links, func(l Edge) bool {
-		return l.A == e.A && l.B == e.B || l.A == e.B && l.B == e.A
-	})
-	if i < 0 {
-		return nil, &InputError{Field: "edge", Msg: fmt.Sprintf("%d~%d is not a link of cluster %d", e.A, e.B, c.ID)}
+	if len(es) == 0 {
+		return nil, &InputError{Field: "edge", Msg: "no link to cut"}
 	}
-	if e.A >= 0 && e.A < g.n && e.B >= 0 && e.B < g.n && g.nodeOf[e.A] == g.nodeOf[e.B] {
-		return nil, &InputError{Field: "edge", Msg: fmt.Sprintf("%d~%d joins exact duplicates, which stay together", e.A, e.B)}
+	links := slices.Clone(c.Links)
+	for _, e := range es {
+		i := slices.IndexFunc(links, func(l Edge) bool {
+			return l.A == e.A && l.B == e.B || l.A == e.B && l.B == e.A
+		})
+		if i < 0 {
+			return nil, &InputError{Field: "edge", Msg: fmt.Sprintf("%d~%d is not a link of cluster %d", e.A, e.B, c.ID)}
+		}
+		if e.A >= 0 && e.A < g.n && e.B >= 0 && e.B < g.n && g.nodeOf[e.A] == g.nodeOf[e.B] {
+			return nil, &InputError{Field: "edge", Msg: fmt.Sprintf("%d~%d joins exact duplicates, which stay together", e.A, e.B)}
+		}
+		links = slices.Delete(links, i, i+1)
 	}
-	links := slices.Delete(slices.Clone(c.Links), i, i+1)
 	if cfg.Policy != KeeperStar {
 		cfg.Policy = Components
 	}

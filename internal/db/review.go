@@ -163,20 +163,22 @@ func (d *DB) Decide(ctx context.Context, by User, manifestID int64, dec Decision
 // that are not chained and whose every removal has an exact similarity to its keeper of
 // at least bar, recording the bar with each. It returns how many removals it approved
 // and in how many clusters.
-func (d *DB) BulkApprove(ctx context.Context, by User, manifestID int64, bar float64) (items, clusters int, err error) {
+func (d *DB) BulkApprove(ctx context.Context, by User, manifestID int64, bar float64, expect int) (items, clusters int, err error) {
 	err = d.inTx(ctx, func(tx *sql.Tx) error {
 		m, err := writable(ctx, tx, manifestID)
 		if err != nil {
 			return err
 		}
-		list, err := collect(ctx, tx, `SELECT `+itemColumns+` FROM manifest_items i JOIN clusters c ON c.id = i.cluster_id
-			WHERE i.manifest_id = ? AND i.decision = 'remove' AND i.reviewed = 0 AND c.chained = 0
-			  AND NOT EXISTS (SELECT 1 FROM manifest_items x WHERE x.cluster_id = c.id AND coalesce(x.exact, 0) < ?)
+		list, err := collect(ctx, tx, `SELECT `+itemColumns+` FROM manifest_items i JOIN clusters c ON c.id = i.cluster_id WHERE `+bulkWhere+`
 			ORDER BY i.document_id`, scanItem, manifestID, bar)
 		if err != nil {
 			return err
 		}
 		clusters = clusterCount(list)
+		if expect >= 0 && len(list) != expect {
+			return &review.RefusedError{Msg: fmt.Sprintf("the low-risk clusters changed since you looked: %d removal(s) in %d cluster(s) now, not %d; nothing was approved, look again",
+				len(list), clusters, expect)}
+		}
 		summary := fmt.Sprintf("bulk-approved %d removal(s) in %d low-risk cluster(s) at bar %g", len(list), clusters, bar)
 		ch := change{action: "bulk-approve", summary: summary, detail: map[string]any{"bar": bar, "clusters": clusters}}
 		items, err = d.decideAll(ctx, tx, by, m, list, review.Approved, bar, ch)
@@ -184,6 +186,22 @@ func (d *DB) BulkApprove(ctx context.Context, by User, manifestID int64, bar flo
 	})
 	if err != nil {
 		return 0, 0, fmt.Errorf("bulk approval in manifest %d at %g: %w", manifestID, bar, err)
+	}
+	return items, clusters, nil
+}
+
+// bulkWhere selects a manifest's (first argument) undecided removals in clusters that are
+// not chained and whose every removal is at least the bar (second argument) exactly.
+const bulkWhere = `i.manifest_id = ? AND i.decision = 'remove' AND i.reviewed = 0 AND c.chained = 0
+			  AND NOT EXISTS (SELECT 1 FROM manifest_items x WHERE x.cluster_id = c.id AND coalesce(x.exact, 0) < ?)`
+
+// BulkCandidates counts what BulkApprove at bar would approve now: undecided removals and
+// their clusters.
+func (d *DB) BulkCandidates(ctx context.Context, manifestID int64, bar float64) (items, clusters int, err error) {
+	err = d.r.QueryRowContext(ctx, `SELECT count(*), count(DISTINCT i.cluster_id) FROM manifest_items i JOIN clusters c ON c.id = i.cluster_id WHERE `+bulkWhere,
+		manifestID, bar).Scan(&items, &clusters)
+	if err != nil {
+		return 0, 0, fmt.Errorf("bulk candidates in manifest %d at %g: %w", manifestID, bar, err)
 	}
 	return items, clusters, nil
 }

@@ -256,14 +256,14 @@ func TestBulkApprove(t *testing.T) {
 	t.Parallel()
 	f := newReviewFixture(t)
 	ctx := context.Background()
-	if n, c, err := f.d.BulkApprove(ctx, f.prep, f.m.ID, 0.85); err != nil || n != 0 || c != 0 {
+	if n, c, err := f.d.BulkApprove(ctx, f.prep, f.m.ID, 0.85, -1); err != nil || n != 0 || c != 0 {
 		t.Fatalf("BulkApprove(0.85) = %d, %d, %v; want nothing (y is at 0.8)", n, c, err)
 	}
 	if acts, _ := f.d.RecentActions(ctx, f.m.ID, f.prep.ID, 10); len(acts) != 0 {
 		t.Errorf("a bulk approval that approved nothing recorded %d actions", len(acts))
 	}
 	before, _ := f.d.Manifest(ctx, f.m.ID)
-	n, c, err := f.d.BulkApprove(ctx, f.prep, f.m.ID, 0.8)
+	n, c, err := f.d.BulkApprove(ctx, f.prep, f.m.ID, 0.8, -1)
 	if err != nil || n != 2 || c != 1 {
 		t.Fatalf("BulkApprove(0.8) = %d, %d, %v; want 2 removals in 1 cluster", n, c, err)
 	}
@@ -280,7 +280,7 @@ func TestBulkApprove(t *testing.T) {
 	if err != nil || len(acts) != 1 || acts[0].Action != "bulk-approve" || acts[0].Summary != "bulk-approved 2 removal(s) in 1 low-risk cluster(s) at bar 0.8" {
 		t.Errorf("actions: %+v, %v; want one bulk-approve", acts, err)
 	}
-	if n, _, err := f.d.BulkApprove(ctx, f.prep, f.m.ID, 0.5); err != nil || n != 0 {
+	if n, _, err := f.d.BulkApprove(ctx, f.prep, f.m.ID, 0.5, -1); err != nil || n != 0 {
 		t.Errorf("BulkApprove again = %d, %v; want nothing left to approve", n, err)
 	}
 	if _, ok, err := f.d.Undo(ctx, f.prep, f.m.ID); err != nil || !ok {
@@ -295,7 +295,7 @@ func TestBulkApprove(t *testing.T) {
 	if _, err := g.d.Export(ctx, g.appr, m.ID); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = g.d.BulkApprove(ctx, g.prep, m.ID, 0.5)
+	_, _, err = g.d.BulkApprove(ctx, g.prep, m.ID, 0.5, -1)
 	if _, ok := errors.AsType[*review.RefusedError](err); !ok {
 		t.Errorf("BulkApprove on an exported manifest = %v; want refused", err)
 	}

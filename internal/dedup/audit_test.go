@@ -297,12 +297,12 @@ func TestAuditGateRefusesThenAllowsTheLastApproval(t *testing.T) {
 	if err := SetApprovals(ctx, f.store, f.prep, m, 2, ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := BulkApprove(ctx, f.store, f.prep, f.manifest(m.ID), 0.5); err != nil {
+	if _, _, err := BulkApprove(ctx, f.store, f.prep, f.manifest(m.ID), m.Params.Threshold, -1); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range clustersOf(t, f.store, m) {
 		cl, _ := f.store.Cluster(ctx, m.ID, r.ID)
-		if _, err := DecideCluster(ctx, f.store, f.prep, f.manifest(m.ID), cl, review.Approved); err != nil {
+		if _, err := DecideCluster(ctx, f.store, f.prep, f.manifest(m.ID), cl, review.Approved, Scope{Chained: ChainedUndecided(cl, f.manifest(m.ID).Params.Threshold)}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -321,7 +321,7 @@ func TestReviewSignOffExport(t *testing.T) {
 	}
 	// Cut the chain at the suggested link: C leaves the cluster (alone, so kept).
 	c = f.clusterOf(m, "A")
-	out, err := Cut(ctx, f.store, f.prep, m, c, c.Cut.A, c.Cut.B)
+	out, err := Cut(ctx, f.store, f.prep, m, c, [2]int64{c.Cut.A, c.Cut.B})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,19 +339,19 @@ func TestReviewSignOffExport(t *testing.T) {
 	}
 	// Cut again, approve the rest.
 	m = f.manifest(m.ID)
-	if _, err := Cut(ctx, f.store, f.prep, m, c, c.Cut.A, c.Cut.B); err != nil {
+	if _, err := Cut(ctx, f.store, f.prep, m, c, [2]int64{c.Cut.A, c.Cut.B}); err != nil {
 		t.Fatal(err)
 	}
 	if err := RequestSignOff(ctx, f.store, f.prep, f.manifest(m.ID)); err == nil {
 		t.Error("sign-off requested with undecided removals")
 	}
-	items, clusters, err := BulkApprove(ctx, f.store, f.prep, f.manifest(m.ID), 0.99)
+	items, clusters, err := BulkApprove(ctx, f.store, f.prep, f.manifest(m.ID), 0.99, -1)
 	if err != nil || items != 1 || clusters != 1 {
 		t.Fatalf("bulk approval at 0.99 = %d items in %d clusters, %v; want D2 alone", items, clusters, err)
 	}
 	m = f.manifest(m.ID)
 	c = f.clusterOf(m, "A")
-	if n, err := DecideCluster(ctx, f.store, f.prep, m, c, review.Approved); err != nil || n != 1 {
+	if n, err := DecideCluster(ctx, f.store, f.prep, m, c, review.Approved, Scope{}); err != nil || n != 1 {
 		t.Fatalf("approve cluster = %d, %v", n, err)
 	}
 	if err := RequestSignOff(ctx, f.store, f.prep, f.manifest(m.ID)); err != nil {
@@ -407,7 +407,7 @@ func TestReviewSignOffExport(t *testing.T) {
 	}
 	// A second manifest on the same dataset, signed off too.
 	m2 := f.run(f.params(cluster.KeeperStar, "earliest"))
-	if n, _, err := BulkApprove(ctx, f.store, f.prep, m2, 0.5); err != nil || n != 2 {
+	if n, _, err := BulkApprove(ctx, f.store, f.prep, m2, 0.75, -1); err != nil || n != 2 {
 		t.Fatalf("bulk approval of manifest 2: %d, %v", n, err)
 	}
 	if err := RequestSignOff(ctx, f.store, f.prep, f.manifest(m2.ID)); err != nil {
@@ -420,7 +420,7 @@ func TestReviewSignOffExport(t *testing.T) {
 	// A third, prepared before the first export and approved after it: the dataset it
 	// was computed on has changed, and the approval that would sign it off is refused.
 	m3 := f.run(f.params(cluster.CompleteLink, "earliest"))
-	if _, _, err := BulkApprove(ctx, f.store, f.prep, m3, 0.5); err != nil {
+	if _, _, err := BulkApprove(ctx, f.store, f.prep, m3, 0.75, -1); err != nil {
 		t.Fatal(err)
 	}
 	if err := RequestSignOff(ctx, f.store, f.prep, f.manifest(m3.ID)); err != nil {
@@ -568,7 +568,7 @@ func TestRevocationAndLabelsMakeManifestsStale(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	first := f.run(f.params(cluster.KeeperStar, "earliest"))
-	if _, _, err := BulkApprove(ctx, f.store, f.prep, first, 0.5); err != nil {
+	if _, _, err := BulkApprove(ctx, f.store, f.prep, first, 0.75, -1); err != nil {
 		t.Fatal(err)
 	}
 	if err := RequestSignOff(ctx, f.store, f.prep, f.manifest(first.ID)); err != nil {
@@ -615,14 +615,96 @@ func TestRevocationAndLabelsMakeManifestsStale(t *testing.T) {
 	if err != nil || st.LabelEvents != 1 || st.LabelPairs != 1 || st.Dataset() {
 		t.Fatalf("staleness after a new label: %+v, %v; want 1 label event, the dataset as it was", st, err)
 	}
-	if _, _, err := BulkApprove(ctx, f.store, f.prep, f.manifest(again.ID), 0.01); err != nil {
+	if _, _, err := BulkApprove(ctx, f.store, f.prep, f.manifest(again.ID), 0.75, -1); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := DecideCluster(ctx, f.store, f.prep, f.manifest(again.ID), f.clusterOf(again, "A"), review.Approved); err != nil {
+	chain := f.clusterOf(again, "A")
+	if _, err := DecideCluster(ctx, f.store, f.prep, f.manifest(again.ID), chain, review.Approved, Scope{Chained: ChainedUndecided(chain, again.Params.Threshold)}); err != nil {
 		t.Fatal(err)
 	}
 	err = RequestSignOff(ctx, f.store, f.prep, f.manifest(again.ID))
 	if !errors.As(err, &outdated) || !strings.Contains(err.Error(), "the labels changed since the run: 1 label event(s) on 1 pair(s) of campaign default") {
 		t.Errorf("request sign-off after a new label: %v", err)
+	}
+}
+
+// Issue 27's guard rails on bulk verbs: approving a chained cluster whole is refused
+// unless the chained removals are confirmed by their number (or only the direct ones are
+// approved); a bulk bar under the threshold is refused, and a count that changed since it
+// was shown is refused with nothing approved.
+func TestBulkVerbsAskFirst(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	m := f.run(f.params(cluster.Components, "earliest"))
+	c := f.clusterOf(m, "A")
+	if got := ChainedUndecided(c, m.Params.Threshold); got != 1 {
+		t.Fatalf("ChainedUndecided = %d; want 1 (C)", got)
+	}
+	var refusedErr *review.RefusedError
+	for _, scope := range []Scope{{}, {Chained: 2}} {
+		if n, err := DecideCluster(ctx, f.store, f.prep, m, c, review.Approved, scope); !errors.As(err, &refusedErr) || n != 0 ||
+			!strings.Contains(err.Error(), "is chained: 1 of its undecided removals are under 0.75") {
+			t.Errorf("DecideCluster(%+v) = %d, %v; want refused, saying it is chained", scope, n, err)
+		}
+	}
+	if n, err := DecideCluster(ctx, f.store, f.prep, f.manifest(m.ID), c, review.Approved, Scope{Direct: true}); err != nil || n != 1 {
+		t.Fatalf("DecideCluster(direct) = %d, %v; want B approved", n, err)
+	}
+	c = f.clusterOf(m, "A")
+	if f.item(c, "B").Decision != review.Approved || f.item(c, "C").Decision != review.Proposed {
+		t.Errorf("after approving the direct ones: B %s, C %s; want approved, proposed", f.item(c, "B").Decision, f.item(c, "C").Decision)
+	}
+	if n, err := DecideCluster(ctx, f.store, f.prep, f.manifest(m.ID), c, review.Approved, Scope{Chained: 1}); err != nil || n != 1 {
+		t.Fatalf("DecideCluster(chained confirmed) = %d, %v; want C approved", n, err)
+	}
+	// The bulk bar and its count.
+	m = f.manifest(m.ID)
+	var inputErr *review.InputError
+	for _, bar := range []float64{0.01, 0.5, math.NaN(), 1.5} {
+		if _, _, err := BulkApprove(ctx, f.store, f.prep, m, bar, -1); !errors.As(err, &inputErr) || inputErr.Field != "bar" {
+			t.Errorf("BulkApprove(bar %g) = %v; want refused on the bar", bar, err)
+		}
+	}
+	items, clusters, err := BulkPreview(ctx, f.store, m, 0.99)
+	if err != nil || items != 1 || clusters != 1 {
+		t.Fatalf("BulkPreview(0.99) = %d, %d, %v; want D2's cluster", items, clusters, err)
+	}
+	if n, _, err := BulkApprove(ctx, f.store, f.prep, m, 0.99, 5); !errors.As(err, &refusedErr) || n != 0 {
+		t.Errorf("BulkApprove with a count that changed = %d, %v; want refused", n, err)
+	}
+	if it := f.item(f.clusterOf(m, "D"), "D2"); it.Decision != review.Proposed {
+		t.Errorf("a refused bulk approval decided D2: %s", it.Decision)
+	}
+	if n, _, err := BulkApprove(ctx, f.store, f.prep, m, 0.99, items); err != nil || n != 1 {
+		t.Errorf("BulkApprove with the count shown = %d, %v; want 1", n, err)
+	}
+}
+
+// SuggestCut over a stored cluster: the links to cut separate every chained member, and
+// cutting them leaves the keeper's cluster without one.
+func TestSuggestCutSeparatesTheChain(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	m := f.run(f.params(cluster.Components, "earliest"))
+	c := f.clusterOf(m, "A")
+	plan := SuggestCut(c, m.Params.Threshold)
+	if !plan.OK || len(plan.Links) != 1 || plan.Chained != 1 {
+		t.Fatalf("SuggestCut = %+v; want one link separating C", plan)
+	}
+	var links [][2]int64
+	for _, l := range plan.Links {
+		links = append(links, [2]int64{l.A, l.B})
+	}
+	out, err := Cut(ctx, f.store, f.prep, m, c, links...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out[0].Chained {
+		t.Errorf("after cutting the suggested links the cluster is still chained: %+v", out[0])
+	}
+	if plan := SuggestCut(f.clusterOf(m, "A"), m.Params.Threshold); !plan.OK || len(plan.Links) != 0 {
+		t.Errorf("SuggestCut of a cluster that is not chained = %+v; want nothing to cut", plan)
 	}
 }

@@ -285,7 +285,7 @@ func TestImportSampleAndSignOff(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := DecideCluster(ctx, f.store, f.prep, f.manifest(m.ID), c, review.Approved); err != nil {
+		if _, err := DecideCluster(ctx, f.store, f.prep, f.manifest(m.ID), c, review.Approved, Scope{Chained: ChainedUndecided(c, f.manifest(m.ID).Params.Threshold)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -336,7 +336,7 @@ func TestSampledClusterStaysInTheSample(t *testing.T) {
 		t.Fatalf("the chain's cluster is in stratum %q; want size=3-4 link=0.8-0.9", c.SampleStratum)
 	}
 	// Cutting A~B leaves the keeper A alone and B~C a new cluster of its own.
-	out, err := Cut(ctx, f.store, f.prep, m, c, f.ids["A"], f.ids["B"])
+	out, err := Cut(ctx, f.store, f.prep, m, c, [2]int64{f.ids["A"], f.ids["B"]})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -439,11 +439,11 @@ func TestImportLeavesOutRemovedDocuments(t *testing.T) {
 	ctx := context.Background()
 	// Manifest 1 removes B and C in favour of A, and D2 in favour of D, and is exported.
 	first := f.run(f.params(cluster.Components, "earliest"))
-	if _, _, err := BulkApprove(ctx, f.store, f.prep, first, 0.5); err != nil {
+	if _, _, err := BulkApprove(ctx, f.store, f.prep, first, 0.75, -1); err != nil {
 		t.Fatal(err)
 	}
 	first = f.manifest(first.ID)
-	if n, err := DecideCluster(ctx, f.store, f.prep, first, f.clusterOf(first, "A"), review.Approved); err != nil || n != 2 {
+	if n, err := DecideCluster(ctx, f.store, f.prep, first, f.clusterOf(first, "A"), review.Approved, Scope{Chained: ChainedUndecided(f.clusterOf(first, "A"), first.Params.Threshold)}); err != nil || n != 2 {
 		t.Fatalf("approve the chain: %d, %v", n, err)
 	}
 	if err := RequestSignOff(ctx, f.store, f.prep, f.manifest(first.ID)); err != nil {

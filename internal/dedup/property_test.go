@@ -439,7 +439,7 @@ func (w *walk) decide() string {
 		if err != nil {
 			w.t.Fatal(err)
 		}
-		k, err := DecideCluster(w.ctx, w.store, by, m, c, d)
+		k, err := DecideCluster(w.ctx, w.store, by, m, c, d, Scope{Chained: ChainedUndecided(c, m.Params.Threshold)})
 		if err != nil {
 			return w.outcome(fmt.Sprintf("%s decides manifest %d", by.Name, m.ID), err)
 		}

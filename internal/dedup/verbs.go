@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
@@ -61,18 +60,51 @@ func decideItem(ctx context.Context, store *db.DB, by db.User, m db.Manifest, c 
 	return err
 }
 
+// Scope says which removals of a cluster a whole-cluster approval takes.
+type Scope struct {
+	// Direct takes only the removals whose own similarity to the keeper passes the
+	// manifest's threshold, leaving the chained ones undecided.
+	Direct bool
+	// Chained is how many undecided chained removals the reviewer was shown and chose to
+	// approve with the rest: approving a chained cluster whole is refused unless it is
+	// the number there is now.
+	Chained int
+}
+
+// ChainedUndecided counts the removals of c still proposed whose own similarity to the
+// keeper is under threshold t (chained: in the cluster only through others).
+func ChainedUndecided(c db.Cluster, t float64) int {
+	n := 0
+	for _, it := range c.Items {
+		if it.Decision == review.Proposed && it.Score < t {
+			n++
+		}
+	}
+	return n
+}
+
 // DecideCluster gives every removal of cluster c that is still a proposal (for an
 // approval) or not yet excluded (for an exclusion) decision d; it returns how many
-// changed.
-func DecideCluster(ctx context.Context, store *db.DB, by db.User, m db.Manifest, c db.Cluster, d review.Decision) (int, error) {
-	n, err := decideCluster(ctx, store, by, m, c, d)
+// changed. An approval of a cluster with chained removals still undecided takes only the
+// direct ones (scope.Direct), or all when scope.Chained confirms how many chained ones
+// there are; otherwise it is refused, saying so.
+func DecideCluster(ctx context.Context, store *db.DB, by db.User, m db.Manifest, c db.Cluster, d review.Decision, scope Scope) (int, error) {
+	n, err := decideCluster(ctx, store, by, m, c, d, scope)
 	return n, refusal(ctx, store, by, m, "decide a cluster", err)
 }
 
 // decideCluster is the verb itself; its exported form audits a refusal.
-func decideCluster(ctx context.Context, store *db.DB, by db.User, m db.Manifest, c db.Cluster, d review.Decision) (int, error) {
+func decideCluster(ctx context.Context, store *db.DB, by db.User, m db.Manifest, c db.Cluster, d review.Decision, scope Scope) (int, error) {
+	t := m.Params.Threshold
+	if chained := ChainedUndecided(c, t); d == review.Approved && chained > 0 && !scope.Direct && scope.Chained != chained {
+		return 0, &review.RefusedError{Msg: fmt.Sprintf("cluster %d is chained: %d of its undecided removals are under %.2f to the keeper and joined it only through others; "+
+			"approve the direct ones only, read the chained ones one by one, or confirm approving all of them", c.ID, chained, t)}
+	}
 	var ids []int64
 	for _, it := range c.Items {
+		if d == review.Approved && scope.Direct && it.Score < t {
+			continue
+		}
 		if d == review.Approved && it.Decision == review.Proposed || d == review.Excluded && it.Decision != review.Excluded {
 			ids = append(ids, it.ID)
 		}
@@ -81,23 +113,37 @@ func decideCluster(ctx context.Context, store *db.DB, by db.User, m db.Manifest,
 		return 0, nil
 	}
 	verb := map[review.Decision]string{review.Approved: "approved", review.Excluded: "excluded"}[d]
+	what := "removal(s)"
+	if d == review.Approved && scope.Direct {
+		what = "direct removal(s)"
+	}
 	return store.Decide(ctx, by, m.ID, db.Decision{Items: ids, Decision: d, Action: "decide-cluster", Cluster: c.ID,
-		Summary: fmt.Sprintf("%s %d removal(s) of cluster %d", verb, len(ids), c.ID)})
+		Summary: fmt.Sprintf("%s %d %s of cluster %d", verb, len(ids), what, c.ID)})
 }
 
 // BulkApprove approves every undecided removal of the clusters that are not chained and
-// whose every removal has an exact similarity to the keeper of at least bar.
-func BulkApprove(ctx context.Context, store *db.DB, by db.User, m db.Manifest, bar float64) (items, clusters int, err error) {
-	items, clusters, err = bulkApprove(ctx, store, by, m, bar)
+// whose every removal has an exact similarity to the keeper of at least bar. A bar under
+// the manifest's threshold is refused (review.CheckBulkBar); expect, when not negative, is
+// the number of removals the reviewer was shown: a different number now is refused.
+func BulkApprove(ctx context.Context, store *db.DB, by db.User, m db.Manifest, bar float64, expect int) (items, clusters int, err error) {
+	items, clusters, err = bulkApprove(ctx, store, by, m, bar, expect)
 	return items, clusters, refusal(ctx, store, by, m, "bulk approval", err)
 }
 
 // bulkApprove is the verb itself; its exported form audits a refusal.
-func bulkApprove(ctx context.Context, store *db.DB, by db.User, m db.Manifest, bar float64) (items, clusters int, err error) {
-	if math.IsNaN(bar) || bar <= 0 || bar > 1 {
-		return 0, 0, &review.InputError{Field: "bar", Msg: "want a similarity in (0, 1], e.g. 0.95"}
+func bulkApprove(ctx context.Context, store *db.DB, by db.User, m db.Manifest, bar float64, expect int) (items, clusters int, err error) {
+	if err := review.CheckBulkBar(bar, m.Params.Threshold); err != nil {
+		return 0, 0, err
 	}
-	return store.BulkApprove(ctx, by, m.ID, bar)
+	return store.BulkApprove(ctx, by, m.ID, bar, expect)
+}
+
+// BulkPreview counts what BulkApprove at bar would approve now, without approving it.
+func BulkPreview(ctx context.Context, store *db.DB, m db.Manifest, bar float64) (items, clusters int, err error) {
+	if err := review.CheckBulkBar(bar, m.Params.Threshold); err != nil {
+		return 0, 0, err
+	}
+	return store.BulkCandidates(ctx, m.ID, bar)
 }
 
 // MakeKeeper makes doc the keeper of cluster c for reason, re-deriving the cluster under
@@ -135,23 +181,30 @@ func makeKeeper(ctx context.Context, store *db.DB, by db.User, m db.Manifest, c 
 		"keeper": map[string]string{"before": ext[c.Keeper], "after": ext[doc]}, "reason": reason, "clusters_after": len(now)})
 }
 
-// Cut removes the link a~b from cluster c and re-derives what is left (cluster.Graph.Cut):
-// the members no longer linked to the keeper form clusters of their own (or stay, when
-// alone); removals whose keeper changes become proposals again.
-func Cut(ctx context.Context, store *db.DB, by db.User, m db.Manifest, c db.Cluster, a, b int64) ([]db.Cluster, error) {
-	out, err := cut(ctx, store, by, m, c, a, b)
+// Cut removes the links (pairs of document ids) from cluster c and re-derives what is
+// left (cluster.Graph.Cut): the members no longer linked to the keeper form clusters of
+// their own (or stay, when alone); removals whose keeper changes become proposals again.
+func Cut(ctx context.Context, store *db.DB, by db.User, m db.Manifest, c db.Cluster, links ...[2]int64) ([]db.Cluster, error) {
+	out, err := cut(ctx, store, by, m, c, links)
 	return out, refusal(ctx, store, by, m, "cut", err)
 }
 
 // cut is the verb itself; its exported form audits a refusal.
-func cut(ctx context.Context, store *db.DB, by db.User, m db.Manifest, c db.Cluster, a, b int64) ([]db.Cluster, error) {
+func cut(ctx context.Context, store *db.DB, by db.User, m db.Manifest, c db.Cluster, links [][2]int64) ([]db.Cluster, error) {
+	if len(links) == 0 {
+		return nil, &review.InputError{Field: "link", Msg: "choose a link of the cluster"}
+	}
 	var ext map[int64]string
 	now, err := rederive(ctx, store, m, c, func(g *cluster.Graph, cfg cluster.Config, cc cluster.Cluster, loc func(int64) int) ([]cluster.Cluster, error) {
-		la, lb := loc(a), loc(b)
-		if la < 0 || lb < 0 {
-			return nil, &review.InputError{Field: "link", Msg: fmt.Sprintf("%d~%d is not a link of cluster %d", a, b, c.ID)}
+		es := make([]cluster.Edge, len(links))
+		for i, l := range links {
+			la, lb := loc(l[0]), loc(l[1])
+			if la < 0 || lb < 0 {
+				return nil, &review.InputError{Field: "link", Msg: fmt.Sprintf("%d~%d is not a link of cluster %d", l[0], l[1], c.ID)}
+			}
+			es[i] = cluster.Edge{A: la, B: lb}
 		}
-		out, err := g.Cut(cfg, cc, cluster.Edge{A: la, B: lb})
+		out, err := g.Cut(cfg, cc, es...)
 		var ie *cluster.InputError
 		if errors.As(err, &ie) {
 			return nil, &review.InputError{Field: "link", Msg: ie.Msg}
@@ -165,9 +218,70 @@ func cut(ctx context.Context, store *db.DB, by db.User, m db.Manifest, c db.Clus
 	for _, x := range now {
 		kept += x.Size
 	}
-	summary := fmt.Sprintf("cut cluster %d at %s~%s: %d cluster(s), %d document(s) left alone", c.ID, ext[a], ext[b], len(now), c.Size-kept)
-	return store.ReplaceCluster(ctx, by, m.ID, c, now, "cut", summary, map[string]any{
-		"link": []string{ext[a], ext[b]}, "clusters_after": len(now), "size": map[string]int{"before": c.Size, "after": sizeOf(now)}})
+	names := make([]string, len(links))
+	pairs := make([][]string, len(links))
+	for i, l := range links {
+		names[i] = ext[l[0]] + "~" + ext[l[1]]
+		pairs[i] = []string{ext[l[0]], ext[l[1]]}
+	}
+	summary := fmt.Sprintf("cut cluster %d at %s: %d cluster(s), %d document(s) left alone", c.ID, strings.Join(names, ", "), len(now), c.Size-kept)
+	detail := map[string]any{"clusters_after": len(now), "size": map[string]int{"before": c.Size, "after": sizeOf(now)}}
+	if len(links) == 1 {
+		detail["link"] = pairs[0]
+	} else {
+		detail["links"] = pairs
+	}
+	return store.ReplaceCluster(ctx, by, m.ID, c, now, "cut", summary, detail)
+}
+
+// maxCutLinks is the most links a suggested cut may have: more is not a cut a reviewer
+// checks link by link (excluding the chained members, or choosing another keeper, is).
+const maxCutLinks = 12
+
+// CutPlan is the cut the cluster page suggests, in documents: the links to remove so that
+// no chained member stays linked to the keeper.
+type CutPlan struct {
+	Links              []db.Link
+	Chained, Unchained int // members the cut separates from the keeper
+	// OK is false when the cluster is chained but no cut of at most MaxLinks links
+	// separates every chained member.
+	OK       bool
+	MaxLinks int
+}
+
+// SuggestCut plans the cut of a chained cluster under threshold t (cluster.SeparatingCut
+// over its links): the fewest links, weakest first, after which no member under t to the
+// keeper is linked to it. Links of similarity 1 (exact duplicates) are never cut.
+func SuggestCut(c db.Cluster, t float64) CutPlan {
+	plan := CutPlan{MaxLinks: maxCutLinks, OK: true}
+	if !c.Chained {
+		return plan
+	}
+	ids := c.Members()
+	slices.Sort(ids)
+	loc := func(id int64) int { i, _ := slices.BinarySearch(ids, id); return i }
+	var chained []int
+	for _, it := range c.Items {
+		if it.Score < t {
+			chained = append(chained, loc(it.Doc))
+		}
+	}
+	links := make([]cluster.Edge, len(c.Links))
+	for i, l := range c.Links {
+		links[i] = cluster.Edge{A: loc(l.A), B: loc(l.B), Sim: l.Sim}
+	}
+	one := map[[2]int]bool{}
+	for _, l := range links {
+		if l.Sim >= 1 {
+			one[[2]int{min(l.A, l.B), max(l.A, l.B)}] = true
+		}
+	}
+	cp := cluster.SeparatingCut(loc(c.Keeper), chained, links, func(a, b int) bool { return one[[2]int{min(a, b), max(a, b)}] }, maxCutLinks)
+	plan.OK, plan.Chained, plan.Unchained = cp.OK, cp.Chained, cp.Unchained
+	for _, l := range cp.Links {
+		plan.Links = append(plan.Links, db.Link{A: ids[l.A], B: ids[l.B], Sim: l.Sim})
+	}
+	return plan
 }
 
 func sizeOf(cs []db.Cluster) int {

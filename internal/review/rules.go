@@ -2,6 +2,7 @@ package review
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -183,6 +184,21 @@ func (t Tally) Apart(deciders map[int64]bool) bool {
 		}
 	}
 	return false
+}
+
+// CheckBulkBar says whether bar is a bar for approving low-risk clusters in bulk on a
+// manifest of threshold t: a similarity in (0, 1], and not under t. Every removal passed
+// t to be proposed, so a bar under it selects every cluster that is not chained, which is
+// approving without reading, not a bar.
+func CheckBulkBar(bar, t float64) error {
+	switch {
+	case math.IsNaN(bar) || bar <= 0 || bar > 1:
+		return &InputError{Field: "bar", Msg: "want a similarity in (0, 1], e.g. 0.95"}
+	case bar < t:
+		return &InputError{Field: "bar", Msg: fmt.Sprintf("%g is under the manifest's threshold %.2f, which every removal passed already: "+
+			"it would approve every cluster that is not chained; choose a bar from %.2f to 1 (0.95 is usual)", bar, t, t)}
+	}
+	return nil
 }
 
 // CanExport says whether a manifest in state s can be exported.

@@ -114,7 +114,8 @@ func TestBrowserReviewChainedCluster(t *testing.T) {
 	rita.waitFor(`document.querySelector('tr.focused')?.dataset.testid === "member-C"`)
 	// Charts load under the page's CSP, and C's text is shown against the keeper's.
 	rita.waitFor(`[...document.querySelectorAll('[data-testid="matrix-chart"], [data-testid="chain-chart"]')].every(i => i.complete && i.naturalWidth > 0)`)
-	rita.waitFor(`document.getElementById("pane-right")?.textContent.length > 500 && document.querySelectorAll("#pane-right .ins").length > 0`)
+	rita.press("d")
+	rita.waitFor(`document.querySelector('[data-testid="member-diff"] [data-testid="pane-unified"]')?.textContent.length > 500 && document.querySelectorAll('[data-testid="pane-unified"] .ins').length > 0`)
 	rita.screenshot("cluster-chained")
 	rita.press("e")
 	rita.waitFor(decision("C", "excluded"))
@@ -127,7 +128,7 @@ func TestBrowserReviewChainedCluster(t *testing.T) {
 	if cut := rita.text(`[data-testid="suggested-cut"]`); cut != "B ~ C" {
 		t.Errorf("suggested cut %q; want B ~ C", cut)
 	}
-	rita.do(chromedp.Click(`[data-testid="cut"]`))
+	rita.do(chromedp.Click(`[data-testid="cut-suggested"]`))
 	rita.waitFor(`!!document.querySelector('[data-testid="cluster-message"]') && !document.querySelector('[data-testid="member-C"]') && document.readyState === "complete"`)
 	// j moves to B, q approves it; then Enter goes on to the next cluster.
 	rita.waitFor(`document.querySelector('tr.focused')?.dataset.testid === "member-B"`)
@@ -156,7 +157,9 @@ func TestBrowserReviewChainedCluster(t *testing.T) {
 	alice.do(chromedp.SendKeys(`[data-testid="review-comment"]`, "C is a different section: right to keep it"),
 		chromedp.Click(`[data-testid="approve"]`))
 	alice.waitFor(`document.querySelector('[data-testid="manifest"]')?.dataset.state === "signed"`)
-	alice.clickReady(`[data-testid="export"]`)
+	alice.clickReady(`[data-testid="export-open"]`)
+	alice.waitFor(`document.querySelector('[data-testid="export-count"]')?.innerText === "2 document(s)"`)
+	alice.do(chromedp.Click(`[data-testid="export"]`))
 	alice.waitFor(`document.querySelector('[data-testid="manifest"]')?.dataset.state === "applied"`)
 	alice.screenshot("exported")
 	body, err := chromedp.Run(alice.ctx, chromedp.Evaluate[string](

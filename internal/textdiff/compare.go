@@ -25,6 +25,10 @@ const (
 type Span struct {
 	Text string
 	Op   Op
+	// Moved marks text that is in both documents but in another place: in Left and Right
+	// it is Same, in Unified Removed where it was and Added where it went. A reader sees
+	// it as moved, not as changed.
+	Moved bool
 }
 
 // Comparison is a word diff of two documents laid out for reading.
@@ -33,7 +37,8 @@ type Span struct {
 // form (a space, a line break, indentation, CRLF or LF), so each side keeps its own
 // spacing. Text of at least moveWords words that was removed in one place and added in
 // another (a moved paragraph, reordered lines) is in both documents: it is Same in Left
-// and Right, and Unified shows it Removed where it was and Added where it went.
+// and Right, and Unified shows it Removed where it was and Added where it went; its
+// spans are Moved on every side.
 type Comparison struct {
 	Left, Right []Span // each side with its own text
 	// Unified interleaves both sides in one column. Without its Added spans it is the left
@@ -240,20 +245,20 @@ func (d *differ) layout(lineMatch [2][]int32) Comparison {
 				continue
 			}
 			for ; x < h.tokHi[0] && m[0][x] < 0; x++ {
-				op := Removed
-				if d.moved[0][x] {
+				op, mv := Removed, d.moved[0][x]
+				if mv {
 					op = Same
 				}
-				left.add(0, ta[x].start, ta[x].end, op)
-				uni.add(0, ta[x].start, ta[x].end, Removed)
+				left.addMoved(0, ta[x].start, ta[x].end, op, mv)
+				uni.addMoved(0, ta[x].start, ta[x].end, Removed, mv)
 			}
 			for ; y < h.tokHi[1] && m[1][y] < 0; y++ {
-				op := Added
-				if d.moved[1][y] {
+				op, mv := Added, d.moved[1][y]
+				if mv {
 					op = Same
 				}
-				right.add(1, tb[y].start, tb[y].end, op)
-				uni.add(1, tb[y].start, tb[y].end, Added)
+				right.addMoved(1, tb[y].start, tb[y].end, op, mv)
+				uni.addMoved(1, tb[y].start, tb[y].end, Added, mv)
 			}
 		}
 		// Skip the block's lines.
@@ -289,32 +294,35 @@ func byteSize(n int) string {
 }
 
 // builder collects spans, merging pieces that continue the previous one in the same text
-// with the same Op, so every span's text is a slice of a document.
+// with the same Op (and the same Moved), so every span's text is a slice of a document.
 type builder struct {
 	texts      [2]string
 	spans      []Span
 	src        int
 	start, end int32
 	op         Op
+	moved      bool
 }
 
-func (b *builder) add(src int, start, end int32, op Op) {
+func (b *builder) add(src int, start, end int32, op Op) { b.addMoved(src, start, end, op, false) }
+
+func (b *builder) addMoved(src int, start, end int32, op Op, moved bool) {
 	if start == end {
 		return
 	}
 	if b.end > b.start {
-		if src == b.src && op == b.op && start == b.end {
+		if src == b.src && op == b.op && moved == b.moved && start == b.end {
 			b.end = end
 			return
 		}
-		b.spans = append(b.spans, Span{Text: b.texts[b.src][b.start:b.end], Op: b.op})
+		b.spans = append(b.spans, Span{Text: b.texts[b.src][b.start:b.end], Op: b.op, Moved: b.moved})
 	}
-	b.src, b.start, b.end, b.op = src, start, end, op
+	b.src, b.start, b.end, b.op, b.moved = src, start, end, op, moved
 }
 
 func (b *builder) done() []Span {
 	if b.end > b.start {
-		b.spans = append(b.spans, Span{Text: b.texts[b.src][b.start:b.end], Op: b.op})
+		b.spans = append(b.spans, Span{Text: b.texts[b.src][b.start:b.end], Op: b.op, Moved: b.moved})
 	}
 	return b.spans
 }

@@ -547,3 +547,42 @@ func FuzzCompare(f *testing.F) {
 		checkComparison(t, a, b, Compare(a, b))
 	})
 }
+
+// movedText joins the trimmed text of the Moved spans of one Op.
+func movedText(spans []Span, o Op) string {
+	var parts []string
+	for _, sp := range spans {
+		if t := strings.TrimSpace(sp.Text); sp.Moved && sp.Op == o && t != "" {
+			parts = append(parts, t)
+		}
+	}
+	return strings.Join(parts, "|")
+}
+
+// A moved paragraph is marked Moved on every side (Same in the two columns, Removed where
+// it was and Added where it went in the unified one), so a page can show it as moved
+// rather than changed; a changed word beside it is not.
+func TestCompareMarksMoved(t *testing.T) {
+	t.Parallel()
+	paras := func(ps ...string) string { return strings.Join(ps, "\n\n") + "\n" }
+	a := paras(para1, para2, para3, para4)
+	b := paras(para2, strings.Replace(para3, "IMPLIED", "OTHERWISE", 1), para4, para1)
+	c := Compare(a, b)
+	for _, tc := range []struct {
+		side  string
+		spans []Span
+		op    Op
+	}{{"left", c.Left, Same}, {"right", c.Right, Same}, {"unified removed", c.Unified, Removed}, {"unified added", c.Unified, Added}} {
+		if got := movedText(tc.spans, tc.op); got != para1 {
+			t.Errorf("%s: moved text %q; want %q", tc.side, got, para1)
+		}
+	}
+	for _, sp := range c.Unified {
+		if sp.Moved && (strings.Contains(sp.Text, "IMPLIED") || strings.Contains(sp.Text, "OTHERWISE")) {
+			t.Errorf("the changed word is marked moved: %q", sp.Text)
+		}
+	}
+	if got := movedText(Compare(para1, para1+" "+para2).Unified, Added); got != "" {
+		t.Errorf("text added at the end is marked moved: %q", got)
+	}
+}

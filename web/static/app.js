@@ -26,7 +26,7 @@
     }
     if (e.key === "?" || (e.key === "h" && document.getElementById("guidelines"))) {
       var help = document.getElementById("guidelines") || document.getElementById("help");
-      if (help && !help.open) { help.showModal(); e.preventDefault(); }
+      if (help && !help.open) { openDialog(help); e.preventDefault(); }
       return;
     }
     if (e.key === "/") {
@@ -65,6 +65,21 @@
       e.preventDefault();
       submitWith(form.querySelector('button[value="unflag"]') ? "unflag" : "flag");
     }
+  });
+
+  // A dialog opens at its top, its heading focused (not its last button, which scrolled
+  // a long one to the bottom); buttons with data-open="id" open one by mouse or touch.
+  function openDialog(d) {
+    d.showModal();
+    d.scrollTop = 0;
+    var title = d.querySelector("[autofocus]");
+    if (title) title.focus({ preventScroll: true });
+  }
+  document.addEventListener("click", function (e) {
+    var b = e.target.closest && e.target.closest("button[data-open]");
+    if (!b) return;
+    var d = document.getElementById(b.getAttribute("data-open"));
+    if (d && !d.open) { e.preventDefault(); openDialog(d); }
   });
 
   // One submission per page: a second Enter (or a key event delivered twice) is ignored.

@@ -127,6 +127,10 @@
       var next = parseHTML(html).getElementById("sweep-live");
       var live = document.getElementById("sweep-live");
       if (next && live) live.replaceWith(document.importNode(next, true));
+      // The heading names the configuration at the slider's threshold.
+      var label = document.querySelector('[data-testid="sel-label"]'), words = document.querySelector('[data-testid="sel-words"]');
+      if (next && label && next.dataset.label) label.textContent = next.dataset.label;
+      if (next && words && next.dataset.words) words.textContent = next.dataset.words;
       ["scurve-chart", "category-chart", "histogram-chart"].forEach(function (id) {
         var fig = document.querySelector('[data-testid="' + id + '"]');
         if (!fig) return;

@@ -522,7 +522,7 @@ func UsersPage(u Users) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 47, "</tbody></table></div></section><section class=\"card\"><h2>Invite someone</h2><form method=\"post\" action=\"/admin/invites\" class=\"inline\" data-testid=\"invite-form\"><label>Role <select name=\"role\" data-testid=\"invite-role\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 47, "</tbody></table></div></section><section class=\"card\" id=\"invite\"><h2>Invite someone</h2><form method=\"post\" action=\"/admin/invites\" class=\"inline\" data-testid=\"invite-form\"><label>Role <select name=\"role\" data-testid=\"invite-role\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

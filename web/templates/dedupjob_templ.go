@@ -297,7 +297,7 @@ func DedupJobsListPage(p DedupJobsPage) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 18, "</select></label> <label>configuration <input name=\"config\" inputmode=\"numeric\" size=\"4\" placeholder=\"recommended\" data-testid=\"dedup-sweep-config\"></label> <label>threshold <input name=\"t\" inputmode=\"decimal\" size=\"5\" placeholder=\"its own\" data-testid=\"dedup-sweep-t\"></label> <button type=\"submit\" class=\"secondary\" data-testid=\"dedup-sweep-go\">Choose the corpus</button></form><p class=\"hint\">The configuration number and threshold are the sweep dashboard's (its table's # column and the slider); empty: the recommended configuration at its own threshold.</p>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 18, "</select></label> <label>configuration <input name=\"config\" inputmode=\"numeric\" size=\"12\" placeholder=\"recommended\" data-testid=\"dedup-sweep-config\"></label> <label>threshold <input name=\"t\" inputmode=\"decimal\" size=\"5\" placeholder=\"its own\" data-testid=\"dedup-sweep-t\"></label> <button type=\"submit\" class=\"secondary\" data-testid=\"dedup-sweep-go\">Choose the corpus</button></form><p class=\"hint\">The configuration number is the # column of the sweep's table of configurations (config= in its dashboard's address) and the threshold its slider's. Left empty: the configuration the dashboard recommends (one that meets its target; the page that follows says which, and refuses when none does), at its own threshold.</p>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
