@@ -35,20 +35,7 @@ func TestCheckFast(t *testing.T) {
 	if got, want := tab.Labels, 20*2*MaxLabels; got > want || got < want*9/10 {
 		t.Errorf("%d labels in 20 draws at 2 taus; want at most %d and nearly all of it", got, want)
 	}
-	// FastGrid holds configurations with true recall >= 0.995 and with true
-	// false-removal rates <= 1%, at both taus.
-	for _, tau := range tab.Taus {
-		high, low := false, false
-		for _, r := range tab.Recall {
-			high = high || r.Tau == tau && r.Truth >= 0.995
-		}
-		for _, r := range tab.Removal {
-			low = low || r.Tau == tau && r.Removals > 0 && r.Rate() <= LowRate
-		}
-		if !high || !low {
-			t.Errorf("tau %.2f: FastGrid has a configuration with recall >= 0.995: %v, with a false-removal rate <= 1%%: %v", tau, high, low)
-		}
-	}
+	checkTargets(t, tab)
 	t.Logf("time per draw (both taus): %v\n%s", tab.PerDraw(), md.String())
 	failures := tab.Failures(FastBars)
 	if !tab.PerRule {
@@ -68,6 +55,24 @@ func TestCheckFast(t *testing.T) {
 	}
 	for _, f := range failures {
 		t.Error(f)
+	}
+}
+
+// checkTargets asserts that the grid holds what the bars are about: configurations
+// with true recall >= 0.995 and with true false-removal rates <= 1%, at every tau.
+func checkTargets(t *testing.T, tab *Table) {
+	t.Helper()
+	for _, tau := range tab.Taus {
+		high, low := false, false
+		for _, r := range tab.Recall {
+			high = high || r.Tau == tau && r.Truth >= 0.995
+		}
+		for _, r := range tab.Removal {
+			low = low || r.Tau == tau && r.Removals > 0 && r.Rate() <= LowRate
+		}
+		if !high || !low {
+			t.Errorf("tau %.2f: the grid has a configuration with recall >= 0.995: %v, with a false-removal rate <= 1%%: %v", tau, high, low)
+		}
 	}
 }
 
@@ -152,6 +157,7 @@ func TestCheckFull(t *testing.T) {
 	}
 	t.Log(md.String())
 	checkCovered(t, tab, draws)
+	checkTargets(t, tab)
 	for _, f := range tab.Failures(IssueBars) {
 		t.Error(f)
 	}
@@ -243,6 +249,18 @@ func TestTableAdd(t *testing.T) {
 		"keeper-star, keeper longest: false removals: true rate 0.0000, upper end within 3% of the 200 removals in 0.500 of draws < 0.800"} {
 		if !strings.Contains(fails, want) {
 			t.Errorf("Failures lack %q; they are:\n%s", want, fails)
+		}
+	}
+	var md strings.Builder
+	if err := tab.Markdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	// One row per policy; rules that agree are one figure.
+	for _, want := range []string{"| 0.50 | word5 k128 25x5 >=0.50 exact | 0.6667 | 0.6500 | -0.0167 | 0.500 | 0.1600 | 2 |",
+		"| 0.50 | word5 k128 25x5 >=0.50 exact | components | 2 | 1 | 0.5000 | 2.0 | 0.500 | 2.0 | - |",
+		"| 0.50 | word5 k128 25x5 >=0.50 exact | keeper-star | 200 | 0 | 0.0000 | 0.5 | 1.000 | 6.0 | 0.500 |"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("the table lacks %q:\n%s", want, md.String())
 		}
 	}
 	other := result(sweep.ConnectedComponents, sweep.Interval{}, sweep.Interval{})

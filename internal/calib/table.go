@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -122,6 +124,9 @@ type Table struct {
 	PerRule bool
 	Recall  []RecallRow
 	Removal []RemovalRow
+	// Truth is the truth of every configuration of the grid, in grid order, with the
+	// counts an estimator on exact bins starts from (Outcome.Bins, Clustering.Bins).
+	Truth []Outcome
 	// Times: the population, the truth, the store's import and signatures (each once),
 	// and, over all draws, drawing, labeling and sweeping.
 	PopulationTime, TruthTime, SetupTime time.Duration
@@ -148,6 +153,7 @@ type removalKey struct {
 
 // addRows makes the table's rows from the truth.
 func (t *Table) addRows(pop *Population, outs []Outcome, policies []cluster.Policy) {
+	t.Truth = outs
 	t.recallAt, t.removalAt = map[recallKey]int{}, map[removalKey]int{}
 	for _, tau := range t.Taus {
 		for i := range outs {
@@ -265,8 +271,8 @@ func (t *Table) Failures(b Bars) []string {
 func (t *Table) Markdown(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Population: %d documents, %d pairs with exact Jaccard >= %v (word 5-shingles)", t.Docs, t.Pairs, MinJaccard)
-	for i, tau := range t.Taus {
-		fmt.Fprintf(&b, "; %d duplicate pairs at tau = %.2f", t.Duplicates[i], tau)
+	for i := range min(len(t.Taus), len(t.Duplicates)) {
+		fmt.Fprintf(&b, "; %d duplicate pairs at tau = %.2f", t.Duplicates[i], t.Taus[i])
 	}
 	draws := t.done / max(1, len(t.Taus))
 	fmt.Fprintf(&b, ".\n\nDraws: %d (each labeled at every tau), %.0f labels a draw and tau on average. ", draws,
@@ -285,15 +291,38 @@ func (t *Table) Markdown(w io.Writer) error {
 		fmt.Fprintf(&b, "| %.2f | %s | %.4f | %s | %s | %s | %s | %d |\n", r.Tau, r.Config, r.Truth, num(r.Mean(), "%.4f"),
 			num(r.Mean()-r.Truth, "%+.4f"), num(r.Coverage(), "%.3f"), num(r.MeanWidth(), "%.4f"), r.Draws)
 	}
-	fmt.Fprintf(&b, "\n### False removals\n\nUpper end useful: the share of draws whose upper end is within %.0f%% of the removals, for true rates up to %.0f%%.\n\n", 100*TightUpper, 100*LowRate)
-	b.WriteString("| tau | configuration | policy | keeper | removals | true false removals | true rate | mean estimate | coverage | mean width | upper end useful |\n|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
-	for _, r := range t.Removal {
-		tight := "-"
-		if r.Removals > 0 && r.Rate() <= LowRate {
-			tight = num(r.TightShare(), "%.3f")
+	fmt.Fprintf(&b, "\n### False removals\n\nOne row per configuration and policy; where the keeper rules differ, the figures are given as earliest / longest / shortest. Upper end useful: the share of draws whose upper end is within %.0f%% of the removals, for true rates up to %.0f%%.\n\n", 100*TightUpper, 100*LowRate)
+	b.WriteString("| tau | configuration | policy | removals | true false removals | true rate | mean estimate | coverage | mean width | upper end useful |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	for i := 0; i < len(t.Removal); {
+		j := i + 1
+		for j < len(t.Removal) && t.Removal[j].Tau == t.Removal[i].Tau && t.Removal[j].Config == t.Removal[i].Config && t.Removal[j].Policy == t.Removal[i].Policy {
+			j++
 		}
-		fmt.Fprintf(&b, "| %.2f | %s | %s | %s | %d | %d | %.4f | %s | %s | %s | %s |\n", r.Tau, r.Config, r.Policy, r.Rule, r.Removals,
-			r.Truth, r.Rate(), num(r.Mean(), "%.1f"), num(r.Coverage(), "%.3f"), num(r.MeanWidth(), "%.1f"), tight)
+		rows := t.Removal[i:j]
+		col := func(f func(r RemovalRow) string) string {
+			var out []string
+			for _, r := range rows {
+				out = append(out, f(r))
+			}
+			if slices.Equal(out, slices.Repeat(out[:1], len(out))) {
+				return out[0]
+			}
+			return strings.Join(out, " / ")
+		}
+		fmt.Fprintf(&b, "| %.2f | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", rows[0].Tau, rows[0].Config, rows[0].Policy,
+			col(func(r RemovalRow) string { return strconv.Itoa(r.Removals) }),
+			col(func(r RemovalRow) string { return strconv.Itoa(r.Truth) }),
+			col(func(r RemovalRow) string { return fmt.Sprintf("%.4f", r.Rate()) }),
+			col(func(r RemovalRow) string { return num(r.Mean(), "%.1f") }),
+			col(func(r RemovalRow) string { return num(r.Coverage(), "%.3f") }),
+			col(func(r RemovalRow) string { return num(r.MeanWidth(), "%.1f") }),
+			col(func(r RemovalRow) string {
+				if r.Removals > 0 && r.Rate() <= LowRate {
+					return num(r.TightShare(), "%.3f")
+				}
+				return "-"
+			}))
+		i = j
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
