@@ -9,6 +9,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"io"
 	"runtime"
 	"slices"
 	"sync"
@@ -56,7 +57,7 @@ func Documents() ([]Doc, error) {
 		docs = append(docs, Doc{ID: d.ID, Text: d.Text, Source: d.Source, Lang: d.Lang, Title: d.Title, Group: g,
 			Origin: d.Origin, License: d.License})
 	}
-	extra, err := ReadDocs(bytes.NewReader(extraJSONL), "testdata/extra.jsonl.gz")
+	extra, err := readDocs(bytes.NewReader(extraJSONL), "testdata/extra.jsonl.gz")
 	if err != nil {
 		return nil, err
 	}
@@ -74,8 +75,8 @@ func Documents() ([]Doc, error) {
 	return docs, nil
 }
 
-// ReadDocs reads gzipped JSONL documents; name is the file's name for errors.
-func ReadDocs(r interface{ Read([]byte) (int, error) }, name string) ([]Doc, error) {
+// readDocs reads gzipped JSONL documents; name is the file's name for errors.
+func readDocs(r io.Reader, name string) ([]Doc, error) {
 	zr, err := gzip.NewReader(r)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", name, err)
