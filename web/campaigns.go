@@ -14,6 +14,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/campaign"
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/frame"
 	"github.com/dedupstudio/dedupstudio/internal/labels"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 	"github.com/dedupstudio/dedupstudio/web/templates"
@@ -88,7 +89,7 @@ func (s *server) campaignView(r *http.Request, c db.Campaign) (templates.Campaig
 		Page: s.page(r, "Labeling "+c.Name), ID: c.ID, Name: c.Name, Dataset: fmt.Sprintf("%s v%d", ds.Name, ds.Version),
 		Spec: c.Spec.String(), SpecID: c.Spec.ID(), Threshold: fmtNum(c.Threshold, 2), Overlap: c.Overlap, DoubleShare: fmtNum(c.DoubleShare, 2),
 		Pairs: o.Pairs, Complete: o.Complete, Target: o.Target, Given: o.Given,
-		Categories: categoryViews(c.Categories), BinLabels: o.BinLabels, Coverage: coverageRows(c.Categories, o),
+		Categories: categoryViews(c.Categories), BinLabels: o.BinLabels, DrawBins: drawBinLabels(), Coverage: coverageRows(c.Categories, o),
 		AgreeUnits: o.Agreement.Units, Alpha: fmtNum(o.Agreement.Alpha, 3), PercentAgree: fmtNum(100*o.Agreement.PercentAgreement, 1) + "%",
 		ConfusionCats: o.Agreement.Categories, Confusion: o.Agreement.Confusion, AlphaNote: alphaNote(o.Agreement.Alpha),
 		CanLabel: role.Can(auth.Label), CanManage: role.Can(auth.ManageCampaigns), CanAdjudicate: role.Can(auth.Adjudicate),
@@ -228,8 +229,12 @@ func (s *server) samplePairs(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	plan := campaign.DrawPlan{PerBin: formInt(r, "per_bin"), Bin: formInt(r, "bin"), Boundary: formInt(r, "boundary"),
-		Random: formInt(r, "random"), Seed: uint64(s.now().UnixNano())}
+	plan, err := drawPlanOf(r)
+	if err != nil {
+		s.failOnCampaign(w, r, c, err)
+		return
+	}
+	plan.Seed = uint64(s.now().UnixNano())
 	added, err := campaign.Draw(r.Context(), s.store, s.sigs, userOf(r).Name, c, plan)
 	if err != nil {
 		s.failOnCampaign(w, r, c, err)
@@ -237,6 +242,54 @@ func (s *server) samplePairs(w http.ResponseWriter, r *http.Request) {
 	}
 	s.redirect(w, r, fmt.Sprintf("/campaigns/%d", c.ID), done(templates.Plural(added, "pair drawn", "pairs drawn")+
 		", in the labeling queue now."))
+}
+
+// drawPlanOf reads the draw form: pairs per bin (or one bin), near the threshold and at
+// random; or, from a sweep's labeling plan, counts per bin ("counts", comma-separated)
+// of a bin scheme ("scheme") under a representation ("rep").
+func drawPlanOf(r *http.Request) (campaign.DrawPlan, error) {
+	plan := campaign.DrawPlan{PerBin: formInt(r, "per_bin"), Bin: formInt(r, "bin"), Boundary: formInt(r, "boundary"),
+		Random: formInt(r, "random")}
+	if v := r.PostFormValue("scheme"); v != "" {
+		sc, err := frame.ParseScheme(v)
+		if err != nil {
+			return plan, &formError{field: "scheme", msg: err.Error()}
+		}
+		plan.Scheme = sc
+	}
+	if v := r.PostFormValue("rep"); v != "" {
+		spec, err := lsh.ParseSpec(v)
+		if err != nil {
+			return plan, &formError{field: "rep", msg: err.Error()}
+		}
+		plan.Rep = &spec
+	}
+	if v := r.PostFormValue("counts"); v != "" {
+		for i, part := range strings.Split(v, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(part))
+			if err != nil {
+				return plan, &formError{field: "counts", msg: fmt.Sprintf("item %d: %q is not a whole number", i+1, part)}
+			}
+			plan.Counts = append(plan.Counts, n)
+		}
+		// A plan draws its counts; near-threshold and random pairs only when asked for.
+		plan.PerBin, plan.Bin = 0, -1
+		for _, f := range []*int{&plan.Boundary, &plan.Random} {
+			if *f == math.MinInt {
+				*f = 0
+			}
+		}
+	}
+	return plan, nil
+}
+
+// drawBinLabels names the bins a draw stratifies by (frame.Default), for its form.
+func drawBinLabels() []string {
+	out := make([]string, frame.Default.Bins())
+	for b := range out {
+		out[b] = frame.Default.Label(b)
+	}
+	return out
 }
 
 // startCampaign opens the default labeling campaign of a dataset (idempotent): whoever

@@ -17,6 +17,7 @@ import (
 
 	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/chart"
+	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 	"github.com/dedupstudio/dedupstudio/internal/sweep"
 	"github.com/dedupstudio/dedupstudio/internal/sweeprun"
@@ -462,12 +463,20 @@ type dashQuery struct {
 	heat      heatChoice
 	hasHeat   bool
 	allRows   bool
+	// keeper is the keeper rule the figures are under and a proposal would run
+	// ("" for the first the sweep scored).
+	keeper string
 }
 
 // parseDash reads q, naming the parameter at fault.
 func parseDash(q url.Values) (dashQuery, error) {
 	d := dashQuery{config: -1, dim: q.Get("dim") != "0", sort: q.Get("sort"), target: sweep.DefaultTarget.MaxFalseRemovalRate,
-		allRows: q.Get("rows") == "all"}
+		allRows: q.Get("rows") == "all", keeper: strings.TrimSpace(q.Get("keeper"))}
+	if d.keeper != "" {
+		if _, err := cluster.ParseRule(d.keeper); err != nil {
+			return d, &formError{field: "keeper", msg: err.Error()}
+		}
+	}
 	if v := q.Get("config"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
@@ -516,14 +525,20 @@ func parseDash(q url.Values) (dashQuery, error) {
 	return d, nil
 }
 
-// sweepData is a sweep with its results, as the dashboard and its charts read it.
+// sweepData is a sweep with its results and what they say together (sweeprun's
+// Analysis), as the dashboard and its charts read it.
 type sweepData struct {
 	sw      sweeprun.Sweep
+	a       *sweeprun.Analysis
 	results []sweeprun.Result
 	rs      []sweep.Result // results' sweep.Result, same order
 	rec     sweep.Recommendation
 	recErr  error
 	sel     int // index into rs of the selected configuration; -1 with no results
+	// chosen: the person chose the selection (a config in the URL), or the page chose a
+	// configuration that meets the target; false when the page shows the closest one,
+	// whose point estimate breaks the target, which is never preselected for proposing.
+	chosen bool
 }
 
 func (s *server) loadSweepData(r *http.Request, q dashQuery) (sweepData, error) {
@@ -531,22 +546,22 @@ func (s *server) loadSweepData(r *http.Request, q dashQuery) (sweepData, error) 
 	if err != nil {
 		return sweepData{}, err
 	}
-	d := sweepData{sw: sw, sel: -1}
-	if d.results, err = s.results.results(r.Context(), sw, s.sweeps.Results); err != nil {
-		return d, err
+	a, err := s.sweeps.Analyze(r.Context(), sw.ID, sweep.Target{MaxFalseRemovalRate: q.target, Rule: q.keeper})
+	if err != nil {
+		return sweepData{}, err
 	}
+	d := sweepData{sw: sw, a: a, sel: -1, results: a.Results, rec: a.Rec, recErr: a.RecErr}
 	d.rs = make([]sweep.Result, len(d.results))
 	for i, res := range d.results {
 		d.rs[i] = res.Result
 	}
-	d.rec, d.recErr = sweep.Recommend(d.rs, sweep.Target{MaxFalseRemovalRate: q.target})
 	if d.recErr == nil {
-		d.sel = d.rec.Index
+		d.sel, d.chosen = d.rec.Index, d.rec.Preselect
 	} else if len(d.rs) > 0 {
-		d.sel = 0
+		d.sel, d.chosen = 0, true
 	}
 	if q.config >= 0 {
-		d.sel = -1
+		d.sel, d.chosen = -1, true
 		for i, res := range d.results {
 			if res.Ordinal == q.config {
 				d.sel = i
@@ -632,16 +647,16 @@ func (s *server) showSweep(w http.ResponseWriter, r *http.Request) {
 			{Name: "from", Value: fmt.Sprintf("%d adjudicated, %d by majority, %d by rule only", l.Adjudicated, l.Majority, l.RuleOnly)},
 			{Name: "left out", Value: fmt.Sprintf("%d flagged, %d skipped, %d tied, %d unlabeled", l.Flagged, l.Skipped, l.Tied, l.Unlabeled)}}
 		v.Basis = string(sweep.LabeledBasis)
-		if sm.Design.Name != "" {
+		if sm.Model != nil {
 			v.Basis = string(sweep.DatasetBasis)
 		}
-		v.BasisSentence = basisSentence(sm.Design)
-		v.DesignNotes = sm.Design.Notes
-		for _, st := range sm.Design.Strata {
-			v.Strata = append(v.Strata, templates.StratumRow{Name: st.Name, FrameSize: st.FrameSize, Labeled: st.Labeled, Duplicates: st.Duplicates, Unseen: st.Unseen})
+		v.BasisSentence = basisSentence(sm.Model)
+		if m := sm.Model; m != nil {
+			v.DesignNotes = m.Notes
+			v.ModelBins = modelBinRows(m)
 		}
 		if b := sm.Baseline; b != nil {
-			h := b.Headline()
+			h := b.HeadlineFor(q.keeper)
 			v.Baseline = []templates.Fact{{Name: "recall", Value: pct(h.Recall.Value) + " " + ci(h.Recall)},
 				{Name: "false-removal rate", Value: pct(h.FalseRemovalRate.Value) + " " + ci(h.FalseRemovalRate)},
 				{Name: "labeled duplicates found", Value: hitsOf(b.Recall)}, {Name: "labeled non-duplicates merged", Value: hitsOf(b.FalseMerges)}, {Name: "documents removed", Value: strconv.Itoa(b.Removals)}}
@@ -651,6 +666,9 @@ func (s *server) showSweep(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(d.rs) > 0 {
 		s.fillResults(r, &v, d, q, c.ID)
+		if sm := sw.Summary; sm != nil && sm.Model != nil && d.sel >= 0 {
+			fillModelRemovals(v.ModelBins, d.rs[d.sel], d.a.Rule)
+		}
 	}
 	s.render(w, r, http.StatusOK, templates.SweepPage(v))
 }
@@ -685,24 +703,28 @@ func (s *server) fillResults(r *http.Request, v *templates.SweepDashboard, d swe
 		return dashURL(d.sw.ID, base, "config", strconv.Itoa(ords[i]), "t", "") + "#selected"
 	}
 	v.Target = strconv.FormatFloat(100*q.target, 'f', -1, 64)
+	v.Keeper = d.a.Rule
+	for _, rule := range d.a.Rules {
+		v.Keepers = append(v.Keepers, templates.Option{Value: rule, Label: rule, Selected: rule == d.a.Rule})
+	}
 	if d.recErr == nil {
 		v.Rec, v.RecReason, v.RecMet, v.RecHref = configWords(d.rec.Config), d.rec.Reason, d.rec.Met, href(d.rec.Index)
+		v.RecPreselect = d.rec.Preselect
 	} else {
 		v.RecReason = "Nothing to recommend yet: no configuration has both a recall and a false-removal rate (are there labeled duplicates and non-duplicates?)."
 	}
 	v.FalseRemovalDefinition = sweep.FalseRemovalDefinition
+	v.Assumption = sweep.ModelAssumption
 	for _, r := range d.rs {
 		if r.Dataset != nil && r.Dataset.Unit != sweep.FalseRemovalUnit {
 			v.StaleUnits = true
 			break
 		}
 	}
-	if d.sw.Summary != nil && !v.StaleUnits {
-		if sf, ok := sweep.Advise(d.rs, d.sw.Summary.Design, sweep.Target{MaxFalseRemovalRate: q.target}); ok {
-			v.Advice = adviceView(sf, d.rs, q.target, href)
-		}
+	if p := d.a.Plan; p != nil && !v.StaleUnits {
+		v.Plan = planView(*p, d, campaignID, q)
 	}
-	for _, k := range []string{"sort", "dir", "dim", "config", "t", "target", "hspec", "ht", "hv", "hp", "hval", "rows"} {
+	for _, k := range []string{"sort", "dir", "dim", "config", "t", "target", "keeper", "hspec", "ht", "hv", "hp", "hval", "rows"} {
 		if x := base.Get(k); x != "" {
 			v.SortHidden = append(v.SortHidden, templates.Fact{Name: k, Value: x})
 		}
@@ -714,8 +736,10 @@ func (s *server) fillResults(r *http.Request, v *templates.SweepDashboard, d swe
 	v.SelThreshold = fmt.Sprintf("%.2f", selCfg.Threshold)
 	v.SliderAction = fmt.Sprintf("/sweeps/%d#selected", d.sw.ID)
 	v.Live = s.liveView(r, d, selCfg, campaignID)
+	v.SelChosen = d.chosen
 	res := d.rs[d.sel]
 	v.SelFacts = selFacts(res)
+	v.SelRules = ruleRows(res, d.a.Rule)
 	// Charts.
 	v.Dim = q.dim
 	if q.dim {
@@ -732,6 +756,9 @@ func (s *server) fillResults(r *http.Request, v *templates.SweepDashboard, d swe
 	if q.targetRaw != "" {
 		tq.Set("target", q.targetRaw)
 	}
+	if q.keeper != "" {
+		tq.Set("keeper", q.keeper)
+	}
 	v.Tradeoff = templates.Chart{Base: chartBase + "tradeoff", Query: "?" + tq.Encode(), Alt: "Recall against false-removal rate, a point per configuration"}
 	v.SCurve = templates.Chart{Base: chartBase + "scurve", Query: "?" + sel.Encode(), Alt: "S-curve of the selected shape with measured collision rates"}
 	v.Categories = templates.Chart{Base: chartBase + "categories", Query: "?" + sel.Encode(), Alt: "Recall by category of the selected configuration"}
@@ -746,10 +773,10 @@ func (s *server) fillResults(r *http.Request, v *templates.SweepDashboard, d swe
 	v.Heatmap = templates.Chart{Base: chartBase + "heatmap", Query: "?" + heatQuery(hc).Encode(), Alt: "Recall over bands and rows"}
 	v.HeatReprs, v.HeatThresholds, v.HeatVerifs, v.HeatValues = heatOptions(d.rs, hc)
 	// The table.
-	front := sweep.Front(sweep.Headlines(d.rs))
+	front := d.a.Front
 	recIdx := -1
-	if d.recErr == nil {
-		recIdx = d.rec.Index
+	if d.recErr == nil && d.rec.Met {
+		recIdx = d.rec.Index // a closest configuration is never marked recommended
 	}
 	order := sortResults(d.rs, q.sort, q.desc)
 	if !q.allRows && len(order) > maxRows {
@@ -761,13 +788,13 @@ func (s *server) fillResults(r *http.Request, v *templates.SweepDashboard, d swe
 		v.MoreRows, v.AllRowsHref = len(order)-len(shown), dashURL(d.sw.ID, base, "rows", "all")+"#table"
 		order = shown
 	}
-	v.Rows = resultRows(d.rs, ords, order, front, d.sel, recIdx, href)
+	v.Rows = resultRows(d.rs, d.a.Headlines, ords, order, front, d.sel, recIdx, href)
 	if d.sw.Summary != nil && d.sw.Summary.Baseline != nil {
-		v.BaselineRow = baselineRow(*d.sw.Summary.Baseline)
+		v.BaselineRow = baselineRow(*d.sw.Summary.Baseline, d.a.Rule)
 	}
 	cols := []struct{ key, label, title string }{
-		{"order", "configuration", "in the grid's order"}, {"recall", "recall", "headline recall (" + string(d.rs[0].Headline().Basis) + ") with its 95% interval"},
-		{"false", "false removals", "false-removal rate with its 95% interval"}, {"removals", "removed", "documents removed over the dataset"},
+		{"order", "configuration", "in the grid's order"}, {"recall", "recall", "headline recall (" + string(d.a.Headlines[0].Basis) + ") with its 95% interval"},
+		{"false", "false removals", "false-removal rate with its 95% interval, keeper rule " + d.a.Rule}, {"removals", "removed", "documents removed over the dataset"},
 		{"candidates", "cand./doc", "candidate pairs per document"}, {"", "labeled dup. accepted", ""}, {"", "non-dup. merged", ""},
 		{"precision", "precision", "accepted labeled pairs that are duplicates"}, {"candrecall", "cand. recall (expected)", "labeled duplicates that collide in a band; the S-curve's prediction in brackets"},
 	}
@@ -792,36 +819,6 @@ func (s *server) fillResults(r *http.Request, v *templates.SweepDashboard, d swe
 		v.Columns = append(v.Columns, sc)
 	}
 	v.CSVHref = fmt.Sprintf("/sweeps/%d/results.csv", d.sw.ID)
-}
-
-// adviceView says what to do when no configuration meets the target: the labels to add,
-// per stratum, or the tightest target met now.
-func adviceView(sf sweep.Shortfall, rs []sweep.Result, target float64, href func(int) string) *templates.SweepAdvice {
-	aim := rs[sf.Index]
-	e := aim.Dataset
-	a := &templates.SweepAdvice{
-		Headline: fmt.Sprintf("Not enough labels to bound false removals at %s%%: no configuration's upper end of the 95%% interval is at or below it.", strconv.FormatFloat(100*target, 'f', -1, 64)),
-		Aim:      configWords(aim.Config), AimHref: href(sf.Index),
-		AimFacts: fmt.Sprintf("recall %s %s; false removals %s %s of %d removals", pct(e.Recall.Value), ci(e.Recall), pct(e.FalseRemovalRate.Value), ci(e.FalseRemovalRate), e.Removals),
-		Lowest:   pct(sf.Lowest), LowestCfg: configWords(rs[sf.LowestIndex].Config), LowestRef: href(sf.LowestIndex),
-	}
-	total := 0
-	for _, n := range sf.Needs {
-		more := strconv.Itoa(n.More)
-		if n.Labeled+n.More >= n.FrameSize {
-			more += " (all " + strconv.Itoa(n.FrameSize) + ": the whole stratum)"
-		}
-		a.Needs = append(a.Needs, templates.StratumNeed{Stratum: n.Stratum, Labeled: fmt.Sprintf("%d of %d", n.Labeled, n.FrameSize), More: more})
-		total += n.More
-	}
-	a.NeedTotal = strconv.Itoa(total)
-	switch {
-	case !sf.Reachable:
-		a.Note = "More labels in other strata cannot bring this configuration under the target: the strata where labeled pairs are false merges already put its upper end above it. Try a stricter configuration, or label more pairs in those strata to narrow their interval."
-	case total > 10000:
-		a.Note = fmt.Sprintf("That is %d labels, more than labeling can reach: the large strata hold pairs no configuration is likely to merge, but a random sample cannot show it. A draw whose frame leaves out pairs that share nothing (the candidates of a generous banding, plus a smaller random share) makes N_h, and the labels needed, far smaller.", total)
-	}
-	return a
 }
 
 // heatQuery writes a heatmap choice as chart parameters.
@@ -852,17 +849,6 @@ func heatOptions(rs []sweep.Result, hc heatChoice) (reprs, thresholds, verifs, v
 	return reprs, thresholds, verifs, values
 }
 
-// upperEndWords says what makes up the upper end of a configuration's false removals,
-// and whether the clustering capped the zero-event bounds.
-func upperEndWords(e sweep.Estimate) string {
-	w := fmt.Sprintf("%s of %d removals: %s from the bootstrap of the strata where labeled pairs are false merges, %s from the zero-event bounds of the strata where none is",
-		fmtNum(e.FalseRemovals.Hi, 1), e.Removals, fmtNum(e.Sampled, 1), fmtNum(e.Unseen, 1))
-	if e.Capped > 0 {
-		w += fmt.Sprintf("; the clustering capped those bounds in %d similarity bin(s), by %s: a false merge is a pair inside one cluster, and this configuration's clusters hold no more pairs in those bins", e.CappedBins, fmtNum(e.Capped, 1))
-	}
-	return w
-}
-
 // selFacts are the selected configuration's costs and shapes.
 func selFacts(r sweep.Result) []templates.Fact {
 	f := []templates.Fact{
@@ -876,8 +862,9 @@ func selFacts(r sweep.Result) []templates.Fact {
 	if r.BucketSkipped > 0 {
 		f = append(f, templates.Fact{Name: "left out by the bucket bound", Value: fmt.Sprintf("%d band collisions", r.BucketSkipped)})
 	}
-	if e := r.Dataset; e != nil && e.Unit == sweep.FalseRemovalUnit {
-		f = append(f, templates.Fact{Name: "upper end of false removals", Value: upperEndWords(*e)})
+	if e := r.Dataset; e != nil && e.Unit == sweep.FalseRemovalUnit && e.BelowFloor.Hi > 0 {
+		f = append(f, templates.Fact{Name: "duplicates below recall's floor", Value: fmt.Sprintf(
+			"none labeled; up to %s pairs cannot be ruled out (95%%): recall leaves them out", fmtNum(e.BelowFloor.Hi, 0))})
 	}
 	for _, ix := range r.Index {
 		f = append(f, templates.Fact{Name: fmt.Sprintf("index at %s documents", docCount(ix.Docs)),
@@ -927,15 +914,16 @@ func (s *server) liveView(r *http.Request, d sweepData, c sweep.Config, campaign
 		}
 		return templates.SweepLive{Threshold: fmt.Sprintf("%.2f", c.Threshold), Error: msg}
 	}
-	v := liveFigures(sel.Result)
+	v := liveFigures(sel.Result, d.a.Rule)
 	v.CanSeePairs, v.WhoSeesPairs = role.Can(auth.ReadLabels), whoCan(auth.ReadLabels)
 	if v.CanSeePairs {
 		v.FalseMerged, v.Misses, v.NFalse, v.NMisses = outcomeRows(sel.Outcomes, func(id int64) string {
 			return fmt.Sprintf("/campaigns/%d/pairs/%d", campaignID, id)
 		}, maxOutcomes)
 	}
-	v.CanPropose = role.Can(auth.PrepareManifests)
-	keeper := cmp.Or(strings.TrimSpace(r.URL.Query().Get("keeper")), defaultKeeper)
+	v.CanPropose = role.Can(auth.PrepareManifests) && d.chosen
+	v.NotChosen = !d.chosen
+	keeper := cmp.Or(d.a.Rule, defaultKeeper)
 	v.ProposeHref = proposeHref(d.sw.DatasetID, campaignID, c, keeper)
 	v.ProposeAction = fmt.Sprintf("/datasets/%d/runs/new", d.sw.DatasetID)
 	for _, f := range proposeFields(campaignID, c, keeper) {
@@ -973,7 +961,7 @@ func (s *server) sweepChart(w http.ResponseWriter, r *http.Request) {
 	switch kind {
 	case "tradeoff":
 		recIdx := -1
-		if d.recErr == nil {
+		if d.recErr == nil && d.rec.Met {
 			recIdx = d.rec.Index
 		}
 		var base *sweep.Scores
@@ -981,10 +969,10 @@ func (s *server) sweepChart(w http.ResponseWriter, r *http.Request) {
 			base = d.sw.Summary.Baseline
 		}
 		if chi.URLParam(r, "format") == "csv" {
-			s.serveTable(w, tradeoffTable(d.rs, d.ordinals(), base), fmt.Sprintf("sweep-%d-tradeoff", d.sw.ID))
+			s.serveTable(w, tradeoffTable(d.rs, d.a.Headlines, d.ordinals(), base, d.a.Rule), fmt.Sprintf("sweep-%d-tradeoff", d.sw.ID))
 			return
 		}
-		fig, err = tradeoffFigure(d.rs, d.ordinals(), base, d.sel, recIdx, q.dim)
+		fig, err = tradeoffFigure(d.rs, d.a.Headlines, d.ordinals(), base, d.sel, recIdx, q.dim, d.a.Rule)
 	case "heatmap":
 		hc := defaultHeat(d.rs[d.sel].Config)
 		if q.hasHeat {

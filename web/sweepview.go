@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/dedupstudio/dedupstudio/internal/chart"
+	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 	"github.com/dedupstudio/dedupstudio/internal/sweep"
 	"github.com/dedupstudio/dedupstudio/web/templates"
@@ -32,8 +33,13 @@ func verificationWords(v sweep.Verification) string {
 
 // policyWords names a cluster policy in plain words.
 func policyWords(p string) string {
-	if p == sweep.ConnectedComponents {
+	switch p {
+	case sweep.ConnectedComponents:
 		return "connected components"
+	case string(cluster.KeeperStar):
+		return "keeper-star"
+	case string(cluster.CompleteLink):
+		return "complete link"
 	}
 	return p
 }
@@ -94,18 +100,18 @@ const tradeoffCells = 300
 
 // tradeoffFigure draws recall against the false-removal rate, a mark per configuration
 // (co-located ones shared), keyed by keys[i] (its ordinal in the grid).
-func tradeoffFigure(rs []sweep.Result, keys []int, base *sweep.Scores, selected, recommended int, dim bool) (*chart.Figure, error) {
+func tradeoffFigure(rs []sweep.Result, hs []sweep.Headline, keys []int, base *sweep.Scores, selected, recommended int, dim bool, rule string) (*chart.Figure, error) {
 	t := chart.Tradeoff{DimDominated: dim, Intervals: false}
 	type point struct {
 		i      int
 		pt     chart.TradeoffPoint
 		others int
 	}
-	front := sweep.Front(sweep.Headlines(rs))
+	front := sweep.Front(hs)
 	pts := make([]point, len(rs))
 	maxX := 0.0
 	for i, r := range rs {
-		h := r.Headline()
+		h := hs[i]
 		rn, fn := headlineN(r.Scores)
 		pts[i] = point{i: i, pt: chart.TradeoffPoint{ID: strconv.Itoa(keys[i]), Label: configWords(r.Config),
 			Recall: rateEstimate(h.Recall, rn), FalseRemoval: rateEstimate(h.FalseRemovalRate, fn)}}
@@ -162,7 +168,7 @@ func tradeoffFigure(rs []sweep.Result, keys []int, base *sweep.Scores, selected,
 		t.Points = append(t.Points, p.pt)
 	}
 	if base != nil {
-		h := base.Headline()
+		h := base.HeadlineFor(rule)
 		rn, fn := headlineN(*base)
 		t.Baseline = &chart.TradeoffPoint{ID: "baseline", Label: "exact-hash dedup alone",
 			Recall: rateEstimate(h.Recall, rn), FalseRemoval: rateEstimate(h.FalseRemovalRate, fn)}
@@ -181,7 +187,7 @@ func tradeoffFigure(rs []sweep.Result, keys []int, base *sweep.Scores, selected,
 
 // tradeoffTable is the recall chart's data with a row for every configuration (the
 // chart shares one mark among co-located ones) and the baseline.
-func tradeoffTable(rs []sweep.Result, keys []int, base *sweep.Scores) chart.Table {
+func tradeoffTable(rs []sweep.Result, hs []sweep.Headline, keys []int, base *sweep.Scores, rule string) chart.Table {
 	t := chart.Table{Columns: []string{"config", "label", "basis", "recall", "recall_lo", "recall_hi", "recall_n",
 		"false_removal_rate", "false_removal_rate_lo", "false_removal_rate_hi", "false_removal_n", "on_front"}}
 	num := func(x float64) string {
@@ -190,18 +196,17 @@ func tradeoffTable(rs []sweep.Result, keys []int, base *sweep.Scores) chart.Tabl
 		}
 		return strconv.FormatFloat(x, 'g', -1, 64)
 	}
-	row := func(key, label string, s sweep.Scores, front bool) []string {
-		h := s.Headline()
+	row := func(key, label string, s sweep.Scores, h sweep.Headline, front bool) []string {
 		rn, fn := headlineN(s)
 		return []string{key, label, string(h.Basis), num(h.Recall.Value), num(h.Recall.Lo), num(h.Recall.Hi), strconv.Itoa(rn),
 			num(h.FalseRemovalRate.Value), num(h.FalseRemovalRate.Lo), num(h.FalseRemovalRate.Hi), strconv.Itoa(fn), strconv.FormatBool(front)}
 	}
-	front := sweep.Front(sweep.Headlines(rs))
+	front := sweep.Front(hs)
 	for i, r := range rs {
-		t.Rows = append(t.Rows, row(strconv.Itoa(keys[i]), configWords(r.Config), r.Scores, front[i]))
+		t.Rows = append(t.Rows, row(strconv.Itoa(keys[i]), configWords(r.Config), r.Scores, hs[i], front[i]))
 	}
 	if base != nil {
-		t.Rows = append(t.Rows, row("baseline", "exact-hash dedup alone", *base, false))
+		t.Rows = append(t.Rows, row("baseline", "exact-hash dedup alone", *base, base.HeadlineFor(rule), false))
 	}
 	return t
 }
@@ -372,11 +377,11 @@ func ci(iv sweep.Interval) string {
 func hitsOf(r sweep.Rate) string { return fmt.Sprintf("%d of %d", r.Hits, r.Of) }
 
 // resultRows builds the table's rows in the order given.
-func resultRows(rs []sweep.Result, keys []int, order []int, front []bool, selected, recommended int, href func(i int) string) []templates.SweepRow {
+func resultRows(rs []sweep.Result, hs []sweep.Headline, keys []int, order []int, front []bool, selected, recommended int, href func(i int) string) []templates.SweepRow {
 	rows := make([]templates.SweepRow, 0, len(order))
 	for _, i := range order {
 		r := rs[i]
-		h := r.Headline()
+		h := hs[i]
 		rows = append(rows, templates.SweepRow{
 			Key: strconv.Itoa(keys[i]), Href: href(i), Label: r.Config.Label(), Words: configWords(r.Config),
 			Recall: pct(h.Recall.Value), RecallCI: ci(h.Recall), FalseRate: pct(h.FalseRemovalRate.Value), FalseCI: ci(h.FalseRemovalRate),
@@ -390,8 +395,8 @@ func resultRows(rs []sweep.Result, keys []int, order []int, front []bool, select
 }
 
 // baselineRow is exact-hash dedup alone as a row of the table.
-func baselineRow(b sweep.Scores) *templates.SweepRow {
-	h := b.Headline()
+func baselineRow(b sweep.Scores, rule string) *templates.SweepRow {
+	h := b.HeadlineFor(rule)
 	return &templates.SweepRow{Label: "exact-hash dedup alone (baseline)", Words: "identical text after normalization",
 		Recall: pct(h.Recall.Value), RecallCI: ci(h.Recall), FalseRate: pct(h.FalseRemovalRate.Value), FalseCI: ci(h.FalseRemovalRate),
 		Removals: b.Removals, CandPerDoc: "–", LabeledRecall: hitsOf(b.Recall), FalseMerges: hitsOf(b.FalseMerges),
@@ -416,8 +421,8 @@ func resultsTable(rs []sweep.Result) chart.Table {
 	for i, r := range rs {
 		c, h := r.Config, r.Headline()
 		est := ""
-		if r.Dataset != nil {
-			est = num(r.Dataset.FalseRemovals.Value)
+		if r.Dataset != nil && len(r.Dataset.Rules) > 0 {
+			est = num(r.Dataset.Rules[0].FalseRemovals.Value)
 		}
 		t.Rows = append(t.Rows, []string{strconv.Itoa(i), c.Spec.String(), string(c.Spec.Level), strconv.Itoa(c.Spec.Size),
 			strconv.Itoa(c.Spec.Hashes), strconv.Itoa(c.Shape.Bands), strconv.Itoa(c.Shape.Rows), num(c.Threshold), string(c.Verification), c.Policy,
@@ -431,20 +436,104 @@ func resultsTable(rs []sweep.Result) chart.Table {
 	return t
 }
 
-// figuresOf writes the selected result's headline figures for the live panel.
-func liveFigures(r sweep.Result) templates.SweepLive {
-	h := r.Headline()
+// liveFigures writes the selected result's headline figures for the live panel, its
+// false removals under keeper rule.
+func liveFigures(r sweep.Result, rule string) templates.SweepLive {
+	h := r.HeadlineFor(rule)
 	v := templates.SweepLive{Threshold: fmt.Sprintf("%.2f", r.Config.Threshold), Basis: string(h.Basis),
 		Recall: pct(h.Recall.Value), RecallCI: ci(h.Recall), FalseRate: pct(h.FalseRemovalRate.Value), FalseCI: ci(h.FalseRemovalRate),
 		Removals: r.Removals, Clusters: r.Clusters, Largest: r.LargestCluster,
 		LabeledRecall: hitsOf(r.Recall), FalseMerges: hitsOf(r.FalseMerges), Precision: pct(r.Precision.Value)}
-	if r.Dataset != nil {
-		v.FalseRemovals = fmtNum(r.Dataset.FalseRemovals.Value, 0)
-		if !math.IsNaN(r.Dataset.FalseRemovals.Lo) {
-			v.FalseRemovalsCI = fmtNum(r.Dataset.FalseRemovals.Lo, 0) + "–" + fmtNum(r.Dataset.FalseRemovals.Hi, 0)
+	if e := r.Dataset; e != nil && len(e.Rules) > 0 {
+		re, ok := e.Rule(rule)
+		if !ok {
+			re = e.Rules[0]
+		}
+		v.FalseRemovals, v.Keeper, v.Removals = fmtNum(re.FalseRemovals.Value, 0), re.Rule, re.Removals
+		if !math.IsNaN(re.FalseRemovals.Lo) {
+			v.FalseRemovalsCI = fmtNum(re.FalseRemovals.Lo, 0) + "–" + fmtNum(re.FalseRemovals.Hi, 0)
 		}
 	} else {
 		v.FalseRemovals = strconv.Itoa(r.FalseMerges.Hits) + " labeled pairs"
+	}
+	return v
+}
+
+// ruleRows are the selected result's false removals under every keeper rule scored.
+func ruleRows(r sweep.Result, rule string) []templates.RuleRow {
+	if r.Dataset == nil {
+		return nil
+	}
+	var out []templates.RuleRow
+	for _, re := range r.Dataset.Rules {
+		row := templates.RuleRow{Rule: re.Rule, Removals: re.Removals, Certain: re.Certain,
+			False: fmtNum(re.FalseRemovals.Value, 0), FalseCI: fmtNum(re.FalseRemovals.Lo, 0) + "–" + fmtNum(re.FalseRemovals.Hi, 0),
+			Rate: pct(re.FalseRemovalRate.Value), RateCI: ci(re.FalseRemovalRate), Current: re.Rule == rule}
+		if re.Unlabeled > 0 {
+			row.Note = fmt.Sprintf("%d removals lie in bins without a label", re.Unlabeled)
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+// modelBinRows lists the model's bins that hold pairs: the dataset's pairs, the labels
+// and the estimated share of non-duplicates.
+func modelBinRows(m *sweep.Model) []templates.ModelBinRow {
+	var out []templates.ModelBinRow
+	for _, b := range m.Bins {
+		if b.Size < 0.5 && b.Labeled == 0 {
+			continue
+		}
+		row := templates.ModelBinRow{Bin: b.Bin, Label: b.Label, Pairs: fmtNum(b.Size, 0), Labeled: b.Labeled, NonDup: b.NonDup,
+			Share: "–", BelowFloor: m.Floor >= 0 && b.Bin < m.Floor}
+		if b.Labeled > 0 {
+			row.Share = pct(b.Rate)
+		}
+		if len(b.Cells) > 1 {
+			row.Cells = len(b.Cells)
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+// fillModelRemovals writes the selected configuration's (removed, keeper) pairs per bin
+// under rule into the model's rows.
+func fillModelRemovals(rows []templates.ModelBinRow, r sweep.Result, rule string) {
+	if r.Profile == nil {
+		return
+	}
+	for _, rp := range r.Profile.Rules {
+		if rp.Rule != rule && rule != "" {
+			continue
+		}
+		for i := range rows {
+			if b := rows[i].Bin; b < len(rp.Pairs) {
+				rows[i].Removals = rp.Pairs[b]
+			}
+		}
+		return
+	}
+}
+
+// planView is the labeling plan for the closest configuration, with the form that draws
+// its pairs.
+func planView(p sweep.LabelPlan, d sweepData, campaignID int64, q dashQuery) *templates.SweepPlan {
+	v := &templates.SweepPlan{Rule: p.Rule, More: p.More, Now: pct(p.Now), Reaches: pct(p.Reaches), Limit: pct(p.Limit),
+		Target: pct(p.Target), Met: p.Met, Feasible: p.Feasible, Max: sweep.MaxPlan,
+		DrawAction: fmt.Sprintf("/campaigns/%d/draw", campaignID)}
+	if m := d.a.Model; m != nil {
+		v.Scheme, v.Rep = string(m.Scheme), m.Rep.String()
+		counts := p.Counts(len(m.Bins))
+		parts := make([]string, len(counts))
+		for i, n := range counts {
+			parts[i] = strconv.Itoa(n)
+		}
+		v.Counts = strings.Join(parts, ",")
+	}
+	for _, b := range p.Bins {
+		v.Bins = append(v.Bins, templates.PlanRow{Label: b.Label, Removals: b.Removal, Labeled: b.Labeled, More: b.More, Drawable: b.Drawable})
 	}
 	return v
 }
@@ -482,17 +571,21 @@ func outcomeRows(outs []sweep.Outcome, pairHref func(id int64) string, limit int
 }
 
 // basisSentence says what the headline figures are computed over, and why.
-func basisSentence(d sweep.Design) string {
-	if d.Name == "" {
-		return "Figures are on the labeled-pairs basis: none of the counted pairs records the sampling design that drew it (imported labels), " +
+func basisSentence(m *sweep.Model) string {
+	if m == nil {
+		return "Figures are on the labeled-pairs basis: no counted pair records how it was drawn (imported or picked by hand), " +
 			"so recall is the share of labeled duplicates accepted and the false-removal rate the share of labeled non-duplicates merged. " +
-			"They describe the labeled pairs, not the dataset: a sample that over-draws high similarities makes recall look better than it is."
+			"They describe the labeled pairs, not the dataset. Draw pairs from the campaign page to estimate over the whole dataset."
 	}
-	s := fmt.Sprintf("Figures are estimated over the whole dataset from the %d counted pairs of the sampling design %q: each labeled pair "+
-		"stands for the pairs of its similarity stratum (post-stratified Horvitz-Thompson estimates, 95%% intervals from a stratified bootstrap of %d replicates), "+
-		"because the pairs were drawn stratified by similarity and their raw rates would over-weigh the over-sampled bins.", d.Pairs, d.Name, d.Replicates)
-	if d.LabeledOnly > 0 {
-		s += fmt.Sprintf(" %d other counted pairs (no inclusion probability, or another design) count on the labeled-pairs basis only.", d.LabeledOnly)
+	s := fmt.Sprintf("Figures are estimated over the whole dataset. Every configuration's accepted pairs and (removed, keeper) pairs are counted exactly "+
+		"and binned by exact Jaccard under %s; the labels (%s, %d pairs) say how often a pair of each bin is not a duplicate, "+
+		"and 95%% intervals carry each bin's uncertainty (Clopper-Pearson's confidence distributions summed over bins by %d Monte Carlo replicates, "+
+		"so a bin whose labels show no mistake still adds what they cannot rule out).", reprWords(m.Rep), m.Basis, m.Pairs, m.Replicates)
+	if m.Identical > 0 {
+		s += fmt.Sprintf(" %d pairs have identical normalized text: duplicates for certain, counted without a label.", m.Identical)
+	}
+	if m.Unused > 0 {
+		s += fmt.Sprintf(" %d other counted pairs (imported, or of another design) count on the labeled-pairs basis only.", m.Unused)
 	}
 	return s
 }
@@ -506,9 +599,6 @@ const defaultKeeper = "earliest"
 // fix but which decides which documents a cluster removes.
 func proposeFields(campaignID int64, c sweep.Config, keeper string) [][2]string {
 	policy := c.Policy
-	if policy == sweep.ConnectedComponents {
-		policy = "components"
-	}
 	if keeper == "" {
 		keeper = defaultKeeper
 	}

@@ -53,6 +53,7 @@ func sweepCmd(args []string, stdout, stderr io.Writer) error {
 	resume := fs.Int64("resume", 0, "resume this sweep id instead of starting one")
 	top := fs.Int("top", 10, "configurations to print")
 	target := fs.Float64("target", sweep.DefaultTarget.MaxFalseRemovalRate, "most false removals per removal the recommendation accepts (upper end of the 95% interval)")
+	keeper := fs.String("keeper", "", "the keeper rule false removals are counted under (earliest, longest, shortest; default: the first the sweep scored)")
 	quiet := fs.Bool("q", false, "no progress line")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file")
 	if err := fs.Parse(args); err != nil {
@@ -127,18 +128,17 @@ func sweepCmd(args []string, stdout, stderr io.Writer) error {
 	default:
 		return fmt.Errorf("sweep %d %s: %s", sw.ID, sw.State, sw.Error)
 	}
-	rs, err := svc.Results(context.WithoutCancel(ctx), sw.ID)
+	a, err := svc.Analyze(context.WithoutCancel(ctx), sw.ID, sweep.Target{MaxFalseRemovalRate: *target, Rule: *keeper})
 	if err != nil {
 		return err
 	}
-	front := sweep.Front(sweep.Headlines(results(rs)))
 	if *out != "" {
-		if err := writeResultsCSV(*out, rs, front); err != nil {
+		if err := writeResultsCSV(*out, a); err != nil {
 			return err
 		}
-		fmt.Fprintf(stderr, "wrote %d configurations to %s\n", len(rs), *out)
+		fmt.Fprintf(stderr, "wrote %d configurations to %s\n", len(a.Results), *out)
 	}
-	printSweep(stdout, sw, rs, front, *top, sweep.Target{MaxFalseRemovalRate: *target})
+	printSweep(stdout, a, *top)
 	if sw.State != sweeprun.Done {
 		return fmt.Errorf("sweep %d %s", sw.ID, sw.State)
 	}
@@ -250,21 +250,22 @@ func results(rs []sweeprun.Result) []sweep.Result {
 	return out
 }
 
-// printSweep prints what was measured on, the front's best configurations and the
-// recommendation.
-func printSweep(w io.Writer, sw sweeprun.Sweep, rs []sweeprun.Result, front []bool, top int, target sweep.Target) {
-	if s := sw.Summary; s != nil {
+// printSweep prints what was measured on, the best configurations and the
+// recommendation (sweeprun's analysis), with the labeling plan when none meets the target.
+func printSweep(w io.Writer, a *sweeprun.Analysis, top int) {
+	rs, target := a.Results, a.Target
+	if s := a.Sweep.Summary; s != nil {
 		l := s.Labels
 		fmt.Fprintf(w, "labels %s: %d counted (%d adjudicated, %d by majority, %d by rule); left out: %d flagged, %d skipped, %d tied, %d unlabeled\n",
 			l.Version, l.Counted, l.Adjudicated, l.Majority, l.RuleOnly, l.Flagged, l.Skipped, l.Tied, l.Unlabeled)
-		if s.Design.Name != "" {
-			fmt.Fprintf(w, "estimates over the dataset from design %s: %d pairs in %d strata (%d more count on the labeled-pairs basis only)\n",
-				s.Design.Name, s.Design.Pairs, len(s.Design.Strata), s.Design.LabeledOnly)
+		if m := s.Model; m != nil {
+			fmt.Fprintf(w, "estimates over the dataset: %s (%d labeled pairs; %d more count on the labeled pairs only); false removals under keeper rule %s\n",
+				m.Describe(), m.Pairs, m.Unused, a.Rule)
 		} else {
-			fmt.Fprintln(w, "no sampling design recorded with these labels: figures are on the labeled pairs only, not the dataset")
+			fmt.Fprintln(w, "no labeled pair records how it was drawn: figures are on the labeled pairs only, not the dataset")
 		}
 		if b := s.Baseline; b != nil {
-			h := b.Headline()
+			h := b.HeadlineFor(a.Rule)
 			fmt.Fprintf(w, "baseline, exact-hash dedup alone: recall %s, false removals %s, %d removals\n",
 				pct(h.Recall), pct(h.FalseRemovalRate), b.Removals)
 		}
@@ -276,11 +277,11 @@ func printSweep(w io.Writer, sw sweeprun.Sweep, rs []sweeprun.Result, front []bo
 		if target.PointEstimate {
 			v = h.FalseRemovalRate.Value
 		}
-		return !math.IsNaN(v) && v <= target.MaxFalseRemovalRate
+		return !math.IsNaN(v) && v <= target.MaxFalseRemovalRate && h.FalseRemovalRate.Value <= target.MaxFalseRemovalRate
 	}
 	var idx []int
 	for i := range rs {
-		if meets(rs[i].Headline()) {
+		if meets(a.Headlines[i]) && rs[i].Removals > 0 {
 			idx = append(idx, i)
 		}
 	}
@@ -288,15 +289,15 @@ func printSweep(w io.Writer, sw sweeprun.Sweep, rs []sweeprun.Result, front []bo
 		len(idx), len(rs), 100*target.MaxFalseRemovalRate)
 	if len(idx) == 0 {
 		for i := range rs {
-			if front[i] {
+			if a.Front[i] {
 				idx = append(idx, i)
 			}
 		}
 		what = fmt.Sprintf("no configuration meets the target; %d of %d are on the Pareto front", len(idx), len(rs))
 	}
-	slices.SortStableFunc(idx, func(a, b int) int {
-		ha, hb := rs[a].Headline(), rs[b].Headline()
-		return cmp.Or(cmp.Compare(hb.Recall.Value, ha.Recall.Value), cmp.Compare(ha.FalseRemovalRate.Value, hb.FalseRemovalRate.Value))
+	slices.SortStableFunc(idx, func(x, y int) int {
+		hx, hy := a.Headlines[x], a.Headlines[y]
+		return cmp.Or(cmp.Compare(hy.Recall.Value, hx.Recall.Value), cmp.Compare(hx.FalseRemovalRate.Value, hy.FalseRemovalRate.Value))
 	})
 	if len(idx) > top {
 		idx = idx[:top]
@@ -304,35 +305,33 @@ func printSweep(w io.Writer, sw sweeprun.Sweep, rs []sweeprun.Result, front []bo
 	fmt.Fprintf(w, "\n%s; the first %d by recall:\n", what, len(idx))
 	fmt.Fprintf(w, "  %-40s  %-22s  %-22s  %9s  %9s\n", "configuration", "recall", "false removals/removal", "removals", "cand/doc")
 	for _, i := range idx {
-		h := rs[i].Headline()
+		h := a.Headlines[i]
 		fmt.Fprintf(w, "  %-40s  %-22s  %-22s  %9d  %9.1f\n", rs[i].Config.Label(), pct(h.Recall), pct(h.FalseRemovalRate), rs[i].Removals, rs[i].CandidatesPerDoc)
 	}
-	rec, err := sweep.Recommend(results(rs), target)
-	if err != nil {
-		fmt.Fprintf(w, "\nno recommendation: %v\n", err)
+	if a.RecErr != nil {
+		fmt.Fprintf(w, "\nno recommendation: %v\n", a.RecErr)
 		return
 	}
+	rec := a.Rec
 	if rec.Met {
 		fmt.Fprintf(w, "\nrecommended: %s\n  %s\n  %s\n", rec.Config.Label(), rec.Config, rec.Reason)
 		return
 	}
-	fmt.Fprintf(w, "\nnothing to recommend at this target; closest: %s\n  %s\n  %s\n", rec.Config.Label(), rec.Config, rec.Reason)
-	if sw.Summary == nil {
+	fmt.Fprintf(w, "\nnothing meets the target. closest: %s\n  %s\n  %s\n", rec.Config.Label(), rec.Config, rec.Reason)
+	p := a.Plan
+	if p == nil {
 		return
 	}
-	sf, ok := sweep.Advise(results(rs), sw.Summary.Design, target)
-	if !ok {
+	if !p.Feasible {
+		fmt.Fprintf(w, "no feasible amount of labels would bring it under %.3g%%: with every pair of its bins labeled it stays near %.3g%%\n",
+			100*p.Target, 100*p.Limit)
 		return
 	}
-	aim := rs[sf.Index]
-	fmt.Fprintf(w, "what to do next, for %s (recall %s, false removals %s):\n", aim.Config.Label(), pct(aim.Dataset.Recall), pct(aim.Dataset.FalseRemovalRate))
-	if !sf.Reachable {
-		fmt.Fprintln(w, "  the strata where labeled pairs are false merges already put it over the target: try a stricter configuration")
+	fmt.Fprintf(w, "to bound it at %.3g%%, label %d more pairs (keeper rule %s); if they show each bin's share as now, its upper end falls from about %.3g%% to %.3g%%:\n",
+		100*p.Target, p.More, p.Rule, 100*p.Now, 100*p.Reaches)
+	for _, b := range p.Bins {
+		fmt.Fprintf(w, "  bin %-10s  %6d more (%d labeled; %d of its removals there)\n", b.Label, b.More, b.Labeled, b.Removal)
 	}
-	for _, n := range sf.Needs {
-		fmt.Fprintf(w, "  label %d more pairs of stratum %s (%d of %d labeled)\n", n.More, n.Stratum, n.Labeled, n.FrameSize)
-	}
-	fmt.Fprintf(w, "  or a looser target: the tightest the labels meet now is %.3g%% (%s)\n", 100*sf.Lowest, rs[sf.LowestIndex].Config.Label())
 }
 
 // pct writes an interval as "93.1% [90.2, 95.4]".
@@ -345,7 +344,8 @@ func pct(iv sweep.Interval) string {
 
 // writeResultsCSV writes every result, whole under a temporary name and then renamed,
 // so a failure never leaves half a file under the real name.
-func writeResultsCSV(path string, rs []sweeprun.Result, front []bool) (err error) {
+func writeResultsCSV(path string, a *sweeprun.Analysis) (err error) {
+	rs, front := a.Results, a.Front
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return err
@@ -367,16 +367,20 @@ func writeResultsCSV(path string, rs []sweeprun.Result, front []bool) (err error
 	header := []string{"result_id", "ordinal", "spec", "bands", "rows", "threshold", "verification", "policy", "basis",
 		"recall", "recall_lo", "recall_hi", "false_removal_rate", "false_removal_rate_lo", "false_removal_rate_hi",
 		"labeled_recall", "labeled_recall_n", "candidate_recall", "expected_candidate_recall", "cluster_recall",
-		"false_merges", "false_merges_n", "precision", "false_removals", "false_removals_lo", "false_removals_hi",
+		"false_merges", "false_merges_n", "precision", "keeper_rule", "false_removals", "false_removals_lo", "false_removals_hi",
 		"removals", "clusters", "largest_cluster", "candidates", "candidates_per_doc", "on_front"}
 	if err := cw.Write(header); err != nil {
 		return err
 	}
 	for i, r := range rs {
-		h := r.Headline()
-		fr := []string{"", "", ""}
-		if r.Dataset != nil {
-			fr = iv(r.Dataset.FalseRemovals)
+		h := a.Headlines[i]
+		fr := []string{"", "", "", ""}
+		if e := r.Dataset; e != nil && len(e.Rules) > 0 {
+			re, ok := e.Rule(a.Rule)
+			if !ok {
+				re = e.Rules[0]
+			}
+			fr = append([]string{re.Rule}, iv(re.FalseRemovals)...)
 		}
 		row := []string{strconv.FormatInt(r.ID, 10), strconv.Itoa(r.Ordinal), r.Config.Spec.String(), strconv.Itoa(r.Config.Shape.Bands),
 			strconv.Itoa(r.Config.Shape.Rows), num(r.Config.Threshold), string(r.Config.Verification), r.Config.Policy, string(h.Basis)}

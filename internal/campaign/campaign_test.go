@@ -10,11 +10,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/frame"
 	"github.com/dedupstudio/dedupstudio/internal/labels"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 	"github.com/dedupstudio/dedupstudio/internal/sigcache"
@@ -257,8 +259,9 @@ func TestDrawPairs(t *testing.T) {
 	if len(refs) != added+again {
 		t.Errorf("%d pairs after two draws of %d and %d", len(refs), added, again)
 	}
-	// Bin pairs carry their stratified draw (a stratum's frame the same in both draws, at
-	// least as large as what was drawn from it); boundary and random pairs none.
+	// Every pair carries its draw: bin pairs their bin of exact Jaccard as the stratum
+	// and the bin's listed size as its frame, the same in both draws; boundary and random
+	// pairs the same design with strata of their own.
 	stats, _ = f.store.PairStats(ctx, f.c.ID)
 	origin := map[int64]string{}
 	for _, p := range stats {
@@ -268,18 +271,27 @@ func TestDrawPairs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	design := labels.DrawDesign(f.c.Spec, Bins, 200, 7)
+	fr, _, err := cache.Frame(ctx, f.c.DatasetID, f.c.Spec, frame.Default)
+	if err != nil {
+		t.Fatal(err)
+	}
+	design := labels.DrawDesign(fr)
 	frames, drawn := map[string]int{}, map[string]int{}
 	for _, p := range pairs {
 		o := origin[p.ID]
+		if p.Design != design {
+			t.Errorf("%s pair %d: design %q; want %q", o, p.ID, p.Design, design)
+		}
 		if !strings.HasPrefix(o, "bin:") {
-			if p.Design != "" || p.Stratum != "" || p.FrameSize != 0 {
-				t.Errorf("%s pair %d has a design %q/%q/%d; want none", o, p.ID, p.Design, p.Stratum, p.FrameSize)
+			if p.Stratum != o {
+				t.Errorf("%s pair %d: stratum %q; want %q", o, p.ID, p.Stratum, o)
 			}
 			continue
 		}
-		if p.Design != design || p.Stratum != o || p.FrameSize <= 0 {
-			t.Errorf("bin pair %d (%s): design %q, stratum %q, frame %d; want %q, %q, > 0", p.ID, o, p.Design, p.Stratum, p.FrameSize, design, o)
+		var b int
+		fmt.Sscanf(o, "bin:%d", &b)
+		if p.Stratum != fr.Scheme.Label(b) || p.FrameSize <= 0 || b > 0 && int64(p.FrameSize) != fr.Listed[b] {
+			t.Errorf("bin pair %d (%s): stratum %q, frame %d; want %q, %d", p.ID, o, p.Stratum, p.FrameSize, fr.Scheme.Label(b), fr.Listed[b])
 		}
 		if n, ok := frames[o]; ok && n != p.FrameSize {
 			t.Errorf("stratum %s: frame sizes %d and %d", o, n, p.FrameSize)
@@ -298,7 +310,9 @@ func TestDrawPairs(t *testing.T) {
 		want string
 	}{
 		{"per bin", DrawPlan{PerBin: -1, Bin: -1}, "pairs per bin"},
-		{"bin", DrawPlan{Bin: Bins}, "bin"},
+		{"bin", DrawPlan{Bin: frame.Default.Bins()}, "bin"},
+		{"plan bins", DrawPlan{Bin: -1, Counts: []int{1, 2}}, "plan"},
+		{"plan total", DrawPlan{Bin: -1, Counts: slices.Repeat([]int{1000}, 21)}, "at most"},
 		{"boundary", DrawPlan{Bin: -1, Boundary: MaxDraw + 1}, "near the threshold"},
 		{"random", DrawPlan{Bin: -1, Random: -5}, "random pairs"},
 	} {

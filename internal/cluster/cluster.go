@@ -55,6 +55,10 @@ type Config struct {
 	// connected component (a node is a document or an exact group); 0 means
 	// DefaultBudget, a negative value no bound. See Result.Limited.
 	Budget int
+	// Lean leaves out each cluster's links and diagnostics (Cluster.Links, Diag but for
+	// Size, Result.Chained): a sweep scoring thousands of configurations needs only who
+	// is removed in favour of whom.
+	Lean bool
 }
 
 // DefaultBudget is Config.Budget when none is given: 1024 pair checks per node.

@@ -41,9 +41,14 @@ func (r *run) result() Result {
 	members := make([]int, 0, total)
 	removed := make([]Removal, 0, total-count)
 	clusters := make([]Cluster, 0, count)
-	links := make([]Edge, 0, accepted+total)
-	chainDocs := make([]int, 0, total)
-	chainSims := make([]float64, 0, total)
+	var links []Edge
+	var chainDocs []int
+	var chainSims []float64
+	if !r.cfg.Lean {
+		links = make([]Edge, 0, accepted+total)
+		chainDocs = make([]int, 0, total)
+		chainSims = make([]float64, 0, total)
+	}
 	simOf := r.known // per node similarity to the cluster's keeper; load is not used below
 	r.diag.docLoc = make([]int32, g.n)
 	for _, p := range r.protos {
@@ -73,11 +78,14 @@ func (r *run) result() Result {
 			}
 		}
 		rs := removed[rOff:len(removed):len(removed)]
-		lOff := len(links)
-		links = r.appendLinks(links, k, nodes, sims)
-		ls := links[lOff:len(links):len(links)]
-		var d Diagnostics
-		d, chainDocs, chainSims = r.diag.compute(ms, rs, ls, kd, r.t, g.nodeOf, chainDocs, chainSims)
+		var ls []Edge
+		d := Diagnostics{Size: len(ms)}
+		if !r.cfg.Lean {
+			lOff := len(links)
+			links = r.appendLinks(links, k, nodes, sims)
+			ls = links[lOff:len(links):len(links)]
+			d, chainDocs, chainSims = r.diag.compute(ms, rs, ls, kd, r.t, g.nodeOf, chainDocs, chainSims)
+		}
 		clusters = append(clusters, Cluster{Keeper: kd, Members: ms, Removed: rs, Links: ls, Diag: d})
 		res.Removed += len(rs)
 		if d.Chained {

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,6 +31,23 @@ func ParseDate(s string) time.Time {
 		}
 	}
 	return time.Time{}
+}
+
+// DocOf returns what keeper rules read of a stored document: its length in bytes, its
+// source and language, and the date in its metadata's "date" field (ParseDate), a JSON
+// object. The studio's runs and sweeps read documents with it, so they keep the same
+// documents.
+func DocOf(bytes int, source, lang, meta string) Doc {
+	d := Doc{Len: bytes, Source: source, Lang: lang}
+	if strings.Contains(meta, `"date"`) {
+		var m struct {
+			Date string `json:"date"`
+		}
+		if json.Unmarshal([]byte(meta), &m) == nil {
+			d.Date = ParseDate(m.Date)
+		}
+	}
+	return d
 }
 
 // Criterion is one way of preferring one document of a cluster as its keeper.
@@ -171,6 +189,18 @@ func (r Rule) Keeper(docs []Doc, members []int) int {
 	}
 	return best
 }
+
+// Order is a Rule compiled over documents: Less(a, b) reports whether a is kept rather
+// than b. A cluster's keeper is its least member under Less, so the keeper of two
+// clusters merged is the lesser of their keepers: a sweep follows keepers as clusters
+// grow without looking at every member again.
+type Order struct{ o *order }
+
+// Order compiles r over docs (indexes are document indexes).
+func (r Rule) Order(docs []Doc) Order { return Order{newOrder(r, docs)} }
+
+// Less reports whether document a is kept rather than document b.
+func (o Order) Less(a, b int) bool { return o.o.less(a, b) }
 
 // order is a compiled Rule: less(a, b) reports whether a is kept rather than b.
 type order struct {

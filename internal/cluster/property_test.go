@@ -215,6 +215,20 @@ func TestPropertyRandomGraphs(t *testing.T) {
 					c := Config{Threshold: rc.t, Policy: p, Rule: rc.rule, Budget: budget}
 					res := mustCluster(t, g, c)
 					checkLinksAndChain(t, res)
+					// Lean leaves out links and diagnostics, nothing else.
+					c.Lean = true
+					lean, err := g.Cluster(c)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !slices.Equal(lean.Assign, res.Assign) || lean.Removed != res.Removed || len(lean.Clusters) != len(res.Clusters) {
+						t.Errorf("%s budget %d: lean clustering differs", p, budget)
+					}
+					for i, cl := range lean.Clusters {
+						if cl.Keeper != res.Clusters[i].Keeper || !slices.Equal(cl.Removed, res.Clusters[i].Removed) || cl.Links != nil {
+							t.Errorf("%s budget %d: lean cluster %d = %+v; want %+v without links", p, budget, i, cl, res.Clusters[i])
+						}
+					}
 					exercised.limited += res.Limited
 					if budget < 0 {
 						results[p] = res

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/dedupstudio/dedupstudio/internal/cluster"
 )
 
 // Sweep is a stored sweep (internal/sweeprun reads and writes them). Grid, Summary and
@@ -417,21 +419,24 @@ type SweepDocs struct {
 	// exact-hash baseline.
 	Hashes []uint64
 	Texts  []string
+	// Keep is what keeper rules read of each document: length, source, language and
+	// the metadata's date.
+	Keep []cluster.Doc
 }
 
 // SweepDocuments reads every document of a dataset with its text and content hash. It
 // holds every text in memory (the sweep computes exact Jaccard from them).
 func (d *DB) SweepDocuments(ctx context.Context, datasetID int64) (SweepDocs, error) {
 	var out SweepDocs
-	rows, err := d.r.QueryContext(ctx, `SELECT id, content_hash, text FROM documents WHERE dataset_id = ? ORDER BY id`, datasetID)
+	rows, err := d.r.QueryContext(ctx, `SELECT id, content_hash, text, source, lang, meta FROM documents WHERE dataset_id = ? ORDER BY id`, datasetID)
 	if err != nil {
 		return out, fmt.Errorf("documents of dataset %d: %w", datasetID, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var id int64
-		var hash, text string
-		if err := rows.Scan(&id, &hash, &text); err != nil {
+		var hash, text, source, lang, meta string
+		if err := rows.Scan(&id, &hash, &text, &source, &lang, &meta); err != nil {
 			return out, fmt.Errorf("documents of dataset %d: %w", datasetID, err)
 		}
 		b, err := hex.DecodeString(hash)
@@ -441,6 +446,7 @@ func (d *DB) SweepDocuments(ctx context.Context, datasetID int64) (SweepDocs, er
 		out.IDs = append(out.IDs, id)
 		out.Hashes = append(out.Hashes, binary.BigEndian.Uint64(b))
 		out.Texts = append(out.Texts, text)
+		out.Keep = append(out.Keep, cluster.DocOf(len(text), source, lang, meta))
 	}
 	if err := rows.Err(); err != nil {
 		return out, fmt.Errorf("documents of dataset %d: %w", datasetID, err)
@@ -458,16 +464,18 @@ type SweepPair struct {
 	Skipped         bool
 	Design, Stratum string
 	FrameSize       int
+	// Origin says how the pair came into the campaign (label_pairs.origin).
+	Origin string
 }
 
 // SweepPairs returns every pair of a campaign, by id, with what a sweep needs.
 func (d *DB) SweepPairs(ctx context.Context, campaignID int64) ([]SweepPair, error) {
-	pairs, err := queryAll(ctx, d, `SELECT p.id, p.doc_a, p.doc_b, p.design, p.stratum, p.frame_size,
+	pairs, err := queryAll(ctx, d, `SELECT p.id, p.doc_a, p.doc_b, p.design, p.stratum, p.frame_size, p.origin,
 			p.labels_n = 0 AND EXISTS (SELECT 1 FROM label_events e WHERE e.pair_id = p.id AND e.kind = 'skip')
 		FROM label_pairs p WHERE p.campaign_id = ? ORDER BY p.id`,
 		func(sc scanner) (SweepPair, error) {
 			var p SweepPair
-			return p, sc.Scan(&p.ID, &p.A, &p.B, &p.Design, &p.Stratum, &p.FrameSize, &p.Skipped)
+			return p, sc.Scan(&p.ID, &p.A, &p.B, &p.Design, &p.Stratum, &p.FrameSize, &p.Origin, &p.Skipped)
 		}, campaignID)
 	if err != nil {
 		return nil, fmt.Errorf("pairs of campaign %d: %w", campaignID, err)

@@ -540,10 +540,12 @@ func TestRunOnTheDemoSample(t *testing.T) {
 			t.Errorf("%s: %+v; want at most components' removals and false merges, and no chain (%+v)", pol, s, comp)
 		}
 	}
-	// The demo's pairs carry the design that drew them: the estimates reach the dataset.
+	// The demo's pairs carry the design that drew them: the estimates reach the dataset,
+	// under the manifest's own keeper rule and policy, over exactly the removals it makes.
 	if e := m.Estimates; e == nil || e.Counted < 700 || math.IsNaN(float64(e.Recall.Value)) || len(e.Notes) == 0 ||
-		e.Design != demo.Design || e.DesignPairs != e.Counted || math.IsNaN(float64(e.DatasetRecall.Value)) {
-		t.Errorf("estimates on the demo labels: %+v", e)
+		e.Design != "design "+demo.Design || e.DesignPairs != e.Counted || math.IsNaN(float64(e.DatasetRecall.Value)) ||
+		e.KeeperRule != m.Params.Rule.String() || e.Removals != stats[cluster.KeeperStar].Removed {
+		t.Errorf("estimates on the demo labels: %+v; want the design, keeper rule %s and %d removals", e, m.Params.Rule, stats[cluster.KeeperStar].Removed)
 	}
 	counts, _ := store.CountManifest(ctx, m.ID)
 	if counts.Rows != stats[cluster.KeeperStar].Removed {

@@ -117,44 +117,35 @@ type scoreInput struct {
 	docs   []cluster.Doc
 	exact  [][]int
 	sim    func(a, b int) float64
+	// signatures returns the dataset's signatures under another representation (the
+	// campaign's, for the estimates' bins); nil when only sigs are at hand.
+	signatures func(ctx context.Context, spec lsh.Spec) ([]lsh.Signature, error)
 }
 
 // scoreConfiguration scores a manifest's configuration against the campaign's labels as
 // a sweep of one configuration (internal/sweep): recall, cluster recall, false merges and
 // precision on the labeled pairs and by category, each with its interval and count, and,
-// where the labels carry their sampling design, recall and false removals over the whole
-// dataset; plus the campaign's agreement. Keeper-star and complete-link are given to the
-// sweep as its policies, clustering with internal/cluster exactly as the run does.
+// where the labels record how they were drawn, recall and false removals over the whole
+// dataset under the manifest's own keeper rule and cluster policy (the sweep clusters
+// with internal/cluster exactly as the run does); plus the campaign's agreement.
 func scoreConfiguration(ctx context.Context, store *db.DB, in scoreInput) (*review.Estimates, error) {
 	p, c := in.params, in.labels.campaign
-	policy := sweep.ConnectedComponents
-	policies := map[string]sweep.Clusterer{}
-	var clusterErr error
-	if p.Policy != cluster.Components {
-		policy = string(p.Policy)
-		policies[policy] = func(n int, edges []sweep.Edge, t float64) []int32 {
-			ids, err := clusterIDs(n, edges, t, p, in)
-			if err != nil && clusterErr == nil {
-				clusterErr = err
-			}
-			return ids
-		}
-	}
+	policy := string(p.Policy)
 	grid := sweep.Grid{Specs: []lsh.Spec{p.Spec}, Shapes: []lsh.Shape{p.Shape}, Thresholds: []float64{p.Threshold},
 		Verifications: []sweep.Verification{sweep.Verification(p.Verification)}, Policies: []string{policy}}
 	rep, err := sweep.Run(ctx, sweep.Input{
-		Docs: sweep.Documents{Count: len(in.texts), Text: func(i int) string { return in.texts[i] }},
-		Signatures: func(_ context.Context, spec lsh.Spec) ([]lsh.Signature, error) {
-			if spec != p.Spec {
+		Docs: sweep.Documents{Count: len(in.texts), Text: func(i int) string { return in.texts[i] }, Keep: in.docs},
+		Signatures: func(ctx context.Context, spec lsh.Spec) ([]lsh.Signature, error) {
+			if spec == p.Spec {
+				return in.sigs, nil
+			}
+			if in.signatures == nil {
 				return nil, fmt.Errorf("score the configuration: signatures under %s asked for, %s held", spec.ID(), p.Spec.ID())
 			}
-			return in.sigs, nil
+			return in.signatures(ctx, spec)
 		},
-		Pairs: in.labels.pairs, Categories: c.Categories, Policies: policies,
-	}, grid, sweep.Options{Seed: 1, MaxBucket: MaxBucket})
-	if err == nil {
-		err = clusterErr
-	}
+		Pairs: in.labels.pairs, Categories: c.Categories, Rep: c.Spec,
+	}, grid, sweep.Options{Seed: 1, MaxBucket: MaxBucket, Rules: []cluster.Rule{p.Rule}})
 	if err != nil {
 		return nil, err
 	}
@@ -181,48 +172,20 @@ func scoreConfiguration(ctx context.Context, store *db.DB, in scoreInput) (*revi
 	}
 	none := interval(sweep.Interval{Value: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}, 0)
 	e.DatasetRecall, e.FalseRemovals, e.FalseRemovalRate = none, none, none
-	if d := r.Dataset; d != nil {
-		e.Design, e.DesignPairs, e.Replicates = rep.Design.Name, rep.Design.Pairs, rep.Design.Replicates
-		e.DatasetRecall = interval(d.Recall, rep.Design.Pairs)
-		e.FalseRemovals = interval(d.FalseRemovals, rep.Design.Pairs)
-		e.FalseRemovalRate = interval(d.FalseRemovalRate, rep.Design.Pairs)
+	if d, m := r.Dataset, rep.Model; d != nil && m != nil && len(d.Rules) > 0 {
+		re := d.Rules[0]
+		e.Design, e.DesignPairs, e.Replicates = m.Basis, m.Pairs, m.Replicates
+		e.KeeperRule, e.Removals, e.Certain, e.Assumption = re.Rule, re.Removals, re.Certain, sweep.ModelAssumption
+		e.DatasetRecall = interval(d.Recall, m.Pairs)
+		e.FalseRemovals = interval(re.FalseRemovals, m.Pairs)
+		e.FalseRemovalRate = interval(re.FalseRemovalRate, m.Pairs)
+		e.Notes = append(e.Notes, m.Notes...)
 	}
-	e.Notes = append(e.Notes, rep.Design.Notes...)
-	if r.Dataset == nil && len(e.Notes) == 0 {
-		e.Notes = append(e.Notes, "No sampling design is stored with these labels: the rates describe the labeled pairs, "+
-			"not the whole dataset.")
+	if r.Dataset == nil {
+		e.Notes = append(e.Notes, "No labeled pair records how it was drawn: the rates describe the labeled pairs, "+
+			"not the whole dataset. Draw pairs from the campaign page to estimate over it.")
 	}
 	return e, nil
-}
-
-// clusterIDs clusters a sweep's accepted edges under the manifest's policy with
-// internal/cluster and returns each document's cluster id (documents in no cluster get
-// ids of their own).
-func clusterIDs(n int, edges []sweep.Edge, t float64, p review.Params, in scoreInput) ([]int32, error) {
-	ce := make([]cluster.Edge, len(edges))
-	for i, e := range edges {
-		ce[i] = cluster.Edge{A: int(e.A), B: int(e.B), Sim: e.Similarity}
-	}
-	ids := make([]int32, n)
-	for i := range ids {
-		ids[i] = int32(i)
-	}
-	g, err := cluster.NewGraph(cluster.Input{Docs: in.docs, Exact: in.exact, Edges: ce, Sim: in.sim})
-	if err != nil {
-		return ids, err
-	}
-	cfg := p.Config()
-	cfg.Threshold = t
-	res, err := g.Cluster(cfg)
-	if err != nil {
-		return ids, err
-	}
-	for i, a := range res.Assign {
-		if a >= 0 {
-			ids[i] = int32(n + a) // clusters after the documents' own ids
-		}
-	}
-	return ids, nil
 }
 
 func rate(r sweep.Rate) review.Interval {

@@ -21,10 +21,8 @@ package dedup
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/db"
@@ -129,7 +127,10 @@ func Run(ctx context.Context, store *db.DB, sigs *sigcache.Cache, req Request, r
 	if ls.set.Counted > 0 {
 		report(Progress{Phase: PhaseLabels})
 		estimates, err = scoreConfiguration(ctx, store, scoreInput{labels: ls, params: p, sigs: set.Sigs, texts: texts, docs: docs,
-			exact: exact, sim: sim})
+			exact: exact, sim: sim, signatures: func(ctx context.Context, spec lsh.Spec) ([]lsh.Signature, error) {
+				other, _, err := signaturesOf(ctx, sigs, ds.ID, spec, infos, func(Progress) {})
+				return other.Sigs, err
+			}})
 		if err != nil {
 			return db.Manifest{}, err
 		}
@@ -299,20 +300,8 @@ func comparePolicies(ctx context.Context, g *cluster.Graph, p review.Params, ls 
 	return chosen, comparison, nil
 }
 
-// docOf is what the keeper rule reads of a document: its length, its source and
-// language, and a date from the metadata field "date" (RFC 3339 or YYYY-MM-DD).
-func docOf(di db.DocInfo) cluster.Doc {
-	d := cluster.Doc{Len: di.Bytes, Source: di.Source, Lang: di.Lang}
-	if strings.Contains(di.Meta, `"date"`) {
-		var m struct {
-			Date string `json:"date"`
-		}
-		if json.Unmarshal([]byte(di.Meta), &m) == nil {
-			d.Date = cluster.ParseDate(m.Date)
-		}
-	}
-	return d
-}
+// docOf is what the keeper rule reads of a document (cluster.DocOf).
+func docOf(di db.DocInfo) cluster.Doc { return cluster.DocOf(di.Bytes, di.Source, di.Lang, di.Meta) }
 
 // manifestClusters turns the chosen clustering into the manifest's clusters, with every
 // removal's MinHash estimate and exact Jaccard to its keeper.

@@ -1,14 +1,9 @@
 package labels
 
 import (
-	"fmt"
 	"math"
-	"math/rand/v2"
-	"slices"
 	"strings"
 	"testing"
-
-	"github.com/dedupstudio/dedupstudio/internal/lsh"
 )
 
 func TestSummarize(t *testing.T) {
@@ -83,50 +78,5 @@ func TestCategoryListRoundTrip(t *testing.T) {
 		if _, err := ParseCategories(text); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("ParseCategories(%q) = %v; want %q", text, err, want)
 		}
-	}
-}
-
-// Drawing from a sample larger than PoolSize stays bounded and still reaches every
-// similarity range: near-duplicate families across the whole sample and low-similarity
-// pairs from the pool.
-func TestDrawLargeSample(t *testing.T) {
-	t.Parallel()
-	rng := rand.New(rand.NewPCG(3, 3))
-	vocab := make([]string, 3000)
-	for i := range vocab {
-		vocab[i] = fmt.Sprintf("w%d", i)
-	}
-	doc := func() []string {
-		ws := make([]string, 40)
-		for i := range ws {
-			ws[i] = vocab[rng.IntN(len(vocab))]
-		}
-		return ws
-	}
-	var texts []string
-	for i := 0; len(texts) < 6000; i++ {
-		base := doc()
-		texts = append(texts, strings.Join(base, " "))
-		if i%10 == 0 { // a family of edits of various sizes
-			for _, edits := range []int{1, 3, 8, 15} {
-				c := slices.Clone(base)
-				for range edits {
-					c[rng.IntN(len(c))] = vocab[rng.IntN(len(vocab))]
-				}
-				texts = append(texts, strings.Join(c, " "))
-			}
-		}
-	}
-	spec, _ := lsh.ParseSpec("size=2 k=64")
-	drawn, err := Draw(texts, spec, Plan{Bins: 10, PerBin: 5, TargetBin: -1, Random: 5, Seed: 1}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bins := map[int]int{}
-	for _, d := range drawn {
-		bins[Bin(d.Estimate, 10)]++
-	}
-	if len(drawn) < 30 || bins[0] == 0 || bins[9]+bins[8]+bins[7] == 0 {
-		t.Errorf("drew %d pairs over bins %v", len(drawn), bins)
 	}
 }

@@ -88,14 +88,20 @@ type Estimates struct {
 	FalseMerges   Interval       `json:"false_merges"`
 	Precision     Interval       `json:"precision"`
 	Categories    []CategoryRate `json:"categories"`
-	// Over the whole dataset, from the sampling design; Design is "" when the labels
-	// carry none.
+	// Over the whole dataset: Design names where the labels behind the estimates come
+	// from ("" when none can be used: the rates then describe the labeled pairs only),
+	// DesignPairs how many labeled pairs it uses; the false removals are under KeeperRule,
+	// the manifest's, with the assumption the estimates add (Assumption).
 	Design           string   `json:"design"`
 	DesignPairs      int      `json:"design_pairs"`
+	KeeperRule       string   `json:"keeper_rule,omitempty"`
+	Removals         int      `json:"removals,omitempty"`
+	Certain          int      `json:"certain_removals,omitempty"`
 	DatasetRecall    Interval `json:"dataset_recall"`
 	FalseRemovals    Interval `json:"dataset_false_removals"`
 	FalseRemovalRate Interval `json:"dataset_false_removal_rate"`
 	Replicates       int      `json:"replicates"`
+	Assumption       string   `json:"assumption,omitempty"`
 	Notes            []string `json:"notes"`
 }
 

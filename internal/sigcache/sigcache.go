@@ -37,8 +37,9 @@ type Progress func(done, total int)
 // for concurrent use (two callers filling the same gap both sign it; the second write
 // replaces the first with the same values).
 type Cache struct {
-	store *db.DB
-	batch int
+	store  *db.DB
+	batch  int
+	frames frames // the most recent sampling frames (Frame)
 }
 
 // New returns a cache over store, signing DefaultBatch documents at a time.

@@ -31,11 +31,9 @@ func reportCPU(b *testing.B, start time.Duration) {
 // rule-labeled pairs). Signatures are computed in the setup, as the store's cache would
 // hold them; shingle sets, candidates, exact Jaccard, clustering and scoring are in the
 // loop. DefaultGrid's shape search (lsh.OptimalShape, cached per process by lsh) is in
-// the setup too. "with-design" gives every pair a stratified design (strata by tenth
-// of word-5 Jaccard) so the bootstrap runs for every configuration. "demo-design" scores
-// the demo's own design (demo-strata-v6), whose zero-event bounds are capped by every
-// clustering's within-cluster pairs per Jaccard bin; "demo-design-uncapped" is the same
-// without the cap (Options.CapWork < 0), what the cap costs is the difference.
+// the setup too. "labels" are the demo's labels without their design columns (the model
+// pools them per bin of the default representation, over the frame); "demo-design"
+// scores the demo's own design (demo-strata-v6: its strata are the model's cells).
 func BenchmarkDefaultSweep(b *testing.B) {
 	d := loadDemo(b)
 	g := DefaultGrid()
@@ -43,17 +41,12 @@ func BenchmarkDefaultSweep(b *testing.B) {
 		b.Fatal(err)
 	}
 	sigs := precompute(b, d.texts, g.Specs)
-	for _, variant := range []string{"labels", "with-design", "demo-design", "demo-design-uncapped"} {
+	for _, variant := range []string{"labels", "demo-design"} {
 		b.Run(variant, func(b *testing.B) {
 			in := textInput(d.texts, d.pairs, sigs)
 			var opt Options
-			switch variant {
-			case "with-design":
-				in.Pairs = withDesign(b, d.texts, d.pairs)
-			case "demo-design":
+			if variant == "demo-design" {
 				in.Pairs = d.design
-			case "demo-design-uncapped":
-				in.Pairs, opt.CapWork = d.design, -1
 			}
 			var n int
 			b.ReportAllocs()

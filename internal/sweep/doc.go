@@ -17,8 +17,9 @@
 //     exact Jaccard similarity of the two shingle sets (what Milvus's
 //     mh_search_with_jaccard refinement does).
 //   - The policy turns accepted pairs (edges) into clusters; each cluster of m documents
-//     removes m-1. ConnectedComponents (single linkage) is built in; other policies are
-//     Clusterer functions the caller passes by name.
+//     keeps one (by the keeper rule) and removes m-1. The policies are internal/cluster's
+//     registered ones (components, keeper-star, complete-link); a caller may add
+//     Clusterer functions by name.
 //
 // A Grid lists values for every axis and the sweep scores every combination.
 // DefaultGrid is word 1-5 and char 3-7 shingles at k = 128 and 256, thresholds 0.30 to
@@ -72,110 +73,90 @@
 //
 // # Estimating over the dataset
 //
-// The sampler draws pairs from a frame (the candidates of a generous banding, plus
-// uniformly random pairs) stratified by similarity bin h: the frame's stratum h holds
-// N_h pairs, n_h of them drawn and labeled, so each labeled pair of h stands for
-// w_h = N_h/n_h pairs (its inverse inclusion probability).
+// The question a sweep answers is "how many documents would this remove by mistake, and
+// how sure are we?", under the keeper rule that will run. Most of the answer needs no
+// label: the sweep clusters every document, so for every configuration, every cluster
+// policy (cluster.Policies: connected components in one union-find pass over the
+// thresholds, keeper-star and complete-link through internal/cluster as a manifest's run
+// clusters) and every keeper rule (Options.Rules, DefaultRules: earliest, longest,
+// shortest) it knows exactly which documents are removed, each one's keeper, and which
+// candidate pairs are accepted. A false removal is a removed document that is not a
+// duplicate of its keeper (FalseRemovalDefinition). What only people can say is whether a
+// pair of a given similarity is a duplicate.
 //
-// False removals are counted in documents. A false removal is a removed document that
-// is not a duplicate of the document kept in its place. A cluster of m documents keeps
-// one and removes m-1; the keeper rule is chosen later, when a manifest is proposed, so
-// the sweep counts the expected number over a keeper drawn uniformly from the cluster:
-// a document k kept, the removed documents that are not its duplicates are false, and
-// averaging over the m choices of k counts every non-duplicate pair inside the cluster
-// 2/m times. So a non-duplicate pair in a cluster of m documents, merged directly or
-// through a chain, accounts for 2/m false removals (1 in a cluster of two), and a
-// cluster's false removals never exceed its m-1 removals (FalseRemovalDefinition).
+// So pairs are put in bins of exact Jaccard similarity under the campaign's
+// representation (internal/frame: 21 bins, J = 0, (0, 0.05), then twentieths; the demo's
+// design its own 12): every accepted pair and every (removed, keeper) pair of every
+// configuration and rule, counted exactly (a Profile, stored with the result). Pairs
+// whose normalized texts are identical are duplicates for certain, in no bin, and never
+// need a label. The labels supply each bin's share of non-duplicates p_b (a Model):
 //
-// With d_h and a_h the labeled duplicates and accepted duplicates of stratum h, and f_h
-// the sum of 2/m over its labeled non-duplicates that end in one cluster of m:
+//   - the studio's draws (and boundary, random and audit pairs: chosen by similarity or at
+//     random, never by their answer) pool per bin, one cell standing for the bin;
+//   - the demo's design (strata rule category × bin, known frame sizes N_h) gives cells
+//     that split each bin, p_b = Σ_h (N_h/N_b)·p_h, its pairs weighted by their design;
+//   - pairs of both kinds in one bin combine, weighted by their effective numbers of
+//     labels (Kish's for the cells);
+//   - labels that record no draw (imported, picked by hand) may have been chosen for their
+//     answer: they count on the labeled-pairs basis only, and without any drawn pair there
+//     is no dataset estimate.
 //
-//	D = Σ_h w_h·d_h   duplicate pairs in the frame
-//	A = Σ_h w_h·a_h   of them accepted
-//	F = Σ_h w_h·f_h   false removals, in documents
-//	recall = A/D (a ratio estimator)    false-removal rate = F / removals, in [0, 1]
+// Then, with s_b the (removed, keeper) pairs of bin b under a rule, a_b the accepted pairs
+// and N_b the bin's pairs in the dataset (the frame's 1/P-corrected count, the design's
+// frame sizes), q_b = 1-p_b:
 //
-// These are post-stratified Horvitz-Thompson estimates. Intervals come from a stratified
-// bootstrap: each replicate redraws, within every stratum, n_h-1 of its labeled pairs
-// with replacement and weighs each draw w_h·n_h/(n_h-1) (Rao and Wu's rescaling, which
-// makes the bootstrap variance match the stratified variance estimator), recomputes
-// A/D and F, and the 2.5th and 97.5th percentiles of 1,000 replicates (seeded) bound
-// the 95% interval. Every configuration is scored on the same replicates.
+//	F = Σ_b s_b·p_b                        false removals, in documents, under the rule
+//	A = Σ_b a_b·q_b + accepted identical    duplicate pairs the configuration accepts
+//	D = Σ_b N_b·q_b + identical pairs       duplicate pairs from the floor up
+//	recall = A/D
 //
-// A bootstrap cannot show a spread the sample never saw: in a stratum where none of the
-// n_h labeled pairs is a false merge it adds nothing, and a configuration with no
-// labeled false merge at all would get the interval 0–0 and pass any target. So the
-// upper end of F adds, for every stratum without a labeled false merge, the exact
-// one-sided 97.5% bound on the number of false merges its N_h pairs can hold when a
-// simple random sample of n_h shows none (Stratum.Unseen: the largest K with
-// C(N_h-K, n_h)/C(N_h, n_h) >= 0.025, the hypergeometric form of Clopper-Pearson's
-// 1-0.025^(1/n_h), about 3.7·N_h/n_h), each counted as a whole false removal (2/m <= 1).
-// Value and interval are then capped at the removals, which the truth cannot exceed.
-// On a synthetic population the intervals covered the true recall in 95% and the true
-// false removals in over 95% of stratified draws (TestEstimatorCoverage), and the truth
-// in every draw that saw no false merge (TestEstimatorCoverageZeroEvents). The price is
-// honesty about large strata: 65 labeled pairs of 2 million bound the false merges there
-// by about 117,000, and no configuration can then be shown to stay under 1%.
+// The assumption this adds is stated on every page that shows the figures
+// (ModelAssumption): the labels of a bin speak for that bin's pairs, including those
+// inside a configuration's clusters. A manifest's audit checks it on the removals
+// themselves, design-based.
 //
-// The clustering caps these bounds. A false merge is a pair inside one cluster of the
-// configuration, and the clustering of every document is known exactly, not sampled.
-// When the strata name a similarity bin a sweep can compute without labels
-// (ParseStratum: the demo design's strata are rule category × bin of exact Jaccard
-// under DemoRep; the category needs a judgement, the bin does not), let C_b be Σ 2/m over
-// the configuration's within-cluster pairs whose exact Jaccard falls in bin b, in
-// clusters of m documents. Every false removal the strata of bin b hold comes from such
-// a pair, so their false removals, whatever their categories, are at most C_b, always:
-// a bound with no error probability. The zero-event part of the upper end takes, for
-// the strata of each bin without a labeled false merge, min(Σ_h Unseen_h, C_b) instead
-// of the sum. Where the plain bound covers the truth so does the capped one (the cap is
-// never below what it replaces the bound of), so the coverage above is kept
-// (TestCappedBoundCoverage checks it draw by draw). For the demo's different|j0 (pairs
-// sharing no shingle at all), C_b counts the pairs that only chains put together:
-// usually none. The strata of bins whose within-cluster pairs are many (the high bins of
-// a configuration's own duplicates) keep their plain bounds, and those can still hold
-// the upper end at the removals. C_b is counted as clusters merge (thresholds falling,
-// one union-find pass): documents with equal shingle sets under the bin's representation
-// form a class whose inner pairs have J = 1 and are counted, not compared, and two
-// classes are compared once (remembered across configurations); each 2/m is rounded up.
-// A clustering that would need more than Options.CapWork class comparisons
-// (DefaultCapWork: 100,000, which the clusterings of strict configurations stay well
-// under; a loose one that chains most of the dataset into one component needs millions)
-// keeps the plain bound, as do designs whose strata name no computable bin (imported labels, and
-// for now the studio's own draws, whose bins are of the MinHash estimate). Estimate.Capped
-// says how much the cap took off.
+// Recall counts the duplicates from the floor up: the least similar bin with a labeled
+// duplicate (Model.Floor). Below it the labels found none; BelowFloor says how many
+// duplicates they cannot rule out there, which no LSH configuration would find anyway.
 //
-// Advise says how many more labels in which strata would bound a configuration (the
-// square-root allocation n_h ∝ sqrt(N_h) minimizes the labels for the bound
-// Σ N_h·3.7/n_h; a bin the clustering capped at under a tenth of what the target leaves
-// keeps its cap, which comes off the budget, and its strata need no labels) and the
-// tightest target the labels meet now.
+// Intervals. Each cell's share gets Clopper-Pearson's lower and upper confidence
+// distributions: for x non-duplicates among n labels drawn from a frame of N, the draw at
+// u is the CP bound at level u, hypergeometric (exact, so labeling a whole cell leaves no
+// uncertainty) or beta when the frame is large; the lower one is 0 when no non-duplicate
+// was seen, the upper one then the exact zero-event bound. Per Monte Carlo replicate
+// (DefaultReplicates, seeded, the same for every configuration) every bin draws its share
+// from both with one uniform, and the sampling of the bin's own pairs is added on top
+// (normal, finite-population corrected: s_b pairs taken from a bin of N_b vary less the
+// more of the bin they are). F's lower end is the 2.5% quantile of the replicates drawn
+// from the lower distributions, its upper end the 97.5% quantile of those from the upper
+// ones: Fay and Feuer's construction for weighted sums of rates (1997), with beta or
+// hypergeometric in place of gamma, conservative by design. A bin whose labels show no
+// mistake still adds what they cannot rule out, but the bins are summed by simulation,
+// not bound by bound, so the upper end is not every removal. Recall's ends take, bin by
+// bin, the distribution that moves recall adversely (the lower one where a configuration
+// accepts more of the bin than of the whole, the upper one where less). The confidence
+// distributions are checked against brute-force hypergeometric limits and exact coverage
+// (cd_test.go); the estimates against exact truth on real text by internal/calib.
 //
-// The estimates use the pairs of one design (Options.Design, or the design with the
-// most counted pairs); pairs with no recorded inclusion probability, or of another
-// design, count on the labeled-pairs basis only, and Design says how many. They
-// assume:
-//
-//   - duplicates outside the frame (pairs the sampler could never draw) are invisible
-//     to every estimate: the random share of each draw is what lets the frame reach low
-//     similarities at all;
-//   - unlabeled, skipped and flagged pairs are missing at random within their stratum
-//     (n_h counts only counted pairs);
-//   - the keeper is any member of its cluster with equal chance: a keeper rule that
-//     picks hubs (the longest text) can make more false removals than this expects.
+// Plan (LabelPlan) says how many more labels in which bins would bring a configuration's
+// upper end to a target, if they show each bin's share as it stands: greedily, a few at
+// a time, where they lower the upper end most (the bins where it removes documents), or
+// that no number of labels would (its own share of non-duplicates is over the target).
 //
 // Scores.Headline picks the figures the recall chart, Front and Recommend use: the
-// dataset estimates when there is a design, else labeled recall and the labeled
-// false-merge rate.
+// dataset estimates under a keeper rule when there is a model, else labeled recall and
+// the labeled false-merge rate.
 //
 // # Pareto front and recommendation
 //
 // A configuration is dominated when another has at least its recall and at most its
 // false-removal rate, one of them strictly; Front marks the rest. Recommend picks the
-// highest recall among configurations whose false-removal rate stays at or below the
-// target at the upper end of its 95% interval (DefaultTarget: 1%), never one that
-// removes nothing, and when none does, the one with the lowest upper end, saying so in
-// its reason ("not enough labels to bound false removals at 1%"); Advise then says what
-// to do next.
+// highest recall among configurations whose false-removal rate under the keeper rule
+// stays at or below the target at the upper end of its 95% interval (DefaultTarget: 1%),
+// never one that removes nothing nor one whose point estimate breaks the target. When
+// none meets it, it says so first and names the closest: the lowest upper end among the
+// configurations that beat exact-hash dedup's recall, preselected only when its point
+// estimate meets the target; the plan then says what to label.
 //
 // # The engine
 //
@@ -187,8 +168,11 @@
 // verification and policy is scored from them. Connected components are built
 // incrementally: candidates are bucketed by the highest threshold they reach, edges are
 // added from the highest threshold down, and the components are read after each, so a
-// whole threshold list costs one union-find pass. Bootstrap replicate totals are integer
-// per-stratum counts updated by the pairs whose outcome changed.
+// whole threshold list costs one union-find pass. Every keeper rule's keepers follow the
+// merges (a rule is a total order, so the keeper of two clusters merged is the lesser of
+// theirs): only the members of the cluster whose keeper lost are binned again. Each
+// candidate's bin under the model's representation is computed once per shape (a class
+// of equal shingle sets is compared once with another, remembered).
 //
 // Exact Jaccard is computed for the candidates that need it, each pair once per
 // representation (a memo shared by its shapes and ks), in document order, with the

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 )
 
@@ -35,7 +36,8 @@ type Grid struct {
 	Shapes        []lsh.Shape
 	Thresholds    []float64
 	Verifications []Verification
-	// Policies name cluster policies: ConnectedComponents or one the run is given.
+	// Policies name cluster policies: registered ones (cluster.Policies) or one the run
+	// is given.
 	Policies []string
 }
 
@@ -93,15 +95,34 @@ func Representations(base lsh.Spec, wordSizes, charSizes, hashes []int) []lsh.Sp
 
 // DefaultGrid is the grid a sweep form starts from: word 1-5 and char 3-7 shingles of
 // lsh.DefaultSpec at k = 128 and 256, the shapes worth trying for each k
-// (ShapesFor), thresholds 0.30 to 0.95 in steps of 0.05, both verifications, connected
-// components.
+// (ShapesFor), thresholds 0.30 to 0.95 in steps of 0.05, both verifications, every
+// registered cluster policy (cluster.Policies).
 func DefaultGrid() Grid {
 	return Grid{
 		Specs:         Representations(lsh.DefaultSpec(), Sizes(1, 5), Sizes(3, 7), []int{128, 256}),
 		Thresholds:    Steps(0.30, 0.95, 0.05),
 		Verifications: []Verification{MinHashEstimate, ExactJaccard},
-		Policies:      []string{ConnectedComponents},
+		Policies:      RegisteredPolicies(),
 	}
+}
+
+// RegisteredPolicies returns the names of the cluster policies internal/cluster
+// registers, in its order: what a sweep scores when the grid does not narrow it.
+func RegisteredPolicies() []string {
+	var out []string
+	for _, p := range cluster.Policies() {
+		out = append(out, string(p))
+	}
+	return out
+}
+
+// CanonicalPolicy maps the policy names of sweeps stored before the registry
+// ("connected-components") to the registered ones.
+func CanonicalPolicy(p string) string {
+	if p == "connected-components" {
+		return ConnectedComponents
+	}
+	return p
 }
 
 // ShapesFor returns the shapes worth trying at k for a list of thresholds: the distinct
@@ -131,7 +152,7 @@ func ShapesFor(k int, thresholds []float64) ([]lsh.Shape, error) {
 }
 
 // Validate reports the first problem of g as a *GridError. policies are the names of
-// policies beyond the built-in ConnectedComponents that the run will be given.
+// policies beyond the registered ones (cluster.Policies) that the run will be given.
 func (g Grid) Validate(policies ...string) error {
 	if len(g.Specs) == 0 {
 		return &GridError{Axis: "specs", Index: -1, Msg: "no representation"}
@@ -185,8 +206,8 @@ func (g Grid) Validate(policies ...string) error {
 		return &GridError{Axis: "policies", Index: -1, Msg: "no cluster policy"}
 	}
 	for i, p := range g.Policies {
-		if p != ConnectedComponents && !slices.Contains(policies, p) {
-			known := append([]string{ConnectedComponents}, policies...)
+		if !slices.Contains(RegisteredPolicies(), p) && !slices.Contains(policies, p) {
+			known := append(RegisteredPolicies(), policies...)
 			return &GridError{Axis: "policies", Index: i, Msg: fmt.Sprintf("unknown policy %q (want one of %s)", p, strings.Join(known, ", "))}
 		}
 		if slices.Contains(g.Policies[:i], p) {
@@ -351,8 +372,13 @@ type Config struct {
 // Label is a short name for charts and tables, e.g. "word5 k128 25x5 ≥0.50 exact cc".
 func (c Config) Label() string {
 	pol := c.Policy
-	if pol == ConnectedComponents {
+	switch pol {
+	case ConnectedComponents:
 		pol = "cc"
+	case string(cluster.KeeperStar):
+		pol = "star"
+	case string(cluster.CompleteLink):
+		pol = "clink"
 	}
 	return fmt.Sprintf("%s%d k%d %v ≥%.2f %s %s", c.Spec.Level, c.Spec.Size, c.Spec.Hashes, c.Shape, c.Threshold, c.Verification, pol)
 }
@@ -403,7 +429,10 @@ func (g *Grid) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	out := Grid{Thresholds: j.Thresholds, Verifications: j.Verifications, Policies: j.Policies}
+	out := Grid{Thresholds: j.Thresholds, Verifications: j.Verifications}
+	for _, p := range j.Policies {
+		out.Policies = append(out.Policies, CanonicalPolicy(p))
+	}
 	for i, text := range j.Specs {
 		s, err := lsh.ParseSpec(text)
 		if err != nil {
@@ -419,5 +448,18 @@ func (g *Grid) UnmarshalJSON(b []byte) error {
 		out.Shapes = append(out.Shapes, sh)
 	}
 	*g = out
+	return nil
+}
+
+// UnmarshalJSON reads a Config, mapping the policy names of sweeps stored before the
+// policy registry to the registered ones (CanonicalPolicy).
+func (c *Config) UnmarshalJSON(b []byte) error {
+	type plain Config
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	p.Policy = CanonicalPolicy(p.Policy)
+	*c = Config(p)
 	return nil
 }

@@ -73,7 +73,7 @@ func TestGridValidate(t *testing.T) {
 		{"threshold 0", func(g *Grid) { g.Thresholds = []float64{0.5, 0} }, "thresholds", 1},
 		{"threshold above 1", func(g *Grid) { g.Thresholds = []float64{1.5} }, "thresholds", 0},
 		{"unknown verification", func(g *Grid) { g.Verifications = []Verification{"guess"} }, "verifications", 0},
-		{"unknown policy", func(g *Grid) { g.Policies = []string{ConnectedComponents, "keeper-star"} }, "policies", 1},
+		{"unknown policy", func(g *Grid) { g.Policies = []string{ConnectedComponents, "single-pass"} }, "policies", 1},
 		{"too many thresholds", func(g *Grid) { g.Thresholds = Steps(0.005, 1, 0.005) }, "thresholds", -1},
 		{"too large", func(g *Grid) {
 			g.Thresholds = Steps(0.01, 1, 0.01)
@@ -97,8 +97,8 @@ func TestGridValidate(t *testing.T) {
 		})
 	}
 	g := base()
-	g.Policies = []string{"keeper-star"}
-	if err := g.Validate("keeper-star"); err != nil {
+	g.Policies = []string{"single-pass"}
+	if err := g.Validate("single-pass"); err != nil {
 		t.Errorf("Validate(with keeper-star given) = %v; want nil", err)
 	}
 }
@@ -209,7 +209,7 @@ func TestConfigNames(t *testing.T) {
 	if got, want := c.Label(), "word5 k128 25x5 ≥0.50 exact cc"; got != want {
 		t.Errorf("Label() = %q; want %q", got, want)
 	}
-	if got, want := c.String(), lsh.DefaultSpec().String()+" shape=25x5 threshold=0.5 verification=exact policy=connected-components"; got != want {
+	if got, want := c.String(), lsh.DefaultSpec().String()+" shape=25x5 threshold=0.5 verification=exact policy=components"; got != want {
 		t.Errorf("String() = %q; want %q", got, want)
 	}
 }

@@ -78,6 +78,23 @@ func (x *exactJaccard) shingle(i int) []uint64 {
 	return s
 }
 
+// pair returns the exact Jaccard similarity of documents a and b: from the kept sets
+// when both are at hand, else shingled for the call. It is safe for concurrent use with
+// itself (not with of).
+func (x *exactJaccard) pair(a, b int) float64 {
+	var sa, sb []uint64
+	if !x.block && x.sets != nil {
+		sa, sb = x.sets[a], x.sets[b]
+	}
+	if sa == nil {
+		sa = x.shingle(a)
+	}
+	if sb == nil {
+		sb = x.shingle(b)
+	}
+	return jaccardAtLeast(sa, sb, 0)
+}
+
 // of returns the exact Jaccard similarity of each pair key, keys sorted and distinct.
 func (x *exactJaccard) of(ctx context.Context, keys []uint64) ([]float64, error) {
 	out := make([]float64, len(keys))

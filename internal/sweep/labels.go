@@ -40,6 +40,9 @@ type LabeledPair struct {
 	Design    string
 	Stratum   string
 	FrameSize int
+	// Origin says how the pair came into the campaign: "bin:<i>" (a bin of the studio's
+	// draw), "boundary", "random", "audit" (a manifest's audit), "import"...
+	Origin string `json:",omitempty"`
 }
 
 // LabelRule is the rule that decides which label of a pair counts, as the sweep page and

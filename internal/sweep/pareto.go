@@ -29,11 +29,20 @@ type Headline struct {
 	FalseRemovalRate Interval
 }
 
-// Headline returns the dataset estimates when there are any, else the labeled-pairs
-// rates: Recall and FalseMerges.
-func (s Scores) Headline() Headline {
-	if s.Dataset != nil {
-		return Headline{DatasetBasis, s.Dataset.Recall, s.Dataset.FalseRemovalRate}
+// Headline returns the figures under the first keeper rule scored (earliest, unless
+// Options.Rules said otherwise): HeadlineFor("").
+func (s Scores) Headline() Headline { return s.HeadlineFor("") }
+
+// HeadlineFor returns the dataset estimates under keeper rule (the first scored when
+// rule is "" or was not scored) when there are any, else the labeled-pairs rates:
+// Recall and FalseMerges.
+func (s Scores) HeadlineFor(rule string) Headline {
+	if s.Dataset != nil && len(s.Dataset.Rules) > 0 {
+		re, ok := s.Dataset.Rule(rule)
+		if !ok {
+			re = s.Dataset.Rules[0]
+		}
+		return Headline{DatasetBasis, s.Dataset.Recall, re.FalseRemovalRate}
 	}
 	h := Headline{LabeledBasis, s.Recall.Interval, s.FalseMerges.Interval}
 	nan := Interval{math.NaN(), math.NaN(), math.NaN()}
@@ -47,10 +56,13 @@ func (s Scores) Headline() Headline {
 }
 
 // Headlines returns each result's Headline.
-func Headlines(rs []Result) []Headline {
+func Headlines(rs []Result) []Headline { return HeadlinesFor(rs, "") }
+
+// HeadlinesFor returns each result's HeadlineFor(rule).
+func HeadlinesFor(rs []Result, rule string) []Headline {
 	out := make([]Headline, len(rs))
 	for i, r := range rs {
-		out[i] = r.Headline()
+		out[i] = r.HeadlineFor(rule)
 	}
 	return out
 }
@@ -94,19 +106,27 @@ type Target struct {
 	// PointEstimate compares the point estimate with the maximum instead of the upper
 	// end of the 95% interval.
 	PointEstimate bool
+	// Rule is the keeper rule the manifest will run ("" for the first scored).
+	Rule string
 }
 
-// DefaultTarget is false removals <= 1% at the upper end of the interval.
+// DefaultTarget is false removals <= 1% at the upper end of the interval, under the
+// first keeper rule scored.
 var DefaultTarget = Target{MaxFalseRemovalRate: 0.01}
 
 // Recommendation is the configuration to start from and why.
 type Recommendation struct {
-	Index  int // into the results given
+	Index  int // into the results given; -1 when there is none to show
 	Config Config
-	// Met is false when no configuration met the target and this is the fallback: the
-	// lowest false-removal rate.
-	Met    bool
-	Reason string
+	// Met: the configuration's false-removal rate meets the target (at the upper end of
+	// its interval, unless the target compares point estimates). When none meets it,
+	// Index is the closest (Closest): the lowest upper end among the configurations
+	// that beat exact-hash dedup's recall.
+	Met, Closest bool
+	// Preselect says whether a page may select it for the user: never when its point
+	// estimate breaks the target.
+	Preselect bool
+	Reason    string
 }
 
 // ErrNothingToRecommend is returned when no result has both figures defined (no labeled
@@ -114,32 +134,41 @@ type Recommendation struct {
 var ErrNothingToRecommend = errors.New("sweep: no configuration has a recall and a false-removal rate to compare")
 
 // Recommend picks the highest recall whose false-removal rate meets t (ties: the lower
-// rate, then fewer candidates per document, then the earlier result). When none meets
-// it, it falls back to the lowest false-removal rate (ties: the higher recall) and says
-// so.
-func Recommend(rs []Result, t Target) (Recommendation, error) {
+// rate, then fewer candidates per document, then the earlier result). A configuration
+// that removes nothing helps nobody and is never picked. When none meets it, it names
+// the closest: the lowest upper end among those whose recall beats baseline's (exact-hash
+// dedup; nil when unknown), and says so first; the closest is preselected only when its
+// point estimate meets the target.
+func Recommend(rs []Result, baseline *Scores, t Target) (Recommendation, error) {
 	bound := func(h Headline) float64 {
 		if t.PointEstimate {
 			return h.FalseRemovalRate.Value
 		}
 		return h.FalseRemovalRate.Hi
 	}
-	hs := Headlines(rs)
-	removes := slices.ContainsFunc(rs, func(r Result) bool { return r.Removals > 0 })
-	best, fallback, met := -1, -1, 0
+	hs := HeadlinesFor(rs, t.Rule)
+	floor := math.Inf(-1) // the recall to beat
+	if baseline != nil {
+		if b := baseline.HeadlineFor(t.Rule).Recall.Value; !math.IsNaN(b) {
+			floor = b
+		}
+	}
+	best, closest, closestAny, met := -1, -1, -1, 0
 	for i, h := range hs {
-		if math.IsNaN(h.Recall.Value) || math.IsNaN(bound(h)) {
+		if math.IsNaN(h.Recall.Value) || math.IsNaN(bound(h)) || rs[i].Removals == 0 {
 			continue
 		}
-		if removes && rs[i].Removals == 0 {
-			continue // removes nothing: no false removal, and no use
+		better := func(than int) bool {
+			return than < 0 || bound(h) < bound(hs[than]) || bound(h) == bound(hs[than]) && h.Recall.Value > hs[than].Recall.Value
 		}
-		if fallback < 0 || bound(h) < bound(hs[fallback]) ||
-			bound(h) == bound(hs[fallback]) && h.Recall.Value > hs[fallback].Recall.Value {
-			fallback = i
+		if better(closestAny) {
+			closestAny = i
 		}
-		if bound(h) > t.MaxFalseRemovalRate || rs[i].Removals == 0 {
-			continue // a configuration that removes nothing meets any target and helps nobody
+		if h.Recall.Value > floor && better(closest) {
+			closest = i
+		}
+		if bound(h) > t.MaxFalseRemovalRate || h.FalseRemovalRate.Value > t.MaxFalseRemovalRate {
+			continue
 		}
 		met++
 		if best < 0 {
@@ -152,31 +181,37 @@ func Recommend(rs []Result, t Target) (Recommendation, error) {
 			best = i
 		}
 	}
-	if fallback < 0 {
-		return Recommendation{}, ErrNothingToRecommend
+	if closestAny < 0 {
+		return Recommendation{Index: -1}, ErrNothingToRecommend
 	}
 	where := "at the upper end of its 95% interval"
 	if t.PointEstimate {
 		where = "as a point estimate"
 	}
-	h := hs[fallback]
 	recallName, rateName := "estimated recall", "estimated false removals per removal"
-	if h.Basis == LabeledBasis {
+	if hs[closestAny].Basis == LabeledBasis {
 		recallName, rateName = "recall on labeled duplicates", "false merges among labeled non-duplicates"
 	}
-	if best < 0 {
-		lead := "no configuration keeps"
-		if !t.PointEstimate && h.Basis == DatasetBasis {
-			lead = "not enough labels to bound false removals at " + pct(t.MaxFalseRemovalRate) + ": no configuration keeps"
-		}
-		return Recommendation{Index: fallback, Config: rs[fallback].Config, Reason: fmt.Sprintf(
-			"%s %s at or below %s %s; this one has the lowest (%s), with %s %s",
-			lead, rateName, pct(t.MaxFalseRemovalRate), where, pct(bound(h)), recallName, describe(h.Recall))}, nil
+	if best >= 0 {
+		h := hs[best]
+		return Recommendation{Index: best, Config: rs[best].Config, Met: true, Preselect: true, Reason: fmt.Sprintf(
+			"highest %s (%s) among the %d configurations whose %s stays at or below %s %s (%s)",
+			recallName, describe(h.Recall), met, rateName, pct(t.MaxFalseRemovalRate), where, pct(bound(h)))}, nil
 	}
-	h = hs[best]
-	return Recommendation{Index: best, Config: rs[best].Config, Met: true, Reason: fmt.Sprintf(
-		"highest %s (%s) among the %d configurations whose %s stays at or below %s %s (%s)",
-		recallName, describe(h.Recall), met, rateName, pct(t.MaxFalseRemovalRate), where, pct(bound(h)))}, nil
+	i, why := closest, "beats exact-hash dedup's recall"
+	if i < 0 {
+		i, why = closestAny, "removes something (none beats exact-hash dedup's recall)"
+	}
+	h := hs[i]
+	lead := "no configuration keeps " + rateName + " at or below " + pct(t.MaxFalseRemovalRate) + " " + where
+	pre := h.FalseRemovalRate.Value <= t.MaxFalseRemovalRate
+	tail := ""
+	if !pre {
+		tail = "; its point estimate alone breaks the target, so it is not selected for you"
+	}
+	return Recommendation{Index: i, Config: rs[i].Config, Closest: true, Preselect: pre, Reason: fmt.Sprintf(
+		"%s. Closest: the lowest upper end (%s) among the configurations that %s, with %s %s%s",
+		lead, pct(bound(h)), why, recallName, describe(h.Recall), tail)}, nil
 }
 
 func pct(x float64) string {
@@ -185,115 +220,4 @@ func pct(x float64) string {
 
 func describe(iv Interval) string {
 	return fmt.Sprintf("%.3f, 95%% interval %.3f–%.3f", iv.Value, iv.Lo, iv.Hi)
-}
-
-// StratumNeed is how many more labels one stratum needs.
-type StratumNeed struct {
-	Stratum            string
-	FrameSize, Labeled int
-	// More is the labels to add; when Labeled+More reaches FrameSize, the whole stratum.
-	More int
-}
-
-// Shortfall says what to do when no configuration meets a target at the upper end of
-// its interval on the dataset basis: which configuration to aim for, how many more
-// labels in which strata would bound it, and the tightest target the labels meet now.
-type Shortfall struct {
-	// Index is the configuration the advice is for: the highest estimated recall whose
-	// point estimate meets the target and whose sampled strata leave room under it for
-	// the others' bounds; else the highest whose point estimate meets it; else the one
-	// with the lowest upper end.
-	Index int
-	// Reachable is false when the strata where labeled pairs are false merges (with the
-	// caps of the bins the clustering capped) already put the upper end above the
-	// target: more labels elsewhere cannot bound it (more labels there may narrow it, or
-	// the configuration is too loose).
-	Reachable bool
-	// Needs lists the strata without a false merge that hold the upper end up, the
-	// most labels first: if that many more labels are drawn from each and none is a
-	// false merge, the upper end falls to about the target (a square-root allocation,
-	// which needs the fewest labels in all for the binomial bound N_h·3.7/n_h).
-	Needs []StratumNeed
-	// Lowest is the lowest upper end any configuration that removes something reaches:
-	// the tightest target the labels meet now; LowestIndex that configuration.
-	Lowest      float64
-	LowestIndex int
-}
-
-// Advise returns the Shortfall of rs against t, or false when it does not apply: some
-// configuration meets t, t compares point estimates, or the results have no dataset
-// estimates.
-func Advise(rs []Result, d Design, t Target) (Shortfall, bool) {
-	if t.PointEstimate {
-		return Shortfall{}, false
-	}
-	sf := Shortfall{Index: -1, LowestIndex: -1, Lowest: math.Inf(1)}
-	reachable, under := -1, -1 // the highest recall whose point estimate meets t: with labels able to bound it, and at all
-	better := func(i, than int) bool { return than < 0 || rs[i].Dataset.Recall.Value > rs[than].Dataset.Recall.Value }
-	for i, r := range rs {
-		if r.Dataset == nil || r.Removals == 0 || math.IsNaN(r.Dataset.Recall.Value) {
-			continue
-		}
-		e := r.Dataset
-		if e.FalseRemovalRate.Hi <= t.MaxFalseRemovalRate {
-			return Shortfall{}, false
-		}
-		if e.FalseRemovalRate.Hi < sf.Lowest {
-			sf.Lowest, sf.LowestIndex = e.FalseRemovalRate.Hi, i
-		}
-		if e.FalseRemovalRate.Value > t.MaxFalseRemovalRate {
-			continue
-		}
-		if better(i, under) {
-			under = i
-		}
-		if e.Sampled < t.MaxFalseRemovalRate*float64(e.Removals) && better(i, reachable) {
-			reachable = i
-		}
-	}
-	if sf.LowestIndex < 0 {
-		return Shortfall{}, false
-	}
-	sf.Index = cmp.Or(reachable+1, under+1, sf.LowestIndex+1) - 1
-	e := rs[sf.Index].Dataset
-	budget := t.MaxFalseRemovalRate*float64(e.Removals) - e.Sampled
-	if budget <= 0 || e.Unit != FalseRemovalUnit {
-		return sf, true
-	}
-	sf.Reachable = true
-	seen := make(map[int]bool, len(e.Seen))
-	for _, h := range e.Seen {
-		seen[h] = true
-	}
-	// A bin the clustering capped at a small part of the target (a tenth) keeps its cap
-	// whatever the labels say: its strata need no labels, and its cap comes off the
-	// budget. A bin capped higher (the configuration's own merges are in it) is left to
-	// labels like the others.
-	for _, c := range e.Caps {
-		if c.Cap <= budget/10 {
-			budget -= c.Cap
-			for _, h := range c.Strata {
-				seen[h] = true
-			}
-		}
-	}
-	c := -math.Log(unseenAlpha) // zero events in n draws bound a share by about c/n at the zero-event bound's level (zeroEventBound)
-	var sumRoot float64
-	for h, s := range d.Strata {
-		if !seen[h] && s.Unseen > 0 {
-			sumRoot += math.Sqrt(float64(s.FrameSize))
-		}
-	}
-	for h, s := range d.Strata {
-		if seen[h] || s.Unseen == 0 {
-			continue
-		}
-		n := int(math.Ceil(c * math.Sqrt(float64(s.FrameSize)) * sumRoot / budget))
-		n = min(n, s.FrameSize)
-		if n > s.Labeled {
-			sf.Needs = append(sf.Needs, StratumNeed{Stratum: s.Name, FrameSize: s.FrameSize, Labeled: s.Labeled, More: n - s.Labeled})
-		}
-	}
-	slices.SortStableFunc(sf.Needs, func(a, b StratumNeed) int { return cmp.Compare(b.More, a.More) })
-	return sf, true
 }

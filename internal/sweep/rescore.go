@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/labels"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 	"github.com/dedupstudio/dedupstudio/internal/unionfind"
@@ -40,7 +41,7 @@ func Prepare(ctx context.Context, in Input, c Config, opt Options) (*State, erro
 	if c.Shape.Bands*c.Shape.Rows > c.Spec.Hashes {
 		return nil, &GridError{Axis: "shapes", Index: 0, Msg: fmt.Sprintf("shape %v needs k >= %d; the spec has %d", c.Shape, c.Shape.Bands*c.Shape.Rows, c.Spec.Hashes)}
 	}
-	if err := e.prepareCap(ctx); err != nil {
+	if err := e.buildModel(ctx); err != nil {
 		return nil, err
 	}
 	sigs, err := e.signatures(ctx, c.Spec)
@@ -81,14 +82,29 @@ func (s *State) Rescore(ctx context.Context, threshold float64) (Result, error) 
 		return Result{}, &GridError{Axis: "thresholds", Index: 0, Msg: fmt.Sprintf("threshold %v outside (0, 1]", threshold)}
 	}
 	start := time.Now()
-	o, err := s.e.one(ctx, s.cs, s.sims, threshold, s.config.Policy)
+	o, rules, err := s.e.one(ctx, s.cs, s.sims, threshold, s.config.Policy)
 	if err != nil {
 		return Result{}, err
 	}
 	r := s.base
 	r.Config = s.config
 	r.Config.Threshold = threshold
-	r.Scores = s.e.scores(o.acc, o.merged, o.removals, o.multi, o.largest, o.caps)
+	var prof *Profile
+	if s.e.bin != nil {
+		bins, err := s.e.modelBins(ctx, s.cs)
+		if err != nil {
+			return Result{}, err
+		}
+		nb := s.e.bin.bins()
+		acc := make([]int64, nb+1)
+		for i := range s.sims.len() {
+			if s.sims.at(i) >= threshold {
+				acc[bins[i]]++
+			}
+		}
+		prof = &Profile{Accepted: acc[:nb], AcceptedIdentical: acc[nb], Rules: rules}
+	}
+	r.Scores = s.e.scores(o.acc, o.merged, o.removals, o.multi, o.largest, prof)
 	r.Accepted = o.edges
 	r.ScoreTime = time.Since(start)
 	return r, nil
@@ -137,7 +153,7 @@ func (o Outcome) FalseMerge() bool { return !o.Duplicate && o.Merged }
 // (exact Jaccard descending: the duplicates the configuration came closest to and still
 // lost); then the rest in pair order. Ties go to the pair order.
 func (s *State) Outcomes(ctx context.Context, threshold float64) ([]Outcome, error) {
-	o, err := s.e.one(ctx, s.cs, s.sims, threshold, s.config.Policy)
+	o, _, err := s.e.one(ctx, s.cs, s.sims, threshold, s.config.Policy)
 	if err != nil {
 		return nil, err
 	}
@@ -208,55 +224,115 @@ type single struct {
 	acc                             []bool  // per counted pair
 	merged                          []int32 // per counted pair: the size of the cluster holding it, 0 if apart
 	removals, multi, largest, edges int
-	caps                            []int64 // the clustering's pairs per bin (binTracker); nil when not computed
+	ids                             []int32 // per document: its cluster id (the policies internal/cluster runs)
 }
 
-// one clusters the candidates accepted at threshold t under policy.
-func (e *engine) one(ctx context.Context, cs *shapeCands, sims similarities, t float64, policy string) (single, error) {
+// one clusters the candidates accepted at threshold t under policy and returns, with a
+// model, each keeper rule's profile of removals. The labeled-pairs figures follow the
+// clustering of the first rule (the only one for every policy but keeper-star).
+func (e *engine) one(ctx context.Context, cs *shapeCands, sims similarities, t float64, policy string) (single, []RuleProfile, error) {
 	if err := ctx.Err(); err != nil {
-		return single{}, err
+		return single{}, nil, err
 	}
 	var o single
 	o.acc = make([]bool, len(e.keys))
-	o.merged = make([]int32, len(e.keys))
 	for i, c := range cs.labCand {
 		o.acc[i] = c >= 0 && sims.at(int(c)) >= t
 	}
-	cluster, ok := e.policies[policy]
-	if !ok {
-		if policy != ConnectedComponents {
-			return single{}, fmt.Errorf("unknown policy %q", policy)
+	for i := range sims.len() {
+		if sims.at(i) >= t {
+			o.edges++
 		}
+	}
+	if policy == ConnectedComponents {
 		uf := unionfind.New(e.n)
+		var kt *keeperTracker
+		if e.bin != nil {
+			kt = newKeeperTracker(e.bin, e.orders, e.n)
+		}
 		for i := range sims.len() {
 			if sims.at(i) >= t {
 				a, b := unpair(cs.keys[i])
-				uf.Union(a, b)
-				o.edges++
+				if keep, gone, ok := uf.Union(a, b); ok && kt != nil {
+					kt.merge(keep, gone)
+				}
 			}
 		}
+		o.merged = make([]int32, len(e.keys))
 		mergedSizesOf(uf, e.keys, o.merged)
 		o.removals, o.multi, o.largest = e.n-uf.Sets(), uf.Multi(), uf.Largest()
+		var rules []RuleProfile
+		if kt != nil {
+			rules = kt.rules(e.ruleNames, o.removals, o.multi, o.largest)
+		}
+		return o, rules, nil
+	}
+	if clusterer, ok := e.policies[policy]; ok {
+		var edges []Edge
+		for i := range sims.len() {
+			if s := sims.at(i); s >= t {
+				a, b := unpair(cs.keys[i])
+				edges = append(edges, Edge{A: a, B: b, Similarity: s})
+			}
+		}
+		ids := clusterer(e.n, edges, t)
+		if len(ids) != e.n {
+			return single{}, nil, fmt.Errorf("policy %s returned %d cluster ids for %d documents", policy, len(ids), e.n)
+		}
+		o.merged = mergedSizes(e.keys, ids)
+		sets, multi, largest := clusterStats(ids)
+		o.removals, o.multi, o.largest = e.n-sets, multi, largest
+		var rules []RuleProfile
 		if e.bin != nil {
-			o.caps = e.capsOf(uf.IDs())
+			rules = e.bin.profileOfIDs(ids, e.orders, e.ruleNames)
 		}
-		return o, nil
+		return o, rules, nil
 	}
-	var edges []Edge
-	for i := range sims.len() {
-		if s := sims.at(i); s >= t {
-			a, b := unpair(cs.keys[i])
-			edges = append(edges, Edge{A: a, B: b, Similarity: s})
+	pol, err := cluster.ParsePolicy(policy)
+	if err != nil {
+		return single{}, nil, err
+	}
+	g, err := e.graphFor(cs, sims)
+	if err != nil {
+		return single{}, nil, err
+	}
+	var rules []RuleProfile
+	for r, rule := range e.opt.Rules {
+		if r > 0 && e.bin == nil {
+			break
+		}
+		if r > 0 && pol == cluster.CompleteLink {
+			// Complete link's clusters do not depend on the keeper rule (it picks the
+			// keeper afterwards): the other rules keep the lesser of each cluster's
+			// members.
+			rules = append(rules, e.bin.profileOfIDs(o.ids, e.orders[r:r+1], e.ruleNames[r:r+1])[0])
+			continue
+		}
+		res, err := g.Cluster(cluster.Config{Threshold: t, Policy: pol, Rule: rule, Lean: true})
+		if err != nil {
+			return single{}, nil, err
+		}
+		if r == 0 {
+			ids := make([]int32, e.n)
+			for d, a := range res.Assign {
+				ids[d] = int32(d)
+				if a >= 0 {
+					ids[d] = int32(e.n + a)
+				}
+			}
+			o.ids = ids
+			o.merged = mergedSizes(e.keys, ids)
+			o.removals, o.multi = res.Removed, len(res.Clusters)
+			for _, c := range res.Clusters {
+				o.largest = max(o.largest, len(c.Members))
+			}
+			if o.largest == 0 {
+				o.largest = min(e.n, 1)
+			}
+		}
+		if e.bin != nil {
+			rules = append(rules, e.bin.profileOfClusters(e.ruleNames[r], res))
 		}
 	}
-	o.edges = len(edges)
-	ids := cluster(e.n, edges, t)
-	if len(ids) != e.n {
-		return single{}, fmt.Errorf("policy %s returned %d cluster ids for %d documents", policy, len(ids), e.n)
-	}
-	o.merged = mergedSizes(e.keys, ids)
-	sets, multi, largest := clusterStats(ids)
-	o.removals, o.multi, o.largest = e.n-sets, multi, largest
-	o.caps = e.capsOf(ids)
-	return o, nil
+	return o, rules, nil
 }

@@ -3,9 +3,13 @@ package sweep
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
+	"sync"
 	"time"
 
+	"github.com/dedupstudio/dedupstudio/internal/cluster"
+	"github.com/dedupstudio/dedupstudio/internal/frame"
 	"github.com/dedupstudio/dedupstudio/internal/labels"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 )
@@ -19,6 +23,9 @@ type Documents struct {
 	// Text returns document i's text, for exact Jaccard. It is called from several
 	// goroutines at once.
 	Text func(i int) string
+	// Keep is what keeper rules read of each document (length, date, source,
+	// language); nil takes the length of the text and no date (import order).
+	Keep []cluster.Doc
 }
 
 // SignatureFunc returns the signatures of every document under spec, in document
@@ -32,7 +39,12 @@ type Input struct {
 	Signatures SignatureFunc
 	Pairs      []LabeledPair
 	Categories []labels.Category
-	// Policies are cluster policies beyond the built-in ConnectedComponents, by name.
+	// Rep is the campaign's representation: the studio's draws bin pairs by exact
+	// Jaccard under it, and so do the estimates over the dataset. Zero means
+	// lsh.DefaultSpec.
+	Rep lsh.Spec
+	// Policies are cluster policies beyond the registered ones (cluster.Policies), by
+	// name: a Clusterer the caller brings.
 	Policies map[string]Clusterer
 }
 
@@ -44,21 +56,22 @@ const DefaultMaxBucket = lsh.MaxBucket
 
 // Options tune a sweep; the zero value is usable.
 type Options struct {
-	// Design names the sampling design the dataset estimates use; "" takes the design
-	// with the most counted pairs.
-	Design string
-	// Replicates of the stratified bootstrap (DefaultReplicates when 0) and its seed.
+	// Replicates of the Monte Carlo behind the intervals (DefaultReplicates when 0) and
+	// its seed.
 	Replicates int
 	Seed       uint64
+	// Rules are the keeper rules scored (DefaultRules when empty); the first is the one
+	// Removals and the labeled-pairs figures of keeper-star follow.
+	Rules []cluster.Rule
+	// FrameSetBudget bounds the shingle sets the dataset estimates hold (every
+	// document's, once per class of equal sets; frame.DefaultSetBudget when 0).
+	FrameSetBudget int64
 	// MaxBucket bounds band buckets (DefaultMaxBucket when 0, no bound when negative).
 	MaxBucket int
 	// SetBudget bounds the bytes of shingle sets held at once (DefaultSetBudget when 0);
 	// MemoPairs the exact similarities remembered per representation (DefaultMemoPairs).
 	SetBudget int64
 	MemoPairs int
-	// CapWork bounds the work of capping one clustering's zero-event bounds
-	// (DefaultCapWork when 0; negative turns the cap off).
-	CapWork int
 	// Progress is called after each configuration with the number scored and the total;
 	// OnResult with each result as it completes, in Report.Results order. Both are
 	// called from the goroutine running the sweep.
@@ -79,8 +92,8 @@ func (o Options) withDefaults() Options {
 	if o.MemoPairs <= 0 {
 		o.MemoPairs = DefaultMemoPairs
 	}
-	if o.CapWork == 0 {
-		o.CapWork = DefaultCapWork
+	if len(o.Rules) == 0 {
+		o.Rules = DefaultRules()
 	}
 	return o
 }
@@ -105,8 +118,10 @@ type Scores struct {
 	// Removals are the documents removed over the whole dataset: the sum over clusters
 	// of size-1. Clusters counts clusters of two or more documents.
 	Removals, Clusters, LargestCluster int
-	// Dataset holds the estimates over the whole dataset; nil without a design.
+	// Dataset holds the estimates over the whole dataset; nil without labels to build a
+	// model from. Profile is what they were computed from (exact counts, no labels).
 	Dataset *Estimate
+	Profile *Profile `json:",omitempty"`
 }
 
 // CategoryScore is Recall and FalseMerges restricted to one category's counted pairs.
@@ -146,8 +161,9 @@ type Result struct {
 
 // Report is a sweep's outcome.
 type Report struct {
-	Labels   LabelSet
-	Design   Design
+	Labels LabelSet
+	// Model is what the dataset estimates rest on; nil when there are none.
+	Model    *Model
 	Baseline *Scores // exact-hash dedup alone; nil without content hashes
 	Results  []Result
 	// Configs is the number of configurations planned; len(Results) is smaller when the
@@ -174,10 +190,13 @@ func Run(ctx context.Context, in Input, g Grid, opt Options) (*Report, error) {
 		return nil, err
 	}
 	total, _ := g.count()
-	if err := e.prepareCap(ctx); err != nil {
+	if err := e.buildModel(ctx); err != nil {
+		if ctx.Err() != nil {
+			return &Report{Labels: e.ls, Configs: total}, ctx.Err()
+		}
 		return nil, err
 	}
-	rep := &Report{Labels: e.ls, Design: e.des.Design, Configs: total}
+	rep := &Report{Labels: e.ls, Model: e.model, Configs: total}
 	if in.Docs.ContentHash != nil {
 		b := e.baseline()
 		rep.Baseline = &b
@@ -232,13 +251,33 @@ func Run(ctx context.Context, in Input, g Grid, opt Options) (*Report, error) {
 					if v == ExactJaccard {
 						sims = similarities{exact: cs.jac}
 					}
-					for _, pol := range g.Policies {
-						start := time.Now()
-						scores, accepted, err := e.pass(ctx, cs, sims, ths, pol)
+					// The policies cluster the same candidates independently: on every core,
+					// emitted in the grid's order.
+					type passOut struct {
+						scores   []Scores
+						accepted []int
+						per      time.Duration
+						err      error
+					}
+					outs := make([]passOut, len(g.Policies))
+					var wg sync.WaitGroup
+					sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
+					for i, pol := range g.Policies {
+						wg.Go(func() {
+							sem <- struct{}{}
+							defer func() { <-sem }()
+							start := time.Now()
+							o := &outs[i]
+							o.scores, o.accepted, o.err = e.pass(ctx, cs, sims, ths, pol)
+							o.per = time.Since(start) / time.Duration(len(ths))
+						})
+					}
+					wg.Wait()
+					for i, pol := range g.Policies {
+						scores, accepted, per, err := outs[i].scores, outs[i].accepted, outs[i].per, outs[i].err
 						if err != nil {
 							return rep, err
 						}
-						per := time.Since(start) / time.Duration(len(ths))
 						for j, t := range ths {
 							r := base
 							r.Config = Config{Spec: s, Shape: ps.shape, Threshold: t, Verification: v, Policy: pol}
@@ -274,9 +313,20 @@ type engine struct {
 	catOf    []int    // per counted pair
 	keys     []uint64 // per counted pair
 	dup      []bool   // per counted pair
-	des      *design
 	policies map[string]Clusterer
-	bin      *binner // the design's bins of any pair, for the cap; nil without one
+
+	// The dataset estimates: the model of the labels, the bins of any pair under its
+	// representation (nil without a model), the frame (studio draws) and the keeper
+	// rules compiled over the documents.
+	model        *Model
+	noModel      bool
+	modelNote    string
+	outsideModel []bool // per counted pair: left to the labeled-pairs basis
+	bin          *binner
+	frame        *frame.Frame
+	keep         []cluster.Doc
+	orders       []cluster.Order
+	ruleNames    []string
 
 	// floor is the lowest threshold any configuration compares: candidates' exact
 	// similarities below it are not computed in full (the counted pairs' always are).
@@ -284,6 +334,9 @@ type engine struct {
 	jacKey lsh.Spec
 	jac    *exactJaccard
 	labJ   []float64 // exact J of each counted pair under jacKey
+	// exact holds the current representation's exact groups (exactGroups).
+	exact    [][]int
+	exactKey lsh.Spec
 }
 
 func newEngine(in Input, opt Options) (*engine, error) {
@@ -301,8 +354,8 @@ func newEngine(in Input, opt Options) (*engine, error) {
 		return nil, &InputError{Field: "signatures", Index: -1, Msg: "no signature provider"}
 	}
 	for name, c := range in.Policies {
-		if name == ConnectedComponents {
-			return nil, &InputError{Field: "policies", Index: -1, Msg: fmt.Sprintf("%q is the built-in policy's name", name)}
+		if slices.Contains(RegisteredPolicies(), name) {
+			return nil, &InputError{Field: "policies", Index: -1, Msg: fmt.Sprintf("%q is a registered policy's name", name)}
 		}
 		if c == nil {
 			return nil, &InputError{Field: "policies", Index: -1, Msg: fmt.Sprintf("policy %q has no clusterer", name)}
@@ -329,16 +382,27 @@ func newEngine(in Input, opt Options) (*engine, error) {
 		catIndex[c] = len(e.cats)
 		e.cats = append(e.cats, c)
 	}
-	dps := make([]designPair, len(ls.Pairs))
-	for i, p := range ls.Pairs {
+	for _, p := range ls.Pairs {
 		e.catOf = append(e.catOf, catIndex[p.Category])
 		e.keys = append(e.keys, pairKey(int32(p.A), int32(p.B)))
 		e.dup = append(e.dup, p.Duplicate)
-		dps[i] = designPair{design: p.Design, stratum: p.Stratum, frameSize: p.FrameSize, duplicate: p.Duplicate}
 	}
-	e.des, err = newDesign(dps, opt.Design, opt.Replicates, opt.Seed)
-	if err != nil {
-		return nil, err
+	e.outsideModel = make([]bool, len(ls.Pairs))
+	e.keep = in.Docs.Keep
+	if e.keep == nil {
+		e.keep = make([]cluster.Doc, n)
+		for i := range n {
+			e.keep[i].Len = len(in.Docs.Text(i))
+		}
+	} else if len(e.keep) != n {
+		return nil, &InputError{Field: "keep", Index: -1, Msg: fmt.Sprintf("%d keeper facts for %d documents", len(e.keep), n)}
+	}
+	for i, r := range opt.Rules {
+		if err := r.Validate(); err != nil {
+			return nil, &InputError{Field: "rules", Index: i, Msg: err.Error()}
+		}
+		e.orders = append(e.orders, r.Order(e.keep))
+		e.ruleNames = append(e.ruleNames, r.String())
 	}
 	return e, nil
 }
@@ -407,6 +471,11 @@ type shapeCands struct {
 	skipped int
 	labCand []int32 // per counted pair: its index in keys, or -1
 	time    time.Duration
+	// bins holds each candidate's model bin (engine.modelBins), graphs the cluster
+	// graphs of the policies internal/cluster runs, by verification.
+	mu     sync.Mutex // guards bins and graphs: the policies of a shape run at once
+	bins   []uint8
+	graphs map[string]*cluster.Graph
 }
 
 func (e *engine) candidates(ctx context.Context, sigs []lsh.Signature, sh lsh.Shape, exact bool) (*shapeCands, error) {
@@ -448,7 +517,7 @@ func (cs *shapeCands) estimates(ctx context.Context, sigs []lsh.Signature, k int
 			agree[i] = uint16(n)
 		}
 	})
-	return similarities{agree: agree, k: float64(k)}, err
+	return similarities{agree: agree, k: float64(k), sigs: sigs}, err
 }
 
 // similarities are one verification's similarities of a shape's candidates: exact
@@ -458,6 +527,15 @@ type similarities struct {
 	exact []float64
 	agree []uint16
 	k     float64
+	sigs  []lsh.Signature // the estimates' signatures, for pairs that are not candidates
+}
+
+// key names the verification the similarities are of.
+func (s similarities) key() string {
+	if s.exact != nil {
+		return string(ExactJaccard)
+	}
+	return string(MinHashEstimate)
 }
 
 func (s similarities) len() int {
@@ -501,4 +579,57 @@ func (e *engine) shapeResult(s lsh.Spec, sh lsh.Shape, cs *shapeCands) Result {
 		r.ExpectedCandidateRecall = expected / float64(dups)
 	}
 	return r
+}
+
+// exactGroups returns the documents whose texts are equal after the current
+// representation's normalization (cluster.ExactGroups), computed once per
+// representation: the cluster graphs treat each group as one node, as a manifest's run
+// does.
+func (e *engine) exactGroups() [][]int {
+	if e.exact != nil && e.exactKey == e.jacKey {
+		return e.exact
+	}
+	texts := make([]string, e.n)
+	for i := range texts {
+		texts[i] = e.in.Docs.Text(i)
+	}
+	e.exact, e.exactKey = cluster.ExactGroups(texts, e.jacKey.Norm), e.jacKey
+	return e.exact
+}
+
+// simFunc returns the similarity of any two documents under a verification: the
+// MinHash estimate of their signatures, or their exact Jaccard under the current
+// representation. Keeper-star and complete-link ask it for pairs no candidate covers.
+func (e *engine) simFunc(sims similarities) func(a, b int) float64 {
+	if sims.exact == nil {
+		sigs, k := sims.sigs, int(sims.k)
+		return func(a, b int) float64 { return lsh.Estimate(sigs[a][:k], sigs[b][:k]) }
+	}
+	// Keeper-star and complete-link ask for the same pairs at every threshold and rule:
+	// remembered, in shards so the clusterings of concurrent requests do not queue.
+	x := e.jac
+	var memo [64]struct {
+		sync.Mutex
+		m map[uint64]float64
+	}
+	return func(a, b int) float64 {
+		key := pairKey(int32(min(a, b)), int32(max(a, b)))
+		sh := &memo[(key*0x9e3779b97f4a7c15)>>58]
+		sh.Lock()
+		v, ok := sh.m[key]
+		sh.Unlock()
+		if ok {
+			return v
+		}
+		v = x.pair(a, b)
+		sh.Lock()
+		if sh.m == nil {
+			sh.m = map[uint64]float64{}
+		}
+		if len(sh.m) < 1<<18 {
+			sh.m[key] = v
+		}
+		sh.Unlock()
+		return v
+	}
 }

@@ -3,8 +3,10 @@ package sweep
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 
+	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/unionfind"
 )
 
@@ -12,6 +14,31 @@ import (
 // similarity s is accepted at ths[j] exactly when j < level(s).
 func level(ths []float64, s float64) int {
 	return sort.Search(len(ths), func(j int) bool { return ths[j] > s })
+}
+
+// modelBins returns the model bin of every candidate of cs (identicalBin for identical
+// texts), computed once per shape; nil without a model.
+func (e *engine) modelBins(ctx context.Context, cs *shapeCands) ([]uint8, error) {
+	if e.bin == nil {
+		return nil, nil
+	}
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.bins != nil {
+		return cs.bins, nil
+	}
+	out := make([]uint8, len(cs.keys))
+	err := parallel(ctx, len(cs.keys), 1024, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			a, b := unpair(cs.keys[i])
+			out[i] = uint8(e.bin.of(int(a), int(b)))
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	cs.bins = out
+	return out, nil
 }
 
 // pass scores one (shape, similarity, policy) at every threshold of ths (ascending) and
@@ -37,6 +64,10 @@ func (e *engine) pass(ctx context.Context, cs *shapeCands, sims similarities, th
 		order[fill[l]] = int32(i)
 		fill[l]++
 	}
+	bins, err := e.modelBins(ctx, cs)
+	if err != nil {
+		return nil, nil, err
+	}
 	scores := make([]Scores, m)
 	accepted := make([]int, m)
 	acc := make([]bool, len(e.keys))
@@ -47,51 +78,76 @@ func (e *engine) pass(ctx context.Context, cs *shapeCands, sims similarities, th
 		}
 		accepted[j] = n - start[j+1]
 	}
+	// The accepted pairs per model bin, from the highest threshold down.
+	var accBins []int64
+	if bins != nil {
+		accBins = make([]int64, e.bin.bins()+1)
+	}
+	addAccepted := func(j int) {
+		if bins == nil {
+			return
+		}
+		for _, i := range order[start[j+1]:start[j+2]] {
+			accBins[bins[i]]++
+		}
+	}
+	profileOf := func(rules []RuleProfile) *Profile {
+		if bins == nil {
+			return nil
+		}
+		nb := e.bin.bins()
+		return &Profile{Accepted: slices.Clone(accBins[:nb]), AcceptedIdentical: accBins[nb], Rules: rules}
+	}
 
-	if _, ok := e.policies[policy]; ok {
-		for j, t := range ths {
-			o, err := e.one(ctx, cs, sims, t, policy)
+	if policy != ConnectedComponents {
+		for j := m - 1; j >= 0; j-- {
+			addAccepted(j)
+			t := ths[j]
+			o, rules, err := e.one(ctx, cs, sims, t, policy)
 			if err != nil {
 				return nil, nil, err
 			}
-			scores[j] = e.scores(o.acc, o.merged, o.removals, o.multi, o.largest, o.caps)
+			scores[j] = e.scores(o.acc, o.merged, o.removals, o.multi, o.largest, profileOf(rules))
 			accepted[j] = o.edges
 		}
 		return scores, accepted, nil
 	}
-	if policy != ConnectedComponents {
-		return nil, nil, fmt.Errorf("unknown policy %q", policy)
-	}
 	// Connected components only grow as the threshold falls: add the edges of each level
-	// from the highest threshold down and read the components off after each.
+	// from the highest threshold down and read the components (and every rule's keepers)
+	// off after each.
 	uf := unionfind.New(e.n)
-	tr := e.capTracker()
+	var kt *keeperTracker
+	if bins != nil {
+		kt = newKeeperTracker(e.bin, e.orders, e.n)
+	}
 	for j := m - 1; j >= 0; j-- {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
 		}
 		for _, i := range order[start[j+1]:start[j+2]] {
 			a, b := unpair(cs.keys[i])
-			if keep, gone, ok := uf.Union(a, b); ok && tr != nil {
-				tr.merge(keep, gone)
+			if keep, gone, ok := uf.Union(a, b); ok && kt != nil {
+				kt.merge(keep, gone)
 			}
 		}
-		var caps []int64
-		if tr != nil {
-			caps = tr.caps()
-		}
+		addAccepted(j)
 		acceptedAt(j)
 		mergedSizesOf(uf, e.keys, merged)
-		scores[j] = e.scores(acc, merged, e.n-uf.Sets(), uf.Multi(), uf.Largest(), caps)
+		removals, multi, largest := e.n-uf.Sets(), uf.Multi(), uf.Largest()
+		var rules []RuleProfile
+		if kt != nil {
+			rules = kt.rules(e.ruleNames, removals, multi, largest)
+		}
+		scores[j] = e.scores(acc, merged, removals, multi, largest, profileOf(rules))
 	}
 	return scores, accepted, nil
 }
 
 // scores counts the outcome of one configuration on the counted pairs: accepted[i] per
 // counted pair, and merged[i], the size of the cluster that holds both its documents (0
-// when they are apart); caps the clustering's pairs per bin (binTracker), nil when it
-// was not computed.
-func (e *engine) scores(accepted []bool, merged []int32, removals, clusters, largest int, caps []int64) Scores {
+// when they are apart); prof the configuration's profile for the dataset estimates (nil
+// without a model).
+func (e *engine) scores(accepted []bool, merged []int32, removals, clusters, largest int, prof *Profile) Scores {
 	type tally struct{ dups, dupAcc, dupMerged, non, nonAcc, nonMerged int }
 	var all tally
 	per := make([]tally, len(e.cats))
@@ -137,17 +193,9 @@ func (e *engine) scores(accepted []bool, merged []int32, removals, clusters, lar
 			FalseMerges: NewRate(t.nonMerged, t.non),
 		})
 	}
-	if e.des.Name != "" {
-		acc := make([]bool, len(e.des.pairs))
-		fm := make([]int32, len(e.des.pairs))
-		for i, p := range e.des.pairs {
-			acc[i] = e.dup[p] && accepted[p]
-			if !e.dup[p] {
-				fm[i] = merged[p]
-			}
-		}
-		est := e.des.estimate(acc, fm, removals, caps)
-		s.Dataset = &est
+	if e.model != nil && prof != nil {
+		est := e.model.Estimate(*prof)
+		s.Dataset, s.Profile = &est, prof
 	}
 	return s
 }
@@ -171,7 +219,24 @@ func (e *engine) baseline() Scores {
 		same[i] = ids[a] == ids[b]
 	}
 	sets, multi, largest := clusterStats(ids)
-	return e.scores(same, mergedSizes(e.keys, ids), e.n-sets, multi, largest, e.capsOf(ids))
+	var prof *Profile
+	if e.bin != nil {
+		nb := e.bin.bins()
+		acc := make([]int64, nb+1)
+		members := map[int32][]int32{}
+		for d, id := range ids {
+			members[id] = append(members[id], int32(d))
+		}
+		for _, ms := range members {
+			for x := range ms {
+				for y := x + 1; y < len(ms); y++ {
+					acc[e.bin.of(int(ms[x]), int(ms[y]))]++
+				}
+			}
+		}
+		prof = &Profile{Accepted: acc[:nb], AcceptedIdentical: acc[nb], Rules: e.bin.profileOfIDs(ids, e.orders, e.ruleNames)}
+	}
+	return e.scores(same, mergedSizes(e.keys, ids), e.n-sets, multi, largest, prof)
 }
 
 // mergedSizes returns, per counted pair (keys), the size of the cluster of ids that
@@ -189,4 +254,29 @@ func mergedSizes(keys []uint64, ids []int32) []int32 {
 		}
 	}
 	return out
+}
+
+// graphFor returns the cluster.Graph of a shape's candidates under one verification,
+// built once per (shape, verification) for the policies internal/cluster runs.
+func (e *engine) graphFor(cs *shapeCands, sims similarities) (*cluster.Graph, error) {
+	key := sims.key()
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if g := cs.graphs[key]; g != nil {
+		return g, nil
+	}
+	edges := make([]cluster.Edge, sims.len())
+	for i := range edges {
+		a, b := unpair(cs.keys[i])
+		edges[i] = cluster.Edge{A: int(a), B: int(b), Sim: sims.at(i)}
+	}
+	g, err := cluster.NewGraph(cluster.Input{Docs: e.keep, Exact: e.exactGroups(), Edges: edges, Sim: e.simFunc(sims)})
+	if err != nil {
+		return nil, fmt.Errorf("cluster graph of %v: %w", cs.shape, err)
+	}
+	if cs.graphs == nil {
+		cs.graphs = map[string]*cluster.Graph{}
+	}
+	cs.graphs[key] = g
+	return g, nil
 }

@@ -90,6 +90,7 @@ func handInput(tb testing.TB) Input {
 	tb.Helper()
 	texts, pairs := handSample()
 	in := textInput(texts, pairs, precompute(tb, texts, []lsh.Spec{word1(tb)}))
+	in.Rep = word1(tb) // the campaign's representation: its bins are the estimates'
 	in.Policies = map[string]Clusterer{"pairs-only": pairsOnly}
 	return in
 }
@@ -436,18 +437,13 @@ func TestRunInputErrors(t *testing.T) {
 		{"short signatures", func(in *Input) {
 			in.Signatures = func(context.Context, lsh.Spec) ([]lsh.Signature, error) { return make([]lsh.Signature, 2), nil }
 		}, "signatures"},
-		{"built-in policy name", func(in *Input) { in.Policies = map[string]Clusterer{ConnectedComponents: Components} }, "policies"},
-		{"unknown design", func(in *Input) {}, "design"},
+		{"registered policy name", func(in *Input) { in.Policies = map[string]Clusterer{ConnectedComponents: Components} }, "policies"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			in := good()
 			c.edit(&in)
-			opt := Options{}
-			if c.field == "design" {
-				opt.Design = "nope"
-			}
-			_, err := Run(context.Background(), in, g, opt)
+			_, err := Run(context.Background(), in, g, Options{})
 			var ie *InputError
 			if !errors.As(err, &ie) || ie.Field != c.field {
 				t.Errorf("Run = %v; want an InputError on %q", err, c.field)
@@ -461,7 +457,7 @@ func TestRunInputErrors(t *testing.T) {
 func TestRescoreConcurrent(t *testing.T) {
 	in := handInput(t)
 	for i := range in.Pairs {
-		in.Pairs[i].Design, in.Pairs[i].Stratum, in.Pairs[i].FrameSize = "d", "all", 100
+		in.Pairs[i].Design, in.Pairs[i].Stratum, in.Pairs[i].FrameSize = StudioDesignPrefix+"test", "all", 100
 	}
 	c := Config{Spec: word1(t), Shape: lsh.Shape{Bands: 64, Rows: 2}, Threshold: 0.5, Verification: ExactJaccard, Policy: ConnectedComponents}
 	st, err := Prepare(t.Context(), in, c, Options{})

@@ -22,6 +22,7 @@ type snapPair struct {
 	Design    string `json:"design,omitempty"`
 	Stratum   string `json:"stratum,omitempty"`
 	FrameSize int    `json:"n,omitempty"`
+	Origin    string `json:"origin,omitempty"`
 }
 
 // snapshotAnnotator names the one label a snapshot pair carries when it is scored again.
@@ -47,7 +48,7 @@ func (s *Service) labelsNow(ctx context.Context, c db.Campaign, ids []int64) ([]
 			continue
 		}
 		lp := sweep.LabeledPair{ID: p.ID, A: a, B: b, Flagged: p.Flagged, Skipped: p.Skipped,
-			Design: p.Design, Stratum: p.Stratum, FrameSize: p.FrameSize}
+			Design: p.Design, Stratum: p.Stratum, FrameSize: p.FrameSize, Origin: p.Origin}
 		for _, l := range p.Labels {
 			// A label given by someone signed in is a person's; one imported or made by a
 			// rule (the demo's "demo-rules") counts only where no person settles the pair.
@@ -68,7 +69,7 @@ func snapshot(ls sweep.LabelSet, ids []int64) []snapPair {
 	out := make([]snapPair, len(ls.Pairs))
 	for i, p := range ls.Pairs {
 		out[i] = snapPair{ID: p.ID, A: ids[p.A], B: ids[p.B], Category: p.Category, Duplicate: p.Duplicate,
-			Design: p.Design, Stratum: p.Stratum, FrameSize: p.FrameSize}
+			Design: p.Design, Stratum: p.Stratum, FrameSize: p.FrameSize, Origin: p.Origin}
 	}
 	return out
 }
@@ -88,7 +89,7 @@ func fromSnapshot(snap []snapPair, ids []int64) ([]sweep.LabeledPair, error) {
 		if !okA || !okB {
 			return nil, fmt.Errorf("label snapshot: pair %d names a document the dataset no longer holds", p.ID)
 		}
-		out[i] = sweep.LabeledPair{ID: p.ID, A: a, B: b, Design: p.Design, Stratum: p.Stratum, FrameSize: p.FrameSize,
+		out[i] = sweep.LabeledPair{ID: p.ID, A: a, B: b, Design: p.Design, Stratum: p.Stratum, FrameSize: p.FrameSize, Origin: p.Origin,
 			Labels: []sweep.Label{{Annotator: snapshotAnnotator, Kind: sweep.Adjudication, Category: p.Category, Duplicate: p.Duplicate}}}
 	}
 	return out, nil
@@ -110,7 +111,7 @@ func (s *Service) readSnapshot(ctx context.Context, id int64) ([]snapPair, error
 // cache (prefixes of a larger k where longs holds one, see sweep.CanPrefix) and pairs.
 func (s *Service) input(ctx context.Context, c db.Campaign, docs db.SweepDocs, pairs []sweep.LabeledPair, longs []lsh.Spec) sweep.Input {
 	return sweep.Input{
-		Docs: sweep.Documents{Count: len(docs.IDs), ContentHash: docs.Hashes, Text: func(i int) string { return docs.Texts[i] }},
+		Docs: sweep.Documents{Count: len(docs.IDs), ContentHash: docs.Hashes, Text: func(i int) string { return docs.Texts[i] }, Keep: docs.Keep},
 		Signatures: func(ctx context.Context, spec lsh.Spec) ([]lsh.Signature, error) {
 			from := spec
 			for _, l := range longs {
@@ -137,5 +138,6 @@ func (s *Service) input(ctx context.Context, c db.Campaign, docs db.SweepDocs, p
 		},
 		Pairs:      pairs,
 		Categories: c.Categories,
+		Rep:        c.Spec,
 	}
 }

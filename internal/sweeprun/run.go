@@ -455,7 +455,7 @@ func (s *Service) score(ctx context.Context, id int64, r *run, report jobs.Repor
 	}
 	flush()
 	if rep != nil {
-		sum := Summary{Design: rep.Design, Baseline: rep.Baseline}
+		sum := Summary{Model: rep.Model, Baseline: rep.Baseline}
 		if sw.Summary != nil {
 			sum.Labels = sw.Summary.Labels
 		}

@@ -86,8 +86,9 @@ type Service struct {
 	turn   map[int64]chan struct{}
 	// volumeLimit is the most signature values a sweep may need (CheckVolume).
 	volumeLimit int64
-	states      *stateCache // prepared configurations for Select
-	results     resultCache // decoded results of the last few sweeps
+	states      *stateCache   // prepared configurations for Select
+	results     resultCache   // decoded results of the last few sweeps
+	analyses    analysisCache // what their results say together (Analyze)
 
 	// flushEvery results are stored in one transaction (flushAfter at the latest);
 	// afterFlush, when set (tests), is called from the sweep's goroutine after each.
@@ -201,9 +202,11 @@ type Sweep struct {
 
 // Summary is what a sweep found that is not one configuration's.
 type Summary struct {
-	Labels   LabelCounts
-	Design   sweep.Design
-	Baseline *sweep.Scores // exact-hash dedup alone (the raw texts' SHA-256)
+	Labels LabelCounts
+	// Model is what the dataset estimates rest on (nil without one); Baseline
+	// exact-hash dedup alone (the raw texts' SHA-256).
+	Model    *sweep.Model
+	Baseline *sweep.Scores
 }
 
 // LabelCounts are the campaign's pairs under sweep.LabelRule when the sweep started.

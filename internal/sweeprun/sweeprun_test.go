@@ -207,12 +207,12 @@ func TestDemoSweepEstimatesOverTheDataset(t *testing.T) {
 	if sw.Summary == nil {
 		t.Fatal("no summary stored")
 	}
-	d := sw.Summary.Design
-	if d.Name != demo.Design || d.Pairs == 0 || len(d.Strata) == 0 {
-		t.Errorf("Design = %q with %d pairs, %d strata; want %s with its pairs", d.Name, d.Pairs, len(d.Strata), demo.Design)
+	m := sw.Summary.Model
+	if m == nil || m.Basis != "design "+demo.Design || m.Pairs == 0 || len(m.Bins) == 0 {
+		t.Fatalf("Model = %+v; want the demo's design %s with its pairs", m, demo.Design)
 	}
-	if sw.Summary.Labels.Counted != d.Pairs+d.LabeledOnly {
-		t.Errorf("counted %d pairs; the design uses %d and %d count on the labeled basis", sw.Summary.Labels.Counted, d.Pairs, d.LabeledOnly)
+	if sw.Summary.Labels.Counted != m.Pairs+m.Unused {
+		t.Errorf("counted %d pairs; the model uses %d and %d count on the labeled basis", sw.Summary.Labels.Counted, m.Pairs, m.Unused)
 	}
 	if sw.Summary.Baseline == nil {
 		t.Error("no exact-hash baseline")
@@ -290,10 +290,10 @@ func TestCancelResume(t *testing.T) {
 	if _, err := e.svc.Resume(ctx, cut.ID, 0); !errors.Is(err, ErrNotResumable) {
 		t.Errorf("Resume of a finished sweep = %v; want ErrNotResumable", err)
 	}
-	a, _ := json.Marshal(whole.Summary.Design)
-	b, _ := json.Marshal(resumed.Summary.Design)
+	a, _ := json.Marshal(whole.Summary.Model)
+	b, _ := json.Marshal(resumed.Summary.Model)
 	if string(a) != string(b) {
-		t.Errorf("design after resume differs:\n%s\n%s", b, a)
+		t.Errorf("model after resume differs:\n%s\n%s", b, a)
 	}
 }
 

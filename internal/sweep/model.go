@@ -1,0 +1,545 @@
+package sweep
+
+import (
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/dedupstudio/dedupstudio/internal/frame"
+	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"gonum.org/v1/gonum/mathext"
+)
+
+// Cell is one group of a bin's pairs whose labels estimate its share of
+// non-duplicates: a stratum of a design whose strata split the bins further (the demo's
+// category × bin), or the whole bin when the labels' selection depended on nothing but
+// similarity (the studio's draws, which stratify by bin).
+type Cell struct {
+	Name string
+	// Size is the cell's pairs in the dataset (pairs with identical normalized text
+	// left out), Labeled its counted labeled pairs (identical ones left out), NonDup how
+	// many of those are not duplicates.
+	Size            float64
+	Labeled, NonDup int
+	// Frame is what the labels were drawn from without replacement (0: unknown or
+	// too large to matter): labeling a large share of it narrows the cell's interval by
+	// the finite-population correction, and labeling all of it leaves no uncertainty.
+	Frame int64 `json:",omitempty"`
+}
+
+// Rate returns NonDup/Labeled (NaN without labels).
+func (c Cell) Rate() float64 {
+	if c.Labeled == 0 {
+		return math.NaN()
+	}
+	return float64(c.NonDup) / float64(c.Labeled)
+}
+
+// ModelBin is one bin of exact Jaccard similarity of the model: how many pairs of the
+// dataset it holds and what its labels say.
+type ModelBin struct {
+	Bin    int
+	Label  string
+	Lo, Hi float64
+	// Size is the bin's pairs in the dataset, identical texts left out (the frame's
+	// estimate for the studio's draws, the design's frame sizes for the demo's);
+	// Drawable how many of them a draw can choose from.
+	Size     float64
+	Drawable int64
+	// Cells are the strata of a design that splits the bin further (the demo's
+	// category × bin), each standing for its share of the bin; Pooled the labeled pairs
+	// whose selection depended on similarity alone (the studio's draws, audits), a
+	// sample of the whole bin. With both, the bin's share is their average weighted by
+	// their (effective) numbers of labels.
+	Cells  []Cell
+	Pooled Cell
+	// Labeled and NonDup sum the cells' and the pooled pairs'.
+	Labeled, NonDup int
+	// Rate is the estimated share of the bin's pairs that are not duplicates;
+	// meaningful only with labels (without, the half a plan or estimate assumes).
+	Rate float64
+}
+
+// Model is what the labels say about each bin of exact Jaccard similarity, and how
+// sure they are: the part of every dataset estimate that depends on labels. Pairs whose
+// normalized texts are identical are certain duplicates, outside every bin.
+type Model struct {
+	// Basis names where the bins' labels come from: a design name (the demo's), "studio
+	// draws", or "labels without a design".
+	Basis  string
+	Scheme frame.Scheme
+	Rep    lsh.Spec
+	Bins   []ModelBin
+	// Identical counts the dataset's pairs with identical normalized text.
+	Identical int64
+	// Floor is the lowest bin with a labeled duplicate: recall counts the duplicates from
+	// there up (bins below it are only bounded, Estimate.BelowFloor). -1 when no
+	// non-identical labeled pair is a duplicate.
+	Floor int
+	// Pairs counts the labeled pairs the model uses; Unused those it leaves to the
+	// labeled-pairs basis (another design, a representation that differs).
+	Pairs, Unused int
+	// Replicates are the Monte Carlo draws behind every interval.
+	Replicates int
+	Notes      []string
+
+	// Per bin and replicate, the bin's non-duplicate share drawn from the lower and
+	// the upper confidence distribution of its cells (Clopper-Pearson's beta
+	// distributions, comonotone: the same uniform for both), and standard normal
+	// deviates for the sampling of the bin's pairs themselves.
+	pLo, pHi      [][]float64
+	zF, zA, zM    [][]float64
+	point         []float64 // per bin: the point estimate of the share of non-duplicates
+	unlabeledBins []int     // bins with pairs and no label
+
+	mu      sync.Mutex
+	recalls map[string][4]Interval // recallOf's memory
+}
+
+// betaQuantile returns the p-quantile of Beta(a, b); a <= 0 is a point mass at 0 and
+// b <= 0 one at 1 (the degenerate ends of Clopper-Pearson's limits).
+func betaQuantile(a, b, p float64) float64 {
+	switch {
+	case a <= 0:
+		return 0
+	case b <= 0:
+		return 1
+	}
+	return mathext.InvRegIncBeta(a, b, p)
+}
+
+// newModel draws the replicates of a model whose bins are filled.
+func newModel(m *Model, reps int, seed uint64) {
+	m.Replicates = reps
+	rng := rand.New(rand.NewPCG(seed, 0x3ea1))
+	nb := len(m.Bins)
+	m.pLo, m.pHi = make([][]float64, nb), make([][]float64, nb)
+	m.zF, m.zA, m.zM = make([][]float64, nb), make([][]float64, nb), make([][]float64, nb)
+	m.point = make([]float64, nb)
+	m.Floor = -1
+	for b := range m.Bins {
+		mb := &m.Bins[b]
+		mb.Labeled, mb.NonDup = mb.Pooled.Labeled, mb.Pooled.NonDup
+		var size float64
+		for _, c := range mb.Cells {
+			mb.Labeled += c.Labeled
+			mb.NonDup += c.NonDup
+			size += c.Size
+		}
+		if mb.Size == 0 {
+			mb.Size = size
+		}
+		pooledRate := math.NaN()
+		if mb.Labeled > 0 {
+			pooledRate = float64(mb.NonDup) / float64(mb.Labeled)
+		}
+		// The stratified cells' share and its replicates.
+		cLo, cHi := make([]float64, reps), make([]float64, reps)
+		var cPoint, effDen float64
+		cellLabels := 0
+		for _, c := range mb.Cells {
+			w := 0.0
+			if size > 0 {
+				w = c.Size / size
+			}
+			cd := newConfidence(c.NonDup, c.Labeled, c.Frame)
+			r := c.Rate()
+			if math.IsNaN(r) {
+				r = pooledRate // a cell without labels takes its bin's rate
+				if math.IsNaN(r) {
+					r = 0.5
+				}
+			}
+			cPoint += w * r
+			cellLabels += c.Labeled
+			if c.Labeled > 0 {
+				effDen += w * w / float64(c.Labeled)
+			} else {
+				effDen += w * w * 4 // a cell without labels counts as a quarter of one
+			}
+			for i := range reps {
+				u := rng.Float64()
+				cLo[i] += w * cd.lo(u)
+				cHi[i] += w * cd.hi(u)
+			}
+		}
+		// Kish's effective number of labels of the stratified cells: 1/Σ w_c²/n_c.
+		nCells := 0.0
+		if len(mb.Cells) > 0 && cellLabels > 0 && effDen > 0 {
+			nCells = 1 / effDen
+		}
+		nPool := float64(mb.Pooled.Labeled)
+		lo, hi := make([]float64, reps), make([]float64, reps)
+		var point float64
+		switch {
+		case nCells == 0 && nPool == 0:
+			point = 0.5
+			if len(mb.Cells) > 0 {
+				point = cPoint
+			}
+			for i := range hi {
+				hi[i] = 1
+			}
+		default:
+			wc, wp := nCells/(nCells+nPool), nPool/(nCells+nPool)
+			cd := newConfidence(mb.Pooled.NonDup, mb.Pooled.Labeled, mb.Pooled.Frame)
+			point = wc * cPoint
+			if nPool > 0 {
+				point += wp * float64(mb.Pooled.NonDup) / nPool
+			}
+			for i := range reps {
+				u := rng.Float64()
+				lo[i] = wc * cLo[i]
+				hi[i] = wc * cHi[i]
+				if nPool > 0 {
+					lo[i] += wp * cd.lo(u)
+					hi[i] += wp * cd.hi(u)
+				}
+			}
+		}
+		if mb.Labeled == 0 && mb.Size > 0 {
+			m.unlabeledBins = append(m.unlabeledBins, b)
+		}
+		mb.Rate = point
+		if mb.Labeled > mb.NonDup && m.Floor < 0 {
+			m.Floor = b
+		}
+		m.point[b], m.pLo[b], m.pHi[b] = point, lo, hi
+		m.zF[b], m.zA[b], m.zM[b] = normals(rng, reps), normals(rng, reps), normals(rng, reps)
+	}
+}
+
+// Restore returns a copy of a model read back from storage (its bins and labels, without
+// the replicates, which are not stored) with its replicates drawn again: the same seed
+// gives the same replicates, so a stored profile is estimated as the sweep did.
+func (m *Model) Restore(seed uint64) *Model {
+	c := Model{Basis: m.Basis, Scheme: m.Scheme, Rep: m.Rep, Identical: m.Identical, Floor: m.Floor, Pairs: m.Pairs,
+		Unused: m.Unused, Replicates: m.Replicates}
+	c.Bins = slices.Clone(m.Bins)
+	c.Notes = slices.Clone(m.Notes)
+	c.unlabeledBins = nil
+	reps := c.Replicates
+	if reps <= 0 {
+		reps = DefaultReplicates
+	}
+	newModel(&c, reps, seed)
+	return &c
+}
+
+func normals(rng *rand.Rand, n int) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = rng.NormFloat64()
+	}
+	return out
+}
+
+// draw returns n·p plus the sampling deviation z·sqrt(n·p·(1-p)·f), within [0, n]: how
+// many of n pairs of a bin of size pairs, whose share is p, a replicate puts on one side.
+// f = (size-n)/(size-1) is the finite-population correction: n pairs taken from a bin
+// of size (the model treats them as a random part of it) vary less the more of the bin
+// they are, and not at all when they are all of it.
+func draw(n, size, p, z float64) float64 {
+	if n <= 0 {
+		return 0
+	}
+	f := 1.0
+	if size > n && size > 1 {
+		f = (size - n) / (size - 1)
+	} else if size > 0 && size <= n {
+		f = 0
+	}
+	v := n*p + z*math.Sqrt(n*p*(1-p)*f)
+	return min(max(v, 0), n)
+}
+
+// Profile is what a configuration does to the dataset's pairs, counted exactly and
+// needing no label: its accepted pairs and, per keeper rule, its (removed document,
+// keeper) pairs, by bin of exact Jaccard under the model's representation. With a Model
+// it gives the dataset estimates (Model.Estimate); a stored profile is re-estimated
+// when the labels change without clustering again.
+type Profile struct {
+	// Accepted counts accepted candidate pairs per bin, AcceptedIdentical the accepted
+	// pairs with identical normalized text.
+	Accepted          []int64
+	AcceptedIdentical int64
+	Rules             []RuleProfile
+}
+
+// RuleProfile is a configuration's removals under one keeper rule.
+type RuleProfile struct {
+	// Rule is the keeper rule (cluster.Rule's text form).
+	Rule string
+	// Removals, Clusters and Largest describe the clustering the rule's keepers remove
+	// from (the same for every rule but keeper-star's, whose clusters depend on keepers).
+	Removals, Clusters, Largest int
+	// Pairs counts the (removed, keeper) pairs per bin, Identical those with identical
+	// normalized text (certain duplicates).
+	Pairs     []int64
+	Identical int
+	// Chained counts the removed documents whose similarity to their keeper (under the
+	// model's representation) is below the configuration's threshold.
+	Chained int
+}
+
+// RuleEstimate is a configuration's false removals under one keeper rule.
+type RuleEstimate struct {
+	Rule string
+	// Removals is counted; Certain is how many of them have the keeper's normalized
+	// text (never a mistake).
+	Removals, Certain int
+	// FalseRemovals are removed documents that are not duplicates of their keeper, an
+	// estimate with its 95% interval; FalseRemovalRate the same per removal.
+	FalseRemovals    Interval
+	FalseRemovalRate Interval
+	// Unlabeled counts the removals in bins without a single label: their share is
+	// unknown (the point estimate takes a half).
+	Unlabeled int64
+}
+
+// Estimate holds a configuration's estimates over the whole dataset.
+type Estimate struct {
+	// Recall is the share of the dataset's duplicate pairs from the model's floor up
+	// that the configuration accepts (identical texts included); Duplicates that
+	// number of duplicate pairs, Accepted how many it accepts.
+	Recall, Duplicates, Accepted Interval
+	// BelowFloor is the duplicate pairs under the floor, which recall leaves out: the
+	// labels there found none, and the upper end is how many they cannot rule out.
+	BelowFloor Interval
+	// Removals is the documents removed (the same under every rule but keeper-star's:
+	// the first rule's).
+	Removals int
+	Rules    []RuleEstimate
+	// Unit is FalseRemovalUnit.
+	Unit string `json:",omitempty"`
+}
+
+// Rule returns the estimate under keeper rule name; false when it was not scored.
+func (e *Estimate) Rule(name string) (RuleEstimate, bool) {
+	for _, r := range e.Rules {
+		if r.Rule == name {
+			return r, true
+		}
+	}
+	return RuleEstimate{}, false
+}
+
+// Estimate returns the dataset estimates of a configuration's profile. It is safe for
+// concurrent use.
+func (m *Model) Estimate(p Profile) Estimate {
+	e := Estimate{Unit: FalseRemovalUnit}
+	e.Recall, e.Duplicates, e.Accepted, e.BelowFloor = m.recallOf(p)
+	for i, r := range p.Rules {
+		if i == 0 {
+			e.Removals = r.Removals
+		}
+		e.Rules = append(e.Rules, m.falseRemovals(r))
+	}
+	return e
+}
+
+// falseRemovals estimates how many of a rule's removal pairs are not duplicates: Σ_b s_b·p_b
+// with each bin's share p_b from its labels. The lower end takes every bin's share from
+// the lower confidence distribution and the upper end from the upper one (with the
+// sampling of the bin's own pairs on top), so a bin whose labels show no mistake still
+// adds what they cannot rule out, as Clopper-Pearson's zero-event bound does; summed over
+// bins by Monte Carlo, not bound by bound (Fay and Feuer's construction for weighted sums
+// of rates, with beta in place of gamma distributions).
+func (m *Model) falseRemovals(r RuleProfile) RuleEstimate {
+	out := RuleEstimate{Rule: r.Rule, Removals: r.Removals, Certain: r.Identical}
+	var point float64
+	for b, s := range r.Pairs {
+		if s > 0 && b < len(m.point) {
+			point += float64(s) * m.point[b]
+			if m.Bins[b].Labeled == 0 {
+				out.Unlabeled += s
+			}
+		}
+	}
+	lo, hi := make([]float64, m.Replicates), make([]float64, m.Replicates)
+	for b, s := range r.Pairs {
+		if s == 0 || b >= len(m.pLo) {
+			continue
+		}
+		sf, size := float64(s), m.Bins[b].Size
+		pl, ph, z := m.pLo[b], m.pHi[b], m.zF[b]
+		for i := range lo {
+			lo[i] += draw(sf, size, pl[i], z[i])
+			hi[i] += draw(sf, size, ph[i], z[i])
+		}
+	}
+	total := float64(r.Removals)
+	l, h := quantileSelect(lo, 0.025), quantileSelect(hi, 0.975)
+	if m.Replicates == 0 {
+		l, h = point, point
+	}
+	iv := Interval{Value: point, Lo: min(l, point), Hi: max(h, point)}
+	iv.Hi = min(iv.Hi, total)
+	out.FalseRemovals = iv
+	out.FalseRemovalRate = perRemoval(iv, r.Removals)
+	return out
+}
+
+// recallOf is recall, remembered by the accepted pairs per bin: every cluster policy of
+// a configuration accepts the same pairs, and so do thresholds between two bins' edges.
+func (m *Model) recallOf(p Profile) (recall, dups, acc, below Interval) {
+	key := make([]byte, 0, 8*(len(p.Accepted)+1))
+	key = binary.LittleEndian.AppendUint64(key, uint64(p.AcceptedIdentical))
+	for _, a := range p.Accepted {
+		key = binary.LittleEndian.AppendUint64(key, uint64(a))
+	}
+	m.mu.Lock()
+	if r, ok := m.recalls[string(key)]; ok {
+		m.mu.Unlock()
+		return r[0], r[1], r[2], r[3]
+	}
+	m.mu.Unlock()
+	recall, dups, acc, below = m.recall(p)
+	m.mu.Lock()
+	if m.recalls == nil || len(m.recalls) > 1<<16 {
+		m.recalls = map[string][4]Interval{}
+	}
+	m.recalls[string(key)] = [4]Interval{recall, dups, acc, below}
+	m.mu.Unlock()
+	return recall, dups, acc, below
+}
+
+// recall estimates A/D over the bins from the floor up: A = Σ_b a_b·q_b plus the
+// accepted identical pairs, D = Σ_b N_b·q_b plus every identical pair, q_b = 1-p_b the
+// share of duplicates. Its lower end takes, in each bin, the confidence distribution
+// that lowers recall (the lower one where the configuration accepts more of the bin
+// than of the whole, the upper one where less), the upper end the other.
+func (m *Model) recall(p Profile) (recall, dups, acc, below Interval) {
+	nan := Interval{math.NaN(), math.NaN(), math.NaN()}
+	if m.Floor < 0 && m.Identical == 0 {
+		return nan, nan, nan, nan
+	}
+	type bin struct{ a, miss float64 }
+	bins := make([]bin, len(m.Bins))
+	aI := float64(p.AcceptedIdentical)
+	mI := math.Max(float64(m.Identical)-aI, 0)
+	var aHat, mHat float64 = aI, mI
+	for b := range m.Bins {
+		if m.Floor < 0 || b < m.Floor {
+			continue
+		}
+		var a float64
+		if b < len(p.Accepted) {
+			a = float64(p.Accepted[b])
+		}
+		miss := math.Max(m.Bins[b].Size-a, 0)
+		bins[b] = bin{a, miss}
+		q := 1 - m.point[b]
+		aHat += a * q
+		mHat += miss * q
+	}
+	rHat := math.NaN()
+	if aHat+mHat > 0 {
+		rHat = aHat / (aHat + mHat)
+	}
+	reps := m.Replicates
+	lo, hi := make([]float64, reps), make([]float64, reps)
+	dLo, dHi := make([]float64, reps), make([]float64, reps)
+	aLo, aHi := make([]float64, reps), make([]float64, reps)
+	for i := range reps {
+		aL, mL, aH, mH := aI, mI, aI, mI
+		dl, dh := aI+mI, aI+mI
+		al, ah := aI, aI
+		for b := range m.Bins {
+			if m.Floor < 0 || b < m.Floor {
+				continue
+			}
+			x := bins[b]
+			qLo, qHi := 1-m.pHi[b][i], 1-m.pLo[b][i] // lower and upper shares of duplicates
+			zA, zM := m.zA[b][i], m.zM[b][i]
+			share := 0.0
+			if n := x.a + x.miss; n > 0 {
+				share = x.a / n
+			}
+			qDown, qUp := qHi, qLo // what lowers recall: more duplicates where it accepts less
+			if share >= rHat {
+				qDown, qUp = qLo, qHi
+			}
+			size := m.Bins[b].Size
+			aL += draw(x.a, size, qDown, zA)
+			mL += draw(x.miss, size, qDown, zM)
+			aH += draw(x.a, size, qUp, zA)
+			mH += draw(x.miss, size, qUp, zM)
+			dl += draw(x.a, size, qLo, zA) + draw(x.miss, size, qLo, zM)
+			dh += draw(x.a, size, qHi, zA) + draw(x.miss, size, qHi, zM)
+			al += draw(x.a, size, qLo, zA)
+			ah += draw(x.a, size, qHi, zA)
+		}
+		lo[i], hi[i] = ratio(aL, aL+mL), ratio(aH, aH+mH)
+		dLo[i], dHi[i], aLo[i], aHi[i] = dl, dh, al, ah
+	}
+	recall = interval(rHat, lo, hi, reps)
+	dups = interval(aHat+mHat, dLo, dHi, reps)
+	acc = interval(aHat, aLo, aHi, reps)
+	// Below the floor: the labels found no duplicate there; how many could there be?
+	below = Interval{}
+	if m.Floor > 0 {
+		bh := make([]float64, reps)
+		for b := range m.Floor {
+			n := m.Bins[b].Size
+			for i := range reps {
+				bh[i] += draw(n, n, 1-m.pLo[b][i], m.zM[b][i])
+			}
+		}
+		below.Hi = quantileSelect(bh, 0.975)
+	}
+	return recall, dups, acc, below
+}
+
+func ratio(a, d float64) float64 {
+	if d <= 0 {
+		return math.NaN()
+	}
+	return a / d
+}
+
+// interval is (point, 2.5% quantile of lo, 97.5% quantile of hi), widened to hold the
+// point.
+func interval(point float64, lo, hi []float64, reps int) Interval {
+	if reps == 0 || math.IsNaN(point) {
+		return Interval{point, point, point}
+	}
+	lo = slices.DeleteFunc(lo, math.IsNaN)
+	hi = slices.DeleteFunc(hi, math.IsNaN)
+	l, h := quantileSelect(lo, 0.025), quantileSelect(hi, 0.975)
+	return Interval{point, min(l, point), max(h, point)}
+}
+
+// perRemoval divides a count of false removals by the removals; with no removals there
+// are no false ones, a rate of 0.
+func perRemoval(f Interval, removals int) Interval {
+	if removals == 0 {
+		return Interval{}
+	}
+	r := float64(removals)
+	return Interval{f.Value / r, f.Lo / r, f.Hi / r}
+}
+
+// Describe returns a sentence on the model for a page: where its labels come from, its
+// bins and the assumption it adds.
+func (m *Model) Describe() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Bins of exact Jaccard under %s (%s); labels: %s, %d pairs", m.Rep.String(), m.Scheme, m.Basis, m.Pairs)
+	if m.Identical > 0 {
+		fmt.Fprintf(&b, "; %d pairs with identical normalized text are duplicates without a label", m.Identical)
+	}
+	return b.String()
+}
+
+// UnlabeledBins returns the bins that hold pairs and no label.
+func (m *Model) UnlabeledBins() []int { return slices.Clone(m.unlabeledBins) }
+
+// sortCells orders a bin's cells by name.
+func sortCells(cs []Cell) {
+	slices.SortFunc(cs, func(a, b Cell) int { return cmp.Compare(a.Name, b.Name) })
+}

@@ -1,0 +1,182 @@
+package sweep
+
+import (
+	"math"
+	"slices"
+)
+
+// PlanBin is one bin of a labeling plan.
+type PlanBin struct {
+	Bin     int
+	Label   string
+	Removal int64 // the configuration's (removed, keeper) pairs in the bin
+	Labeled int   // labels the bin has
+	More    int   // labels the plan adds
+	// Drawable is how many of the bin's pairs a draw can still choose from.
+	Drawable int64
+}
+
+// LabelPlan says how many more labels, in which bins, would bring a configuration's
+// upper end of false removals (under one keeper rule) to a target, if the new labels
+// show each bin's share of non-duplicates as it stands.
+type LabelPlan struct {
+	Rule string
+	Bins []PlanBin // the bins that get labels, most first
+	More int       // labels in all
+	// Now, Reaches and Limit are upper ends of the false-removal rate: with the labels
+	// there are (about; the page shows the exact one), with the plan's, and with every
+	// drawable pair of the bins labeled (what labels alone can reach).
+	Now, Reaches, Limit float64
+	// Met: the plan reaches the target; Feasible: some number of labels would (Limit
+	// under the target). A plan can be feasible and not met when the labels it would
+	// need pass MaxPlan.
+	Met, Feasible bool
+	Target        float64
+}
+
+// MaxPlan bounds the labels a plan proposes.
+const MaxPlan = 20_000
+
+// Plan returns the labeling plan for a configuration's profile under keeper rule (the
+// first when ""), aiming at target false removals per removal. It allocates labels
+// greedily, a few at a time, to the bin where they lower the upper end most per label,
+// on a normal approximation of the upper end (the Monte Carlo's, which the sweep shows,
+// differs by a little); new labels are assumed to show their bin's share as it stands
+// (a bin without labels: its neighbours'). False removals come from the bins where a
+// configuration removes pairs, so that is where the labels go.
+func (m *Model) Plan(p Profile, rule string, target float64) LabelPlan {
+	var rp RuleProfile
+	for i, r := range p.Rules {
+		if i == 0 || r.Rule == rule {
+			rp = r
+		}
+		if r.Rule == rule {
+			break
+		}
+	}
+	plan := LabelPlan{Rule: rp.Rule, Target: target}
+	if rp.Removals == 0 {
+		plan.Met, plan.Feasible = true, true
+		return plan
+	}
+	nb := len(m.Bins)
+	share := make([]float64, nb)
+	for b := range m.Bins {
+		share[b] = m.shareFor(b)
+	}
+	s := make([]float64, nb)
+	n := make([]float64, nb)
+	room := make([]float64, nb)
+	for b := range nb {
+		if b < len(rp.Pairs) {
+			s[b] = float64(rp.Pairs[b])
+		}
+		n[b] = float64(m.Bins[b].Labeled)
+		room[b] = math.Max(float64(m.Bins[b].Drawable)-n[b], 0)
+	}
+	R := float64(rp.Removals)
+	plan.Now = approxUpper(s, n, share) / R
+	inf := make([]float64, nb)
+	for b := range inf {
+		inf[b] = math.Inf(1)
+	}
+	plan.Limit = approxUpper(s, inf, share) / R
+	plan.Feasible = plan.Limit <= target
+	more := make([]float64, nb)
+	total := 0
+	upper := plan.Now * R
+	for upper/R > target && total < MaxPlan {
+		step := float64(max(5, total/20))
+		best, gain := -1, 0.0
+		for b := range nb {
+			if s[b] == 0 || room[b]-more[b] < 1 {
+				continue
+			}
+			add := math.Min(step, room[b]-more[b])
+			n[b] += add
+			u := approxUpper(s, n, share)
+			n[b] -= add
+			if g := (upper - u) / add; g > gain {
+				best, gain = b, g
+			}
+		}
+		if best < 0 {
+			break
+		}
+		add := math.Min(step, room[best]-more[best])
+		more[best] += add
+		n[best] += add
+		total += int(add)
+		upper = approxUpper(s, n, share)
+	}
+	plan.Reaches = upper / R
+	plan.Met = plan.Reaches <= target
+	for b := range nb {
+		if more[b] > 0 {
+			plan.Bins = append(plan.Bins, PlanBin{Bin: b, Label: m.Bins[b].Label, Removal: int64(s[b]), Labeled: m.Bins[b].Labeled,
+				More: int(more[b]), Drawable: int64(room[b])})
+			plan.More += int(more[b])
+		}
+	}
+	slices.SortStableFunc(plan.Bins, func(x, y PlanBin) int { return y.More - x.More })
+	return plan
+}
+
+// Counts returns the plan's labels per bin, for a draw (campaign.DrawPlan.Counts).
+func (p LabelPlan) Counts(bins int) []int {
+	out := make([]int, bins)
+	for _, b := range p.Bins {
+		if b.Bin < bins {
+			out[b.Bin] = b.More
+		}
+	}
+	return out
+}
+
+// shareFor is bin b's share of non-duplicates for planning: its point estimate, or
+// without labels the mean of its nearest labeled neighbours' (a half with none).
+func (m *Model) shareFor(b int) float64 {
+	if m.Bins[b].Labeled > 0 {
+		return m.point[b]
+	}
+	var sum float64
+	k := 0
+	for _, d := range []int{-1, 1} {
+		for c := b + d; c >= 0 && c < len(m.Bins); c += d {
+			if m.Bins[c].Labeled > 0 {
+				sum += m.point[c]
+				k++
+				break
+			}
+		}
+	}
+	if k == 0 {
+		return 0.5
+	}
+	return sum / float64(k)
+}
+
+// approxUpper is the upper end of Σ_b s_b·p_b on a normal approximation: each bin's
+// share from the upper confidence distribution Beta(x+1, n-x) with x = share·n, and the
+// binomial spread of the bin's own pairs. n = +Inf means the share is known.
+func approxUpper(s, n, share []float64) float64 {
+	var mean, v float64
+	for b, sb := range s {
+		if sb == 0 {
+			continue
+		}
+		p := share[b]
+		if math.IsInf(n[b], 1) {
+			mean += sb * p
+			v += sb * p * (1 - p)
+			continue
+		}
+		x := p * n[b]
+		a, c := x+1, math.Max(n[b]-x, 1e-9)
+		mu := a / (a + c)
+		variance := a * c / ((a + c) * (a + c) * (a + c + 1))
+		mean += sb * mu
+		v += sb*sb*variance + sb*mu*(1-mu)
+	}
+	return mean + z95*math.Sqrt(v)
+}

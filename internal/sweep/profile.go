@@ -1,0 +1,181 @@
+package sweep
+
+import (
+	"slices"
+
+	"github.com/dedupstudio/dedupstudio/internal/cluster"
+	"github.com/dedupstudio/dedupstudio/internal/frame"
+)
+
+// DefaultRules are the keeper rules a sweep scores when Options.Rules is empty: the
+// manifest's default (earliest) and the two that move false removals most.
+func DefaultRules() []cluster.Rule {
+	return []cluster.Rule{
+		{By: []cluster.Criterion{cluster.Earliest}},
+		{By: []cluster.Criterion{cluster.Longest}},
+		{By: []cluster.Criterion{cluster.Shortest}},
+	}
+}
+
+// binner puts pairs of documents in the model's bins: bin b of the scheme, or
+// identicalBin for two documents whose normalized texts are identical.
+type binner struct {
+	sets   *frame.Sets
+	scheme frame.Scheme
+}
+
+func (b *binner) bins() int { return b.scheme.Bins() }
+
+// identicalBin is the index after the scheme's bins: pairs with identical normalized
+// text, certain duplicates.
+func (b *binner) identicalBin() int { return b.scheme.Bins() }
+
+func (b *binner) of(x, y int) int {
+	if b.sets.Identical(x, y) {
+		return b.identicalBin()
+	}
+	return b.sets.Bin(b.scheme, x, y)
+}
+
+// keeperTracker follows a clustering as clusters merge (connected components, edges
+// added from the highest threshold down) and keeps, for every keeper rule, each
+// cluster's keeper and its (removed, keeper) pairs per bin. A rule is a total order, so
+// the keeper of two clusters merged is the lesser of their keepers; only the members of
+// the cluster whose keeper lost get a new keeper, and their pairs are binned again.
+type keeperTracker struct {
+	b      *binner
+	orders []cluster.Order
+	next   []int32 // members as linked lists: next[d], -1 at the end
+	comps  map[int32]*trackedComp
+	// totals[rule][bin] counts the removal pairs of every cluster.
+	totals [][]int64
+}
+
+type trackedComp struct {
+	head, tail int32
+	size       int
+	keeper     []int32   // per rule
+	pairs      [][]int32 // per rule, per bin (identical last)
+}
+
+func newKeeperTracker(b *binner, orders []cluster.Order, n int) *keeperTracker {
+	t := &keeperTracker{b: b, orders: orders, next: make([]int32, n), comps: map[int32]*trackedComp{}}
+	for i := range t.next {
+		t.next[i] = -1
+	}
+	t.totals = make([][]int64, len(orders))
+	for r := range t.totals {
+		t.totals[r] = make([]int64, b.bins()+1)
+	}
+	return t
+}
+
+func (t *keeperTracker) comp(root int32) *trackedComp {
+	if c := t.comps[root]; c != nil {
+		return c
+	}
+	c := &trackedComp{head: root, tail: root, size: 1, keeper: make([]int32, len(t.orders)), pairs: make([][]int32, len(t.orders))}
+	for r := range t.orders {
+		c.keeper[r] = root
+		c.pairs[r] = make([]int32, t.b.bins()+1)
+	}
+	return c
+}
+
+// merge joins the clusters whose roots are keep and gone (unionfind.Union's answer).
+func (t *keeperTracker) merge(keep, gone int32) {
+	x, y := t.comp(keep), t.comp(gone)
+	for r, o := range t.orders {
+		kx, ky := x.keeper[r], y.keeper[r]
+		win, lose := x, y
+		if o.Less(int(ky), int(kx)) {
+			win, lose = y, x
+		}
+		k := win.keeper[r]
+		tot := t.totals[r]
+		for bin, c := range lose.pairs[r] {
+			tot[bin] -= int64(c)
+		}
+		for d := lose.head; d >= 0; d = t.next[d] {
+			bin := t.b.of(int(d), int(k))
+			win.pairs[r][bin]++
+			tot[bin]++
+		}
+		if win != x {
+			x.keeper[r] = k
+			x.pairs[r], y.pairs[r] = y.pairs[r], x.pairs[r]
+		}
+	}
+	t.next[x.tail] = y.head
+	x.tail = y.tail
+	x.size += y.size
+	delete(t.comps, gone)
+	t.comps[keep] = x
+}
+
+// rules returns the removal pairs per rule as RuleProfiles (Rule names from names).
+func (t *keeperTracker) rules(names []string, removals, clusters, largest int) []RuleProfile {
+	out := make([]RuleProfile, len(t.orders))
+	nb := t.b.bins()
+	for r := range t.orders {
+		out[r] = RuleProfile{Rule: names[r], Removals: removals, Clusters: clusters, Largest: largest,
+			Pairs: slices.Clone(t.totals[r][:nb]), Identical: int(t.totals[r][nb])}
+	}
+	return out
+}
+
+// profileOfClusters bins the removal pairs of a clustering given as clusters with
+// their keepers (internal/cluster's result) for one rule.
+func (b *binner) profileOfClusters(rule string, res cluster.Result) RuleProfile {
+	nb := b.bins()
+	pairs := make([]int64, nb+1)
+	largest := 0
+	for _, c := range res.Clusters {
+		largest = max(largest, len(c.Members))
+		for _, rm := range c.Removed {
+			pairs[b.of(rm.Doc, c.Keeper)]++
+		}
+	}
+	return RuleProfile{Rule: rule, Removals: res.Removed, Clusters: len(res.Clusters), Largest: largest,
+		Pairs: pairs[:nb], Identical: int(pairs[nb])}
+}
+
+// profileOfIDs bins the removal pairs of a clustering given as cluster ids per document,
+// for each rule (the exact-hash baseline and Clusterer policies).
+func (b *binner) profileOfIDs(ids []int32, orders []cluster.Order, names []string) []RuleProfile {
+	members := map[int32][]int32{}
+	for d, id := range ids {
+		members[id] = append(members[id], int32(d))
+	}
+	nb := b.bins()
+	out := make([]RuleProfile, len(orders))
+	removals, clusters, largest := 0, 0, 0
+	for _, ms := range members {
+		if len(ms) > 1 {
+			removals += len(ms) - 1
+			clusters++
+			largest = max(largest, len(ms))
+		}
+	}
+	for r, o := range orders {
+		pairs := make([]int64, nb+1)
+		for _, ms := range members {
+			if len(ms) < 2 {
+				continue
+			}
+			k := ms[0]
+			for _, d := range ms[1:] {
+				if o.Less(int(d), int(k)) {
+					k = d
+				}
+			}
+			for _, d := range ms {
+				if d != k {
+					pairs[b.of(int(d), int(k))]++
+				}
+			}
+		}
+		out[r] = RuleProfile{Rule: names[r], Removals: removals, Clusters: clusters, Largest: largest, Pairs: pairs[:nb], Identical: int(pairs[nb])}
+	}
+	return out
+}
