@@ -19,7 +19,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -47,10 +46,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	draws := fs.Int("draws", calib.DefaultDraws, "independent draws (the issue's full check: 200)")
 	labels := fs.Int("labels", calib.MaxLabels, "labels a draw may ask for (at most 800)")
+	firstPerBin := fs.Int("first-per-bin", calib.DefaultFirstPerBin, "a draw's first phase: pairs from every bin of exact Jaccard")
+	firstRandom := fs.Int("first-random", calib.DefaultFirstRandom, "a draw's first phase: uniformly random pairs")
 	seed := fs.Uint64("seed", 1, "draw d draws with seed+d")
 	gridName := fs.String("grid", "default", "default (44 configurations) or fast (8)")
 	policies := fs.String("policies", "components,keeper-star,complete-link", "cluster policies, comma-separated")
-	taus := fs.String("taus", "0.5,0.7", "rule labels' cuts: duplicate = word 5-shingle Jaccard >= tau")
+	taus := fs.String("taus", "0.5,0.7", "label rules, comma-separated: tau (duplicate = word 5-shingle Jaccard >= tau) or tau~ramp (a duplicate with probability rising linearly over tau±ramp)")
 	dir := fs.String("dir", "", "directory for the check's SQLite store (default: a temporary one, removed)")
 	out := fs.String("out", "", "write the Markdown table to this file instead of standard output")
 	bars := fs.String("bars", "", "issue or fast: list the rows that miss those bars and exit 1 if any")
@@ -67,7 +68,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *extras != "" {
 		return rebuildExtras(*extras, *extrasOut, stderr)
 	}
-	opt := calib.Options{Dir: *dir, Draws: *draws, Labels: *labels, Seed: *seed}
+	opt := calib.Options{Dir: *dir, Draws: *draws, Labels: *labels, FirstPerBin: *firstPerBin, FirstRandom: *firstRandom, Seed: *seed}
 	switch *gridName {
 	case "default":
 		opt.Grid = calib.DefaultGrid()
@@ -84,9 +85,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		opt.Policies = append(opt.Policies, p)
 	}
 	for s := range strings.SplitSeq(*taus, ",") {
-		tau, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		tau, err := calib.ParseLabelRule(s)
 		if err != nil {
-			return fmt.Errorf("-taus %q: %w", *taus, err)
+			return fmt.Errorf("-taus: %w", err)
 		}
 		opt.Taus = append(opt.Taus, tau)
 	}

@@ -24,7 +24,8 @@ func TestFlagsRefused(t *testing.T) {
 	cases := map[string][]string{
 		"-grid \"huge\": want default or fast": {"-grid", "huge"},
 		"-policies: cluster: policy":           {"-policies", "single-link"},
-		"-taus \"half\"":                       {"-taus", "half"},
+		"-taus: label rule \"half\"":           {"-taus", "half"},
+		"-taus: label rule 0.30~0.20":          {"-taus", "0.5,0.3~0.2"},
 		"-bars \"strict\": want issue or fast": {"-bars", "strict"},
 		"unexpected argument \"x\"":            {"x"},
 	}

@@ -10,14 +10,15 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/dedupstudio/dedupstudio/internal/campaign"
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/frame"
 	"github.com/dedupstudio/dedupstudio/internal/ingest"
+	"github.com/dedupstudio/dedupstudio/internal/jobs"
 	"github.com/dedupstudio/dedupstudio/internal/labels"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 	"github.com/dedupstudio/dedupstudio/internal/sigcache"
@@ -30,10 +31,17 @@ const (
 	DefaultDraws = 30
 	// MaxLabels bounds the labels of one draw (the budget of a draw).
 	MaxLabels = 800
+	// DefaultFirstPerBin and DefaultFirstRandom are a draw's first phase: pairs from
+	// every bin of exact Jaccard and uniformly random pairs (21·10 + 20 = 230 labels).
+	DefaultFirstPerBin = 10
+	DefaultFirstRandom = 20
+	// DefaultAudits is the audits simulated per eligible manifest (Audits).
+	DefaultAudits = 1000
 )
 
-// DefaultTaus are the rule labels' similarity cuts: duplicate = Jaccard >= tau.
-var DefaultTaus = []float64{0.5, 0.7}
+// DefaultTaus are the label rules: duplicate = identical normalized text or
+// Jaccard >= tau, at tau = 0.5 and 0.7.
+var DefaultTaus = []LabelRule{Cut(0.5), Cut(0.7)}
 
 // Options tune Check; the zero value is the full check's grid with DefaultDraws draws.
 type Options struct {
@@ -47,12 +55,20 @@ type Options struct {
 	// policies (all three when nil), each under every keeper rule of Rules.
 	Grid     Grid
 	Policies []cluster.Policy
-	// Taus are the rule labels' cuts (DefaultTaus when nil).
-	Taus []float64
+	// Taus are the label rules, each labeled in draws of its own (DefaultTaus when nil).
+	Taus []LabelRule
 	// Draws is the number of independent draws (DefaultDraws when 0); Labels the labels
 	// a draw may ask for, at most MaxLabels (MaxLabels when 0).
 	Draws, Labels int
-	// Seed makes the draws repeatable: draw d draws with Seed+d.
+	// FirstPerBin and FirstRandom are a draw's first phase (DefaultFirstPerBin and
+	// DefaultFirstRandom when both are 0); the rest of Labels follows the studio's
+	// labeling plans (SecondPlan).
+	FirstPerBin, FirstRandom int
+	// Audits is the manifest audits simulated per eligible manifest (DefaultAudits
+	// when 0, none when negative).
+	Audits int
+	// Seed makes the draws and audits repeatable: draw d's first phase draws with
+	// Seed+d, and audit a of a manifest with Seed+a.
 	Seed uint64
 	// Log, when set, is told what the check does as it goes.
 	Log func(format string, args ...any)
@@ -74,20 +90,30 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Labels == 0 {
 		o.Labels = MaxLabels
 	}
+	if o.FirstPerBin == 0 && o.FirstRandom == 0 {
+		o.FirstPerBin, o.FirstRandom = DefaultFirstPerBin, DefaultFirstRandom
+	}
+	if o.Audits == 0 {
+		o.Audits = DefaultAudits
+	}
 	if o.Log == nil {
 		o.Log = func(string, ...any) {}
 	}
+	first := o.FirstPerBin*frame.Default.Bins() + o.FirstRandom
 	switch {
 	case o.Draws < 0:
 		return o, fmt.Errorf("calibration check: draws %d: want at least 1", o.Draws)
 	case o.Labels < 0 || o.Labels > MaxLabels:
 		return o, fmt.Errorf("calibration check: labels per draw %d: want 1 to %d", o.Labels, MaxLabels)
+	case o.FirstPerBin < 0 || o.FirstRandom < 0 || first > o.Labels:
+		return o, fmt.Errorf("calibration check: first phase of %d per bin and %d random pairs (%d labels): want at most the %d labels of a draw",
+			o.FirstPerBin, o.FirstRandom, first, o.Labels)
 	case len(o.Grid.Configs()) == 0:
 		return o, errors.New("calibration check: the grid has no configuration")
 	}
 	for _, tau := range o.Taus {
-		if !(tau >= MinJaccard && tau <= 1) {
-			return o, fmt.Errorf("calibration check: tau %v: want %v to 1 (the population lists the pairs from %v)", tau, MinJaccard, MinJaccard)
+		if err := tau.check(); err != nil {
+			return o, fmt.Errorf("calibration check: %w", err)
 		}
 	}
 	for _, p := range o.Policies {
@@ -98,85 +124,41 @@ func (o Options) withDefaults() (Options, error) {
 	return o, nil
 }
 
-// drawPlan is what draw d asks the "draw pairs" form's code path (campaign.Draw) for,
-// with at most labels pairs: today's plan, the same number of pairs from each of the
-// campaign's bins of estimated similarity plus an eighth of the budget in uniformly
-// random pairs. It is the one place a targeted plan replaces.
-func drawPlan(d int, seed uint64, labels int) campaign.DrawPlan {
-	random := labels / 8
-	return campaign.DrawPlan{PerBin: (labels - random) / campaign.Bins, Bin: -1, Random: random, Seed: seed + uint64(d)}
+// firstPlan is the first phase of draw d: FirstPerBin pairs from every bin of exact
+// Jaccard and FirstRandom uniformly random pairs, what a person starts a campaign with
+// on the "draw pairs" form.
+func firstPlan(d int, opt Options) campaign.DrawPlan {
+	return campaign.DrawPlan{PerBin: opt.FirstPerBin, Bin: -1, Random: opt.FirstRandom, Seed: opt.Seed + uint64(d)}
 }
 
-// sweepPolicies names the policies each sweep scores, with the clusterers it needs, for
-// the check's policies. Today's sweep clusters connected components itself and takes
-// other policies as clusterers by name; its false removals average over a keeper drawn
-// uniformly from each cluster, so keeper-star and complete-link, whose clusters depend
-// on the keeper rule, are given once per rule (named "keeper-star/longest", ...),
-// clustered with internal/cluster as internal/dedup gives a run's policy.
-func sweepPolicies(pols []cluster.Policy, mk func(cluster.Policy, cluster.Criterion) sweep.Clusterer) ([]string, map[string]sweep.Clusterer) {
-	var names []string
-	cls := map[string]sweep.Clusterer{}
-	for _, p := range pols {
-		if p == cluster.Components {
-			names = append(names, sweep.ConnectedComponents)
-			continue
-		}
-		for _, r := range Rules {
-			name := string(p) + "/" + string(r)
-			names = append(names, name)
-			cls[name] = mk(p, r)
-		}
-	}
-	return names, cls
-}
+// secondSeed is the seed of draw d's second phase, apart from every first phase's.
+func secondSeed(d int, opt Options) uint64 { return opt.Seed + uint64(d) + 1<<32 }
 
-// policyOf reads a sweep policy name (sweepPolicies) back: the cluster policy and the
-// keeper rule it was clustered under, "" when its clusters do not depend on one.
-func policyOf(name string) (cluster.Policy, cluster.Criterion, error) {
-	if name == sweep.ConnectedComponents {
-		return cluster.Components, "", nil
-	}
-	pol, rule, _ := strings.Cut(name, "/")
-	p, err := cluster.ParsePolicy(pol)
-	if err != nil {
-		return "", "", err
-	}
-	return p, cluster.Criterion(rule), nil
-}
-
-// estimatesOf reads one sweep result's estimates over the dataset: false removals by
-// keeper rule (for the rules the result speaks for) and recall; ok is false when the
-// result has no dataset estimate. perRule says whether the figures are each rule's own.
-// Today's sweep has one false-removal figure, the expectation over a keeper drawn
-// uniformly from each cluster, which is set against every rule's truth (perRule false).
-// This is the one function that reads the sweep's estimates: point it at the per-rule
-// figures when the sweep has them.
-func estimatesOf(r sweep.Result) (fr map[cluster.Criterion]sweep.Interval, recall sweep.Interval, perRule, ok bool) {
+// estimatesOf reads one sweep result's estimates over the dataset: false removals under
+// each keeper rule of Rules the result scored, and recall; ok is false when the result
+// has no dataset estimate.
+func estimatesOf(r sweep.Result) (fr map[cluster.Criterion]sweep.Interval, recall sweep.Interval, ok bool) {
 	d := r.Dataset
-	if d == nil {
-		return nil, sweep.Interval{}, false, false
-	}
-	_, rule, err := policyOf(r.Config.Policy)
-	if err != nil {
-		return nil, sweep.Interval{}, false, false
+	if d == nil || len(d.Rules) == 0 {
+		return nil, sweep.Interval{}, false
 	}
 	fr = map[cluster.Criterion]sweep.Interval{}
-	if rule != "" {
-		fr[rule] = d.FalseRemovals
-	} else {
-		for _, rl := range Rules {
-			fr[rl] = d.FalseRemovals
+	for _, re := range d.Rules {
+		if c := cluster.Criterion(re.Rule); slices.Contains(Rules, c) {
+			fr[c] = re.FalseRemovals
 		}
 	}
-	return fr, d.Recall, false, true
+	return fr, d.Recall, true
 }
 
-// Check measures how well the sweep's estimates over the dataset cover the truth: it
-// imports the population into a real store, and for each draw and tau creates a
-// campaign, draws pairs through campaign.Draw (what the "draw pairs" form runs), labels
-// each drawn pair by the rule (Duplicate at tau) as a rule label, sweeps the grid over
-// the store's labels as sweeprun does, and compares every result with the truth of its
-// configuration, policy and keeper rule. Signatures and the truth are computed once.
+// Check measures how well the sweep's estimates over the dataset cover the truth. It
+// imports the population into a real store and, for each draw and label rule, labels as a
+// person would: a new campaign, a first phase drawn through campaign.Draw (what the
+// "draw pairs" form runs) and labeled by the rule (LabelRule.Duplicate), a sweep of the
+// grid through sweeprun (what the sweep form starts), a second phase drawn where the
+// studio's labeling plans put it (SecondPlan) and labeled, and a final sweep, whose
+// results are compared with the truth of their configuration, policy and keeper rule.
+// Signatures and the truth are computed once.
 func Check(ctx context.Context, opt Options) (*Table, error) {
 	opt, err := opt.withDefaults()
 	if err != nil {
@@ -212,6 +194,15 @@ func Check(ctx context.Context, opt Options) (*Table, error) {
 	t.TruthTime = time.Since(start)
 	opt.Log("truth of %d configurations x %d policies x %d keeper rules: %.1f s", len(configs), len(opt.Policies), len(Rules), t.TruthTime.Seconds())
 	t.addRows(pop, outs, opt.Policies)
+	if opt.Audits > 0 {
+		start = time.Now()
+		if t.Audits, err = Audits(outs, opt.Taus, opt.Audits, opt.Seed); err != nil {
+			return nil, err
+		}
+		t.AuditTime = time.Since(start)
+		opt.Log("audits: %d manifests with a true rate <= %.1f%%, %d audits of %d labels each (%.1f s)", len(t.Audits), 100*AuditRate,
+			opt.Audits, AuditLabels, t.AuditTime.Seconds())
+	}
 
 	dir := opt.Dir
 	if dir == "" {
@@ -225,57 +216,63 @@ func Check(ctx context.Context, opt Options) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer h.store.Close()
+	defer h.close()
 	t.SetupTime = time.Since(start)
 	opt.Log("store: dataset %d imported and signed (%.1f s)", h.ds.ID, t.SetupTime.Seconds())
 
 	for d := range opt.Draws {
-		drawn, err := h.draw(ctx, d, t)
-		if err != nil {
-			return t, err
-		}
 		for _, tau := range opt.Taus {
-			results, labeled, err := h.labelAndSweep(ctx, d, tau, drawn, t)
+			results, err := h.labelAndSweep(ctx, d, tau, t)
 			if err != nil {
 				return t, err
 			}
 			if err := t.add(tau, results); err != nil {
 				return t, err
 			}
-			t.Labels += labeled
 		}
 		opt.Log("draw %d of %d done (%.1f s a draw so far)", d+1, opt.Draws, t.PerDraw().Seconds())
 	}
 	return t, nil
 }
 
-// harness is the store side of a check: the imported dataset, its signatures and what a
-// sweep reads of it, kept for every draw.
+// harness is the store side of a check: the imported dataset, its signatures, and the
+// studio's sweep service over them, kept for every draw.
 type harness struct {
 	store *db.DB
 	cache *sigcache.Cache
+	jobs  *jobs.Registry
+	runs  *sweeprun.Service
 	ds    db.Dataset
 	eng   *Engine
 	opt   Options
-	docs  db.SweepDocs
 	index map[int64]int // store id -> document index
-	sigs  map[lsh.Spec][]lsh.Signature
 }
 
 // newHarness opens a fresh store at path, imports the population as a dataset (the
-// documents in order, so store ids ascend with the population's indexes) and signs it
-// under the campaign's and the grid's representations.
+// documents in order, so store ids ascend with the population's indexes), signs it
+// under the campaign's and the grid's representations, and starts a sweep service.
 func newHarness(ctx context.Context, path string, eng *Engine, opt Options) (*harness, error) {
 	store, err := db.Open(ctx, path)
 	if err != nil {
 		return nil, err
 	}
-	h := &harness{store: store, cache: sigcache.New(store), eng: eng, opt: opt, sigs: map[lsh.Spec][]lsh.Signature{}}
+	h := &harness{store: store, cache: sigcache.New(store), eng: eng, opt: opt}
 	if err := h.load(ctx); err != nil {
 		store.Close()
 		return nil, err
 	}
+	h.jobs = jobs.NewRegistry(context.WithoutCancel(ctx))
+	h.runs = sweeprun.New(store, h.cache, h.jobs)
 	return h, nil
+}
+
+func (h *harness) close() {
+	if h.jobs != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_ = h.jobs.Shutdown(ctx) // every sweep was waited for; nothing is left to stop
+	}
+	h.store.Close()
 }
 
 func (h *harness) load(ctx context.Context) error {
@@ -296,16 +293,20 @@ func (h *harness) load(ctx context.Context) error {
 		return err
 	}
 	h.ds = rep.Dataset
-	if h.docs, err = h.store.SweepDocuments(ctx, h.ds.ID); err != nil {
+	docs, err := h.store.SweepDocuments(ctx, h.ds.ID)
+	if err != nil {
 		return err
 	}
-	if len(h.docs.IDs) != len(pop.Docs) {
-		return fmt.Errorf("calibration check: %d documents imported of %d", len(h.docs.IDs), len(pop.Docs))
+	if len(docs.IDs) != len(pop.Docs) {
+		return fmt.Errorf("calibration check: %d documents imported of %d", len(docs.IDs), len(pop.Docs))
 	}
-	h.index = make(map[int64]int, len(h.docs.IDs))
-	for i, id := range h.docs.IDs {
-		if h.docs.Texts[i] != pop.Docs[i].Text {
+	h.index = make(map[int64]int, len(docs.IDs))
+	for i, id := range docs.IDs {
+		if docs.Texts[i] != pop.Docs[i].Text {
 			return fmt.Errorf("calibration check: stored document %d (%s) is not the population's document %d", id, pop.Docs[i].ID, i)
+		}
+		if docs.Keep[i] != h.eng.docs[i] {
+			return fmt.Errorf("calibration check: the keeper rules see stored document %d as %+v; the truth sees %+v", id, docs.Keep[i], h.eng.docs[i])
 		}
 		h.index[id] = i
 	}
@@ -329,28 +330,13 @@ func (h *harness) load(ctx context.Context) error {
 				return fmt.Errorf("calibration check: the store's signature of document %d under %s differs from the truth's", i, spec.ID())
 			}
 		}
-		h.sigs[spec] = set.Sigs
 	}
 	return nil
 }
 
-// draw runs draw d: a new campaign, and a draw of pairs into it through campaign.Draw.
-func (h *harness) draw(ctx context.Context, d int, t *Table) (db.Campaign, error) {
-	start := time.Now()
-	defer func() { t.DrawTime += time.Since(start) }()
-	c, err := h.campaign(ctx, d, h.opt.Taus[0])
-	if err != nil {
-		return db.Campaign{}, err
-	}
-	if _, err := campaign.Draw(ctx, h.store, h.cache, "calibcheck", c, drawPlan(d, h.opt.Seed, h.opt.Labels)); err != nil {
-		return db.Campaign{}, err
-	}
-	return c, nil
-}
-
 // campaign creates the campaign of draw d at tau.
-func (h *harness) campaign(ctx context.Context, d int, tau float64) (db.Campaign, error) {
-	c, err := h.store.EnsureCampaign(ctx, h.ds.ID, fmt.Sprintf("calibration draw %d, tau %.2f", d+1, tau), nil)
+func (h *harness) campaign(ctx context.Context, d int, tau LabelRule) (db.Campaign, error) {
+	c, err := h.store.EnsureCampaign(ctx, h.ds.ID, fmt.Sprintf("calibration draw %d, tau %s", d+1, tau), nil)
 	if err != nil {
 		return db.Campaign{}, err
 	}
@@ -360,68 +346,93 @@ func (h *harness) campaign(ctx context.Context, d int, tau float64) (db.Campaign
 	return c, nil
 }
 
-// labelAndSweep labels the pairs drawn into campaign drawn by the rule at tau and sweeps
-// the grid over them. The first tau labels them where they were drawn; every other tau
-// gets a campaign of its own holding the same pairs with their design, as an import of
-// labels with design columns makes them. It returns the sweep's results and the labels
-// given.
-func (h *harness) labelAndSweep(ctx context.Context, d int, tau float64, drawn db.Campaign, t *Table) ([]sweep.Result, int, error) {
+// labelAndSweep runs draw d at tau as a person would (Check) and returns the final
+// sweep's results.
+func (h *harness) labelAndSweep(ctx context.Context, d int, tau LabelRule, t *Table) ([]sweep.Result, error) {
+	ph := t.phase(tau)
+	c, err := h.campaign(ctx, d, tau)
+	if err != nil {
+		return nil, err
+	}
+	// First phase: an even draw over the bins and some random pairs.
+	n1, err := h.drawAndLabel(ctx, c, tau, firstPlan(d, h.opt), t)
+	if err != nil {
+		return nil, err
+	}
 	start := time.Now()
-	c := drawn
-	stored, err := h.store.SweepPairs(ctx, drawn.ID)
-	if err != nil {
-		return nil, 0, err
-	}
-	if tau != h.opt.Taus[0] {
-		if c, err = h.campaign(ctx, d, tau); err != nil {
-			return nil, 0, err
-		}
-	}
-	n, err := h.label(ctx, c, tau, stored)
-	if err != nil {
-		return nil, 0, err
-	}
-	pairs, err := h.pairs(ctx, c)
-	if err != nil {
-		return nil, 0, err
-	}
-	t.LabelTime += time.Since(start)
-
-	start = time.Now()
-	results, err := h.sweep(ctx, c, pairs)
+	_, analyses, err := h.sweep(ctx, c, "first phase", true)
 	t.SweepTime += time.Since(start)
-	return results, n, err
+	if err != nil {
+		return nil, err
+	}
+	// Second phase: the rest of the budget where the studio's labeling plans put it.
+	start = time.Now()
+	sp := SecondPlan(analyses, h.opt.Labels-n1, PlanTarget)
+	t.PlanTime += time.Since(start)
+	n2, err := h.drawAndLabel(ctx, c, tau, campaign.DrawPlan{Counts: sp.Counts, Bin: -1, Seed: secondSeed(d, h.opt)}, t)
+	if err != nil {
+		return nil, err
+	}
+	ph.record(n1, n2, sp)
+	t.Labels += n1 + n2
+	start = time.Now()
+	rs, _, err := h.sweep(ctx, c, "final", false)
+	t.SweepTime += time.Since(start)
+	return rs, err
 }
 
-// RuleAnnotator names the rule labels of tau.
-func RuleAnnotator(tau float64) string { return fmt.Sprintf("rule-j%.2f", tau) }
+// drawAndLabel draws plan into c through campaign.Draw and gives each new pair its rule
+// label at tau; it returns the pairs labeled.
+func (h *harness) drawAndLabel(ctx context.Context, c db.Campaign, tau LabelRule, plan campaign.DrawPlan, t *Table) (int, error) {
+	start := time.Now()
+	if _, err := campaign.Draw(ctx, h.store, h.cache, "calibcheck", c, plan); err != nil {
+		return 0, err
+	}
+	t.DrawTime += time.Since(start)
+	start = time.Now()
+	defer func() { t.LabelTime += time.Since(start) }()
+	stored, err := h.store.SweepPairs(ctx, c.ID)
+	if err != nil {
+		return 0, err
+	}
+	return h.label(ctx, c, tau, stored)
+}
 
-// label gives every pair of stored a rule label in c (Duplicate at tau under the
-// campaign's representation), as an import of rule-made labels stores them: an
-// annotator's label without an account, which a person's label would override, carrying
-// the design that drew the pair.
-func (h *harness) label(ctx context.Context, c db.Campaign, tau float64, stored []db.SweepPair) (int, error) {
+// RuleAnnotator names the labels of a label rule.
+func RuleAnnotator(tau LabelRule) string { return "rule-j" + tau.String() }
+
+// label gives every pair of stored without a label a rule label in c (tau.Duplicate
+// under the campaign's representation), as an import of rule-made labels stores them:
+// an annotator's label without an account, which a person's label would override,
+// carrying the design that drew the pair.
+func (h *harness) label(ctx context.Context, c db.Campaign, tau LabelRule, stored []db.SweepPair) (int, error) {
 	yes, no := categoryFor(c.Categories, labels.Yes), categoryFor(c.Categories, labels.No)
 	if yes == "" || no == "" {
 		return 0, fmt.Errorf("calibration check: campaign %d has no category that says duplicate and one that says not", c.ID)
 	}
 	pop := h.eng.Population()
-	out := make([]db.NewLabel, 0, len(stored))
+	var out []db.NewLabel
 	for _, p := range stored {
+		if len(p.Labels) > 0 {
+			continue
+		}
 		a, okA := h.index[p.A]
 		b, okB := h.index[p.B]
 		if !okA || !okB {
 			return 0, fmt.Errorf("calibration check: pair %d names a document outside the dataset", p.ID)
 		}
 		inter, union, same := pop.Counts(a, b)
-		dup := Duplicate(inter, union, same, tau)
+		dup := tau.Duplicate(int32(a), int32(b), inter, union, same)
 		cat := no
 		if dup {
 			cat = yes
 		}
-		out = append(out, db.NewLabel{DocA: p.A, DocB: p.B, Annotator: RuleAnnotator(tau), Kind: labels.KindLabel,
-			Category: cat, Duplicate: dup, Note: fmt.Sprintf("rule: word 5-shingle J = %.4f, duplicate at J >= %.2f", jaccard(inter, union), tau),
+		out = append(out, db.NewLabel{DocA: p.A, DocB: p.B, Origin: p.Origin, Annotator: RuleAnnotator(tau), Kind: labels.KindLabel,
+			Category: cat, Duplicate: dup, Note: fmt.Sprintf("rule %s: word 5-shingle J = %.4f", tau, jaccard(inter, union)),
 			Design: p.Design, Stratum: p.Stratum, FrameSize: p.FrameSize})
+	}
+	if len(out) == 0 {
+		return 0, nil
 	}
 	return len(out), h.store.AddLabels(ctx, c.ID, out, "calibcheck")
 }
@@ -435,125 +446,53 @@ func categoryFor(cats []labels.Category, d labels.Decision) string {
 	return ""
 }
 
-// pairs reads c's pairs as sweeprun does: each pair's standing labels, a label without
-// an account being a rule's, and the design that drew it.
-func (h *harness) pairs(ctx context.Context, c db.Campaign) ([]sweep.LabeledPair, error) {
-	stored, err := h.store.SweepPairs(ctx, c.ID)
-	if err != nil {
-		return nil, err
+// sweep scores the grid on c's labels through the studio's sweep service, one sweep per
+// representation (a grid is every combination of its axes) with every policy, as the
+// sweep form starts one, and waits for each. With analyze it also returns each sweep's
+// analysis under every keeper rule (what the dashboard shows: the recommendation and its
+// labeling plan at PlanTarget).
+func (h *harness) sweep(ctx context.Context, c db.Campaign, name string, analyze bool) ([]sweep.Result, []*sweeprun.Analysis, error) {
+	var pols []string
+	for _, p := range h.opt.Policies {
+		pols = append(pols, string(p))
 	}
-	out := make([]sweep.LabeledPair, 0, len(stored))
-	for _, p := range stored {
-		a, okA := h.index[p.A]
-		b, okB := h.index[p.B]
-		if !okA || !okB {
+	var out []sweep.Result
+	var analyses []*sweeprun.Analysis
+	for i, part := range h.opt.Grid {
+		var verifs []sweep.Verification
+		for _, v := range part.Verifications {
+			verifs = append(verifs, sweep.Verification(v))
+		}
+		g := sweep.Grid{Specs: []lsh.Spec{part.Spec}, Shapes: part.Shapes, Thresholds: part.Thresholds, Verifications: verifs, Policies: pols}
+		sw, err := h.runs.Start(ctx, sweeprun.StartRequest{CampaignID: c.ID, Name: fmt.Sprintf("%s, %s", name, part.Spec), Grid: g})
+		if err != nil {
+			return nil, nil, fmt.Errorf("calibration check: sweep %d of campaign %d: %w", i+1, c.ID, err)
+		}
+		if sw, err = h.runs.Wait(ctx, sw.ID); err != nil {
+			return nil, nil, err
+		}
+		if sw.State != sweeprun.Done {
+			return nil, nil, fmt.Errorf("calibration check: sweep %d of campaign %d ended %s: %s", sw.ID, c.ID, sw.State, sw.Error)
+		}
+		rs, err := h.runs.Results(ctx, sw.ID)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, r := range rs {
+			out = append(out, r.Result)
+		}
+		if !analyze {
 			continue
 		}
-		lp := sweep.LabeledPair{ID: p.ID, A: a, B: b, Flagged: p.Flagged, Skipped: p.Skipped,
-			Design: p.Design, Stratum: p.Stratum, FrameSize: p.FrameSize}
-		for _, l := range p.Labels {
-			lp.Labels = append(lp.Labels, sweep.Label{Annotator: l.Annotator, Kind: string(l.Kind), Category: l.Category,
-				Duplicate: l.Duplicate, Rule: !l.ByAccount})
-		}
-		out = append(out, lp)
-	}
-	return out, nil
-}
-
-// sweep scores the grid on pairs, with sweeprun's seed, one sweep per representation;
-// one per representation and verification when the sweep is given clusterers (a
-// clusterer cannot tell which configuration it clusters, and its similarity for pairs
-// no edge covers is the verification's).
-func (h *harness) sweep(ctx context.Context, c db.Campaign, pairs []sweep.LabeledPair) ([]sweep.Result, error) {
-	var out []sweep.Result
-	for _, part := range h.opt.Grid {
-		groups := [][]Verification{part.Verifications}
-		if _, cls := sweepPolicies(h.opt.Policies, func(cluster.Policy, cluster.Criterion) sweep.Clusterer { return nil }); len(cls) > 0 {
-			groups = groups[:0]
-			for _, v := range part.Verifications {
-				groups = append(groups, []Verification{v})
-			}
-		}
-		for _, vs := range groups {
-			var clusterErr error
-			names, cls := sweepPolicies(h.opt.Policies, func(p cluster.Policy, r cluster.Criterion) sweep.Clusterer {
-				return clustererOf(ctx, h.eng, h.sigs[part.Spec], part.Spec, vs[0], p, r, &clusterErr)
-			})
-			var verifs []sweep.Verification
-			for _, v := range vs {
-				verifs = append(verifs, sweep.Verification(v))
-			}
-			in := sweep.Input{
-				Docs: sweep.Documents{Count: len(h.docs.IDs), ContentHash: h.docs.Hashes, Text: func(i int) string { return h.docs.Texts[i] }},
-				Signatures: func(_ context.Context, spec lsh.Spec) ([]lsh.Signature, error) {
-					s, ok := h.sigs[spec]
-					if !ok {
-						return nil, fmt.Errorf("calibration check: no signatures under %s", spec.ID())
-					}
-					return s, nil
-				},
-				Pairs: pairs, Categories: c.Categories, Policies: cls,
-			}
-			g := sweep.Grid{Specs: []lsh.Spec{part.Spec}, Shapes: part.Shapes, Thresholds: part.Thresholds,
-				Verifications: verifs, Policies: names}
-			rep, err := sweep.Run(ctx, in, g, sweep.Options{Seed: sweeprun.Seed})
-			if err == nil {
-				err = clusterErr
-			}
+		for _, rule := range Rules {
+			a, err := h.runs.Analyze(ctx, sw.ID, sweep.Target{MaxFalseRemovalRate: PlanTarget, Rule: string(rule)})
 			if err != nil {
-				return nil, fmt.Errorf("calibration check: sweep of campaign %d: %w", c.ID, err)
+				return nil, nil, err
 			}
-			out = append(out, rep.Results...)
+			analyses = append(analyses, a)
 		}
 	}
-	return out, nil
-}
-
-// clustererOf clusters a sweep's accepted edges under policy and rule with
-// internal/cluster, as internal/dedup clusters a run's: exact groups under spec's
-// normalization, the verification's similarity (sigs are spec's signatures) for pairs
-// no edge covers. The first failure is kept in errp (a clusterer returns none).
-func clustererOf(ctx context.Context, eng *Engine, sigs []lsh.Signature, spec lsh.Spec, v Verification, pol cluster.Policy, rule cluster.Criterion, errp *error) sweep.Clusterer {
-	return func(n int, edges []sweep.Edge, t float64) []int32 {
-		ids := make([]int32, n)
-		for i := range ids {
-			ids[i] = int32(i)
-		}
-		fail := func(err error) []int32 {
-			if *errp == nil {
-				*errp = err
-			}
-			return ids
-		}
-		var sim func(a, b int) float64
-		if v == Exact {
-			sets, err := eng.setsOf(ctx, spec)
-			if err != nil {
-				return fail(err)
-			}
-			sim = sets.Jaccard
-		} else {
-			sim = func(a, b int) float64 { return lsh.Estimate(sigs[a], sigs[b]) }
-		}
-		ce := make([]cluster.Edge, len(edges))
-		for i, e := range edges {
-			ce[i] = cluster.Edge{A: int(e.A), B: int(e.B), Sim: e.Similarity}
-		}
-		g, err := cluster.NewGraph(cluster.Input{Docs: eng.docs, Exact: eng.exactGroups(spec.Norm), Edges: ce, Sim: sim})
-		if err != nil {
-			return fail(err)
-		}
-		res, err := g.Cluster(cluster.Config{Threshold: t, Policy: pol, Rule: cluster.Rule{By: []cluster.Criterion{rule}}})
-		if err != nil {
-			return fail(err)
-		}
-		for i, a := range res.Assign {
-			if a >= 0 {
-				ids[i] = int32(n + a)
-			}
-		}
-		return ids
-	}
+	return out, analyses, nil
 }
 
 // covers reports whether iv contains x (ends included).

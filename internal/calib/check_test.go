@@ -9,21 +9,24 @@ import (
 	"testing"
 
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
+	"github.com/dedupstudio/dedupstudio/internal/frame"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 	"github.com/dedupstudio/dedupstudio/internal/sweep"
 )
 
-// TestCheckFast is the fast calibration check: 20 draws of at most 800 labels through
-// the studio's draw path, FastGrid, connected components, both taus. It checks that the
-// harness covers every row in every draw and that FastGrid holds what the bars are
-// about, then holds the estimates to FastBars. The bars are asserted only against an
-// estimator that gives each keeper rule its own false-removal figure: today's sweep
-// gives one figure for all rules, and the test then asserts instead that the check
-// catches it (upper ends at every removal), and skips the bars.
+// TestCheckFast is the fast calibration check: fastDraws draws of at most 800 labels,
+// each in two phases through the studio's draw, label, sweep and plan path, FastGrid,
+// every cluster policy and keeper rule, both taus, held to FastBars. It also checks that
+// every row got an estimate in every draw, that the second phase followed the studio's
+// plans within the budget, that every sweep's exact counts agree with the truth's, and
+// that FastGrid holds what the bars are about. The issue's rules cut on bin edges, so
+// every draw's estimates are the same (LabelRule): a few draws exercise the path, and
+// the full check (cmd/calibcheck) carries the ramp rule whose draws differ. About 40 s
+// of CPU.
 func TestCheckFast(t *testing.T) {
 	pop := testPopulation(t)
-	tab, err := Check(context.Background(), Options{Dir: t.TempDir(), Population: pop, Grid: FastGrid(),
-		Policies: []cluster.Policy{cluster.Components}, Draws: 20, Seed: 1, Log: t.Logf})
+	const fastDraws = 6
+	tab, err := Check(context.Background(), Options{Dir: t.TempDir(), Population: pop, Grid: FastGrid(), Draws: fastDraws, Seed: 1, Log: t.Logf})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,30 +34,47 @@ func TestCheckFast(t *testing.T) {
 	if err := tab.Markdown(&md); err != nil {
 		t.Fatal(err)
 	}
-	checkCovered(t, tab, 20)
-	if got, want := tab.Labels, 20*2*MaxLabels; got > want || got < want*9/10 {
-		t.Errorf("%d labels in 20 draws at 2 taus; want at most %d and nearly all of it", got, want)
-	}
-	checkTargets(t, tab)
 	t.Logf("time per draw (both taus): %v\n%s", tab.PerDraw(), md.String())
-	failures := tab.Failures(FastBars)
-	if !tab.PerRule {
-		// The estimator before issue 23: its upper end of false removals is every removal,
-		// so a configuration with a true rate under 1% never shows a useful upper end.
-		caught := false
-		for _, r := range tab.Removal {
-			if r.Removals > 0 && r.Rate() <= LowRate && r.Tight == 0 {
-				caught = true
+	checkCovered(t, tab, fastDraws)
+	if got, want := tab.Labels, fastDraws*2*MaxLabels; got > want || got < want*9/10 {
+		t.Errorf("%d labels in %d draws at 2 taus; want at most %d and nearly all of it", got, fastDraws, want)
+	}
+	checkPhases(t, tab, fastDraws)
+	checkTargets(t, tab)
+	if tab.Profiles != fastDraws*2*len(FastGrid().Configs())*len(cluster.Policies()) || tab.MismatchCount != 0 {
+		t.Errorf("%d profiles held against the truth, %d differ; want every result's, none", tab.Profiles, tab.MismatchCount)
+	}
+	for _, f := range tab.Failures(FastBars) {
+		t.Error(f)
+	}
+}
+
+// checkPhases asserts that every tau's draws split their labels into a first phase and a
+// second that followed the studio's plans, and that the second put its labels where the
+// removals are (bins of J >= 0.5 for the grids' thresholds), not evenly.
+func checkPhases(t *testing.T, tab *Table, draws int) {
+	t.Helper()
+	if len(tab.Phases) != len(tab.Taus) {
+		t.Fatalf("%d phases recorded for %d taus", len(tab.Phases), len(tab.Taus))
+	}
+	for _, ph := range tab.Phases {
+		if ph.Draws != draws || ph.First == 0 || ph.Second == 0 || ph.First+ph.Second > draws*MaxLabels {
+			t.Errorf("tau %.2f: %d draws, %d labels in the first phase, %d in the second; want %d draws of both, at most %d labels each",
+				ph.Tau, ph.Draws, ph.First, ph.Second, draws, MaxLabels)
+		}
+		if ph.Plans == 0 || ph.NoPlan > 0 {
+			t.Errorf("tau %.2f: %d plans followed, %d draws without one; want every draw to follow the studio's plans", ph.Tau, ph.Plans, ph.NoPlan)
+		}
+		var high, all int64
+		for b, n := range ph.Bins {
+			all += n
+			if frame.Default.Lower(b) >= 0.5 {
+				high += n
 			}
 		}
-		if !caught || len(failures) == 0 {
-			t.Errorf("the check does not catch today's estimator: %d failures, a low-rate row with no useful upper end: %v", len(failures), caught)
+		if high < all*9/10 {
+			t.Errorf("tau %.2f: the second phase put %d of its %d labels in the bins of J >= 0.5, where the removals are; want nearly all", ph.Tau, high, all)
 		}
-		t.Skipf("bars not asserted: the sweep gives one false-removal figure for every keeper rule (estimatesOf), the estimator "+
-			"issue 23 replaces; it misses FastBars in %d ways, first: %s", len(failures), failures[0])
-	}
-	for _, f := range failures {
-		t.Error(f)
 	}
 }
 
@@ -100,7 +120,7 @@ func checkCovered(t *testing.T, tab *Table, draws int) {
 func TestCheckEveryPolicy(t *testing.T) {
 	pop := testPopulation(t)
 	grid := Grid{{Spec: Word5(), Shapes: []lsh.Shape{{Bands: 25, Rows: 5}}, Thresholds: []float64{0.5}, Verifications: []Verification{Exact}}}
-	tab, err := Check(context.Background(), Options{Dir: t.TempDir(), Population: pop, Grid: grid, Taus: []float64{0.7}, Draws: 1, Labels: 400})
+	tab, err := Check(context.Background(), Options{Dir: t.TempDir(), Population: pop, Grid: grid, Taus: []LabelRule{Cut(0.7)}, Draws: 1, Labels: 400})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,8 +135,8 @@ func TestCheckEveryPolicy(t *testing.T) {
 	}
 	for _, r := range tab.Removal {
 		c := o.Clustering(r.Policy, r.Rule)
-		if r.Removals != len(c.Removals) || r.Truth != c.FalseRemovals(0.7) {
-			t.Errorf("%s/%s: row says %d removals, %d false; truth %d, %d", r.Policy, r.Rule, r.Removals, r.Truth, len(c.Removals), c.FalseRemovals(0.7))
+		if r.Removals != len(c.Removals) || r.Truth != c.FalseRemovals(Cut(0.7)) {
+			t.Errorf("%s/%s: row says %d removals, %d false; truth %d, %d", r.Policy, r.Rule, r.Removals, r.Truth, len(c.Removals), c.FalseRemovals(Cut(0.7)))
 		}
 	}
 	if tab.Labels > 400 || tab.Labels < 300 {
@@ -172,9 +192,10 @@ func TestOptionsRefused(t *testing.T) {
 	}{
 		{"too many labels", Options{Labels: MaxLabels + 1}, "labels per draw 801"},
 		{"negative draws", Options{Draws: -1}, "draws -1"},
-		{"tau under the listed pairs", Options{Taus: []float64{0.1}}, "tau 0.1"},
+		{"tau under the listed pairs", Options{Taus: []LabelRule{Cut(0.1)}}, "label rule 0.10"},
 		{"empty grid", Options{Grid: Grid{{Spec: Word5()}}}, "no configuration"},
 		{"unknown policy", Options{Policies: []cluster.Policy{"single-link"}}, "unknown policy"},
+		{"first phase over the budget", Options{Labels: 300, FirstPerBin: 15}, "first phase of 15 per bin and 0 random pairs (315 labels)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -188,38 +209,70 @@ func TestOptionsRefused(t *testing.T) {
 }
 
 // TestTableAdd feeds the table sweep results by hand: coverage, means, widths, useful
-// upper ends, and the rules today's one figure is set against.
+// upper ends, rules a result does not give, results without an estimate, and exact
+// counts held against the truth's.
 func TestTableAdd(t *testing.T) {
 	t.Parallel()
 	cfg := Config{Spec: Word5(), Shape: lsh.Shape{Bands: 25, Rows: 5}, Threshold: 0.5, Verification: Exact}
-	o := Outcome{Config: cfg, accepted: []counted{{9, 10, false}, {5, 10, false}, {1, 10, false}}}
+	bins := func(pairs ...[2]int) []int64 {
+		out := make([]int64, frame.J21.Bins())
+		for _, p := range pairs {
+			out[frame.J21.Bin(p[0], p[1])]++
+		}
+		return out
+	}
+	o := Outcome{Config: cfg, accepted: []counted{{0, 1, 9, 10, false}, {0, 2, 5, 10, false}, {1, 2, 1, 10, false}}, Bins: bins([2]int{9, 10}, [2]int{5, 10}, [2]int{1, 10})}
 	for _, rule := range Rules {
 		o.Clusterings = append(o.Clusterings, Clustering{Policy: cluster.Components, Rule: rule,
-			Removals: []Removal{{Doc: 1, Inter: 9, Union: 10}, {Doc: 2, Inter: 1, Union: 10}}})
+			Removals: []Removal{{Doc: 1, Inter: 9, Union: 10}, {Doc: 2, Inter: 1, Union: 10}}, Bins: bins([2]int{9, 10}, [2]int{1, 10})})
+	}
+	star := make([]Removal, 200)
+	for i := range star {
+		star[i] = Removal{Doc: int32(i + 3), Inter: 9, Union: 10}
+	}
+	for _, rule := range Rules {
+		o.Clusterings = append(o.Clusterings, Clustering{Policy: cluster.KeeperStar, Rule: rule, Removals: star})
 	}
 	pop := &Population{Pairs: []Pair{{A: 0, B: 1, Inter: 9, Union: 10}, {A: 0, B: 2, Inter: 5, Union: 10}, {A: 1, B: 2, Inter: 6, Union: 10}}}
-	tab := &Table{Taus: []float64{0.5}}
-	tab.addRows(pop, []Outcome{o}, []cluster.Policy{cluster.Components})
-	// A keeper-star row by hand: 200 removals, none false.
-	tab.removalAt[removalKey{0.5, cfg, cluster.KeeperStar, cluster.Longest}] = len(tab.Removal)
-	tab.Removal = append(tab.Removal, RemovalRow{Tau: 0.5, Config: cfg, Policy: cluster.KeeperStar, Rule: cluster.Longest, Removals: 200})
+	tab := &Table{Taus: []LabelRule{Cut(0.5)}}
+	tab.addRows(pop, []Outcome{o}, []cluster.Policy{cluster.Components, cluster.KeeperStar})
 	if got := tab.Recall[0].Truth; got != 2.0/3 {
 		t.Fatalf("true recall %v; want 2/3 (two of three duplicates accepted)", got)
 	}
-	result := func(policy string, recall, fr sweep.Interval) sweep.Result {
-		return sweep.Result{Config: sweep.Config{Spec: cfg.Spec, Shape: cfg.Shape, Threshold: cfg.Threshold, Verification: sweep.ExactJaccard, Policy: policy},
-			Scores: sweep.Scores{Dataset: &sweep.Estimate{Recall: recall, FalseRemovals: fr}}}
+	iv := func(v, lo, hi float64) sweep.Interval { return sweep.Interval{Value: v, Lo: lo, Hi: hi} }
+	result := func(policy string, recall sweep.Interval, fr map[cluster.Criterion]sweep.Interval) sweep.Result {
+		r := sweep.Result{Config: sweep.Config{Spec: cfg.Spec, Shape: cfg.Shape, Threshold: cfg.Threshold, Verification: sweep.ExactJaccard, Policy: policy}}
+		r.Dataset = &sweep.Estimate{Recall: recall}
+		for _, rule := range Rules {
+			if x, ok := fr[rule]; ok {
+				r.Dataset.Rules = append(r.Dataset.Rules, sweep.RuleEstimate{Rule: string(rule), FalseRemovals: x})
+			}
+		}
+		return r
 	}
+	all := func(x sweep.Interval) map[cluster.Criterion]sweep.Interval {
+		return map[cluster.Criterion]sweep.Interval{cluster.Earliest: x, cluster.Longest: x, cluster.Shortest: x}
+	}
+	comp1 := result(sweep.ConnectedComponents, iv(0.6, 0.5, 0.7), map[cluster.Criterion]sweep.Interval{
+		cluster.Earliest: iv(1, 0, 2), cluster.Longest: iv(1, 0, 2), cluster.Shortest: iv(3, 2, 4)})
+	comp1.Profile = &sweep.Profile{Accepted: o.Bins}
+	for _, rule := range Rules {
+		comp1.Profile.Rules = append(comp1.Profile.Rules, sweep.RuleProfile{Rule: string(rule), Removals: 2, Pairs: bins([2]int{9, 10}, [2]int{1, 10})})
+	}
+	star1 := result(string(cluster.KeeperStar), iv(0.6, 0.5, 0.7), all(iv(0, 0, 5)))
+	// A profile that counts one removal pair in the wrong bin.
+	star1.Profile = &sweep.Profile{Accepted: o.Bins, Rules: []sweep.RuleProfile{{Rule: "longest", Removals: 200, Pairs: bins([2]int{8, 10})}}}
+	star1.Profile.Rules[0].Pairs[frame.J21.Bin(9, 10)] = 199
 	draws := [][]sweep.Result{
-		{result(sweep.ConnectedComponents, sweep.Interval{Value: 0.6, Lo: 0.5, Hi: 0.7}, sweep.Interval{Value: 1, Lo: 0, Hi: 2}),
-			result("keeper-star/longest", sweep.Interval{Value: 0.6, Lo: 0.5, Hi: 0.7}, sweep.Interval{Value: 0, Lo: 0, Hi: 5})},
-		{result(sweep.ConnectedComponents, sweep.Interval{Value: 0.7, Lo: 0.68, Hi: 0.8}, sweep.Interval{Value: 3, Lo: 2, Hi: 4}),
-			result("keeper-star/longest", sweep.Interval{Value: 0.7, Lo: 0.68, Hi: 0.8}, sweep.Interval{Value: 1, Lo: 0, Hi: 7})},
+		{comp1, star1},
+		{result(sweep.ConnectedComponents, iv(0.7, 0.68, 0.8), map[cluster.Criterion]sweep.Interval{
+			cluster.Earliest: iv(3, 2, 4), cluster.Longest: iv(1, 1, 1)}), // no figure for shortest
+			result(string(cluster.KeeperStar), iv(0.7, 0.68, 0.8), all(iv(1, 0, 7)))},
 		{{Config: sweep.Config{Spec: cfg.Spec, Shape: cfg.Shape, Threshold: cfg.Threshold, Verification: sweep.ExactJaccard,
-			Policy: sweep.ConnectedComponents}}}, // no design: no estimate
+			Policy: sweep.ConnectedComponents}}}, // no model: no estimate
 	}
 	for _, d := range draws {
-		if err := tab.add(0.5, d); err != nil {
+		if err := tab.add(Cut(0.5), d); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -227,26 +280,27 @@ func TestTableAdd(t *testing.T) {
 	if r.Draws != 2 || r.Missing != 1 || r.Covered != 1 || fmt.Sprintf("%.3f %.3f", r.Mean(), r.MeanWidth()) != "0.650 0.160" {
 		t.Errorf("recall row %+v; want 2 draws, 1 missing, 1 covered, mean 0.65, mean width 0.16", r.Cover)
 	}
+	want := map[string]Cover{
+		"components/earliest":  {Draws: 2, Missing: 1, Covered: 1, Sum: 4, SumWidth: 4},
+		"components/longest":   {Draws: 2, Missing: 1, Covered: 2, Sum: 2, SumWidth: 2},
+		"components/shortest":  {Draws: 1, Missing: 2, Covered: 0, Sum: 3, SumWidth: 2},
+		"keeper-star/earliest": {Draws: 2, Covered: 2, Tight: 1, Sum: 1, SumWidth: 12},
+		"keeper-star/longest":  {Draws: 2, Covered: 2, Tight: 1, Sum: 1, SumWidth: 12},
+		"keeper-star/shortest": {Draws: 2, Covered: 2, Tight: 1, Sum: 1, SumWidth: 12},
+	}
 	for _, row := range tab.Removal {
-		switch {
-		case row.Policy == cluster.Components:
-			// Truth 1 of 2 removals under every rule: today's one figure covers it once.
-			if row.Draws != 2 || row.Missing != 1 || row.Covered != 1 || row.Mean() != 2 || row.Truth != 1 {
-				t.Errorf("%s/%s: %+v, truth %d; want 2 draws, 1 missing, 1 covered, mean 2, truth 1", row.Policy, row.Rule, row.Cover, row.Truth)
-			}
-		default:
-			// Truth 0 of 200: both intervals cover it; only the first upper end (5 <= 6) is useful.
-			if row.Draws != 2 || row.Covered != 2 || row.Tight != 1 || row.Truth != 0 {
-				t.Errorf("%s/%s: %+v, truth %d; want 2 draws, 2 covered, 1 useful upper end", row.Policy, row.Rule, row.Cover, row.Truth)
-			}
+		name := string(row.Policy) + "/" + string(row.Rule)
+		if row.Cover != want[name] {
+			t.Errorf("%s: %+v; want %+v", name, row.Cover, want[name])
 		}
 	}
-	if tab.PerRule {
-		t.Error("PerRule is set; today's sweep gives one figure for every rule")
+	if tab.Profiles != 2 || tab.MismatchCount != 1 {
+		t.Errorf("%d profiles checked, %d differ; want 2, 1 (keeper-star's)", tab.Profiles, tab.MismatchCount)
 	}
 	fails := strings.Join(tab.Failures(IssueBars), "\n")
-	for _, want := range []string{"recall: an estimate in 2 of 3 draws", "components, keeper shortest: false removals: an estimate in 2 of 3 draws",
-		"keeper-star, keeper longest: false removals: true rate 0.0000, upper end within 3% of the 200 removals in 0.500 of draws < 0.800"} {
+	for _, want := range []string{"recall: an estimate in 2 of 3 draws", "components, keeper shortest: false removals: an estimate in 1 of 3 draws",
+		"keeper-star, keeper longest: false removals: true rate 0.0000, upper end within 3% of the 200 removals in 0.500 of draws < 0.800",
+		"exact counts differ from the truth's: word5 k128 25x5 >=0.50 exact, keeper-star: keeper longest: 200 removals"} {
 		if !strings.Contains(fails, want) {
 			t.Errorf("Failures lack %q; they are:\n%s", want, fails)
 		}
@@ -257,15 +311,15 @@ func TestTableAdd(t *testing.T) {
 	}
 	// One row per policy; rules that agree are one figure.
 	for _, want := range []string{"| 0.50 | word5 k128 25x5 >=0.50 exact | 0.6667 | 0.6500 | -0.0167 | 0.500 | 0.1600 | 2 |",
-		"| 0.50 | word5 k128 25x5 >=0.50 exact | components | 2 | 1 | 0.5000 | 2.0 | 0.500 | 2.0 | - |",
+		"| 0.50 | word5 k128 25x5 >=0.50 exact | components | 2 | 1 | 0.5000 | 2.0 / 1.0 / 3.0 | 0.500 / 1.000 / 0.000 | 2.0 / 1.0 / 2.0 | - |",
 		"| 0.50 | word5 k128 25x5 >=0.50 exact | keeper-star | 200 | 0 | 0.0000 | 0.5 | 1.000 | 6.0 | 0.500 |"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("the table lacks %q:\n%s", want, md.String())
 		}
 	}
-	other := result(sweep.ConnectedComponents, sweep.Interval{}, sweep.Interval{})
+	other := result(sweep.ConnectedComponents, sweep.Interval{}, nil)
 	other.Config.Threshold = 0.55
-	if err := tab.add(0.5, []sweep.Result{other}); err == nil {
+	if err := tab.add(Cut(0.5), []sweep.Result{other}); err == nil {
 		t.Error("a result of a configuration outside the grid was taken")
 	}
 }

@@ -119,13 +119,6 @@ func jaccard(inter, union int) float64 {
 	return float64(inter) / float64(union)
 }
 
-// Duplicate is the rule that labels every pair of the check: a pair is a duplicate when
-// its texts are identical after normalization or its Jaccard similarity under the
-// campaign's representation is at least tau. The truth and the labels both use it.
-func Duplicate(inter, union int, identical bool, tau float64) bool {
-	return identical || jaccard(inter, union) >= tau
-}
-
 // Population is a set of real documents with the exact similarity of every pair that
 // matters: every pair whose Jaccard similarity under Rep is at least MinJaccard, found by
 // an exact all-pairs count of shared shingles (no banding, no sampling), and any other
@@ -172,12 +165,12 @@ func (p *Population) Counts(a, b int) (inter, union int, identical bool) {
 	return inter, union, p.Sets.Identical(a, b)
 }
 
-// Duplicates returns the number of pairs of documents that are duplicates at tau
-// (Duplicate); tau must be at least MinJaccard.
-func (p *Population) Duplicates(tau float64) int64 {
+// Duplicates returns the number of pairs of documents that are duplicates under rule
+// (whose lowest duplicate similarity is at least MinJaccard).
+func (p *Population) Duplicates(rule LabelRule) int64 {
 	var n int64
 	for _, q := range p.Pairs {
-		if Duplicate(int(q.Inter), int(q.Union), q.Identical, tau) {
+		if rule.Duplicate(q.A, q.B, int(q.Inter), int(q.Union), q.Identical) {
 			n++
 		}
 	}

@@ -169,7 +169,7 @@ func TestPopulationFigures(t *testing.T) {
 	if got := len(p.Pairs); got != 21179 {
 		t.Errorf("%d pairs with J >= %v; want 21,179", got, MinJaccard)
 	}
-	if d5, d7 := p.Duplicates(0.5), p.Duplicates(0.7); d5 != 10753 || d7 != 7973 {
+	if d5, d7 := p.Duplicates(Cut(0.5)), p.Duplicates(Cut(0.7)); d5 != 10753 || d7 != 7973 {
 		t.Errorf("duplicates %d at 0.5 and %d at 0.7; want 10,753 and 7,973", d5, d7)
 	}
 	// Every listed pair's counts agree with frame.Sets' on demand.

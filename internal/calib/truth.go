@@ -68,12 +68,12 @@ type Clustering struct {
 	Limited int
 }
 
-// FalseRemovals counts the removals whose document is not a duplicate (Duplicate at
-// tau) of its keeper.
-func (c *Clustering) FalseRemovals(tau float64) int {
+// FalseRemovals counts the removals whose document is not a duplicate of its keeper
+// under rule.
+func (c *Clustering) FalseRemovals(rule LabelRule) int {
 	n := 0
 	for _, r := range c.Removals {
-		if !Duplicate(int(r.Inter), int(r.Union), r.Identical, tau) {
+		if !rule.Duplicate(r.Doc, r.Keeper, int(r.Inter), int(r.Union), r.Identical) {
 			n++
 		}
 	}
@@ -81,15 +81,16 @@ func (c *Clustering) FalseRemovals(tau float64) int {
 }
 
 // FalseRate is FalseRemovals per removal (0 without removals).
-func (c *Clustering) FalseRate(tau float64) float64 {
+func (c *Clustering) FalseRate(rule LabelRule) float64 {
 	if len(c.Removals) == 0 {
 		return 0
 	}
-	return float64(c.FalseRemovals(tau)) / float64(len(c.Removals))
+	return float64(c.FalseRemovals(rule)) / float64(len(c.Removals))
 }
 
-// counted is an accepted pair's shingles under the population's representation.
+// counted is an accepted pair with its shingles under the population's representation.
 type counted struct {
+	a, b         int32
 	inter, union int32
 	identical    bool
 }
@@ -111,25 +112,25 @@ type Outcome struct {
 	accepted []counted
 }
 
-// AcceptedDuplicates counts the accepted pairs that are duplicates at tau.
-func (o *Outcome) AcceptedDuplicates(tau float64) int64 {
+// AcceptedDuplicates counts the accepted pairs that are duplicates under rule.
+func (o *Outcome) AcceptedDuplicates(rule LabelRule) int64 {
 	var n int64
 	for _, c := range o.accepted {
-		if Duplicate(int(c.inter), int(c.union), c.identical, tau) {
+		if rule.Duplicate(c.a, c.b, int(c.inter), int(c.union), c.identical) {
 			n++
 		}
 	}
 	return n
 }
 
-// Recall is the share of the population's duplicate pairs at tau that the configuration
+// Recall is the share of the population's duplicate pairs under rule that the configuration
 // accepts (pair level, over all pairs: the truth the sweep's recall estimates).
-func (o *Outcome) Recall(p *Population, tau float64) float64 {
-	d := p.Duplicates(tau)
+func (o *Outcome) Recall(p *Population, rule LabelRule) float64 {
+	d := p.Duplicates(rule)
 	if d == 0 {
 		return 0
 	}
-	return float64(o.AcceptedDuplicates(tau)) / float64(d)
+	return float64(o.AcceptedDuplicates(rule)) / float64(d)
 }
 
 // Clustering returns the clustering of policy and rule, nil when it was not evaluated.
@@ -325,7 +326,7 @@ func outcomeOf(in truthInput, policies []cluster.Policy, rules []cluster.Criteri
 		}
 		o.Accepted++
 		inter, union, same := in.counts(ed.A, ed.B)
-		o.accepted = append(o.accepted, counted{int32(inter), int32(union), same})
+		o.accepted = append(o.accepted, counted{int32(ed.A), int32(ed.B), int32(inter), int32(union), same})
 		if same {
 			o.Identical++
 		} else {

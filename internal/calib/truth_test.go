@@ -2,6 +2,7 @@ package calib
 
 import (
 	"context"
+	"math"
 	"strings"
 	"testing"
 
@@ -189,8 +190,8 @@ func TestOutcomeOfHandMade(t *testing.T) {
 					t.Errorf("Bins[%s] = %d; want %d", frame.J21.Label(b), n, want)
 				}
 			}
-			if got := o.AcceptedDuplicates(0.5); got != tc.dup5 {
-				t.Errorf("AcceptedDuplicates(0.5) = %d; want %d", got, tc.dup5)
+			if got := o.AcceptedDuplicates(Cut(0.5)); got != tc.dup5 {
+				t.Errorf("AcceptedDuplicates(Cut(0.5)) = %d; want %d", got, tc.dup5)
 			}
 			if len(o.Clusterings) != len(cluster.Policies())*len(Rules) {
 				t.Fatalf("%d clusterings; want %d", len(o.Clusterings), len(cluster.Policies())*len(Rules))
@@ -202,11 +203,11 @@ func TestOutcomeOfHandMade(t *testing.T) {
 					if !equalRemovals(got, w.removals) {
 						t.Errorf("%s/%s: removals %v; want %v", pol, rule, got, w.removals)
 					}
-					if n := c.FalseRemovals(0.5); n != w.false5 {
-						t.Errorf("%s/%s: FalseRemovals(0.5) = %d; want %d", pol, rule, n, w.false5)
+					if n := c.FalseRemovals(Cut(0.5)); n != w.false5 {
+						t.Errorf("%s/%s: FalseRemovals(Cut(0.5)) = %d; want %d", pol, rule, n, w.false5)
 					}
-					if n := c.FalseRemovals(0.7); n != w.false7 {
-						t.Errorf("%s/%s: FalseRemovals(0.7) = %d; want %d", pol, rule, n, w.false7)
+					if n := c.FalseRemovals(Cut(0.7)); n != w.false7 {
+						t.Errorf("%s/%s: FalseRemovals(Cut(0.7)) = %d; want %d", pol, rule, n, w.false7)
 					}
 					var binned int64
 					for _, n := range c.Bins {
@@ -250,8 +251,54 @@ func TestDuplicateRule(t *testing.T) {
 		{1, 5, false, 0.2, true},
 	}
 	for _, tc := range cases {
-		if got := Duplicate(tc.inter, tc.union, tc.identical, tc.tau); got != tc.want {
-			t.Errorf("Duplicate(%d, %d, %v, %v) = %v; want %v", tc.inter, tc.union, tc.identical, tc.tau, got, tc.want)
+		if got := Cut(tc.tau).Duplicate(1, 2, tc.inter, tc.union, tc.identical); got != tc.want {
+			t.Errorf("Cut(%v).Duplicate(%d, %d, %v) = %v; want %v", tc.tau, tc.inter, tc.union, tc.identical, got, tc.want)
+		}
+	}
+}
+
+// TestRampRule checks a ramp: never a duplicate under it, always over it, and in between
+// a duplicate with the ramp's probability, the same answer for a pair whichever way it
+// is named. Tolerance: 4,000 pairs at each J, so the share's standard error is at most
+// 0.008; the bar is 0.03 (3.75 standard errors).
+func TestRampRule(t *testing.T) {
+	t.Parallel()
+	r := LabelRule{Tau: 0.6, Ramp: 0.15}
+	for _, tc := range []struct {
+		inter, union int
+		want         float64
+	}{{44, 100, 0}, {45, 100, 0}, {525, 1000, 0.25}, {60, 100, 0.5}, {675, 1000, 0.75}, {75, 100, 1}, {9, 10, 1}} {
+		dups := 0
+		const n = 4000
+		for i := range int32(n) {
+			a, b := i, i+n
+			d := r.Duplicate(a, b, tc.inter, tc.union, false)
+			if d != r.Duplicate(b, a, tc.inter, tc.union, false) {
+				t.Fatalf("pair %d, %d: the answer depends on the order of the documents", a, b)
+			}
+			if d {
+				dups++
+			}
+		}
+		if got := float64(dups) / n; math.Abs(got-tc.want) > 0.03 {
+			t.Errorf("%s at J = %d/%d: %.3f of pairs are duplicates; want %.2f", r, tc.inter, tc.union, got, tc.want)
+		}
+	}
+	if !r.Duplicate(1, 2, 0, 10, true) {
+		t.Error("identical normalized texts under a ramp: not a duplicate")
+	}
+	for s, want := range map[string]LabelRule{"0.5": Cut(0.5), " 0.6~0.15": r} {
+		got, err := ParseLabelRule(s)
+		if err != nil || got != want {
+			t.Errorf("ParseLabelRule(%q) = %v, %v; want %v", s, got, err, want)
+		}
+		if back, err := ParseLabelRule(got.String()); err != nil || back != got {
+			t.Errorf("ParseLabelRule(%q) = %v, %v; want %v back", got.String(), back, err, got)
+		}
+	}
+	for _, s := range []string{"x", "0.3~0.2", "0.9~0.2", "0.5~-0.1", "0.5~y"} {
+		if _, err := ParseLabelRule(s); err == nil {
+			t.Errorf("ParseLabelRule(%q) took it", s)
 		}
 	}
 }
@@ -290,11 +337,11 @@ func TestEngineOnTexts(t *testing.T) {
 			t.Errorf("Pairs[%d] = %+v; want %+v", i, p, wantPairs[i])
 		}
 	}
-	if n := pop.Duplicates(0.9); n != 1 {
-		t.Errorf("Duplicates(0.9) = %d; want 1 (the identical pair; 15/17 = 0.88)", n)
+	if n := pop.Duplicates(Cut(0.9)); n != 1 {
+		t.Errorf("Duplicates(Cut(0.9)) = %d; want 1 (the identical pair; 15/17 = 0.88)", n)
 	}
-	if n := pop.Duplicates(0.5); n != 3 {
-		t.Errorf("Duplicates(0.5) = %d; want 3", n)
+	if n := pop.Duplicates(Cut(0.5)); n != 3 {
+		t.Errorf("Duplicates(Cut(0.5)) = %d; want 3", n)
 	}
 	e := NewEngine(pop)
 	o, err := e.Evaluate(ctx, Config{Spec: Word5(), Shape: lsh.Shape{Bands: 32, Rows: 4}, Threshold: 0.5, Verification: Exact},
@@ -305,10 +352,10 @@ func TestEngineOnTexts(t *testing.T) {
 	if o.Candidates != 3 || o.Accepted != 3 {
 		t.Errorf("candidates %d, accepted %d; want 3 and 3 (A, B and C pairwise)", o.Candidates, o.Accepted)
 	}
-	if r := o.Recall(pop, 0.5); r != 1 {
+	if r := o.Recall(pop, Cut(0.5)); r != 1 {
 		t.Errorf("Recall(0.5) = %v; want 1", r)
 	}
-	if r := o.Recall(pop, 0.9); r != 1 {
+	if r := o.Recall(pop, Cut(0.9)); r != 1 {
 		t.Errorf("Recall(0.9) = %v; want 1", r)
 	}
 	// Earliest keeps A: B goes at 15/17, C as an identical text.
@@ -316,8 +363,8 @@ func TestEngineOnTexts(t *testing.T) {
 	if got, want := removalsOf(cl), []removal{{1, 0}, {2, 0}}; !equalRemovals(got, want) {
 		t.Errorf("removals %v; want %v", got, want)
 	}
-	if cl.Identical != 1 || cl.FalseRemovals(0.9) != 1 || cl.FalseRemovals(0.8) != 0 {
-		t.Errorf("identical %d, false at 0.9 %d, at 0.8 %d; want 1, 1 (B: 15/17 < 0.9), 0", cl.Identical, cl.FalseRemovals(0.9), cl.FalseRemovals(0.8))
+	if cl.Identical != 1 || cl.FalseRemovals(Cut(0.9)) != 1 || cl.FalseRemovals(Cut(0.8)) != 0 {
+		t.Errorf("identical %d, false at 0.9 %d, at 0.8 %d; want 1, 1 (B: 15/17 < 0.9), 0", cl.Identical, cl.FalseRemovals(Cut(0.9)), cl.FalseRemovals(Cut(0.8)))
 	}
 	// Longest keeps C (doubled spaces): A goes as identical, B at 15/17.
 	cl = o.Clustering(cluster.Components, cluster.Longest)
