@@ -3,7 +3,7 @@
 // independent draws through the studio's "draw pairs" path, and prints the table as
 // Markdown (issue 23, point 6).
 //
-//	go run ./cmd/calibcheck                      # the full grid, 30 draws
+//	go run ./cmd/calibcheck                      # the full grid, 30 draws, label rules 0.5, 0.7 and 0.6~0.15
 //	go run ./cmd/calibcheck -draws 200 -out calib.md -bars issue
 //	go run ./cmd/calibcheck -grid fast -policies components -draws 20
 //	go run ./cmd/calibcheck -truth               # the grid's truth table only
@@ -51,7 +51,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	seed := fs.Uint64("seed", 1, "draw d draws with seed+d")
 	gridName := fs.String("grid", "default", "default (44 configurations) or fast (8)")
 	policies := fs.String("policies", "components,keeper-star,complete-link", "cluster policies, comma-separated")
-	taus := fs.String("taus", "0.5,0.7", "label rules, comma-separated: tau (duplicate = word 5-shingle Jaccard >= tau) or tau~ramp (a duplicate with probability rising linearly over tau±ramp)")
+	taus := fs.String("taus", "0.5,0.7,0.6~0.15", "label rules, comma-separated: tau (duplicate = word 5-shingle Jaccard >= tau) or tau~ramp (a duplicate with probability rising linearly over tau±ramp)")
 	dir := fs.String("dir", "", "directory for the check's SQLite store (default: a temporary one, removed)")
 	out := fs.String("out", "", "write the Markdown table to this file instead of standard output")
 	bars := fs.String("bars", "", "issue or fast: list the rows that miss those bars and exit 1 if any")

@@ -43,6 +43,10 @@ const (
 // Jaccard >= tau, at tau = 0.5 and 0.7.
 var DefaultTaus = []LabelRule{Cut(0.5), Cut(0.7)}
 
+// FullTaus are the full check's label rules: the issue's, whose estimates are exact
+// (LabelRule), and the ramp 0.6~0.15, whose mixed bins test the intervals' coverage.
+var FullTaus = []LabelRule{Cut(0.5), Cut(0.7), {Tau: 0.6, Ramp: 0.15}}
+
 // Options tune Check; the zero value is the full check's grid with DefaultDraws draws.
 type Options struct {
 	// Dir is where the check's SQLite store is made; "" makes a temporary directory and

@@ -16,11 +16,27 @@
 // shingles are counted through an inverted index over the classes of equal shingle sets
 // (frame.Sets), at a cost of Σ df²/2 over shingles, with no banding and no sampling, and
 // any other pair's counts come from frame.Sets on demand. On the population: 21,179
-// pairs with J >= 0.2, 10,753 duplicates at tau = 0.5 and 7,973 at tau = 0.7, built in
+// pairs with J >= 0.2, 10,753 duplicates at tau = 0.5, 7,973 at 0.7 and 9,194 under the
+// ramp 0.6~0.15, built in
 // 1 to 5 s on two shared cores.
 //
-// A pair is a duplicate at tau when its normalized texts are identical or its Jaccard
-// similarity is at least tau (Duplicate); the check labels at tau = 0.5 and 0.7.
+// # Label rules
+//
+// LabelRule says which pairs are duplicates; the check labels every drawn pair with it
+// and the truth counts with it. A cut at tau: identical normalized texts, or Jaccard >=
+// tau; the issue's rules are cuts at 0.5 and 0.7. Both fall on edges of the studio's
+// bins (frame.J21, twentieths of exact Jaccard under the campaign's representation), so
+// every bin holds only duplicates or only non-duplicates: a bin's share is exact from
+// its first label, and every draw's estimate equals the truth. Under these rules the
+// check measures exact counting and the width of the intervals (the useful upper end),
+// not their coverage, and its draws all give the same figures. A ramp (tau~ramp, e.g.
+// 0.6~0.15) makes a pair with Jaccard inside tau±ramp a duplicate with a probability
+// rising linearly across it, fixed per pair by a hash of its documents, as people near a
+// cut disagree: the bins it crosses are mixed, their shares are estimated from samples,
+// and the coverage of the intervals is put to the test. Within a bin the chance still
+// rises with Jaccard, so a configuration whose clusters hold a bin's more similar pairs
+// also tests the estimator's assumption that a bin's labels speak for its pairs inside
+// clusters.
 //
 // # The truth of a configuration
 //
@@ -39,38 +55,57 @@
 //   - per policy and keeper rule, every (removed, keeper) pair with its exact Jaccard under
 //     the campaign's representation, whatever its similarity; true false removals are the
 //     removals whose document is not a duplicate of its keeper;
-//   - the counts an estimator built on exact bins needs: accepted pairs and removal pairs
-//     per frame.J21 bin of that Jaccard, identical normalized texts apart.
+//   - the counts the sweep's estimates start from: accepted pairs and removal pairs per
+//     frame.J21 bin of that Jaccard, identical normalized texts apart. Every sweep
+//     result's Profile must equal them exactly (Table.Mismatches).
 //
 // # The check
 //
 // Check runs the studio's own path: a real SQLite store, the population imported as a
-// dataset (internal/ingest), and for every draw a new campaign into which campaign.Draw
-// (the code of the "draw pairs" form) draws at most 800 pairs under drawPlan; every drawn
-// pair gets a rule label at each tau (a rule annotator's label, as label imports store
-// them; the second tau's campaign holds the same pairs with their design), and the grid is
-// swept over the store's labels with sweeprun's inputs and seed (sweep.Run). Each
-// result's estimates (estimatesOf) are set against the truth of their configuration,
-// policy and keeper rule: coverage of the 95% interval, the mean estimate and its bias,
-// the mean width, and, where the true false-removal rate is at most 1%, the share of
-// draws whose upper end is at most 3% of the removals. Signatures and the truth are
-// computed once per check; a draw costs the draw, the labels and the sweeps.
+// dataset (internal/ingest), the studio's sweep service (internal/sweeprun, which reads
+// the labels and each pair's design and origin as the sweep form's sweeps do), and for
+// every draw and label rule a new campaign labeled the way a person would:
 //
-// Three functions are where the estimator meets the check, kept small so they follow
-// it: drawPlan (today: equal pairs per bin of estimated similarity plus random pairs),
-// sweepPolicies (today: keeper-star and complete-link given to the sweep as clusterers,
-// once per keeper rule) and estimatesOf (today: one false-removal figure, the expectation
-// over a uniform keeper, set against every rule's truth). Table.PerRule says whether the
-// sweep gave each rule its own figure.
+//  1. a first phase through campaign.Draw, the code of the "draw pairs" form: 10 pairs
+//     from every bin and 20 uniformly random pairs (FirstPerBin, FirstRandom), each given
+//     the rule's label as a rule annotator's label;
+//  2. a sweep of the grid, one per representation with every policy, and the
+//     dashboard's analysis of it (sweeprun.Analyze) under every keeper rule;
+//  3. a second phase of the rest of the budget (at most 800 labels a draw in all) drawn
+//     where the studio's labeling plans put it (SecondPlan): the dashboard's plan, and
+//     sweep.Model.Plan of every configuration and keeper rule whose point estimate of
+//     false removals per removal meets the 1% target and whose upper end does not; each
+//     bin gets the most any plan that reaches the target asks of it (one label serves
+//     every configuration that removes pairs in its bin), scaled to the budget. Nothing
+//     of the truth enters the plan;
+//  4. a final sweep, whose results are set against the truth of their configuration,
+//     policy and keeper rule: coverage of the 95% interval, the mean estimate and its
+//     bias, the mean width, and, where the true false-removal rate is at most 1%, the
+//     share of draws whose upper end is at most 3% of the removals.
+//
+// Signatures and the truth are computed once per check; a draw costs two draws, the
+// labels and four sweeps (two per phase on the default grid).
+//
+// # The manifest's audit
+//
+// Audits simulates the audit a manifest gets before sign-off (internal/audit): for every
+// configuration, policy and keeper rule whose true false-removal rate is at most 0.3%,
+// 1,000 audits each draw 300 of its uncertain removals (identical normalized texts are
+// the certain stratum), label them by the rule and bound the mistakes with
+// audit.Estimate; the row counts how often the bound holds the truth and how often it is
+// at most 1.5% of the removals, next to the exact probabilities of both over the
+// hypergeometric distribution of the mistakes an audit finds.
 //
 // # Bars
 //
 // IssueBars are the issue's targets for the full check (>= 200 draws): coverage >= 0.93
 // for recall and for false removals under each keeper rule, recall bias within ±0.005,
-// and an upper end <= 3% of removals in >= 80% of draws where the true rate is <= 1%.
-// The fast test in `go test ./...` runs 20 draws of FastGrid with FastBars.
+// and an upper end <= 3% of removals in >= 80% of draws where the true rate is <= 1%;
+// AuditBars the audit's (bound <= 1.5% in >= 80% of audits, coverage >= 95%). The fast
+// test in `go test ./...` runs 6 draws of FastGrid with FastBars.
 //
-// Run the full check with `go run ./cmd/calibcheck` (or DEDUP_CALIB_FULL=1 go test
-// ./internal/calib -run TestCheckFull -timeout 2h); `-truth` prints the truth table of the
-// grid.
+// Run the full check with `go run ./cmd/calibcheck -draws 200` (FullTaus: the issue's
+// cuts and the ramp 0.6~0.15; or DEDUP_CALIB_FULL=1 go test ./internal/calib -run
+// TestCheckFull -timeout 8h);
+// `-truth` prints the truth table of the grid.
 package calib
