@@ -11,6 +11,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -49,6 +50,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	firstPerBin := fs.Int("first-per-bin", calib.DefaultFirstPerBin, "a draw's first phase: pairs from every bin of exact Jaccard")
 	firstRandom := fs.Int("first-random", calib.DefaultFirstRandom, "a draw's first phase: uniformly random pairs")
 	seed := fs.Uint64("seed", 1, "draw d draws with seed+d")
+	audits := fs.Int("audits", calib.DefaultAudits, "manifest audits simulated per manifest whose true rate is <= 0.3% (-1: none)")
 	gridName := fs.String("grid", "default", "default (44 configurations) or fast (8)")
 	policies := fs.String("policies", "components,keeper-star,complete-link", "cluster policies, comma-separated")
 	taus := fs.String("taus", "0.5,0.7,0.6~0.15", "label rules, comma-separated: tau (duplicate = word 5-shingle Jaccard >= tau) or tau~ramp (a duplicate with probability rising linearly over tau±ramp)")
@@ -68,7 +70,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *extras != "" {
 		return rebuildExtras(*extras, *extrasOut, stderr)
 	}
-	opt := calib.Options{Dir: *dir, Draws: *draws, Labels: *labels, FirstPerBin: *firstPerBin, FirstRandom: *firstRandom, Seed: *seed}
+	opt := calib.Options{Dir: *dir, Draws: *draws, Labels: *labels, FirstPerBin: *firstPerBin, FirstRandom: *firstRandom, Audits: *audits, Seed: *seed}
 	switch *gridName {
 	case "default":
 		opt.Grid = calib.DefaultGrid()
@@ -106,23 +108,38 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
 		}
 	}
-	w := stdout
-	if *out != "" {
-		f, err := os.Create(*out)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		w = f
-	}
 	if *truth {
+		w := stdout
+		if *out != "" {
+			f, err := os.Create(*out)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			w = f
+		}
 		return printTruth(ctx, w, opt)
 	}
-	tab, err := calib.Check(ctx, opt)
-	if err != nil {
-		return err
+	if *out != "" {
+		// The table so far after every draw, so a long check shows its figures as it goes
+		// and a cut-short one leaves them.
+		opt.OnDraw = func(t *calib.Table) {
+			if err := writeTable(*out, t); err != nil {
+				fmt.Fprintln(stderr, "calibcheck:", err)
+			}
+		}
 	}
-	if err := tab.Markdown(w); err != nil {
+	tab, err := calib.Check(ctx, opt)
+	if tab != nil {
+		var werr error
+		if *out != "" {
+			werr = writeTable(*out, tab)
+		} else {
+			werr = tab.Markdown(stdout)
+		}
+		err = errors.Join(err, werr)
+	}
+	if err != nil {
 		return err
 	}
 	if *bars == "" {
@@ -136,6 +153,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w (%s): %d of %d rows", errBars, *bars, len(failures), len(tab.Recall)+len(tab.Removal))
 	}
 	return nil
+}
+
+// writeTable writes t's Markdown to path through a temporary file renamed over it, so
+// the file always holds a whole table.
+func writeTable(path string, t *calib.Table) error {
+	var b bytes.Buffer
+	if err := t.Markdown(&b); err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b.Bytes(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }
 
 // printTruth writes the truth table of opt's grid on the default population.

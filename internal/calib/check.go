@@ -76,6 +76,9 @@ type Options struct {
 	Seed uint64
 	// Log, when set, is told what the check does as it goes.
 	Log func(format string, args ...any)
+	// OnDraw, when set, is given the table after each draw (every label rule): the
+	// figures so far, for a long check to show or save. It must not keep the table.
+	OnDraw func(*Table)
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -235,6 +238,9 @@ func Check(ctx context.Context, opt Options) (*Table, error) {
 			}
 		}
 		opt.Log("draw %d of %d done (%.1f s a draw so far)", d+1, opt.Draws, t.PerDraw().Seconds())
+		if opt.OnDraw != nil {
+			opt.OnDraw(t)
+		}
 	}
 	return t, nil
 }

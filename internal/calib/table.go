@@ -393,7 +393,11 @@ func (t *Table) Markdown(w io.Writer) error {
 		fmt.Fprintf(&b, "; %d duplicate pairs at tau %s (%s)", t.Duplicates[i], t.Taus[i], t.Taus[i].Describe())
 	}
 	draws := t.done / max(1, len(t.Taus))
-	fmt.Fprintf(&b, ".\n\nDraws: %d per tau, %.0f labels a draw on average. False removals: the sweep's figure under each keeper rule.\n\n", draws,
+	b.WriteString(".\n\n")
+	if draws < t.Draws {
+		fmt.Fprintf(&b, "**Partial: %d of %d draws done.**\n\n", draws, t.Draws)
+	}
+	fmt.Fprintf(&b, "Draws: %d per tau, %.0f labels a draw on average. False removals: the sweep's figure under each keeper rule.\n\n", draws,
 		float64(t.Labels)/float64(max(1, t.done)))
 	for _, ph := range t.Phases {
 		fmt.Fprintf(&b, "Labels at tau %s: first phase %.0f a draw (even over the bins, and random pairs), second phase %.0f following %.1f labeling plans a draw "+
