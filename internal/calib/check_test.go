@@ -59,11 +59,11 @@ func checkPhases(t *testing.T, tab *Table, draws int) {
 	}
 	for _, ph := range tab.Phases {
 		if ph.Draws != draws || ph.First == 0 || ph.Second == 0 || ph.First+ph.Second > draws*MaxLabels {
-			t.Errorf("tau %.2f: %d draws, %d labels in the first phase, %d in the second; want %d draws of both, at most %d labels each",
+			t.Errorf("tau %s: %d draws, %d labels in the first phase, %d in the second; want %d draws of both, at most %d labels each",
 				ph.Tau, ph.Draws, ph.First, ph.Second, draws, MaxLabels)
 		}
 		if ph.Plans == 0 || ph.NoPlan > 0 {
-			t.Errorf("tau %.2f: %d plans followed, %d draws without one; want every draw to follow the studio's plans", ph.Tau, ph.Plans, ph.NoPlan)
+			t.Errorf("tau %s: %d plans followed, %d draws without one; want every draw to follow the studio's plans", ph.Tau, ph.Plans, ph.NoPlan)
 		}
 		var high, all int64
 		for b, n := range ph.Bins {
@@ -73,7 +73,7 @@ func checkPhases(t *testing.T, tab *Table, draws int) {
 			}
 		}
 		if high < all*9/10 {
-			t.Errorf("tau %.2f: the second phase put %d of its %d labels in the bins of J >= 0.5, where the removals are; want nearly all", ph.Tau, high, all)
+			t.Errorf("tau %s: the second phase put %d of its %d labels in the bins of J >= 0.5, where the removals are; want nearly all", ph.Tau, high, all)
 		}
 	}
 }
