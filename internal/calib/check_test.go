@@ -108,12 +108,12 @@ func checkCovered(t *testing.T, tab *Table, draws int) {
 	}
 	for _, r := range tab.Recall {
 		if r.Draws != draws || r.Missing != 0 {
-			t.Errorf("tau %.2f, %s: recall estimated in %d draws, missing in %d; want %d", r.Tau, r.Config, r.Draws, r.Missing, draws)
+			t.Errorf("tau %s, %s: recall estimated in %d draws, missing in %d; want %d", r.Tau, r.Config, r.Draws, r.Missing, draws)
 		}
 	}
 	for _, r := range tab.Removal {
 		if r.Draws != draws || r.Missing != 0 {
-			t.Errorf("tau %.2f, %s, %s/%s: false removals estimated in %d draws, missing in %d; want %d", r.Tau, r.Config, r.Policy,
+			t.Errorf("tau %s, %s, %s/%s: false removals estimated in %d draws, missing in %d; want %d", r.Tau, r.Config, r.Policy,
 				r.Rule, r.Draws, r.Missing, draws)
 		}
 	}
