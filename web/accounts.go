@@ -100,6 +100,8 @@ func (s *server) acceptInvite(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case errors.Is(err, db.ErrConflict):
 			return u, &pageError{http.StatusConflict, "That name is taken; choose another."}
+		case errors.Is(err, auth.ErrLookalikeName):
+			return u, &pageError{http.StatusConflict, "That name looks like the name of an existing account (letters that look alike count as the same); choose another."}
 		case errors.Is(err, db.ErrNotFound):
 			return u, &pageError{http.StatusNotFound, "This invite link was used a moment ago."}
 		}
@@ -117,7 +119,8 @@ func (s *server) createAccount(w http.ResponseWriter, r *http.Request, view temp
 		view.Error = msg
 		s.render(w, r, status, templates.SignInPage(view))
 	}
-	// Names that rule-made and imported labels carry are no account's (issue 11).
+	// Names that rule-made and imported labels carry are no account's (issue 11); nor
+	// are the program's actor names, invisible characters, or mixed alphabets (issue 25).
 	if err := errors.Join(auth.CheckName(name), labels.CheckAccountName(name), auth.CheckNewPassword(name, pw)); err != nil {
 		s.failOn(w, r, badInput(err), onForm)
 		return

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -23,10 +24,17 @@ import (
 // auditLimit is how many of the newest events the page shows.
 const auditLimit = 500
 
-// showAudit lists the newest audit events and verifies the chain.
+// showAudit lists the newest audit events and verifies the chain, against a head kept
+// elsewhere when the query gives one (?head=HASH&entries=N, as a sign-off record
+// publishes it).
 func (s *server) showAudit(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	check, err := s.store.VerifyAudit(ctx)
+	kept, err := keptHead(r.URL.Query())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	check, err := s.store.VerifyAudit(ctx, kept)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -42,11 +50,35 @@ func (s *server) showAudit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := templates.AuditLog{Page: s.page(r, "Audit log"), DB: s.commandDB(), Checked: check.Rows, Intact: check.Intact(), BrokenAt: check.BrokenAt,
-		Problem: check.Problem, Head: check.Head, Limit: auditLimit}
+		Problem: check.Problem, Head: check.Head, Limit: auditLimit, KeptHash: kept.Hash, KeptAt: check.KeptAt}
+	if kept.Entries != 0 {
+		v.KeptEntries = strconv.Itoa(kept.Entries)
+	}
 	for _, e := range events {
 		v.Rows = append(v.Rows, eventRow(e, names))
 	}
 	s.render(w, r, http.StatusOK, templates.AuditLogPage(v))
+}
+
+// keptHead reads the head a person checks the chain against: a SHA-256 in hex, and
+// optionally the number of entries it was published with.
+func keptHead(q url.Values) (review.AuditHead, error) {
+	var h review.AuditHead
+	h.Hash = strings.ToLower(strings.TrimSpace(q.Get("head")))
+	if h.Hash == "" {
+		return h, nil
+	}
+	if len(h.Hash) != 64 || strings.Trim(h.Hash, "0123456789abcdef") != "" {
+		return h, &formError{field: "head", msg: "want the 64 hex digits of a chain head, as a sign-off record or this page shows it"}
+	}
+	if e := strings.TrimSpace(q.Get("entries")); e != "" {
+		n, err := strconv.Atoi(e)
+		if err != nil || n < 1 {
+			return h, &formError{field: "entries", msg: "want a whole number of entries of at least 1"}
+		}
+		h.Entries = n
+	}
+	return h, nil
 }
 
 // eventRow is an audit event as a person reads it: the actor's current name, the action
@@ -68,6 +100,7 @@ func eventRow(e db.AuditEvent, names map[int64]string) templates.EventRow {
 var actions = map[string]string{
 	"login":                    "signed in",
 	"login.failed":             "failed to sign in",
+	"login.lock":               "met a sign-in limit",
 	"logout":                   "signed out",
 	"user.setup":               "created the first admin account",
 	"user.create":              "created an account",
@@ -94,6 +127,7 @@ var actions = map[string]string{
 	"manifest.export":          "exported a manifest",
 	"manifest.revoke":          "revoked a manifest",
 	"manifest.restore":         "restored a removed document",
+	"manifest.refused":         "was refused on a manifest",
 }
 
 func actionText(a string) string { return cmp.Or(actions[a], a) }

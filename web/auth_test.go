@@ -113,6 +113,7 @@ var routeMatrix = []struct {
 	{"POST", "/manifests/1/undo", auth.PrepareManifests},
 	{"POST", "/manifests/1/submit", auth.PrepareManifests},
 	{"POST", "/manifests/1/settings", auth.PrepareManifests},
+	{"POST", "/manifests/1/prepare-again", auth.PrepareManifests},
 	{"POST", "/manifests/1/reviews", auth.Approve},
 	{"POST", "/manifests/1/export", auth.Approve},
 	{"POST", "/manifests/1/revoke", auth.Approve},

@@ -147,6 +147,23 @@ func (s *server) clusterView(r *http.Request, m db.Manifest, c db.Cluster) (temp
 		return fmt.Sprintf("/manifests/%d/clusters/%d?member=%d&view=%s#row-%d", m.ID, c.ID, doc, view, doc)
 	}
 	memberRows(&v, c, order, infos, names, p.Threshold, compared, memberURL)
+	conflicts, err := s.store.CrossConflictsIn(ctx, m, c.ID)
+	if err != nil {
+		return v, err
+	}
+	for _, x := range conflicts {
+		for i := range v.Members {
+			if v.Members[i].Doc != x.Doc {
+				continue
+			}
+			v.Members[i].ConflictURL = fmt.Sprintf("/manifests/%d/clusters/%d", x.Other, x.OtherCl)
+			if x.KeptHere {
+				v.Members[i].Conflict = fmt.Sprintf("manifest %d (%s) removes it", x.Other, x.State.Label())
+			} else {
+				v.Members[i].Conflict = fmt.Sprintf("manifest %d (%s) keeps it", x.Other, x.State.Label())
+			}
+		}
+	}
 	chainAndLinks(&v, c, p.Threshold, ext)
 	if len(members) > maxMatrix {
 		v.MatrixNote = fmt.Sprintf("The matrix shows the keeper and the %d members least similar to it (of %d).", maxMatrix-1, len(members)-1)

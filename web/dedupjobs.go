@@ -419,8 +419,12 @@ func (s *server) importDedupRemovals(ctx context.Context, j db.DedupJob, by db.U
 	}
 	// The dataset was found by the corpus file's name; a run started before the corpus was
 	// imported names the file in its rows, so the rows' dataset may differ by design.
-	req := dedup.ImportRequest{DatasetID: ds.ID, Format: results.Manifest, Sample: dedup.DefaultSample, Seed: 1, ApprovalsRequired: 1,
-		OtherDataset: true, By: by, ByName: by.Name, File: results.Source{Name: fmt.Sprintf("dedup-job-%d-%s", j.ID, bulk.RemovalsJSONL), Reader: f, At: f, Size: st.Size()}}
+	approvals, team, err := s.defaultApprovals(ctx)
+	if err != nil {
+		return err
+	}
+	req := dedup.ImportRequest{DatasetID: ds.ID, Format: results.Manifest, Sample: dedup.DefaultSample, Seed: 1, ApprovalsRequired: approvals,
+		Team: team, OtherDataset: true, By: by, ByName: by.Name, File: results.Source{Name: fmt.Sprintf("dedup-job-%d-%s", j.ID, bulk.RemovalsJSONL), Reader: f, At: f, Size: st.Size()}}
 	m, err := dedup.ImportResults(ctx, s.store, req, func(dedup.Progress) {})
 	if err != nil {
 		msg, ok := userMessage(err)

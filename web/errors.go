@@ -28,13 +28,16 @@ import (
 //     campaign.", an upload over the size limit)
 //   - db.ErrNotFound, jobs.ErrNotFound: 404
 //   - input a person can fix (see userMessage): 422, with the error's own text
-//   - db.ErrStale, db.ErrConflict, db.ErrLastAdmin, a manifest's *review.RefusedError and
-//     *review.StaleError: 409
+//   - db.ErrStale, db.ErrConflict, db.ErrLastAdmin, a manifest's *review.RefusedError,
+//     *review.StaleError, *review.OutdatedError (changed under it since its run),
+//     *review.ConflictError (another export's tombstones) and *review.SeparationError: 409
 //   - *campaign.PartyError (adjudicating one's own disagreement while others could),
 //     review.ErrSelfApproval: 403
 //   - jobs.ErrClosed: 503
 //   - a sweep's state refusing an action (sweeprun.ErrRunning, ErrNotResumable,
 //     ErrNotRunning): 409; a campaign without labels to sweep, a *sweep.GridError: 422
+//   - the request's own context ending (the client left, or its body stopped coming
+//     before the read deadline): 499, logged as a client abort, not a server error
 //   - anything else: 500 "internal error", the error logged with the request id, which
 //     the page shows too. The text of an internal error never reaches the browser.
 
@@ -73,13 +76,31 @@ const (
 	msgClosed    = "The server is shutting down; try again in a minute."
 )
 
+// statusClientClosed answers a request whose client went away, or whose body stopped
+// coming before the read deadline (which ends the request's context too): nginx's 499.
+// Nobody reads it; the log says what happened, at info level, not as a server error.
+const statusClientClosed = 499
+
+// clientGone reports whether err is the request's own context ending: the client left
+// or its request was cut off, which is no failure of the server's.
+func clientGone(r *http.Request, err error) bool {
+	return r.Context().Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
+}
+
 // problem maps err to the status a response answers with and the message a person
 // reads; see the list above. An internal error is logged here, once.
 func (s *server) problem(r *http.Request, err error) (int, string) {
+	if clientGone(r, err) {
+		s.log.Info("client went away", "err", err, "method", r.Method, "path", r.URL.Path, "request_id", requestIDOf(r))
+		return statusClientClosed, "The request was cut off before it was answered."
+	}
 	var (
-		pe      *pageError
-		refused *review.RefusedError
-		stale   *review.StaleError
+		pe       *pageError
+		refused  *review.RefusedError
+		stale    *review.StaleError
+		outdated *review.OutdatedError
+		conflict *review.ConflictError
+		apart    *review.SeparationError
 	)
 	switch {
 	case errors.As(err, &pe):
@@ -90,6 +111,12 @@ func (s *server) problem(r *http.Request, err error) (int, string) {
 		return http.StatusConflict, refused.Msg + "."
 	case errors.As(err, &stale):
 		return http.StatusConflict, stale.Error() + "."
+	case errors.As(err, &outdated):
+		return http.StatusConflict, sentence(outdated.Error())
+	case errors.As(err, &conflict):
+		return http.StatusConflict, sentence(conflict.Error())
+	case errors.As(err, &apart):
+		return http.StatusConflict, sentence(apart.Error())
 	case errors.Is(err, db.ErrNotFound), errors.Is(err, jobs.ErrNotFound):
 		return http.StatusNotFound, "There is nothing here."
 	case errors.Is(err, db.ErrStale):
@@ -120,6 +147,14 @@ func (s *server) problem(r *http.Request, err error) (int, string) {
 	return http.StatusInternalServerError, internalMessage(id)
 }
 
+// sentence starts a message with a capital letter and ends it with a full stop.
+func sentence(msg string) string {
+	if msg == "" {
+		return msg
+	}
+	return strings.ToUpper(msg[:1]) + msg[1:] + "."
+}
+
 func internalMessage(requestID string) string {
 	return "Internal error (request " + requestID + "). It has been logged."
 }
@@ -143,6 +178,7 @@ func userMessage(err error) (string, bool) {
 		xbe *results.BadInputError
 		xue *results.UnknownIDsError
 		xie *results.InputError
+		xre *results.RowsError
 	)
 	switch {
 	case errors.As(err, &fe):
@@ -179,6 +215,8 @@ func userMessage(err error) (string, bool) {
 		return xue.Error(), true
 	case errors.As(err, &xie):
 		return xie.Error(), true
+	case errors.As(err, &xre):
+		return xre.Error(), true
 	case errors.Is(err, db.ErrSampleUndecided):
 		return "Decide every removal of the review sample first: " + err.Error() + ".", true
 	}

@@ -98,6 +98,9 @@ func (u upload) remove() error { return os.RemoveAll(filepath.Dir(u.path)) }
 // r.Form. What the person can fix is a *pageError; a failure to write the file is an
 // internal error.
 func (s *server) receiveUpload(w http.ResponseWriter, r *http.Request) (upload, error) {
+	if r.ContentLength > s.maxUpload { // declared over the cap: refused before a byte is read
+		return upload{}, s.uploadFailure(&bodyError{&http.MaxBytesError{Limit: s.maxUpload}})
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, s.maxUpload)
 	mr, err := r.MultipartReader()
 	if err != nil {

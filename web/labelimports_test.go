@@ -141,3 +141,48 @@ func TestReservedNamesRefusedForAccounts(t *testing.T) {
 		t.Errorf("accepting the invite as kim: %d; want 303", rec.Code)
 	}
 }
+
+// An invite cannot be accepted under a name that passes for the command line's actor,
+// hides invisible characters, mixes look-alike alphabets or reads as an existing
+// account's name; a full-width name is stored as it reads, and signs in either way.
+func TestLookalikeNamesRefusedOnInvite(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	invite := func() string {
+		rec := f.do("POST", "/admin/invites", f.admin, url.Values{"role": {"annotator"}})
+		_, body := f.follow(rec, f.admin)
+		m := secretRE.FindStringSubmatch(body)
+		if m == nil {
+			t.Fatal("no invite link")
+		}
+		return m[1][strings.Index(m[1], "/invite/"):]
+	}
+	link := invite()
+	for _, tc := range []struct {
+		name   string
+		status int
+		says   string
+	}{
+		{"cli:root", http.StatusUnprocessableEntity, "cannot contain a colon"},
+		{"ad\u200bmin", http.StatusUnprocessableEntity, "invisible characters"},
+		{"аdmin", http.StatusUnprocessableEntity, "mixes alphabets"}, // a Cyrillic а
+		{"adm1n", http.StatusConflict, "looks like the name of an existing account"},
+		{"ADMIN", http.StatusConflict, "That name is taken"},
+	} {
+		rec := f.do("POST", link, nil, url.Values{"name": {tc.name}, "password": {"a long enough password"}})
+		if rec.Code != tc.status || !strings.Contains(rec.Body.String(), tc.says) {
+			t.Errorf("accepting an invite as %q: %d; want %d saying %q", tc.name, rec.Code, tc.status, tc.says)
+		}
+	}
+	if rec := f.do("POST", link, nil, url.Values{"name": {"ｋｉｍ"}, "password": {"a long enough password"}}); rec.Code != http.StatusSeeOther {
+		t.Fatalf("accepting the invite as ｋｉｍ (full width): %d; want 303", rec.Code)
+	}
+	if u, err := f.store.UserByName(context.Background(), "kim"); err != nil || u.Name != "kim" {
+		t.Errorf("the account: %+v, %v; want it stored as kim", u, err)
+	}
+	for _, name := range []string{"kim", "ｋｉｍ"} {
+		if rec := f.tryLogin(name, "a long enough password", "192.0.2.9"); rec.Code != http.StatusSeeOther {
+			t.Errorf("signing in as %q: %d; want 303", name, rec.Code)
+		}
+	}
+}

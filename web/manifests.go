@@ -71,14 +71,33 @@ func (s *server) listManifests(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := templates.ManifestList{Page: s.page(r, "Manifests"), CanPrepare: userOf(r).Role.Can(auth.PrepareManifests)}
+	ms := make([]db.Manifest, len(list))
+	for i, m := range list {
+		ms[i] = m.Manifest
+	}
+	stale, err := s.store.StalenessOf(ctx, ms)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	for i, m := range list {
 		p := m.Params
 		v.Rows = append(v.Rows, templates.ManifestRow{ID: m.ID, Dataset: datasetLabel(m.Manifest), State: m.State.Label(), StateKey: string(m.State),
 			Policy: string(p.Policy), Keeper: p.Rule.String(), Threshold: fmtNum(p.Threshold, 2), Shape: p.Shape.String(),
 			Verification: string(p.Verification), Preparer: m.Preparer, Created: m.CreatedAt.Format("2006-01-02 15:04"),
 			Removals: m.Removals, Proposed: m.Proposed, Excluded: m.Excluded, Count: m.Clusters})
+		row := &v.Rows[len(v.Rows)-1]
 		if o := m.Origin; o != nil {
-			v.Rows[len(v.Rows)-1].Imported = o.Format + ": " + o.File
+			row.Imported = o.Format + ": " + o.File
+		}
+		row.Stale = staleSummary(stale[m.ID])
+		if review.Open(m.State) {
+			if _, n, err := s.store.CrossConflicts(ctx, m.Manifest); err != nil {
+				s.fail(w, r, err)
+				return
+			} else {
+				row.Conflicts = n
+			}
 		}
 		v.Choices = append(v.Choices, templates.Option{Value: strconv.FormatInt(m.ID, 10),
 			Label: fmt.Sprintf("%d: %s, %s", m.ID, datasetLabel(m.Manifest), p.Policy), Selected: i == 1})
@@ -109,7 +128,20 @@ func (s *server) showManifest(w http.ResponseWriter, r *http.Request) {
 // failOnManifest shows err on the manifest page when the person can act on it there:
 // a redirect (303) to the page, which says it once, as every other form's refusal does.
 func (s *server) failOnManifest(w http.ResponseWriter, r *http.Request, m db.Manifest, err error) {
-	s.failOn(w, r, err, func(_ int, msg string) { s.redirect(w, r, manifestURL(m.ID), refused(r, msg)) })
+	s.failOn(w, r, err, func(_ int, msg string) {
+		s.recordRefusal(r, m, msg, err)
+		s.redirect(w, r, manifestURL(m.ID), refused(r, msg))
+	})
+}
+
+// recordRefusal writes to the audit log a refusal the page is about to show (dedup writes
+// its own; this catches the ones the pages make, a malformed form), named by the form's
+// last path element ("submit", "reviews", "cut").
+func (s *server) recordRefusal(r *http.Request, m db.Manifest, msg string, err error) {
+	action := r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:]
+	if rerr := dedup.RecordRefusal(r.Context(), s.store, *userOf(r), m, action, msg, err); !dedup.Recorded(rerr) {
+		s.log.Error("record a refusal in the audit log", "manifest", m.ID, "err", rerr, "request_id", requestIDOf(r))
+	}
 }
 
 func (s *server) renderManifest(w http.ResponseWriter, r *http.Request, m db.Manifest, status int, msg, errMsg string) {
@@ -219,11 +251,7 @@ func (s *server) manifestView(r *http.Request, m db.Manifest) (templates.Manifes
 	v.CanRestore = approve && m.State == review.Exported
 	v.SignedOff = handoffSource(m).SignedOff()
 	v.ExportCommand = fmt.Sprintf("go run ./cmd/server export -db %s -manifest %d -format all -out engines/", s.commandDB(), m.ID)
-	if sh, k := m.Params.Shape, m.Params.Spec.Hashes; sh.Bands*sh.Rows != k {
-		v.ShapeNote = fmt.Sprintf("This shape reads %d of the %d hash values (%d bands × %d rows). Milvus's MINHASH_LSH and datasketch "+
-			"band all %d values, so they cannot run it as calibrated: for those engines, calibrate a shape with bands × rows = %d.",
-			sh.Bands*sh.Rows, k, sh.Bands, sh.Rows, k, k)
-	}
+	v.ShapeNote = shapeNote(m)
 	if params, why := handoff.MilvusFunction(m.Params.Spec); params != nil {
 		b, _ := json.Marshal(params)
 		v.MilvusFunction = string(b)
@@ -248,7 +276,63 @@ func (s *server) manifestView(r *http.Request, m db.Manifest) (templates.Manifes
 	if err := s.originView(ctx, &v, m); err != nil {
 		return v, err
 	}
+	if err := s.staleView(ctx, &v, m, me, reviews); err != nil {
+		return v, err
+	}
 	return v, nil
+}
+
+// staleSummary says in a few words what changed under a manifest ("" when nothing).
+func staleSummary(st review.Staleness) string {
+	var parts []string
+	for _, c := range st.Changes {
+		verb := map[string]string{review.ChangeExport: "exported", review.ChangeRevoke: "revoked", review.ChangeRestore: "restored a document"}[c.Kind]
+		parts = append(parts, fmt.Sprintf("manifest %d %s", c.Manifest, verb))
+	}
+	if st.LabelEvents > 0 {
+		parts = append(parts, fmt.Sprintf("%d new label event(s)", st.LabelEvents))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// staleView fills a manifest page's staleness, conflicts with other open manifests,
+// separation of duties and what it was prepared again from (or as).
+func (s *server) staleView(ctx context.Context, v *templates.ManifestPage, m db.Manifest, me *db.User, reviews []review.Review) error {
+	st, err := s.store.Staleness(ctx, m)
+	if err != nil {
+		return err
+	}
+	v.StaleReasons, v.StaleDataset = st.Reasons(), st.Dataset()
+	if st.Stale() {
+		v.CanPrepareLive = me.Role.Can(auth.PrepareManifests) && m.Origin == nil
+		v.AgainToken = newFormToken()
+	}
+	conflicts, total, err := s.store.CrossConflicts(ctx, m)
+	if err != nil {
+		return err
+	}
+	v.ConflictTotal = total
+	for _, c := range conflicts[:min(len(conflicts), 50)] {
+		v.Conflicts = append(v.Conflicts, templates.ConflictRow{Text: c.Text(), URL: fmt.Sprintf("/manifests/%d/clusters/%d", m.ID, c.Cluster),
+			OtherURL: fmt.Sprintf("/manifests/%d/clusters/%d", c.Other, c.OtherCl)})
+	}
+	decided, names, err := s.store.Deciders(ctx, m.ID)
+	if err != nil {
+		return err
+	}
+	v.Deciders, v.IDecided = names, decided[me.ID]
+	tally := review.TallyOf(reviews, m.PreparedBy)
+	if m.State == review.InReview && len(tally.Approvals) >= m.ApprovalsRequired && !tally.Apart(decided) {
+		v.Waiting = sentence((&review.SeparationError{Deciders: names}).Error())
+	}
+	if l := m.ApprovalsLowered; l != nil {
+		v.Lowered = l.Text()
+	}
+	if c := m.CarriedOver; c != nil {
+		v.Carried = &templates.CarriedNote{From: c.From, Decisions: c.Decisions, NotApplying: c.NotApplying, Overrides: c.Overrides}
+	}
+	v.PreparedAgain, err = s.store.PreparedAgain(ctx, m.ID)
+	return err
 }
 
 // paramRows are a manifest's parameters as the page lists them.
@@ -267,8 +351,16 @@ func paramRows(m db.Manifest) []templates.Param {
 		{Name: "Keeper rule", Value: p.Rule.String()},
 		{Name: "Budget", Value: budget},
 		{Name: "Code version", Value: p.CodeVersion},
-		{Name: "Approvals required", Value: strconv.Itoa(m.ApprovalsRequired)},
+		{Name: "Approvals required", Value: approvalsText(m)},
 	}
+}
+
+// approvalsText is how many approvals a manifest asks, and a lowering.
+func approvalsText(m db.Manifest) string {
+	if l := m.ApprovalsLowered; l != nil {
+		return strconv.Itoa(m.ApprovalsRequired) + " (" + l.Text() + ")"
+	}
+	return strconv.Itoa(m.ApprovalsRequired)
 }
 
 // estimateRows are a configuration's scores against the labels as the page lists them.
@@ -552,10 +644,35 @@ func (s *server) showSignOff(w http.ResponseWriter, r *http.Request) {
 	so := sos[0]
 	v := templates.SignOffPage{Page: s.page(r, fmt.Sprintf("Sign-off of manifest %d", m.ID)), ManifestID: m.ID, Status: dedup.SignOffStatus(so),
 		Sections: recordSections(so.Record)}
+	switch head, err := s.store.ExportAuditHead(r.Context(), m.ID); {
+	case err == nil:
+		v.Sections[0].Facts = append(v.Sections[0].Facts, templates.Param{Name: "Audit chain head at the export", Value: head.String()})
+	case !errors.Is(err, db.ErrNotFound):
+		s.fail(w, r, err)
+		return
+	}
 	if so.Revoked {
 		v.Revoked = fmt.Sprintf("Revoked by %s on %s: %s", so.RevokedBy, so.RevokedAt.Format("2006-01-02 15:04"), so.RevokeReason)
 	}
+	since, err := dedup.LabelsAfter(r.Context(), s.store, so.Record)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if since != nil {
+		v.LabelsStale = fmt.Sprintf("The label figures below are stale: campaign %s has %d label event(s) on %d pair(s) after the labels they were "+
+			"computed on (the last on %s). They are what the approvers saw; a new run scores the configuration on the labels as they are.",
+			so.Record.Labels.CampaignName, since.Events, since.Pairs, since.Last.Format("2006-01-02 15:04 UTC"))
+	}
 	s.render(w, r, http.StatusOK, templates.SignOffRecordPage(v))
+}
+
+// approvalsRecord is how many approvals the record asked, and a lowering.
+func approvalsRecord(rec review.Record) string {
+	if l := rec.ApprovalsLowered; l != nil {
+		return fmt.Sprintf("%d (%s)", rec.ApprovalsRequired, l.Text())
+	}
+	return strconv.Itoa(rec.ApprovalsRequired)
 }
 
 // recordSections lays the sign-off record out for its page.
@@ -571,6 +688,9 @@ func recordSections(rec review.Record) []templates.RecordSection {
 			{Name: "Removals", Value: fmt.Sprintf("%d approved in %d clusters, %d excluded", rec.Removals, rec.Clusters, rec.Excluded)},
 			{Name: "Signed at", Value: rec.SignedAt.Format("2006-01-02 15:04:05 UTC")},
 			{Name: "Signed with code version", Value: rec.CodeVersion},
+			{Name: "Audit chain head at sign-off", Value: auditHeadText(rec.AuditHead)},
+			{Name: "Approvals required", Value: approvalsRecord(rec)},
+			{Name: "Review decisions by", Value: cmp.Or(strings.Join(rec.Deciders, ", "), "nobody recorded (signed before deciders were recorded, or no decision)")},
 		}},
 		{Title: "Parameters", Facts: []templates.Param{
 			{Name: "Representation", Value: p.Spec.String() + " (" + p.Spec.ID() + ")"},
@@ -630,6 +750,14 @@ func recordSections(rec review.Record) []templates.RecordSection {
 		people.Rows = append(people.Rows, []string{b.Name, "", "bulk approval", what, b.At.Format("2006-01-02 15:04"), "", ""})
 	}
 	return append(secs, people)
+}
+
+// auditHeadText is the audit chain head a record published, for its page.
+func auditHeadText(h *review.AuditHead) string {
+	if h == nil {
+		return "not published (signed off before records carried it)"
+	}
+	return h.String() + ": keep it elsewhere; the audit page or \"audit verify -head\" checks it"
 }
 
 func (s *server) signOffJSON(w http.ResponseWriter, r *http.Request) {
@@ -692,6 +820,25 @@ func (sw *startWriter) Write(b []byte) (int, error) {
 	return sw.w.Write(b)
 }
 
+// shapeNote says when Milvus cannot run the manifest's shape as calibrated: its
+// MINHASH_LSH index cuts k values into bands of floor(k/bands) rows (datasketch and
+// datatrove band exactly bands × rows); "" when it runs it.
+func shapeNote(m db.Manifest) string {
+	sh, k := m.Params.Shape, m.Params.Spec.Hashes
+	ms := handoff.MilvusBanding(k, sh.Bands)
+	if ms == sh {
+		return ""
+	}
+	return fmt.Sprintf("Milvus's MINHASH_LSH cuts a signature of %d values into %d bands of floor(%d/%d) = %d rows, so it runs %d × %d, "+
+		"not this %d × %d: to run the calibrated shape there, calibrate one whose rows are floor(k/bands). datasketch's MinHashLSH and datatrove band exactly bands × rows.",
+		k, ms.Bands, k, ms.Bands, ms.Rows, ms.Bands, ms.Rows, sh.Bands, sh.Rows)
+}
+
+// handoffMeasureBytes is the most text the engines.zip download reads to measure what
+// each engine does differently (a few seconds a core); a larger dataset's files say how
+// to measure it from the command line.
+const handoffMeasureBytes = 32 << 20
+
 func handoffSource(m db.Manifest) handoff.Source {
 	return handoff.Source{Manifest: m.ID, Dataset: m.Dataset, State: m.State}
 }
@@ -714,6 +861,16 @@ func (s *server) serveEngineFile(w http.ResponseWriter, r *http.Request, name st
 	var buf bytes.Buffer
 	switch name {
 	case "engines.zip":
+		// The files say in numbers what each engine does differently, measured on the
+		// manifest's dataset; over handoffMeasureBytes of text they say how to measure
+		// it (the export command), rather than hold the download that long.
+		figs, err := dedup.MeasureHandoff(r.Context(), s.store, m, handoffMeasureBytes, nil)
+		var tooLarge *dedup.TooLargeError
+		if err != nil && !errors.As(err, &tooLarge) {
+			s.fail(w, r, err)
+			return
+		}
+		set.Figures = figs
 		files, err := handoff.All(set)
 		if err == nil {
 			err = handoff.Zip(&buf, fmt.Sprintf("manifest-%d-engines", m.ID), files, now)

@@ -457,7 +457,7 @@ func TestConcurrentReviewers(t *testing.T) {
 			t.Errorf("reviewer %d has %d recorded decisions; want %d", i, len(acts), perReviewer)
 		}
 	}
-	check, err := f.store.VerifyAudit(ctx)
+	check, err := f.store.VerifyAudit(ctx, review.AuditHead{})
 	if err != nil || !check.Intact() {
 		t.Errorf("audit chain after the concurrent review: %+v, %v", check, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -162,10 +163,16 @@ func crossOriginProtection(next http.Handler) http.Handler {
 	return cop.Handler(next)
 }
 
-// limitBodies caps request bodies; upload routes and the JSON API set their own.
+// limitBodies caps request bodies; upload routes and the JSON API set their own. A body
+// declared over the cap is refused before anything else is done with the request.
 func limitBodies(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if isAPI(r) {
+			if r.ContentLength > maxSearchBody {
+				writeJSON(w, http.StatusRequestEntityTooLarge, &apiError{Status: http.StatusRequestEntityTooLarge,
+					Message: fmt.Sprintf("the body has %d bytes; the limit is %d", r.ContentLength, maxSearchBody)})
+				return
+			}
 			next.ServeHTTP(w, r)
 			return
 		}

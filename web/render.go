@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 
 	"github.com/a-h/templ"
@@ -25,9 +26,11 @@ func (s *server) page(r *http.Request, title string) templates.Page {
 }
 
 // render writes c with status, buffering first so a rendering failure becomes a clean 500.
+// It renders whether or not the client is still there (a page is rendered in memory:
+// a client gone is no rendering failure).
 func (s *server) render(w http.ResponseWriter, r *http.Request, status int, c templ.Component) {
 	var buf bytes.Buffer
-	if err := c.Render(r.Context(), &buf); err != nil {
+	if err := c.Render(context.WithoutCancel(r.Context()), &buf); err != nil {
 		id := requestIDOf(r)
 		s.log.Error("render", "err", err, "path", r.URL.Path, "request_id", id)
 		http.Error(w, internalMessage(id), http.StatusInternalServerError)

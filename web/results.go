@@ -105,6 +105,9 @@ func (s *server) importResultsUpload(w http.ResponseWriter, r *http.Request) {
 // its own in the upload directory under the upload cap, keeping the small fields in
 // r.Form.
 func (s *server) receiveResults(w http.ResponseWriter, r *http.Request) (upload, *upload, error) {
+	if r.ContentLength > s.maxUpload { // declared over the cap: refused before a byte is read
+		return upload{}, nil, s.uploadFailure(&bodyError{&http.MaxBytesError{Limit: s.maxUpload}})
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, s.maxUpload)
 	mr, err := r.MultipartReader()
 	if err != nil {
@@ -178,7 +181,7 @@ func (s *server) resultsRequest(r *http.Request, up upload) (dedup.ImportRequest
 	}
 	req := dedup.ImportRequest{DatasetID: ds.ID, Format: f, SkipUnknown: v.Get("skip_unknown") != "", OtherDataset: v.Get("other_dataset") != "",
 		IgnoreFileKeepers: v.Get("keepers") == "rule", By: *userOf(r), ByName: userOf(r).Name,
-		Options: results.Options{MaxInputBytes: s.importCap.bytes}}
+		Options: results.Options{MaxInputBytes: s.importCap.bytes, MaxRows: s.resultCap}}
 	if c := v.Get("config"); c != "" && c != "0" {
 		mid, err := strconv.ParseInt(c, 10, 64)
 		if err != nil {
@@ -217,10 +220,14 @@ func (s *server) resultsRequest(r *http.Request, up upload) (dedup.ImportRequest
 		return req, "", err
 	}
 	req.Seed = uint64(seed)
-	if req.ApprovalsRequired, err = num("approvals", "1", 1); err != nil {
+	def, _, err := s.defaultApprovals(ctx)
+	if err != nil {
 		return req, "", err
 	}
-	if err := s.checkApprovals(ctx, "approvals", req.ApprovalsRequired); err != nil {
+	if req.ApprovalsRequired, err = num("approvals", strconv.Itoa(def), 1); err != nil {
+		return req, "", err
+	}
+	if req.Team, err = s.checkApprovals(ctx, "approvals", req.ApprovalsRequired); err != nil {
 		return req, "", err
 	}
 	title := fmt.Sprintf("import of %s (%s) into %s v%d", up.name, f, ds.Name, ds.Version)
@@ -269,6 +276,11 @@ func (s *server) originView(ctx context.Context, v *templates.ManifestPage, m db
 		v.Origin = append(v.Origin, templates.Param{Name: "Skipped", Value: fmt.Sprintf("%d record(s) naming documents the dataset does not have (e.g. %s)",
 			o.Skipped, strings.Join(o.SkippedIDs, ", "))})
 	}
+	if o.AlreadyRemoved > 0 {
+		v.Origin = append(v.Origin, templates.Param{Name: "Left out", Value: fmt.Sprintf("%d document(s) exported manifests had removed (e.g. %s): "+
+			"neither proposed again nor kept; %d cluster(s) whose keeper was among them keep a live member by the keeper rule",
+			o.AlreadyRemoved, strings.Join(o.AlreadyRemovedIDs, ", "), o.Rekept)})
+	}
 	if o.Sample == nil {
 		return nil
 	}
@@ -303,7 +315,10 @@ func policyText(p review.Params, o *review.Origin) string {
 // manifest. ConfigDefaults gives that choice per dataset, for the page's script to
 // follow the dataset and format selects.
 func (s *server) resultsForm(r *http.Request, datasets []templates.Option, manifests []db.ManifestSummary) templates.ResultsForm {
-	f := templates.ResultsForm{Sample: dedup.DefaultSample, Token: newFormToken()}
+	f := templates.ResultsForm{Sample: dedup.DefaultSample, Token: newFormToken(), Approvals: review.DefaultApprovals}
+	if n, _, err := s.defaultApprovals(r.Context()); err == nil {
+		f.Approvals = n
+	}
 	chosenDS := formValue(r, "dataset", "")
 	if chosenDS == "" && len(datasets) > 0 {
 		chosenDS = datasets[0].Value // what the select shows first
@@ -313,7 +328,8 @@ func (s *server) resultsForm(r *http.Request, datasets []templates.Option, manif
 		f.Datasets = append(f.Datasets, d)
 	}
 	labels := map[results.Format]string{results.Datatrove: "datatrove", results.TextDedup: "text-dedup", results.Milvus: "Milvus search dump",
-		results.Pairs: "pairs with scores (id_a,id_b,score)", results.Manifest: "manifest file (removals.jsonl/.csv)"}
+		results.Datasketch: "datasketch program output",
+		results.Pairs:      "pairs with scores (id_a,id_b,score)", results.Manifest: "manifest file (removals.jsonl/.csv)"}
 	format := formValue(r, "format", string(results.Formats[0]))
 	for _, x := range results.Formats {
 		f.Formats = append(f.Formats, templates.Option{Value: string(x), Label: labels[x], Selected: format == string(x)})

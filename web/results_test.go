@@ -290,3 +290,27 @@ func TestUploadResultsSentTwice(t *testing.T) {
 		t.Errorf("%d manifests; want 2: the run's and one for the upload sent %d times", len(list), posts)
 	}
 }
+
+// A results file over the server's row cap fails its job with 422, naming the file and
+// the first line past the cap; nothing is stored.
+func TestUploadResultsOverTheRowCap(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	run := f.withRun(chainRun)
+	f.h = New(Deps{Store: f.store, Jobs: f.jobs, Sweeps: f.sweeps, MaxUpload: 1 << 20, KDF: cheapKDF, MaxResultRows: 4})
+	fields := map[string]string{"dataset": itoa64(run.DatasetID), "format": "pairs", "config": itoa64(run.ID)}
+	pairs := "id_a,id_b,score\n" + strings.Repeat("A,B,0.82\n", 5)
+	rec := f.upload("/manifests/import", "pairs.csv", pairs, fields)
+	status, body := f.waitRun(rec.Header().Get("Location"))
+	if status != http.StatusUnprocessableEntity || !strings.Contains(body, "pairs.csv:6: more than 4 rows, the cap on one results import") {
+		t.Errorf("over the row cap: %d\n%s", status, body)
+	}
+	if list, _ := f.store.Manifests(context.Background(), run.DatasetID); len(list) != 1 {
+		t.Errorf("%d manifests after a refused import; want the run's alone", len(list))
+	}
+	// At the cap, the same pair in four rows is one pair.
+	rec = f.upload("/manifests/import", "pairs.csv", "id_a,id_b,score\n"+strings.Repeat("A,B,0.82\n", 4), fields)
+	if status, body := f.waitRun(rec.Header().Get("Location")); status != http.StatusOK || !strings.Contains(body, `data-testid="run-manifest"`) {
+		t.Errorf("at the row cap: %d\n%s", status, body)
+	}
+}

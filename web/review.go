@@ -87,6 +87,7 @@ func (s *server) afterDecision(w http.ResponseWriter, r *http.Request, m db.Mani
 // gone) when the person can act on it there, with a redirect (303) as every form does.
 func (s *server) failOnCluster(w http.ResponseWriter, r *http.Request, m db.Manifest, c db.Cluster, err error) {
 	s.failOn(w, r, err, func(_ int, msg string) {
+		s.recordRefusal(r, m, msg, err)
 		if _, err := s.store.Cluster(r.Context(), m.ID, c.ID); err == nil {
 			s.redirect(w, r, clusterURL(m.ID, c.ID, 0, 0), refused(r, msg))
 			return
@@ -237,7 +238,7 @@ func (s *server) undoDecision(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	clusterID, ok, err := s.store.Undo(r.Context(), *userOf(r), m.ID)
+	clusterID, ok, err := dedup.Undo(r.Context(), s.store, *userOf(r), m)
 	if err != nil {
 		s.failOnManifest(w, r, m, err)
 		return
@@ -276,14 +277,19 @@ func (s *server) saveManifestSettings(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	n := formInt(r, "approvals")
-	if err = s.checkApprovals(r.Context(), "approvals required", n); err == nil {
-		err = s.store.SetApprovalsRequired(r.Context(), *userOf(r), m.ID, n)
+	team, err := s.checkApprovals(r.Context(), "approvals required", n)
+	if err == nil {
+		err = dedup.SetApprovals(r.Context(), s.store, *userOf(r), m, n, team)
 	}
 	if err != nil {
 		s.failOnManifest(w, r, m, err)
 		return
 	}
-	s.toManifest(w, r, m.ID, fmt.Sprintf("%d approval(s) now sign this manifest off.", n))
+	msg := fmt.Sprintf("%d approval(s) now sign this manifest off.", n)
+	if n < review.DefaultApprovals {
+		msg += fmt.Sprintf(" That is fewer than the default %d: the lowering is recorded in the audit log and on the sign-off record.", review.DefaultApprovals)
+	}
+	s.toManifest(w, r, m.ID, msg)
 }
 
 func (s *server) reviewManifest(w http.ResponseWriter, r *http.Request) {
@@ -293,9 +299,9 @@ func (s *server) reviewManifest(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v, err := review.ParseVerdict(r.PostFormValue("verdict"))
-	signed := false
+	var res db.ReviewResult
 	if err == nil {
-		signed, err = dedup.Review(r.Context(), s.store, *userOf(r), m, v, r.PostFormValue("comment"), r.PostFormValue("hash"), dedup.CodeVersion(s.version))
+		res, err = dedup.Review(r.Context(), s.store, *userOf(r), m, v, r.PostFormValue("comment"), r.PostFormValue("hash"), dedup.CodeVersion(s.version))
 	}
 	if err != nil {
 		s.failOnManifest(w, r, m, err)
@@ -303,8 +309,15 @@ func (s *server) reviewManifest(w http.ResponseWriter, r *http.Request) {
 	}
 	msg := map[review.Verdict]string{review.Approve: "Approved.", review.Reject: "Changes requested: sign-off waits until the manifest changes.",
 		review.Comment: "Comment added."}[v]
-	if signed {
+	switch {
+	case res.Repeated && v == review.Approve:
+		msg = "You approved this content hash already: your approval counts once."
+	case res.Repeated:
+		msg = "You requested changes on this content hash already."
+	case res.Signed:
 		msg = "Approved: the manifest is signed off. It can be exported now."
+	case res.Waiting != nil:
+		msg = "Approved. " + sentence(res.Waiting.Error())
 	}
 	s.toManifest(w, r, m.ID, msg)
 }
@@ -315,11 +328,7 @@ func (s *server) exportManifest(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	if shown := r.PostFormValue("hash"); shown != m.ContentHash {
-		s.failOnManifest(w, r, m, fmt.Errorf("export of manifest %d: hash %s shown: %w", m.ID, review.Short(shown), db.ErrStale))
-		return
-	}
-	n, err := dedup.Export(r.Context(), s.store, *userOf(r), m)
+	n, err := dedup.Export(r.Context(), s.store, *userOf(r), m, r.PostFormValue("hash"))
 	if err != nil {
 		s.failOnManifest(w, r, m, err)
 		return
@@ -353,7 +362,7 @@ func (s *server) restoreDocument(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, notFound("removed document"))
 		return
 	}
-	err = s.store.RestoreTombstone(r.Context(), *userOf(r), m.ID, doc)
+	err = dedup.Restore(r.Context(), s.store, *userOf(r), m, doc)
 	if errors.Is(err, db.ErrNotFound) {
 		err = notFound("standing removal of this document by this manifest")
 	}

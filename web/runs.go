@@ -9,6 +9,9 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
 
 	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
@@ -66,7 +69,13 @@ func (s *server) runFormValues(ctx context.Context, datasetID int64, v url.Value
 	f.verification = cmp.Or(f.verification, string(review.Exact))
 	f.policy = cmp.Or(f.policy, string(cluster.KeeperStar))
 	f.keeper = cmp.Or(f.keeper, "earliest")
-	f.approvals = cmp.Or(f.approvals, "1")
+	if f.approvals == "" {
+		n, _, err := s.defaultApprovals(ctx)
+		if err != nil {
+			return f, nil, err
+		}
+		f.approvals = strconv.Itoa(n)
+	}
 	return f, camps, nil
 }
 
@@ -156,6 +165,27 @@ func (s *server) renderRunForm(w http.ResponseWriter, r *http.Request, ds db.Dat
 	if errMsg != "" {
 		view.Page.Notice = templates.Notice{} // said once, in the form
 	}
+	removed, err := s.store.RemovedDocuments(r.Context(), ds.ID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	view.Live = ds.Docs
+	for _, rm := range removed {
+		view.Live -= rm.Documents
+		view.Removed = append(view.Removed, templates.RemovedRow{Manifest: rm.Manifest, Documents: rm.Documents, At: rm.At.UTC().Format("2006-01-02 15:04")})
+	}
+	approvers, team, err := s.approvers(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	view.ApprovalsNote = fmt.Sprintf("%d by default, none of them by whoever prepares it, and at least one by someone who made none of its review decisions; "+
+		"fewer is recorded on the sign-off record (%s).", review.DefaultApprovals, team)
+	if approvers < review.DefaultApprovals {
+		view.ApprovalsNote = fmt.Sprintf("%d by default, but %s: the form asks for %d, and the lowering is recorded in the audit log and on the sign-off record.",
+			review.DefaultApprovals, team, max(1, approvers))
+	}
 	if view.Token == "" || r.Method == http.MethodGet {
 		view.Token = newFormToken() // a refused post keeps its own: it started nothing
 	}
@@ -206,11 +236,9 @@ func (s *server) startRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.By = *userOf(r)
+	req.Team = s.teamOf(r.Context(), req.ApprovalsRequired)
 	title := fmt.Sprintf("%s v%d, %s %s t=%s %s", ds.Name, ds.Version, req.Params.Policy, req.Params.Shape, f.threshold, req.Params.Verification)
-	id, err := s.jobs.Start("run", title, req.By.ID, func(ctx context.Context, report jobs.Reporter) (any, error) {
-		m, err := dedup.Run(ctx, s.store, s.sigs, req, func(p dedup.Progress) { report(p) })
-		return m.ID, s.jobError("run", title, err, "no manifest was made")
-	})
+	id, err := s.launchRun(r.Context(), ds, req, title, f.query())
 	if token != "" {
 		target := ""
 		if err == nil {
@@ -228,6 +256,120 @@ func (s *server) startRun(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/runs/"+id, http.StatusSeeOther)
 }
 
+// prepareAgain runs a manifest's settings again over the live documents and the current
+// labels (one click on a stale manifest's page): the new draft carries over every
+// approval and exclusion that still applies.
+func (s *server) prepareAgain(w http.ResponseWriter, r *http.Request) {
+	m, err := s.loadManifest(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if m.Origin != nil {
+		s.failOnManifest(w, r, m, &review.RefusedError{Msg: "an imported manifest is not run here: bring the engine's results back again " +
+			"(the import leaves out the documents exported manifests removed)"})
+		return
+	}
+	ds, err := s.store.Dataset(r.Context(), m.DatasetID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	token := r.PostFormValue("token")
+	if s.sentAlready(w, r, token, "run", "the manifest's page") {
+		return
+	}
+	p := m.Params
+	p.CodeVersion = dedup.CodeVersion(s.version)
+	req := dedup.Request{DatasetID: m.DatasetID, CampaignID: m.CampaignID, Params: p, ApprovalsRequired: m.ApprovalsRequired,
+		By: *userOf(r), CarryFrom: m.ID}
+	req.Team = s.teamOf(r.Context(), req.ApprovalsRequired)
+	title := fmt.Sprintf("manifest %d prepared again: %s v%d, %s %s t=%s %s", m.ID, ds.Name, ds.Version, p.Policy, p.Shape,
+		strconv.FormatFloat(p.Threshold, 'g', -1, 64), p.Verification)
+	form := url.Values{"spec": {p.Spec.String()}, "bands": {strconv.Itoa(p.Shape.Bands)}, "rows": {strconv.Itoa(p.Shape.Rows)},
+		"threshold": {strconv.FormatFloat(p.Threshold, 'g', -1, 64)}, "verification": {string(p.Verification)}, "policy": {string(p.Policy)},
+		"keeper": {p.Rule.String()}, "campaign": {strconv.FormatInt(m.CampaignID, 10)}, "approvals": {strconv.Itoa(m.ApprovalsRequired)}}
+	id, err := s.launchRun(r.Context(), ds, req, title, form)
+	if token != "" {
+		target := ""
+		if err == nil {
+			target = "/runs/" + id
+		}
+		if terr := s.store.SetFormToken(context.WithoutCancel(r.Context()), token, target); terr != nil && err == nil {
+			err = terr
+		}
+	}
+	if err != nil {
+		s.failOnManifest(w, r, m, err)
+		return
+	}
+	http.Redirect(w, r, "/runs/"+id, http.StatusSeeOther)
+}
+
+// teamOf says what the team looks like when a run asks for fewer approvals than the
+// default (recorded with the lowering); "" otherwise.
+func (s *server) teamOf(ctx context.Context, approvals int) string {
+	if approvals >= review.DefaultApprovals {
+		return ""
+	}
+	_, team, err := s.approvers(ctx)
+	if err != nil {
+		return ""
+	}
+	return team
+}
+
+// query is the form as the run form's query, to run it again.
+func (f runForm) query() url.Values {
+	return url.Values{"spec": {f.spec}, "bands": {f.bands}, "rows": {f.rows}, "threshold": {f.threshold}, "verification": {f.verification},
+		"policy": {f.policy}, "keeper": {f.keeper}, "campaign": {f.campaign}, "approvals": {f.approvals}}
+}
+
+// launchRun records a run (db.DB.StartRun: the record outlives the process, so a run
+// killed while it works says so after a restart) and starts it as a background job whose
+// phases the record follows. It returns the job's id.
+func (s *server) launchRun(ctx context.Context, ds db.Dataset, req dedup.Request, title string, form url.Values) (string, error) {
+	ctx = context.WithoutCancel(ctx)
+	runID, err := s.store.StartRun(ctx, req.By, db.NewRun{DatasetID: ds.ID, Title: title, Form: form.Encode(), CarriedFrom: req.CarryFrom})
+	if err != nil {
+		return "", err
+	}
+	req.RunID = runID
+	id, err := s.jobs.Start("run", title, req.By.ID, func(jctx context.Context, report jobs.Reporter) (any, error) {
+		phase := ""
+		m, err := dedup.Run(jctx, s.store, s.sigs, req, func(p dedup.Progress) {
+			report(p)
+			if p.Phase != phase {
+				phase = p.Phase
+				if err := s.store.SetRunPhase(ctx, runID, phase); err != nil {
+					s.log.Error("record a run's phase", "run", runID, "err", err)
+				}
+			}
+		})
+		err = s.jobError("run", title, err, "no manifest was made")
+		if err != nil {
+			state := db.RunFailed
+			if errors.Is(err, context.Canceled) {
+				state = db.RunCancelled
+			}
+			if ferr := s.store.FinishRun(ctx, runID, state, err.Error()); ferr != nil {
+				s.log.Error("record how a run ended", "run", runID, "err", ferr)
+			}
+		}
+		return m.ID, err
+	})
+	if err != nil {
+		if ferr := s.store.FinishRun(ctx, runID, db.RunFailed, err.Error()); ferr != nil {
+			s.log.Error("record a run that did not start", "run", runID, "err", ferr)
+		}
+		return "", err
+	}
+	if err := s.store.SetRunJob(ctx, runID, id); err != nil {
+		s.log.Error("record a run's job", "run", runID, "err", err)
+	}
+	return id, nil
+}
+
 // loadRun finds the {job} of the URL, a run the user may see.
 func (s *server) loadRun(r *http.Request) (jobs.Snapshot, error) {
 	return s.loadJob(r, "run", "No such run. Runs are listed while the server runs; their manifests stay.")
@@ -235,6 +377,14 @@ func (s *server) loadRun(r *http.Request) (jobs.Snapshot, error) {
 
 func (s *server) showRun(w http.ResponseWriter, r *http.Request) {
 	snap, err := s.loadRun(r)
+	var missing *pageError
+	if errors.As(err, &missing) && missing.status == http.StatusNotFound {
+		// Not a job of this process: the record says what became of it.
+		if rec, rerr := s.store.RunByJob(r.Context(), chi.URLParam(r, "job")); rerr == nil && seesRun(r, rec) {
+			s.renderRunRecord(w, r, rec)
+			return
+		}
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -251,6 +401,35 @@ func (s *server) showRun(w http.ResponseWriter, r *http.Request) {
 	v.ManifestID, _ = snap.Result.(int64)
 	status := http.StatusOK
 	if snap.State == jobs.Failed {
+		status = http.StatusUnprocessableEntity
+	}
+	s.render(w, r, status, templates.RunStatusPage(v))
+}
+
+// seesRun: who started a run, or an admin, sees its record (as its job).
+func seesRun(r *http.Request, rec db.RunRecord) bool {
+	c := jobCaller(r)
+	return c.All || (rec.StartedBy != 0 && rec.StartedBy == c.UserID)
+}
+
+// renderRunRecord shows a run that is no job of this process: one that ended before
+// (its manifest, or why it failed), or one a stopped process left (interrupted, with
+// what it was doing and how to run it again).
+func (s *server) renderRunRecord(w http.ResponseWriter, r *http.Request, rec db.RunRecord) {
+	v := templates.RunStatus{Page: s.page(r, "Run "+rec.Title), JobID: rec.JobID, Title: rec.Title, State: rec.State,
+		Error: rec.Error, ManifestID: rec.ManifestID, Phase: rec.Phase, Recorded: true, Started: rec.CreatedAt.UTC().Format("2006-01-02 15:04 UTC")}
+	if rec.State == db.RunRunning { // left by a process that stopped before the start marked it
+		v.State = db.RunInterrupted
+	}
+	if !rec.FinishedAt.IsZero() {
+		v.Elapsed = rec.FinishedAt.Sub(rec.CreatedAt).Round(100 * time.Millisecond).String()
+	}
+	v.AgainURL = fmt.Sprintf("/datasets/%d/runs/new?%s", rec.DatasetID, rec.Form)
+	if rec.CarriedFrom != 0 {
+		v.CarriedFrom = rec.CarriedFrom
+	}
+	status := http.StatusOK
+	if v.State == db.RunFailed {
 		status = http.StatusUnprocessableEntity
 	}
 	s.render(w, r, status, templates.RunStatusPage(v))
@@ -281,28 +460,46 @@ func (s *server) checkRunRequest(ctx context.Context, ds db.Dataset, req dedup.R
 			return err
 		}
 	}
-	return s.checkApprovals(ctx, "approvals", req.ApprovalsRequired)
+	_, err := s.checkApprovals(ctx, "approvals", req.ApprovalsRequired)
+	return err
 }
 
 // checkApprovals refuses a number of approvals a manifest could never collect: more
-// than there are enabled accounts that may approve, or outside 1 to 20. The run form and
-// the manifest's settings ask the same.
-func (s *server) checkApprovals(ctx context.Context, field string, n int) error {
-	users, err := s.store.Users(ctx)
+// than there are enabled accounts that may approve, or outside 1 to 20. The run form,
+// the results upload and the manifest's settings ask the same. It returns what the team
+// looks like, recorded with a number under review.DefaultApprovals (a lowering).
+func (s *server) checkApprovals(ctx context.Context, field string, n int) (string, error) {
+	approvers, team, err := s.approvers(ctx)
 	if err != nil {
-		return err
-	}
-	approvers := 0
-	for _, u := range users {
-		if !u.Disabled && u.Role.Can(auth.Approve) {
-			approvers++
-		}
+		return "", err
 	}
 	switch {
 	case n > approvers:
-		return &formError{field: field, msg: fmt.Sprintf("%d approvals asked, but %d enabled account(s) may approve", n, approvers)}
+		return team, &formError{field: field, msg: fmt.Sprintf("%d approvals asked, but %d enabled account(s) may approve", n, approvers)}
 	case n < 1 || n > 20:
-		return &formError{field: field, msg: "want a whole number from 1 to 20"}
+		return team, &formError{field: field, msg: "want a whole number from 1 to 20"}
 	}
-	return nil
+	return team, nil
+}
+
+// approvers counts the enabled accounts that may approve, and says so.
+func (s *server) approvers(ctx context.Context) (int, string, error) {
+	users, err := s.store.Users(ctx)
+	if err != nil {
+		return 0, "", err
+	}
+	n := 0
+	for _, u := range users {
+		if !u.Disabled && u.Role.Can(auth.Approve) {
+			n++
+		}
+	}
+	return n, fmt.Sprintf("%d enabled account(s) may approve", n), nil
+}
+
+// defaultApprovals is what a form offers: review.DefaultApprovals, or as many as the
+// team has approvers when it has fewer (at least 1).
+func (s *server) defaultApprovals(ctx context.Context) (int, string, error) {
+	n, team, err := s.approvers(ctx)
+	return max(1, min(review.DefaultApprovals, n)), team, err
 }

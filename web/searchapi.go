@@ -80,7 +80,11 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // the request id (the error itself logged, never sent).
 func (s *server) failAPI(w http.ResponseWriter, r *http.Request, err error) {
 	var ae *apiError
-	if !errors.As(err, &ae) {
+	if !errors.As(err, &ae) && clientGone(r, err) {
+		s.log.Info("client went away", "err", err, "method", r.Method, "path", r.URL.Path, "request_id", requestIDOf(r))
+		ae = &apiError{Status: statusClientClosed, Message: "the request was cut off before it was answered"}
+	}
+	if ae == nil {
 		id := requestIDOf(r)
 		s.log.Error("internal error", "err", err, "method", r.Method, "path", r.URL.Path, "request_id", id)
 		ae = &apiError{Status: http.StatusInternalServerError, Message: "internal error (request " + id + "); it has been logged"}

@@ -67,7 +67,7 @@ func (f *fixture) withManifest(p review.Params, signed bool) db.Manifest {
 		f.t.Fatal(err)
 	}
 	m, _ = f.store.Manifest(ctx, m.ID)
-	if ok, err := dedup.Review(ctx, f.store, appr, m, review.Approve, "", m.ContentHash, "test"); err != nil || !ok {
+	if ok, err := dedup.Review(ctx, f.store, appr, m, review.Approve, "", m.ContentHash, "test"); err != nil || !ok.Signed {
 		f.t.Fatalf("sign-off: %v, %v", ok, err)
 	}
 	m, _ = f.store.Manifest(ctx, m.ID)

@@ -198,9 +198,15 @@ func (s *server) showLogin(w http.ResponseWriter, r *http.Request) {
 		Next: r.URL.Query().Get("next"), NoAccounts: n == 0}))
 }
 
-// hashWait is how long a sign-in waits for a free password check before it is turned
-// away with 429 (the checks run a few at a time: see auth.HashGate).
-const hashWait = 3 * time.Second
+// hashWait is how long a sign-in from a failing address waits for a free password
+// check before it is turned away with 429 (the checks run a few at a time: see
+// auth.HashGate); quietHashWait is the wait of one from a known or quiet address, which
+// a flood's burst of first tries may hold up but should not turn away (it stays under
+// the server's 30 s to read a request, past which the request's context ends).
+const (
+	hashWait      = 3 * time.Second
+	quietHashWait = 20 * time.Second
+)
 
 // login checks a name and password. The attempt is counted against the sign-in limits
 // before the password is checked, so parallel attempts cannot slip past them, and only
@@ -208,6 +214,9 @@ const hashWait = 3 * time.Second
 // the same work as a known one.
 func (s *server) login(w http.ResponseWriter, r *http.Request) {
 	name, pw := strings.TrimSpace(r.PostFormValue("name")), r.PostFormValue("password")
+	if stored, err := auth.NormalizeName(name); err == nil {
+		name = stored // as names are stored: "ａｄａ" is "ada"
+	}
 	view := templates.SignIn{Page: s.page(r, "Sign in"), Mode: "login", Action: "/login", Name: name, Next: r.PostFormValue("next")}
 	refuse := func(status int, msg string) {
 		view.Error = msg
@@ -233,35 +242,57 @@ func (s *server) login(w http.ResponseWriter, r *http.Request) {
 	if !known || hash == "" {
 		hash = s.dummyHash // same work whether or not the account exists
 	}
-	release, ok := s.hashes.Enter(r.Context(), hashWait)
+	// A sign-in from an address known for the account, or a quiet one, goes ahead of a
+	// flood of wrong passwords from failing addresses, and waits longer before it is
+	// turned away.
+	wait := hashWait
+	if attempt.Priority != auth.Failing {
+		wait = quietHashWait
+	}
+	release, ok := s.hashes.Enter(r.Context(), wait, attempt.Priority)
 	if !ok {
-		attempt.Abandon()
+		if err := r.Context().Err(); err != nil { // the client left before its check: none counted
+			attempt.Abandon()
+			s.fail(w, r, err)
+			return
+		}
+		attempt.Busy(s.now())
 		w.Header().Set("Retry-After", "2")
 		refuse(http.StatusTooManyRequests, "The server is busy signing people in. Try again in a few seconds.")
 		return
 	}
 	match, herr := auth.CheckPassword(hash, pw)
 	release()
+	// The password was checked: what follows is recorded whether or not the client is
+	// still there (a sign-in whose client left mid-check used to count as a failure yet
+	// go unaudited).
+	ctx := context.WithoutCancel(r.Context())
 	if herr != nil || !known || !match || u.Disabled {
-		next := attempt.Failed(s.now())
+		f := attempt.Failed(s.now())
 		detail := map[string]any{"address": addr}
-		if next != nil {
-			detail["locked"] = string(next.Scope)
+		if f.Next != nil {
+			detail["locked"] = string(f.Next.Scope)
 		}
-		if err := s.store.Audit(r.Context(), name, "login.failed", "user", detail); err != nil {
+		if err := s.store.Audit(ctx, name, "login.failed", "user", detail); err != nil {
 			s.fail(w, r, err)
 			return
 		}
+		for _, lk := range f.Started {
+			if err := s.store.Audit(ctx, name, "login.lock", "user", lockDetail(lk)); err != nil {
+				s.fail(w, r, err)
+				return
+			}
+		}
 		msg := "Wrong name or password."
-		if next != nil {
-			msg += " " + lockedMessage(next)
+		if f.Next != nil {
+			msg += " " + lockedMessage(f.Next)
 		}
 		refuse(http.StatusUnauthorized, msg)
 		return
 	}
 	attempt.Succeeded()
 	sess, token := newSession(r, u)
-	if err := s.store.Login(r.Context(), u, sess, addr); err != nil {
+	if err := s.store.Login(ctx, u, sess, addr); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -281,12 +312,25 @@ func (s *server) refuseLocked(w http.ResponseWriter, r *http.Request, view templ
 	s.render(w, r, http.StatusTooManyRequests, templates.SignInPage(view))
 }
 
+// lockDetail is a lock's audit detail: which limit, on what, until when.
+func lockDetail(lk auth.Lockout) map[string]any {
+	d := map[string]any{"scope": string(lk.Scope), "until": lk.Until.UTC().Format(time.RFC3339)}
+	if lk.Address != "" {
+		d["address"] = lk.Address
+	}
+	if lk.Scope == auth.ScopeAccount {
+		d["slowed"] = "sign-ins from failing addresses"
+	}
+	return d
+}
+
 // lockedMessage says which limit holds and when the person may try again.
 func lockedMessage(le *auth.LockedError) string {
 	when := fmt.Sprintf("Try again in %s (at %s).", le.Wait.Round(time.Second), le.Until.UTC().Format("15:04:05 UTC"))
 	switch le.Scope {
 	case auth.ScopeAccount:
-		return "Too many failed sign-ins for this account, from several addresses. " + when + " An admin can unlock it on the Team page."
+		return "Too many failed sign-ins for this account, from several addresses: sign-ins from addresses that failed are slowed. " + when +
+			" From an address with no failed sign-in, the right password works at once."
 	case auth.ScopeAddress:
 		return "Too many failed sign-ins from your address. " + when
 	default:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -190,14 +191,17 @@ func (s *server) setUserDisabled(disabled bool) http.HandlerFunc {
 // lockText says how an account is locked out of signing in, for the Team page.
 func lockText(lk auth.Lock) string {
 	until := lk.Until.UTC().Format("15:04 UTC")
-	switch {
-	case lk.Account:
-		return "sign-in locked from every address until " + until
-	case lk.Addresses == 1:
-		return "sign-in locked from 1 address until " + until
-	default:
-		return fmt.Sprintf("sign-in locked from %d addresses until %s", lk.Addresses, until)
+	var parts []string
+	if lk.Slowed {
+		parts = append(parts, fmt.Sprintf("under attack (%d failed sign-ins in the last hour): sign-ins from failing addresses slowed", lk.Failures))
 	}
+	switch {
+	case lk.Addresses == 1:
+		parts = append(parts, "locked from 1 address")
+	case lk.Addresses > 1:
+		parts = append(parts, fmt.Sprintf("locked from %d addresses", lk.Addresses))
+	}
+	return strings.Join(parts, "; ") + " until " + until
 }
 
 // unlockUser clears the sign-in lockouts of an account (the failures counted against
@@ -217,7 +221,7 @@ func (s *server) unlockUser(w http.ResponseWriter, r *http.Request) {
 	s.logins.Unlock(u.Name)
 	detail := map[string]any{"was_locked": locked}
 	if locked {
-		detail["account"], detail["addresses"] = lk.Account, lk.Addresses
+		detail["slowed"], detail["addresses"] = lk.Slowed, lk.Addresses
 	}
 	s.changedUser(w, r, s.store.AuditBy(r.Context(), *userOf(r), "user.unlock", fmt.Sprintf("user:%d", u.ID), detail), "Cleared the sign-in lockout of "+u.Name+".")
 }

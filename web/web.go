@@ -38,6 +38,9 @@ type Deps struct {
 	// ingest.DefaultMaxDocs, negative is no cap.
 	MaxImportBytes int64
 	MaxImportDocs  int
+	// MaxResultRows caps the rows of one uploaded results file, good or bad; 0 is
+	// results.DefaultMaxRows, negative is no cap.
+	MaxResultRows int
 	// UploadDir is where uploads are kept while they are imported; "" is UploadDir of
 	// the store's file. Nothing else may live there: the server empties it at start.
 	UploadDir string
@@ -83,6 +86,7 @@ type server struct {
 	maxUpload int64
 	uploadDir string
 	importCap importCap // caps on one uploaded sample
+	resultCap int       // cap on the rows of one results file (results.Options.MaxRows)
 
 	indexes *searchindex.Service // the search API's indexes
 	tokens  apiTokens            // the search API's tokens read lately
@@ -128,6 +132,7 @@ func New(d Deps) http.Handler {
 		s.maxUpload = 512 << 20
 	}
 	s.importCap = newImportCap(d.MaxImportBytes, d.MaxImportDocs)
+	s.resultCap = d.MaxResultRows
 	s.uploadDir = d.UploadDir
 	if s.uploadDir == "" {
 		s.uploadDir = os.TempDir()
@@ -231,6 +236,7 @@ func (s *server) routes() http.Handler {
 		r.Post("/manifests/{manifest}/undo", s.undoDecision)
 		r.Post("/manifests/{manifest}/submit", s.requestSignOff)
 		r.Post("/manifests/{manifest}/settings", s.saveManifestSettings)
+		r.Post("/manifests/{manifest}/prepare-again", s.prepareAgain)
 	})
 	// Whole-corpus runs of a manifest's or a sweep result's settings (dedupjobs.go).
 	r.With(s.require(auth.PrepareManifests)).Group(func(r chi.Router) {

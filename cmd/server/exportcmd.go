@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/dedup"
 	"github.com/dedupstudio/dedupstudio/internal/handoff"
 )
 
@@ -16,16 +17,20 @@ import (
 func exportCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("export",
 		"server export: write a manifest's configuration (representation, bands x rows, threshold, verification,\n"+
-			"cluster policy) for the engines that deduplicate at scale: milvus (README, a pymilvus script and a Go\n"+
-			"program for the official client: a MINHASH_LSH collection with search-before-insert, and Milvus's own\n"+
-			"MinHash function definition when it computes this representation bit for bit), datasketch (MinHashLSH),\n"+
-			"datatrove (MinhashConfig), json (a plain description), or all. Every file says what carries over\n"+
-			"exactly and what does not, and DRAFT when the manifest is not signed off. Nothing in the store changes.",
+			"cluster policy) for the engines that deduplicate at scale, as programs that run as they are: milvus\n"+
+			"(README, a pymilvus script and a Go program for the official client: a MINHASH_LSH collection with\n"+
+			"search-before-insert, and Milvus's own MinHash function definition when it computes this representation\n"+
+			"bit for bit), datasketch (a program that computes datasketch MinHash signatures over the studio's\n"+
+			"tokenization and searches MinHashLSH before it inserts), datatrove (a pipeline of its four MinHash\n"+
+			"stages), json (a plain description), or all. Every file says what carries over and what does not, with\n"+
+			"the differences measured on the manifest's dataset (one pass over its texts; -measure=false skips it),\n"+
+			"and DRAFT when the manifest is not signed off. Nothing in the store changes.",
 		"go run ./cmd/server export -db dedupstudio.db -manifest 3 -format milvus -out engines/", stderr)
 	dbPath := fs.String("db", "dedupstudio.db", "database file")
 	id := fs.Int64("manifest", 0, "manifest id (on its page and in the list of manifests)")
 	format := fs.String("format", "all", "milvus, datasketch, datatrove, json or all")
 	out := fs.String("out", "", "directory to write the files into (created if needed)")
+	measure := fs.Bool("measure", true, "measure on the manifest's dataset what each engine does differently (the files give the numbers)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -53,6 +58,21 @@ func exportCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	s := handoff.Settings{Params: m.Params, Generated: time.Now(),
 		Source: handoff.Source{Manifest: m.ID, Dataset: m.Dataset, State: m.State}}
+	if *measure && (f == "" || f != handoff.JSON) {
+		last := -1
+		s.Figures, err = dedup.MeasureHandoff(ctx, store, m, 0, func(p dedup.Progress) {
+			if pc := percent(p.Done, p.Total); last < 0 || pc >= last+10 {
+				last = pc
+				fmt.Fprintf(stderr, "\r%s: %d%%", p.Phase, pc)
+			}
+		})
+		fmt.Fprintln(stderr)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "measured on %s (%d documents): the datasketch program reports %d, Milvus %d, the manifest removes %d\n",
+			s.Figures.Dataset, s.Figures.Docs, s.Figures.Datasketch.Reported, s.Figures.Milvus.Reported, s.Figures.ManifestRemovals)
+	}
 	var files []handoff.File
 	if f == "" {
 		files, err = handoff.All(s)
@@ -99,4 +119,12 @@ func writeFiles(dir string, files []handoff.File) error {
 		}
 	}
 	return nil
+}
+
+// percent is done of total in whole percent (0 for no total).
+func percent(done, total int) int {
+	if total <= 0 {
+		return 0
+	}
+	return 100 * done / total
 }

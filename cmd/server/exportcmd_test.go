@@ -51,6 +51,28 @@ func TestExportCommand(t *testing.T) {
 	if strings.Contains(stderr.String(), "DRAFT") {
 		t.Errorf("a signed-off manifest reported as a draft: %s", stderr.String())
 	}
+	// The differences are measured on the manifest's dataset, and the files give them.
+	if !strings.Contains(stderr.String(), "measured on dataset cli version 1 (") {
+		t.Errorf("stderr does not say what was measured: %s", stderr.String())
+	}
+	for _, name := range []string{"datasketch/datasketch_lsh.py", "milvus/milvus_setup.py", "datatrove/datatrove_minhash.py"} {
+		b, err := os.ReadFile(filepath.Join(out, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if body := strings.Join(strings.Fields(strings.ReplaceAll(string(b), "#", "")), " "); !strings.Contains(body, "Measured by the studio on dataset cli version 1") ||
+			strings.Contains(body, "Not measured") {
+			t.Errorf("%s gives no measured figures", name)
+		}
+	}
+	bare := filepath.Join(t.TempDir(), "bare")
+	if err := run([]string{"export", "-db", path, "-manifest", fmt.Sprint(first), "-out", bare, "-format", "datasketch", "-measure=false"}, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(bare, "datasketch/datasketch_lsh.py")); !strings.Contains(strings.Join(strings.Fields(strings.ReplaceAll(string(b), "#", "")), " "),
+		fmt.Sprintf("Not measured when these files were written: `server export -manifest %d` measures", first)) {
+		t.Errorf("-measure=false: the file does not say how to measure")
+	}
 	if m, _ := filepath.Glob(filepath.Join(out, "*", ".*.tmp")); len(m) > 0 {
 		t.Errorf("temporary files left: %v", m)
 	}

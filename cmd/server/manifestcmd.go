@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"strconv"
+	"strings"
 
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/dedup"
@@ -50,7 +51,7 @@ func manifestCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	switch m.State {
 	case review.SignedOff:
-		n, err := dedup.Export(ctx, store, db.User{Name: "cli:" + os.Getenv("USER")}, m)
+		n, err := dedup.Export(ctx, store, db.User{Name: "cli:" + os.Getenv("USER")}, m, m.ContentHash)
 		if err != nil {
 			return err
 		}
@@ -76,6 +77,10 @@ func manifestCmd(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		fmt.Fprintf(stdout, "wrote %s\n", strconv.Quote(*out+string(os.PathSeparator)+name))
+	}
+	if head, err := store.ExportAuditHead(ctx, m.ID); err == nil {
+		fmt.Fprintf(stdout, "audit chain head at the export: %s: keep it elsewhere; \"audit verify -head %s -entries %d\" checks it\n",
+			head, head.Hash, head.Entries)
 	}
 	return nil
 }
@@ -106,32 +111,44 @@ func writeWhole(root *os.Root, name string, write func(io.Writer) error) error {
 // auditCmd runs "audit verify".
 func auditCmd(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] != "verify" {
-		fmt.Fprintln(stderr, "usage: server audit verify -db F")
+		fmt.Fprintln(stderr, "usage: server audit verify -db F [-head HASH [-entries N]]")
 		return errors.New(`want "audit verify"`)
 	}
 	fs := newFlagSet("audit verify",
-		"server audit verify: walk the audit log's hash chain and name the first entry that was edited, or that\n"+
-			"follows a removed entry. Exits non-zero when the chain is broken. Prints the head hash: keep it elsewhere\n"+
-			"to detect entries cut off the end, which a chain alone cannot show.",
-		"go run ./cmd/server audit verify -db dedupstudio.db", stderr)
+		"server audit verify: walk the audit log's hash chain and name the first entry that was edited, that has\n"+
+			"no hash, or that follows a removed entry. Exits non-zero when the chain is broken. Prints the head (hash\n"+
+			"and entries): every sign-off record and export publishes the head of its moment; give one kept elsewhere\n"+
+			"with -head to detect entries cut off the end, or a chain rewritten and hashed again, which a chain alone\n"+
+			"cannot show. Reads only: the file is opened read-only and left as it was.",
+		"go run ./cmd/server audit verify -db dedupstudio.db -head 3f2a…c9 -entries 948", stderr)
 	dbPath := fs.String("db", "dedupstudio.db", "database file")
+	head := fs.String("head", "", "a chain head kept elsewhere (a sign-off record's audit_head.hash): some entry must carry it")
+	entries := fs.Int("entries", 0, "with -head: the entries the head was published with (audit_head.entries)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
+	kept := review.AuditHead{Hash: strings.ToLower(strings.TrimSpace(*head)), Entries: *entries}
+	if kept.Hash != "" && (len(kept.Hash) != 64 || strings.Trim(kept.Hash, "0123456789abcdef") != "") {
+		return fmt.Errorf("-head: want the 64 hex digits of a chain head, not %q", *head)
+	}
+	if *entries != 0 && (kept.Hash == "" || *entries < 0) {
+		return errors.New("-entries: give it with -head, as a number of entries of at least 1")
+	}
 	ctx, stop := signalContext()
 	defer stop()
-	store, err := db.OpenExisting(ctx, *dbPath)
+	c, err := db.VerifyAuditFile(ctx, *dbPath, kept)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	c, err := store.VerifyAudit(ctx)
-	if err != nil {
-		return err
-	}
-	if !c.Intact() {
+	switch {
+	case c.BrokenAt != 0:
 		return fmt.Errorf("audit log broken at entry %d: %s (%d entries checked)", c.BrokenAt, c.Problem, c.Rows)
+	case !c.Intact():
+		return fmt.Errorf("audit log: %s (%d entries checked, head %s)", c.Problem, c.Rows, c.Head)
 	}
 	fmt.Fprintf(stdout, "audit log intact: %d entries, head hash %s\n", c.Rows, c.Head)
+	if kept.Hash != "" {
+		fmt.Fprintf(stdout, "the head kept elsewhere is entry %d: nothing up to it was cut off or rewritten\n", c.KeptAt)
+	}
 	return nil
 }

@@ -69,7 +69,7 @@ func signedManifests(t *testing.T) (string, int64, int64) {
 		rule, _ := cluster.ParseRule("shortest")
 		p := review.Params{Spec: lsh.DefaultSpec(), Shape: lsh.Shape{Bands: 16, Rows: 8}, Threshold: 0.9, Verification: review.Estimate,
 			Policy: pol, Rule: rule, CodeVersion: "test"}
-		m, err := dedup.Run(ctx, store, sigcache.New(store), dedup.Request{DatasetID: rep.Dataset.ID, Params: p, By: prep}, nil)
+		m, err := dedup.Run(ctx, store, sigcache.New(store), dedup.Request{DatasetID: rep.Dataset.ID, Params: p, By: prep, ApprovalsRequired: 1}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -81,7 +81,7 @@ func signedManifests(t *testing.T) (string, int64, int64) {
 			t.Fatal(err)
 		}
 		m, _ = store.Manifest(ctx, m.ID)
-		if signed, err := dedup.Review(ctx, store, appr, m, review.Approve, "", m.ContentHash, "test"); err != nil || !signed {
+		if signed, err := dedup.Review(ctx, store, appr, m, review.Approve, "", m.ContentHash, "test"); err != nil || !signed.Signed {
 			t.Fatalf("sign-off: %v %v", signed, err)
 		}
 		ids = append(ids, m.ID)
@@ -120,11 +120,18 @@ func TestManifestExportCommand(t *testing.T) {
 	}
 	b, _ = os.ReadFile(filepath.Join(out, dedup.SignOffJSON))
 	var so struct {
-		Status string
-		Record review.Record
+		Status     string
+		Record     review.Record
+		ExportHead *review.AuditHead `json:"audit_head_at_export"`
 	}
 	if err := json.Unmarshal(b, &so); err != nil || so.Status != "current" || so.Record.Manifest != first {
 		t.Errorf("signoff.json: %v %+v", err, so)
+	}
+	// The audit chain's head, published at sign-off and at the export, with the export
+	// the head's last entry.
+	if h := so.Record.AuditHead; h == nil || len(h.Hash) != 64 || so.ExportHead == nil || so.ExportHead.Entries <= h.Entries ||
+		!strings.Contains(stdout.String(), "audit chain head at the export: "+so.ExportHead.Hash) {
+		t.Errorf("signoff.json's heads: at sign-off %+v, at export %+v; stdout %s", h, so.ExportHead, stdout.String())
 	}
 	// Running it again rewrites the files of the exported manifest.
 	if err := run([]string{"manifest", "export", "-db", path, "-manifest", fmt.Sprint(first), "-out", out}, &stdout, &stderr); err != nil {
@@ -136,7 +143,7 @@ func TestManifestExportCommand(t *testing.T) {
 	}
 	out2 := filepath.Join(t.TempDir(), "export2")
 	err = run([]string{"manifest", "export", "-db", path, "-manifest", fmt.Sprint(second), "-out", out2}, &stdout, &stderr)
-	if err == nil || !strings.Contains(err.Error(), "dataset changed since the sign-off") {
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("the dataset changed since the run: manifest %d was exported", first)) {
 		t.Errorf("export of a manifest whose dataset changed: %v", err)
 	}
 	if entries, _ := os.ReadDir(out2); len(entries) != 0 {
@@ -144,26 +151,88 @@ func TestManifestExportCommand(t *testing.T) {
 	}
 }
 
-// "audit verify" passes an intact log and names the first edited entry.
+// "audit verify" passes an intact log and names the first edited entry, a forged row
+// without hashes (which it used to seal, then call intact) and a log cut short behind
+// the head a sign-off record kept; it reads only.
 func TestAuditVerifyCommand(t *testing.T) {
 	t.Parallel()
-	path, _, _ := signedManifests(t)
+	path, first, _ := signedManifests(t)
 	var stdout, stderr bytes.Buffer
 	if err := run([]string{"audit", "verify", "-db", path}, &stdout, &stderr); err != nil || !strings.Contains(stdout.String(), "audit log intact") {
 		t.Fatalf("audit verify of an intact log: %v\n%s", err, stdout.String())
 	}
+	ctx := context.Background()
+	store, err := db.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sos, err := store.SignOffs(ctx, first)
+	store.Close()
+	if err != nil || len(sos) == 0 || sos[0].Record.AuditHead == nil {
+		t.Fatalf("the first manifest's sign-off: %+v, %v; want a record with the audit head", sos, err)
+	}
+	kept := *sos[0].Record.AuditHead
+	withHead := []string{"audit", "verify", "-db", path, "-head", kept.Hash, "-entries", fmt.Sprint(kept.Entries)}
+	stdout.Reset()
+	if err := run(withHead, &stdout, &stderr); err != nil || !strings.Contains(stdout.String(), fmt.Sprintf("the head kept elsewhere is entry %d", kept.Entries)) {
+		t.Errorf("audit verify against the sign-off's head: %v\n%s", err, stdout.String())
+	}
+	// Entries cut off the end, back to before the sign-off: the chain alone still holds.
+	cut := filepath.Join(t.TempDir(), "cut.db")
+	copyFile(t, path, cut)
+	rawExec(t, cut, `DROP TRIGGER audit_log_no_delete`, fmt.Sprintf(`DELETE FROM audit_log WHERE id >= %d`, kept.Entries))
+	if err := run([]string{"audit", "verify", "-db", cut}, &stdout, &stderr); err != nil {
+		t.Errorf("audit verify of a log cut short, without a head: %v (the chain alone holds)", err)
+	}
+	withHead[3] = cut
+	if err := run(withHead, &stdout, &stderr); err == nil || !strings.Contains(err.Error(), "no entry carries the head kept elsewhere") {
+		t.Errorf("audit verify -head of a log cut short: %v; want the kept head missing", err)
+	}
+	// A forged tail row with empty hashes: reported, and the file left as it was.
+	forged := filepath.Join(t.TempDir(), "forged.db")
+	copyFile(t, path, forged)
+	rawExec(t, forged, `DROP TRIGGER audit_log_chained`, `INSERT INTO audit_log (id, at, actor, action, subject, detail)
+		VALUES ((SELECT max(id) + 1 FROM audit_log), '2026-01-01T00:00:00Z', 'mallory', 'user.role', 'user:1', '{}')`)
+	before, _ := os.ReadFile(forged)
+	err = run([]string{"audit", "verify", "-db", forged}, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "the row has no hash") {
+		t.Errorf("audit verify of a forged tail row: %v; want it reported", err)
+	}
+	if after, _ := os.ReadFile(forged); !bytes.Equal(before, after) {
+		t.Error("audit verify changed the database file")
+	}
+	if _, err := os.Stat(forged + "-wal"); err == nil {
+		t.Error("audit verify left a -wal file beside the database")
+	}
+	rawExec(t, path, `DROP TRIGGER audit_log_no_update`, `UPDATE audit_log SET actor = 'mallory' WHERE id = 4`)
+	err = run([]string{"audit", "verify", "-db", path}, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "broken at entry 4") {
+		t.Errorf("audit verify after an edit: %v; want entry 4 named", err)
+	}
+}
+
+// rawExec runs statements on the database file as someone holding it would.
+func rawExec(t *testing.T, path string, stmts ...string) {
+	t.Helper()
 	raw, err := sql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []string{`DROP TRIGGER audit_log_no_update`, `UPDATE audit_log SET actor = 'mallory' WHERE id = 4`} {
+	defer raw.Close()
+	for _, q := range stmts {
 		if _, err := raw.Exec(q); err != nil {
-			t.Fatal(err)
+			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	raw.Close()
-	err = run([]string{"audit", "verify", "-db", path}, &stdout, &stderr)
-	if err == nil || !strings.Contains(err.Error(), "broken at entry 4") {
-		t.Errorf("audit verify after an edit: %v; want entry 4 named", err)
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -83,3 +83,55 @@ func TestShapeCommandSpec(t *testing.T) {
 		t.Errorf("shape -spec num_hashes=lots error = %v; want one naming num_hashes", err)
 	}
 }
+
+// Under scheme=milvus an empty text is signed as Milvus's MinHash function signs it: no
+// shingle (HashNGramWindow counts none for a text of no bytes or no tokens), so every
+// value stays MAX_HASH_32, 0xFFFFFFFF; the rest of the file is signed as before (its
+// "Hello" is the Milvus reference vector). Other schemes still refuse an empty text
+// naming file, line and field, as the studio's imports do; a missing text is refused
+// under every scheme.
+func TestSignaturesCommandMilvusEmptyText(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	body := `{"id": "a", "text": "Hello"}` + "\n" + `{"id": "b", "text": ""}` + "\n" + `{"id": "c", "text": "!!! ..."}` + "\n"
+	if err := os.WriteFile(in, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hello := []uint32{3737785883, 4040219127, 2751677779, 1052524701, 3490604307, 882314665, 1001706412, 3823640815, 548264628, 3947478883, 501856782, 4180041013, 607818788, 25993990, 4070763874, 820996481}
+	empty := slices.Repeat([]uint32{0xFFFFFFFF}, 16)
+	out := filepath.Join(dir, "sigs.jsonl")
+	var stdout, stderr bytes.Buffer
+	params := `{"num_hashes": 16, "shingle_size": 3, "token_level": "word", "hash_function": "sha1", "seed": 1234}`
+	if err := run([]string{"signatures", "-q", "-spec", params, "-in", in, "-out", out}, &stdout, &stderr); err != nil {
+		t.Fatalf("signatures under scheme=milvus: %v\n%s", err, stderr.String())
+	}
+	var got [][]uint32
+	for line := range strings.SplitSeq(strings.TrimSpace(readFile(t, out)), "\n") {
+		var rec struct {
+			ID        string   `json:"id"`
+			Signature []uint32 `json:"signature"`
+		}
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, rec.Signature)
+	}
+	// "!!! ..." has no word token: Milvus's analyzer gives none, so it is signed as empty.
+	if want := [][]uint32{hello, empty, empty}; !slices.EqualFunc(got, want, slices.Equal) {
+		t.Errorf("signatures = %v; want %v", got, want)
+	}
+	for _, spec := range []string{"scheme=datasketch k=16", "level=char size=3 k=16"} {
+		err := run([]string{"signatures", "-q", "-spec", spec, "-in", in, "-out", out}, &stdout, &stderr)
+		if err == nil || !strings.Contains(err.Error(), "in.jsonl:2: field text: empty") {
+			t.Errorf("signatures -spec %s = %v; want the empty text refused by line and field", spec, err)
+		}
+	}
+	missing := filepath.Join(dir, "missing.jsonl")
+	if err := os.WriteFile(missing, []byte(`{"id": "a"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := run([]string{"signatures", "-q", "-spec", params, "-in", missing, "-out", out}, &stdout, &stderr); err == nil ||
+		!strings.Contains(err.Error(), "missing.jsonl:1: field text: missing") {
+		t.Errorf("a missing text under scheme=milvus: %v; want it refused", err)
+	}
+}

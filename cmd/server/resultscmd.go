@@ -15,6 +15,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/dedup"
 	"github.com/dedupstudio/dedupstudio/internal/handoff"
 	engineresults "github.com/dedupstudio/dedupstudio/internal/results"
+	"github.com/dedupstudio/dedupstudio/internal/review"
 )
 
 // importResults runs "import-results": a production engine's results as a manifest for
@@ -22,21 +23,24 @@ import (
 func importResults(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("import-results",
 		"server import-results: bring back what an engine that ran at scale decided, as a draft manifest of a\n"+
-			"dataset for review: datatrove (a .clusters file of MinhashDedupCluster(save_cluster_id=True), with its\n"+
-			".remove beside it for the keepers, or the JSONL documents MinhashDedupFilter(load_cluster_ids=True)\n"+
+			"dataset for review: datatrove (the output folder of MinhashDedupCluster(save_cluster_id=True), remove_ids/,\n"+
+			"with the doc_ids/ folder beside it that the exported pipeline writes; a single .clusters file with its\n"+
+			".remove beside it for the keepers; or the JSONL documents MinhashDedupFilter(load_cluster_ids=True)\n"+
 			"writes), text-dedup (its output kept unfiltered with __CLUSTER__ and __INDEX__ columns; JSONL, CSV or\n"+
 			"Parquet), milvus (the JSON lines the handed-off Milvus scripts write: {\"id\", \"hits\": [{\"id\",\n"+
-			"\"distance\"}]}), pairs (id_a,id_b,score as CSV, TSV or JSONL) or manifest (removals.jsonl/.csv of the\n"+
+			"\"distance\"}]}), datasketch (the JSON lines the handed-off datasketch program writes: {\"id\",\n"+
+			"\"matches\": [{\"id\", \"jaccard\"}]}), pairs (id_a,id_b,score as CSV, TSV or JSONL) or manifest (removals.jsonl/.csv of the\n"+
 			"review format: the dedup command's, or an export). Pairs become clusters (connected components);\n"+
 			"keepers are the engine's where the file says, else the configuration's keeper rule. Every document\n"+
 			"must be in the dataset (-skip-unknown skips and counts those that are not). All or nothing: a bad\n"+
 			"record, an unknown id or Ctrl+C stores nothing. More clusters than -sample: a stratified random sample\n"+
 			"by cluster size and weakest link goes to review, and the sign-off record says how it was drawn.",
-		"go run ./cmd/server import-results -db dedupstudio.db -dataset crawl -format datatrove -in remove_ids/000000.clusters -remove remove_ids/000000.remove -manifest 3", stderr)
+		"go run ./cmd/server import-results -db dedupstudio.db -dataset crawl -format datatrove -in minhash/remove_ids -manifest 3", stderr)
 	dbPath := fs.String("db", "dedupstudio.db", "database file (must exist)")
 	dataset := fs.String("dataset", "", "the dataset the engine deduplicated, by name (its newest version) or id")
-	format := fs.String("format", "", "datatrove, text-dedup, milvus, pairs or manifest")
-	in := fs.String("in", "", "the results file (JSONL, CSV and TSV may be gzip or zstd)")
+	format := fs.String("format", "", "datatrove, text-dedup, milvus, datasketch, pairs or manifest")
+	in := fs.String("in", "", "the results file (JSONL, CSV and TSV may be gzip or zstd), or datatrove's remove_ids folder")
+	ids := fs.String("ids", "", "datatrove, with a remove_ids folder as -in: the folder of the ids each task read, NNNNNN.ids (default: doc_ids\nbeside the -in folder, as the exported pipeline writes it)")
 	remove := fs.String("remove", "", "datatrove: the .remove file beside a .clusters file (default: its sibling when it exists), or the\nexclusion writer's JSONL beside the filter's kept output given as -in: datatrove's own keepers")
 	manifest := fs.Int64("manifest", 0, "take the configuration production ran from this manifest (the one handed to the engine)")
 	config := fs.String("config", "", "or from this settings.json (what export -format json writes, read as strictly as dedup -config\nreads it); a manifest file names its own, and one given that differs from its rows is refused")
@@ -48,8 +52,9 @@ func importResults(args []string, stdout, stderr io.Writer) error {
 	skipUnknown := fs.Bool("skip-unknown", false, "skip and count records naming a document the dataset does not have, instead of refusing the file")
 	sample := fs.Int("sample", dedup.DefaultSample, "clusters to review; more than this and a stratified sample is drawn (0: review every cluster)")
 	seed := fs.Uint64("seed", 1, "the sample's seed (the same seed over the same file draws the same clusters)")
-	approvals := fs.Int("approvals", 1, "approvals the manifest needs to be signed off")
+	approvals := fs.Int("approvals", review.DefaultApprovals, "approvals the manifest needs to be signed off (fewer than the default is recorded as a lowering)")
 	as := fs.String("as", "", "the account the manifest is prepared by (default: none, recorded as cli:$USER, or the system's name for\nthe user running it; with neither, -as is required)")
+	maxRows := fs.Int("max-rows", engineresults.DefaultMaxRows, "most rows the file may hold, good or bad (0: no cap); a pair or membership given\nin many rows is read once, but every row takes time")
 	otherDataset := fs.Bool("other-dataset", false, "manifest: import a file whose rows name another dataset into -dataset (refused otherwise)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -81,7 +86,8 @@ func importResults(args []string, stdout, stderr io.Writer) error {
 	}
 	req := dedup.ImportRequest{DatasetID: ds.ID, Format: f, SkipUnknown: *skipUnknown, IgnoreFileKeepers: *keepers == "rule",
 		Sample: *sample, Seed: *seed, ApprovalsRequired: *approvals, OtherDataset: *otherDataset,
-		Options: engineresults.Options{IDField: *idField, ClusterField: *clusterField, IndexField: *indexField, TextField: *textField}}
+		Options: engineresults.Options{IDField: *idField, ClusterField: *clusterField, IndexField: *indexField, TextField: *textField,
+			MaxRows: int(noCapIsNegative(int64(*maxRows)))}}
 	if *as == "" {
 		name, err := cliUser(os.Getenv, user.Current)
 		if err != nil {
@@ -119,16 +125,30 @@ func importResults(args []string, stdout, stderr io.Writer) error {
 		}
 		req.By, req.ByName = u, u.Name
 	}
-	file, err := os.Open(*in)
-	if err != nil {
-		return err
+	if st, err := os.Stat(*in); err == nil && st.IsDir() {
+		folder, err := datatroveFolder(f, *in, *ids, *remove)
+		if err != nil {
+			return err
+		}
+		req.Folder = &folder
+		if folder.IDs != nil {
+			fmt.Fprintf(stderr, "document ids from %s\n", folder.IDsName)
+		}
+	} else if *ids != "" {
+		return errors.New("-ids goes with a remove_ids folder as -in (datatrove)")
 	}
-	defer file.Close()
-	st, err := file.Stat()
-	if err != nil {
-		return err
+	if req.Folder == nil {
+		file, err := os.Open(*in)
+		if err != nil {
+			return err
+		}
+		defer file.Close()
+		st, err := file.Stat()
+		if err != nil {
+			return err
+		}
+		req.File = engineresults.Source{Name: filepath.Base(*in), Reader: file, At: file, Size: st.Size()}
 	}
-	req.File = engineresults.Source{Name: filepath.Base(*in), Reader: file, At: file, Size: st.Size()}
 	rmPath := *remove
 	if rmPath == "" && f == engineresults.Datatrove && strings.HasSuffix(*in, ".clusters") {
 		if sib := strings.TrimSuffix(*in, ".clusters") + ".remove"; fileExists(sib) {
@@ -166,6 +186,35 @@ func importResults(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, "review: every cluster")
 	}
 	return nil
+}
+
+// datatroveFolder is the remove_ids folder in, with the ids each task read: ids, or the
+// doc_ids folder beside in when it exists.
+func datatroveFolder(f engineresults.Format, in, ids, remove string) (engineresults.Folder, error) {
+	if f != engineresults.Datatrove {
+		return engineresults.Folder{}, fmt.Errorf("-in %s is a folder: only -format datatrove reads one (MinhashDedupCluster's remove_ids)", in)
+	}
+	if remove != "" {
+		return engineresults.Folder{}, errors.New("-remove goes with a single .clusters file: a remove_ids folder holds the .remove files itself")
+	}
+	folder := engineresults.Folder{Name: filepath.Base(filepath.Clean(in)), Dir: os.DirFS(in)}
+	if ids == "" {
+		if sib := filepath.Join(filepath.Dir(filepath.Clean(in)), "doc_ids"); dirExists(sib) {
+			ids = sib
+		}
+	}
+	if ids != "" {
+		if !dirExists(ids) {
+			return engineresults.Folder{}, fmt.Errorf("-ids %s: not a folder", ids)
+		}
+		folder.IDsName, folder.IDs = filepath.Base(filepath.Clean(ids)), os.DirFS(ids)
+	}
+	return folder, nil
+}
+
+func dirExists(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.IsDir()
 }
 
 // cliUser is who runs a command without an account: $USER, else the system's name for

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -50,6 +51,11 @@ func TestImportResultsCommand(t *testing.T) {
 		if !strings.Contains(out, w) {
 			t.Errorf("stdout %q; want %q", out, w)
 		}
+	}
+	// -max-rows caps the rows read: the file is refused at the first row past it.
+	err = run(append(args, "-skip-unknown", "-max-rows", "2"), &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "pairs.csv:4: more than 2 rows, the cap on one results import") {
+		t.Errorf("import-results -max-rows 2 = %v; want the file refused at line 4", err)
 	}
 	if err := run([]string{"import-results", "-db", path, "-dataset", "cli", "-format", "pairs", "-in", in}, &stdout, &stderr); err == nil ||
 		!strings.Contains(err.Error(), "name the configuration production ran") {
@@ -263,5 +269,75 @@ func TestImportResultsWithoutUSER(t *testing.T) {
 	}
 	if m.Origin.ImportedBy != "cli:"+me.Username {
 		t.Errorf("imported by %q; want %q", m.Origin.ImportedBy, "cli:"+me.Username)
+	}
+}
+
+// datatrove's remove_ids folder of a run in two tasks, with the doc_ids folder the
+// exported pipeline writes beside it: import-results finds the ids by itself, and
+// datatrove's keepers (the members not in a .remove file) hold.
+func TestImportResultsDatatroveFolder(t *testing.T) {
+	t.Parallel()
+	path, m, rows := configManifest(t)
+	dir := t.TempDir()
+	removeIDs, docIDs := filepath.Join(dir, "minhash", "remove_ids"), filepath.Join(dir, "minhash", "doc_ids")
+	for _, d := range []string{removeIDs, docIDs} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Task 0 read the keepers, task 1 the documents removed, one cluster per keeper.
+	var ids [2][]string
+	var clusters, removes [2][]byte
+	cluster := map[string]uint32{}
+	for _, r := range rows {
+		c, ok := cluster[r.KeeperExtID]
+		if !ok {
+			c = uint32(len(cluster))
+			cluster[r.KeeperExtID] = c
+			clusters[0] = binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(clusters[0], uint32(len(ids[0]))), c)
+			ids[0] = append(ids[0], r.KeeperExtID)
+		}
+		idx := uint32(len(ids[1]))
+		clusters[1] = binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(clusters[1], idx), c)
+		removes[1] = binary.LittleEndian.AppendUint32(removes[1], idx)
+		ids[1] = append(ids[1], r.ExtID)
+	}
+	for task := range 2 {
+		var lines strings.Builder
+		for _, id := range ids[task] {
+			b, _ := json.Marshal(id)
+			lines.Write(append(b, '\n'))
+		}
+		writeTestFile(t, filepath.Join(docIDs, fmt.Sprintf("%06d.ids", task)), lines.String())
+		writeTestFile(t, filepath.Join(removeIDs, fmt.Sprintf("%06d.clusters", task)), string(clusters[task]))
+		if len(removes[task]) > 0 {
+			writeTestFile(t, filepath.Join(removeIDs, fmt.Sprintf("%06d.remove", task)), string(removes[task]))
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	args := []string{"import-results", "-db", path, "-dataset", "cli", "-format", "datatrove", "-in", removeIDs, "-manifest", fmt.Sprint(m.ID)}
+	if err := run(args, &stdout, &stderr); err != nil {
+		t.Fatalf("import-results: %v\n%s", err, stderr.String())
+	}
+	want := fmt.Sprintf("%d cluster(s), %d removal(s) from remove_ids/ (datatrove, %d record(s)); keepers by", len(cluster), len(rows), len(rows)+len(cluster))
+	if !strings.Contains(stdout.String(), want) || !strings.Contains(stderr.String(), "document ids from doc_ids") {
+		t.Errorf("stdout %q, stderr %q; want %q and the ids folder named", stdout.String(), stderr.String(), want)
+	}
+	// Without the ids, the indexes of two tasks name nothing.
+	if err := os.RemoveAll(docIDs); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(args, &stdout, &stderr); err == nil || !strings.Contains(err.Error(), "remove_ids: holds the clusters of 2 task(s)") {
+		t.Errorf("without doc_ids: %v", err)
+	}
+	if err := run(append(args[:len(args)-2], "-format", "milvus"), &stdout, &stderr); err == nil || !strings.Contains(err.Error(), "is a folder: only -format datatrove reads one") {
+		t.Errorf("a folder as -format milvus: %v", err)
+	}
+}
+
+func writeTestFile(t *testing.T, path, body string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/ingest"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
+	engineresults "github.com/dedupstudio/dedupstudio/internal/results"
 	"github.com/dedupstudio/dedupstudio/internal/server"
 	"github.com/dedupstudio/dedupstudio/internal/sigcache"
 	"github.com/dedupstudio/dedupstudio/internal/sweeprun"
@@ -41,6 +42,7 @@ func serveFlags(args []string, stderr io.Writer) (dbPath string, loadDemo bool, 
 	maxConns := fs.Int("max-conns", 0, "connections held open at once (0: from the descriptor limit, at most 4096)")
 	maxInputMB := fs.Int64("max-input-mb", ingest.DefaultMaxInputBytes>>20, "most data one uploaded sample may hold once decompressed, in MiB (0: no cap)")
 	maxDocs := fs.Int("max-docs", ingest.DefaultMaxDocs, "most records one uploaded sample may hold, good or bad (0: no cap)")
+	maxResultRows := fs.Int("max-result-rows", engineresults.DefaultMaxRows, "most rows one uploaded results file may hold, good or bad (0: no cap)")
 	corpusRoot := fs.String("corpus-root", "", "folder of the corpus files whole-corpus runs started from the UI may read (default: FILE-corpora next to -db);\nthe server reads nothing outside it, and writes those runs' output to FILE-dedup")
 	if err := fs.Parse(args); err != nil {
 		return "", false, server.Config{}, err
@@ -48,7 +50,8 @@ func serveFlags(args []string, stderr io.Writer) (dbPath string, loadDemo bool, 
 	cfg = server.Config{Addr: *addr, Log: newLogger(stderr), Version: version, Console: stderr,
 		TLSCert: *tlsCert, TLSKey: *tlsKey, TrustProxy: *trustProxy, MaxConns: *maxConns,
 		MaxImportBytes: noCapIsNegative(*maxInputMB << 20), MaxImportDocs: int(noCapIsNegative(int64(*maxDocs))),
-		CorpusRoot: *corpusRoot}
+		MaxResultRows: int(noCapIsNegative(int64(*maxResultRows))),
+		CorpusRoot:    *corpusRoot}
 	return *db, *demo, cfg, nil
 }
 
@@ -114,6 +117,12 @@ func serveUntil(ctx context.Context, dbPath string, loadDemo bool, cfg server.Co
 		return err
 	} else if n > 0 {
 		cfg.Log.Info("sweeps left running by an earlier process marked interrupted", "sweeps", n)
+	}
+	// So is a run over a dataset (saving its manifest, say): its page says so.
+	if n, err := store.MarkRunsInterrupted(ctx); err != nil {
+		return err
+	} else if n > 0 {
+		cfg.Log.Info("runs left running by an earlier process marked interrupted", "runs", n)
 	}
 	cfg.Store, cfg.Jobs, cfg.Sweeps = store, reg, sweeps
 	return server.Run(ctx, cfg)

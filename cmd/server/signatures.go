@@ -19,8 +19,10 @@ func signatures(args []string, stdout, stderr io.Writer) (err error) {
 			"on all cores. -format jsonl writes {\"id\":..,\"signature\":[uint32...]} lines; -format binary writes k*4\n"+
 			"little-endian bytes per document (a Milvus BINARY_VECTOR of dim 32*k) and the ids, one a line, to OUT.ids.\n"+
 			"A bad record stops the run, naming its file and line; with -skip-bad the bad records are listed and\n"+
-			"skipped, and the exit status is non-zero if there were any. "+lsh.KernelEnv+"=avx512|avx2|generic forces a\n"+
-			"permutation kernel (default: the fastest this CPU runs).",
+			"skipped, and the exit status is non-zero if there were any. Under scheme=milvus an empty text is signed\n"+
+			"as Milvus's MinHash function signs it (every value 0xFFFFFFFF); other schemes refuse it, as the\n"+
+			"studio's imports do. "+lsh.KernelEnv+"=avx512|avx2|generic forces a permutation kernel (default: the\n"+
+			"fastest this CPU runs).",
 		`go run ./cmd/server signatures -spec 'level=word size=5 k=128' -in docs.jsonl.gz -out sigs.jsonl`, stderr)
 	specText := fs.String("spec", lsh.DefaultSpec().String(), "representation, e.g. 'level=word size=5 k=128' (omitted fields keep their defaults), or a Milvus MinHash\n"+
 		"function's params, e.g. '{\"num_hashes\": 128, \"shingle_size\": 3, \"token_level\": \"word\"}' for signatures bit-identical to Milvus's")
@@ -54,7 +56,10 @@ func signatures(args []string, stdout, stderr io.Writer) (err error) {
 		}
 		defer func() { err = errors.Join(err, stop()) }()
 	}
-	r, err := openDocs(*in, corpus.Options{IDField: *idField, TextField: *textField, MetaFields: []string{}, MaxBytes: *maxBytes})
+	// Milvus signs an empty text (no shingle: every value the maximum) where the studio's
+	// imports refuse one; under scheme=milvus the file is signed as Milvus would.
+	r, err := openDocs(*in, corpus.Options{IDField: *idField, TextField: *textField, MetaFields: []string{}, MaxBytes: *maxBytes,
+		EmptyText: spec.Scheme == lsh.Milvus})
 	if err != nil {
 		return err
 	}

@@ -25,7 +25,8 @@ import (
 
 // sweepStore makes a store of 30 real documents and, for the first six, a copy with one
 // word changed, with labels: each (document, copy) a duplicate, and six unrelated
-// pairs not; every label carries a design of two strata ("near", "far").
+// pairs not; every label records a studio draw (design jdraw-t1), so the sweep
+// estimates over the dataset.
 func sweepStore(t *testing.T) string {
 	t.Helper()
 	ctx := context.Background()
@@ -70,8 +71,8 @@ func sweepStore(t *testing.T) string {
 	var labels strings.Builder
 	labels.WriteString("a,b,category,annotator,design,stratum,frame_size\n")
 	for i := range 6 {
-		fmt.Fprintf(&labels, "%s,@copy-%s,minor,ann,t1,near,12\n", ids[i], ids[i])
-		fmt.Fprintf(&labels, "%s,%s,different,ann,t1,far,600\n", ids[10+i], ids[20+i])
+		fmt.Fprintf(&labels, "%s,@copy-%s,minor,ann,jdraw-t1,near,12\n", ids[i], ids[i])
+		fmt.Fprintf(&labels, "%s,%s,different,ann,jdraw-t1,far,600\n", ids[10+i], ids[20+i])
 	}
 	if _, err := ingest.Labels(ctx, store, strings.NewReader(labels.String()), "l.csv", ingest.LabelOptions{DatasetID: rep.Dataset.ID, Create: true}); err != nil {
 		t.Fatal(err)
@@ -83,7 +84,7 @@ func TestSweepCommand(t *testing.T) {
 	path := sweepStore(t)
 	dir := t.TempDir()
 	gridPath := filepath.Join(dir, "grid.json")
-	grid := `{"specs": ["level=word size=3 k=64", "level=char size=5 k=64"], "shapes": ["16x4", "8x8"], "thresholds": [0.5, 0.8]}`
+	grid := `{"specs": ["level=word size=3 k=64", "level=char size=5 k=64"], "shapes": ["16x4", "8x8"], "thresholds": [0.5, 0.8], "policies": ["components"]}`
 	if err := os.WriteFile(gridPath, []byte(grid), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -94,12 +95,11 @@ func TestSweepCommand(t *testing.T) {
 	}
 	for _, want := range []string{
 		"labels l", "12 counted",
-		"estimates over the dataset from design t1: 12 pairs in 2 strata",
+		"estimates over the dataset: Bins of exact Jaccard", "12 labeled pairs", "false removals under keeper rule earliest",
 		"baseline, exact-hash dedup alone",
-		// 6 labeled non-duplicates of a stratum of 600, none merged: they bound its false
-		// merges by 273, more than any configuration removes, so nothing meets 1%.
-		"nothing to recommend at this target; closest: ", "not enough labels to bound false removals at 1%",
-		"what to do next", "more pairs of stratum far (6 of 600 labeled)", "or a looser target: the tightest the labels meet now is 100%",
+		// Six labeled copies among six near-duplicate pairs, but the labels were drawn
+		// from a frame that holds them all: the top bin's labels bound its share exactly.
+		"recommended: ",
 	} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout.String())

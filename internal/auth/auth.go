@@ -111,19 +111,6 @@ func CheckNewPassword(name, pw string) error {
 	return nil
 }
 
-// CheckName validates a user name.
-func CheckName(name string) error {
-	if name == "" || len(name) > 64 {
-		return errors.New("the name needs 1 to 64 characters")
-	}
-	for _, r := range name {
-		if r < ' ' || r == 0x7f {
-			return errors.New("the name cannot contain control characters")
-		}
-	}
-	return nil
-}
-
 // Params are argon2id's cost parameters.
 type Params struct {
 	Memory  uint32 // KiB
@@ -244,6 +231,13 @@ func (l *Limiter) Allowed(key string, now time.Time) (bool, time.Duration) {
 		return true, 0
 	}
 	return false, l.window - now.Sub(ts[0])
+}
+
+// Count returns how many failures key has within the window at now.
+func (l *Limiter) Count(key string, now time.Time) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.recent(key, now))
 }
 
 // Fail records a failed attempt by key.

@@ -101,6 +101,10 @@ type Options struct {
 	// MaxInputBytes caps the data read, once decompressed (for Parquet: the bytes of the
 	// values read); 0 is no cap. Past it, Next returns a *LimitError.
 	MaxInputBytes int64
+	// EmptyText accepts a record whose text is the empty string (a missing text is
+	// still refused): the signatures command under scheme=milvus signs it as Milvus's
+	// MinHash function does. Imports refuse empty documents.
+	EmptyText bool
 
 	table *tableOptions // set by NewTableReader: rows, not documents
 }
@@ -382,7 +386,7 @@ func checkRecord(rec *Record, opt *Options, validUTF8 bool) *RecordError {
 	if len(rec.ID) > maxIDBytes {
 		return fail(opt.IDField, "id longer than 1024 bytes")
 	}
-	if rec.Text == "" {
+	if rec.Text == "" && !opt.EmptyText {
 		return fail(opt.TextField, "empty")
 	}
 	if !validUTF8 && !utf8.ValidString(rec.Text) {

@@ -8,8 +8,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/dedupstudio/dedupstudio/internal/review"
 )
 
 // The audit log is append-only (triggers refuse updates and deletes) and hash-chained:
@@ -20,8 +25,10 @@ import (
 //
 // A row's hash is the SHA-256 (hex) of "dedupstudio audit v1\n" followed by the JSON
 // array [id, at, actor, user_id or null, action, subject, detail, prev_hash]. The chain
-// cannot show rows cut off its end: compare the head hash (AuditCheck.Head) with one kept
-// elsewhere for that.
+// alone cannot show rows cut off its end, nor a chain rewritten and hashed again from
+// some row on (the hashing is no secret): the head (the last hash and the number of
+// entries) is published in every sign-off record and export and on the audit page, and
+// VerifyAudit checks a head kept elsewhere against the chain.
 
 // auditRow is one row of the log as the chain reads it.
 type auditRow struct {
@@ -105,91 +112,150 @@ func scanAuditRow(sc scanner) (auditRow, error) {
 	return r, sc.Scan(&r.ID, &r.At, &r.Actor, &r.UserID, &r.Action, &r.Subject, &r.Detail, &r.PrevHash, &r.Hash)
 }
 
-// sealAudit links the rows written before the log was chained (schema 6) into the chain,
-// in order, once. The update trigger allows exactly this: an unsealed row getting its
-// hashes.
-func (d *DB) sealAudit(ctx context.Context) error {
-	err := d.inTx(ctx, func(tx *sql.Tx) error {
-		var first sql.NullInt64
-		if err := tx.QueryRowContext(ctx, `SELECT min(id) FROM audit_log WHERE hash = ''`).Scan(&first); err != nil || !first.Valid {
-			return err
-		}
-		var prev string
-		err := tx.QueryRowContext(ctx, `SELECT hash FROM audit_log WHERE id < ? ORDER BY id DESC LIMIT 1`, first.Int64).Scan(&prev)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return err
-		}
-		rows, err := tx.QueryContext(ctx, `SELECT `+auditColumns+` FROM audit_log WHERE id >= ? ORDER BY id`, first.Int64)
-		if err != nil {
-			return err
-		}
-		var todo []auditRow
-		for rows.Next() {
-			r, err := scanAuditRow(rows)
-			if err != nil {
-				rows.Close()
-				return err
-			}
-			todo = append(todo, r)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		for _, r := range todo {
-			if r.Hash != "" {
-				return fmt.Errorf("row %d is sealed but follows unsealed rows", r.ID)
-			}
-			r.PrevHash = prev
-			r.Hash = r.sum()
-			if _, err := tx.ExecContext(ctx, `UPDATE audit_log SET prev_hash = ?, hash = ? WHERE id = ?`, r.PrevHash, r.Hash, r.ID); err != nil {
-				return fmt.Errorf("row %d: %w", r.ID, err)
-			}
-			prev = r.Hash
-		}
-		return nil
-	})
+// sealLegacyAudit links the rows written before the log was chained into the chain, in
+// order. It runs once, inside the transaction that applies migration 0006 (which adds
+// the hash columns and a trigger that allows exactly this): from then on every row is
+// hashed by the transaction that inserts it, and a row without its hash is a row
+// someone forged (migration 0020 refuses it; VerifyAudit reports it).
+func sealLegacyAudit(ctx context.Context, tx *sql.Tx) error {
+	rows, err := tx.QueryContext(ctx, `SELECT `+auditColumns+` FROM audit_log ORDER BY id`)
 	if err != nil {
-		return fmt.Errorf("seal the audit log of %s: %w", d.path, err)
+		return fmt.Errorf("seal the audit log: %w", err)
+	}
+	var todo []auditRow
+	for rows.Next() {
+		r, err := scanAuditRow(rows)
+		if err != nil {
+			rows.Close()
+			return fmt.Errorf("seal the audit log: %w", err)
+		}
+		todo = append(todo, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("seal the audit log: %w", err)
+	}
+	prev := ""
+	for _, r := range todo {
+		r.PrevHash = prev
+		r.Hash = r.sum()
+		if _, err := tx.ExecContext(ctx, `UPDATE audit_log SET prev_hash = ?, hash = ? WHERE id = ?`, r.PrevHash, r.Hash, r.ID); err != nil {
+			return fmt.Errorf("seal the audit log: row %d: %w", r.ID, err)
+		}
+		prev = r.Hash
 	}
 	return nil
+}
+
+// auditHead reads the chain's head inside q's view: the last row's hash and the number
+// of rows. An empty log has the zero head.
+func auditHead(ctx context.Context, q querier) (review.AuditHead, error) {
+	var h review.AuditHead
+	err := q.QueryRowContext(ctx, `SELECT hash, (SELECT count(*) FROM audit_log) FROM audit_log ORDER BY id DESC LIMIT 1`).Scan(&h.Hash, &h.Entries)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return review.AuditHead{}, fmt.Errorf("audit head: %w", err)
+	}
+	return h, nil
+}
+
+// ExportAuditHead returns the chain's head as it was when the manifest was last
+// exported (its export event being the head), which the export publishes with its
+// files; ErrNotFound when it never was.
+func (d *DB) ExportAuditHead(ctx context.Context, manifestID int64) (review.AuditHead, error) {
+	var h review.AuditHead
+	err := d.r.QueryRowContext(ctx, `SELECT a.hash, (SELECT count(*) FROM audit_log b WHERE b.id <= a.id) FROM audit_log a
+		WHERE a.subject = ? AND a.action = 'manifest.export' ORDER BY a.id DESC LIMIT 1`, manifestSubject(manifestID)).Scan(&h.Hash, &h.Entries)
+	if err != nil {
+		return review.AuditHead{}, fmt.Errorf("audit head at the export of manifest %d: %w", manifestID, notFound(err))
+	}
+	return h, nil
 }
 
 // AuditCheck is the outcome of VerifyAudit.
 type AuditCheck struct {
 	Rows int
-	// Head is the hash of the last row: keep it elsewhere to detect rows cut off the end.
+	// Head is the hash of the last row: keep it elsewhere to detect rows cut off the end
+	// or a chain rewritten from some row on.
 	Head string
-	// BrokenAt is the id of the first row that breaks the chain (0 when it is intact),
-	// and Problem what is wrong with it.
+	// BrokenAt is the id of the first row that breaks the chain (0 when none does),
+	// and Problem what is wrong: with that row, or with the head kept elsewhere that the
+	// chain was checked against.
 	BrokenAt int64
 	Problem  string
+	// Kept is the head checked against (zero: none), and KeptAt the entry that carries
+	// its hash (0: no entry does).
+	Kept   review.AuditHead
+	KeptAt int64
 }
 
-// Intact reports whether the chain verified.
-func (c AuditCheck) Intact() bool { return c.BrokenAt == 0 }
+// Intact reports whether the chain verified, and holds the head kept elsewhere when one
+// was given.
+func (c AuditCheck) Intact() bool { return c.BrokenAt == 0 && c.Problem == "" }
 
 // VerifyAudit walks the audit log in order and recomputes every row's hash and link.
-// It names the first row whose content does not match its hash (edited), or that does
-// not carry the hash of the row before it (a row before it deleted or edited along
-// with its hash).
-func (d *DB) VerifyAudit(ctx context.Context) (AuditCheck, error) {
-	rows, err := d.r.QueryContext(ctx, `SELECT `+auditColumns+` FROM audit_log ORDER BY id`)
+// It names the first row whose content does not match its hash (edited), that has no
+// hash (never sealed: forged), or that does not carry the hash of the row before it (a
+// row before it deleted, or edited along with its hash). With a head kept elsewhere (a
+// sign-off record's), it also checks that an entry carries that hash, as many entries
+// in: otherwise entries were cut off the end, or the chain was rewritten and hashed
+// again from some entry up to it. It only reads.
+func (d *DB) VerifyAudit(ctx context.Context, kept review.AuditHead) (AuditCheck, error) {
+	c, err := verifyAudit(ctx, d.r, kept)
 	if err != nil {
 		return AuditCheck{}, fmt.Errorf("verify the audit log: %w", err)
 	}
+	return c, nil
+}
+
+// VerifyAuditFile is VerifyAudit over the database file at path, opened read-only and
+// without migrating (or anything else) first: checking a log must never write to it
+// (the store used to open it to write and seal rows without hashes before checking).
+// The file is left byte for byte as it was. A file no process has open (no -wal beside
+// it) is opened immutable, so not even the WAL index files appear beside it; one a
+// server has open is read through its WAL, read-only.
+func VerifyAuditFile(ctx context.Context, path string, kept review.AuditHead) (AuditCheck, error) {
+	if _, err := os.Stat(path); err != nil {
+		return AuditCheck{}, fmt.Errorf("verify the audit log of %s: %w", path, err)
+	}
+	q := url.Values{}
+	if _, err := os.Stat(path + "-wal"); err == nil {
+		q.Add("mode", "ro")
+	} else {
+		q.Add("immutable", "1")
+	}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "query_only(1)")
+	pool, err := sql.Open("sqlite", "file:"+filepath.ToSlash(path)+"?"+q.Encode())
+	if err != nil {
+		return AuditCheck{}, fmt.Errorf("verify the audit log of %s: %w", path, err)
+	}
+	defer pool.Close()
+	pool.SetMaxOpenConns(1)
+	c, err := verifyAudit(ctx, pool, kept)
+	if err != nil {
+		return AuditCheck{}, fmt.Errorf("verify the audit log of %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// verifyAudit is VerifyAudit over q.
+func verifyAudit(ctx context.Context, q querier, kept review.AuditHead) (AuditCheck, error) {
+	rows, err := q.QueryContext(ctx, `SELECT `+auditColumns+` FROM audit_log ORDER BY id`)
+	if err != nil {
+		return AuditCheck{}, err
+	}
 	defer rows.Close()
-	var c AuditCheck
+	c := AuditCheck{Kept: kept}
 	prev := auditRow{}
 	for rows.Next() {
 		r, err := scanAuditRow(rows)
 		if err != nil {
-			return AuditCheck{}, fmt.Errorf("verify the audit log: %w", err)
+			return AuditCheck{}, err
 		}
 		c.Rows++
 		switch {
 		case r.Hash == "":
-			c.BrokenAt, c.Problem = r.ID, "the row is not sealed: it has no hash"
+			c.BrokenAt, c.Problem = r.ID, "the row has no hash: every entry is hashed when it is written, so it was added (or blanked) by hand"
 		case r.PrevHash != prev.Hash:
 			what := "the start of the log"
 			if prev.ID != 0 {
@@ -202,11 +268,21 @@ func (d *DB) VerifyAudit(ctx context.Context) (AuditCheck, error) {
 		if c.BrokenAt != 0 {
 			return c, nil
 		}
+		if kept.Hash != "" && r.Hash == kept.Hash && c.KeptAt == 0 {
+			c.KeptAt = r.ID
+			if kept.Entries != 0 && kept.Entries != c.Rows {
+				c.Problem = fmt.Sprintf("the head kept elsewhere is entry %d, %d entries in, but was published with %d entries", r.ID, c.Rows, kept.Entries)
+			}
+		}
 		prev = r
 		c.Head = r.Hash
 	}
 	if err := rows.Err(); err != nil {
-		return AuditCheck{}, fmt.Errorf("verify the audit log: %w", err)
+		return AuditCheck{}, err
+	}
+	if kept.Hash != "" && c.KeptAt == 0 {
+		c.Problem = fmt.Sprintf("no entry carries the head kept elsewhere (%s): the log was cut off before it (it holds %d entries now), "+
+			"or rewritten and hashed again from an entry up to it", kept, c.Rows)
 	}
 	return c, nil
 }

@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"slices"
 	"strings"
@@ -12,12 +13,35 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/labels"
 )
 
-// Discarding a failed import of 8,000 documents while a labeler writes every 5 ms into
-// a campaign of 12,500 pairs: the labeler never waits long. Before the fix the discard
-// was one transaction, each deleted document scanned label_pairs for references (no
-// index on doc_a, doc_b), and the labeler waited seconds or failed with SQLITE_BUSY.
-// The bar is 250 ms against the ~100 ms aimed at (40 ms batches, 30 ms pauses), for a
-// shared, noisy machine; the figures are logged.
+// storeDocs puts n documents of an importing dataset in the store itself, as a copy
+// into the store cut short leaves them (or an import by a version that did not stage).
+func storeDocs(t *testing.T, d *DB, datasetID int64, n int, text string) {
+	t.Helper()
+	ctx := context.Background()
+	err := d.inTx(ctx, func(tx *sql.Tx) error {
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO documents (dataset_id, ext_id, text, content_hash, bytes) VALUES (?, ?, ?, '', ?)`)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		for i := range n {
+			if _, err := stmt.ExecContext(ctx, datasetID, fmt.Sprintf("f%d", i), text, len(text)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Discarding a failed import of 8,000 documents left in the store (a copy in cut short)
+// while a labeler writes every 5 ms into a campaign of 12,500 pairs: the labeler never
+// waits long. Before the fix the discard was one transaction, each deleted document
+// scanned label_pairs for references (no index on doc_a, doc_b), and the labeler waited
+// seconds or failed with SQLITE_BUSY. The bar is 250 ms against the ~100 ms aimed at
+// (40 ms batches, 30 ms pauses), for a shared, noisy machine; the figures are logged.
 func TestDiscardLeavesWritersMoving(t *testing.T) {
 	if testing.Short() {
 		t.Skip("SKIPPED in -short mode: builds a 12,500-pair campaign and an 8,000-document import")
@@ -45,16 +69,7 @@ func TestDiscardLeavesWritersMoving(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := strings.Repeat("a document of a large import that failed halfway ", 10)
-	for lo := 0; lo < 8000; lo += 1000 {
-		batch := make([]NewDocument, 1000)
-		for i := range batch {
-			batch[i] = NewDocument{ExtID: fmt.Sprintf("f%d", lo+i), Text: text}
-		}
-		if _, err := d.InsertDocuments(ctx, failed.ID, batch); err != nil {
-			t.Fatal(err)
-		}
-	}
+	storeDocs(t, d, failed.ID, 8000, strings.Repeat("a document of a large import that failed halfway ", 10))
 
 	var (
 		mu    sync.Mutex
@@ -119,8 +134,9 @@ func TestDiscardLeavesWritersMoving(t *testing.T) {
 	}
 }
 
-// A discard cut short (its context ended) leaves its import marked stale, and
-// CleanStaleImports finishes it; a live import is left to its process.
+// A discard cut short (its context ended) of documents left in the store leaves its
+// import marked stale, and CleanStaleImports finishes it; a live import is left to its
+// process.
 func TestCleanStaleImportsFinishesDiscards(t *testing.T) {
 	t.Parallel()
 	d := openTest(t)
@@ -131,13 +147,8 @@ func TestCleanStaleImportsFinishesDiscards(t *testing.T) {
 	if testing.Short() {
 		n = 500 // still many delete batches: under -race on a busy machine each shrinks to a few rows
 	}
-	docs := make([]NewDocument, n)
-	for i := range docs {
-		docs[i] = NewDocument{ExtID: fmt.Sprint(i), Text: "text"}
-	}
-	if _, err := d.InsertDocuments(ctx, cut.ID, docs); err != nil {
-		t.Fatal(err)
-	}
+	storeDocs(t, d, cut.ID, n, "text")
+	docs := make([]struct{}, n)
 	// Cut the discard short, later and later until it has deleted some documents (how
 	// far it gets in a given time depends on the machine).
 	var left int

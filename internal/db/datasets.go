@@ -82,53 +82,52 @@ type NewDocument struct {
 	Meta        []byte // a JSON object
 }
 
-// InsertDocuments adds docs to an importing dataset in one transaction. A document whose
-// external id is already in the dataset is not inserted; its index in docs is returned
-// so the caller can report it.
+// InsertDocuments adds docs to an importing dataset, in one transaction of its staging
+// file (see StagingDir): the store itself holds none of an import's documents until
+// FinishDataset copies them in. A document whose external id is already in the dataset
+// is not inserted; its index in docs is returned so the caller can report it.
 func (d *DB) InsertDocuments(ctx context.Context, datasetID int64, docs []NewDocument) (duplicates []int, err error) {
-	err = d.inTx(ctx, func(tx *sql.Tx) error {
-		duplicates = duplicates[:0]
-		var state string
-		if err := tx.QueryRowContext(ctx, `SELECT state FROM datasets WHERE id = ?`, datasetID).Scan(&state); err != nil {
-			return notFound(err)
-		}
-		if state != "importing" {
-			return fmt.Errorf("it is %s: documents go in only while importing", state)
-		}
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO documents (dataset_id, ext_id, text, content_hash, bytes, source, domain, lang, meta)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (dataset_id, ext_id) DO NOTHING`)
-		if err != nil {
-			return err
-		}
-		defer stmt.Close()
-		for i, doc := range docs {
-			meta := doc.Meta
-			if len(meta) == 0 {
-				meta = []byte("{}")
-			}
-			res, err := stmt.ExecContext(ctx, datasetID, doc.ExtID, doc.Text, doc.ContentHash, len(doc.Text), doc.Source, doc.Domain, doc.Lang, string(meta))
-			if err != nil {
-				return fmt.Errorf("document %q: %w", doc.ExtID, err)
-			}
-			n, err := res.RowsAffected()
-			if err != nil {
-				return err
-			}
-			if n == 0 {
-				duplicates = append(duplicates, i)
-			}
-		}
-		_, err = tx.ExecContext(ctx, `UPDATE datasets SET heartbeat_at = ? WHERE id = ?`, d.stamp(), datasetID)
-		return err
-	})
+	err = d.beat(ctx, datasetID)
+	if err == nil {
+		duplicates, err = d.insertStaged(ctx, datasetID, docs)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("insert documents into dataset %d: %w", datasetID, err)
 	}
 	return duplicates, nil
 }
 
-// FinishDataset makes an import visible, recording its content hash and counts.
+// heartbeatEvery is how often a running import says so in the store (StaleImportAge
+// is how long it may stay silent): a write of the store per batch, each synced, was a
+// quarter of a large import's time.
+const heartbeatEvery = 10 * time.Second
+
+// beat checks that dataset id is importing and, at most every heartbeatEvery, records
+// in the store that its import is alive.
+func (d *DB) beat(ctx context.Context, id int64) error {
+	var state string
+	if err := d.r.QueryRowContext(ctx, `SELECT state FROM datasets WHERE id = ?`, id).Scan(&state); err != nil {
+		return notFound(err)
+	}
+	if state != "importing" {
+		return fmt.Errorf("it is %s: documents go in only while importing", state)
+	}
+	if !d.stages.due(id, d.now(), heartbeatEvery) {
+		return nil
+	}
+	return d.inTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE datasets SET heartbeat_at = ? WHERE id = ? AND state = 'importing'`, d.stamp(), id)
+		return err
+	})
+}
+
+// FinishDataset makes an import visible, recording its content hash and counts: it
+// copies the staged documents into the store (see publishStaged), then, in one
+// transaction, marks the dataset ready; the staging file goes.
 func (d *DB) FinishDataset(ctx context.Context, id int64, contentHash string, rejected int, actor string) (Dataset, error) {
+	if err := d.publishStaged(ctx, id); err != nil {
+		return Dataset{}, fmt.Errorf("finish import of dataset %d: copy its documents in: %w", id, err)
+	}
 	var ds Dataset
 	err := d.inTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE datasets SET state = 'ready', content_hash = ?, rejected = ?,
@@ -151,10 +150,14 @@ func (d *DB) FinishDataset(ctx context.Context, id int64, contentHash string, re
 	if err != nil {
 		return Dataset{}, fmt.Errorf("finish import of dataset %d: %w", id, err)
 	}
+	if err := d.dropStaging(id); err != nil {
+		return ds, fmt.Errorf("finish import of dataset %d: %w", id, err) // ready all the same; CleanStaleImports retries
+	}
 	return ds, nil
 }
 
-// DiscardDataset removes an import that failed, with its documents, in batches (see
+// DiscardDataset removes an import that failed: its staging file at once, then its
+// dataset (with the documents a copy cut short left in the store, in batches: see
 // deleteImport). It first marks the import stale, so that if it fails or is cut short
 // the next CleanStaleImports finishes the work.
 func (d *DB) DiscardDataset(ctx context.Context, id int64) error {
@@ -162,6 +165,9 @@ func (d *DB) DiscardDataset(ctx context.Context, id int64) error {
 		_, err := tx.ExecContext(ctx, `UPDATE datasets SET heartbeat_at = '' WHERE id = ? AND state = 'importing'`, id)
 		return err
 	})
+	if err == nil {
+		err = d.dropStaging(id)
+	}
 	if err == nil {
 		_, err = d.deleteImport(ctx, id)
 	}
@@ -176,7 +182,9 @@ func (d *DB) DiscardDataset(ctx context.Context, id int64) error {
 const StaleImportAge = 10 * time.Minute
 
 // CleanStaleImports removes the imports that have not inserted anything for olderThan
-// (or whose discarding failed), each in batches (see deleteImport), discards the label
+// (or whose discarding failed), each with its staging file and the documents a copy
+// cut short left in the store (in batches: see deleteImport), deletes the staging files
+// of imports no longer running, discards the label
 // imports left staging and finishes those left publishing (see PublishLabelImport), and
 // returns how many imports it handled. It stops at the first error; what it removed stays removed.
 func (d *DB) CleanStaleImports(ctx context.Context, olderThan time.Duration) (int, error) {
@@ -191,6 +199,9 @@ func (d *DB) CleanStaleImports(ctx context.Context, olderThan time.Duration) (in
 	}
 	n := 0
 	for _, id := range ids {
+		if err := d.dropStaging(id); err != nil {
+			return n, fmt.Errorf("clean stale imports: %w", err)
+		}
 		gone, err := d.deleteImport(ctx, id)
 		if err != nil {
 			return n, fmt.Errorf("clean stale imports: dataset %d: %w", id, err)
@@ -202,6 +213,9 @@ func (d *DB) CleanStaleImports(ctx context.Context, olderThan time.Duration) (in
 	m, err := d.cleanStaleLabelImports(ctx, olderThan)
 	n += m
 	if err != nil {
+		return n, fmt.Errorf("clean stale imports: %w", err)
+	}
+	if err := d.cleanStagingFiles(ctx); err != nil {
 		return n, fmt.Errorf("clean stale imports: %w", err)
 	}
 	return n, nil

@@ -123,6 +123,7 @@ type DB struct {
 	// with SQLITE_BUSY (16 reviewers deciding at once did). busy_timeout still covers
 	// other processes (the command line).
 	writeTurn chan struct{}
+	stages    stagings // the staging files of this process's imports (staging.go)
 }
 
 // dsn builds the connection string; pragmas go in the DSN so every pooled connection
@@ -160,10 +161,6 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		w.Close()
 		return nil, err
 	}
-	if err := d.sealAudit(ctx); err != nil {
-		w.Close()
-		return nil, err
-	}
 	r, err := sql.Open("sqlite", dsn(path, true))
 	if err != nil {
 		w.Close()
@@ -177,6 +174,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 // Close closes both pools.
 func (d *DB) Close() error {
 	var errs []error
+	errs = append(errs, d.closeStagings())
 	if d.r != nil {
 		errs = append(errs, d.r.Close())
 	}
@@ -229,6 +227,10 @@ func (d *DB) runTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	}
 	return nil
 }
+
+// auditChainVersion is the migration that chains the audit log: the rows written before
+// it are sealed in the transaction that applies it.
+const auditChainVersion = 6
 
 var migrationName = regexp.MustCompile(`^(\d{4})_[a-z0-9_]+\.sql$`)
 
@@ -317,6 +319,11 @@ func (d *DB) migrate(ctx context.Context, files fs.FS) error {
 		err := d.inTx(ctx, func(tx *sql.Tx) error {
 			if _, err := tx.ExecContext(ctx, m.sql); err != nil {
 				return err
+			}
+			if m.version == auditChainVersion {
+				if err := sealLegacyAudit(ctx, tx); err != nil {
+					return err
+				}
 			}
 			_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
 				m.version, strings.TrimSuffix(m.name, ".sql"), d.stamp())

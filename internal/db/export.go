@@ -72,11 +72,15 @@ func verifyAgainst(ctx context.Context, q querier, m Manifest, so SignOff) ([]re
 	return rows, nil
 }
 
-// Export applies a signed-off manifest, as by: in one transaction it recomputes the
-// manifest's content hash from its stored rows and the dataset snapshot from the stored
-// documents, refuses (*review.StaleError) when either differs from the sign-off, and
-// otherwise tombstones every approved removal and marks the manifest exported. Nothing is
-// deleted. It returns the rows.
+// Export applies a signed-off manifest, as by, in one transaction: it refuses when the
+// dataset's live documents changed since the run (*review.OutdatedError, naming the
+// changes and the manifests that made them), when an approved removal's document or
+// keeper is tombstoned already (*review.ConflictError, naming each with the manifest
+// that tombstoned it and when), or when the content hash recomputed from the stored rows
+// or the snapshot recomputed from the stored documents differs from the sign-off
+// (*review.StaleError); otherwise it tombstones every approved removal, logs the change
+// of the live documents and marks the manifest exported. A refusal writes nothing.
+// Nothing is deleted. It returns the rows.
 func (d *DB) Export(ctx context.Context, by User, manifestID int64) ([]review.Row, error) {
 	var rows []review.Row
 	err := d.inTx(ctx, func(tx *sql.Tx) error {
@@ -90,6 +94,21 @@ func (d *DB) Export(ctx context.Context, by User, manifestID int64) ([]review.Ro
 		so, err := currentSignOff(ctx, tx, manifestID)
 		if err != nil {
 			return fmt.Errorf("no standing sign-off: %w", err)
+		}
+		st, err := staleness(ctx, tx, m)
+		if err != nil {
+			return err
+		}
+		if st.Dataset() {
+			st.LabelEvents = 0 // labels after the sign-off mark its record, they do not stop the export
+			return &review.OutdatedError{Action: "export", Staleness: st}
+		}
+		conflicts, total, err := exportConflicts(ctx, tx, manifestID)
+		if err != nil {
+			return err
+		}
+		if total > 0 {
+			return &review.ConflictError{Conflicts: conflicts, Total: total}
 		}
 		if rows, err = verifyAgainst(ctx, tx, m, so); err != nil {
 			return err
@@ -107,6 +126,9 @@ func (d *DB) Export(ctx context.Context, by User, manifestID int64) ([]review.Ro
 				return fmt.Errorf("document %s is already removed by another manifest: %w", r.ExtID, ErrConflict)
 			}
 			n++
+		}
+		if err := d.logChange(ctx, tx, by, m.DatasetID, manifestID, review.ChangeExport, n, 0); err != nil {
+			return err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE manifests SET state = 'applied', updated_at = ? WHERE id = ?`, stamp, manifestID); err != nil {
 			return err
@@ -169,6 +191,11 @@ func (d *DB) Revoke(ctx context.Context, by User, manifestID int64, reason strin
 			return err
 		}
 		restored = int(n)
+		if restored > 0 {
+			if err := d.logChange(ctx, tx, by, m.DatasetID, manifestID, review.ChangeRevoke, restored, 0); err != nil {
+				return err
+			}
+		}
 		if _, err := tx.ExecContext(ctx, `UPDATE signoffs SET revoked_at = ?, revoked_by = ?, revoke_reason = ?
 			WHERE manifest_id = ? AND revoked_at IS NULL AND superseded_at IS NULL`, stamp, by.ID, reason, manifestID); err != nil {
 			return err
@@ -185,15 +212,23 @@ func (d *DB) Revoke(ctx context.Context, by User, manifestID int64, reason strin
 	return restored, nil
 }
 
-// RestoreTombstone brings one document removed by a manifest back, as by.
+// RestoreTombstone brings one document removed by a manifest back, as by, and logs the
+// change of the live documents.
 func (d *DB) RestoreTombstone(ctx context.Context, by User, manifestID, docID int64) error {
 	err := d.inTx(ctx, func(tx *sql.Tx) error {
+		m, err := loadManifest(ctx, tx, manifestID)
+		if err != nil {
+			return err
+		}
 		res, err := tx.ExecContext(ctx, `UPDATE tombstones SET restored_at = ?, restored_by = ? WHERE document_id = ? AND manifest_id = ?
 			AND restored_at IS NULL`, d.stamp(), by.ID, docID, manifestID)
 		if err != nil {
 			return err
 		}
 		if err := oneRow(res); err != nil {
+			return err
+		}
+		if err := d.logChange(ctx, tx, by, m.DatasetID, manifestID, review.ChangeRestore, 1, docID); err != nil {
 			return err
 		}
 		var ext string

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -39,21 +40,45 @@ type Manifest struct {
 	CreatedAt time.Time
 	UpdatedAt time.Time
 	Dataset   review.Dataset
+	// LiveMark is the newest live change of the dataset (live_changes) when the run
+	// read the documents; LabelMark the newest label event when it read the labels (-1
+	// when it read none). Changes after them make the manifest stale (Staleness).
+	LiveMark, LabelMark int64
+	// CarriedFrom is the manifest this one was prepared again from (0 for none), and
+	// CarriedOver what it took from it.
+	CarriedFrom int64
+	CarriedOver *review.CarriedOver
+	// ApprovalsLowered is set when it asks for fewer than review.DefaultApprovals.
+	ApprovalsLowered *review.Lowering
 }
 
 const manifestColumns = `m.id, m.dataset_id, coalesce(m.campaign_id, 0), m.state, m.params, m.content_hash, m.dataset_hash,
 	coalesce(m.prepared_by, 0), coalesce(u.name, ''), m.approvals_required, m.comparison, m.estimates, m.created_at, m.updated_at,
-	ds.name, ds.version, ds.content_hash, m.origin`
+	ds.name, ds.version, ds.content_hash, m.origin, coalesce(m.live_mark, 0), coalesce(m.label_mark, -1),
+	coalesce(m.carried_from, 0), m.carried_over, m.approvals_lowered`
 
 const manifestFrom = ` FROM manifests m JOIN datasets ds ON ds.id = m.dataset_id LEFT JOIN users u ON u.id = m.prepared_by`
 
 func scanManifest(sc scanner) (Manifest, error) {
 	var m Manifest
-	var state, params, comparison, estimates, created, updated, origin string
+	var state, params, comparison, estimates, created, updated, origin, carried, lowered string
 	if err := sc.Scan(&m.ID, &m.DatasetID, &m.CampaignID, &state, &params, &m.ContentHash, &m.DatasetHash, &m.PreparedBy,
 		&m.Preparer, &m.ApprovalsRequired, &comparison, &estimates, &created, &updated,
-		&m.Dataset.Name, &m.Dataset.Version, &m.Dataset.ContentHash, &origin); err != nil {
+		&m.Dataset.Name, &m.Dataset.Version, &m.Dataset.ContentHash, &origin, &m.LiveMark, &m.LabelMark,
+		&m.CarriedFrom, &carried, &lowered); err != nil {
 		return m, notFound(err)
+	}
+	if carried != "{}" && carried != "" {
+		m.CarriedOver = new(review.CarriedOver)
+		if err := json.Unmarshal([]byte(carried), m.CarriedOver); err != nil {
+			return m, fmt.Errorf("manifest %d: column carried_over: %w", m.ID, err)
+		}
+	}
+	if lowered != "" {
+		m.ApprovalsLowered = new(review.Lowering)
+		if err := json.Unmarshal([]byte(lowered), m.ApprovalsLowered); err != nil {
+			return m, fmt.Errorf("manifest %d: column approvals_lowered: %w", m.ID, err)
+		}
 	}
 	if origin != "{}" && origin != "" {
 		m.Origin = new(review.Origin)
@@ -207,11 +232,23 @@ type NewManifest struct {
 	CampaignID        int64
 	Params            review.Params
 	DatasetHash       string
-	ApprovalsRequired int
+	ApprovalsRequired int // 0 for review.DefaultApprovals; fewer is recorded as a lowering
 	Comparison        []review.PolicyStats
 	Estimates         *review.Estimates
 	Origin            *review.Origin // an imported manifest's; nil for a run's
 	Clusters          []Cluster      // IDs ignored; items' Cluster and ID ignored
+	// LiveMark and LabelMark are what the run read (LiveState); LabelMark -1 when it
+	// read no labels.
+	LiveMark, LabelMark int64
+	// CarriedOver is set for a manifest prepared again from another: the items carry
+	// the decisions that still apply.
+	CarriedOver *review.CarriedOver
+	// Team is how many enabled accounts may approve, said with a lowering of the
+	// approvals (ApprovalsRequired under review.DefaultApprovals).
+	Team string
+	// RunID is the run record (StartRun) this manifest finishes, in the same
+	// transaction; 0 for none.
+	RunID int64
 }
 
 // CreateManifest stores a run's manifest as a draft prepared by by, with its content
@@ -239,15 +276,38 @@ func (d *DB) CreateManifest(ctx context.Context, by User, nm NewManifest) (Manif
 				return err
 			}
 		}
-		var campaign any
+		var campaign, labelMark, carriedFrom any
 		if nm.CampaignID != 0 {
 			campaign = nm.CampaignID
 		}
+		if nm.LabelMark >= 0 && nm.CampaignID != 0 {
+			labelMark = nm.LabelMark
+		}
+		carried := []byte("{}")
+		if nm.CarriedOver != nil {
+			carriedFrom = nm.CarriedOver.From
+			if carried, err = json.Marshal(nm.CarriedOver); err != nil {
+				return err
+			}
+		}
+		approvals := nm.ApprovalsRequired
+		if approvals <= 0 {
+			approvals = review.DefaultApprovals
+		}
+		lowered, lowering := "", review.Lowered(approvals, by.Name, d.now(), nm.Team)
+		if lowering != nil {
+			b, err := json.Marshal(lowering)
+			if err != nil {
+				return err
+			}
+			lowered = string(b)
+		}
 		now := d.stamp()
 		res, err := tx.ExecContext(ctx, `INSERT INTO manifests (dataset_id, campaign_id, state, params, dataset_hash, prepared_by,
-			approvals_required, comparison, estimates, origin, created_at, updated_at) VALUES (?, ?, 'draft', ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			nm.DatasetID, campaign, string(params), nm.DatasetHash, nullID(by.ID), max(1, nm.ApprovalsRequired),
-			string(comparison), string(estimates), string(origin), now, now)
+			approvals_required, comparison, estimates, origin, created_at, updated_at, live_mark, label_mark, carried_from, carried_over,
+			approvals_lowered) VALUES (?, ?, 'draft', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			nm.DatasetID, campaign, string(params), nm.DatasetHash, nullID(by.ID), approvals,
+			string(comparison), string(estimates), string(origin), now, now, nm.LiveMark, labelMark, carriedFrom, string(carried), lowered)
 		if err != nil {
 			return err
 		}
@@ -259,16 +319,23 @@ func (d *DB) CreateManifest(ctx context.Context, by User, nm NewManifest) (Manif
 		removals := 0
 		stmts := &stmtCache{tx: tx}
 		defer stmts.close()
+		ids := &idAlloc{}
 		for i := range nm.Clusters {
 			c := nm.Clusters[i]
 			c.ID = 0
+			c.Items = slices.Clone(c.Items)
 			for j := range c.Items {
 				c.Items[j].ID = 0
 			}
-			if _, err := insertCluster(ctx, stmts, id, c, docs); err != nil {
+			if _, err := insertCluster(ctx, stmts, ids, id, c, docs); err != nil {
 				return fmt.Errorf("cluster %d: %w", i, err)
 			}
 			removals += len(c.Items)
+		}
+		if nm.RunID != 0 {
+			if err := finishRun(ctx, tx, nm.RunID, RunDone, "", id, d.stamp()); err != nil {
+				return err
+			}
 		}
 		if m, err = loadManifest(ctx, tx, id); err != nil {
 			return err
@@ -279,6 +346,12 @@ func (d *DB) CreateManifest(ctx context.Context, by User, nm NewManifest) (Manif
 		detail := map[string]any{
 			"dataset": m.Dataset.Name, "dataset_version": m.Dataset.Version, "clusters": len(nm.Clusters), "removals": removals,
 			"manifest_hash": m.ContentHash, "dataset_hash": nm.DatasetHash, "parameters": nm.Params,
+		}
+		if nm.CarriedOver != nil {
+			detail["carried_over"] = nm.CarriedOver
+		}
+		if lowering != nil {
+			detail["approvals_lowered"] = lowering
 		}
 		if nm.Origin != nil {
 			detail["imported_from"] = map[string]any{"format": nm.Origin.Format, "file": nm.Origin.File, "sha256": nm.Origin.SHA256,
@@ -308,16 +381,43 @@ func (c docCache) get(ctx context.Context, tx txer, id int64) (ext, hash string,
 	return ext, hash, nil
 }
 
-// insertCluster inserts c (with its ID when not 0) and its items (with theirs when not
-// 0) into manifest m, and returns the cluster's id.
-func insertCluster(ctx context.Context, tx txer, manifestID int64, c Cluster, docs docCache) (int64, error) {
+// idAlloc hands out the ids of new clusters and removals inside one transaction: above
+// every id the table holds and every id it ever deleted (id_floors, raised by a trigger
+// on delete), so an id is never handed out twice. A deleted row comes back only under
+// its own id (an undo), and SQLite's own choice (the highest id plus one) would give a
+// deleted highest id to a new row first.
+type idAlloc struct {
+	next map[string]int64
+}
+
+// take returns a fresh id for table tbl ("clusters" or "manifest_items").
+func (a *idAlloc) take(ctx context.Context, tx txer, tbl string) (int64, error) {
+	if a.next == nil {
+		a.next = map[string]int64{}
+	}
+	n, ok := a.next[tbl]
+	if !ok {
+		if err := tx.QueryRowContext(ctx, `SELECT max(coalesce((SELECT floor FROM id_floors WHERE tbl = ?), 0),
+			coalesce((SELECT max(id) FROM `+tbl+`), 0)) + 1`, tbl).Scan(&n); err != nil {
+			return 0, fmt.Errorf("next id of %s: %w", tbl, err)
+		}
+	}
+	a.next[tbl] = n + 1
+	return n, nil
+}
+
+// insertCluster inserts c (with its ID when not 0, else a fresh one) and its items
+// (likewise) into manifest m, and returns the cluster's id.
+func insertCluster(ctx context.Context, tx txer, ids *idAlloc, manifestID int64, c Cluster, docs docCache) (int64, error) {
 	links, chain, cut, err := clusterJSON(c)
 	if err != nil {
 		return 0, err
 	}
-	var id any
-	if c.ID != 0 {
-		id = c.ID
+	id := c.ID
+	if id == 0 {
+		if id, err = ids.take(ctx, tx, "clusters"); err != nil {
+			return 0, err
+		}
 	}
 	var stratum, engine any
 	if c.SampleStratum != "" {
@@ -339,7 +439,7 @@ func insertCluster(ctx context.Context, tx txer, manifestID int64, c Cluster, do
 	}
 	for _, it := range c.Items {
 		it.Cluster = cid
-		if err := insertItem(ctx, tx, manifestID, it, docs); err != nil {
+		if err := insertItem(ctx, tx, ids, manifestID, it, docs); err != nil {
 			return 0, fmt.Errorf("item of document %d: %w", it.Doc, err)
 		}
 	}
@@ -362,15 +462,18 @@ func clusterJSON(c Cluster) (links, chain, cut string, err error) {
 	return string(b1), string(b2), string(b3), err
 }
 
-func insertItem(ctx context.Context, tx txer, manifestID int64, it Item, docs docCache) error {
+func insertItem(ctx context.Context, tx txer, ids *idAlloc, manifestID int64, it Item, docs docCache) error {
 	row, err := itemRow(ctx, tx, it, docs)
 	if err != nil {
 		return err
 	}
 	decision, reviewed := storeDecision(it.Decision)
-	var id, bulk, decidedAt any
-	if it.ID != 0 {
-		id = it.ID
+	var bulk, decidedAt any
+	id := it.ID
+	if id == 0 {
+		if id, err = ids.take(ctx, tx, "manifest_items"); err != nil {
+			return err
+		}
 	}
 	if it.BulkBar != 0 {
 		bulk = it.BulkBar
@@ -521,6 +624,15 @@ func scanRow(sc scanner) (review.Row, error) {
 	r.Reason = cluster.Reason(reason)
 	r.Decision = loadDecision(decision, reviewed)
 	return r, nil
+}
+
+// Items returns every removal of a manifest with its decision, by document.
+func (d *DB) Items(ctx context.Context, manifestID int64) ([]Item, error) {
+	list, err := queryAll(ctx, d, `SELECT `+itemColumns+` FROM manifest_items i WHERE i.manifest_id = ? ORDER BY i.document_id`, scanItem, manifestID)
+	if err != nil {
+		return nil, fmt.Errorf("removals of manifest %d: %w", manifestID, err)
+	}
+	return list, nil
 }
 
 // ManifestCounts are a manifest's numbers at a glance.

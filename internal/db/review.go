@@ -349,10 +349,11 @@ func applyClusters(ctx context.Context, tx *sql.Tx, manifestID int64, remove []i
 		}
 	}
 	docs := docCache{}
+	alloc := &idAlloc{}
 	var ids []int64
 	for _, c := range put {
 		if !keep[c.ID] {
-			id, err := insertCluster(ctx, tx, manifestID, c, docs)
+			id, err := insertCluster(ctx, tx, alloc, manifestID, c, docs)
 			if err != nil {
 				return nil, err
 			}
@@ -371,7 +372,7 @@ func applyClusters(ctx context.Context, tx *sql.Tx, manifestID int64, remove []i
 		}
 		for _, it := range c.Items {
 			it.Cluster = c.ID
-			if err := insertItem(ctx, tx, manifestID, it, docs); err != nil {
+			if err := insertItem(ctx, tx, alloc, manifestID, it, docs); err != nil {
 				return nil, fmt.Errorf("item of document %d: %w", it.Doc, err)
 			}
 		}
@@ -515,7 +516,8 @@ func (d *DB) RecentActions(ctx context.Context, manifestID, userID int64, limit 
 	return list, nil
 }
 
-// RequestSignOff sends a draft to review, as by, when every removal has a decision.
+// RequestSignOff sends a draft to review, as by, when every removal has a decision and
+// nothing changed under it since its run (a *review.OutdatedError names what did).
 func (d *DB) RequestSignOff(ctx context.Context, by User, manifestID int64) error {
 	err := d.inTx(ctx, func(tx *sql.Tx) error {
 		m, err := loadManifest(ctx, tx, manifestID)
@@ -530,6 +532,13 @@ func (d *DB) RequestSignOff(ctx context.Context, by User, manifestID int64) erro
 		if err := review.CanRequestSignOff(m.State, undecided); err != nil {
 			return err
 		}
+		st, err := staleness(ctx, tx, m)
+		if err != nil {
+			return err
+		}
+		if st.Stale() {
+			return &review.OutdatedError{Action: "request sign-off", Staleness: st}
+		}
 		if _, err := tx.ExecContext(ctx, `UPDATE manifests SET state = 'in_review', updated_at = ? WHERE id = ?`, d.stamp(), manifestID); err != nil {
 			return err
 		}
@@ -542,8 +551,10 @@ func (d *DB) RequestSignOff(ctx context.Context, by User, manifestID int64) erro
 	return nil
 }
 
-// SetApprovalsRequired changes how many approvals sign a draft off.
-func (d *DB) SetApprovalsRequired(ctx context.Context, by User, manifestID int64, n int) error {
+// SetApprovalsRequired changes how many approvals sign a draft off. Fewer than
+// review.DefaultApprovals is recorded as a lowering (team says why: how many may
+// approve), on the manifest, in the audit log and, at sign-off, in the record.
+func (d *DB) SetApprovalsRequired(ctx context.Context, by User, manifestID int64, n int, team string) error {
 	err := d.inTx(ctx, func(tx *sql.Tx) error {
 		m, err := loadManifest(ctx, tx, manifestID)
 		if err != nil {
@@ -552,11 +563,23 @@ func (d *DB) SetApprovalsRequired(ctx context.Context, by User, manifestID int64
 		if m.State != review.Draft {
 			return &review.RefusedError{Msg: "the number of approvals is set while the manifest is a draft; this one is " + m.State.Label()}
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE manifests SET approvals_required = ?, updated_at = ? WHERE id = ?`, n, d.stamp(), manifestID); err != nil {
+		lowered, lowering := "", review.Lowered(n, by.Name, d.now(), team)
+		if lowering != nil {
+			b, err := json.Marshal(lowering)
+			if err != nil {
+				return err
+			}
+			lowered = string(b)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE manifests SET approvals_required = ?, approvals_lowered = ?, updated_at = ? WHERE id = ?`,
+			n, lowered, d.stamp(), manifestID); err != nil {
 			return err
 		}
-		return d.auditBy(ctx, tx, by, "manifest.settings", manifestSubject(manifestID), map[string]any{
-			"approvals_required": map[string]int{"before": m.ApprovalsRequired, "after": n}})
+		detail := map[string]any{"approvals_required": map[string]int{"before": m.ApprovalsRequired, "after": n}}
+		if lowering != nil {
+			detail["approvals_lowered"] = lowering
+		}
+		return d.auditBy(ctx, tx, by, "manifest.settings", manifestSubject(manifestID), detail)
 	})
 	if err != nil {
 		return fmt.Errorf("set approvals of manifest %d: %w", manifestID, err)
@@ -599,7 +622,11 @@ type Sealing struct {
 	Reviews     []review.Review
 	Tally       review.Tally
 	DatasetHash string
+	Deciders    []string
 	At          time.Time
+	// AuditHead is the audit chain's head with the approval that signs off as its last
+	// entry, for the record to publish.
+	AuditHead review.AuditHead
 }
 
 // NewReview is an approver's verdict or a comment.
@@ -612,21 +639,67 @@ type NewReview struct {
 	Hash string
 }
 
-// AddReview records by's verdict on a manifest. When it is the approval that makes the
-// tally sign the manifest off (review.Tally.SignsOff), the same transaction computes the
-// dataset snapshot, asks seal for the record, stores the sign-off and moves the manifest
-// to signed off. It reports whether it did.
-func (d *DB) AddReview(ctx context.Context, by User, manifestID int64, nr NewReview, seal Seal) (signed bool, err error) {
-	err = d.inTx(ctx, func(tx *sql.Tx) error {
+// ReviewResult is what AddReview did.
+type ReviewResult struct {
+	// Signed: the approval completed the tally and signed the manifest off.
+	Signed bool
+	// Repeated: the person's standing verdict on this content hash was this one
+	// already (a double click, a replayed post): nothing was stored.
+	Repeated bool
+	// Waiting names the deciders when the approvals are enough in number but all of
+	// them are deciders': an approver who made none of its decisions must approve too.
+	Waiting *review.SeparationError
+}
+
+// AddReview records by's verdict on a manifest. An approval or rejection equal to the
+// person's standing one on the same hash is not stored again. An approval of a stale
+// manifest is refused (*review.OutdatedError). When it is the approval that makes the
+// tally sign the manifest off (review.Tally.SignsOff, and at least one approval by
+// someone who made none of its review decisions: review.Tally.Apart), the same
+// transaction computes the dataset snapshot, asks seal for the record, stores the
+// sign-off and moves the manifest to signed off.
+func (d *DB) AddReview(ctx context.Context, by User, manifestID int64, nr NewReview, seal Seal) (ReviewResult, error) {
+	var out ReviewResult
+	err := d.inTx(ctx, func(tx *sql.Tx) error {
 		m, err := loadManifest(ctx, tx, manifestID)
 		if err != nil {
 			return err
+		}
+		if nr.Verdict != review.Comment {
+			var last string
+			err := tx.QueryRowContext(ctx, `SELECT verdict FROM reviews WHERE manifest_id = ? AND user_id = ? AND verdict != 'comment'
+				AND dismissed_at IS NULL AND manifest_hash = ? ORDER BY id DESC LIMIT 1`, manifestID, by.ID, m.ContentHash).Scan(&last)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+			if last == string(nr.Verdict) && nr.Hash == m.ContentHash {
+				if nr.Verdict == review.Approve && review.Open(m.State) {
+					st, err := staleness(ctx, tx, m)
+					if err != nil {
+						return err
+					}
+					if st.Stale() {
+						return &review.OutdatedError{Action: "approval", Staleness: st}
+					}
+				}
+				out.Repeated = true
+				return nil
+			}
 		}
 		if err := review.CanReview(m.State, nr.Verdict, m.PreparedBy, by.ID); err != nil {
 			return err
 		}
 		if nr.Verdict != review.Comment && nr.Hash != m.ContentHash {
 			return fmt.Errorf("manifest hash %s shown, %s now: %w", review.Short(nr.Hash), review.Short(m.ContentHash), ErrStale)
+		}
+		if nr.Verdict == review.Approve {
+			st, err := staleness(ctx, tx, m)
+			if err != nil {
+				return err
+			}
+			if st.Stale() {
+				return &review.OutdatedError{Action: "approval", Staleness: st}
+			}
 		}
 		var cl any
 		if nr.Cluster != 0 {
@@ -665,6 +738,14 @@ func (d *DB) AddReview(ctx context.Context, by User, manifestID int64, nr NewRev
 		if !tally.SignsOff(m.ApprovalsRequired, undecided) {
 			return nil
 		}
+		decidedBy, names, err := deciders(ctx, tx, manifestID)
+		if err != nil {
+			return err
+		}
+		if !tally.Apart(decidedBy) {
+			out.Waiting = &review.SeparationError{Deciders: names}
+			return nil
+		}
 		snapshot, err := datasetSnapshot(ctx, tx, m.DatasetID, m.ID)
 		if err != nil {
 			return err
@@ -672,7 +753,11 @@ func (d *DB) AddReview(ctx context.Context, by User, manifestID int64, nr NewRev
 		if snapshot != m.DatasetHash {
 			return &review.StaleError{What: "dataset", Signed: m.DatasetHash, Current: snapshot, AtSignOff: true}
 		}
-		rec, err := seal(Sealing{Manifest: m, Reviews: reviews, Tally: tally, DatasetHash: snapshot, At: stamp.UTC()})
+		head, err := auditHead(ctx, tx)
+		if err != nil {
+			return err
+		}
+		rec, err := seal(Sealing{Manifest: m, Reviews: reviews, Tally: tally, DatasetHash: snapshot, Deciders: names, At: stamp.UTC(), AuditHead: head})
 		if err != nil {
 			return err
 		}
@@ -687,18 +772,21 @@ func (d *DB) AddReview(ctx context.Context, by User, manifestID int64, nr NewRev
 		if _, err := tx.ExecContext(ctx, `UPDATE manifests SET state = 'signed', updated_at = ? WHERE id = ?`, formatTime(stamp), manifestID); err != nil {
 			return err
 		}
-		signed = true
-		names := make([]string, len(tally.Approvals))
+		out.Signed = true
+		approvers := make([]string, len(tally.Approvals))
 		for i, a := range tally.Approvals {
-			names[i] = a.Name
+			approvers[i] = a.Name
 		}
-		return d.auditBy(ctx, tx, by, "manifest.signoff", manifestSubject(manifestID), map[string]any{
-			"manifest_hash": m.ContentHash, "dataset_hash": snapshot, "approvers": names})
+		detail = map[string]any{"manifest_hash": m.ContentHash, "dataset_hash": snapshot, "approvers": approvers, "deciders": names}
+		if m.ApprovalsLowered != nil {
+			detail["approvals_lowered"] = m.ApprovalsLowered
+		}
+		return d.auditBy(ctx, tx, by, "manifest.signoff", manifestSubject(manifestID), detail)
 	})
 	if err != nil {
-		return false, fmt.Errorf("review of manifest %d: %w", manifestID, err)
+		return ReviewResult{}, fmt.Errorf("review of manifest %d: %w", manifestID, err)
 	}
-	return signed, nil
+	return out, nil
 }
 
 // SignOff is a stored sign-off.

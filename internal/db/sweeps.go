@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -47,6 +48,9 @@ type NewSweep struct {
 	// Token is the one-time token of the form that started it ("" for none): a second
 	// CreateSweep with the same token returns the first sweep (ErrReplayed).
 	Token string
+	// LeftOut are the dataset's documents under a standing tombstone when it starts: the
+	// sweep scores the others (the live documents), now and when resumed.
+	LeftOut []int64
 }
 
 // ErrReplayed is returned with the id of the sweep a form's token already started: the
@@ -104,10 +108,14 @@ func (d *DB) CreateSweep(ctx context.Context, s NewSweep, actor string) (int64, 
 			}
 		}
 		now := d.stamp()
+		leftOut, err := json.Marshal(append([]int64{}, s.LeftOut...))
+		if err != nil {
+			return err
+		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO sweeps (campaign_id, name, notes, grid, seed, state, configs_total, label_version,
-			labels, rerun_of, created_by, created_at, request_token) VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?)`,
+			labels, rerun_of, created_by, created_at, request_token, left_out) VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?)`,
 			s.CampaignID, s.Name, s.Notes, s.Grid, int64(s.Seed), s.Total, s.LabelVersion, s.Labels, nullID(s.RerunOf),
-			nullID(s.CreatedBy), now, token)
+			nullID(s.CreatedBy), now, token, string(leftOut))
 		if err != nil {
 			return err
 		}
@@ -193,6 +201,20 @@ func (d *DB) SweepLabels(ctx context.Context, id int64) (string, error) {
 		return "", fmt.Errorf("labels of sweep %d: %w", id, notFound(err))
 	}
 	return s, nil
+}
+
+// SweepLeftOut returns the documents a sweep leaves out: those under a standing
+// tombstone when it started.
+func (d *DB) SweepLeftOut(ctx context.Context, id int64) ([]int64, error) {
+	var text string
+	if err := d.r.QueryRowContext(ctx, `SELECT left_out FROM sweeps WHERE id = ?`, id).Scan(&text); err != nil {
+		return nil, fmt.Errorf("documents left out of sweep %d: %w", id, notFound(err))
+	}
+	var ids []int64
+	if err := json.Unmarshal([]byte(text), &ids); err != nil {
+		return nil, fmt.Errorf("documents left out of sweep %d: %w", id, err)
+	}
+	return ids, nil
 }
 
 // ResumeSweep queues a cancelled, interrupted or failed sweep again (a resume), by

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/dedupstudio/dedupstudio/internal/auth"
@@ -52,9 +53,19 @@ func (d *DB) CountUsers(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-// insertUser adds an account inside tx and returns it; a taken name is ErrConflict.
+// insertUser adds an account inside tx and returns it, its name in the form it is
+// stored in (auth.NormalizeName); a taken name is ErrConflict, one that looks like an
+// existing account's (or like the rule labels' annotator) auth.ErrLookalikeName.
 func (d *DB) insertUser(ctx context.Context, tx *sql.Tx, name string, role auth.Role, hash string) (User, error) {
 	if err := labels.CheckAccountName(name); err != nil {
+		return User{}, fmt.Errorf("user %q: %w", name, err)
+	}
+	stored, err := auth.NormalizeName(name)
+	if err != nil {
+		return User{}, fmt.Errorf("user %q: %w", name, err)
+	}
+	name = stored
+	if err := lookalike(ctx, tx, name); err != nil {
 		return User{}, fmt.Errorf("user %q: %w", name, err)
 	}
 	res, err := tx.ExecContext(ctx, `INSERT INTO users (name, role, password_hash, created_at) VALUES (?, ?, ?, ?)`,
@@ -70,6 +81,38 @@ func (d *DB) insertUser(ctx context.Context, tx *sql.Tx, name string, role auth.
 		return User{}, err
 	}
 	return scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE id = ?`, id))
+}
+
+// lookalike refuses name when it reads as an existing account's name or as the rule
+// labels' annotator (their auth.NameSkeleton is the same) without being that very name
+// (which the UNIQUE constraint refuses as taken).
+func lookalike(ctx context.Context, tx *sql.Tx, name string) error {
+	rows, err := tx.QueryContext(ctx, `SELECT name FROM users`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	names := []string{labels.RuleAnnotator}
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return err
+		}
+		names = append(names, n)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	skeleton := auth.NameSkeleton(name)
+	for _, n := range names {
+		if auth.NameSkeleton(n) == skeleton && !strings.EqualFold(n, name) {
+			if n == labels.RuleAnnotator {
+				return labels.ErrReservedName
+			}
+			return auth.ErrLookalikeName
+		}
+	}
+	return nil
 }
 
 // CreateFirstAdmin creates the first account, an admin, only while there are no users:

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dedupstudio/dedupstudio/internal/auth"
+	"github.com/dedupstudio/dedupstudio/internal/labels"
 )
 
 // auditActions lists the audit log's actions, oldest first.
@@ -281,5 +282,44 @@ func TestInvites(t *testing.T) {
 	}
 	if got := strings.Join(auditActions(t, d), ","); !strings.Contains(got, "invite.create,invite.accept") {
 		t.Errorf("audit log %s; want invite.create then invite.accept", got)
+	}
+}
+
+// Account names are stored normalized, and a name that reads as an existing account's
+// (letters of another alphabet that look the same, 0 for o, I for l) or as the rule
+// labels' annotator is refused, whatever creates the account.
+func TestLookalikeNamesRefused(t *testing.T) {
+	t.Parallel()
+	d := openTest(t)
+	ctx := context.Background()
+	for _, name := range []string{"coco", "Ada  Lovelace"} {
+		if _, err := d.CreateUser(ctx, "test", name, "annotator", "x"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if u, err := d.UserByName(ctx, "Ada Lovelace"); err != nil || u.Name != "Ada Lovelace" {
+		t.Errorf("UserByName(Ada Lovelace) = %+v, %v; want the account stored with one space", u, err)
+	}
+	for _, tc := range []struct {
+		name string
+		want error
+	}{
+		{"сосо", auth.ErrLookalikeName}, // Cyrillic
+		{"C0C0", auth.ErrLookalikeName},
+		{"ada lovelace", ErrConflict}, // the same name
+		{"ＣＯＣＯ", ErrConflict},         // full width: the same name once normalized
+		{"dem0-rules", labels.ErrReservedName},
+	} {
+		if _, err := d.CreateUser(ctx, "test", tc.name, "annotator", "x"); !errors.Is(err, tc.want) {
+			t.Errorf("CreateUser(%q) = %v; want %v", tc.name, err, tc.want)
+		}
+	}
+	for _, name := range []string{"cli:root", "ali\u200bce"} {
+		if _, err := d.CreateUser(ctx, "test", name, "annotator", "x"); err == nil {
+			t.Errorf("CreateUser(%q) accepted", name)
+		}
+	}
+	if _, err := d.CreateUser(ctx, "test", "cora", "annotator", "x"); err != nil {
+		t.Errorf("CreateUser(cora): %v", err)
 	}
 }

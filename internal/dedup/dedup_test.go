@@ -138,7 +138,7 @@ func (f *fixture) params(policy cluster.Policy, rule string) review.Params {
 func (f *fixture) run(p review.Params) db.Manifest {
 	f.t.Helper()
 	var phases []string
-	m, err := Run(context.Background(), f.store, f.sigs, Request{DatasetID: f.ds.ID, Params: p, By: f.prep}, func(pr Progress) {
+	m, err := Run(context.Background(), f.store, f.sigs, Request{DatasetID: f.ds.ID, Params: p, By: f.prep, ApprovalsRequired: 1}, func(pr Progress) {
 		if len(phases) == 0 || phases[len(phases)-1] != pr.Phase {
 			phases = append(phases, pr.Phase)
 		}
@@ -369,7 +369,7 @@ func TestReviewSignOffExport(t *testing.T) {
 		t.Errorf("approval of a hash not current: %v; want ErrStale", err)
 	}
 	signed, err := Review(ctx, f.store, f.appr1, m, review.Approve, "looks right", m.ContentHash, "test")
-	if err != nil || !signed {
+	if err != nil || !signed.Signed {
 		t.Fatalf("approval = %v, %v; want signed", signed, err)
 	}
 	m = f.manifest(m.ID)
@@ -394,7 +394,7 @@ func TestReviewSignOffExport(t *testing.T) {
 	if m.State != review.InReview || !revs[len(revs)-1].Dismissed || !sos[0].Superseded {
 		t.Fatalf("after a change: state %s, approval dismissed %v, sign-off superseded %v", m.State, revs[len(revs)-1].Dismissed, sos[0].Superseded)
 	}
-	if _, err := Export(ctx, f.store, f.admin, m); err == nil {
+	if _, err := exportShown(ctx, f.store, f.admin, m); err == nil {
 		t.Error("a manifest back in review was exported")
 	}
 	// Undo the change, approve again (a second approver), export.
@@ -402,7 +402,7 @@ func TestReviewSignOffExport(t *testing.T) {
 		t.Fatal(err)
 	}
 	m = f.manifest(m.ID)
-	if signed, err := Review(ctx, f.store, f.appr2, m, review.Approve, "", m.ContentHash, "test"); err != nil || !signed {
+	if signed, err := Review(ctx, f.store, f.appr2, m, review.Approve, "", m.ContentHash, "test"); err != nil || !signed.Signed {
 		t.Fatalf("second sign-off = %v, %v", signed, err)
 	}
 	// A second manifest on the same dataset, signed off too.
@@ -414,7 +414,7 @@ func TestReviewSignOffExport(t *testing.T) {
 		t.Fatal(err)
 	}
 	m2 = f.manifest(m2.ID)
-	if signed, err := Review(ctx, f.store, f.appr1, m2, review.Approve, "", m2.ContentHash, "test"); err != nil || !signed {
+	if signed, err := Review(ctx, f.store, f.appr1, m2, review.Approve, "", m2.ContentHash, "test"); err != nil || !signed.Signed {
 		t.Fatalf("sign-off of manifest 2: %v, %v", signed, err)
 	}
 	// A third, prepared before the first export and approved after it: the dataset it
@@ -427,7 +427,7 @@ func TestReviewSignOffExport(t *testing.T) {
 		t.Fatal(err)
 	}
 	m = f.manifest(m.ID)
-	n, err := Export(ctx, f.store, f.admin, m)
+	n, err := exportShown(ctx, f.store, f.admin, m)
 	if err != nil || n != 2 {
 		t.Fatalf("export = %d, %v; want the 2 approved removals", n, err)
 	}
@@ -438,16 +438,17 @@ func TestReviewSignOffExport(t *testing.T) {
 	if got := strings.Count(csvBuf.String(), "\n"); got != 3 || !strings.Contains(csvBuf.String(), ",B,A,") || strings.Contains(csvBuf.String(), ",C,") {
 		t.Errorf("removals.csv:\n%s", csvBuf.String())
 	}
-	// The first export tombstoned D2, which manifest 2 also removes: the dataset it was
-	// signed on has changed, and its export is refused.
-	_, err = Export(ctx, f.store, f.admin, f.manifest(m2.ID))
-	var stale *review.StaleError
-	if !errors.As(err, &stale) || stale.What != "dataset" {
-		t.Errorf("export of manifest 2 after manifest 1's: %v; want a stale dataset", err)
+	// The first export tombstoned B and D2, which manifest 2 also removes: the dataset it
+	// was signed on has changed, and its export is refused, naming what changed.
+	_, err = exportShown(ctx, f.store, f.admin, f.manifest(m2.ID))
+	var outdated *review.OutdatedError
+	if !errors.As(err, &outdated) || len(outdated.Changes) != 1 || outdated.Changes[0].Manifest != m.ID ||
+		outdated.Changes[0].Touched != 2 || !strings.Contains(err.Error(), "(B, D2)") {
+		t.Errorf("export of manifest 2 after manifest 1's: %v; want refused naming manifest 1's export and B, D2", err)
 	}
 	m3 = f.manifest(m3.ID)
 	_, err = Review(ctx, f.store, f.appr1, m3, review.Approve, "", m3.ContentHash, "test")
-	if !errors.As(err, &stale) || !stale.AtSignOff || f.manifest(m3.ID).State != review.InReview {
+	if !errors.As(err, &outdated) || f.manifest(m3.ID).State != review.InReview {
 		t.Errorf("sign-off of a manifest whose dataset changed since its run: %v; want refused", err)
 	}
 	// Revoking manifest 1 restores its tombstones; then manifest 2 exports.
@@ -457,10 +458,10 @@ func TestReviewSignOffExport(t *testing.T) {
 	if n, err := Revoke(ctx, f.store, f.appr1, f.manifest(m.ID), "wrong keeper policy"); err != nil || n != 2 {
 		t.Fatalf("revoke = %d, %v", n, err)
 	}
-	if n, err := Export(ctx, f.store, f.admin, f.manifest(m2.ID)); err != nil || n != 2 {
+	if n, err := exportShown(ctx, f.store, f.admin, f.manifest(m2.ID)); err != nil || n != 2 {
 		t.Errorf("export of manifest 2 after the revocation = %d, %v", n, err)
 	}
-	check, err := f.store.VerifyAudit(ctx)
+	check, err := f.store.VerifyAudit(ctx, review.AuditHead{})
 	if err != nil || !check.Intact() || check.Rows < 15 {
 		t.Errorf("audit chain: %+v, %v", check, err)
 	}
@@ -550,5 +551,78 @@ func TestRunOnTheDemoSample(t *testing.T) {
 	counts, _ := store.CountManifest(ctx, m.ID)
 	if counts.Rows != stats[cluster.KeeperStar].Removed {
 		t.Errorf("the manifest has %d rows; the run removed %d", counts.Rows, stats[cluster.KeeperStar].Removed)
+	}
+}
+
+// exportShown exports m as its page shows it (its current content hash).
+func exportShown(ctx context.Context, store *db.DB, by db.User, m db.Manifest) (int, error) {
+	return Export(ctx, store, by, m, m.ContentHash)
+}
+
+// A manifest computed on an export's removals goes stale when the export is revoked (its
+// removals were computed without documents that are back), and one computed before new
+// labels goes stale with them: both are refused sign-off with the reason, and a run
+// prepared again is fresh.
+func TestRevocationAndLabelsMakeManifestsStale(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	first := f.run(f.params(cluster.KeeperStar, "earliest"))
+	if _, _, err := BulkApprove(ctx, f.store, f.prep, first, 0.5); err != nil {
+		t.Fatal(err)
+	}
+	if err := RequestSignOff(ctx, f.store, f.prep, f.manifest(first.ID)); err != nil {
+		t.Fatal(err)
+	}
+	first = f.manifest(first.ID)
+	if res, err := Review(ctx, f.store, f.appr1, first, review.Approve, "", first.ContentHash, "test"); err != nil || !res.Signed {
+		t.Fatalf("sign-off: %+v, %v", res, err)
+	}
+	if _, err := exportShown(ctx, f.store, f.appr1, f.manifest(first.ID)); err != nil {
+		t.Fatal(err)
+	}
+	// Computed on the documents the export left: fresh until the revocation.
+	dependant := f.run(f.params(cluster.Components, "earliest"))
+	if st, _ := f.store.Staleness(ctx, dependant); st.Stale() {
+		t.Fatalf("a manifest run after the export is stale: %+v", st)
+	}
+	if _, err := Revoke(ctx, f.store, f.appr1, f.manifest(first.ID), "wrong threshold"); err != nil {
+		t.Fatal(err)
+	}
+	st, err := f.store.Staleness(ctx, dependant)
+	if err != nil || len(st.Changes) != 1 || st.Changes[0].Kind != review.ChangeRevoke || st.Changes[0].Manifest != first.ID {
+		t.Fatalf("staleness after the revocation: %+v, %v; want manifest %d's revocation", st, err, first.ID)
+	}
+	// (With B and D2 gone it removes nothing: A and C are far apart.)
+	err = RequestSignOff(ctx, f.store, f.prep, f.manifest(dependant.ID))
+	var outdated *review.OutdatedError
+	if !errors.As(err, &outdated) || !strings.Contains(err.Error(), fmt.Sprintf("manifest %d was revoked", first.ID)) {
+		t.Errorf("request sign-off after the revocation of what it was computed on: %v", err)
+	}
+	// Prepared again: fresh; then a new label makes it stale, naming the labels.
+	again, err := Run(ctx, f.store, f.sigs, Request{DatasetID: f.ds.ID, Params: dependant.Params, By: f.prep, CarryFrom: dependant.ID}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := f.store.Staleness(ctx, again); st.Stale() || again.CarriedOver == nil || again.CarriedOver.From != dependant.ID {
+		t.Fatalf("the manifest prepared again: stale %+v, carried %+v", st, again.CarriedOver)
+	}
+	if _, err := ingest.Labels(ctx, f.store, strings.NewReader("a,b,category,annotator\nB,C,minor,late\n"), "late.csv",
+		ingest.LabelOptions{DatasetID: f.ds.ID}); err != nil {
+		t.Fatal(err)
+	}
+	st, err = f.store.Staleness(ctx, again)
+	if err != nil || st.LabelEvents != 1 || st.LabelPairs != 1 || st.Dataset() {
+		t.Fatalf("staleness after a new label: %+v, %v; want 1 label event, the dataset as it was", st, err)
+	}
+	if _, _, err := BulkApprove(ctx, f.store, f.prep, f.manifest(again.ID), 0.01); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := DecideCluster(ctx, f.store, f.prep, f.manifest(again.ID), f.clusterOf(again, "A"), review.Approved); err != nil {
+		t.Fatal(err)
+	}
+	err = RequestSignOff(ctx, f.store, f.prep, f.manifest(again.ID))
+	if !errors.As(err, &outdated) || !strings.Contains(err.Error(), "the labels changed since the run: 1 label event(s) on 1 pair(s) of campaign default") {
+		t.Errorf("request sign-off after a new label: %v", err)
 	}
 }

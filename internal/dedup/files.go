@@ -3,6 +3,7 @@ package dedup
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -84,11 +85,38 @@ func writeSplit(ctx context.Context, store *db.DB, m db.Manifest, rows []review.
 
 // signOffFile is signoff.json: the record as it was sealed, and whether it still holds.
 type signOffFile struct {
-	Status       string        `json:"status"` // current, superseded or revoked
-	RevokedBy    string        `json:"revoked_by,omitempty"`
-	RevokedAt    *time.Time    `json:"revoked_at,omitempty"`
-	RevokeReason string        `json:"revoke_reason,omitempty"`
-	Record       review.Record `json:"record"`
+	Status       string     `json:"status"` // current, superseded or revoked
+	RevokedBy    string     `json:"revoked_by,omitempty"`
+	RevokedAt    *time.Time `json:"revoked_at,omitempty"`
+	RevokeReason string     `json:"revoke_reason,omitempty"`
+	// LabelsSince is set when the campaign's labels changed after those the record's
+	// label figures were computed on: the figures are stale.
+	LabelsSince *LabelsSince  `json:"labels_since,omitempty"`
+	Record      review.Record `json:"record"`
+	// AuditHeadAtExport is the audit chain's head when the manifest was exported (its
+	// export the last entry); the record holds the head at sign-off.
+	AuditHeadAtExport *review.AuditHead `json:"audit_head_at_export,omitempty"`
+}
+
+// LabelsSince counts the label events of a sign-off record's campaign after the labels
+// its figures were computed on.
+type LabelsSince struct {
+	Events int       `json:"label_events"`
+	Pairs  int       `json:"pairs"`
+	Last   time.Time `json:"last"`
+}
+
+// LabelsAfter returns what the record's campaign was labeled after the labels its figures
+// were computed on; nil when nothing was (or the record has no labels).
+func LabelsAfter(ctx context.Context, store *db.DB, rec review.Record) (*LabelsSince, error) {
+	if rec.Labels == nil || rec.LabelMark <= 0 {
+		return nil, nil
+	}
+	events, pairs, last, err := store.LabelsSince(ctx, rec.Labels.Campaign, rec.LabelMark)
+	if err != nil || events == 0 {
+		return nil, err
+	}
+	return &LabelsSince{Events: events, Pairs: pairs, Last: last.UTC()}, nil
 }
 
 // SignOffStatus names whether a sign-off still holds.
@@ -114,8 +142,17 @@ func WriteSignOff(ctx context.Context, store *db.DB, m db.Manifest, w io.Writer)
 	}
 	so := list[0]
 	f := signOffFile{Status: SignOffStatus(so), Record: so.Record}
+	if f.LabelsSince, err = LabelsAfter(ctx, store, so.Record); err != nil {
+		return err
+	}
 	if so.Revoked {
 		f.RevokedBy, f.RevokedAt, f.RevokeReason = so.RevokedBy, &so.RevokedAt, so.RevokeReason
+	}
+	switch head, err := store.ExportAuditHead(ctx, m.ID); {
+	case err == nil:
+		f.AuditHeadAtExport = &head
+	case !errors.Is(err, db.ErrNotFound):
+		return err
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

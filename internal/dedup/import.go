@@ -25,7 +25,10 @@ type ImportRequest struct {
 	Format    results.Format
 	File      results.Source
 	Remove    results.Source // datatrove's .remove beside a .clusters file; Reader nil for none
-	Options   results.Options
+	// Folder, when set, is read instead of File: datatrove's MinhashDedupCluster output
+	// folder (remove_ids) with the ids each task read.
+	Folder  *results.Folder
+	Options results.Options
 	// Params is the configuration production ran (a manifest's, or a settings.json);
 	// nil takes the one a manifest file names, and a manifest file refuses one that
 	// differs from its rows. The imported manifest records the policy a manifest file
@@ -43,7 +46,8 @@ type ImportRequest struct {
 	// them); Seed draws them.
 	Sample            int
 	Seed              uint64
-	ApprovalsRequired int
+	ApprovalsRequired int    // 0 for review.DefaultApprovals
+	Team              string // why fewer approvals than the default (recorded with the lowering)
 	By                db.User
 	// ByName is who the origin names as the importer (the account, or cli:$USER).
 	ByName string
@@ -71,7 +75,14 @@ func ImportResults(ctx context.Context, store *db.DB, req ImportRequest, report 
 		return db.Manifest{}, err
 	}
 	report(Progress{Phase: PhaseRead})
-	read, err := results.ReadFile(req.File, req.Format, req.Remove, req.Options)
+	var read *results.Read
+	if req.Folder != nil {
+		f := *req.Folder
+		f.Options = req.Options // the row cap holds for a folder too
+		read, err = results.ReadDatatroveFolder(f)
+	} else {
+		read, err = results.ReadFile(req.File, req.Format, req.Remove, req.Options)
+	}
 	if err != nil {
 		return db.Manifest{}, err
 	}
@@ -96,7 +107,7 @@ func ImportResults(ctx context.Context, store *db.DB, req ImportRequest, report 
 	case req.Params != nil:
 		p = *req.Params
 		p.Policy = cluster.Components
-		if read.Format == results.Milvus && read.KeeperGiven && !req.IgnoreFileKeepers {
+		if read.Format.SearchBeforeInsert() && read.KeeperGiven && !req.IgnoreFileKeepers {
 			policy = "the engine's: each query removed in favour of its best stored hit (search before insert)"
 		}
 	default:
@@ -122,6 +133,18 @@ func ImportResults(ctx context.Context, store *db.DB, req ImportRequest, report 
 	built, err := results.Build(read, rds, results.BuildOptions{Rule: p.Rule, IgnoreFileKeepers: req.IgnoreFileKeepers, SkipUnknown: req.SkipUnknown})
 	if err != nil {
 		return db.Manifest{}, err
+	}
+	// The engine ran over the corpus as it was: documents exported manifests removed
+	// since are neither proposed again nor kept.
+	live, err := store.LiveState(ctx, ds.ID)
+	if err != nil {
+		return db.Manifest{}, err
+	}
+	lc := liveClusters(built.Clusters, infos, rds.Docs, p.Rule, live.Docs)
+	built.Clusters = lc.clusters
+	built.Removals = 0
+	for _, c := range built.Clusters {
+		built.Removals += len(c.Members) - 1
 	}
 
 	clusters, err := measure(ctx, store, p, read.Format, infos, built.Clusters, report)
@@ -150,23 +173,76 @@ func ImportResults(ctx context.Context, store *db.DB, req ImportRequest, report 
 	origin := &review.Origin{Format: string(read.Format), File: read.File, SHA256: read.SHA256, Records: read.Records,
 		Pairs: len(read.Pairs), Members: len(read.Members), Skipped: built.Skipped, SkippedIDs: built.SkippedIDs,
 		Clusters: len(clusters), Removals: built.Removals, Keepers: keepers, Policy: policy, ImportedBy: req.ByName,
-		ImportedAt: time.Now().UTC(), Sample: sample}
+		ImportedAt: time.Now().UTC(), Sample: sample, AlreadyRemoved: lc.removed, AlreadyRemovedIDs: lc.examples, Rekept: lc.rekept}
 	if read.Format == results.Manifest {
 		origin.Pairs = 0 // its pairs are the removals and their keepers, already counted
 	}
 
 	report(Progress{Phase: PhaseImport})
-	snap, err := store.DatasetSnapshot(ctx, ds.ID, 0)
-	if err != nil {
-		return db.Manifest{}, err
-	}
 	if err := ctx.Err(); err != nil {
 		return db.Manifest{}, err
 	}
 	return store.CreateManifest(context.WithoutCancel(ctx), req.By, db.NewManifest{
-		DatasetID: ds.ID, Params: p, DatasetHash: snap, ApprovalsRequired: max(1, req.ApprovalsRequired),
-		Origin: origin, Clusters: clusters,
+		DatasetID: ds.ID, Params: p, DatasetHash: live.Snapshot, ApprovalsRequired: approvalsOr(req.ApprovalsRequired),
+		Team: req.Team, Origin: origin, Clusters: clusters, LiveMark: live.LiveMark, LabelMark: -1,
 	})
+}
+
+// liveCut is what liveClusters made of an engine's clusters.
+type liveCut struct {
+	clusters []results.Cluster
+	removed  int      // tombstoned members left out
+	examples []string // the first of them
+	rekept   int      // clusters whose keeper was tombstoned, now keeping a live member
+}
+
+// liveClusters leaves the documents under a standing tombstone out of an engine's
+// clusters (infos: every document of the dataset; live: the live ones): a cluster keeps
+// its live members, a tombstoned keeper gives way to the live member rule keeps, and a
+// cluster left with fewer than two members is gone. Links to a member left out go too,
+// and so does the engine's weakest link of a cluster that lost a member.
+func liveClusters(cs []results.Cluster, infos []db.DocInfo, docs []cluster.Doc, rule cluster.Rule, live []db.DocInfo) liveCut {
+	alive := make(map[int64]bool, len(live))
+	for _, di := range live {
+		alive[di.ID] = true
+	}
+	var out liveCut
+	if len(alive) == len(infos) {
+		out.clusters = cs
+		return out
+	}
+	for _, c := range cs {
+		var members []int
+		for _, m := range c.Members {
+			if alive[infos[m].ID] {
+				members = append(members, m)
+				continue
+			}
+			out.removed++
+			if len(out.examples) < results.MaxListed {
+				out.examples = append(out.examples, infos[m].ExtID)
+			}
+		}
+		if len(members) == len(c.Members) {
+			out.clusters = append(out.clusters, c)
+			continue
+		}
+		if len(members) < 2 {
+			continue
+		}
+		nc := results.Cluster{Members: members, Keeper: c.Keeper, KeeperFromFile: c.KeeperFromFile, Weakest: math.NaN()}
+		if !alive[infos[c.Keeper].ID] {
+			nc.Keeper, nc.KeeperFromFile = rule.Keeper(docs, members), false
+			out.rekept++
+		}
+		for _, l := range c.Links {
+			if alive[infos[l.A].ID] && alive[infos[l.B].ID] {
+				nc.Links = append(nc.Links, l)
+			}
+		}
+		out.clusters = append(out.clusters, nc)
+	}
+	return out
 }
 
 // paramsDiffer names the first setting in which a and b differ, with a's and b's

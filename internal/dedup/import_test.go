@@ -240,7 +240,7 @@ func TestImportSampleAndSignOff(t *testing.T) {
 	}
 	p := f.params(cluster.Components, "earliest")
 	req := ImportRequest{DatasetID: rep.Dataset.ID, Format: results.Pairs, File: source("scale-pairs.csv", []byte(pairs.String())), Params: &p,
-		Sample: 12, Seed: 7, By: f.prep}
+		Sample: 12, Seed: 7, By: f.prep, ApprovalsRequired: 1}
 	m, err := ImportResults(ctx, f.store, req, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -298,7 +298,7 @@ func TestImportSampleAndSignOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	m = f.manifest(m.ID)
-	if signed, err := Review(ctx, f.store, f.appr1, m, review.Approve, "sample looks right", m.ContentHash, "test"); err != nil || !signed {
+	if signed, err := Review(ctx, f.store, f.appr1, m, review.Approve, "sample looks right", m.ContentHash, "test"); err != nil || !signed.Signed {
 		t.Fatalf("approval = %v, %v", signed, err)
 	}
 	sos, err := f.store.SignOffs(ctx, m.ID)
@@ -327,7 +327,7 @@ func TestSampledClusterStaysInTheSample(t *testing.T) {
 	// stratum in order, the chain's (size 3-4 before 5-9).
 	file := []byte("id_a,id_b,score\nA,B,0.81\nB,C,0.8\nother0,other1,0.9\nother1,other2,0.9\nother2,other3,0.9\nother3,other4,0.9\n")
 	m, err := ImportResults(ctx, f.store, ImportRequest{DatasetID: f.ds.ID, Format: results.Pairs, File: source("pairs.csv", file), Params: &p,
-		Sample: 1, Seed: 4, By: f.prep}, nil)
+		Sample: 1, Seed: 4, By: f.prep, ApprovalsRequired: 1}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -426,5 +426,67 @@ func TestImportManifestKeepsItsOwnConfiguration(t *testing.T) {
 	}
 	if pm.Params.Policy != cluster.Components || !strings.Contains(pm.Origin.Policy, "the engine's: connected components of its pairs") {
 		t.Errorf("pairs import policy %q, origin %q; want the engine's components, not the configuration's keeper-star", pm.Params.Policy, pm.Origin.Policy)
+	}
+}
+
+// Results brought back from a run over the whole corpus name documents exported
+// manifests removed since: they are left out, neither proposed again nor kept, and a
+// cluster whose keeper was among them keeps a live member by the rule (issue 24: the
+// whole-corpus path works on the live documents).
+func TestImportLeavesOutRemovedDocuments(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	// Manifest 1 removes B and C in favour of A, and D2 in favour of D, and is exported.
+	first := f.run(f.params(cluster.Components, "earliest"))
+	if _, _, err := BulkApprove(ctx, f.store, f.prep, first, 0.5); err != nil {
+		t.Fatal(err)
+	}
+	first = f.manifest(first.ID)
+	if n, err := DecideCluster(ctx, f.store, f.prep, first, f.clusterOf(first, "A"), review.Approved); err != nil || n != 2 {
+		t.Fatalf("approve the chain: %d, %v", n, err)
+	}
+	if err := RequestSignOff(ctx, f.store, f.prep, f.manifest(first.ID)); err != nil {
+		t.Fatal(err)
+	}
+	first = f.manifest(first.ID)
+	if res, err := Review(ctx, f.store, f.appr1, first, review.Approve, "", first.ContentHash, "test"); err != nil || !res.Signed {
+		t.Fatalf("sign-off: %+v, %v", res, err)
+	}
+	if n, err := exportShown(ctx, f.store, f.appr1, f.manifest(first.ID)); err != nil || n != 3 {
+		t.Fatalf("export = %d, %v; want B, C and D2", n, err)
+	}
+	// The engine kept B (a tombstoned document) in a cluster with A and other0, and D2
+	// with D; other1 with other2 is news.
+	dump := []byte(`{"id": "A", "hits": [{"id": "B", "distance": 0.9}]}
+{"id": "other0", "hits": [{"id": "B", "distance": 0.9}]}
+{"id": "D", "hits": [{"id": "D2", "distance": 1.0}]}
+{"id": "other1", "hits": [{"id": "other2", "distance": 0.9}]}
+`)
+	p := f.params(cluster.Components, "earliest")
+	m, err := ImportResults(ctx, f.store, ImportRequest{DatasetID: f.ds.ID, Format: results.Milvus, File: source("dump.jsonl", dump), Params: &p,
+		By: f.prep, ApprovalsRequired: 1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := m.Origin; o.AlreadyRemoved != 2 || !slices.Equal(o.AlreadyRemovedIDs, []string{"B", "D2"}) || o.Rekept != 1 || o.Clusters != 2 || o.Removals != 2 {
+		t.Errorf("origin %+v; want B and D2 left out, 1 cluster kept by the rule, 2 clusters, 2 removals", o)
+	}
+	items, err := f.store.Items(ctx, m.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range items {
+		for _, gone := range []string{"B", "C", "D2"} {
+			if it.Doc == f.ids[gone] || it.Keeper == f.ids[gone] {
+				t.Errorf("the import proposes or keeps %s, which manifest %d removed: %+v", gone, first.ID, it)
+			}
+		}
+	}
+	if c := f.clusterOf(m, "A"); c.Keeper != f.ids["A"] || len(c.Items) != 1 {
+		t.Errorf("the cluster the engine kept B in: keeper %d with %d removal(s); want A (the rule, earliest) keeping other0", c.Keeper, len(c.Items))
+	}
+	if st, err := f.store.Staleness(ctx, m); err != nil || st.Stale() {
+		t.Errorf("the import is stale at once: %+v, %v", st, err)
 	}
 }

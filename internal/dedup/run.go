@@ -42,8 +42,16 @@ type Request struct {
 	// configuration); 0 takes the dataset's oldest campaign, if it has one.
 	CampaignID        int64
 	Params            review.Params
-	ApprovalsRequired int // 0 for 1
+	ApprovalsRequired int    // 0 for review.DefaultApprovals
+	Team              string // why fewer approvals than the default (recorded with the lowering)
 	By                db.User
+	// CarryFrom is a manifest of the same dataset prepared again by this run: its
+	// approvals and exclusions carry over where the same document is removed in favour
+	// of the same keeper. 0 for none.
+	CarryFrom int64
+	// RunID is the run's record (db.DB.StartRun), marked done with the manifest; 0 for
+	// none.
+	RunID int64
 }
 
 // Progress is where a run is: a phase and how far through it.
@@ -63,17 +71,27 @@ const (
 	PhaseSave       = "saving the manifest"
 )
 
-// Run runs req over its dataset and stores the result as a draft manifest prepared by
-// req.By. report (may be nil) is told the phase and progress; cancelling ctx stops the
-// run between steps and stores nothing.
+// Run runs req over the live documents of its dataset (those under no standing
+// tombstone: a document another manifest removed is neither proposed for removal nor
+// kept) and stores the result as a draft manifest prepared by req.By, marked with what it
+// read (the newest change of the live documents, the newest label event), so a later
+// change makes it stale. report (may be nil) is told the phase and progress; cancelling
+// ctx stops the run between steps and stores nothing.
 func Run(ctx context.Context, store *db.DB, sigs *sigcache.Cache, req Request, report func(Progress)) (db.Manifest, error) {
 	if report == nil {
 		report = func(Progress) {}
 	}
 	p := req.Params
-	ds, infos, err := datasetToRun(ctx, store, p, req.DatasetID)
+	ds, live, err := datasetToRun(ctx, store, p, req.DatasetID)
 	if err != nil {
 		return db.Manifest{}, err
+	}
+	infos := live.Docs
+	var carry *carrier
+	if req.CarryFrom != 0 {
+		if carry, err = carrierOf(ctx, store, ds.ID, req.CarryFrom); err != nil {
+			return db.Manifest{}, err
+		}
 	}
 
 	set, index, err := signaturesOf(ctx, sigs, ds.ID, p.Spec, infos, report)
@@ -145,36 +163,54 @@ func Run(ctx context.Context, store *db.DB, sigs *sigcache.Cache, req Request, r
 	if err != nil {
 		return db.Manifest{}, err
 	}
-	snap, err := store.DatasetSnapshot(ctx, ds.ID, 0)
-	if err != nil {
-		return db.Manifest{}, err
+	var carried *review.CarriedOver
+	if carry != nil {
+		carried = carry.apply(clusters)
 	}
 	if err := ctx.Err(); err != nil {
 		return db.Manifest{}, err
 	}
+	labelMark := int64(-1)
+	if ls.campaign.ID != 0 {
+		labelMark = live.LabelMark
+	}
 	return store.CreateManifest(context.WithoutCancel(ctx), req.By, db.NewManifest{
-		DatasetID: ds.ID, CampaignID: ls.campaign.ID, Params: p, DatasetHash: snap, ApprovalsRequired: max(1, req.ApprovalsRequired),
-		Comparison: comparison, Estimates: estimates, Clusters: clusters,
+		DatasetID: ds.ID, CampaignID: ls.campaign.ID, Params: p, DatasetHash: live.Snapshot, ApprovalsRequired: approvalsOr(req.ApprovalsRequired),
+		Team: req.Team, Comparison: comparison, Estimates: estimates, Clusters: clusters, LiveMark: live.LiveMark, LabelMark: labelMark,
+		CarriedOver: carried, RunID: req.RunID,
 	})
 }
 
-// datasetToRun checks the parameters and reads the dataset's documents: at least two.
-func datasetToRun(ctx context.Context, store *db.DB, p review.Params, datasetID int64) (db.Dataset, []db.DocInfo, error) {
+// approvalsOr is n, or review.DefaultApprovals for 0.
+func approvalsOr(n int) int {
+	if n <= 0 {
+		return review.DefaultApprovals
+	}
+	return n
+}
+
+// datasetToRun checks the parameters and reads the dataset's live documents (at least
+// two), its snapshot and the marks, from one view of the store.
+func datasetToRun(ctx context.Context, store *db.DB, p review.Params, datasetID int64) (db.Dataset, db.LiveState, error) {
 	if err := p.Validate(); err != nil {
-		return db.Dataset{}, nil, err
+		return db.Dataset{}, db.LiveState{}, err
 	}
 	ds, err := store.Dataset(ctx, datasetID)
 	if err != nil {
-		return db.Dataset{}, nil, err
+		return db.Dataset{}, db.LiveState{}, err
 	}
-	infos, err := store.DatasetDocs(ctx, ds.ID)
+	live, err := store.LiveState(ctx, ds.ID)
 	if err != nil {
-		return db.Dataset{}, nil, err
+		return db.Dataset{}, db.LiveState{}, err
 	}
-	if len(infos) < 2 {
-		return db.Dataset{}, nil, &review.InputError{Field: "dataset", Msg: fmt.Sprintf("%s has %d document(s): nothing to deduplicate", ds.Name, len(infos))}
+	if n := len(live.Docs); n < 2 {
+		msg := fmt.Sprintf("%s has %d document(s): nothing to deduplicate", ds.Name, n)
+		if removed := ds.Docs - n; removed > 0 {
+			msg = fmt.Sprintf("%s has %d live document(s) (%d removed by exported manifests): nothing to deduplicate", ds.Name, n, removed)
+		}
+		return db.Dataset{}, db.LiveState{}, &review.InputError{Field: "dataset", Msg: msg}
 	}
-	return ds, infos, nil
+	return ds, live, nil
 }
 
 // similarity is how a candidate pair is verified: the MinHash estimate, or exact
@@ -193,23 +229,26 @@ func similarity(ctx context.Context, v review.Verification, sigs []lsh.Signature
 	}
 }
 
-// signaturesOf returns the dataset's signatures under spec, from the cache, and each
-// document's index in them (and in infos, which lists the same documents in the same
-// order).
+// signaturesOf returns the signatures under spec of the documents infos (the live ones,
+// in import order), from the cache (which holds every document of the dataset), and each
+// document's index in them and in infos.
 func signaturesOf(ctx context.Context, sigs *sigcache.Cache, datasetID int64, spec lsh.Spec, infos []db.DocInfo, report func(Progress)) (sigcache.Set, map[int64]int, error) {
 	report(Progress{Phase: PhaseSignatures})
-	set, err := sigs.Signatures(ctx, datasetID, spec, func(done, total int) { report(Progress{PhaseSignatures, done, total}) })
+	all, err := sigs.Signatures(ctx, datasetID, spec, func(done, total int) { report(Progress{PhaseSignatures, done, total}) })
 	if err != nil {
 		return sigcache.Set{}, nil, err
 	}
-	if len(set.IDs) != len(infos) {
-		return sigcache.Set{}, nil, fmt.Errorf("run on dataset %d: %d documents, %d signatures", datasetID, len(infos), len(set.IDs))
-	}
+	set := sigcache.Set{Spec: all.Spec, IDs: make([]int64, len(infos)), Sigs: make([]lsh.Signature, len(infos))}
 	index := make(map[int64]int, len(infos))
+	j := 0
 	for i, di := range infos {
-		if set.IDs[i] != di.ID {
-			return sigcache.Set{}, nil, fmt.Errorf("run on dataset %d: signature %d is of document %d, not %d", datasetID, i, set.IDs[i], di.ID)
+		for j < len(all.IDs) && all.IDs[j] < di.ID {
+			j++
 		}
+		if j == len(all.IDs) || all.IDs[j] != di.ID {
+			return sigcache.Set{}, nil, fmt.Errorf("run on dataset %d: no signature of document %d", datasetID, di.ID)
+		}
+		set.IDs[i], set.Sigs[i] = di.ID, all.Sigs[j]
 		index[di.ID] = i
 	}
 	return set, index, nil
@@ -234,7 +273,10 @@ func readTexts(ctx context.Context, store *db.DB, datasetID int64, p review.Para
 	norm := lsh.NewNormalizer(p.Spec.Norm)
 	groupOf := map[[32]byte][]int{}
 	err = store.EachDocument(ctx, datasetID, func(doc db.Document) error {
-		i := index[doc.ID]
+		i, live := index[doc.ID]
+		if !live {
+			return nil // tombstoned: not part of the run
+		}
 		if i%512 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err

@@ -37,31 +37,37 @@ func CodeVersion(version string) string {
 	return version + " (" + rev[:min(12, len(rev))] + modified + ")"
 }
 
-// RequestSignOff sends a draft to review once every removal has a decision.
+// RequestSignOff sends a draft to review once every removal has a decision and nothing
+// changed under it since its run.
 func RequestSignOff(ctx context.Context, store *db.DB, by db.User, m db.Manifest) error {
-	return store.RequestSignOff(ctx, by, m.ID)
+	return refusal(ctx, store, by, m, "request sign-off", store.RequestSignOff(ctx, by, m.ID))
 }
 
 // Review records an approver's verdict on the manifest as they saw it (shownHash: the
 // content hash on their page; an approval of a manifest that changed since is
-// db.ErrStale). The approval that completes the required number signs the manifest off,
+// db.ErrStale, of a stale one a *review.OutdatedError). The same verdict given twice on
+// the same hash is stored once. The approval that completes the required number, with
+// at least one approver who made none of its review decisions, signs the manifest off,
 // writing the sign-off record, in the same transaction. codeVersion names the binary
 // that signs.
-func Review(ctx context.Context, store *db.DB, by db.User, m db.Manifest, v review.Verdict, comment, shownHash, codeVersion string) (signed bool, err error) {
+func Review(ctx context.Context, store *db.DB, by db.User, m db.Manifest, v review.Verdict, comment, shownHash, codeVersion string) (db.ReviewResult, error) {
+	res, err := addReview(ctx, store, by, m, v, comment, shownHash, codeVersion)
+	return res, refusal(ctx, store, by, m, string(v), err)
+}
+
+func addReview(ctx context.Context, store *db.DB, by db.User, m db.Manifest, v review.Verdict, comment, shownHash, codeVersion string) (db.ReviewResult, error) {
 	comment = strings.TrimSpace(comment)
 	if len(comment) > MaxComment {
-		return false, &review.InputError{Field: "comment", Msg: fmt.Sprintf("at most %d bytes", MaxComment)}
+		return db.ReviewResult{}, &review.InputError{Field: "comment", Msg: fmt.Sprintf("at most %d bytes", MaxComment)}
 	}
 	if v == review.Comment && comment == "" {
-		return false, &review.InputError{Field: "comment", Msg: "empty"}
-	}
-	if err := review.CanReview(m.State, v, m.PreparedBy, by.ID); err != nil {
-		return false, err
+		return db.ReviewResult{}, &review.InputError{Field: "comment", Msg: "empty"}
 	}
 	var seal db.Seal
 	if v == review.Approve {
+		var err error
 		if seal, err = prepareSeal(ctx, store, m, codeVersion); err != nil {
-			return false, err
+			return db.ReviewResult{}, err
 		}
 	}
 	return store.AddReview(ctx, by, m.ID, db.NewReview{Verdict: v, Comment: comment, Hash: shownHash}, seal)
@@ -72,8 +78,11 @@ func Review(ctx context.Context, store *db.DB, by db.User, m db.Manifest, v revi
 // and returns the function that completes it inside the transaction.
 func prepareSeal(ctx context.Context, store *db.DB, m db.Manifest, codeVersion string) (db.Seal, error) {
 	base := review.Record{Manifest: m.ID, Params: m.Params, CodeVersion: codeVersion, Labels: m.Estimates,
-		Comparison: m.Comparison, ApprovalsRequired: m.ApprovalsRequired,
-		Origin: m.Origin, ReviewedSample: m.Origin != nil && m.Origin.Sample != nil}
+		Comparison: m.Comparison, ApprovalsRequired: m.ApprovalsRequired, ApprovalsLowered: m.ApprovalsLowered,
+		CarriedOver: m.CarriedOver, Origin: m.Origin, ReviewedSample: m.Origin != nil && m.Origin.Sample != nil}
+	if m.LabelMark > 0 {
+		base.LabelMark = m.LabelMark
+	}
 	ds, err := store.Dataset(ctx, m.DatasetID)
 	if err != nil {
 		return nil, err
@@ -117,6 +126,9 @@ func prepareSeal(ctx context.Context, store *db.DB, m db.Manifest, codeVersion s
 	return func(s db.Sealing) (review.Record, error) {
 		rec := base
 		rec.ManifestHash, rec.DatasetHash, rec.SignedAt = s.Manifest.ContentHash, s.DatasetHash, s.At
+		head := s.AuditHead
+		rec.AuditHead = &head
+		rec.Deciders = append([]string{}, s.Deciders...)
 		for _, a := range s.Tally.Approvals {
 			rec.Approvals = append(rec.Approvals, person(a))
 		}
@@ -171,24 +183,54 @@ func LumpGroups(counts []review.GroupCount, max int) []review.GroupCount {
 // ApproveOutsideSample approves the undecided removals outside an imported manifest's
 // review sample once the sample is decided (db.DB.ApproveOutsideSample).
 func ApproveOutsideSample(ctx context.Context, store *db.DB, by db.User, m db.Manifest) (items, clusters int, err error) {
-	return store.ApproveOutsideSample(ctx, by, m.ID)
+	items, clusters, err = store.ApproveOutsideSample(ctx, by, m.ID)
+	return items, clusters, refusal(ctx, store, by, m, "approve outside the sample", err)
 }
 
-// Export applies a signed-off manifest: it checks the content hash and the dataset
-// snapshot against the sign-off and tombstones the approved removals (db.DB.Export).
-func Export(ctx context.Context, store *db.DB, by db.User, m db.Manifest) (int, error) {
+// Export applies a signed-off manifest as shown to by (shownHash: the content hash on
+// their page): it refuses when the manifest changed since it was shown, when the live
+// documents changed since the run, when a removal's document or keeper is tombstoned
+// already, or when the content hash or the dataset snapshot differ from the sign-off;
+// otherwise it tombstones the approved removals (db.DB.Export), all in one transaction.
+func Export(ctx context.Context, store *db.DB, by db.User, m db.Manifest, shownHash string) (int, error) {
+	if shownHash != m.ContentHash {
+		err := fmt.Errorf("export of manifest %d: hash %s shown, %s now: %w", m.ID, review.Short(shownHash), review.Short(m.ContentHash), db.ErrStale)
+		return 0, refusal(ctx, store, by, m, "export", err)
+	}
 	rows, err := store.Export(ctx, by, m.ID)
-	return len(review.ApprovedRows(rows)), err
+	return len(review.ApprovedRows(rows)), refusal(ctx, store, by, m, "export", err)
 }
 
 // Revoke ends a signed-off or exported manifest and restores its tombstones.
 func Revoke(ctx context.Context, store *db.DB, by db.User, m db.Manifest, reason string) (int, error) {
 	reason = strings.TrimSpace(reason)
-	if reason == "" {
-		return 0, &review.InputError{Field: "reason", Msg: "say why the sign-off is revoked"}
+	var err error
+	switch {
+	case reason == "":
+		err = &review.InputError{Field: "reason", Msg: "say why the sign-off is revoked"}
+	case len(reason) > MaxComment:
+		err = &review.InputError{Field: "reason", Msg: fmt.Sprintf("at most %d bytes", MaxComment)}
 	}
-	if len(reason) > MaxComment {
-		return 0, &review.InputError{Field: "reason", Msg: fmt.Sprintf("at most %d bytes", MaxComment)}
+	n := 0
+	if err == nil {
+		n, err = store.Revoke(ctx, by, m.ID, reason)
 	}
-	return store.Revoke(ctx, by, m.ID, reason)
+	return n, refusal(ctx, store, by, m, "revoke", err)
+}
+
+// Restore brings one document a manifest's export removed back into the dataset.
+func Restore(ctx context.Context, store *db.DB, by db.User, m db.Manifest, doc int64) error {
+	return refusal(ctx, store, by, m, "restore", store.RestoreTombstone(ctx, by, m.ID, doc))
+}
+
+// Undo withdraws by's latest change to a manifest (db.DB.Undo).
+func Undo(ctx context.Context, store *db.DB, by db.User, m db.Manifest) (clusterID int64, ok bool, err error) {
+	clusterID, ok, err = store.Undo(ctx, by, m.ID)
+	return clusterID, ok, refusal(ctx, store, by, m, "undo", err)
+}
+
+// SetApprovals sets how many approvals sign a draft off; fewer than
+// review.DefaultApprovals is recorded as a lowering, team saying why.
+func SetApprovals(ctx context.Context, store *db.DB, by db.User, m db.Manifest, n int, team string) error {
+	return refusal(ctx, store, by, m, "set approvals", store.SetApprovalsRequired(ctx, by, m.ID, n, team))
 }

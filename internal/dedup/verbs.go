@@ -17,7 +17,8 @@ import (
 // The review verbs, like a code review's: approve or exclude one removal or a whole
 // cluster, approve the low-risk clusters in bulk, change a cluster's keeper, cut a
 // chain, comment, undo. Each is one transaction in the store with its audit event; any
-// of them that changes the manifest dismisses the approvals given to it.
+// of them that changes the manifest dismisses the approvals given to it. A refusal is
+// audited too (refusal).
 
 // MaxComment is the longest comment or reason accepted, in bytes.
 const MaxComment = 4000
@@ -37,6 +38,11 @@ func extIDs(ctx context.Context, store *db.DB, ids []int64) (map[int64]string, e
 
 // DecideItem gives one removal of cluster c a decision.
 func DecideItem(ctx context.Context, store *db.DB, by db.User, m db.Manifest, c db.Cluster, itemID int64, d review.Decision) error {
+	return refusal(ctx, store, by, m, "decide", decideItem(ctx, store, by, m, c, itemID, d))
+}
+
+// decideItem is the verb itself; its exported form audits a refusal.
+func decideItem(ctx context.Context, store *db.DB, by db.User, m db.Manifest, c db.Cluster, itemID int64, d review.Decision) error {
 	i := slices.IndexFunc(c.Items, func(it db.Item) bool { return it.ID == itemID })
 	if i < 0 {
 		return fmt.Errorf("item %d of cluster %d: %w", itemID, c.ID, db.ErrNotFound)
@@ -59,6 +65,12 @@ func DecideItem(ctx context.Context, store *db.DB, by db.User, m db.Manifest, c 
 // approval) or not yet excluded (for an exclusion) decision d; it returns how many
 // changed.
 func DecideCluster(ctx context.Context, store *db.DB, by db.User, m db.Manifest, c db.Cluster, d review.Decision) (int, error) {
+	n, err := decideCluster(ctx, store, by, m, c, d)
+	return n, refusal(ctx, store, by, m, "decide a cluster", err)
+}
+
+// decideCluster is the verb itself; its exported form audits a refusal.
+func decideCluster(ctx context.Context, store *db.DB, by db.User, m db.Manifest, c db.Cluster, d review.Decision) (int, error) {
 	var ids []int64
 	for _, it := range c.Items {
 		if d == review.Approved && it.Decision == review.Proposed || d == review.Excluded && it.Decision != review.Excluded {
@@ -76,6 +88,12 @@ func DecideCluster(ctx context.Context, store *db.DB, by db.User, m db.Manifest,
 // BulkApprove approves every undecided removal of the clusters that are not chained and
 // whose every removal has an exact similarity to the keeper of at least bar.
 func BulkApprove(ctx context.Context, store *db.DB, by db.User, m db.Manifest, bar float64) (items, clusters int, err error) {
+	items, clusters, err = bulkApprove(ctx, store, by, m, bar)
+	return items, clusters, refusal(ctx, store, by, m, "bulk approval", err)
+}
+
+// bulkApprove is the verb itself; its exported form audits a refusal.
+func bulkApprove(ctx context.Context, store *db.DB, by db.User, m db.Manifest, bar float64) (items, clusters int, err error) {
 	if math.IsNaN(bar) || bar <= 0 || bar > 1 {
 		return 0, 0, &review.InputError{Field: "bar", Msg: "want a similarity in (0, 1], e.g. 0.95"}
 	}
@@ -86,6 +104,12 @@ func BulkApprove(ctx context.Context, store *db.DB, by db.User, m db.Manifest, b
 // the manifest's policy (cluster.Graph.Override): removals whose keeper changes become
 // proposals again; under keeper-star, members that do not pass the new keeper split off.
 func MakeKeeper(ctx context.Context, store *db.DB, by db.User, m db.Manifest, c db.Cluster, doc int64, reason string) ([]db.Cluster, error) {
+	out, err := makeKeeper(ctx, store, by, m, c, doc, reason)
+	return out, refusal(ctx, store, by, m, "make keeper", err)
+}
+
+// makeKeeper is the verb itself; its exported form audits a refusal.
+func makeKeeper(ctx context.Context, store *db.DB, by db.User, m db.Manifest, c db.Cluster, doc int64, reason string) ([]db.Cluster, error) {
 	reason = strings.TrimSpace(reason)
 	switch {
 	case reason == "":
@@ -115,6 +139,12 @@ func MakeKeeper(ctx context.Context, store *db.DB, by db.User, m db.Manifest, c 
 // the members no longer linked to the keeper form clusters of their own (or stay, when
 // alone); removals whose keeper changes become proposals again.
 func Cut(ctx context.Context, store *db.DB, by db.User, m db.Manifest, c db.Cluster, a, b int64) ([]db.Cluster, error) {
+	out, err := cut(ctx, store, by, m, c, a, b)
+	return out, refusal(ctx, store, by, m, "cut", err)
+}
+
+// cut is the verb itself; its exported form audits a refusal.
+func cut(ctx context.Context, store *db.DB, by db.User, m db.Manifest, c db.Cluster, a, b int64) ([]db.Cluster, error) {
 	var ext map[int64]string
 	now, err := rederive(ctx, store, m, c, func(g *cluster.Graph, cfg cluster.Config, cc cluster.Cluster, loc func(int64) int) ([]cluster.Cluster, error) {
 		la, lb := loc(a), loc(b)
@@ -241,6 +271,11 @@ func rederive(ctx context.Context, store *db.DB, m db.Manifest, c db.Cluster,
 
 // Comment adds a comment on a manifest, or on one of its clusters (cluster not 0).
 func Comment(ctx context.Context, store *db.DB, by db.User, m db.Manifest, clusterID int64, text string) error {
+	return refusal(ctx, store, by, m, "comment", comment(ctx, store, by, m, clusterID, text))
+}
+
+// comment is the verb itself; its exported form audits a refusal.
+func comment(ctx context.Context, store *db.DB, by db.User, m db.Manifest, clusterID int64, text string) error {
 	text = strings.TrimSpace(text)
 	switch {
 	case text == "":

@@ -1,14 +1,20 @@
 // Package handoff writes a calibrated configuration for the engines that deduplicate at
-// scale: Milvus (a collection with a MINHASH_LSH index, as a pymilvus script and as a Go
-// program for the official Go client), datasketch (MinHashLSH), datatrove (MinhashConfig)
-// and a plain JSON description of the versioned representation for anything else.
+// scale, as programs that run as they are: Milvus (a collection with a MINHASH_LSH index
+// and a search before insert, as a pymilvus script and as a Go program for the official
+// Go client), datasketch (a program that computes datasketch MinHash signatures over the
+// studio's own tokenization, written out in Python, and searches MinHashLSH before it
+// inserts), datatrove (a pipeline of its four MinHash stages) and a plain JSON
+// description of the versioned representation for anything else. Each program's output
+// reads back with import-results (internal/results).
 //
-// What carries over exactly and what does not is said in every file: the shape (bands x
-// rows), the threshold and the seed always do; the signatures are the same only where
-// the engine computes the representation the way this studio does (Milvus's MinHash
-// function for scheme=milvus with norm=none; datasketch's MinHash for scheme=datasketch,
-// given the same shingles). Otherwise the files read signatures made by this studio's
-// `signatures` command instead of computing their own.
+// Every file says what carries over and what does not, per engine: bit-identical
+// signatures where the engine computes the representation the way the studio does
+// (Milvus's MinHash function for scheme=milvus with norm=none, datasketch's MinHash for
+// scheme=datasketch), the same shape where the engine bands the same values (datasketch
+// always; Milvus when rows = floor(k/bands)), and the rest said plainly: verification,
+// search before insert against the calibrated policy, datatrove's own hashing and its
+// lack of a threshold. Where the studio can measure a difference on the manifest's
+// dataset (Figures, measured by internal/dedup), the file gives the number.
 package handoff
 
 import (
@@ -74,6 +80,9 @@ type Settings struct {
 	// Generated is when the files are written (the zero time leaves it out, for files
 	// that compare equal byte for byte).
 	Generated time.Time
+	// Figures are the differences measured on the manifest's dataset; the zero value
+	// leaves the numbers out, and the files say how to get them.
+	Figures Figures
 }
 
 // File is one file of a hand-off, its name relative to the output folder.
@@ -245,30 +254,43 @@ func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
 
 // view is what the templates read.
 type view struct {
-	S             Settings
-	Spec          string
-	SpecID        string
-	K, Dim        int
-	Bands, Rows   int
-	Used          int // bands*rows: the hash values the index reads
-	Threshold     string
-	Midpoint      string
-	Exact         bool
-	Policy, Rule  string
-	Origin        string
-	Draft         bool
-	Generated     string
-	Collection    string
-	FnParams      string // Python dict literal, "" when Milvus cannot compute the signatures
-	FnWhy         string
-	Level         string
-	Size          int
-	Seed          uint64
-	Hash          string
-	Datasketch    bool // the permutations are datasketch's
-	DatatroveNote string
-	SignCmd       string // the signatures command that makes what the scripts read
-	SignCmdJSONL  string
+	Scheme                             lsh.Scheme
+	Norm                               string
+	PyNFKC, PyLower, PyPunct, PyDigits bool
+	PySpace                            bool
+	Computes                           bool   // the Python programs compute the representation's shingles (not scheme=milvus)
+	DSSeed                             uint64 // the seed numpy's RandomState takes: the representation's, its low 32 bits
+	NeedsXXHash                        bool
+	OneBand                            bool // datasketch's MinHashLSH refuses fewer than 2 bands
+	StudioTokenizer                    bool // the datatrove pipeline uses the studio's tokens
+	DTHash, DTHashName                 string
+	MilvusRows, MilvusUsed             int
+	ImportConfig                       string // how import-results names this configuration
+	MilvusNotes, DatasketchNotes       []string
+	DatatroveNotes                     []string
+	S                                  Settings
+	Spec                               string
+	SpecID                             string
+	K, Dim                             int
+	Bands, Rows                        int
+	Used                               int // bands*rows: the hash values the index reads
+	Threshold                          string
+	Midpoint                           string
+	Exact                              bool
+	Policy, Rule                       string
+	Origin                             string
+	Draft                              bool
+	Generated                          string
+	Collection                         string
+	FnParams                           string // Python dict literal, "" when Milvus cannot compute the signatures
+	FnWhy                              string
+	Level                              string
+	Size                               int
+	Seed                               uint64
+	Hash                               string
+	Datasketch                         bool   // the permutations are datasketch's
+	SignCmd                            string // the signatures command that makes what the scripts read
+	SignCmdJSONL                       string
 }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_]+`)
@@ -305,12 +327,28 @@ func newView(s Settings) view {
 	spec := shellQuote(p.Spec.String())
 	v.SignCmd = "go run ./cmd/server signatures -spec " + spec + " -in corpus.jsonl.gz -out sigs.bin -format binary"
 	v.SignCmdJSONL = "go run ./cmd/server signatures -spec " + spec + " -in corpus.jsonl.gz -out sigs.jsonl"
-	switch {
-	case p.Spec.Level != lsh.Word:
-		v.DatatroveNote = "datatrove shingles words only; this representation shingles characters, so its threshold does not carry over: calibrate a word representation for datatrove"
-	default:
-		v.DatatroveNote = "datatrove makes its own shingles (its TextNormConfig, then NLTK word_tokenize) and hashes them its own way, so its signatures differ from this studio's and the similarity of a pair can differ somewhat: the shape and threshold carry over, the exact figures measured here do not"
+	n := p.Spec.Norm
+	v.Scheme, v.Norm = p.Spec.Scheme, n.String()
+	v.PyNFKC, v.PyLower, v.PyPunct, v.PyDigits, v.PySpace = n.NFKC, n.Lower, n.StripPunct, n.FoldDigits, n.CollapseSpace
+	v.Computes = p.Spec.Scheme != lsh.Milvus
+	v.StudioTokenizer = v.Computes
+	v.DSSeed = p.Spec.Seed & 0xFFFFFFFF
+	v.NeedsXXHash = v.Computes && p.Spec.Hash != lsh.SHA1
+	v.OneBand = p.Shape.Bands < 2
+	v.DTHash, v.DTHashName = "xxhash", "xxhash64 of the n-gram's text"
+	switch p.Spec.Hash {
+	case lsh.SHA1:
+		v.DTHash, v.DTHashName = "sha1", "the first 8 bytes of the n-gram's SHA-1"
+	case lsh.XXH3:
+		v.DTHashName += "; datatrove has no XXH3"
 	}
+	ms := MilvusBanding(p.Spec.Hashes, p.Shape.Bands)
+	v.MilvusRows, v.MilvusUsed = ms.Rows, ms.Bands*ms.Rows
+	v.ImportConfig = fmt.Sprintf("-manifest %d", src.Manifest)
+	if src.Manifest == 0 {
+		v.ImportConfig = "-config settings.json"
+	}
+	v.MilvusNotes, v.DatasketchNotes, v.DatatroveNotes = v.milvusNotes(), v.datasketchNotes(), v.datatroveNotes()
 	return v
 }
 

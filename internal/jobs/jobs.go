@@ -13,6 +13,8 @@ package jobs
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"sync"
@@ -96,7 +98,6 @@ type Registry struct {
 
 	mu     sync.Mutex
 	jobs   map[string]*job
-	next   int
 	closed bool
 }
 
@@ -117,8 +118,7 @@ func (r *Registry) Start(kind, title string, owner int64, fn Func) (string, erro
 		return "", ErrClosed
 	}
 	ctx, cancel := context.WithCancel(r.ctx)
-	r.next++
-	id := fmt.Sprintf("%s-%d", kind, r.next)
+	id := r.newID(kind)
 	j := &job{snap: Snapshot{ID: id, Kind: kind, Title: title, Owner: owner, State: Running, Started: r.now()},
 		cancel: cancel, done: make(chan struct{})}
 	r.jobs[id] = j
@@ -127,6 +127,21 @@ func (r *Registry) Start(kind, title string, owner int64, fn Func) (string, erro
 	r.mu.Unlock()
 	go r.run(ctx, j, fn)
 	return id, nil
+}
+
+// newID returns a job id not in use: kind and 64 random bits. Ids are links (a job's
+// page, where a form sent twice leads, recorded in the store), so they must not come
+// round again after a restart, as counted ids did ("run-3" named another run once the
+// process restarted). Caller holds r.mu.
+func (r *Registry) newID(kind string) string {
+	for {
+		var b [8]byte
+		rand.Read(b[:])
+		id := kind + "-" + hex.EncodeToString(b[:])
+		if _, taken := r.jobs[id]; !taken {
+			return id
+		}
+	}
 }
 
 func (r *Registry) run(ctx context.Context, j *job, fn Func) {

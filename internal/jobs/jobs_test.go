@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -230,5 +231,28 @@ func TestConcurrentUse(t *testing.T) {
 	r.mu.Unlock()
 	if n > 8*30 || n < r.keep {
 		t.Errorf("%d jobs kept; want about keep=%d (finished ones are forgotten beyond it)", n, r.keep)
+	}
+}
+
+// Job ids do not come round again after a restart (a new registry): they used to count
+// from 1 in every process, so a link or a form's recorded target named another job.
+func TestJobIDsUniqueAcrossRestarts(t *testing.T) {
+	t.Parallel()
+	seen := map[string]bool{}
+	for restart := range 3 {
+		r := NewRegistry(context.Background())
+		for range 50 {
+			id, err := r.Start("run", "t", 1, func(context.Context, Reporter) (any, error) { return nil, nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if seen[id] || !strings.HasPrefix(id, "run-") {
+				t.Fatalf("after %d restarts: id %q; want a new id of kind run", restart, id)
+			}
+			seen[id] = true
+		}
+		if err := r.Shutdown(context.Background()); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

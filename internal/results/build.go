@@ -71,24 +71,31 @@ func Build(r *Read, ds Dataset, opt BuildOptions) (Built, error) {
 	}
 	var out Built
 	unknown := &badList{}
-	skipped := map[string]bool{}
-	resolve := func(ref Ref) (int, bool) {
-		if ref.Index >= 0 {
-			if ref.Index < len(ds.IDs) {
-				return ref.Index, true
+	// Each document the file names is resolved once, where it is first used.
+	const unresolved, missing = -1, -2
+	at := make([]int, len(r.Docs))
+	for i := range at {
+		at[i] = unresolved
+	}
+	resolve := func(doc int) (int, bool) {
+		if at[doc] == unresolved {
+			at[doc] = missing
+			ref := r.Docs[doc]
+			switch i, ok := byID[ref.ID]; {
+			case ref.Index >= 0 && ref.Index < len(ds.IDs):
+				at[doc] = ref.Index
+			case ref.Index >= 0:
+				unknown.add(&corpus.RecordError{Place: ref.Place, Field: ref.Field, Msg: fmt.Sprintf("document index %d: the dataset has %d documents (indexes count the documents of one task's input, in the order the dataset was imported)", ref.Index, len(ds.IDs))})
+			case ok:
+				at[doc] = i
+			default:
+				unknown.add(&corpus.RecordError{Place: ref.Place, Field: ref.Field, Msg: fmt.Sprintf("no document %s in the dataset", strconv.Quote(ref.ID))})
+				if len(out.SkippedIDs) < MaxListed {
+					out.SkippedIDs = append(out.SkippedIDs, ref.ID)
+				}
 			}
-			unknown.add(&corpus.RecordError{Place: ref.Place, Field: ref.Field, Msg: fmt.Sprintf("document index %d: the dataset has %d documents (indexes count the documents of one task's input, in the order the dataset was imported)", ref.Index, len(ds.IDs))})
-			return 0, false
 		}
-		if i, ok := byID[ref.ID]; ok {
-			return i, true
-		}
-		unknown.add(&corpus.RecordError{Place: ref.Place, Field: ref.Field, Msg: fmt.Sprintf("no document %s in the dataset", strconv.Quote(ref.ID))})
-		if !skipped[ref.ID] && len(out.SkippedIDs) < MaxListed {
-			out.SkippedIDs = append(out.SkippedIDs, ref.ID)
-		}
-		skipped[ref.ID] = true
-		return 0, false
+		return at[doc], at[doc] >= 0
 	}
 
 	// all joins memberships and pairs; scored only pairs, for the spanning tree.
@@ -97,10 +104,10 @@ func Build(r *Read, ds Dataset, opt BuildOptions) (Built, error) {
 	union := func(a, b int) { all.Union(int32(a), int32(b)) }
 
 	// Pairs, resolved; a pair given twice keeps its higher score. A search before insert
-	// (Milvus) kept the stored documents its hits name and removed each query in favour
-	// of its best hit: with the file's keepers, each query keeps only that pair, so the
-	// clusters are what the engine removed, one stored document each.
-	stars := r.Format == Milvus && r.KeeperGiven && !opt.IgnoreFileKeepers
+	// (Milvus, the datasketch program) kept the stored documents its hits name and removed
+	// each query in favour of its best hit: with the file's keepers, each query keeps only
+	// that pair, so the clusters are what the engine removed, one stored document each.
+	stars := r.Format.SearchBeforeInsert() && r.KeeperGiven && !opt.IgnoreFileKeepers
 	type key struct{ a, b int }
 	scores := map[key]float64{}
 	type best struct {
@@ -113,7 +120,7 @@ func Build(r *Read, ds Dataset, opt BuildOptions) (Built, error) {
 		a, okA := resolve(p.A)
 		b, okB := resolve(p.B)
 		if !okA || !okB {
-			out.Skipped++
+			out.Skipped += p.Rows
 			continue
 		}
 		if a == b {
@@ -145,16 +152,17 @@ func Build(r *Read, ds Dataset, opt BuildOptions) (Built, error) {
 	keeperSkipped := map[string]bool{}
 	for _, m := range r.Members {
 		if _, ok := placeOf[m.Group]; !ok {
-			placeOf[m.Group] = m.Doc.Place
+			placeOf[m.Group] = m.Place
 		}
 		d, ok := resolve(m.Doc)
 		if !ok {
-			out.Skipped++
+			out.Skipped += m.Rows
 			keeperSkipped[m.Group] = keeperSkipped[m.Group] || m.Keeper
 			continue
 		}
+		docField := r.Docs[m.Doc].Field
 		if g, dup := seen[d]; dup && g != m.Group && r.Format != Manifest {
-			bad.add(&corpus.RecordError{Place: m.Doc.Place, Field: m.Doc.Field, Msg: fmt.Sprintf("document %s is in cluster %s and in cluster %s", ds.IDs[d], g, m.Group)})
+			bad.add(&corpus.RecordError{Place: m.Place, Field: docField, Msg: fmt.Sprintf("document %s is in cluster %s and in cluster %s", ds.IDs[d], g, m.Group)})
 			continue
 		}
 		seen[d] = m.Group
@@ -169,7 +177,7 @@ func Build(r *Read, ds Dataset, opt BuildOptions) (Built, error) {
 		}
 		if m.Keeper && r.KeeperGiven {
 			if k, ok := keeperOf[m.Group]; ok && k != d {
-				bad.add(&corpus.RecordError{Place: m.Doc.Place, Field: m.Doc.Field, Msg: fmt.Sprintf("cluster %s keeps %s and %s: a cluster keeps one document", m.Group, ds.IDs[k], ds.IDs[d])})
+				bad.add(&corpus.RecordError{Place: m.Place, Field: docField, Msg: fmt.Sprintf("cluster %s keeps %s and %s: a cluster keeps one document", m.Group, ds.IDs[k], ds.IDs[d])})
 				continue
 			}
 			keeperOf[m.Group] = d

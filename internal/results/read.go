@@ -2,6 +2,7 @@ package results
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -26,6 +27,11 @@ func eachRow(src Source, opt Options, need []string, bad *badList, fn func(corpu
 	if err != nil {
 		return "", err
 	}
+	return eachRowAs(src, format, opt, need, bad, fn)
+}
+
+// eachRowAs is eachRow for a file whose format is known, whatever its name.
+func eachRowAs(src Source, format corpus.Format, opt Options, need []string, bad *badList, fn func(corpus.Record)) (sha string, err error) {
 	if format == corpus.Parquet {
 		return "", &InputError{Field: "file", Msg: src.Name + ": this format comes as JSONL, CSV or TSV"}
 	}
@@ -37,6 +43,7 @@ func eachRow(src Source, opt Options, need []string, bad *badList, fn func(corpu
 		return "", err
 	}
 	defer rd.Close()
+	rows := 0
 	for {
 		rec, err := rd.Next()
 		if err == io.EOF {
@@ -44,16 +51,116 @@ func eachRow(src Source, opt Options, need []string, bad *badList, fn func(corpu
 		}
 		var re *corpus.RecordError
 		if errors.As(err, &re) {
+			if err := overCap(&rows, opt, re.Place); err != nil {
+				return "", err
+			}
 			bad.add(re)
 			continue
 		}
 		if err != nil {
 			return "", err
 		}
+		if err := overCap(&rows, opt, rec.Place); err != nil {
+			return "", err
+		}
 		fn(rec)
 	}
 	io.Copy(io.Discard, hr) // the whole file is hashed, trailing bytes included
 	return hr.sum(), nil
+}
+
+// overCap counts a row at place and refuses it when it is one past opt.MaxRows.
+func overCap(rows *int, opt Options, place corpus.Place) error {
+	*rows++
+	if opt.MaxRows > 0 && *rows > opt.MaxRows {
+		return &RowsError{Place: place, Max: opt.MaxRows}
+	}
+	return nil
+}
+
+// collector gathers what a file says as it streams, each document, pair and
+// membership once, so that memory grows with what is distinct in the file and never
+// with its rows: a pair given again keeps the higher score, a membership given again
+// is the same membership (a keeper if any of its rows says so).
+type collector struct {
+	r        *Read
+	ids      map[string]int32 // document id -> index in r.Docs
+	indexes  map[int]int32    // datatrove position -> index in r.Docs
+	pairs    map[[2]int32]int32
+	members  map[memberKey]int32
+	groups   map[string]string // one copy of each group name
+	directed bool              // (a, b) and (b, a) are different pairs (a Milvus query and its hit)
+}
+
+type memberKey struct {
+	doc   int32
+	group string
+}
+
+func newCollector(r *Read) *collector {
+	return &collector{r: r, ids: map[string]int32{}, indexes: map[int]int32{}, pairs: map[[2]int32]int32{},
+		members: map[memberKey]int32{}, groups: map[string]string{}, directed: r.Format.SearchBeforeInsert()}
+}
+
+// doc returns ref's index in r.Docs, adding it at its first naming.
+func (c *collector) doc(ref Ref) int32 {
+	if ref.Index >= 0 {
+		if i, ok := c.indexes[ref.Index]; ok {
+			return i
+		}
+	} else if i, ok := c.ids[ref.ID]; ok {
+		return i
+	}
+	i := int32(len(c.r.Docs))
+	ref.ID = strings.Clone(ref.ID) // not the row it was read from
+	c.r.Docs = append(c.r.Docs, ref)
+	if ref.Index >= 0 {
+		c.indexes[ref.Index] = i
+	} else {
+		c.ids[ref.ID] = i
+	}
+	return i
+}
+
+// pair records a and b at score.
+func (c *collector) pair(a, b Ref, score float64) {
+	x, y := c.doc(a), c.doc(b)
+	if !c.directed && y < x {
+		x, y = y, x
+	}
+	k := [2]int32{x, y}
+	if i, ok := c.pairs[k]; ok {
+		p := &c.r.Pairs[i]
+		p.Rows++
+		if score > p.Score || math.IsNaN(p.Score) {
+			p.Score = score
+		}
+		return
+	}
+	c.pairs[k] = int32(len(c.r.Pairs))
+	c.r.Pairs = append(c.r.Pairs, Pair{A: int(x), B: int(y), Score: score, Rows: 1})
+}
+
+// member records doc in group.
+func (c *collector) member(doc Ref, group string, keeper bool, size int) {
+	d := c.doc(doc)
+	g, ok := c.groups[group]
+	if !ok {
+		g = strings.Clone(group)
+		c.groups[g] = g
+	}
+	k := memberKey{d, g}
+	if i, ok := c.members[k]; ok {
+		m := &c.r.Members[i]
+		m.Rows++
+		m.Keeper = m.Keeper || keeper
+		if size > 0 {
+			m.Size = size
+		}
+		return
+	}
+	c.members[k] = int32(len(c.r.Members))
+	c.r.Members = append(c.r.Members, Member{Doc: int(d), Group: g, Keeper: keeper, Size: size, Place: doc.Place, Rows: 1})
 }
 
 // field returns the value of the first of names present in m, matching names without
@@ -91,6 +198,7 @@ func readRef(rec corpus.Record, names ...string) (Ref, *corpus.RecordError) {
 // readPairs reads a table of id_a, id_b, score.
 func readPairs(src Source, opt Options) (*Read, error) {
 	r := &Read{Format: Pairs, File: src.Name}
+	c := newCollector(r)
 	bad := &badList{}
 	sha, err := eachRow(src, opt, nil, bad, func(rec corpus.Record) {
 		r.Records++
@@ -114,7 +222,7 @@ func readPairs(src Source, opt Options) (*Read, error) {
 			bad.add(recErr(rec, "id_b", "the same document as id_a"))
 			return
 		}
-		r.Pairs = append(r.Pairs, Pair{A: a, B: b, Score: s})
+		c.pair(a, b, s)
 	})
 	if err != nil {
 		return nil, err
@@ -123,33 +231,137 @@ func readPairs(src Source, opt Options) (*Read, error) {
 	return finish(r, bad)
 }
 
+// dumpShape names the fields of a search-before-insert dump: each line a document and
+// the list of stored documents it matched, each with its score.
+type dumpShape struct {
+	format      Format
+	list, score string // "hits", "distance" (Milvus); "matches", "jaccard" (datasketch)
+	alt         string // a score field read where score is missing ("score", pymilvus's other name)
+	scoreHint   string // said after a bad score
+	notJSON     string // said of a file that is not JSON lines
+}
+
+var milvusDump = dumpShape{format: Milvus, list: "hits", score: "distance", alt: "score", scoreHint: " (MHJACCARD answers a similarity)",
+	notJSON: "a Milvus dump is JSON lines {\"id\", \"hits\": [{\"id\", \"distance\"}]} (.jsonl, plain, gzip or zstd); a table of id_a,id_b,score is -format pairs"}
+
+var datasketchDump = dumpShape{format: Datasketch, list: "matches", score: "jaccard",
+	notJSON: "the datasketch program writes JSON lines {\"id\", \"matches\": [{\"id\", \"jaccard\"}]} (.jsonl, plain, gzip or zstd); a table of id_a,id_b,score is -format pairs"}
+
 // readMilvus reads the search dump: {"id": query, "hits": [{"id": hit, "distance": s}]}
 // per line (pymilvus's hit dictionaries; "score" is read where "distance" is missing).
 func readMilvus(src Source, opt Options) (*Read, error) {
-	r := &Read{Format: Milvus, File: src.Name}
-	bad := &badList{}
 	// A table (CSV, TSV, Parquet) is not a dump: say so once, not "field id: missing" per line.
 	if f, err := corpus.DetectFormat(src.Name); err == nil && f != corpus.JSONL {
-		return nil, &InputError{Field: "file", Msg: src.Name + ":1: not JSON: a Milvus dump is JSON lines {\"id\", \"hits\": [{\"id\", \"distance\"}]} (.jsonl, plain, gzip or zstd); a table of id_a,id_b,score is -format pairs"}
+		return nil, &InputError{Field: "file", Msg: src.Name + ":1: not JSON: " + milvusDump.notJSON}
 	}
-	sha, err := eachRow(src, opt, nil, bad, func(rec corpus.Record) {
+	return readDump(src, corpus.JSONL, opt, milvusDump)
+}
+
+// readDatasketch reads what the handed-off datasketch program writes: {"id": reported,
+// "matches": [{"id": stored, "jaccard": s}]} per line; or the tab-separated lines of the
+// program exported before, told by their content.
+func readDatasketch(src Source, opt Options) (*Read, error) {
+	if f, err := corpus.DetectFormat(src.Name); err == nil && f == corpus.JSONL {
+		return readDump(src, corpus.JSONL, opt, datasketchDump)
+	}
+	br := bufio.NewReader(src.Reader)
+	head, _ := br.Peek(512)
+	src.Reader = br
+	if len(head) > 0 && (head[0] == '{' || bytes.HasPrefix(head, []byte{0x1f, 0x8b}) || bytes.HasPrefix(head, []byte{0x28, 0xb5, 0x2f, 0xfd})) {
+		// JSON lines under another name (matches.out), plain or compressed.
+		return readDump(src, corpus.JSONL, opt, datasketchDump)
+	}
+	return readDatasketchTSV(src, opt)
+}
+
+// readDatasketchTSV reads the lines of the datasketch program exported before issue 28:
+// id, "duplicate of", the stored document, "jaccard estimate", the score, tab-separated
+// (the best match of each reported document only).
+func readDatasketchTSV(src Source, opt Options) (*Read, error) {
+	r := &Read{Format: Datasketch, File: src.Name}
+	c := newCollector(r)
+	bad := &badList{}
+	hr := newHashing(src.Reader)
+	sc := bufio.NewScanner(hr)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	line, rows := 0, 0
+	for sc.Scan() {
+		line++
+		text := strings.TrimRight(sc.Text(), "\r")
+		if strings.TrimSpace(text) == "" {
+			continue
+		}
+		r.Records++
+		place := corpus.Place{File: src.Name, Line: line}
+		if err := overCap(&rows, opt, place); err != nil {
+			return nil, err
+		}
+		f := strings.Split(text, "\t")
+		if len(f) != 5 || f[1] != "duplicate of" || f[3] != "jaccard estimate" {
+			bad.add(&corpus.RecordError{Place: place, Msg: fmt.Sprintf("want JSON lines {\"id\", \"matches\": [...]} or the tab-separated line "+
+				"id, \"duplicate of\", id, \"jaccard estimate\", score of the datasketch program; got %d field(s)", len(f))})
+			if bad.total >= MaxListed {
+				break
+			}
+			continue
+		}
+		a := Ref{ID: f[0], Index: -1, Place: place, Field: "id"}
+		b := Ref{ID: f[2], Index: -1, Place: place, Field: "duplicate of"}
+		switch {
+		case a.ID == "":
+			bad.add(&corpus.RecordError{Place: place, Field: "id", Msg: "empty"})
+			continue
+		case b.ID == "":
+			bad.add(&corpus.RecordError{Place: place, Field: "duplicate of", Msg: "empty"})
+			continue
+		case a.ID == b.ID:
+			bad.add(&corpus.RecordError{Place: place, Field: "duplicate of", Msg: "the reported document itself"})
+			continue
+		}
+		s, err := scoreValue(f[4])
+		if err != nil {
+			bad.add(&corpus.RecordError{Place: place, Field: "jaccard estimate", Msg: err.Error()})
+			continue
+		}
+		c.pair(a, b, s)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s:%d: %w", src.Name, line+1, err)
+	}
+	io.Copy(io.Discard, hr)
+	r.SHA256 = hr.sum()
+	r.KeeperGiven = searchKeepers(r.Pairs)
+	return finish(r, bad)
+}
+
+// readDump reads a search-before-insert dump of shape d.
+func readDump(src Source, format corpus.Format, opt Options, d dumpShape) (*Read, error) {
+	r := &Read{Format: d.format, File: src.Name}
+	c := newCollector(r)
+	bad := &badList{}
+	sha, err := eachRowAs(src, format, opt, nil, bad, func(rec corpus.Record) {
 		r.Records++
 		q, e := readRef(rec, "id")
 		if e != nil {
 			bad.add(e)
 			return
 		}
-		hv, _, ok := field(rec.Meta, "hits")
+		hv, _, ok := field(rec.Meta, d.list)
 		hits, isList := hv.([]any)
 		if !ok || !isList {
-			bad.add(recErr(rec, "hits", "want a list of {\"id\", \"distance\"} objects"))
+			bad.add(recErr(rec, d.list, "want a list of {\"id\", \"%s\"} objects", d.score))
 			return
 		}
+		type hit struct {
+			ref   Ref
+			score float64
+		}
+		var found []hit // the line's hits, recorded once all are good
 		for i, h := range hits {
-			name := "hits[" + strconv.Itoa(i) + "]"
+			name := d.list + "[" + strconv.Itoa(i) + "]"
 			hm, isMap := h.(map[string]any)
 			if !isMap {
-				bad.add(recErr(rec, name, "want an object {\"id\", \"distance\"}"))
+				bad.add(recErr(rec, name, "want an object {\"id\", \"%s\"}", d.score))
 				return
 			}
 			id, err := idValue(hm["id"])
@@ -157,35 +369,43 @@ func readMilvus(src Source, opt Options) (*Read, error) {
 				bad.add(recErr(rec, name+".id", "%v", err))
 				return
 			}
-			sv, sname := hm["distance"], ".distance"
-			if sv == nil {
-				sv, sname = hm["score"], ".score"
+			sv, sname := hm[d.score], "."+d.score
+			if sv == nil && d.alt != "" {
+				sv, sname = hm[d.alt], "."+d.alt
 			}
 			s, err := scoreValue(sv)
 			if err != nil {
-				bad.add(recErr(rec, name+sname, "%v (MHJACCARD answers a similarity)", err))
+				bad.add(recErr(rec, name+sname, "%v%s", err, d.scoreHint))
 				return
 			}
 			if id == q.ID {
 				bad.add(recErr(rec, name+".id", "the query document itself"))
 				return
 			}
-			r.Pairs = append(r.Pairs, Pair{A: q, B: Ref{ID: id, Index: -1, Place: rec.Place, Field: name + ".id"}, Score: s})
+			found = append(found, hit{Ref{ID: id, Index: -1, Place: rec.Place, Field: name + ".id"}, s})
+		}
+		for _, h := range found {
+			c.pair(q, h.ref, h.score)
 		}
 	})
 	if err != nil {
 		return nil, err
 	}
 	r.SHA256 = sha
-	// A search before insert never stores a document it found a duplicate of, so no
-	// query is also a hit: then the hits are the documents the engine kept. A dump of a
-	// search over documents all stored (each pair both ways) names no keepers.
-	queries := map[string]bool{}
-	for _, p := range r.Pairs {
-		queries[p.A.ID] = true
-	}
-	r.KeeperGiven = !slices.ContainsFunc(r.Pairs, func(p Pair) bool { return queries[p.B.ID] })
+	r.KeeperGiven = searchKeepers(r.Pairs)
 	return finish(r, bad)
+}
+
+// searchKeepers reports whether pairs read as a search before insert name the keepers:
+// such a search never stores a document it found a duplicate of, so no query is also a
+// hit, and then the hits are the documents the engine kept. A dump of a search over
+// documents all stored (each pair both ways) names no keepers.
+func searchKeepers(pairs []Pair) bool {
+	query := map[int]bool{}
+	for _, p := range pairs {
+		query[p.A] = true
+	}
+	return !slices.ContainsFunc(pairs, func(p Pair) bool { return query[p.B] })
 }
 
 // readDatatroveJSONL reads documents written by datatrove's JsonlWriter after
@@ -196,6 +416,7 @@ func readMilvus(src Source, opt Options) (*Read, error) {
 // removed what it removed: its own keepers.
 func readDatatroveJSONL(src, removed Source, opt Options) (*Read, error) {
 	r := &Read{Format: Datatrove, File: src.Name, KeeperGiven: removed.Reader != nil}
+	c := newCollector(r)
 	bad := &badList{}
 	withID := 0 // records with a cluster id
 	read := func(src Source, kept bool) (string, error) {
@@ -230,17 +451,17 @@ func readDatatroveJSONL(src, removed Source, opt Options) (*Read, error) {
 				bad.add(e)
 				return
 			}
-			m := Member{Doc: ref, Group: group, Keeper: kept}
+			size := 0
 			if sv, sname, ok := field(meta, "minhash_cluster_size"); ok {
 				n, err := idValue(sv)
-				size, err2 := strconv.Atoi(n)
-				if err != nil || err2 != nil || size < 1 {
+				s, err2 := strconv.Atoi(n)
+				if err != nil || err2 != nil || s < 1 {
 					bad.add(recErr(rec, where+sname, "want a whole number of documents"))
 					return
 				}
-				m.Size = size
+				size = s
 			}
-			r.Members = append(r.Members, m)
+			c.member(ref, group, kept, size)
 		})
 	}
 	sha, err := read(src, removed.Reader != nil)
@@ -264,61 +485,95 @@ func readDatatroveJSONL(src, removed Source, opt Options) (*Read, error) {
 // little-endian uint32 pairs (document index in its rank's input, cluster id), and the
 // .remove file beside it (little-endian uint32 indexes of the documents removed), whose
 // complement in each cluster is the document datatrove kept.
-func readDatatroveClusters(src, remove Source) (*Read, error) {
+func readDatatroveClusters(src, remove Source, opt Options) (*Read, error) {
 	r := &Read{Format: Datatrove, File: src.Name}
+	c := newCollector(r)
 	bad := &badList{}
 	hr := newHashing(src.Reader)
-	br := bufio.NewReader(hr)
-	var buf [8]byte
-	for off := 0; ; off += 8 {
-		n, err := io.ReadFull(br, buf[:])
-		if err == io.EOF {
-			break
+	recs, err := readClusterRecords(hr, src.Name, bad)
+	if err != nil {
+		return nil, err
+	}
+	r.SHA256 = hr.sum()
+	rows := 0
+	for _, rec := range recs {
+		r.Records++
+		if err := overCap(&rows, opt, rec.place); err != nil {
+			return nil, err
 		}
-		if err == io.ErrUnexpectedEOF {
-			bad.add(&corpus.RecordError{Place: corpus.Place{File: src.Name, Line: off/8 + 1},
-				Msg: fmt.Sprintf("ends %d byte(s) into a record at byte %d: a .clusters file holds 8-byte records (uint32 document index, uint32 cluster id)", n, off)})
-			break
-		}
+		c.member(Ref{Index: int(rec.doc), Place: rec.place, Field: "document"}, strconv.FormatUint(uint64(rec.cluster), 10), false, 0)
+	}
+	if remove.Reader != nil {
+		removed, err := readRemoveRecords(remove.Reader, remove.Name, bad)
 		if err != nil {
 			return nil, err
 		}
-		r.Records++
-		idx := binary.LittleEndian.Uint32(buf[:4])
-		c := binary.LittleEndian.Uint32(buf[4:])
-		place := corpus.Place{File: src.Name, Line: off/8 + 1}
-		if idx > math.MaxInt32 {
-			bad.add(&corpus.RecordError{Place: place, Field: "document", Msg: fmt.Sprintf("index %d is not a document of one task's input", idx)})
-			continue
-		}
-		r.Members = append(r.Members, Member{Doc: Ref{Index: int(idx), Place: place, Field: "document"}, Group: strconv.FormatUint(uint64(c), 10)})
-	}
-	r.SHA256 = hr.sum()
-	if remove.Reader != nil {
-		removed := map[int]bool{}
-		rr := bufio.NewReader(remove.Reader)
-		var b4 [4]byte
-		for off := 0; ; off += 4 {
-			n, err := io.ReadFull(rr, b4[:])
-			if err == io.EOF {
-				break
-			}
-			if err == io.ErrUnexpectedEOF {
-				bad.add(&corpus.RecordError{Place: corpus.Place{File: remove.Name, Line: off/4 + 1},
-					Msg: fmt.Sprintf("ends %d byte(s) into a record at byte %d: a .remove file holds uint32 document indexes", n, off)})
-				break
-			}
-			if err != nil {
-				return nil, err
-			}
-			removed[int(binary.LittleEndian.Uint32(b4[:]))] = true
-		}
 		for i := range r.Members {
-			r.Members[i].Keeper = !removed[r.Members[i].Doc.Index]
+			r.Members[i].Keeper = !removed[uint32(r.Docs[r.Members[i].Doc].Index)]
 		}
 		r.KeeperGiven = true
 	}
 	return finish(r, bad)
+}
+
+// clusterRecord is one record of a .clusters file: a document of one task's input (its
+// index there) and its cluster.
+type clusterRecord struct {
+	doc, cluster uint32
+	place        corpus.Place
+}
+
+// readClusterRecords reads a .clusters file: 8-byte records, a little-endian uint32
+// document index and a uint32 cluster id. A record cut short or an index past int32 is
+// a bad record.
+func readClusterRecords(r io.Reader, name string, bad *badList) ([]clusterRecord, error) {
+	br := bufio.NewReader(r)
+	var out []clusterRecord
+	var buf [8]byte
+	for off := 0; ; off += 8 {
+		n, err := io.ReadFull(br, buf[:])
+		if err == io.EOF {
+			return out, nil
+		}
+		place := corpus.Place{File: name, Line: off/8 + 1}
+		if err == io.ErrUnexpectedEOF {
+			bad.add(&corpus.RecordError{Place: place,
+				Msg: fmt.Sprintf("ends %d byte(s) into a record at byte %d: a .clusters file holds 8-byte records (uint32 document index, uint32 cluster id)", n, off)})
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		idx := binary.LittleEndian.Uint32(buf[:4])
+		if idx > math.MaxInt32 {
+			bad.add(&corpus.RecordError{Place: place, Field: "document", Msg: fmt.Sprintf("index %d is not a document of one task's input", idx)})
+			continue
+		}
+		out = append(out, clusterRecord{doc: idx, cluster: binary.LittleEndian.Uint32(buf[4:]), place: place})
+	}
+}
+
+// readRemoveRecords reads a .remove file: little-endian uint32 indexes of the documents
+// removed.
+func readRemoveRecords(r io.Reader, name string, bad *badList) (map[uint32]bool, error) {
+	removed := map[uint32]bool{}
+	br := bufio.NewReader(r)
+	var b4 [4]byte
+	for off := 0; ; off += 4 {
+		n, err := io.ReadFull(br, b4[:])
+		if err == io.EOF {
+			return removed, nil
+		}
+		if err == io.ErrUnexpectedEOF {
+			bad.add(&corpus.RecordError{Place: corpus.Place{File: name, Line: off/4 + 1},
+				Msg: fmt.Sprintf("ends %d byte(s) into a record at byte %d: a .remove file holds uint32 document indexes", n, off)})
+			return removed, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		removed[binary.LittleEndian.Uint32(b4[:])] = true
+	}
 }
 
 // readTextDedup reads text-dedup's output kept with its cluster and index columns
@@ -335,6 +590,7 @@ func readTextDedup(src Source, opt Options) (*Read, error) {
 		indexNames = []string{opt.IndexField}
 	}
 	r := &Read{Format: TextDedup, File: src.Name, KeeperGiven: true}
+	c := newCollector(r)
 	bad := &badList{}
 	row := func(rec corpus.Record) {
 		r.Records++
@@ -353,14 +609,14 @@ func readTextDedup(src Source, opt Options) (*Read, error) {
 			bad.add(e)
 			return
 		}
-		m := Member{Doc: ref, Group: group}
+		keeper := false
 		if iv, _, ok := field(rec.Meta, indexNames...); ok {
 			index, _, _ := groupValue(iv)
-			m.Keeper = index == group
+			keeper = index == group
 		} else {
 			r.KeeperGiven = false
 		}
-		r.Members = append(r.Members, m)
+		c.member(ref, group, keeper, 0)
 	}
 	format, err := corpus.DetectFormat(src.Name)
 	if err != nil {
@@ -402,6 +658,7 @@ func eachParquetRow(src Source, opt Options, cols []string, bad *badList, fn fun
 		return err
 	}
 	defer tmp.Close()
+	rows := 0
 	for {
 		rec, err := tmp.Next()
 		if err == io.EOF {
@@ -409,10 +666,16 @@ func eachParquetRow(src Source, opt Options, cols []string, bad *badList, fn fun
 		}
 		var re *corpus.RecordError
 		if errors.As(err, &re) {
+			if err := overCap(&rows, opt, re.Place); err != nil {
+				return err
+			}
 			bad.add(re)
 			continue
 		}
 		if err != nil {
+			return err
+		}
+		if err := overCap(&rows, opt, rec.Place); err != nil {
 			return err
 		}
 		rec.Meta[opt.IDField] = rec.ID
@@ -439,6 +702,7 @@ func groupsOfTwoOrMore(ms []Member) []Member {
 // removed document, its keeper and the cluster; every row repeats the configuration.
 func readManifest(src Source, opt Options) (*Read, error) {
 	r := &Read{Format: Manifest, File: src.Name, KeeperGiven: true}
+	c := newCollector(r)
 	bad := &badList{}
 	var first string
 	keepers := map[string]bool{}
@@ -495,12 +759,12 @@ func readManifest(src Source, opt Options) (*Read, error) {
 				}
 			}
 		}
-		r.Members = append(r.Members, Member{Doc: doc, Group: group})
+		c.member(doc, group, false, 0)
 		if !keepers[group] {
-			keepers[group] = true
-			r.Members = append(r.Members, Member{Doc: keeper, Group: group, Keeper: true})
+			keepers[strings.Clone(group)] = true
+			c.member(keeper, group, true, 0)
 		}
-		r.Pairs = append(r.Pairs, Pair{A: keeper, B: doc, Score: score})
+		c.pair(keeper, doc, score)
 	})
 	if err != nil {
 		return nil, err

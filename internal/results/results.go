@@ -1,8 +1,10 @@
 // Package results reads what production deduplication engines write, so that a run at
 // scale can be brought back and reviewed like a manifest computed here: datatrove's
-// cluster ids (its MinhashDedupCluster .clusters and .remove files, or the documents its
-// MinhashDedupFilter wrote with their cluster ids in the metadata), text-dedup's cluster
-// column, a Milvus search-result dump (pairs with MHJACCARD scores), a plain table of
+// cluster ids (its MinhashDedupCluster output folder, remove_ids in datatrove's example:
+// a .clusters and a .remove file per task, or the documents its MinhashDedupFilter wrote
+// with their cluster ids in the metadata), text-dedup's cluster column, a Milvus
+// search-result dump (pairs with MHJACCARD scores), what the handed-off datasketch
+// program writes (every stored match of each document it reports), a plain table of
 // pairs with scores, and the manifest files of the review format (review.WriteJSONL,
 // review.WriteCSV: what the dedup command and a manifest's export write).
 //
@@ -49,6 +51,12 @@ const (
 	// Milvus is the dump the handed-off Milvus scripts write: JSON lines
 	// {"id": query, "hits": [{"id": hit, "distance": MHJACCARD score}, ...]}.
 	Milvus Format = "milvus"
+	// Datasketch is what the handed-off datasketch program writes: JSON lines
+	// {"id": reported document, "matches": [{"id": stored document, "jaccard": score}, ...]},
+	// every stored document at or above the threshold. The tab-separated lines of the
+	// program exported before (id, "duplicate of", stored document, "jaccard estimate",
+	// score: the best match only) are read too.
+	Datasketch Format = "datasketch"
 	// Pairs is a table of id_a, id_b, score (CSV, TSV or JSONL).
 	Pairs Format = "pairs"
 	// Manifest is removals.jsonl or removals.csv of the review format.
@@ -56,7 +64,12 @@ const (
 )
 
 // Formats lists the formats in the order pages show them.
-var Formats = []Format{Datatrove, TextDedup, Milvus, Pairs, Manifest}
+var Formats = []Format{Datatrove, TextDedup, Milvus, Datasketch, Pairs, Manifest}
+
+// SearchBeforeInsert reports whether f is the output of a search before insert (the
+// handed-off Milvus and datasketch programs): each line a document the engine did not
+// store and the stored documents it matched, so the stored ones are what it kept.
+func (f Format) SearchBeforeInsert() bool { return f == Milvus || f == Datasketch }
 
 // ParseFormat returns the format named s.
 func ParseFormat(s string) (Format, error) {
@@ -103,16 +116,28 @@ type BadInputError struct {
 
 func (e *BadInputError) Error() string { return listError(e.File, "bad record(s)", e.Errors, e.Total) }
 
-// UnknownIDsError is a file that names documents the dataset does not have.
+// UnknownIDsError is a file that names documents the dataset does not have: each one
+// where the file first names it.
 type UnknownIDsError struct {
 	File    string
 	Dataset string
 	Errors  []*corpus.RecordError // the first MaxListed
-	Total   int
+	Total   int                   // documents
 }
 
 func (e *UnknownIDsError) Error() string {
-	return listError(e.File, "record(s) name a document that dataset "+strconv.Quote(e.Dataset)+" does not have (import it there, or skip them)", e.Errors, e.Total)
+	return listError(e.File, "document(s) that dataset "+strconv.Quote(e.Dataset)+" does not have (import them there, or skip them)", e.Errors, e.Total)
+}
+
+// RowsError is a file with more rows than the cap on one import (Options.MaxRows),
+// refused at the first row past it.
+type RowsError struct {
+	Place corpus.Place
+	Max   int
+}
+
+func (e *RowsError) Error() string {
+	return fmt.Sprintf("%s: more than %d rows, the cap on one results import (split the file, or raise the cap: -max-rows of import-results, -max-result-rows of the server)", e.Place, e.Max)
 }
 
 func listError(file, what string, errs []*corpus.RecordError, total int) string {
@@ -142,7 +167,8 @@ func (b *badList) add(e *corpus.RecordError) {
 }
 
 // Ref is a document as a file names it: by external id, or (datatrove's binary files)
-// by its position in the order the engine read the documents.
+// by its position in the order the engine read the documents; Place and Field say where
+// the file names it first.
 type Ref struct {
 	ID    string
 	Index int // >= 0: by position; -1: by ID
@@ -157,30 +183,41 @@ func (r Ref) String() string {
 	return strconv.Quote(r.ID)
 }
 
-// Pair is two documents an engine found similar, with its score (a similarity in
-// [0, 1]; NaN when the file gives none).
+// Pair is two documents an engine found similar (indexes into Read.Docs), with its
+// score (a similarity in [0, 1]; NaN when the file gives none). A pair the file gives
+// in several rows is one Pair with the highest of their scores; Rows counts them.
 type Pair struct {
-	A, B  Ref
+	A, B  int
 	Score float64
+	Rows  int
 }
 
-// Member is a document in a cluster the engine named Group; Keeper when the file says
-// the engine kept it.
+// Member is a document (an index into Read.Docs) in a cluster the engine named Group;
+// Keeper when the file says the engine kept it. A membership the file gives in several
+// rows is one Member; Rows counts them.
 type Member struct {
-	Doc    Ref
+	Doc    int
 	Group  string
 	Keeper bool
 	// Size is the cluster size the file claims for the group (datatrove's
 	// minhash_cluster_size), 0 when it claims none.
 	Size int
+	// Place is the row that gives it first.
+	Place corpus.Place
+	Rows  int
 }
 
-// Read is what a results file says.
+// Read is what a results file says, each document, pair and membership once: its
+// size grows with what is distinct in the file, not with its rows (a file of one pair
+// repeated a hundred million times reads as one pair).
 type Read struct {
 	Format  Format
 	File    string
 	SHA256  string
 	Records int
+	// Docs are the documents the file names, each once, in the order it first names
+	// them; Pairs and Members point into it.
+	Docs    []Ref
 	Pairs   []Pair
 	Members []Member
 	// KeeperGiven is true when the file says which member of each cluster the engine
@@ -195,6 +232,11 @@ type Read struct {
 	DatasetAt corpus.Place
 }
 
+// DefaultMaxRows caps the rows (records, lines of a Milvus dump) one results file may
+// hold: collapsed as they stream, duplicate rows cost no memory, but every row costs
+// time, and the 4 GiB cap on decompressed data alone admits some 90 million rows.
+const DefaultMaxRows = 10_000_000
+
 // Options are the choices a file's format leaves open.
 type Options struct {
 	// IDField is the column of document ids (text-dedup, datatrove JSONL); default "id".
@@ -208,6 +250,9 @@ type Options struct {
 	TextField string
 	// MaxInputBytes caps the data read once decompressed; 0 for no cap.
 	MaxInputBytes int64
+	// MaxRows caps the rows read, good or bad (a *RowsError past it); 0 is
+	// DefaultMaxRows, negative no cap.
+	MaxRows int
 }
 
 func (o *Options) defaults() {
@@ -216,6 +261,9 @@ func (o *Options) defaults() {
 	}
 	if o.TextField == "" {
 		o.TextField = "text"
+	}
+	if o.MaxRows == 0 {
+		o.MaxRows = DefaultMaxRows
 	}
 }
 
@@ -251,7 +299,7 @@ func ReadFile(src Source, f Format, remove Source, opt Options) (*Read, error) {
 		lower := strings.ToLower(src.Name)
 		switch {
 		case strings.HasSuffix(lower, ".clusters"):
-			return readDatatroveClusters(src, remove)
+			return readDatatroveClusters(src, remove, opt)
 		case strings.HasSuffix(lower, ".remove"):
 			return nil, &InputError{Field: "file", Msg: src.Name + ": a .remove file lists the documents to remove but not what each duplicates; " +
 				"run MinhashDedupCluster with save_cluster_id=True and import its .clusters file (with this .remove file beside it for the keepers), " +
@@ -262,6 +310,8 @@ func ReadFile(src Source, f Format, remove Source, opt Options) (*Read, error) {
 		return readTextDedup(src, opt)
 	case Milvus:
 		return readMilvus(src, opt)
+	case Datasketch:
+		return readDatasketch(src, opt)
 	case Pairs:
 		return readPairs(src, opt)
 	case Manifest:

@@ -2,6 +2,7 @@ package results
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
@@ -97,6 +99,14 @@ func TestFormatsFromRealShapedFiles(t *testing.T) {
 		// stored documents kept (d5, a weaker hit of d9, stays out).
 		{"milvus dump", "milvus-dump.jsonl", "", Milvus,
 			[]shape{{"d0 d1 d2", "d0", true, 0.71875}, {"d4 d7 d9", "d4", true, 0.6015625}}},
+		// The datasketch program: every stored match of each reported document; as for
+		// Milvus, each is removed in favour of its best match (d5 stays out).
+		{"datasketch matches", "datasketch-matches.jsonl", "", Datasketch,
+			[]shape{{"d0 d1 d2", "d0", true, 0.71875}, {"d4 d7 d9", "d4", true, 0.6015625}}},
+		// What the datasketch program exported before issue 28 printed: the best match,
+		// tab-separated.
+		{"datasketch best match (tsv)", "datasketch-best.tsv", "", Datasketch,
+			[]shape{{"d0 d1 d2", "d0", true, 0.7188}, {"d4 d7 d9", "d4", true, 0.6016}}},
 		// Pairs: components; the weakest link is on the maximum spanning tree (d0~d2 at
 		// 0.72 is not: d0~d1~d2 holds at 0.81).
 		{"pairs csv", "pairs.csv", "", Pairs,
@@ -246,6 +256,16 @@ func TestBadInput(t *testing.T) {
 			[]string{`out.jsonl:2: field metadata.minhash_cluster_id: "1.5" is not a cluster id`}},
 		{"clusters cut short", "000000.clusters", "\x00\x00\x00\x00\x01\x00\x00\x00\x02\x00", Datatrove,
 			[]string{"000000.clusters:2: ends 2 byte(s) into a record at byte 8"}},
+		{"datasketch jaccard", "matches.jsonl", `{"id": "d2", "matches": [{"id": "d0", "jaccard": 0.9}, {"id": "d1", "jaccard": 1.5}]}` + "\n", Datasketch,
+			[]string{"matches.jsonl:1: field matches[1].jaccard: 1.5 is not a similarity in [0, 1]"}},
+		{"datasketch matches not a list", "matches.jsonl", `{"id": "d2", "hits": [{"id": "d0", "distance": 0.9}]}` + "\n", Datasketch,
+			[]string{`matches.jsonl:1: field matches: want a list of {"id", "jaccard"} objects`}},
+		{"datasketch itself", "matches.jsonl", `{"id": "d2", "matches": [{"id": "d2", "jaccard": 1}]}` + "\n", Datasketch,
+			[]string{"matches.jsonl:1: field matches[0].id: the query document itself"}},
+		{"datasketch tsv line", "ds1.tsv", "d1\tduplicate of\td0\tjaccard estimate\t0.92\nd2 duplicate of d0\n", Datasketch,
+			[]string{`ds1.tsv:2: want JSON lines {"id", "matches": [...]} or the tab-separated line id, "duplicate of", id, "jaccard estimate", score of the datasketch program; got 1 field(s)`}},
+		{"datasketch tsv score", "ds1.tsv", "d1\tduplicate of\td0\tjaccard estimate\tnan\n", Datasketch,
+			[]string{"ds1.tsv:1: field jaccard estimate: nan is not a similarity in [0, 1]"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -361,11 +381,12 @@ func TestDatatrovePartialCluster(t *testing.T) {
 func FuzzReadPairs(f *testing.F) {
 	f.Add([]byte("id_a,id_b,score\nd0,d1,0.9\n"))
 	f.Add([]byte(`{"id": "d1", "hits": [{"id": "d0", "distance": 0.9}]}`))
+	f.Add([]byte("d1\tduplicate of\td0\tjaccard estimate\t0.92\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		for _, c := range []struct {
 			name string
 			f    Format
-		}{{"p.csv", Pairs}, {"m.jsonl", Milvus}, {"t.jsonl", TextDedup}, {"x.jsonl", Datatrove}, {"y.clusters", Datatrove}, {"r.jsonl", Manifest}} {
+		}{{"p.csv", Pairs}, {"m.jsonl", Milvus}, {"t.jsonl", TextDedup}, {"x.jsonl", Datatrove}, {"y.clusters", Datatrove}, {"r.jsonl", Manifest}, {"d.jsonl", Datasketch}, {"d.tsv", Datasketch}} {
 			r, err := ReadFile(Source{Name: c.name, Reader: bytes.NewReader(b)}, c.f, Source{}, Options{})
 			if err != nil {
 				continue
@@ -502,5 +523,180 @@ func TestDatatroveOlderMetadata(t *testing.T) {
 	}
 	if got, want := shapes(ds, b), []shape{{"d0 d1", "d1", false, math.NaN()}}; !same(got, want) {
 		t.Errorf("clusters %+v; want %+v", got, want)
+	}
+}
+
+// The datasketch program's JSON lines under a name that does not say JSON (its standard
+// output redirected to matches.out), plain and gzip, read as JSON lines.
+func TestDatasketchOutputUnderAnyName(t *testing.T) {
+	t.Parallel()
+	body, err := os.ReadFile(filepath.Join("testdata", "datasketch-matches.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(body)
+	zw.Close()
+	for name, b := range map[string][]byte{"matches.out": body, "matches.out.gz": gz.Bytes(), "matches.jsonl.gz": gz.Bytes()} {
+		r, err := ReadFile(Source{Name: name, Reader: bytes.NewReader(b)}, Datasketch, Source{}, Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(r.Pairs) != 5 || !r.KeeperGiven || r.File != name {
+			t.Errorf("%s: %d pairs, keepers given %v, file %q; want 5, true, %q", name, len(r.Pairs), r.KeeperGiven, r.File, name)
+		}
+	}
+}
+
+// datatrove's MinhashDedupCluster output folder (remove_ids: a .clusters and a .remove
+// file per task) with the ids each task read (doc_ids, what the exported pipeline
+// writes): a cluster spanning two tasks is one cluster, and datatrove's keepers hold.
+func TestDatatroveFolder(t *testing.T) {
+	t.Parallel()
+	run := filepath.Join("testdata", "datatrove-run")
+	folder := Folder{Name: "remove_ids", Dir: os.DirFS(filepath.Join(run, "remove_ids")), IDsName: "doc_ids", IDs: os.DirFS(filepath.Join(run, "doc_ids"))}
+	r, err := ReadDatatroveFolder(folder)
+	if err != nil {
+		t.Fatalf("ReadDatatroveFolder: %v", err)
+	}
+	if r.Records != 6 || len(r.SHA256) != 64 || !r.KeeperGiven {
+		t.Errorf("records %d, sha %q, keepers given %v; want 6, 64 hex digits, true", r.Records, r.SHA256, r.KeeperGiven)
+	}
+	ds := dataset()
+	b, err := Build(r, ds, BuildOptions{Rule: mustRule("shortest")})
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	want := []shape{{"d0 d1 d2", "d2", true, math.NaN()}, {"d4 d7 d9", "d9", true, math.NaN()}}
+	if got := shapes(ds, b); !same(got, want) || b.Removals != 4 {
+		t.Errorf("clusters = %+v, %d removals; want %+v, 4", got, b.Removals, want)
+	}
+
+	// Without the ids, a document's index says nothing across tasks.
+	_, err = ReadDatatroveFolder(Folder{Name: "remove_ids", Dir: folder.Dir})
+	if err == nil || !strings.Contains(err.Error(), "remove_ids: holds the clusters of 2 task(s) (000000.clusters, ...)") ||
+		!strings.Contains(err.Error(), "doc_ids/") {
+		t.Errorf("without ids: %v; want the tasks named and doc_ids asked for", err)
+	}
+}
+
+// Bad folders are refused naming the file, the record and the field.
+func TestDatatroveFolderBad(t *testing.T) {
+	t.Parallel()
+	rec := func(idx, c uint32) []byte {
+		return binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(nil, idx), c)
+	}
+	tests := []struct {
+		name  string
+		files fstest.MapFS
+		ids   fstest.MapFS
+		want  string
+	}{
+		{"remove only", fstest.MapFS{"000000.remove": {Data: []byte{1, 0, 0, 0}}}, nil,
+			"remove_ids: 1 .remove file(s) and no .clusters file: a .remove file lists the documents to remove but not what each duplicates"},
+		{"empty", fstest.MapFS{"README": {Data: []byte("x")}}, nil, "remove_ids: no NNNNNN.clusters file in it"},
+		{"ids missing", fstest.MapFS{"000003.clusters": {Data: append(rec(0, 1), rec(1, 1)...)}}, fstest.MapFS{"000000.ids": {Data: []byte(`"a"` + "\n")}},
+			"doc_ids has no 000003.ids: the ids task 3 read are missing"},
+		{"index past the ids", fstest.MapFS{"000000.clusters": {Data: append(rec(0, 1), rec(7, 1)...)}}, fstest.MapFS{"000000.ids": {Data: []byte(`"d0"` + "\n" + `"d1"` + "\n")}},
+			"remove_ids/000000.clusters:2: field document: index 7: task 0 read 2 document(s) by doc_ids/000000.ids"},
+		{"bad id line", fstest.MapFS{"000000.clusters": {Data: append(rec(0, 1), rec(1, 1)...)}}, fstest.MapFS{"000000.ids": {Data: []byte(`"d0"` + "\n" + `{"id": 1}` + "\n")}},
+			"doc_ids/000000.ids:2: field id: want a string or a whole number"},
+		{"cut short", fstest.MapFS{"000000.clusters": {Data: append(rec(0, 1), 1, 0)}}, nil,
+			"remove_ids/000000.clusters:2: ends 2 byte(s) into a record at byte 8"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := Folder{Name: "remove_ids", Dir: tt.files}
+			if tt.ids != nil {
+				f.IDsName, f.IDs = "doc_ids", tt.ids
+			}
+			r, err := ReadDatatroveFolder(f)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("ReadDatatroveFolder = %+v, %v; want an error saying %q", r, err, tt.want)
+			}
+			if !strings.HasPrefix(err.Error(), "remove_ids") && !strings.HasPrefix(err.Error(), "doc_ids") {
+				t.Errorf("error %q does not start with the folder's name", err)
+			}
+		})
+	}
+}
+
+// A one-task folder without ids is read as a single .clusters file is: indexes in the
+// dataset's import order (the sibling .remove gives the keepers).
+func TestDatatroveFolderOneTask(t *testing.T) {
+	t.Parallel()
+	dir := fstest.MapFS{}
+	for _, name := range []string{"000000.clusters", "000000.remove"} {
+		b, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir[name] = &fstest.MapFile{Data: b}
+	}
+	r, err := ReadDatatroveFolder(Folder{Name: "remove_ids/", Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := dataset()
+	b, err := Build(r, ds, BuildOptions{Rule: longest(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := shapes(ds, b), []shape{{"d0 d1 d2", "d2", true, math.NaN()}, {"d4 d7 d9", "d9", true, math.NaN()}}; !same(got, want) {
+		t.Errorf("clusters %+v; want %+v", got, want)
+	}
+}
+
+// A real datatrove 0.10.0 run of the exported pipeline (testdata/datatrove-0.10.0, see its
+// README): its remove_ids folder read with the ids each task read names exactly the 87
+// documents datatrove's filter removed.
+func TestDatatroveFolderOfARealRun(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join("testdata", "datatrove-0.10.0")
+	r, err := ReadDatatroveFolder(Folder{Name: "remove_ids", Dir: os.DirFS(filepath.Join(dir, "remove_ids")), IDsName: "doc_ids", IDs: os.DirFS(filepath.Join(dir, "doc_ids"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The dataset: the documents both tasks read, in the order of the files they read.
+	var ds Dataset
+	for _, task := range []string{"000000.ids", "000001.ids"} {
+		b, err := os.ReadFile(filepath.Join(dir, "doc_ids", task))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for line := range strings.SplitSeq(strings.TrimSpace(string(b)), "\n") {
+			ds.IDs = append(ds.IDs, strings.Trim(line, `"`))
+			ds.Docs = append(ds.Docs, cluster.Doc{Len: 1})
+		}
+	}
+	if len(ds.IDs) != 600 {
+		t.Fatalf("%d ids; want 600", len(ds.IDs))
+	}
+	b, err := Build(r, ds, BuildOptions{Rule: longest(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var removed []string
+	for _, c := range b.Clusters {
+		if !c.KeeperFromFile {
+			t.Fatalf("cluster of %v: keeper not datatrove's", c.Members)
+		}
+		for _, m := range c.Members {
+			if m != c.Keeper {
+				removed = append(removed, ds.IDs[m])
+			}
+		}
+	}
+	want, err := os.ReadFile(filepath.Join(dir, "removed.ids"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantIDs := strings.Fields(string(want))
+	slices.Sort(removed)
+	slices.Sort(wantIDs)
+	if !slices.Equal(removed, wantIDs) || b.Removals != 87 {
+		t.Errorf("removals %d %v; datatrove removed %d %v", b.Removals, removed, len(wantIDs), wantIDs)
 	}
 }

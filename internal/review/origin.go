@@ -16,9 +16,9 @@ type Origin struct {
 	Format string `json:"format"`
 	File   string `json:"file"`
 	SHA256 string `json:"sha256"` // of the file as read
-	// Records is how many rows, pairs or documents the file held; Pairs how many pairs
-	// of documents among them (pair formats), Members how many cluster memberships
-	// (cluster formats).
+	// Records is how many rows, pairs or documents the file held; Pairs how many
+	// distinct pairs of documents among them (pair formats), Members how many distinct
+	// cluster memberships (cluster formats).
 	Records int `json:"records"`
 	Pairs   int `json:"pairs,omitempty"`
 	Members int `json:"members,omitempty"`
@@ -28,6 +28,13 @@ type Origin struct {
 	SkippedIDs []string `json:"skipped_examples,omitempty"`
 	Clusters   int      `json:"clusters"`
 	Removals   int      `json:"removals"`
+	// AlreadyRemoved counts the documents of the file's clusters that exported manifests
+	// had removed (under a standing tombstone): left out, neither proposed for removal
+	// nor kept; AlreadyRemovedIDs names the first. Rekept counts the clusters whose
+	// keeper was among them and that keep, by the configuration's rule, a live member.
+	AlreadyRemoved    int      `json:"already_removed,omitempty"`
+	AlreadyRemovedIDs []string `json:"already_removed_examples,omitempty"`
+	Rekept            int      `json:"rekept_clusters,omitempty"`
 	// Keepers says who chose each cluster's keeper: "file" (the engine's own choice,
 	// as the file gives it) or "rule" (the configuration's keeper rule).
 	Keepers string `json:"keepers"`

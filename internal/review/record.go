@@ -154,16 +154,41 @@ type Record struct {
 	Comparison        []PolicyStats `json:"policies_compared"`
 	Preparer          Person        `json:"preparer"`
 	ApprovalsRequired int           `json:"approvals_required"`
-	Approvals         []Person      `json:"approvals"`
-	Reviews           []Person      `json:"reviews"` // every verdict and comment, dismissed ones included
-	BulkApprovals     []Bulk        `json:"bulk_approvals"`
+	// ApprovalsLowered is set when the manifest asked for fewer than DefaultApprovals.
+	ApprovalsLowered *Lowering `json:"approvals_lowered,omitempty"`
+	// Deciders are the people who made its review decisions (approved or excluded
+	// removals, changed keepers, cut chains); at least one approver is none of them.
+	Deciders []string `json:"deciders"`
+	// LabelMark is the newest label event when the run read its labels: a label event
+	// after it makes the record's label figures stale (the record page says so).
+	LabelMark int64 `json:"label_mark,omitempty"`
+	// CarriedOver says what a manifest prepared again took from the one it replaced.
+	CarriedOver   *CarriedOver `json:"carried_over,omitempty"`
+	Approvals     []Person     `json:"approvals"`
+	Reviews       []Person     `json:"reviews"` // every verdict and comment, dismissed ones included
+	BulkApprovals []Bulk       `json:"bulk_approvals"`
 	// Origin is where an imported manifest came from (nil for a run's). When its
 	// Sample is set, people reviewed that sample of the clusters, not every one:
 	// ReviewedSample says so, and the sample says how it was drawn.
 	Origin         *Origin   `json:"origin,omitempty"`
 	ReviewedSample bool      `json:"reviewed_a_sample"`
 	SignedAt       time.Time `json:"signed_at"`
+	// AuditHead is the audit log's chain head when the manifest was signed off (the
+	// approval that signed it is its last entry): kept with the record, away from the
+	// database, it lets "audit verify -head" show that no entry up to it was cut off or
+	// rewritten since. Nil in records sealed before it was published.
+	AuditHead *AuditHead `json:"audit_head,omitempty"`
 }
+
+// AuditHead is the head of the audit log's hash chain: the hash of its last entry and
+// how many entries the chain held up to it.
+type AuditHead struct {
+	Hash    string `json:"hash"`
+	Entries int    `json:"entries"`
+}
+
+// String reads "<hash> (948 entries)".
+func (h AuditHead) String() string { return h.Hash + " (" + strconv.Itoa(h.Entries) + " entries)" }
 
 // DatasetRecord names the dataset in the record.
 type DatasetRecord struct {

@@ -166,9 +166,22 @@ func TallyOf(reviews []Review, preparer int64) Tally {
 }
 
 // SignsOff reports whether the tally signs a manifest off: at least required approvals,
-// no standing rejection, and no removal without a decision.
+// no standing rejection, and no removal without a decision. Separation of duties is
+// Apart's.
 func (t Tally) SignsOff(required, undecided int) bool {
 	return len(t.Approvals) >= required && len(t.Rejections) == 0 && undecided == 0
+}
+
+// Apart reports whether at least one approval comes from someone who made none of the
+// manifest's review decisions (deciders, by user id): whoever decided may approve, but
+// must not be the only approver.
+func (t Tally) Apart(deciders map[int64]bool) bool {
+	for _, a := range t.Approvals {
+		if !deciders[a.UserID] {
+			return true
+		}
+	}
+	return false
 }
 
 // CanExport says whether a manifest in state s can be exported.

@@ -224,6 +224,11 @@ func (l *connLimiter) track(next http.Handler) http.Handler {
 			tc.bodies++
 			tc.since, tc.read = l.now(), 0
 			body = &trackedBody{ReadCloser: r.Body, c: tc}
+			// On a copy of the request: the server keeps its own, and reads what is left of
+			// a body it sees unread before it answers (up to 256 KiB; past that it answers
+			// and closes). Given the wrapped body it could not tell, and read on: a 413 for
+			// a declared 9 MB body waited for the whole ReadTimeout.
+			r = r.WithContext(r.Context())
 			r.Body = body
 		}
 		l.mu.Unlock()

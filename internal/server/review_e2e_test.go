@@ -89,8 +89,9 @@ func TestBrowserReviewChainedCluster(t *testing.T) {
 
 	rita := page{t, browser(t)}
 	rita.login(base, "rita", "rita password!")
+	// One approval (alice's), fewer than the default two: recorded as a lowering.
 	q := url.Values{"spec": {"level=word size=5 k=128"}, "bands": {"32"}, "rows": {"4"}, "threshold": {"0.75"},
-		"verification": {"exact"}, "policy": {"components"}, "keeper": {"earliest"}}
+		"verification": {"exact"}, "policy": {"components"}, "keeper": {"earliest"}, "approvals": {"1"}}
 	rita.do(chromedp.Navigate(fmt.Sprintf("%s/datasets/%d/runs/new?%s", base, ds.ID, q.Encode())),
 		chromedp.WaitVisible(`[data-testid="run-form"]`), chromedp.Click(`[data-testid="run-submit"]`))
 	rita.waitFor(`!!document.querySelector('[data-testid="run-manifest"]')`)
@@ -183,7 +184,7 @@ func TestBrowserReviewChainedCluster(t *testing.T) {
 	if m.State != review.Exported || len(sos) != 1 || sos[0].Record.Approvals[0].Name != "alice" || sos[0].Record.Preparer.Name != "rita" {
 		t.Errorf("after the export: state %s, sign-offs %+v", m.State, sos)
 	}
-	if c, err := store.VerifyAudit(ctx); err != nil || !c.Intact() {
+	if c, err := store.VerifyAudit(ctx, review.AuditHead{}); err != nil || !c.Intact() {
 		t.Errorf("audit chain: %+v %v", c, err)
 	}
 }

@@ -46,7 +46,7 @@ func signOffDemo(t *testing.T, store *db.DB) db.Manifest {
 		t.Fatal(err)
 	}
 	m, _ = store.Manifest(ctx, m.ID)
-	if ok, err := dedup.Review(ctx, store, appr, m, review.Approve, "", m.ContentHash, "test"); err != nil || !ok {
+	if ok, err := dedup.Review(ctx, store, appr, m, review.Approve, "", m.ContentHash, "test"); err != nil || !ok.Signed {
 		t.Fatalf("sign-off: %v %v", ok, err)
 	}
 	return m

@@ -63,6 +63,9 @@ type Config struct {
 	// bytes and records (see web.Deps: 0 is the default, negative no cap).
 	MaxImportBytes int64
 	MaxImportDocs  int
+	// MaxResultRows caps the rows of one uploaded results file (0: the default,
+	// negative: no cap; see web.Deps).
+	MaxResultRows int
 	// CorpusRoot is the folder whose corpus files whole-corpus runs may read; "" is
 	// web.CorpusDir of the database file.
 	CorpusRoot string
@@ -193,7 +196,7 @@ func Run(ctx context.Context, cfg Config) error {
 	srv := &http.Server{
 		Handler: conns.track(web.New(web.Deps{Log: cfg.Log, Version: cfg.Version, Store: cfg.Store, Jobs: cfg.Jobs,
 			SetupToken: setupToken, TrustProxy: cfg.TrustProxy, KDF: cfg.KDF, Tally: tally, Sweeps: cfg.Sweeps,
-			UploadDir: uploads, MaxImportBytes: cfg.MaxImportBytes, MaxImportDocs: cfg.MaxImportDocs, SearchIndexes: indexes,
+			UploadDir: uploads, MaxImportBytes: cfg.MaxImportBytes, MaxImportDocs: cfg.MaxImportDocs, MaxResultRows: cfg.MaxResultRows, SearchIndexes: indexes,
 			CorpusRoot: cfg.CorpusRoot})),
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       cfg.ReadTimeout, // web extends it for the upload routes

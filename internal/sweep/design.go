@@ -1,7 +1,6 @@
 package sweep
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -155,7 +154,7 @@ func (e *engine) buildModel(ctx context.Context) error {
 	newModel(m, e.opt.Replicates, e.opt.Seed)
 	if m.Floor > 0 {
 		m.Notes = append(m.Notes, fmt.Sprintf("Recall counts the duplicates from J ≥ %s up, the least similar bin with a labeled duplicate; "+
-			"below it the labels found none (Estimate.BelowFloor bounds how many they cannot rule out).", trimFloat(m.Bins[m.Floor].Lo)))
+			"below it the labels found none (a configuration's costs say how many they cannot rule out there).", trimFloat(m.Bins[m.Floor].Lo)))
 	}
 	if bs := m.UnlabeledBins(); len(bs) > 0 {
 		var names []string
@@ -284,31 +283,4 @@ func (e *engine) modelBinOf(i int) int {
 		return -1
 	}
 	return b
-}
-
-// Cells of the model's bins sorted by bin then name, for pages: what each bin's
-// estimate rests on.
-func (m *Model) Cells() []struct {
-	Bin int
-	Cell
-} {
-	var out []struct {
-		Bin int
-		Cell
-	}
-	for _, b := range m.Bins {
-		for _, c := range b.Cells {
-			out = append(out, struct {
-				Bin int
-				Cell
-			}{b.Bin, c})
-		}
-	}
-	slices.SortStableFunc(out, func(x, y struct {
-		Bin int
-		Cell
-	}) int {
-		return cmp.Compare(x.Bin, y.Bin)
-	})
-	return out
 }

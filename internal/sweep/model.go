@@ -97,6 +97,7 @@ type Model struct {
 	point         []float64 // per bin: the point estimate of the share of non-duplicates
 	unlabeledBins []int     // bins with pairs and no label
 
+	seed    uint64 // of the replicates
 	mu      sync.Mutex
 	recalls map[string][4]Interval // recallOf's memory
 }
@@ -115,7 +116,7 @@ func betaQuantile(a, b, p float64) float64 {
 
 // newModel draws the replicates of a model whose bins are filled.
 func newModel(m *Model, reps int, seed uint64) {
-	m.Replicates = reps
+	m.Replicates, m.seed = reps, seed
 	rng := rand.New(rand.NewPCG(seed, 0x3ea1))
 	nb := len(m.Bins)
 	m.pLo, m.pHi = make([][]float64, nb), make([][]float64, nb)

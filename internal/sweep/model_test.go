@@ -2,7 +2,9 @@ package sweep
 
 import (
 	"context"
+	"encoding/json"
 	"math"
+	"reflect"
 	"testing"
 
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
@@ -90,6 +92,41 @@ func TestDemoProfilesAndEstimates(t *testing.T) {
 			if !rec.Met && rec.Closest && rep.Baseline != nil && !(h.Recall.Value > rep.Baseline.HeadlineFor(rule).Recall.Value) && !math.IsNaN(h.Recall.Value) {
 				t.Logf("target %v: the closest does not beat exact-hash recall (none does)", target)
 			}
+		}
+	}
+}
+
+// TestModelRestoreEstimatesAsTheSweep: a model stored as JSON and restored with the
+// sweep's seed gives every stored profile the estimate the sweep gave it.
+func TestModelRestoreEstimatesAsTheSweep(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the demo sample: -short skips it")
+	}
+	t.Parallel()
+	d := loadDemo(t)
+	g := Grid{Specs: []lsh.Spec{lsh.DefaultSpec()}, Shapes: []lsh.Shape{{Bands: 3, Rows: 42}, {Bands: 25, Rows: 5}},
+		Thresholds: []float64{0.5, 0.95}, Verifications: []Verification{ExactJaccard}, Policies: []string{ConnectedComponents}}
+	in := textInput(d.texts, d.design, precompute(t, d.texts, g.Specs))
+	rep, err := Run(context.Background(), in, g, Options{Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(rep.Model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored Model
+	if err := json.Unmarshal(b, &stored); err != nil {
+		t.Fatal(err)
+	}
+	m := stored.Restore(7)
+	for _, r := range rep.Results {
+		got := m.Estimate(*r.Profile)
+		if !reflect.DeepEqual(got.Rules, r.Dataset.Rules) || got.Recall != r.Dataset.Recall {
+			t.Errorf("%s: restored %+v; the sweep gave %+v", r.Config.Label(), got.Rules[0].FalseRemovals, r.Dataset.Rules[0].FalseRemovals)
+		}
+		if p := m.Plan(*r.Profile, "", 0.001); p.Now != r.Dataset.Rules[0].FalseRemovalRate.Hi {
+			t.Errorf("%s: the plan starts from %v; the estimate's upper end is %v", r.Config.Label(), p.Now, r.Dataset.Rules[0].FalseRemovalRate.Hi)
 		}
 	}
 }

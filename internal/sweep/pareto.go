@@ -203,15 +203,14 @@ func Recommend(rs []Result, baseline *Scores, t Target) (Recommendation, error) 
 		i, why = closestAny, "removes something (none beats exact-hash dedup's recall)"
 	}
 	h := hs[i]
-	lead := "no configuration keeps " + rateName + " at or below " + pct(t.MaxFalseRemovalRate) + " " + where
 	pre := h.FalseRemovalRate.Value <= t.MaxFalseRemovalRate
 	tail := ""
 	if !pre {
 		tail = "; its point estimate alone breaks the target, so it is not selected for you"
 	}
 	return Recommendation{Index: i, Config: rs[i].Config, Closest: true, Preselect: pre, Reason: fmt.Sprintf(
-		"%s. Closest: the lowest upper end (%s) among the configurations that %s, with %s %s%s",
-		lead, pct(bound(h)), why, recallName, describe(h.Recall), tail)}, nil
+		"No configuration keeps %s at or below %s %s. This one has the lowest upper end (%s) among the configurations that %s, with %s %s%s.",
+		rateName, pct(t.MaxFalseRemovalRate), where, pct(bound(h)), why, recallName, describe(h.Recall), tail)}, nil
 }
 
 func pct(x float64) string {

@@ -72,7 +72,7 @@ func TestRecommend(t *testing.T) {
 	// Nothing meets 0.1%: the closest is the lowest upper end, said first; its point
 	// estimate (0.1%) meets the target, so it may be preselected.
 	rec, _ = Recommend(rs, nil, Target{MaxFalseRemovalRate: 0.001})
-	if rec.Index != 3 || rec.Met || !rec.Closest || !rec.Preselect || !strings.HasPrefix(rec.Reason, "no configuration") {
+	if rec.Index != 3 || rec.Met || !rec.Closest || !rec.Preselect || !strings.HasPrefix(rec.Reason, "No configuration") {
 		t.Errorf("Recommend(0.1%%) = %+v; want the closest 3, not met, preselected, said first", rec)
 	}
 	// Exact-hash dedup's recall is 0.85: the closest must beat it, and one whose point

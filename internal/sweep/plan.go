@@ -75,7 +75,15 @@ func (m *Model) Plan(p Profile, rule string, target float64) LabelPlan {
 		room[b] = math.Max(float64(m.Bins[b].Drawable)-n[b], 0)
 	}
 	R := float64(rp.Removals)
-	plan.Now = approxUpper(s, n, share) / R
+	// The greedy allocation runs on the normal approximation; its stopping point is
+	// corrected by the ratio of the Monte Carlo upper end (what the page shows) to the
+	// approximation, and the plan's end is checked with the Monte Carlo itself.
+	approxNow := approxUpper(s, n, share)
+	plan.Now = m.falseRemovals(rp).FalseRemovals.Hi / R
+	scale := 1.0
+	if approxNow > 0 {
+		scale = plan.Now * R / approxNow
+	}
 	inf := make([]float64, nb)
 	for b := range inf {
 		inf[b] = math.Inf(1)
@@ -84,32 +92,39 @@ func (m *Model) Plan(p Profile, rule string, target float64) LabelPlan {
 	plan.Feasible = plan.Limit <= target
 	more := make([]float64, nb)
 	total := 0
-	upper := plan.Now * R
-	for upper/R > target && total < MaxPlan {
-		step := float64(max(5, total/20))
-		best, gain := -1, 0.0
-		for b := range nb {
-			if s[b] == 0 || room[b]-more[b] < 1 {
-				continue
+	aim := target
+	for round := 0; round < 6; round++ {
+		upper := approxUpper(s, n, share) * scale
+		for upper/R > aim && total < MaxPlan {
+			step := float64(max(5, total/20))
+			best, gain := -1, 0.0
+			for b := range nb {
+				if s[b] == 0 || room[b]-more[b] < 1 {
+					continue
+				}
+				add := math.Min(step, room[b]-more[b])
+				n[b] += add
+				u := approxUpper(s, n, share) * scale
+				n[b] -= add
+				if g := (upper - u) / add; g > gain {
+					best, gain = b, g
+				}
 			}
-			add := math.Min(step, room[b]-more[b])
-			n[b] += add
-			u := approxUpper(s, n, share)
-			n[b] -= add
-			if g := (upper - u) / add; g > gain {
-				best, gain = b, g
+			if best < 0 {
+				break
 			}
+			add := math.Min(step, room[best]-more[best])
+			more[best] += add
+			n[best] += add
+			total += int(add)
+			upper = approxUpper(s, n, share) * scale
 		}
-		if best < 0 {
+		plan.Reaches = m.withLabels(more, share).falseRemovals(rp).FalseRemovals.Hi / R
+		if plan.Reaches <= target || total >= MaxPlan || !plan.Feasible {
 			break
 		}
-		add := math.Min(step, room[best]-more[best])
-		more[best] += add
-		n[best] += add
-		total += int(add)
-		upper = approxUpper(s, n, share)
+		aim *= 0.85 // the approximation was optimistic: aim lower and check again
 	}
-	plan.Reaches = upper / R
 	plan.Met = plan.Reaches <= target
 	for b := range nb {
 		if more[b] > 0 {
@@ -179,4 +194,27 @@ func approxUpper(s, n, share []float64) float64 {
 		v += sb*sb*variance + sb*mu*(1-mu)
 	}
 	return mean + z95*math.Sqrt(v)
+}
+
+// withLabels returns the model as it would be with more[b] more labels in each bin,
+// showing the bin's share as it stands (added to its pooled pairs), replicates drawn
+// again with the model's seed stream.
+func (m *Model) withLabels(more, share []float64) *Model {
+	c := Model{Basis: m.Basis, Scheme: m.Scheme, Rep: m.Rep, Identical: m.Identical, Replicates: m.Replicates}
+	c.Bins = slices.Clone(m.Bins)
+	for b := range c.Bins {
+		c.Bins[b].Cells = slices.Clone(m.Bins[b].Cells)
+		if b >= len(more) || more[b] == 0 {
+			continue
+		}
+		add := int(more[b])
+		p := &c.Bins[b].Pooled
+		p.Labeled += add
+		p.NonDup += int(math.Round(share[b] * float64(add)))
+		if p.Frame > 0 {
+			p.Frame = max(p.Frame, int64(p.Labeled))
+		}
+	}
+	newModel(&c, max(c.Replicates, 1), m.seed)
+	return &c
 }

@@ -107,6 +107,50 @@ func (s *Service) readSnapshot(ctx context.Context, id int64) ([]snapPair, error
 	return snap, nil
 }
 
+// without returns ids (ascending) less those of out (ascending).
+func without(ids, out []int64) []int64 {
+	if len(out) == 0 {
+		return ids
+	}
+	kept := make([]int64, 0, len(ids))
+	j := 0
+	for _, id := range ids {
+		for j < len(out) && out[j] < id {
+			j++
+		}
+		if j < len(out) && out[j] == id {
+			continue
+		}
+		kept = append(kept, id)
+	}
+	return kept
+}
+
+// sweepDocuments reads the documents a sweep scores: the dataset's, less those it left
+// out when it started (under a standing tombstone then).
+func (s *Service) sweepDocuments(ctx context.Context, sweepID, datasetID int64) (db.SweepDocs, error) {
+	docs, err := s.store.SweepDocuments(ctx, datasetID)
+	if err != nil {
+		return docs, err
+	}
+	leftOut, err := s.store.SweepLeftOut(ctx, sweepID)
+	if err != nil || len(leftOut) == 0 {
+		return docs, err
+	}
+	out := db.SweepDocs{}
+	j := 0
+	for i, id := range docs.IDs {
+		for j < len(leftOut) && leftOut[j] < id {
+			j++
+		}
+		if j < len(leftOut) && leftOut[j] == id {
+			continue
+		}
+		out.IDs, out.Hashes, out.Texts = append(out.IDs, id), append(out.Hashes, docs.Hashes[i]), append(out.Texts, docs.Texts[i])
+	}
+	return out, nil
+}
+
 // input builds what sweep.Run reads: the dataset's documents, their signatures from the
 // cache (prefixes of a larger k where longs holds one, see sweep.CanPrefix) and pairs.
 func (s *Service) input(ctx context.Context, c db.Campaign, docs db.SweepDocs, pairs []sweep.LabeledPair, longs []lsh.Spec) sweep.Input {
@@ -122,6 +166,20 @@ func (s *Service) input(ctx context.Context, c db.Campaign, docs db.SweepDocs, p
 			set, err := s.cache.Signatures(ctx, c.DatasetID, from, nil)
 			if err != nil {
 				return nil, err
+			}
+			if len(set.IDs) != len(docs.IDs) { // documents left out: the others' signatures
+				kept := set.Sigs[:0:0]
+				j := 0
+				for i, id := range set.IDs {
+					if j < len(docs.IDs) && docs.IDs[j] == id {
+						kept = append(kept, set.Sigs[i])
+						j++
+					}
+				}
+				set.IDs, set.Sigs = docs.IDs, kept
+				if j != len(docs.IDs) {
+					return nil, fmt.Errorf("signatures of dataset %d under %s: %d of the %d documents read signed", c.DatasetID, from.ID(), j, len(docs.IDs))
+				}
 			}
 			if !slices.Equal(set.IDs, docs.IDs) {
 				return nil, fmt.Errorf("signatures of dataset %d under %s: %d documents signed, %d read", c.DatasetID, from.ID(),

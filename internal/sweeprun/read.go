@@ -218,11 +218,15 @@ func (s *Service) LabelsChanged(ctx context.Context, id int64) (LabelDiff, error
 	if err != nil {
 		return LabelDiff{}, err
 	}
-	ids, err := s.store.DatasetDocumentIDs(ctx, c.DatasetID)
+	all, err := s.store.DatasetDocumentIDs(ctx, c.DatasetID)
 	if err != nil {
 		return LabelDiff{}, err
 	}
-	_, ls, err := s.labelsNow(ctx, c, ids)
+	leftOut, err := s.store.SweepLeftOut(ctx, id)
+	if err != nil {
+		return LabelDiff{}, err
+	}
+	_, ls, err := s.labelsNow(ctx, c, without(all, leftOut))
 	if err != nil {
 		return LabelDiff{}, err
 	}

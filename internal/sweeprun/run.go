@@ -45,10 +45,22 @@ func (s *Service) start(ctx context.Context, req StartRequest, rerunOf int64) (S
 	if err != nil {
 		return Sweep{}, err
 	}
-	ids, err := s.store.DatasetDocumentIDs(ctx, c.DatasetID)
+	// The live documents: those an exported manifest removed are left out (and stay out
+	// when the sweep is resumed or rescored).
+	all, err := s.store.DatasetDocumentIDs(ctx, c.DatasetID)
 	if err != nil {
 		return Sweep{}, err
 	}
+	tomb, err := s.store.Tombstoned(ctx, c.DatasetID)
+	if err != nil {
+		return Sweep{}, err
+	}
+	leftOut := make([]int64, 0, len(tomb))
+	for id := range tomb {
+		leftOut = append(leftOut, id)
+	}
+	slices.Sort(leftOut)
+	ids := without(all, leftOut)
 	// Before the configurations: counting automatic shapes at a large k takes seconds.
 	if err := s.CheckVolume(req.Grid, len(ids)); err != nil {
 		return Sweep{}, err
@@ -77,7 +89,7 @@ func (s *Service) start(ctx context.Context, req StartRequest, rerunOf int64) (S
 		name = "sweep of " + time.Now().UTC().Format("2006-01-02 15:04")
 	}
 	id, err := s.store.CreateSweep(ctx, db.NewSweep{CampaignID: c.ID, Name: name, Notes: req.Notes, Grid: string(grid), Seed: Seed,
-		Total: len(configs), LabelVersion: ls.Version, Labels: string(snap), RerunOf: rerunOf, CreatedBy: req.By, Token: req.Token}, actorOf(req.By))
+		Total: len(configs), LabelVersion: ls.Version, Labels: string(snap), RerunOf: rerunOf, CreatedBy: req.By, Token: req.Token, LeftOut: leftOut}, actorOf(req.By))
 	if errors.Is(err, db.ErrReplayed) {
 		sw, gerr := s.Get(ctx, id)
 		if gerr != nil {
@@ -376,7 +388,7 @@ func (s *Service) score(ctx context.Context, id int64, r *run, report jobs.Repor
 	if len(stored) == total {
 		return nil
 	}
-	docs, err := s.store.SweepDocuments(ctx, c.DatasetID)
+	docs, err := s.sweepDocuments(ctx, id, c.DatasetID)
 	if err != nil {
 		return err
 	}
@@ -455,7 +467,7 @@ func (s *Service) score(ctx context.Context, id int64, r *run, report jobs.Repor
 	}
 	flush()
 	if rep != nil {
-		sum := Summary{Model: rep.Model, Baseline: rep.Baseline}
+		sum := Summary{Model: rep.Model, ModelNote: rep.ModelNote, Baseline: rep.Baseline}
 		if sw.Summary != nil {
 			sum.Labels = sw.Summary.Labels
 		}

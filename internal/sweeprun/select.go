@@ -83,7 +83,7 @@ func (s *Service) prepare(ctx context.Context, id int64, c sweep.Config) (*sweep
 	if err != nil {
 		return nil, err
 	}
-	docs, err := s.store.SweepDocuments(ctx, camp.DatasetID)
+	docs, err := s.sweepDocuments(ctx, id, camp.DatasetID)
 	if err != nil {
 		return nil, err
 	}

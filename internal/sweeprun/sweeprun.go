@@ -203,10 +203,11 @@ type Sweep struct {
 // Summary is what a sweep found that is not one configuration's.
 type Summary struct {
 	Labels LabelCounts
-	// Model is what the dataset estimates rest on (nil without one); Baseline
-	// exact-hash dedup alone (the raw texts' SHA-256).
-	Model    *sweep.Model
-	Baseline *sweep.Scores
+	// Model is what the dataset estimates rest on (nil without one, ModelNote then
+	// says why); Baseline exact-hash dedup alone (the raw texts' SHA-256).
+	Model     *sweep.Model
+	ModelNote string `json:",omitempty"`
+	Baseline  *sweep.Scores
 }
 
 // LabelCounts are the campaign's pairs under sweep.LabelRule when the sweep started.

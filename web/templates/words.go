@@ -18,3 +18,27 @@ func capitalize(s string) string {
 	}
 	return string(s[0]-'a'+'A') + s[1:]
 }
+
+// joinNames joins names as "a", "a and b", "a, b and c".
+func joinNames(names []string) string {
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return names[0]
+	}
+	out := names[0]
+	for _, n := range names[1 : len(names)-1] {
+		out += ", " + n
+	}
+	return out + " and " + names[len(names)-1]
+}
+
+// liveText says over which documents a run goes: the live ones, of how many.
+func liveText(f RunForm) string {
+	if len(f.Removed) == 0 {
+		return fmt.Sprintf("Over all %d documents", f.Docs)
+	}
+	return fmt.Sprintf("Over the %d live documents of %d (the others were removed by exported manifests: they are neither proposed for removal nor kept)",
+		f.Live, f.Docs)
+}

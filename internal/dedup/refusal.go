@@ -1,0 +1,66 @@
+package dedup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/dedupstudio/dedupstudio/internal/cluster"
+	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/review"
+)
+
+// Every refusal in the review and export path is written to the audit log with its
+// reason ("manifest.refused": the action, the reason, the manifest's hash), in a
+// transaction of its own: the refused one wrote nothing.
+
+// refusal writes err to the audit log when it refuses action on manifest m (not for an
+// internal failure, nor for something not found) and returns it, marked as recorded.
+func refusal(ctx context.Context, store *db.DB, by db.User, m db.Manifest, action string, err error) error {
+	if err == nil || !refuses(err) {
+		return err
+	}
+	return RecordRefusal(ctx, store, by, m, action, err.Error(), err)
+}
+
+// recorded marks a refusal written to the audit log already.
+type recorded struct{ error }
+
+func (r recorded) Unwrap() error { return r.error }
+
+// Recorded reports whether err is a refusal already written to the audit log.
+func Recorded(err error) bool {
+	var r recorded
+	return errors.As(err, &r)
+}
+
+// RecordRefusal writes a refusal of action on manifest m to the audit log with reason
+// (what the person was told), unless err was recorded already, and returns err marked
+// as recorded. The pages call it for what they refuse themselves (a malformed form).
+func RecordRefusal(ctx context.Context, store *db.DB, by db.User, m db.Manifest, action, reason string, err error) error {
+	if Recorded(err) {
+		return err
+	}
+	detail := map[string]any{"action": action, "reason": reason, "manifest_hash": m.ContentHash, "state": m.State.Label()}
+	if aerr := store.AuditBy(context.WithoutCancel(ctx), by, "manifest.refused", fmt.Sprintf("manifest:%d", m.ID), detail); aerr != nil {
+		return fmt.Errorf("%w (and its record in the audit log failed: %w)", err, aerr)
+	}
+	return recorded{err}
+}
+
+// refuses reports whether err is the manifest's rules saying no: a state, a stale or
+// changed manifest, a conflict, separation of duties, input that does not apply.
+func refuses(err error) bool {
+	var (
+		re *review.RefusedError
+		se *review.StaleError
+		oe *review.OutdatedError
+		ce *review.ConflictError
+		pe *review.SeparationError
+		ie *review.InputError
+		ke *cluster.InputError
+	)
+	return errors.As(err, &re) || errors.As(err, &se) || errors.As(err, &oe) || errors.As(err, &ce) || errors.As(err, &pe) ||
+		errors.As(err, &ie) || errors.As(err, &ke) || errors.Is(err, review.ErrSelfApproval) || errors.Is(err, db.ErrStale) ||
+		errors.Is(err, db.ErrConflict) || errors.Is(err, db.ErrSampleUndecided)
+}

@@ -1,0 +1,72 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/dedupstudio/dedupstudio/internal/review"
+)
+
+// The audit chain's head is published where people keep things: on the sign-off
+// record (page and signoff.json), at the export, and on the audit page, which checks a
+// head kept elsewhere against the chain.
+func TestAuditHeadPublishedAndChecked(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	ctx := context.Background()
+	m := f.withManifest(searchParams(review.Exact), true)
+	sos, err := f.store.SignOffs(ctx, m.ID)
+	if err != nil || len(sos) != 1 || sos[0].Record.AuditHead == nil {
+		t.Fatalf("sign-offs %+v, %v; want one whose record has the audit head", sos, err)
+	}
+	head := *sos[0].Record.AuditHead
+	check, _ := f.store.VerifyAudit(ctx, review.AuditHead{})
+	if head.Entries != check.Rows-1 || len(head.Hash) != 64 {
+		t.Errorf("the record's head %+v; want the entry before the sign-off's own (%d entries now)", head, check.Rows)
+	}
+	appr := f.signIn("approver")
+	_, page := get(t, f.h, fmt.Sprintf("/manifests/%d/signoff", m.ID), appr)
+	if !strings.Contains(page, "Audit chain head at sign-off") || !strings.Contains(page, head.String()) {
+		t.Errorf("the sign-off page does not show the audit head %s", head)
+	}
+	rec := f.do("POST", fmt.Sprintf("/manifests/%d/export", m.ID), appr, map[string][]string{"hash": {m.ContentHash}})
+	if rec.Code != http.StatusSeeOther {
+		t.Fatalf("export: %d\n%s", rec.Code, rec.Body.String())
+	}
+	_, body := get(t, f.h, fmt.Sprintf("/manifests/%d/signoff.json", m.ID), appr)
+	var so struct {
+		Record     review.Record
+		ExportHead *review.AuditHead `json:"audit_head_at_export"`
+	}
+	if err := json.Unmarshal([]byte(body), &so); err != nil || so.Record.AuditHead == nil || *so.Record.AuditHead != head ||
+		so.ExportHead == nil || so.ExportHead.Entries <= head.Entries {
+		t.Errorf("signoff.json: %v, record head %+v, export head %+v; want %+v and a later one", err, so.Record.AuditHead, so.ExportHead, head)
+	}
+	if _, page := get(t, f.h, fmt.Sprintf("/manifests/%d/signoff", m.ID), appr); !strings.Contains(page, "Audit chain head at the export") {
+		t.Error("the sign-off page of an exported manifest does not show the head at the export")
+	}
+
+	// The audit page: the current head with its entries, and a kept head checked.
+	_, page = get(t, f.h, "/audit", f.admin)
+	check, _ = f.store.VerifyAudit(ctx, review.AuditHead{})
+	if !strings.Contains(page, `data-testid="audit-head"`) || !strings.Contains(page, check.Head) ||
+		!strings.Contains(page, fmt.Sprintf("-head %s -entries %d", check.Head, check.Rows)) {
+		t.Errorf("the audit page does not publish the head %s (%d entries)", check.Head, check.Rows)
+	}
+	_, page = get(t, f.h, fmt.Sprintf("/audit?head=%s&entries=%d", head.Hash, head.Entries), f.admin)
+	if !strings.Contains(page, `data-intact="true"`) || !strings.Contains(page, fmt.Sprintf("The head you kept is entry %d", head.Entries)) {
+		t.Errorf("the audit page does not confirm the sign-off's head:\n%.2000s", page)
+	}
+	other := strings.Repeat("ab", 32)
+	res, page := get(t, f.h, "/audit?head="+other, f.admin)
+	if res.StatusCode != http.StatusOK || !strings.Contains(page, `data-intact="false"`) || !strings.Contains(page, "no entry carries the head kept elsewhere") {
+		t.Errorf("a head not in the chain: %d\n%.2000s", res.StatusCode, page)
+	}
+	if res, _ := get(t, f.h, "/audit?head=nothex", f.admin); res.StatusCode != http.StatusUnprocessableEntity {
+		t.Errorf("a malformed head: %d; want 422", res.StatusCode)
+	}
+}
