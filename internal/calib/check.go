@@ -377,7 +377,7 @@ func (h *harness) labelAndSweep(ctx context.Context, d int, tau LabelRule, t *Ta
 	}
 	// Second phase: the rest of the budget where the studio's labeling plans put it.
 	start = time.Now()
-	sp := SecondPlan(analyses, h.opt.Labels-n1, PlanTarget)
+	sp := SecondPlan(analyses, h.opt.Labels-n1)
 	t.PlanTime += time.Since(start)
 	n2, err := h.drawAndLabel(ctx, c, tau, campaign.DrawPlan{Counts: sp.Counts, Bin: -1, Seed: secondSeed(d, h.opt)}, t)
 	if err != nil {
@@ -459,8 +459,7 @@ func categoryFor(cats []labels.Category, d labels.Decision) string {
 // sweep scores the grid on c's labels through the studio's sweep service, one sweep per
 // representation (a grid is every combination of its axes) with every policy, as the
 // sweep form starts one, and waits for each. With analyze it also returns each sweep's
-// analysis under every keeper rule (what the dashboard shows: the recommendation and its
-// labeling plan at PlanTarget).
+// analysis as the dashboard reads it (results and the model, restored from the store).
 func (h *harness) sweep(ctx context.Context, c db.Campaign, name string, analyze bool) ([]sweep.Result, []*sweeprun.Analysis, error) {
 	var pols []string
 	for _, p := range h.opt.Policies {
@@ -494,13 +493,11 @@ func (h *harness) sweep(ctx context.Context, c db.Campaign, name string, analyze
 		if !analyze {
 			continue
 		}
-		for _, rule := range Rules {
-			a, err := h.runs.Analyze(ctx, sw.ID, sweep.Target{MaxFalseRemovalRate: PlanTarget, Rule: string(rule)})
-			if err != nil {
-				return nil, nil, err
-			}
-			analyses = append(analyses, a)
+		a, err := h.runs.Analyze(ctx, sw.ID, sweep.DefaultTarget)
+		if err != nil {
+			return nil, nil, err
 		}
+		analyses = append(analyses, a)
 	}
 	return out, analyses, nil
 }

@@ -70,14 +70,15 @@
 //     from every bin and 20 uniformly random pairs (FirstPerBin, FirstRandom), each given
 //     the rule's label as a rule annotator's label;
 //  2. a sweep of the grid, one per representation with every policy, and the
-//     dashboard's analysis of it (sweeprun.Analyze) under every keeper rule;
+//     dashboard's analysis of it (sweeprun.Analyze: the results and the model as
+//     stored);
 //  3. a second phase of the rest of the budget (at most 800 labels a draw in all) drawn
-//     where the studio's labeling plans put it (SecondPlan): the dashboard's plan, and
-//     sweep.Model.Plan of every configuration and keeper rule whose point estimate of
-//     false removals per removal meets the 1% target and whose upper end does not; each
-//     bin gets the most any plan that reaches the target asks of it (one label serves
-//     every configuration that removes pairs in its bin), scaled to the budget. Nothing
-//     of the truth enters the plan;
+//     where the studio's labeling plans put it (SecondPlan): sweep.Model.Plan to a 3%
+//     upper end for every configuration and keeper rule whose point estimate of false
+//     removals per removal meets 1% and whose upper end is over 3%, each bin getting
+//     the most any plan asks of it (one label serves every configuration that removes
+//     pairs in its bin), bins whose every label says "not a duplicate" left out, scaled
+//     to the budget. Nothing of the truth enters the plan;
 //  4. a final sweep, whose results are set against the truth of their configuration,
 //     policy and keeper rule: coverage of the 95% interval, the mean estimate and its
 //     bias, the mean width, and, where the true false-removal rate is at most 1%, the

@@ -1,16 +1,22 @@
 package calib
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/dedupstudio/dedupstudio/internal/frame"
 	"github.com/dedupstudio/dedupstudio/internal/sweep"
 	"github.com/dedupstudio/dedupstudio/internal/sweeprun"
 )
 
-// PlanTarget is the false-removal rate the second phase plans for: the dashboard's
-// default target (sweep.DefaultTarget).
-var PlanTarget = sweep.DefaultTarget.MaxFalseRemovalRate
+// The second phase's candidates and aim: configurations whose point estimate of false
+// removals per removal meets CandidateRate (the dashboard's default target) but whose
+// upper end is over PlanTarget (the issue's useful upper end), planned to PlanTarget.
+var (
+	CandidateRate = sweep.DefaultTarget.MaxFalseRemovalRate
+	PlanTarget    = TightUpper
+)
 
 // Allocation is a draw's second phase: how many labels each bin of exact Jaccard gets,
 // and which of the studio's plans asked for them.
@@ -18,70 +24,73 @@ type Allocation struct {
 	// Counts are the labels per frame.Default bin (campaign.DrawPlan.Counts), summing to
 	// the budget.
 	Counts []int
-	// Plans counts the plans combined: the dashboard's (sweeprun.Analysis.Plan) and
-	// those of the candidate configurations; Asked is the most any bin was asked for by
-	// them, summed over the bins (more than the budget: scaled down; less: scaled up).
+	// Plans counts the distinct plans combined; Asked is the most any of them asked of
+	// a bin, summed over the bins (more than the budget: scaled down; less: scaled up).
 	Plans, Asked int
 }
 
-// SecondPlan allocates budget labels over the bins the way a team following the
-// studio's labeling plans would, using nothing but what the first sweep computed:
+// SecondPlan allocates budget labels over the bins the way a team that wants a usable
+// bound on every candidate configuration would follow the studio's labeling plans,
+// using nothing but what the first sweep computed (the results and the model of each
+// sweep's analysis, as the dashboard reads them; nothing of the truth):
 //
-//   - the plans: the dashboard's own (for each sweep and keeper rule, the plan of the
-//     recommendation when it does not meet target: the closest configuration), and
-//     sweep.Model.Plan for every configuration and keeper rule that is a candidate for
-//     the target, its point estimate of false removals per removal at or under target
-//     and its upper end over it; plans that no number of labels would meet
-//     (Feasible false) are left out;
+//   - the candidates are every configuration and keeper rule whose point estimate of
+//     false removals per removal meets CandidateRate (1%) and whose upper end is over
+//     PlanTarget (3%);
+//   - each gets sweep.Model.Plan to PlanTarget (configurations with the same removal
+//     profile share one plan); plans that do not reach it (Met false) are left out.
+//     The dashboard's own plan aims at its target, 1%, for one configuration: that asks
+//     900-1,200 labels of a configuration here, more than a draw's budget, and a mix of
+//     such plans scaled to the budget follows the configurations that need the most;
+//   - a plan's labels in a bin whose every label so far says "not a duplicate" are left
+//     out: that bin's upper confidence distribution is 1 already and no label there
+//     lowers an upper end (the planner's greedy step puts labels there once the useful
+//     bins are spent on its normal approximation; a person reading the plan would skip
+//     them);
 //   - each bin gets the most any plan asks of it (a label in a bin speaks for every
-//     configuration that removes pairs there, so the plans' demands overlap, they do
-//     not add up);
-//   - the result is scaled to the budget in proportion (largest remainders), so a
-//     draw always uses its labels; with no plan at all (every candidate meets the target
-//     already, or there is none) the budget is spread evenly over the bins.
-//
-// Only the plans' bins matter: they are where the candidates remove documents, which is
-// where labels lower an upper end of false removals (the issue: "put the labels where
-// the removals are").
-func SecondPlan(analyses []*sweeprun.Analysis, budget int, target float64) Allocation {
+//     configuration that removes pairs there, so the plans' demands overlap, they do not
+//     add up), and the result is scaled to the budget in proportion (largest
+//     remainders), so a draw always uses its labels; with no plan at all the budget is
+//     spread evenly over the bins.
+func SecondPlan(analyses []*sweeprun.Analysis, budget int) Allocation {
 	bins := frame.Default.Bins()
 	ask := make([]int, bins)
-	plans := 0
-	take := func(p sweep.LabelPlan) {
-		if !p.Met || p.More == 0 {
-			return
-		}
-		plans++
-		for b, n := range p.Counts(bins) {
-			ask[b] = max(ask[b], n)
-		}
-	}
-	seen := map[int64]bool{} // sweeps whose candidates were planned
+	planned := map[string]bool{}
+	out := Allocation{}
 	for _, a := range analyses {
-		if a.Model == nil || len(a.Model.Bins) != bins {
+		m := a.Model
+		if m == nil || len(m.Bins) != bins {
 			continue
 		}
-		if a.Plan != nil {
-			take(*a.Plan)
-		}
-		if seen[a.Sweep.ID] {
-			continue
-		}
-		seen[a.Sweep.ID] = true // a sweep's candidates once: each result lists every rule
 		for _, r := range a.Results {
 			if r.Dataset == nil || r.Profile == nil {
 				continue
 			}
-			for _, re := range r.Dataset.Rules {
+			for i, re := range r.Dataset.Rules {
 				rate := re.FalseRemovalRate
-				if re.Removals == 0 || rate.Value > target || rate.Hi <= target {
+				if re.Removals == 0 || rate.Value > CandidateRate || rate.Hi <= PlanTarget || i >= len(r.Profile.Rules) {
 					continue
 				}
-				take(a.Model.Plan(*r.Profile, re.Rule, target))
+				rp := r.Profile.Rules[i]
+				key := profileKey(a.Sweep.ID, rp)
+				if planned[key] {
+					continue
+				}
+				planned[key] = true
+				p := m.Plan(sweep.Profile{Rules: []sweep.RuleProfile{rp}}, rp.Rule, PlanTarget)
+				if !p.Met || p.More == 0 {
+					continue
+				}
+				out.Plans++
+				for b, n := range p.Counts(bins) {
+					if mb := m.Bins[b]; mb.Labeled > 0 && mb.NonDup == mb.Labeled {
+						continue // every label says not a duplicate: more cannot lower an upper end
+					}
+					ask[b] = max(ask[b], n)
+				}
 			}
 		}
 	}
-	out := Allocation{Plans: plans}
 	for _, n := range ask {
 		out.Asked += n
 	}
@@ -92,6 +101,17 @@ func SecondPlan(analyses []*sweeprun.Analysis, budget int, target float64) Alloc
 	}
 	out.Counts = apportion(ask, budget)
 	return out
+}
+
+// profileKey names a removal profile within one sweep: configurations that remove the
+// same pairs per bin get the same plan.
+func profileKey(sweepID int64, rp sweep.RuleProfile) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d %d %d", sweepID, rp.Removals, rp.Identical)
+	for _, n := range rp.Pairs {
+		fmt.Fprintf(&b, " %d", n)
+	}
+	return b.String()
 }
 
 // apportion splits total in proportion to weights (largest remainders, ties to the

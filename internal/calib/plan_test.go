@@ -39,23 +39,23 @@ func candidate(m *sweep.Model, pairs map[int]int64, identical int) sweeprun.Resu
 func TestSecondPlan(t *testing.T) {
 	t.Parallel()
 	m := planModel()
-	// A candidate: no false removal in its labels, upper end over 1% (10 labels a bin).
+	// A candidate: no false removal in its labels, upper end over 3% (10 labels a bin).
 	cand := candidate(m, map[int]int64{18: 300, 19: 300}, 400)
-	if re := cand.Dataset.Rules[0].FalseRemovalRate; re.Value > PlanTarget || re.Hi <= PlanTarget {
-		t.Fatalf("the candidate's rate %+v: want a point estimate <= 1%% and an upper end over it", re)
+	if re := cand.Dataset.Rules[0].FalseRemovalRate; re.Value > CandidateRate || re.Hi <= PlanTarget {
+		t.Fatalf("the candidate's rate %+v: want a point estimate <= 1%% and an upper end over 3%%", re)
 	}
 	// Not a candidate: its removals lie in a bin whose labels are all non-duplicates, a
 	// point estimate over 1%.
 	m.Bins[5].Pooled.NonDup = 10
 	m = m.Restore(1)
 	notCand := candidate(m, map[int]int64{5: 100}, 0)
-	if notCand.Dataset.Rules[0].FalseRemovalRate.Value <= PlanTarget {
+	if notCand.Dataset.Rules[0].FalseRemovalRate.Value <= CandidateRate {
 		t.Fatal("the second result's point estimate meets the target; want it over")
 	}
 	a := &sweeprun.Analysis{Sweep: sweeprun.Sweep{ID: 1}, Model: m, Results: []sweeprun.Result{cand, notCand}}
-	got := SecondPlan([]*sweeprun.Analysis{a, a}, 500, PlanTarget)
+	got := SecondPlan([]*sweeprun.Analysis{a, a}, 500)
 	if got.Plans != 1 || sum(got.Counts) != 500 || len(got.Counts) != frame.Default.Bins() {
-		t.Fatalf("SecondPlan = %+v; want the candidate's one plan, 500 labels over %d bins", got, frame.Default.Bins())
+		t.Fatalf("SecondPlan = %+v; want the candidate's one plan (planned once for two analyses of one sweep), 500 labels over %d bins", got, frame.Default.Bins())
 	}
 	for b, n := range got.Counts {
 		if (b == 18 || b == 19) != (n > 0) {
@@ -67,7 +67,7 @@ func TestSecondPlan(t *testing.T) {
 		t.Errorf("asked %d; want the plan's %d", got.Asked, plan.More)
 	}
 	// Without a plan the budget is spread evenly.
-	none := SecondPlan([]*sweeprun.Analysis{{Sweep: sweeprun.Sweep{ID: 2}, Model: m, Results: []sweeprun.Result{notCand}}}, 42, PlanTarget)
+	none := SecondPlan([]*sweeprun.Analysis{{Sweep: sweeprun.Sweep{ID: 2}, Model: m, Results: []sweeprun.Result{notCand}}}, 42)
 	if none.Plans != 0 || sum(none.Counts) != 42 || slices.Max(none.Counts)-slices.Min(none.Counts) > 1 {
 		t.Errorf("SecondPlan without a candidate = %+v; want 42 labels evenly over the bins", none)
 	}
