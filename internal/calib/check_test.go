@@ -21,12 +21,12 @@ import (
 // plans within the budget, that every sweep's exact counts agree with the truth's, and
 // that FastGrid holds what the bars are about. The rules cut on bin edges, so
 // every draw's estimates are the same (LabelRule): a few draws exercise the path, and
-// the full check (cmd/calibcheck) carries the ramp rule whose draws differ. About 40 s
-// of CPU.
+// the full check (cmd/calibcheck) carries the ramp rule whose draws differ; the audits
+// have TestAuditsFastGrid. About 35 s of CPU.
 func TestCheckFast(t *testing.T) {
 	pop := testPopulation(t)
-	const fastDraws = 6
-	tab, err := Check(context.Background(), Options{Dir: t.TempDir(), Population: pop, Grid: FastGrid(), Draws: fastDraws, Seed: 1, Log: t.Logf})
+	const fastDraws = 4
+	tab, err := Check(context.Background(), Options{Dir: t.TempDir(), Population: pop, Grid: FastGrid(), Draws: fastDraws, Audits: -1, Seed: 1, Log: t.Logf})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -103,7 +103,7 @@
 // for recall and for false removals under each keeper rule, recall bias within ±0.005,
 // and an upper end <= 3% of removals in >= 80% of draws where the true rate is <= 1%;
 // AuditBars the audit's (bound <= 1.5% in >= 80% of audits, coverage >= 95%). The fast
-// test in `go test ./...` runs 6 draws of FastGrid with FastBars.
+// test in `go test ./...` runs 4 draws of FastGrid with FastBars.
 //
 // Run the full check with `go run ./cmd/calibcheck -draws 200` (FullTaus: the issue's
 // cuts and the ramp 0.6~0.15; or DEDUP_CALIB_FULL=1 go test ./internal/calib -run
