@@ -1,15 +1,12 @@
 package web
 
 import (
-	"bufio"
-	"compress/gzip"
 	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -21,6 +18,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/ingest"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/realtext"
 	"github.com/dedupstudio/dedupstudio/internal/review"
 )
 
@@ -29,25 +27,7 @@ import (
 // unrelated documents.
 func chainDocs(t *testing.T) string {
 	t.Helper()
-	f, err := os.Open("../internal/lsh/testdata/corpus5000.jsonl.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	var texts []string
-	for sc.Scan() && len(texts) < 7 {
-		var d struct{ Text string }
-		json.Unmarshal(sc.Bytes(), &d)
-		if len(strings.Fields(d.Text)) >= 260 {
-			texts = append(texts, d.Text)
-		}
-	}
+	texts := realtext.Texts(t, 7, 260)
 	words := strings.Fields(texts[0])
 	seg := func(from, to int) string { return strings.Join(words[20*from:20*to], " ") }
 	var b strings.Builder

@@ -1,14 +1,11 @@
 package web
 
 import (
-	"bufio"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -21,6 +18,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/ingest"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
+	"github.com/dedupstudio/dedupstudio/internal/realtext"
 )
 
 // BenchmarkPairPage measures the whole pair page, through the router, with the store,
@@ -83,7 +81,7 @@ func pairPageStore(b *testing.B) (http.Handler, *http.Cookie, []benchPairPage) {
 	reg := jobs.NewRegistry(ctx)
 	b.Cleanup(func() { reg.Shutdown(ctx) })
 
-	docs := sampleDocs(b)
+	docs := realtext.Records[sampleDoc](b, realtext.Demo, 0)
 	text := func(source, lang string, size int) string {
 		var sb strings.Builder
 		for _, d := range docs {
@@ -158,34 +156,6 @@ func pairPageStore(b *testing.B) (http.Handler, *http.Cookie, []benchPairPage) {
 
 type sampleDoc struct {
 	Text, Source, Lang string
-}
-
-// sampleDocs reads the demo sample's documents in file order.
-func sampleDocs(b *testing.B) []sampleDoc {
-	b.Helper()
-	f, err := os.Open("../internal/demo/sample.jsonl.gz")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		b.Fatal(err)
-	}
-	var docs []sampleDoc
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(nil, 1<<24)
-	for sc.Scan() {
-		var d sampleDoc
-		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
-			b.Fatal(err)
-		}
-		docs = append(docs, d)
-	}
-	if err := sc.Err(); err != nil {
-		b.Fatal(err)
-	}
-	return docs
 }
 
 // cpuTime is the process's user and system CPU time so far.

@@ -1,14 +1,10 @@
 package campaign
 
 import (
-	"bufio"
-	"compress/gzip"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -19,6 +15,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/frame"
 	"github.com/dedupstudio/dedupstudio/internal/labels"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/realtext"
 	"github.com/dedupstudio/dedupstudio/internal/sigcache"
 )
 
@@ -34,22 +31,10 @@ type fixture struct {
 
 func newFixture(t *testing.T, n int) *fixture {
 	t.Helper()
-	f, err := os.Open("../lsh/testdata/corpus5000.jsonl.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(nil, 16<<20)
 	var docs []db.NewDocument
-	for len(docs) < n && sc.Scan() {
-		var rec struct{ ID, Text string }
-		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-			t.Fatal(err)
+	for _, rec := range realtext.Docs(t, n) {
+		if len(docs) == n {
+			break
 		}
 		docs = append(docs, db.NewDocument{ExtID: rec.ID, Text: rec.Text})
 		if len(docs)%10 == 1 && len(docs) < n {

@@ -1,11 +1,8 @@
 package dedup
 
 import (
-	"bufio"
 	"bytes"
-	"compress/gzip"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -22,6 +19,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/demo"
 	"github.com/dedupstudio/dedupstudio/internal/ingest"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/realtext"
 	"github.com/dedupstudio/dedupstudio/internal/results"
 	"github.com/dedupstudio/dedupstudio/internal/review"
 	"github.com/dedupstudio/dedupstudio/internal/sigcache"
@@ -81,7 +79,7 @@ func BenchmarkImportResults(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer store.Close()
-	words := strings.Fields(strings.Join(benchTexts(b, 40), " "))
+	words := strings.Fields(strings.Join(realtext.Texts(b, 40, 0), " "))
 	var docs strings.Builder
 	for i := range n {
 		at := (i * 7) % (len(words) - 120)
@@ -131,27 +129,4 @@ func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// benchTexts returns the first n texts of the real-text corpus.
-func benchTexts(b *testing.B, n int) []string {
-	f, err := os.Open("../lsh/testdata/corpus5000.jsonl.gz")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		b.Fatal(err)
-	}
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	var out []string
-	for sc.Scan() && len(out) < n {
-		var d struct{ Text string }
-		if json.Unmarshal(sc.Bytes(), &d) == nil {
-			out = append(out, d.Text)
-		}
-	}
-	return out
 }

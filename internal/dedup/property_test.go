@@ -20,6 +20,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/ingest"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/realtext"
 	"github.com/dedupstudio/dedupstudio/internal/results"
 	"github.com/dedupstudio/dedupstudio/internal/review"
 	"github.com/dedupstudio/dedupstudio/internal/sigcache"
@@ -87,7 +88,7 @@ func envInt(name string, def int) int {
 // thresholds and keeper rules cluster them differently and overlap.
 func familyTexts(t *testing.T) []string {
 	t.Helper()
-	bases := realDocs(t, 9, 180)
+	bases := realtext.Texts(t, 9, 180)
 	r := rand.New(rand.NewPCG(7, 7))
 	edit := func(text string, share float64) string {
 		words := strings.Fields(text)

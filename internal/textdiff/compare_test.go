@@ -1,18 +1,14 @@
 package textdiff
 
 import (
-	"bufio"
-	"compress/gzip"
-	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"unicode"
 
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/realtext"
 )
 
 func join(spans []Span, keep func(Op) bool) string {
@@ -376,38 +372,11 @@ type demoDoc struct {
 	Lang   string `json:"lang"`
 }
 
-var demoOnce = sync.OnceValues(func() ([]demoDoc, error) {
-	f, err := os.Open("../demo/sample.jsonl.gz")
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		return nil, err
-	}
-	var docs []demoDoc
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(nil, 1<<24)
-	for sc.Scan() {
-		var d demoDoc
-		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
-			return nil, err
-		}
-		docs = append(docs, d)
-	}
-	return docs, sc.Err()
-})
-
 // demoDocs returns the documents of the demo sample (internal/demo/sample.jsonl.gz), in
 // file order.
 func demoDocs(tb testing.TB) []demoDoc {
 	tb.Helper()
-	docs, err := demoOnce()
-	if err != nil {
-		tb.Fatalf("read the demo sample: %v", err)
-	}
-	return docs
+	return realtext.Records[demoDoc](tb, realtext.Demo, 0)
 }
 
 // demoText returns the text of the demo document with the given id.
