@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,6 +17,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/campaign"
 	"github.com/dedupstudio/dedupstudio/internal/corpusrun"
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
 	"github.com/dedupstudio/dedupstudio/internal/ingest"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
 	"github.com/dedupstudio/dedupstudio/internal/searchindex"
@@ -40,11 +40,7 @@ type fixture struct {
 
 func newFixture(t *testing.T, maxUpload int64) *fixture {
 	t.Helper()
-	store, err := db.Open(context.Background(), filepath.Join(t.TempDir(), "web.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := dbtest.Open(t)
 	d := testDeps(store, newJobs(t))
 	d.MaxUpload = maxUpload
 	f := &fixture{t: t, h: New(d), store: store, jobs: d.Jobs, sweeps: d.Sweeps, cookies: map[string]*http.Cookie{}}

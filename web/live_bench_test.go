@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
 	"github.com/dedupstudio/dedupstudio/internal/dedup"
 	"github.com/dedupstudio/dedupstudio/internal/demo"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
@@ -34,11 +34,7 @@ func BenchmarkStaleManifestPages(b *testing.B) {
 		b.Skip("runs two configurations over the demo sample")
 	}
 	ctx := context.Background()
-	store, err := db.Open(ctx, filepath.Join(b.TempDir(), "stale.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { store.Close() })
+	store := dbtest.Open(b)
 	reg := jobs.NewRegistry(ctx)
 	b.Cleanup(func() { reg.Shutdown(ctx) })
 	rep, _, err := demo.Load(ctx, store)

@@ -16,6 +16,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
 	"github.com/dedupstudio/dedupstudio/internal/ingest"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 	"github.com/dedupstudio/dedupstudio/internal/realtext"
@@ -364,15 +365,11 @@ func TestConcurrentReviewers(t *testing.T) {
 	ctx := context.Background()
 	const perCluster = 5
 	clusters := reviewers * perReviewer / perCluster
-	ds, _ := f.store.BeginDataset(ctx, "many", "many.jsonl", 0)
 	var docs []db.NewDocument
 	for i := range clusters * (perCluster + 1) {
 		docs = append(docs, db.NewDocument{ExtID: fmt.Sprintf("d%05d", i), Text: fmt.Sprintf("text %d", i), ContentHash: fmt.Sprintf("h%d", i)})
 	}
-	if _, err := f.store.InsertDocuments(ctx, ds.ID, docs); err != nil {
-		t.Fatal(err)
-	}
-	f.store.FinishDataset(ctx, ds.ID, "h", 0, "test")
+	ds := dbtest.Dataset(t, f.store, "many", docs)
 	ids, _ := f.store.DatasetDocs(ctx, ds.ID)
 	rule, _ := cluster.ParseRule("earliest")
 	nm := db.NewManifest{DatasetID: ds.ID, Params: review.Params{Spec: lsh.DefaultSpec(), Shape: lsh.Shape{Bands: 16, Rows: 8}, Threshold: 0.8,

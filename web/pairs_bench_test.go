@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -16,6 +15,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
 	"github.com/dedupstudio/dedupstudio/internal/ingest"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
 	"github.com/dedupstudio/dedupstudio/internal/realtext"
@@ -73,11 +73,7 @@ type benchPairPage struct {
 func pairPageStore(b *testing.B) (http.Handler, *http.Cookie, []benchPairPage) {
 	b.Helper()
 	ctx := context.Background()
-	store, err := db.Open(ctx, filepath.Join(b.TempDir(), "bench.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { store.Close() })
+	store := dbtest.Open(b)
 	reg := jobs.NewRegistry(ctx)
 	b.Cleanup(func() { reg.Shutdown(ctx) })
 

@@ -23,6 +23,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
 	"github.com/dedupstudio/dedupstudio/internal/dedup"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 	"github.com/dedupstudio/dedupstudio/internal/realtext"
@@ -382,11 +383,7 @@ func TestSearchAPISemanticsAndRestart(t *testing.T) {
 
 			// Restart: a new process over the same file rebuilds the index.
 			path2 := f.store.Path()
-			store2, err := db.Open(ctx, path2)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer store2.Close()
+			store2 := dbtest.OpenFile(t, path2)
 			reg := newJobs(t)
 			h2 := New(testDeps(store2, reg))
 			status, out, _ = api(t, h2, "POST", path, token, searchBody{Insert: true, Documents: []doc{

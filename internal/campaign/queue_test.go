@@ -11,6 +11,7 @@ import (
 
 	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
 	"github.com/dedupstudio/dedupstudio/internal/labels"
 )
 
@@ -126,11 +127,7 @@ func TestNextAvoidsTwoExactCopies(t *testing.T) {
 		exact = append(exact, db.NewDocument{ExtID: fmt.Sprintf("copy-a%d", i), Text: text, ContentHash: hash},
 			db.NewDocument{ExtID: fmt.Sprintf("copy-b%d", i), Text: text, ContentHash: hash})
 	}
-	ds, _ := f.store.BeginDataset(ctx, "copies", "copies.jsonl", 0)
-	if _, err := f.store.InsertDocuments(ctx, ds.ID, exact); err != nil {
-		t.Fatal(err)
-	}
-	ds, _ = f.store.FinishDataset(ctx, ds.ID, "h2", 0, "test")
+	ds := dbtest.Dataset(t, f.store, "copies", exact)
 	c, err := Start(ctx, f.store, ds.ID)
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -15,7 +14,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
-	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
 	"github.com/dedupstudio/dedupstudio/internal/demo"
 	"github.com/dedupstudio/dedupstudio/internal/ingest"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
@@ -31,11 +30,7 @@ import (
 // labels, and the manifest stored. SetBytes is the dataset's text, so MB/s is printed.
 func BenchmarkRunDemo(b *testing.B) {
 	ctx := context.Background()
-	store, err := db.Open(ctx, filepath.Join(b.TempDir(), "demo.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer store.Close()
+	store := dbtest.Open(b)
 	rep, _, err := demo.Load(ctx, store)
 	if err != nil {
 		b.Fatal(err)
@@ -74,11 +69,7 @@ func BenchmarkImportResults(b *testing.B) {
 	if s := os.Getenv("DEDUP_IMPORT_DOCS"); s != "" {
 		n, _ = strconv.Atoi(s)
 	}
-	store, err := db.Open(ctx, filepath.Join(b.TempDir(), "import.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer store.Close()
+	store := dbtest.Open(b)
 	words := strings.Fields(strings.Join(realtext.Texts(b, 40, 0), " "))
 	var docs strings.Builder
 	for i := range n {

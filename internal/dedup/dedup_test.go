@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
 	"github.com/dedupstudio/dedupstudio/internal/demo"
 	"github.com/dedupstudio/dedupstudio/internal/ingest"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
@@ -39,11 +39,7 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	store, err := db.Open(ctx, filepath.Join(t.TempDir(), "d.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := dbtest.Open(t)
 	f := &fixture{t: t, store: store, sigs: sigcache.New(store)}
 	texts := realtext.Texts(t, 8, 260)
 	// Twelve 20-word segments of one real document: A = S1..S10, B = S2..S11,
@@ -475,11 +471,7 @@ func TestRunOnTheDemoSample(t *testing.T) {
 	}
 	t.Parallel()
 	ctx := context.Background()
-	store, err := db.Open(ctx, filepath.Join(t.TempDir(), "demo.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := dbtest.Open(t)
 	rep, _, err := demo.Load(ctx, store)
 	if err != nil {
 		t.Fatal(err)

@@ -8,7 +8,6 @@ import (
 	"maps"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
 	"github.com/dedupstudio/dedupstudio/internal/ingest"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 	"github.com/dedupstudio/dedupstudio/internal/realtext"
@@ -134,11 +134,7 @@ type walk struct {
 func newWalk(t *testing.T, texts []string, seed uint64, people int) *walk {
 	t.Helper()
 	ctx := context.Background()
-	store, err := db.Open(ctx, filepath.Join(t.TempDir(), "walk.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := dbtest.Open(t)
 	var lines []string
 	for i, tx := range texts {
 		b, _ := json.Marshal(map[string]string{"id": fmt.Sprintf("d%02d", i), "text": tx, "source": []string{"a", "b"}[i%2],

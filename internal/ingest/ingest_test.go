@@ -16,15 +16,12 @@ import (
 
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
 )
 
 func openStore(t *testing.T, path string) *db.DB {
 	t.Helper()
-	s, err := db.Open(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := dbtest.OpenFile(t, path)
 	return s
 }
 

@@ -3,12 +3,12 @@ package sigcache
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
 
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 	"github.com/dedupstudio/dedupstudio/internal/realtext"
 )
@@ -21,23 +21,9 @@ func realDataset(t *testing.T, n int) (*db.DB, db.Dataset, map[int64]string) {
 	for _, d := range realtext.Docs(t, n) {
 		docs = append(docs, db.NewDocument{ExtID: d.ID, Text: d.Text})
 	}
-	ctx := context.Background()
-	store, err := db.Open(ctx, filepath.Join(t.TempDir(), "sig.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	ds, err := store.BeginDataset(ctx, "corpus", "corpus5000.jsonl.gz", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := store.InsertDocuments(ctx, ds.ID, docs); err != nil {
-		t.Fatal(err)
-	}
-	if ds, err = store.FinishDataset(ctx, ds.ID, "h", 0, "test"); err != nil {
-		t.Fatal(err)
-	}
-	all, err := store.DatasetTexts(ctx, ds.ID)
+	store := dbtest.Open(t)
+	ds := dbtest.Dataset(t, store, "corpus", docs)
+	all, err := store.DatasetTexts(context.Background(), ds.ID)
 	if err != nil || len(all) != n {
 		t.Fatalf("%d documents stored (%v); want %d", len(all), err, n)
 	}
