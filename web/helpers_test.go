@@ -20,6 +20,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
 	"github.com/dedupstudio/dedupstudio/internal/ingest"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
+	"github.com/dedupstudio/dedupstudio/internal/logtest"
 	"github.com/dedupstudio/dedupstudio/internal/searchindex"
 	"github.com/dedupstudio/dedupstudio/internal/sigcache"
 	"github.com/dedupstudio/dedupstudio/internal/sweeprun"
@@ -46,6 +47,17 @@ func newFixture(t *testing.T, maxUpload int64) *fixture {
 	f := &fixture{t: t, h: New(d), store: store, jobs: d.Jobs, sweeps: d.Sweeps, cookies: map[string]*http.Cookie{}}
 	f.admin = f.signIn("admin")
 	return f
+}
+
+// logged builds the fixture's handler again over the same store and jobs, logging to a
+// buffer the test reads, and returns the buffer.
+func (f *fixture) logged() *logtest.Buffer {
+	f.t.Helper()
+	var log logtest.Buffer
+	d := testDeps(f.store, f.jobs)
+	d.Log = log.Logger()
+	f.h = New(d)
+	return &log
 }
 
 // testDeps is what the handlers need over store and reg, every service built as
