@@ -77,30 +77,8 @@ func pairPageStore(b *testing.B) (http.Handler, *http.Cookie, []benchPairPage) {
 	reg := jobs.NewRegistry(ctx)
 	b.Cleanup(func() { reg.Shutdown(ctx) })
 
-	docs := realtext.Records[sampleDoc](b, realtext.Demo, 0)
-	text := func(source, lang string, size int) string {
-		var sb strings.Builder
-		for _, d := range docs {
-			if d.Source != source || d.Lang != lang {
-				continue
-			}
-			if sb.Len() > 0 {
-				sb.WriteString("\n\n")
-			}
-			sb.WriteString(d.Text)
-			if sb.Len() >= size {
-				break
-			}
-		}
-		s := sb.String()
-		if len(s) > size {
-			s = s[:size]
-			if i := strings.LastIndexByte(s, '\n'); i > 0 {
-				s = s[:i+1]
-			}
-		}
-		return s
-	}
+	docs := realtext.DemoDocs(b)
+	text := func(source, lang string, size int) string { return realtext.Concat(docs, source, lang, size) }
 	handbook := text("debian-handbook", "en", 200_000)
 	edited := strings.Split(handbook, "\n\n")
 	for i := 9; i < len(edited); i += 10 {
@@ -148,10 +126,6 @@ func pairPageStore(b *testing.B) (http.Handler, *http.Cookie, []benchPairPage) {
 	d.MaxUpload = 1 << 20
 	h := New(d)
 	return h, &http.Cookie{Name: cookieName, Value: token}, out
-}
-
-type sampleDoc struct {
-	Text, Source, Lang string
 }
 
 // cpuTime is the process's user and system CPU time so far.

@@ -37,6 +37,47 @@ type Doc struct {
 	Text string `json:"text"`
 }
 
+// DemoDoc is one document of Demo.
+type DemoDoc struct {
+	ID     string `json:"id"`
+	Text   string `json:"text"`
+	Source string `json:"source"`
+	Lang   string `json:"lang"`
+}
+
+// DemoDocs returns the documents of Demo, in file order.
+func DemoDocs(tb testing.TB) []DemoDoc {
+	tb.Helper()
+	return Records[DemoDoc](tb, Demo, 0)
+}
+
+// Concat returns a document of the size people bring: the texts of docs from source in
+// lang, in order, with a blank line between them, cut at a line end to at most size
+// bytes.
+func Concat(docs []DemoDoc, source, lang string, size int) string {
+	var sb strings.Builder
+	for _, d := range docs {
+		if d.Source != source || d.Lang != lang {
+			continue
+		}
+		if sb.Len() > 0 {
+			sb.WriteString("\n\n")
+		}
+		sb.WriteString(d.Text)
+		if sb.Len() >= size {
+			break
+		}
+	}
+	s := sb.String()
+	if len(s) > size {
+		s = s[:size]
+		if i := strings.LastIndexByte(s, '\n'); i > 0 {
+			s = s[:i+1]
+		}
+	}
+	return s
+}
+
 // Path returns where the file name (a path from the module's root) is: the test's
 // working directory is its package's folder, somewhere below go.mod.
 func Path(tb testing.TB, name string) string {

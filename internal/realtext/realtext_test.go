@@ -57,3 +57,28 @@ func TestRecordsDecodeEveryField(t *testing.T) {
 		t.Errorf("Bytes(Whole) has %d lines; want 1273", strings.Count(string(whole), "\n"))
 	}
 }
+
+func TestConcatCutsAtALineEnd(t *testing.T) {
+	t.Parallel()
+	docs := []DemoDoc{
+		{Text: "one\ntwo", Source: "s", Lang: "en"},
+		{Text: "other", Source: "t", Lang: "en"},
+		{Text: "three\nfour", Source: "s", Lang: "en"},
+		{Text: "drei", Source: "s", Lang: "de"},
+	}
+	for _, tc := range []struct {
+		size int
+		want string
+	}{
+		{100, "one\ntwo\n\nthree\nfour"},
+		{12, "one\ntwo\n\n"},
+		{5, "one\n"},
+	} {
+		if got := Concat(docs, "s", "en", tc.size); got != tc.want {
+			t.Errorf("Concat(s, en, %d) = %q; want %q", tc.size, got, tc.want)
+		}
+	}
+	if got := Concat(DemoDocs(t), "debian-handbook", "en", 24_000); len(got) > 24_000 || len(got) < 20_000 {
+		t.Errorf("Concat(demo handbook, 24,000) is %d bytes; want just under 24,000", len(got))
+	}
+}

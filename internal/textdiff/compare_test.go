@@ -365,24 +365,10 @@ func TestCompareTruncated(t *testing.T) {
 	}
 }
 
-type demoDoc struct {
-	ID     string `json:"id"`
-	Text   string `json:"text"`
-	Source string `json:"source"`
-	Lang   string `json:"lang"`
-}
-
-// demoDocs returns the documents of the demo sample (internal/demo/sample.jsonl.gz), in
-// file order.
-func demoDocs(tb testing.TB) []demoDoc {
-	tb.Helper()
-	return realtext.Records[demoDoc](tb, realtext.Demo, 0)
-}
-
 // demoText returns the text of the demo document with the given id.
 func demoText(tb testing.TB, id string) string {
 	tb.Helper()
-	for _, d := range demoDocs(tb) {
+	for _, d := range realtext.DemoDocs(tb) {
 		if d.ID == id {
 			return d.Text
 		}
