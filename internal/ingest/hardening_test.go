@@ -15,6 +15,7 @@ import (
 	"github.com/parquet-go/parquet-go/compress/zstd"
 
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
+	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
 	"github.com/dedupstudio/dedupstudio/internal/memtest"
 )
 
@@ -22,7 +23,7 @@ import (
 // record too, and an empty text.
 func TestRefusedImportListsEveryBadRecord(t *testing.T) {
 	t.Parallel()
-	store := openStore(t, filepath.Join(t.TempDir(), "s.db"))
+	store := dbtest.OpenFile(t, filepath.Join(t.TempDir(), "s.db"))
 	in := `{"id":"a","text":"one"}` + "\n" +
 		`{"id":"b","txt":"typo"}` + "\n" +
 		`{"id":"c","text":""}` + "\n" +
@@ -93,7 +94,7 @@ func TestParquetImportMemoryIsBounded(t *testing.T) {
 		t.Skip("SKIPPED in -short mode")
 	}
 	dir := t.TempDir()
-	store := openStore(t, filepath.Join(dir, "mem.db"))
+	store := dbtest.OpenFile(t, filepath.Join(dir, "mem.db"))
 	path := filepath.Join(dir, "big.parquet")
 	const docs, size = 1000, 1_000_000
 	writeParquet(t, path, docs, size, 1<<20)
@@ -119,7 +120,7 @@ func TestParquetHugePageRefused(t *testing.T) {
 		t.Skip("SKIPPED in -short mode")
 	}
 	dir := t.TempDir()
-	store := openStore(t, filepath.Join(dir, "mem.db"))
+	store := dbtest.OpenFile(t, filepath.Join(dir, "mem.db"))
 	path := filepath.Join(dir, "huge-page.parquet")
 	writeParquet(t, path, 100, 1_000_000, 1<<30) // one page of 100 MB
 	stop := memtest.HeapPeak()
