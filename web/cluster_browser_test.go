@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"github.com/dedupstudio/dedupstudio/internal/browsertest"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/realtext"
 )
@@ -124,7 +125,7 @@ func TestClusterReviewByKeyboardInBrowser(t *testing.T) {
 		t.Errorf("%d member rows on a 1280 x 900 screen; want at least 15", n)
 	}
 	t.Logf("rows on a 1280 x 900 screen: %d, %v px tall", evalJS[int](p, rowsOnScreenJS), heights)
-	if got := evalJS[string](p, overflowJS); got != "" {
+	if got := evalJS[string](p, browsertest.OverflowJS); got != "" {
 		t.Errorf("cluster page at 1280 px: %s", got)
 	}
 

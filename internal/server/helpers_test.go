@@ -54,8 +54,7 @@ func startServerStore(t *testing.T) (base, setupLink string, store *db.DB) {
 // openStore opens a fresh database file, closed when the test ends.
 func openStore(t *testing.T, name string) *db.DB {
 	t.Helper()
-	store := dbtest.OpenFile(t, filepath.Join(t.TempDir(), name))
-	return store
+	return dbtest.OpenFile(t, filepath.Join(t.TempDir(), name))
 }
 
 // serveStore runs Run over store with cfg's other settings on a free loopback port until
