@@ -13,7 +13,6 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/dedup"
@@ -475,15 +474,9 @@ func (s *server) checkApprovals(ctx context.Context, field string, n int) (strin
 
 // approvers counts the enabled accounts that may approve, and says so.
 func (s *server) approvers(ctx context.Context) (int, string, error) {
-	users, err := s.store.Users(ctx)
+	n, err := s.store.Approvers(ctx)
 	if err != nil {
 		return 0, "", err
-	}
-	n := 0
-	for _, u := range users {
-		if !u.Disabled && u.Role.Can(auth.Approve) {
-			n++
-		}
 	}
 	return n, fmt.Sprintf("%d enabled account(s) may approve", n), nil
 }
