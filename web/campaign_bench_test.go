@@ -59,11 +59,7 @@ func BenchmarkCampaignPages(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		token, th := auth.NewToken()
-		if err := store.CreateSession(ctx, db.NewSession{UserID: u.ID, TokenHash: th, TTL: time.Hour}); err != nil {
-			b.Fatal(err)
-		}
-		return &http.Cookie{Name: cookieName, Value: token}
+		return sessionFor(b, store, u.ID)
 	}
 	annotator, reviewer := session("annotator", auth.Annotator), session("reviewer", auth.Reviewer)
 	h := New(testDeps(store, reg))

@@ -98,13 +98,20 @@ func (f *fixture) signIn(role string) *http.Cookie {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	token, th := auth.NewToken()
-	if err := f.store.CreateSession(ctx, db.NewSession{UserID: u.ID, TokenHash: th, TTL: time.Hour}); err != nil {
-		f.t.Fatal(err)
-	}
-	c := &http.Cookie{Name: cookieName, Value: token}
+	c := sessionFor(f.t, f.store, u.ID)
 	f.cookies[role] = c
 	return c
+}
+
+// sessionFor opens an hour's session for the user, as signing in does, and returns its
+// cookie.
+func sessionFor(tb testing.TB, store *db.DB, userID int64) *http.Cookie {
+	tb.Helper()
+	token, th := auth.NewToken()
+	if err := store.CreateSession(context.Background(), db.NewSession{UserID: userID, TokenHash: th, TTL: time.Hour}); err != nil {
+		tb.Fatal(err)
+	}
+	return &http.Cookie{Name: cookieName, Value: token}
 }
 
 func (f *fixture) upload(path, fileName, body string, fields map[string]string) *httptest.ResponseRecorder {

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
-	"time"
 
 	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
@@ -91,11 +90,7 @@ func BenchmarkStaleManifestPages(b *testing.B) {
 			}
 		}
 	})
-	token, th := auth.NewToken()
-	if err := store.CreateSession(ctx, db.NewSession{UserID: appr.ID, TokenHash: th, TTL: time.Hour}); err != nil {
-		b.Fatal(err)
-	}
-	cookie := &http.Cookie{Name: cookieName, Value: token}
+	cookie := sessionFor(b, store, appr.ID)
 	h := New(testDeps(store, reg))
 	for _, bc := range []struct{ name, url string }{
 		{"stale manifest page", fmt.Sprintf("/manifests/%d", second.ID)},

@@ -465,11 +465,7 @@ func (f *fixture) signInAs(name string, role auth.Role) *http.Cookie {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	token, th := auth.NewToken()
-	if err := f.store.CreateSession(ctx, db.NewSession{UserID: u.ID, TokenHash: th, TTL: time.Hour}); err != nil {
-		f.t.Fatal(err)
-	}
-	return &http.Cookie{Name: cookieName, Value: token}
+	return sessionFor(f.t, f.store, u.ID)
 }
 
 func mustUser(t *testing.T, f *fixture, name string) int64 {

@@ -14,7 +14,6 @@ import (
 
 	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
-	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
 	"github.com/dedupstudio/dedupstudio/internal/ingest"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
@@ -118,14 +117,10 @@ func pairPageStore(b *testing.B) (http.Handler, *http.Cookie, []benchPairPage) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	token, th := auth.NewToken()
-	if err := store.CreateSession(ctx, db.NewSession{UserID: u.ID, TokenHash: th, TTL: time.Hour}); err != nil {
-		b.Fatal(err)
-	}
 	d := testDeps(store, reg)
 	d.MaxUpload = 1 << 20
 	h := New(d)
-	return h, &http.Cookie{Name: cookieName, Value: token}, out
+	return h, sessionFor(b, store, u.ID), out
 }
 
 // cpuTime is the process's user and system CPU time so far.
