@@ -15,7 +15,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/dedupstudio/dedupstudio/internal/auth"
-	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
 )
 
 // routeMatrix is every protected route and the permission it needs. The test below
@@ -371,11 +371,7 @@ func TestSecureCookieBehindTLS(t *testing.T) {
 
 func TestSetupLinkCreatesFirstAdminOnce(t *testing.T) {
 	t.Parallel()
-	store, err := db.Open(context.Background(), t.TempDir()+"/s.db")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := dbtest.OpenFile(t, t.TempDir()+"/s.db")
 	d := testDeps(store, newJobs(t))
 	d.SetupToken = "tok123"
 	f := &fixture{t: t, store: store, h: New(d)}
@@ -404,11 +400,7 @@ func TestSetupLinkCreatesFirstAdminOnce(t *testing.T) {
 // made; the console is not buried under a line per static file.
 func TestFirstStartSignInPointsToSetupLink(t *testing.T) {
 	t.Parallel()
-	store, err := db.Open(context.Background(), t.TempDir()+"/s.db")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := dbtest.OpenFile(t, t.TempDir()+"/s.db")
 	var console bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&console, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	d := testDeps(store, newJobs(t))

@@ -45,11 +45,7 @@ func BenchmarkCampaignPages(b *testing.B) {
 	}
 	ctx := context.Background()
 	path := filepath.Join(b.TempDir(), "pages.db")
-	store, err := db.Open(ctx, path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { store.Close() })
+	store := dbtest.OpenFile(b, path)
 	reg := jobs.NewRegistry(ctx)
 	b.Cleanup(func() { reg.Shutdown(ctx) })
 	start := time.Now()
@@ -63,11 +59,7 @@ func BenchmarkCampaignPages(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		token, th := auth.NewToken()
-		if err := store.CreateSession(ctx, db.NewSession{UserID: u.ID, TokenHash: th, TTL: time.Hour}); err != nil {
-			b.Fatal(err)
-		}
-		return &http.Cookie{Name: cookieName, Value: token}
+		return sessionFor(b, store, u.ID)
 	}
 	annotator, reviewer := session("annotator", auth.Annotator), session("reviewer", auth.Reviewer)
 	h := New(testDeps(store, reg))

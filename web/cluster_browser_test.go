@@ -1,15 +1,12 @@
 package web
 
 import (
-	"bufio"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -17,7 +14,9 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"github.com/dedupstudio/dedupstudio/internal/browsertest"
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/realtext"
 )
 
 // chain20Docs is a JSONL sample of real text shaped as a cluster of 20 removals that
@@ -27,25 +26,7 @@ import (
 // passage, close to K), and a few unrelated documents.
 func chain20Docs(t testing.TB) string {
 	t.Helper()
-	f, err := os.Open("../internal/lsh/testdata/corpus5000.jsonl.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	var texts []string
-	for sc.Scan() && len(texts) < 7 {
-		var d struct{ Text string }
-		json.Unmarshal(sc.Bytes(), &d)
-		if len(strings.Fields(d.Text)) >= 260 {
-			texts = append(texts, d.Text)
-		}
-	}
+	texts := realtext.Texts(t, 7, 260)
 	words := strings.Fields(texts[0] + " " + texts[1] + " " + texts[2])
 	line := func(i int) string { return strings.Join(words[20*i:20*i+20], " ") }
 	lines := func(from, to int) []string {
@@ -144,7 +125,7 @@ func TestClusterReviewByKeyboardInBrowser(t *testing.T) {
 		t.Errorf("%d member rows on a 1280 x 900 screen; want at least 15", n)
 	}
 	t.Logf("rows on a 1280 x 900 screen: %d, %v px tall", evalJS[int](p, rowsOnScreenJS), heights)
-	if got := evalJS[string](p, overflowJS); got != "" {
+	if got := evalJS[string](p, browsertest.OverflowJS); got != "" {
 		t.Errorf("cluster page at 1280 px: %s", got)
 	}
 

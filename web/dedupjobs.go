@@ -2,7 +2,6 @@ package web
 
 import (
 	"cmp"
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -118,16 +117,11 @@ func (s *server) startDedupJob(w http.ResponseWriter, r *http.Request) {
 	}
 	id, err := s.corpusRuns.Start(r.Context(), corpusrun.StartRequest{Source: source, SourceManifestID: mid, Settings: string(body),
 		Corpus: rel, By: *userOf(r)})
-	if token != "" {
-		target := ""
-		if id != 0 {
-			target = fmt.Sprintf("/dedup-jobs/%d", id)
-		}
-		// Released when no run was stored, so the form may be sent again.
-		if terr := s.store.SetFormToken(context.WithoutCancel(r.Context()), token, target); terr != nil && err == nil {
-			err = terr
-		}
+	target := "" // no run stored: the token is released
+	if id != 0 {
+		target = fmt.Sprintf("/dedup-jobs/%d", id)
 	}
+	err = s.settleFormToken(r.Context(), token, target, err)
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/dedupstudio/dedupstudio/internal/browsertest"
 )
 
 // A whole-corpus run in headless Chromium, the way a person starts one: from the
@@ -54,18 +55,18 @@ func TestDedupJobPagesAt390(t *testing.T) {
 	p.login(srv.URL, "reviewer")
 	p.do(chromedp.Navigate(srv.URL + "/manifests/" + itoa64(run.ID) + "/dedup-jobs/new"))
 	p.waitFor(`document.readyState === "complete" && !!document.querySelector('[data-testid="dedup-corpus"]')`)
-	if got := evalJS[string](p, overflowJS); got != "" {
+	if got := evalJS[string](p, browsertest.OverflowJS); got != "" {
 		t.Errorf("the run form at 390 px: %s", got)
 	}
 	p.do(chromedp.Click(`[data-testid="dedup-start"]`))
 	p.waitFor(`!!document.querySelector('[data-testid="dedup-manifest"]')`)
 	p.screenshot("dedup-done-390")
-	if got := evalJS[string](p, overflowJS); got != "" {
+	if got := evalJS[string](p, browsertest.OverflowJS); got != "" {
 		t.Errorf("a finished run's page at 390 px: %s", got)
 	}
 	p.do(chromedp.Navigate(srv.URL + "/dedup-jobs"))
 	p.waitFor(`document.readyState === "complete"`)
-	if got := evalJS[string](p, overflowJS); got != "" {
+	if got := evalJS[string](p, browsertest.OverflowJS); got != "" {
 		t.Errorf("the list of runs at 390 px: %s", got)
 	}
 }
@@ -85,7 +86,7 @@ func TestDedupJobsFromSweepFormAt390(t *testing.T) {
 	p.do(chromedp.Navigate(srv.URL + "/dedup-jobs"))
 	p.waitFor(`document.readyState === "complete" && !!document.querySelector('[data-testid="dedup-from-sweep"]')`)
 	p.screenshot("dedup-jobs-from-sweep-390")
-	if got := evalJS[string](p, overflowJS); got != "" {
+	if got := evalJS[string](p, browsertest.OverflowJS); got != "" {
 		t.Errorf("the list of runs with its sweep form at 390 px: %s", got)
 	}
 }

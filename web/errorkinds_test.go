@@ -7,7 +7,6 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -27,6 +26,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/ingest"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
 	"github.com/dedupstudio/dedupstudio/internal/labels"
+	"github.com/dedupstudio/dedupstudio/internal/logtest"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 	"github.com/dedupstudio/dedupstudio/internal/results"
 	"github.com/dedupstudio/dedupstudio/internal/review"
@@ -192,8 +192,8 @@ func kindNamed(t *testing.T, name string) errkind.Kind {
 // both, its text in neither.
 func TestErrorsMapOnceForPagesAndAPI(t *testing.T) {
 	t.Parallel()
-	var log syncBuffer
-	s := &server{log: slog.New(slog.NewTextHandler(&log, nil))}
+	var log logtest.Buffer
+	s := &server{log: log.Logger()}
 	secret := errors.New("open /srv/dedupstudio.db-uploads/x: no space left on device")
 	for _, tc := range []struct {
 		err    error

@@ -1,15 +1,12 @@
 package web
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/dedupstudio/dedupstudio/internal/campaign"
@@ -17,31 +14,14 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/ingest"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
+	"github.com/dedupstudio/dedupstudio/internal/logtest"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 )
 
-// syncBuffer is a log destination safe for the handlers' goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 func TestProblemMapsErrors(t *testing.T) {
 	t.Parallel()
-	var log syncBuffer
-	s := &server{log: slog.New(slog.NewTextHandler(&log, nil))}
+	var log logtest.Buffer
+	s := &server{log: log.Logger()}
 	r := httptest.NewRequest(http.MethodGet, "/x", nil)
 	r = r.WithContext(context.WithValue(r.Context(), keyRequestID, "req42"))
 	_, specErr := lsh.ParseSpec("level=sentence")
@@ -95,10 +75,7 @@ func TestInternalErrorsStayInTheLog(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 1<<20)
 	f.withCampaign()
-	var log syncBuffer
-	d := testDeps(f.store, f.jobs)
-	d.Log = slog.New(slog.NewTextHandler(&log, nil))
-	f.h = New(d)
+	log := f.logged()
 	ann := f.signIn("annotator")
 	if err := f.store.Close(); err != nil {
 		t.Fatal(err)

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,8 +17,10 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/campaign"
 	"github.com/dedupstudio/dedupstudio/internal/corpusrun"
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
 	"github.com/dedupstudio/dedupstudio/internal/ingest"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
+	"github.com/dedupstudio/dedupstudio/internal/logtest"
 	"github.com/dedupstudio/dedupstudio/internal/searchindex"
 	"github.com/dedupstudio/dedupstudio/internal/sigcache"
 	"github.com/dedupstudio/dedupstudio/internal/sweeprun"
@@ -40,16 +41,23 @@ type fixture struct {
 
 func newFixture(t *testing.T, maxUpload int64) *fixture {
 	t.Helper()
-	store, err := db.Open(context.Background(), filepath.Join(t.TempDir(), "web.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := dbtest.Open(t)
 	d := testDeps(store, newJobs(t))
 	d.MaxUpload = maxUpload
 	f := &fixture{t: t, h: New(d), store: store, jobs: d.Jobs, sweeps: d.Sweeps, cookies: map[string]*http.Cookie{}}
 	f.admin = f.signIn("admin")
 	return f
+}
+
+// logged builds the fixture's handler again over the same store and jobs, logging to a
+// buffer the test reads, and returns the buffer.
+func (f *fixture) logged() *logtest.Buffer {
+	f.t.Helper()
+	var log logtest.Buffer
+	d := testDeps(f.store, f.jobs)
+	d.Log = log.Logger()
+	f.h = New(d)
+	return &log
 }
 
 // testDeps is what the handlers need over store and reg, every service built as
@@ -90,13 +98,20 @@ func (f *fixture) signIn(role string) *http.Cookie {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	token, th := auth.NewToken()
-	if err := f.store.CreateSession(ctx, db.NewSession{UserID: u.ID, TokenHash: th, TTL: time.Hour}); err != nil {
-		f.t.Fatal(err)
-	}
-	c := &http.Cookie{Name: cookieName, Value: token}
+	c := sessionFor(f.t, f.store, u.ID)
 	f.cookies[role] = c
 	return c
+}
+
+// sessionFor opens an hour's session for the user, as signing in does, and returns its
+// cookie.
+func sessionFor(tb testing.TB, store *db.DB, userID int64) *http.Cookie {
+	tb.Helper()
+	token, th := auth.NewToken()
+	if err := store.CreateSession(context.Background(), db.NewSession{UserID: userID, TokenHash: th, TTL: time.Hour}); err != nil {
+		tb.Fatal(err)
+	}
+	return &http.Cookie{Name: cookieName, Value: token}
 }
 
 func (f *fixture) upload(path, fileName, body string, fields map[string]string) *httptest.ResponseRecorder {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/dedupstudio/dedupstudio/internal/auth"
-	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/demo"
 	"github.com/dedupstudio/dedupstudio/internal/labels"
 )
@@ -22,7 +21,7 @@ func TestLabelUploadIsAJobAndNamesItsImporter(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 1<<20)
 	f.withCampaignDocsOnly()
-	admin, rev, other := f.admin, f.signIn("reviewer"), f.secondReviewer()
+	admin, rev, other := f.admin, f.signIn("reviewer"), f.signInAs("reviewer2", auth.Reviewer)
 	alice := f.signIn("annotator") // an account the file names, as "annotator"
 	f.admin = rev                  // f.upload sends f.admin's cookie
 	rec := f.upload("/labels", "team.csv", "a,b,category,duplicate,annotator,note,kind\n"+
@@ -84,21 +83,6 @@ func TestLabelUploadIsAJobAndNamesItsImporter(t *testing.T) {
 	if strings.Contains(mine, "from the file") {
 		t.Errorf("the annotator sees the imported row as their own label")
 	}
-}
-
-// secondReviewer signs in a second reviewer, "reviewer2".
-func (f *fixture) secondReviewer() *http.Cookie {
-	f.t.Helper()
-	ctx := context.Background()
-	u, err := f.store.CreateUser(ctx, "test", "reviewer2", auth.Reviewer, "x")
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	token, th := auth.NewToken()
-	if err := f.store.CreateSession(ctx, db.NewSession{UserID: u.ID, TokenHash: th, TTL: time.Hour}); err != nil {
-		f.t.Fatal(err)
-	}
-	return &http.Cookie{Name: cookieName, Value: token}
 }
 
 // A label upload that is refused (here: a campaign that is not there) sends its owner

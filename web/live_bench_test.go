@@ -5,13 +5,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
 	"github.com/dedupstudio/dedupstudio/internal/dedup"
 	"github.com/dedupstudio/dedupstudio/internal/demo"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
@@ -34,11 +33,7 @@ func BenchmarkStaleManifestPages(b *testing.B) {
 		b.Skip("runs two configurations over the demo sample")
 	}
 	ctx := context.Background()
-	store, err := db.Open(ctx, filepath.Join(b.TempDir(), "stale.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { store.Close() })
+	store := dbtest.Open(b)
 	reg := jobs.NewRegistry(ctx)
 	b.Cleanup(func() { reg.Shutdown(ctx) })
 	rep, _, err := demo.Load(ctx, store)
@@ -95,11 +90,7 @@ func BenchmarkStaleManifestPages(b *testing.B) {
 			}
 		}
 	})
-	token, th := auth.NewToken()
-	if err := store.CreateSession(ctx, db.NewSession{UserID: appr.ID, TokenHash: th, TTL: time.Hour}); err != nil {
-		b.Fatal(err)
-	}
-	cookie := &http.Cookie{Name: cookieName, Value: token}
+	cookie := sessionFor(b, store, appr.ID)
 	h := New(testDeps(store, reg))
 	for _, bc := range []struct{ name, url string }{
 		{"stale manifest page", fmt.Sprintf("/manifests/%d", second.ID)},

@@ -1,15 +1,12 @@
 package web
 
 import (
-	"bufio"
-	"compress/gzip"
 	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -19,8 +16,10 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
 	"github.com/dedupstudio/dedupstudio/internal/ingest"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/realtext"
 	"github.com/dedupstudio/dedupstudio/internal/review"
 )
 
@@ -29,25 +28,7 @@ import (
 // unrelated documents.
 func chainDocs(t *testing.T) string {
 	t.Helper()
-	f, err := os.Open("../internal/lsh/testdata/corpus5000.jsonl.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	var texts []string
-	for sc.Scan() && len(texts) < 7 {
-		var d struct{ Text string }
-		json.Unmarshal(sc.Bytes(), &d)
-		if len(strings.Fields(d.Text)) >= 260 {
-			texts = append(texts, d.Text)
-		}
-	}
+	texts := realtext.Texts(t, 7, 260)
 	words := strings.Fields(texts[0])
 	seg := func(from, to int) string { return strings.Join(words[20*from:20*to], " ") }
 	var b strings.Builder
@@ -384,15 +365,11 @@ func TestConcurrentReviewers(t *testing.T) {
 	ctx := context.Background()
 	const perCluster = 5
 	clusters := reviewers * perReviewer / perCluster
-	ds, _ := f.store.BeginDataset(ctx, "many", "many.jsonl", 0)
 	var docs []db.NewDocument
 	for i := range clusters * (perCluster + 1) {
 		docs = append(docs, db.NewDocument{ExtID: fmt.Sprintf("d%05d", i), Text: fmt.Sprintf("text %d", i), ContentHash: fmt.Sprintf("h%d", i)})
 	}
-	if _, err := f.store.InsertDocuments(ctx, ds.ID, docs); err != nil {
-		t.Fatal(err)
-	}
-	f.store.FinishDataset(ctx, ds.ID, "h", 0, "test")
+	ds := dbtest.Dataset(t, f.store, "many", docs)
 	ids, _ := f.store.DatasetDocs(ctx, ds.ID)
 	rule, _ := cluster.ParseRule("earliest")
 	nm := db.NewManifest{DatasetID: ds.ID, Params: review.Params{Spec: lsh.DefaultSpec(), Shape: lsh.Shape{Bands: 16, Rows: 8}, Threshold: 0.8,
@@ -488,11 +465,7 @@ func (f *fixture) signInAs(name string, role auth.Role) *http.Cookie {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	token, th := auth.NewToken()
-	if err := f.store.CreateSession(ctx, db.NewSession{UserID: u.ID, TokenHash: th, TTL: time.Hour}); err != nil {
-		f.t.Fatal(err)
-	}
-	return &http.Cookie{Name: cookieName, Value: token}
+	return sessionFor(f.t, f.store, u.ID)
 }
 
 func mustUser(t *testing.T, f *fixture, name string) int64 {

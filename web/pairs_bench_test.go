@@ -1,15 +1,11 @@
 package web
 
 import (
-	"bufio"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -18,9 +14,10 @@ import (
 
 	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
-	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
 	"github.com/dedupstudio/dedupstudio/internal/ingest"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
+	"github.com/dedupstudio/dedupstudio/internal/realtext"
 )
 
 // BenchmarkPairPage measures the whole pair page, through the router, with the store,
@@ -75,38 +72,12 @@ type benchPairPage struct {
 func pairPageStore(b *testing.B) (http.Handler, *http.Cookie, []benchPairPage) {
 	b.Helper()
 	ctx := context.Background()
-	store, err := db.Open(ctx, filepath.Join(b.TempDir(), "bench.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { store.Close() })
+	store := dbtest.Open(b)
 	reg := jobs.NewRegistry(ctx)
 	b.Cleanup(func() { reg.Shutdown(ctx) })
 
-	docs := sampleDocs(b)
-	text := func(source, lang string, size int) string {
-		var sb strings.Builder
-		for _, d := range docs {
-			if d.Source != source || d.Lang != lang {
-				continue
-			}
-			if sb.Len() > 0 {
-				sb.WriteString("\n\n")
-			}
-			sb.WriteString(d.Text)
-			if sb.Len() >= size {
-				break
-			}
-		}
-		s := sb.String()
-		if len(s) > size {
-			s = s[:size]
-			if i := strings.LastIndexByte(s, '\n'); i > 0 {
-				s = s[:i+1]
-			}
-		}
-		return s
-	}
+	docs := realtext.DemoDocs(b)
+	text := func(source, lang string, size int) string { return realtext.Concat(docs, source, lang, size) }
 	handbook := text("debian-handbook", "en", 200_000)
 	edited := strings.Split(handbook, "\n\n")
 	for i := 9; i < len(edited); i += 10 {
@@ -146,46 +117,10 @@ func pairPageStore(b *testing.B) (http.Handler, *http.Cookie, []benchPairPage) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	token, th := auth.NewToken()
-	if err := store.CreateSession(ctx, db.NewSession{UserID: u.ID, TokenHash: th, TTL: time.Hour}); err != nil {
-		b.Fatal(err)
-	}
 	d := testDeps(store, reg)
 	d.MaxUpload = 1 << 20
 	h := New(d)
-	return h, &http.Cookie{Name: cookieName, Value: token}, out
-}
-
-type sampleDoc struct {
-	Text, Source, Lang string
-}
-
-// sampleDocs reads the demo sample's documents in file order.
-func sampleDocs(b *testing.B) []sampleDoc {
-	b.Helper()
-	f, err := os.Open("../internal/demo/sample.jsonl.gz")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		b.Fatal(err)
-	}
-	var docs []sampleDoc
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(nil, 1<<24)
-	for sc.Scan() {
-		var d sampleDoc
-		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
-			b.Fatal(err)
-		}
-		docs = append(docs, d)
-	}
-	if err := sc.Err(); err != nil {
-		b.Fatal(err)
-	}
-	return docs
+	return h, sessionFor(b, store, u.ID), out
 }
 
 // cpuTime is the process's user and system CPU time so far.

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/dedupstudio/dedupstudio/internal/browsertest"
 )
 
 // The results upload in headless Chromium, the way a person uses it: on the manifests
@@ -92,7 +93,7 @@ func TestResultsCardAt390(t *testing.T) {
 	if got := evalJS[string](p, fits); got != "" {
 		t.Errorf("results card at 390 px: %s", got)
 	}
-	if got := evalJS[string](p, overflowJS); got != "" {
+	if got := evalJS[string](p, browsertest.OverflowJS); got != "" {
 		t.Errorf("/manifests at 390 px: %s", got)
 	}
 	config := `document.querySelector('[data-testid="results-config"]').value`

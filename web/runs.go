@@ -13,7 +13,6 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/dedup"
@@ -239,16 +238,11 @@ func (s *server) startRun(w http.ResponseWriter, r *http.Request) {
 	req.Team = s.teamOf(r.Context(), req.ApprovalsRequired)
 	title := fmt.Sprintf("%s v%d, %s %s t=%s %s", ds.Name, ds.Version, req.Params.Policy, req.Params.Shape, f.threshold, req.Params.Verification)
 	id, err := s.launchRun(r.Context(), ds, req, title, f.query())
-	if token != "" {
-		target := ""
-		if err == nil {
-			target = "/runs/" + id
-		}
-		// Released when the run did not start, so the form may be sent again.
-		if terr := s.store.SetFormToken(context.WithoutCancel(r.Context()), token, target); terr != nil && err == nil {
-			err = terr
-		}
+	target := ""
+	if err == nil {
+		target = "/runs/" + id
 	}
+	err = s.settleFormToken(r.Context(), token, target, err)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -290,15 +284,11 @@ func (s *server) prepareAgain(w http.ResponseWriter, r *http.Request) {
 		"threshold": {strconv.FormatFloat(p.Threshold, 'g', -1, 64)}, "verification": {string(p.Verification)}, "policy": {string(p.Policy)},
 		"keeper": {p.Rule.String()}, "campaign": {strconv.FormatInt(m.CampaignID, 10)}, "approvals": {strconv.Itoa(m.ApprovalsRequired)}}
 	id, err := s.launchRun(r.Context(), ds, req, title, form)
-	if token != "" {
-		target := ""
-		if err == nil {
-			target = "/runs/" + id
-		}
-		if terr := s.store.SetFormToken(context.WithoutCancel(r.Context()), token, target); terr != nil && err == nil {
-			err = terr
-		}
+	target := ""
+	if err == nil {
+		target = "/runs/" + id
 	}
+	err = s.settleFormToken(r.Context(), token, target, err)
 	if err != nil {
 		s.failOnManifest(w, r, m, err)
 		return
@@ -484,15 +474,9 @@ func (s *server) checkApprovals(ctx context.Context, field string, n int) (strin
 
 // approvers counts the enabled accounts that may approve, and says so.
 func (s *server) approvers(ctx context.Context) (int, string, error) {
-	users, err := s.store.Users(ctx)
+	n, err := s.store.Approvers(ctx)
 	if err != nil {
 		return 0, "", err
-	}
-	n := 0
-	for _, u := range users {
-		if !u.Disabled && u.Role.Can(auth.Approve) {
-			n++
-		}
 	}
 	return n, fmt.Sprintf("%d enabled account(s) may approve", n), nil
 }

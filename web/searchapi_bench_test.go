@@ -20,6 +20,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
 	"github.com/dedupstudio/dedupstudio/internal/dedup"
 	"github.com/dedupstudio/dedupstudio/internal/demo"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
@@ -60,11 +61,7 @@ func editText(rng *rand.Rand, text string, rate float64) string {
 func benchSearchServer(b *testing.B, dir string, n int) (http.Handler, string, string, []string) {
 	b.Helper()
 	ctx := context.Background()
-	store, err := db.Open(ctx, filepath.Join(dir, "bench.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { store.Close() })
+	store := dbtest.OpenFile(b, filepath.Join(dir, "bench.db"))
 	rep, _, err := demo.Load(ctx, store)
 	if err != nil {
 		b.Fatal(err)

@@ -3,7 +3,6 @@ package web
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -24,8 +23,10 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
 	"github.com/dedupstudio/dedupstudio/internal/dedup"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/realtext"
 	"github.com/dedupstudio/dedupstudio/internal/review"
 )
 
@@ -143,31 +144,6 @@ type doc struct {
 type searchBody struct {
 	Documents []doc `json:"documents"`
 	Insert    bool  `json:"insert"`
-}
-
-// apiTexts reads n real documents of at least 250 words from the shared corpus sample.
-func apiTexts(t *testing.T, n int) []string {
-	t.Helper()
-	f, err := os.Open("../internal/lsh/testdata/corpus5000.jsonl.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	var out []string
-	for sc.Scan() && len(out) < n {
-		var d struct{ Text string }
-		json.Unmarshal(sc.Bytes(), &d)
-		if len(strings.Fields(d.Text)) >= 250 {
-			out = append(out, d.Text)
-		}
-	}
-	return out
 }
 
 // nearCopy changes one word in a hundred: word 5-shingle Jaccard about 0.9.
@@ -370,7 +346,7 @@ func TestSearchAPISemanticsAndRestart(t *testing.T) {
 			token := f.newAPIToken("pipeline")
 			id := f.newSearchIndex(f.withManifest(searchParams(v), true), "stream")
 			path := fmt.Sprintf("/api/v1/indexes/%d/search", id)
-			texts := apiTexts(t, 3)
+			texts := realtext.Texts(t, 3, 250)
 
 			status, out, _ := api(t, f.h, "POST", path, token, searchBody{Insert: true, Documents: []doc{
 				{"a", texts[0]}, {"a-copy", nearCopy(texts[0], 3)}, {"b", texts[1]}}})
@@ -407,11 +383,7 @@ func TestSearchAPISemanticsAndRestart(t *testing.T) {
 
 			// Restart: a new process over the same file rebuilds the index.
 			path2 := f.store.Path()
-			store2, err := db.Open(ctx, path2)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer store2.Close()
+			store2 := dbtest.OpenFile(t, path2)
 			reg := newJobs(t)
 			h2 := New(testDeps(store2, reg))
 			status, out, _ = api(t, h2, "POST", path, token, searchBody{Insert: true, Documents: []doc{
@@ -535,7 +507,7 @@ func TestSearchAPIConcurrentInserts(t *testing.T) {
 	token := f.newAPIToken("pipeline")
 	id := f.newSearchIndex(f.withManifest(searchParams(review.Estimate), true), "stream")
 	path := fmt.Sprintf("/api/v1/indexes/%d/search", id)
-	text := apiTexts(t, 1)[0]
+	text := realtext.Texts(t, 1, 250)[0]
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	inserted := 0

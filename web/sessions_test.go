@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -359,10 +358,7 @@ func TestClientAbortIsNotAServerError(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 1<<20)
 	f.withCampaign()
-	var log syncBuffer
-	d := testDeps(f.store, f.jobs)
-	d.Log = slog.New(slog.NewTextHandler(&log, nil))
-	f.h = New(d)
+	log := f.logged()
 	ann := f.signIn("annotator")
 	for _, path := range []string{"/campaigns/1", "/"} {
 		ctx, cancel := context.WithCancel(context.Background())

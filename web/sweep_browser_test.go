@@ -151,29 +151,6 @@ func mustFloat(t *testing.T, s string) float64 {
 	return x
 }
 
-// overflowJS reports what makes the page wider than the window ("" when nothing does);
-// an element that scrolls sideways itself must say so (data-scroll and an aria-label).
-// The same check as internal/server's layout test.
-const overflowJS = `(() => {
-	const w = window.innerWidth, out = [];
-	if (document.documentElement.scrollWidth > w) {
-		out.push("document " + document.documentElement.scrollWidth + "px wide in a " + w + "px window");
-		for (const el of document.body.querySelectorAll("*")) {
-			const r = el.getBoundingClientRect();
-			if (r.right > w + 1 && !el.closest("[data-scroll]") && getComputedStyle(el).position !== "fixed" && out.length < 8) {
-				out.push(el.tagName.toLowerCase() + (el.className ? "." + el.className : "") + " right=" + Math.round(r.right));
-			}
-		}
-	}
-	for (const el of document.body.querySelectorAll("*")) {
-		const ox = getComputedStyle(el).overflowX;
-		if ((ox === "auto" || ox === "scroll") && el.scrollWidth > el.clientWidth + 1 && !(el.hasAttribute("data-scroll") && el.getAttribute("aria-label"))) {
-			out.push("unmarked sideways scroller " + el.tagName.toLowerCase() + "." + el.className);
-		}
-	}
-	return out.join("; ");
-})()`
-
 // At a phone's width nothing runs off the side: the page does not scroll sideways, and
 // what scrolls sideways inside it says so.
 func TestSweepDashboardAt390(t *testing.T) {
@@ -192,7 +169,7 @@ func TestSweepDashboardAt390(t *testing.T) {
 		p.do(chromedp.Navigate(srv.URL + path))
 		p.waitFor(`document.readyState === "complete" && !!document.querySelector('` + ready + `')`)
 		p.screenshot("sweep-390" + strings.ReplaceAll(path, "/", "-"))
-		if got := evalJS[string](p, overflowJS); got != "" {
+		if got := evalJS[string](p, browsertest.OverflowJS); got != "" {
 			t.Errorf("%s at 390 px: %s", path, got)
 		}
 	}
@@ -226,7 +203,7 @@ func TestClusterPagesAt390(t *testing.T) {
 		}
 		return strings.Join(off, "; ")
 	}
-	if got := evalJS[string](p, overflowJS); got != "" {
+	if got := evalJS[string](p, browsertest.OverflowJS); got != "" {
 		t.Errorf("%s at 390 px: %s", list, got)
 	}
 	if got := onScreen(`[data-testid="cluster-table"] td[data-label="Undecided"]`, `[data-testid="cluster-table"] td[data-label="Approved"]`,
@@ -237,7 +214,7 @@ func TestClusterPagesAt390(t *testing.T) {
 	p.do(chromedp.Navigate(srv.URL + href))
 	p.waitFor(`document.readyState === "complete" && !!document.querySelector('[data-testid="members"] [data-testid^="approve-"]')`)
 	p.screenshot("cluster-390")
-	if got := evalJS[string](p, overflowJS); got != "" {
+	if got := evalJS[string](p, browsertest.OverflowJS); got != "" {
 		t.Errorf("%s at 390 px: %s", href, got)
 	}
 	if got := onScreen(`[data-testid="members"] td[data-label="Decision"]`, `[data-testid="members"] [data-testid^="approve-"]`,

@@ -274,6 +274,20 @@ func (s *server) sentAlready(w http.ResponseWriter, r *http.Request, token, what
 	return true
 }
 
+// settleFormToken records against a form's one-time token where its post led (target),
+// or releases the token (target "": nothing started) so that the form may be sent again.
+// It returns err, what starting gave, or else the store's error; a post without a token
+// has nothing to settle.
+func (s *server) settleFormToken(ctx context.Context, token, target string, err error) error {
+	if token == "" {
+		return err
+	}
+	if terr := s.store.SetFormToken(context.WithoutCancel(ctx), token, target); terr != nil && err == nil {
+		err = terr
+	}
+	return err
+}
+
 // checkSweepName refuses a sweep without a name, or with a name over 200 characters or
 // notes over 4,000: the same limits when a sweep starts and when it is renamed.
 func checkSweepName(name, notes string) error {

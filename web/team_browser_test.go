@@ -10,6 +10,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/dedupstudio/dedupstudio/internal/browsertest"
 	"github.com/dedupstudio/dedupstudio/internal/review"
 )
 
@@ -58,7 +59,7 @@ func TestTeamPageInBrowser(t *testing.T) {
 			if size[0] > 700 {
 				return
 			}
-			if got := evalJS[string](p, overflowJS); got != "" {
+			if got := evalJS[string](p, browsertest.OverflowJS); got != "" {
 				t.Errorf("Team page at 390 px: %s", got)
 			}
 			var off []string

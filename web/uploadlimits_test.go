@@ -16,17 +16,13 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
-	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
 )
 
 // newFixtureWith is newFixture with Deps as edit leaves them.
 func newFixtureWith(t *testing.T, edit func(*Deps)) *fixture {
 	t.Helper()
-	store, err := db.Open(context.Background(), filepath.Join(t.TempDir(), "web.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := dbtest.Open(t)
 	d := testDeps(store, newJobs(t))
 	d.MaxUpload = 1 << 20
 	edit(&d)

@@ -8,7 +8,6 @@ import (
 	"path"
 	"time"
 
-	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/dedup"
 	"github.com/dedupstudio/dedupstudio/internal/handoff"
 )
@@ -45,13 +44,11 @@ func exportCmd(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("-format: unknown format %q (want milvus, datasketch, datatrove, json or all)", *format)
 		}
 	}
-	ctx, stop := signalContext()
-	defer stop()
-	store, err := db.OpenExisting(ctx, *dbPath)
+	ctx, store, done, err := openStore(*dbPath)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
+	defer done()
 	m, err := manifestByID(ctx, store, *id)
 	if err != nil {
 		return err

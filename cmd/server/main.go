@@ -12,6 +12,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/dedupstudio/dedupstudio/internal/db"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -104,4 +106,16 @@ func newLogger(w io.Writer) *slog.Logger {
 
 func signalContext() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+// openStore opens the existing store at path for a command that reads or changes it
+// (db.OpenExisting: a mistyped -db is an error, not a new empty store), with a context
+// that Ctrl+C and SIGTERM cancel. done closes the store and stops listening for them.
+func openStore(path string) (ctx context.Context, store *db.DB, done func(), err error) {
+	ctx, stop := signalContext()
+	if store, err = db.OpenExisting(ctx, path); err != nil {
+		stop()
+		return nil, nil, nil, err
+	}
+	return ctx, store, func() { store.Close(); stop() }, nil
 }

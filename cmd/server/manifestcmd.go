@@ -38,13 +38,11 @@ func manifestCmd(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return errors.New("-manifest and -out are required")
 	}
-	ctx, stop := signalContext()
-	defer stop()
-	store, err := db.OpenExisting(ctx, *dbPath)
+	ctx, store, done, err := openStore(*dbPath)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
+	defer done()
 	m, err := manifestByID(ctx, store, *id)
 	if err != nil {
 		return err

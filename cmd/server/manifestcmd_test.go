@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"database/sql"
 	"encoding/csv"
@@ -23,6 +21,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/dedup"
 	"github.com/dedupstudio/dedupstudio/internal/ingest"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/realtext"
 	"github.com/dedupstudio/dedupstudio/internal/review"
 	"github.com/dedupstudio/dedupstudio/internal/sigcache"
 )
@@ -39,19 +38,10 @@ func signedManifests(t *testing.T) (string, int64, int64) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	f, err := os.Open("../../internal/lsh/testdata/corpus5000.jsonl.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, _ := gzip.NewReader(f)
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	var lines []string
-	for i := 0; sc.Scan() && i < 8; i++ {
-		var d struct{ ID, Text string }
-		json.Unmarshal(sc.Bytes(), &d)
-		lines = append(lines, sc.Text())
+	for i, d := range realtext.Docs(t, 8) {
+		line, _ := json.Marshal(d)
+		lines = append(lines, string(line))
 		if i < 3 {
 			b, _ := json.Marshal(map[string]string{"id": "@copy-" + d.ID, "text": strings.ToUpper(d.Text)})
 			lines = append(lines, string(b))

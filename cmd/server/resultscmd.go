@@ -73,13 +73,11 @@ func importResults(args []string, stdout, stderr io.Writer) error {
 	if *manifest != 0 && *config != "" {
 		return errors.New("-manifest and -config both name a configuration: give one")
 	}
-	ctx, stop := signalContext()
-	defer stop()
-	store, err := db.OpenExisting(ctx, *dbPath)
+	ctx, store, done, err := openStore(*dbPath)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
+	defer done()
 	ds, err := resolveDataset(ctx, store, *dataset)
 	if err != nil {
 		return err

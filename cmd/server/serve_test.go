@@ -13,12 +13,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/logtest"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 	"github.com/dedupstudio/dedupstudio/internal/server"
 )
@@ -152,7 +152,7 @@ func TestServeBeforeStaleImportCleanup(t *testing.T) {
 		return n
 	}
 
-	var logs syncBuffer
+	var logs logtest.Buffer
 	serveCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	ready := make(chan string, 1)
@@ -193,24 +193,6 @@ func TestServeBeforeStaleImportCleanup(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for a logger and a test to share.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // The caps on an uploaded sample reach the server: the defaults, a value, and 0 for no
 // cap (negative in server.Config, where 0 is the default).
 func TestServeImportCapFlags(t *testing.T) {
@@ -237,7 +219,7 @@ func TestServeImportCapFlags(t *testing.T) {
 func TestServeLogsKernelFirst(t *testing.T) {
 	t.Setenv(lsh.KernelEnv, "") // the calibration's choice, whatever the environment says
 	dbPath := filepath.Join(t.TempDir(), "kernel.db")
-	var logs syncBuffer
+	var logs logtest.Buffer
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	ready := make(chan string, 1)

@@ -2,9 +2,7 @@ package main
 
 import (
 	"bytes"
-	"compress/gzip"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/realtext"
 )
 
 // A document over the size cap stops the run, naming its place; with -skip-bad it is
@@ -95,19 +94,7 @@ func TestSignaturesCPUProfileAndKernel(t *testing.T) {
 // their fields) three times over with new ids, 30.7 MB of JSONL, into dir.
 func benchInput(b *testing.B, dir string) (string, int64) {
 	b.Helper()
-	f, err := os.Open("../../internal/lsh/testdata/corpus-whole.jsonl.gz")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		b.Fatal(err)
-	}
-	data, err := io.ReadAll(zr)
-	if err != nil {
-		b.Fatal(err)
-	}
+	data := realtext.Bytes(b, realtext.Whole)
 	var out bytes.Buffer
 	for c := range 3 {
 		prefix := []byte(fmt.Sprintf(`{"id": "c%d-`, c))

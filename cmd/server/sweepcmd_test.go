@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -19,6 +17,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/ingest"
+	"github.com/dedupstudio/dedupstudio/internal/realtext"
 	"github.com/dedupstudio/dedupstudio/internal/server"
 	"github.com/dedupstudio/dedupstudio/internal/sweep"
 )
@@ -36,24 +35,10 @@ func sweepStore(t *testing.T) string {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	f, err := os.Open("../../internal/lsh/testdata/corpus5000.jsonl.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	var lines, ids []string
-	for i := 0; sc.Scan() && i < 30; i++ {
-		var d struct{ ID, Text string }
-		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
-			t.Fatal(err)
-		}
-		lines = append(lines, sc.Text())
+	for i, d := range realtext.Docs(t, 30) {
+		line, _ := json.Marshal(d)
+		lines = append(lines, string(line))
 		ids = append(ids, d.ID)
 		if i < 6 {
 			b, _ := json.Marshal(map[string]string{"id": "@copy-" + d.ID, "text": strings.Replace(d.Text, " ", " changed ", 1)})

@@ -11,6 +11,7 @@ package browsertest
 
 import (
 	"context"
+	"image"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -130,4 +131,44 @@ func SignIn(t testing.TB, ctx context.Context, url, name, password string) {
 		chromedp.SendKeys(`[data-testid="signin-password"]`, password),
 		chromedp.Click(`[data-testid="signin-submit"]`))
 	WaitFor(t, ctx, `document.querySelector('[data-testid="whoami"]')?.innerText === `+strconv.Quote(name), 30*time.Second)
+}
+
+// OverflowJS is JavaScript that reports what makes the page wider than the window, ""
+// when nothing does: the document may not scroll sideways, and an element that scrolls
+// sideways itself must be a marked scroll container (data-scroll, with an aria-label
+// that says it scrolls). Evaluate it at a phone's width.
+const OverflowJS = `(() => {
+	const w = window.innerWidth, out = [];
+	if (document.documentElement.scrollWidth > w) {
+		out.push("document " + document.documentElement.scrollWidth + "px wide in a " + w + "px window");
+		for (const el of document.body.querySelectorAll("*")) {
+			const r = el.getBoundingClientRect();
+			if (r.right > w + 1 && !el.closest("[data-scroll]") && getComputedStyle(el).position !== "fixed" && out.length < 8) {
+				out.push(el.tagName.toLowerCase() + (el.className ? "." + el.className : "") + " right=" + Math.round(r.right));
+			}
+		}
+	}
+	for (const el of document.body.querySelectorAll("*")) {
+		const ox = getComputedStyle(el).overflowX;
+		if ((ox === "auto" || ox === "scroll") && el.scrollWidth > el.clientWidth + 1 && !(el.hasAttribute("data-scroll") && el.getAttribute("aria-label"))) {
+			out.push("unmarked sideways scroller " + el.tagName.toLowerCase() + "." + el.className);
+		}
+	}
+	return out.join("; ");
+})()`
+
+// DarkShare is the share of img's pixels whose mean channel is below level (of 0xffff):
+// a chart on white has few, one whose fills all fell back to black has many.
+func DarkShare(img image.Image, level uint32) float64 {
+	b := img.Bounds()
+	dark := 0
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			if (r+g+bl)/3 < level {
+				dark++
+			}
+		}
+	}
+	return float64(dark) / float64(b.Dx()*b.Dy())
 }

@@ -424,16 +424,7 @@ func (t *Table) Markdown(w io.Writer) error {
 			j++
 		}
 		rows := t.Removal[i:j]
-		col := func(f func(r RemovalRow) string) string {
-			var out []string
-			for _, r := range rows {
-				out = append(out, f(r))
-			}
-			if slices.Equal(out, slices.Repeat(out[:1], len(out))) {
-				return out[0]
-			}
-			return strings.Join(out, " / ")
-		}
+		col := func(f func(r RemovalRow) string) string { return perRule(rows, f) }
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", rows[0].Tau, rows[0].Config, rows[0].Policy,
 			col(func(r RemovalRow) string { return strconv.Itoa(r.Removals) }),
 			col(func(r RemovalRow) string { return strconv.Itoa(r.Truth) }),
@@ -507,16 +498,7 @@ func (t *Table) auditMarkdown(b *strings.Builder) {
 			j++
 		}
 		rows := t.Audits[i:j]
-		col := func(f func(r AuditRow) string) string {
-			var out []string
-			for _, r := range rows {
-				out = append(out, f(r))
-			}
-			if slices.Equal(out, slices.Repeat(out[:1], len(out))) {
-				return out[0]
-			}
-			return strings.Join(out, " / ")
-		}
+		col := func(f func(r AuditRow) string) string { return perRule(rows, f) }
 		rules := col(func(r AuditRow) string { return string(r.Rule) })
 		fmt.Fprintf(b, "| %s | %s | %s (%s) | %s | %s | %s | %s | %s | %s | %s |\n", rows[0].Tau, rows[0].Config, rows[0].Policy, rules,
 			col(func(r AuditRow) string { return strconv.Itoa(r.Removals) }),
@@ -569,4 +551,17 @@ func TruthTable(w io.Writer, pop *Population, outs []Outcome, taus []LabelRule) 
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// perRule is a table cell for rows that differ only in their keeper rule: f of each row,
+// the value once when the rules all give it, else each rule's joined by " / ".
+func perRule[R any](rows []R, f func(R) string) string {
+	var out []string
+	for _, r := range rows {
+		out = append(out, f(r))
+	}
+	if slices.Equal(out, slices.Repeat(out[:1], len(out))) {
+		return out[0]
+	}
+	return strings.Join(out, " / ")
 }

@@ -3,6 +3,7 @@ package calib
 import (
 	"context"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -200,7 +201,7 @@ func TestOutcomeOfHandMade(t *testing.T) {
 				for rule, w := range byRule {
 					c := o.Clustering(pol, rule)
 					got := removalsOf(c)
-					if !equalRemovals(got, w.removals) {
+					if !slices.Equal(got, w.removals) {
 						t.Errorf("%s/%s: removals %v; want %v", pol, rule, got, w.removals)
 					}
 					if n := c.FalseRemovals(Cut(0.5)); n != w.false5 {
@@ -220,18 +221,6 @@ func TestOutcomeOfHandMade(t *testing.T) {
 			}
 		})
 	}
-}
-
-func equalRemovals(a, b []removal) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestDuplicateRule(t *testing.T) {
@@ -360,7 +349,7 @@ func TestEngineOnTexts(t *testing.T) {
 	}
 	// Earliest keeps A: B goes at 15/17, C as an identical text.
 	cl := o.Clustering(cluster.Components, cluster.Earliest)
-	if got, want := removalsOf(cl), []removal{{1, 0}, {2, 0}}; !equalRemovals(got, want) {
+	if got, want := removalsOf(cl), []removal{{1, 0}, {2, 0}}; !slices.Equal(got, want) {
 		t.Errorf("removals %v; want %v", got, want)
 	}
 	if cl.Identical != 1 || cl.FalseRemovals(Cut(0.9)) != 1 || cl.FalseRemovals(Cut(0.8)) != 0 {
@@ -368,7 +357,7 @@ func TestEngineOnTexts(t *testing.T) {
 	}
 	// Longest keeps C (doubled spaces): A goes as identical, B at 15/17.
 	cl = o.Clustering(cluster.Components, cluster.Longest)
-	if got, want := removalsOf(cl), []removal{{0, 2}, {1, 2}}; !equalRemovals(got, want) {
+	if got, want := removalsOf(cl), []removal{{0, 2}, {1, 2}}; !slices.Equal(got, want) {
 		t.Errorf("longest: removals %v; want %v", got, want)
 	}
 }

@@ -23,11 +23,7 @@ func largeCampaign(b *testing.B) (*db.DB, db.Campaign) {
 	}
 	ctx := context.Background()
 	path := filepath.Join(b.TempDir(), "large.db")
-	store, err := db.Open(ctx, path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { store.Close() })
+	store := dbtest.OpenFile(b, path)
 	start := time.Now()
 	built, err := dbtest.Build(ctx, path, "large", dbtest.Campaign{Docs: max(100, events/20), Pairs: events / 10, Events: events})
 	if err != nil {

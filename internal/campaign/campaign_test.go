@@ -1,24 +1,21 @@
 package campaign
 
 import (
-	"bufio"
-	"compress/gzip"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
 	"github.com/dedupstudio/dedupstudio/internal/frame"
 	"github.com/dedupstudio/dedupstudio/internal/labels"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/realtext"
 	"github.com/dedupstudio/dedupstudio/internal/sigcache"
 )
 
@@ -34,22 +31,10 @@ type fixture struct {
 
 func newFixture(t *testing.T, n int) *fixture {
 	t.Helper()
-	f, err := os.Open("../lsh/testdata/corpus5000.jsonl.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(nil, 16<<20)
 	var docs []db.NewDocument
-	for len(docs) < n && sc.Scan() {
-		var rec struct{ ID, Text string }
-		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-			t.Fatal(err)
+	for _, rec := range realtext.Docs(t, n) {
+		if len(docs) == n {
+			break
 		}
 		docs = append(docs, db.NewDocument{ExtID: rec.ID, Text: rec.Text})
 		if len(docs)%10 == 1 && len(docs) < n {
@@ -58,31 +43,26 @@ func newFixture(t *testing.T, n int) *fixture {
 			docs = append(docs, db.NewDocument{ExtID: rec.ID + "-edit", Text: strings.Join(words, " ")})
 		}
 	}
-	ctx := context.Background()
-	store, err := db.Open(ctx, filepath.Join(t.TempDir(), "campaign.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	ds, err := store.BeginDataset(ctx, "corpus", "corpus5000.jsonl.gz", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := store.InsertDocuments(ctx, ds.ID, docs); err != nil {
-		t.Fatal(err)
-	}
-	if ds, err = store.FinishDataset(ctx, ds.ID, "h", 0, "test"); err != nil {
-		t.Fatal(err)
-	}
-	c, err := Start(ctx, store, ds.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	texts, err := store.DatasetTexts(ctx, ds.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, texts, c := campaignOf(t, "corpus", docs)
 	return &fixture{t: t, store: store, c: c, docs: texts}
+}
+
+// campaignOf is a store with docs as a ready dataset called name and its default
+// campaign, without pairs yet; it returns the store, the stored documents in order and
+// the campaign.
+func campaignOf(t *testing.T, name string, docs []db.NewDocument) (*db.DB, []db.DocText, db.Campaign) {
+	t.Helper()
+	store := dbtest.Open(t)
+	ds := dbtest.Dataset(t, store, name, docs)
+	c, err := Start(context.Background(), store, ds.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts, err := store.DatasetTexts(context.Background(), ds.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store, texts, c
 }
 
 // addPairs puts unscored pairs (i, i+1) of the first n+1 documents in the campaign.

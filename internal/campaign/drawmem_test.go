@@ -14,7 +14,7 @@ import (
 
 	"github.com/dedupstudio/dedupstudio/internal/campaign"
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
-	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
 	"github.com/dedupstudio/dedupstudio/internal/ingest"
 	"github.com/dedupstudio/dedupstudio/internal/sigcache"
 )
@@ -38,11 +38,7 @@ func TestDrawMemory(t *testing.T) {
 		buildDrawStore(t, path)
 		return
 	}
-	store, err := db.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := dbtest.OpenFile(t, path)
 	ds, err := store.LatestDataset(ctx, "big")
 	if err != nil {
 		t.Fatal(err)
@@ -139,11 +135,7 @@ func buildDrawStore(t *testing.T, path string) {
 	}
 	file.Close()
 	ctx := context.Background()
-	store, err := db.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := dbtest.OpenFile(t, path)
 	rep, err := ingest.File(ctx, store, file.Name(), ingest.Options{Dataset: "big", Corpus: corpus.Options{}})
 	if err != nil {
 		t.Fatal(err)

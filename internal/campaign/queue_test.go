@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
 	"github.com/dedupstudio/dedupstudio/internal/labels"
 )
 
@@ -64,7 +66,7 @@ func TestQueueOrderInterleaves(t *testing.T) {
 	}
 	// The first round: near, bin 9 (0.95, nearest above), bin 4, bin 0, exact, unscored.
 	want := []int{stratumNear, 9, 4, 0, stratumExact, stratumUnscored}
-	if got := strata(order[:6]); !equalInts(got, want) {
+	if got := strata(order[:6]); !slices.Equal(got, want) {
 		t.Errorf("first round of strata = %v; want %v", got, want)
 	}
 	// Exact copies never follow each other while other pairs are left.
@@ -82,33 +84,9 @@ func TestQueueOrderInterleaves(t *testing.T) {
 		}
 	}
 	// Deterministic.
-	if again := QueueOrder(pairs, 0.8); !equalInt64s(again, order) {
+	if again := QueueOrder(pairs, 0.8); !slices.Equal(again, order) {
 		t.Error("QueueOrder is not deterministic")
 	}
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func equalInt64s(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // After an exact copy the queue serves a pair that is not one, whatever the ranks say,
@@ -126,11 +104,7 @@ func TestNextAvoidsTwoExactCopies(t *testing.T) {
 		exact = append(exact, db.NewDocument{ExtID: fmt.Sprintf("copy-a%d", i), Text: text, ContentHash: hash},
 			db.NewDocument{ExtID: fmt.Sprintf("copy-b%d", i), Text: text, ContentHash: hash})
 	}
-	ds, _ := f.store.BeginDataset(ctx, "copies", "copies.jsonl", 0)
-	if _, err := f.store.InsertDocuments(ctx, ds.ID, exact); err != nil {
-		t.Fatal(err)
-	}
-	ds, _ = f.store.FinishDataset(ctx, ds.ID, "h2", 0, "test")
+	ds := dbtest.Dataset(t, f.store, "copies", exact)
 	c, err := Start(ctx, f.store, ds.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -164,7 +138,7 @@ func TestNextAvoidsTwoExactCopies(t *testing.T) {
 		after = id
 	}
 	want := []int64{refs[0].ID, refs[3].ID, refs[1].ID, refs[4].ID, refs[2].ID}
-	if !equalInt64s(served, want) {
+	if !slices.Equal(served, want) {
 		t.Errorf("served %v; want %v (exact copies %d, %d, %d never twice in a row while %d, %d wait)",
 			served, want, refs[0].ID, refs[1].ID, refs[2].ID, refs[3].ID, refs[4].ID)
 	}
@@ -214,7 +188,7 @@ func TestAdjudicationQueueAndParties(t *testing.T) {
 	for _, d := range ds {
 		got = append(got, d.PairID)
 	}
-	if !equalInt64s(got, want) {
+	if !slices.Equal(got, want) {
 		t.Fatalf("adjudication queue %v; want %v (3 answers first, then nearest the threshold)", got, want)
 	}
 	if ds[0].Answers != 3 || len(ds[0].Labels) != 3 {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -13,6 +12,15 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/labels"
 )
+
+// numbered is n short documents: "document 0", "document 1", ...
+func numbered(n int) []db.NewDocument {
+	var docs []db.NewDocument
+	for i := range n {
+		docs = append(docs, db.NewDocument{ExtID: fmt.Sprint(i), Text: fmt.Sprintf("document %d", i)})
+	}
+	return docs
+}
 
 // The tallies give the same numbers as the from-scratch Summary, db.Answers,
 // Disagreements and db.DatasetOverview, at every step of a seeded random history of
@@ -25,28 +33,7 @@ import (
 func TestTallyMatchesSummary(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	store, err := db.Open(ctx, filepath.Join(t.TempDir(), "tally.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	ds, err := store.BeginDataset(ctx, "d", "d.jsonl", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var docs []db.NewDocument
-	for i := range 60 {
-		docs = append(docs, db.NewDocument{ExtID: fmt.Sprint(i), Text: fmt.Sprintf("document %d", i)})
-	}
-	store.InsertDocuments(ctx, ds.ID, docs)
-	if ds, err = store.FinishDataset(ctx, ds.ID, "h", 0, "test"); err != nil {
-		t.Fatal(err)
-	}
-	texts, _ := store.DatasetTexts(ctx, ds.ID)
-	c, err := Start(ctx, store, ds.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, texts, c := campaignOf(t, "d", numbered(60))
 	rng := rand.New(rand.NewPCG(11, 17))
 	next := 0
 	addPairs := func(n int) {
@@ -184,7 +171,7 @@ func TestTallyMatchesSummary(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			o, err := store.DatasetOverview(ctx, ds.ID)
+			o, err := store.DatasetOverview(ctx, c.DatasetID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -255,28 +242,7 @@ func overviewDiff(got, want labels.Overview) string {
 func TestTallyCrowdedPair(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	store, err := db.Open(ctx, filepath.Join(t.TempDir(), "crowd.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	ds, err := store.BeginDataset(ctx, "d", "d.jsonl", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var docs []db.NewDocument
-	for i := range 6 {
-		docs = append(docs, db.NewDocument{ExtID: fmt.Sprint(i), Text: fmt.Sprintf("document %d", i)})
-	}
-	store.InsertDocuments(ctx, ds.ID, docs)
-	if ds, err = store.FinishDataset(ctx, ds.ID, "h", 0, "test"); err != nil {
-		t.Fatal(err)
-	}
-	texts, _ := store.DatasetTexts(ctx, ds.ID)
-	c, err := Start(ctx, store, ds.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, texts, c := campaignOf(t, "d", numbered(6))
 	if _, err := store.AddPairs(ctx, c.ID, []db.NewPair{
 		{DocA: texts[0].ID, DocB: texts[1].ID, Origin: "test", Wanted: 2, Scored: true, Similarity: 0.7, Estimate: 0.69},
 		{DocA: texts[2].ID, DocB: texts[3].ID, Origin: "test", Wanted: 2, Scored: true, Similarity: 0.4, Estimate: 0.41},

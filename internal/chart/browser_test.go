@@ -130,7 +130,7 @@ func TestBrowserChartsRenderUnderCSP(t *testing.T) {
 	}
 
 	gonumImg, gonumViolations := shot("/gonum-page-csp.svg")
-	if d := darkShare(gonumImg); d < 0.3 || gonumViolations == 0 {
+	if d := browsertest.DarkShare(gonumImg, 0x3000); d < 0.3 || gonumViolations == 0 {
 		t.Errorf("gonum's own SVG under the page policy: %.0f%% dark pixels, %d CSP violations; want it broken (>= 30%% dark, violations), or this test proves nothing",
 			100*d, gonumViolations)
 	}
@@ -143,7 +143,7 @@ func TestBrowserChartsRenderUnderCSP(t *testing.T) {
 		if violations != 0 {
 			t.Errorf("%s: %d CSP violations; want 0", path, violations)
 		}
-		if d := darkShare(img); d > 0.05 {
+		if d := browsertest.DarkShare(img, 0x3000); d > 0.05 {
 			t.Errorf("%s: %.0f%% of the pixels are dark; want under 5%% (a chart on white)", path, 100*d)
 		}
 		// The browser's rendering of the SVG and vgimg's PNG of the same figure
@@ -154,7 +154,7 @@ func TestBrowserChartsRenderUnderCSP(t *testing.T) {
 		if diff > 4 {
 			t.Errorf("%s: differs from the PNG of the same figure by %.2f levels per channel on average; want <= 4", path, diff)
 		}
-		t.Logf("%s: %.1f%% dark pixels, %.2f levels per channel from the PNG", path, 100*darkShare(img), diff)
+		t.Logf("%s: %.1f%% dark pixels, %.2f levels per channel from the PNG", path, 100*browsertest.DarkShare(img, 0x3000), diff)
 	}
 
 	// Inline in a page under the page's policy, as the dashboard will show it.
@@ -205,22 +205,6 @@ func TestBrowserChartsRenderUnderCSP(t *testing.T) {
 	for _, v := range violations() {
 		t.Errorf("inline chart under the page policy: %s", v)
 	}
-}
-
-// darkShare is the share of pixels darker than a dark grey: a chart on white has
-// few, a chart whose fills all fell back to black has many.
-func darkShare(img image.Image) float64 {
-	b := img.Bounds()
-	dark := 0
-	for y := b.Min.Y; y < b.Max.Y; y++ {
-		for x := b.Min.X; x < b.Max.X; x++ {
-			r, g, bl, _ := img.At(x, y).RGBA()
-			if (r+g+bl)/3 < 0x3000 {
-				dark++
-			}
-		}
-	}
-	return float64(dark) / float64(b.Dx()*b.Dy())
 }
 
 // meanAbsDiff is the mean absolute difference per colour channel, in levels of 255,

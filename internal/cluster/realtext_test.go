@@ -1,17 +1,14 @@
 package cluster
 
 import (
-	"bufio"
-	"compress/gzip"
-	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/realtext"
 )
 
 // realText is internal/lsh/testdata/corpus5000.jsonl.gz (5,000 real documents: Debian
@@ -38,37 +35,15 @@ var (
 
 func loadRealText(tb testing.TB) *realText {
 	tb.Helper()
-	realOnce.Do(func() { real, realErr = buildRealText() })
-	if realErr != nil {
-		tb.Fatal(realErr)
+	realOnce.Do(func() { real, realErr = buildRealText(realtext.Columns(realtext.Docs(tb, 0))) })
+	if real == nil { // an error, or Docs failed the test that loaded it
+		tb.Fatalf("load the real text: %v", realErr)
 	}
 	return real
 }
 
-func buildRealText() (*realText, error) {
-	f, err := os.Open("../lsh/testdata/corpus5000.jsonl.gz")
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		return nil, err
-	}
-	rt := &realText{}
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for sc.Scan() {
-		var d struct{ ID, Text string }
-		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
-			return nil, err
-		}
-		rt.ids = append(rt.ids, d.ID)
-		rt.texts = append(rt.texts, d.Text)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
+func buildRealText(ids, texts []string) (*realText, error) {
+	rt := &realText{ids: ids, texts: texts}
 	spec := lsh.DefaultSpec()
 	sigs, err := spec.Signatures(rt.texts)
 	if err != nil {

@@ -3,33 +3,13 @@ package corpus
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"io"
-	"os"
 	"testing"
-)
 
-// wholeCorpus is ../lsh/testdata/corpus-whole.jsonl.gz uncompressed: 1,273 whole real
-// documents (every fourth of the shared corpus) with all their fields, 10.2 MB.
-func wholeCorpus(b *testing.B) []byte {
-	b.Helper()
-	f, err := os.Open("../lsh/testdata/corpus-whole.jsonl.gz")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		b.Fatal(err)
-	}
-	data, err := io.ReadAll(zr)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return data
-}
+	"github.com/dedupstudio/dedupstudio/internal/realtext"
+)
 
 // BenchmarkJSONL measures JSONL reading from memory: splitting, parsing, validating and
 // decoding into Records, on all cores (run with -cpu 1 for one core). "idtext" decodes
@@ -37,7 +17,7 @@ func wholeCorpus(b *testing.B) []byte {
 // metadata (what import asks for). "encoding-json" is the former reader's way, a map of
 // raw values per line then each value decoded again, for comparison.
 func BenchmarkJSONL(b *testing.B) {
-	data := wholeCorpus(b)
+	data := realtext.Bytes(b, realtext.Whole)
 	docs := bytes.Count(data, []byte("\n"))
 	for _, c := range []struct {
 		name string

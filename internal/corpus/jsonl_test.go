@@ -2,17 +2,17 @@ package corpus
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"reflect"
 	"strings"
 	"testing"
 	"testing/iotest"
 	"unicode/utf8"
+
+	"github.com/dedupstudio/dedupstudio/internal/realtext"
 )
 
 // newJSONL opens a JSONL stream with a given chunk size and number of parsing goroutines.
@@ -261,29 +261,10 @@ func TestMetaValuesAsEncodingJSON(t *testing.T) {
 	}
 }
 
-// readCorpus returns the uncompressed JSONL of the lsh benchmarks' real documents.
-func readCorpus(t testing.TB) []byte {
-	t.Helper()
-	f, err := os.Open("../lsh/testdata/corpus5000.jsonl.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 // Real documents decode to what encoding/json gives, field for field.
 func TestJSONLRealCorpusMatchesEncodingJSON(t *testing.T) {
 	t.Parallel()
-	data := readCorpus(t)
+	data := realtext.Bytes(t, realtext.Corpus)
 	r, err := NewReader(bytes.NewReader(data), "corpus.jsonl", JSONL, Options{})
 	if err != nil {
 		t.Fatal(err)

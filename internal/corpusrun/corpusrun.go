@@ -34,7 +34,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/bulk"
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
 	"github.com/dedupstudio/dedupstudio/internal/db"
@@ -611,15 +610,9 @@ func (s *Service) run(ctx context.Context, j Run, r *run, by db.User, report job
 // as the team has approvers when it has fewer (at least 1; a lowering the manifest
 // records), with the sentence that says so.
 func (s *Service) defaultApprovals(ctx context.Context) (int, string, error) {
-	users, err := s.store.Users(ctx)
+	n, err := s.store.Approvers(ctx)
 	if err != nil {
 		return 0, "", err
-	}
-	n := 0
-	for _, u := range users {
-		if !u.Disabled && u.Role.Can(auth.Approve) {
-			n++
-		}
 	}
 	return max(1, min(review.DefaultApprovals, n)), fmt.Sprintf("%d enabled account(s) may approve", n), nil
 }

@@ -36,6 +36,65 @@ func storeDocs(t *testing.T, d *DB, datasetID int64, n int, text string) {
 	}
 }
 
+// writesDuring runs op (a long batch operation: a discard, a copy in) while a labeler
+// records a skip on one of pairs of campaign every 5 ms, and returns op's error. It
+// checks what batching promises: none of the labeler's writes fail, and when op takes
+// several batches some of them finish while it runs (one long transaction would hold
+// them all back until it ended). The figures are logged.
+func writesDuring(t *testing.T, d *DB, campaign int64, pairs []int64, what string, op func() error) error {
+	t.Helper()
+	ctx := context.Background()
+	var (
+		mu    sync.Mutex
+		waits []time.Duration
+		dones []time.Time
+		errs  []error
+	)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+			start := time.Now()
+			_, err := d.RecordEvent(ctx, campaign, pairs[i%len(pairs)], NewLabel{Annotator: "labeler", Kind: labels.KindSkip, Category: "different"}, 0)
+			mu.Lock()
+			waits = append(waits, time.Since(start))
+			dones = append(dones, time.Now())
+			if err != nil {
+				errs = append(errs, err)
+			}
+			mu.Unlock()
+		}
+	})
+	time.Sleep(50 * time.Millisecond)
+	start := time.Now()
+	err := op()
+	took := time.Since(start)
+	close(stop)
+	wg.Wait()
+	slices.Sort(waits)
+	t.Logf("%s took %v; the labeler wrote %d times meanwhile: median %v, p99 %v, longest %v",
+		what, took.Round(time.Millisecond), len(waits), waits[len(waits)/2].Round(time.Microsecond),
+		waits[len(waits)*99/100].Round(time.Microsecond), waits[len(waits)-1].Round(time.Microsecond))
+	if len(errs) > 0 {
+		t.Errorf("%d of the labeler's writes failed, first: %v", len(errs), errs[0])
+	}
+	during := 0
+	for _, at := range dones {
+		if at.After(start) && at.Before(start.Add(took)) {
+			during++
+		}
+	}
+	if took > 4*deletePause && during == 0 {
+		t.Errorf("none of the labeler's writes finished during the %v of the %s", took.Round(time.Millisecond), what)
+	}
+	return err
+}
+
 // Discarding a failed import of 8,000 documents left in the store (a copy in cut short)
 // while a labeler writes every 5 ms into a campaign of 12,500 pairs: the labeler never
 // waits long. Before the fix the discard was one transaction, each deleted document
@@ -71,38 +130,11 @@ func TestDiscardLeavesWritersMoving(t *testing.T) {
 	}
 	storeDocs(t, d, failed.ID, 8000, strings.Repeat("a document of a large import that failed halfway ", 10))
 
-	var (
-		mu    sync.Mutex
-		waits []time.Duration
-		dones []time.Time
-		errs  []error
-	)
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			case <-time.After(5 * time.Millisecond):
-			}
-			start := time.Now()
-			_, err := d.RecordEvent(ctx, c.ID, refs[i%len(refs)].ID, NewLabel{Annotator: "labeler", Kind: labels.KindSkip, Category: "different"}, 0)
-			mu.Lock()
-			waits = append(waits, time.Since(start))
-			dones = append(dones, time.Now())
-			if err != nil {
-				errs = append(errs, err)
-			}
-			mu.Unlock()
-		}
-	})
-	time.Sleep(50 * time.Millisecond)
-	start := time.Now()
-	err = d.DiscardDataset(ctx, failed.ID)
-	took := time.Since(start)
-	close(stop)
-	wg.Wait()
+	var pairIDs []int64
+	for _, r := range refs {
+		pairIDs = append(pairIDs, r.ID)
+	}
+	err = writesDuring(t, d, c.ID, pairIDs, "discard of 8,000 documents", func() error { return d.DiscardDataset(ctx, failed.ID) })
 	if err != nil {
 		t.Fatalf("DiscardDataset: %v", err)
 	}
@@ -110,27 +142,6 @@ func TestDiscardLeavesWritersMoving(t *testing.T) {
 	d.r.QueryRowContext(ctx, `SELECT count(*) FROM documents WHERE dataset_id = ?`, failed.ID).Scan(&left)
 	if left != 0 {
 		t.Errorf("%d documents of the discarded import left", left)
-	}
-	slices.Sort(waits)
-	worst := waits[len(waits)-1]
-	t.Logf("discard of 8,000 documents took %v; the labeler wrote %d times meanwhile: median %v, p99 %v, longest %v",
-		took.Round(time.Millisecond), len(waits), waits[len(waits)/2].Round(time.Microsecond),
-		waits[len(waits)*99/100].Round(time.Microsecond), worst.Round(time.Microsecond))
-	if len(errs) > 0 {
-		t.Errorf("%d of the labeler's writes failed, first: %v", len(errs), errs[0])
-	}
-	// Whether the labeler got in is structural, not a matter of speed: the discard
-	// releases the write lock between batches, so a discard long enough to take
-	// several batches must let the labeler's writes through while it runs (one long
-	// transaction would hold them all back until it ended).
-	during := 0
-	for _, at := range dones {
-		if at.After(start) && at.Before(start.Add(took)) {
-			during++
-		}
-	}
-	if took > 4*deletePause && during == 0 {
-		t.Errorf("none of the labeler's writes finished during the %v discard", took.Round(time.Millisecond))
 	}
 }
 

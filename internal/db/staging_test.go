@@ -7,11 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/dedupstudio/dedupstudio/internal/labels"
 )
 
 // storeBytes is the size of the store's file and its WAL.
@@ -191,55 +188,11 @@ func TestPublishLeavesWritersMoving(t *testing.T) {
 	c, refs := withPairs(t, d, 200)
 	ds, _ := d.BeginDataset(ctx, "published", "p.jsonl", 0)
 	stageDocs(t, d, ds.ID, 8000, 2000)
-	var (
-		mu    sync.Mutex
-		waits []time.Duration
-		dones []time.Time
-		errs  []error
-	)
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			case <-time.After(5 * time.Millisecond):
-			}
-			start := time.Now()
-			_, err := d.RecordEvent(ctx, c.ID, refs[i%len(refs)], NewLabel{Annotator: "labeler", Kind: labels.KindSkip, Category: "different"}, 0)
-			mu.Lock()
-			waits = append(waits, time.Since(start))
-			dones = append(dones, time.Now())
-			if err != nil {
-				errs = append(errs, err)
-			}
-			mu.Unlock()
-		}
+	err := writesDuring(t, d, c.ID, refs, "copying 8,000 documents (16 MB) in", func() error {
+		_, err := d.FinishDataset(ctx, ds.ID, "h", 0, "test")
+		return err
 	})
-	time.Sleep(50 * time.Millisecond)
-	start := time.Now()
-	_, err := d.FinishDataset(ctx, ds.ID, "h", 0, "test")
-	took := time.Since(start)
-	close(stop)
-	wg.Wait()
 	if err != nil {
 		t.Fatal(err)
-	}
-	slices.Sort(waits)
-	t.Logf("copying 8,000 documents (16 MB) in took %v; the labeler wrote %d times meanwhile: median %v, p99 %v, longest %v",
-		took.Round(time.Millisecond), len(waits), waits[len(waits)/2].Round(time.Microsecond),
-		waits[len(waits)*99/100].Round(time.Microsecond), waits[len(waits)-1].Round(time.Microsecond))
-	if len(errs) > 0 {
-		t.Errorf("%d of the labeler's writes failed, first: %v", len(errs), errs[0])
-	}
-	during := 0
-	for _, at := range dones {
-		if at.After(start) && at.Before(start.Add(took)) {
-			during++
-		}
-	}
-	if took > 4*deletePause && during == 0 {
-		t.Errorf("none of the labeler's writes finished during the %v copy", took.Round(time.Millisecond))
 	}
 }

@@ -184,6 +184,22 @@ func (d *DB) Users(ctx context.Context) ([]User, error) {
 	return us, nil
 }
 
+// Approvers counts the enabled accounts whose role may approve a manifest: the most
+// approvals the team can give one.
+func (d *DB) Approvers(ctx context.Context) (int, error) {
+	users, err := d.Users(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("count approvers: %w", err)
+	}
+	n := 0
+	for _, u := range users {
+		if !u.Disabled && u.Role.Can(auth.Approve) {
+			n++
+		}
+	}
+	return n, nil
+}
+
 // roleOf reads a user's role inside tx.
 func roleOf(ctx context.Context, tx *sql.Tx, userID int64) (auth.Role, error) {
 	var role string

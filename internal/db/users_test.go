@@ -142,6 +142,28 @@ func TestCreateFirstAdminOnce(t *testing.T) {
 	}
 }
 
+// Approvers counts enabled admins and approvers, not reviewers, annotators or a
+// disabled approver.
+func TestApprovers(t *testing.T) {
+	t.Parallel()
+	d := openTest(t)
+	ctx := context.Background()
+	if n, err := d.Approvers(ctx); n != 0 || err != nil {
+		t.Fatalf("Approvers of no accounts = %d, %v; want 0", n, err)
+	}
+	root := mustUser(t, d, "root", auth.Admin)
+	mustUser(t, d, "ann", auth.Approver)
+	off := mustUser(t, d, "off", auth.Approver)
+	mustUser(t, d, "rev", auth.Reviewer)
+	mustUser(t, d, "lab", auth.Annotator)
+	if err := d.SetDisabled(ctx, root, off.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := d.Approvers(ctx); n != 2 || err != nil {
+		t.Errorf("Approvers = %d, %v; want 2 (root and ann)", n, err)
+	}
+}
+
 func TestSetRoleKeepsAnAdmin(t *testing.T) {
 	t.Parallel()
 	d := openTest(t)

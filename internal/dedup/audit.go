@@ -74,13 +74,9 @@ func requestAudit(ctx context.Context, store *db.DB, by db.User, m db.Manifest, 
 	if err != nil {
 		return out, err
 	}
-	items, err := store.Items(ctx, m.ID)
+	itemOf, err := itemsByDoc(ctx, store, m.ID)
 	if err != nil {
 		return out, err
-	}
-	itemOf := make(map[int64]int64, len(items))
-	for _, it := range items {
-		itemOf[it.Doc] = it.ID
 	}
 	var frame []db.FramePair
 	var uncertain []db.AuditPick
@@ -127,13 +123,9 @@ func topUp(ctx context.Context, store *db.DB, by db.User, m db.Manifest, a db.Au
 	if err != nil {
 		return out, err
 	}
-	items, err := store.Items(ctx, m.ID)
+	itemOf, err := itemsByDoc(ctx, store, m.ID)
 	if err != nil {
 		return out, err
-	}
-	itemOf := make(map[int64]int64, len(items))
-	for _, it := range items {
-		itemOf[it.Doc] = it.ID
 	}
 	var rest []db.AuditPick
 	for _, f := range frame {
@@ -147,6 +139,20 @@ func topUp(ctx context.Context, store *db.DB, by db.User, m db.Manifest, a db.Au
 	}
 	out.Added = len(picks)
 	return out, scoreAudit(ctx, store, a.CampaignID)
+}
+
+// itemsByDoc maps each document the manifest removes to its review item, the item an
+// audit pick of it labels.
+func itemsByDoc(ctx context.Context, store *db.DB, manifestID int64) (map[int64]int64, error) {
+	items, err := store.Items(ctx, manifestID)
+	if err != nil {
+		return nil, err
+	}
+	itemOf := make(map[int64]int64, len(items))
+	for _, it := range items {
+		itemOf[it.Doc] = it.ID
+	}
+	return itemOf, nil
 }
 
 // drawPicks draws n of pool (ordered by document) with audit.Choose, in a random order

@@ -2,13 +2,13 @@ package dedup
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/campaign"
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
 	"github.com/dedupstudio/dedupstudio/internal/demo"
 	"github.com/dedupstudio/dedupstudio/internal/labels"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
@@ -27,11 +27,7 @@ import (
 //     (the audit's pairs labeled: the walk passes over all 300 of them).
 func BenchmarkAuditDemo(b *testing.B) {
 	ctx := context.Background()
-	store, err := db.Open(ctx, filepath.Join(b.TempDir(), "demo.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer store.Close()
+	store := dbtest.Open(b)
 	rep, _, err := demo.Load(ctx, store)
 	if err != nil {
 		b.Fatal(err)

@@ -1,14 +1,10 @@
 package dedup
 
 import (
-	"bufio"
 	"bytes"
-	"compress/gzip"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,10 +14,11 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
-	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
 	"github.com/dedupstudio/dedupstudio/internal/demo"
 	"github.com/dedupstudio/dedupstudio/internal/ingest"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/realtext"
 	"github.com/dedupstudio/dedupstudio/internal/results"
 	"github.com/dedupstudio/dedupstudio/internal/review"
 	"github.com/dedupstudio/dedupstudio/internal/sigcache"
@@ -33,11 +30,7 @@ import (
 // labels, and the manifest stored. SetBytes is the dataset's text, so MB/s is printed.
 func BenchmarkRunDemo(b *testing.B) {
 	ctx := context.Background()
-	store, err := db.Open(ctx, filepath.Join(b.TempDir(), "demo.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer store.Close()
+	store := dbtest.Open(b)
 	rep, _, err := demo.Load(ctx, store)
 	if err != nil {
 		b.Fatal(err)
@@ -76,12 +69,8 @@ func BenchmarkImportResults(b *testing.B) {
 	if s := os.Getenv("DEDUP_IMPORT_DOCS"); s != "" {
 		n, _ = strconv.Atoi(s)
 	}
-	store, err := db.Open(ctx, filepath.Join(b.TempDir(), "import.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer store.Close()
-	words := strings.Fields(strings.Join(benchTexts(b, 40), " "))
+	store := dbtest.Open(b)
+	words := strings.Fields(strings.Join(realtext.Texts(b, 40, 0), " "))
 	var docs strings.Builder
 	for i := range n {
 		at := (i * 7) % (len(words) - 120)
@@ -131,27 +120,4 @@ func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// benchTexts returns the first n texts of the real-text corpus.
-func benchTexts(b *testing.B, n int) []string {
-	f, err := os.Open("../lsh/testdata/corpus5000.jsonl.gz")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		b.Fatal(err)
-	}
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	var out []string
-	for sc.Scan() && len(out) < n {
-		var d struct{ Text string }
-		if json.Unmarshal(sc.Bytes(), &d) == nil {
-			out = append(out, d.Text)
-		}
-	}
-	return out
 }

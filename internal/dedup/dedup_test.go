@@ -1,16 +1,12 @@
 package dedup
 
 import (
-	"bufio"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -18,43 +14,14 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
 	"github.com/dedupstudio/dedupstudio/internal/demo"
 	"github.com/dedupstudio/dedupstudio/internal/ingest"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/realtext"
 	"github.com/dedupstudio/dedupstudio/internal/review"
 	"github.com/dedupstudio/dedupstudio/internal/sigcache"
 )
-
-// realDocs returns the first n documents of the real-text corpus with at least minWords
-// words.
-func realDocs(t *testing.T, n, minWords int) []string {
-	t.Helper()
-	f, err := os.Open("../lsh/testdata/corpus5000.jsonl.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	var out []string
-	for sc.Scan() && len(out) < n {
-		var d struct{ Text string }
-		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
-			t.Fatal(err)
-		}
-		if len(strings.Fields(d.Text)) >= minWords {
-			out = append(out, d.Text)
-		}
-	}
-	if len(out) < n {
-		t.Fatalf("only %d documents of %d words", len(out), minWords)
-	}
-	return out
-}
 
 // fixture is a store with a dataset holding a crafted chain A~B~C (A and C far apart),
 // a pair of exact duplicates D, D2 (equal after normalization), unrelated real
@@ -72,13 +39,9 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	store, err := db.Open(ctx, filepath.Join(t.TempDir(), "d.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := dbtest.Open(t)
 	f := &fixture{t: t, store: store, sigs: sigcache.New(store)}
-	texts := realDocs(t, 8, 260)
+	texts := realtext.Texts(t, 8, 260)
 	// Twelve 20-word segments of one real document: A = S1..S10, B = S2..S11,
 	// C = S3..S12, so J(A,B) = J(B,C) ~ 0.81 and J(A,C) ~ 0.66.
 	words := strings.Fields(texts[0])
@@ -508,11 +471,7 @@ func TestRunOnTheDemoSample(t *testing.T) {
 	}
 	t.Parallel()
 	ctx := context.Background()
-	store, err := db.Open(ctx, filepath.Join(t.TempDir(), "demo.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := dbtest.Open(t)
 	rep, _, err := demo.Load(ctx, store)
 	if err != nil {
 		t.Fatal(err)

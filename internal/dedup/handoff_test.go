@@ -1,9 +1,7 @@
 package dedup
 
 import (
-	"bufio"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -18,6 +16,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/handoff"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/realtext"
 	"github.com/dedupstudio/dedupstudio/internal/results"
 	"github.com/dedupstudio/dedupstudio/internal/review"
 )
@@ -111,26 +110,7 @@ func chainInput(t *testing.T, f *fixture, p review.Params) *handoffInput {
 // corpus600 is the first 600 documents of the real corpus, in order: what the real
 // datasketch and datatrove runs in testdata read.
 func corpus600(t *testing.T) (ids, texts []string) {
-	t.Helper()
-	f, err := os.Open("../lsh/testdata/corpus5000.jsonl.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(nil, 1<<24)
-	for sc.Scan() && len(ids) < 600 {
-		var d struct{ ID, Text string }
-		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
-			t.Fatal(err)
-		}
-		ids, texts = append(ids, d.ID), append(texts, d.Text)
-	}
-	return ids, texts
+	return realtext.Columns(realtext.Docs(t, 600))
 }
 
 func paramsOf(t *testing.T, spec string, sh lsh.Shape, threshold float64, v review.Verification) review.Params {

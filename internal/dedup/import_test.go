@@ -14,6 +14,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/ingest"
+	"github.com/dedupstudio/dedupstudio/internal/realtext"
 	"github.com/dedupstudio/dedupstudio/internal/results"
 	"github.com/dedupstudio/dedupstudio/internal/review"
 )
@@ -208,7 +209,7 @@ func TestImportSampleAndSignOff(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	// A second dataset of 300 documents: 100 clusters, sizes 2 and 5, strong and weak.
-	words := strings.Fields(strings.Join(realDocs(t, 3, 300), " "))
+	words := strings.Fields(strings.Join(realtext.Texts(t, 3, 300), " "))
 	var lines []string
 	for i := range 300 {
 		text := strings.Join(words[i:i+120], " ")

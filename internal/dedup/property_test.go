@@ -8,7 +8,6 @@ import (
 	"maps"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,8 +17,10 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
 	"github.com/dedupstudio/dedupstudio/internal/ingest"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/realtext"
 	"github.com/dedupstudio/dedupstudio/internal/results"
 	"github.com/dedupstudio/dedupstudio/internal/review"
 	"github.com/dedupstudio/dedupstudio/internal/sigcache"
@@ -87,7 +88,7 @@ func envInt(name string, def int) int {
 // thresholds and keeper rules cluster them differently and overlap.
 func familyTexts(t *testing.T) []string {
 	t.Helper()
-	bases := realDocs(t, 9, 180)
+	bases := realtext.Texts(t, 9, 180)
 	r := rand.New(rand.NewPCG(7, 7))
 	edit := func(text string, share float64) string {
 		words := strings.Fields(text)
@@ -133,11 +134,7 @@ type walk struct {
 func newWalk(t *testing.T, texts []string, seed uint64, people int) *walk {
 	t.Helper()
 	ctx := context.Background()
-	store, err := db.Open(ctx, filepath.Join(t.TempDir(), "walk.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := dbtest.Open(t)
 	var lines []string
 	for i, tx := range texts {
 		b, _ := json.Marshal(map[string]string{"id": fmt.Sprintf("d%02d", i), "text": tx, "source": []string{"a", "b"}[i%2],

@@ -1,7 +1,6 @@
 package demo
 
 import (
-	"bufio"
 	"compress/gzip"
 	"encoding/csv"
 	"encoding/json"
@@ -88,21 +87,7 @@ func readCorpus(path string) ([]CorpusDoc, error) {
 		return nil, err
 	}
 	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		return nil, err
-	}
-	var docs []CorpusDoc
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for sc.Scan() {
-		var d CorpusDoc
-		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, len(docs)+1, err)
-		}
-		docs = append(docs, d)
-	}
-	return docs, sc.Err()
+	return readDocs(f, path)
 }
 
 // selectDocs keeps every SPDX text and npm README under the caps, a seeded sample of npm

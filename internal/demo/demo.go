@@ -171,6 +171,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"io"
 
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
 	"github.com/dedupstudio/dedupstudio/internal/db"
@@ -218,9 +219,14 @@ func Sample() ([]CorpusDoc, error) { return readSample() }
 
 // readSample decodes the embedded documents.
 func readSample() ([]CorpusDoc, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(sample))
+	return readDocs(bytes.NewReader(sample), "demo sample")
+}
+
+// readDocs decodes gzipped JSONL documents; name is what errors call the input.
+func readDocs(r io.Reader, name string) ([]CorpusDoc, error) {
+	zr, err := gzip.NewReader(r)
 	if err != nil {
-		return nil, fmt.Errorf("demo sample: %w", err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	var docs []CorpusDoc
 	sc := bufio.NewScanner(zr)
@@ -228,12 +234,12 @@ func readSample() ([]CorpusDoc, error) {
 	for sc.Scan() {
 		var d CorpusDoc
 		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
-			return nil, fmt.Errorf("demo sample line %d: %w", len(docs)+1, err)
+			return nil, fmt.Errorf("%s line %d: %w", name, len(docs)+1, err)
 		}
 		docs = append(docs, d)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("demo sample: %w", err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return docs, nil
 }

@@ -2,21 +2,16 @@ package demo
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
-	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
 	"github.com/dedupstudio/dedupstudio/internal/labels"
 )
 
 // The shipped sample loads cleanly and covers what the demo promises.
 func TestLoadDemo(t *testing.T) {
 	ctx := context.Background()
-	store, err := db.Open(ctx, filepath.Join(t.TempDir(), "demo.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := dbtest.Open(t)
 	rep, lrep, err := Load(ctx, store)
 	if err != nil {
 		t.Fatal(err)

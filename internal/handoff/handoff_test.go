@@ -2,13 +2,10 @@ package handoff
 
 import (
 	"archive/zip"
-	"bufio"
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"go/parser"
 	"go/token"
-	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -16,6 +13,7 @@ import (
 
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/realtext"
 	"github.com/dedupstudio/dedupstudio/internal/results"
 	"github.com/dedupstudio/dedupstudio/internal/review"
 )
@@ -121,31 +119,17 @@ func mustSpec(t *testing.T, s string) lsh.Spec {
 // Milvus's own MinHash code), the params written back from the parsed representation are
 // the reference's params, and the representation they name reproduces every signature.
 func TestMilvusFunctionMatchesReferenceVectors(t *testing.T) {
-	f, err := os.Open("../lsh/testdata/milvus-vectors.jsonl.gz")
-	if err != nil {
-		t.Fatal(err)
+	type vector struct {
+		Text         string   `json:"text"`
+		NumHashes    int      `json:"num_hashes"`
+		ShingleSize  int      `json:"shingle_size"`
+		TokenLevel   string   `json:"token_level"`
+		HashFunction string   `json:"hash_function"`
+		Seed         uint64   `json:"seed"`
+		Signature    []uint32 `json:"signature"`
 	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(nil, 1<<24)
-	n := 0
-	for sc.Scan() {
-		var v struct {
-			Text         string   `json:"text"`
-			NumHashes    int      `json:"num_hashes"`
-			ShingleSize  int      `json:"shingle_size"`
-			TokenLevel   string   `json:"token_level"`
-			HashFunction string   `json:"hash_function"`
-			Seed         uint64   `json:"seed"`
-			Signature    []uint32 `json:"signature"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
-			t.Fatal(err)
-		}
+	vecs := realtext.Records[vector](t, "internal/lsh/testdata/milvus-vectors.jsonl.gz", 0)
+	for n, v := range vecs {
 		ref, _ := json.Marshal(map[string]any{"num_hashes": v.NumHashes, "shingle_size": v.ShingleSize,
 			"token_level": v.TokenLevel, "hash_function": v.HashFunction, "seed": v.Seed})
 		spec := mustSpec(t, string(ref))
@@ -165,13 +149,9 @@ func TestMilvusFunctionMatchesReferenceVectors(t *testing.T) {
 		if sig := h.Signature(v.Text, nil); !slices.Equal([]uint32(sig), v.Signature) {
 			t.Fatalf("line %d (%s): the exported function's representation does not reproduce Milvus's signature", n+1, got)
 		}
-		n++
 	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if n != 256 {
-		t.Fatalf("checked %d reference vectors; want 256", n)
+	if len(vecs) != 256 {
+		t.Fatalf("checked %d reference vectors; want 256", len(vecs))
 	}
 }
 

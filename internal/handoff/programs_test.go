@@ -1,9 +1,7 @@
 package handoff
 
 import (
-	"bufio"
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -14,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/realtext"
 	"github.com/dedupstudio/dedupstudio/internal/results"
 	"github.com/dedupstudio/dedupstudio/internal/review"
 )
@@ -40,30 +39,6 @@ func block(t *testing.T, body, start, end string) string {
 		t.Fatalf("no %q after %q in the program", end, start)
 	}
 	return body[i+1 : i+1+j]
-}
-
-// corpusTexts reads the first n texts of the lsh package's real corpus sample.
-func corpusTexts(t *testing.T, n int) (ids, texts []string) {
-	t.Helper()
-	f, err := os.Open("../lsh/testdata/corpus5000.jsonl.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(nil, 1<<24)
-	for sc.Scan() && len(texts) < n {
-		var d struct{ ID, Text string }
-		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
-			t.Fatal(err)
-		}
-		ids, texts = append(ids, d.ID), append(texts, d.Text)
-	}
-	return ids, texts
 }
 
 // Texts where Python and Go, or the studio's steps, are easy to get wrong: the
@@ -95,7 +70,7 @@ var awkwardTexts = []string{
 func TestPythonTokenizationIsTheStudios(t *testing.T) {
 	t.Parallel()
 	py := python(t)
-	_, texts := corpusTexts(t, 300)
+	texts := realtext.Texts(t, 300, 0)
 	texts = append(texts, awkwardTexts...)
 	var in bytes.Buffer
 	for _, text := range texts {
@@ -180,19 +155,9 @@ for line in sys.stdin:
 func TestDatasketchProgramMatchesReferenceVectors(t *testing.T) {
 	t.Parallel()
 	py := python(t)
-	f, err := os.Open("../lsh/testdata/datasketch-vectors.jsonl.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids, texts := corpusTexts(t, 5000)
 	byID := map[string]string{}
-	for i, id := range ids {
-		byID[id] = texts[i]
+	for _, d := range realtext.Docs(t, 0) {
+		byID[d.ID] = d.Text
 	}
 	type vector struct {
 		Doc        string   `json:"doc"`
@@ -204,13 +169,7 @@ func TestDatasketchProgramMatchesReferenceVectors(t *testing.T) {
 	}
 	var vecs []vector
 	var in bytes.Buffer
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(nil, 1<<24)
-	for sc.Scan() {
-		var v vector
-		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
-			t.Fatal(err)
-		}
+	for _, v := range realtext.Records[vector](t, "internal/lsh/testdata/datasketch-vectors.jsonl.gz", 0) {
 		words := strings.Fields(byID[v.Doc])
 		if len(words) < 60 {
 			continue
@@ -351,7 +310,7 @@ func TestDatasketchProgramWithDatasketch(t *testing.T) {
 	if py == "" {
 		py = "python3"
 	}
-	_, texts := corpusTexts(t, 200)
+	texts := realtext.Texts(t, 200, 0)
 	texts = append(texts, awkwardTexts...)
 	var in bytes.Buffer
 	for _, text := range texts {

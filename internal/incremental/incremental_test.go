@@ -1,51 +1,18 @@
 package incremental
 
 import (
-	"bufio"
-	"compress/gzip"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/realtext"
 )
-
-// realTexts reads n documents of at least minWords words from the shared corpus sample.
-func realTexts(t testing.TB, n, minWords int) []string {
-	t.Helper()
-	f, err := os.Open("../lsh/testdata/corpus5000.jsonl.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	var out []string
-	for sc.Scan() && len(out) < n {
-		var d struct{ Text string }
-		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
-			t.Fatal(err)
-		}
-		if len(strings.Fields(d.Text)) >= minWords {
-			out = append(out, d.Text)
-		}
-	}
-	if len(out) < n {
-		t.Fatalf("found %d texts of %d words; want %d", len(out), minWords, n)
-	}
-	return out
-}
 
 // edit changes one word in every hundred of text: a near-duplicate (Jaccard of word
 // 5-shingles about 0.9).
@@ -80,7 +47,7 @@ func (s *memStore) store(_ context.Context, es []Entry) error {
 
 func TestSearchInsertSemantics(t *testing.T) {
 	t.Parallel()
-	texts := realTexts(t, 3, 250)
+	texts := realtext.Texts(t, 3, 250)
 	for _, exact := range []bool{false, true} {
 		t.Run(fmt.Sprintf("exact=%v", exact), func(t *testing.T) {
 			t.Parallel()
@@ -149,7 +116,7 @@ func TestSearchInsertSemantics(t *testing.T) {
 // one gets in, and every other names a document that did.
 func TestConcurrentInsertsKeepOne(t *testing.T) {
 	t.Parallel()
-	text := realTexts(t, 1, 250)[0]
+	text := realtext.Texts(t, 1, 250)[0]
 	ix, err := New(config(false))
 	if err != nil {
 		t.Fatal(err)

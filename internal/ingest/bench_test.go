@@ -13,6 +13,7 @@ import (
 
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
 )
 
 // genJSONL is an io.Reader of n generated JSONL documents of about size bytes each,
@@ -41,7 +42,7 @@ func TestImportMemoryIsBounded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("SKIPPED in -short mode")
 	}
-	store := openStore(t, filepath.Join(t.TempDir(), "mem.db"))
+	store := dbtest.OpenFile(t, filepath.Join(t.TempDir(), "mem.db"))
 	const docs, size = 40_000, 2_000 // about 80 MB of JSONL
 	r, err := corpus.NewReader(&genJSONL{n: docs, size: size}, "gen.jsonl", corpus.JSONL, corpus.Options{})
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -15,13 +14,8 @@ import (
 // stratum's frame size disagrees with an earlier row's.
 func TestImportLabelDesign(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	store := openStore(t, filepath.Join(dir, "s.db"))
+	store, _, rep := goodDataset(t)
 	ctx := context.Background()
-	rep, err := File(ctx, store, writeFile(t, dir, "docs.jsonl", goodJSONL), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	opt := LabelOptions{DatasetID: rep.Dataset.ID, Create: true}
 
 	for _, tc := range []struct {

@@ -9,21 +9,21 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/zstd"
 
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
+	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
+	"github.com/dedupstudio/dedupstudio/internal/memtest"
 )
 
 // A refused import still lists every bad record: a duplicate id after an earlier bad
 // record too, and an empty text.
 func TestRefusedImportListsEveryBadRecord(t *testing.T) {
 	t.Parallel()
-	store := openStore(t, filepath.Join(t.TempDir(), "s.db"))
+	store := dbtest.OpenFile(t, filepath.Join(t.TempDir(), "s.db"))
 	in := `{"id":"a","text":"one"}` + "\n" +
 		`{"id":"b","txt":"typo"}` + "\n" +
 		`{"id":"c","text":""}` + "\n" +
@@ -86,34 +86,6 @@ func writeParquet(t testing.TB, path string, n, size, pageBytes int) {
 	runtime.GC()
 }
 
-// heapPeak samples the heap in use every millisecond until stop is called, which
-// returns the highest value seen.
-func heapPeak() (stop func() uint64) {
-	var peak atomic.Uint64
-	done := make(chan struct{})
-	ended := make(chan struct{})
-	go func() {
-		defer close(ended)
-		for {
-			var ms runtime.MemStats
-			runtime.ReadMemStats(&ms)
-			if ms.HeapInuse > peak.Load() {
-				peak.Store(ms.HeapInuse)
-			}
-			select {
-			case <-done:
-				return
-			case <-time.After(time.Millisecond):
-			}
-		}
-	}()
-	return func() uint64 {
-		close(done)
-		<-ended
-		return peak.Load()
-	}
-}
-
 // A Parquet import of large, highly compressible documents streams too: the report's
 // 1,000 documents of 1 MB in a file of a few hundred kB took 2.47 GB. The heap stays
 // bounded by a page of each column and a batch of a bounded number of bytes.
@@ -122,11 +94,11 @@ func TestParquetImportMemoryIsBounded(t *testing.T) {
 		t.Skip("SKIPPED in -short mode")
 	}
 	dir := t.TempDir()
-	store := openStore(t, filepath.Join(dir, "mem.db"))
+	store := dbtest.OpenFile(t, filepath.Join(dir, "mem.db"))
 	path := filepath.Join(dir, "big.parquet")
 	const docs, size = 1000, 1_000_000
 	writeParquet(t, path, docs, size, 1<<20)
-	stop := heapPeak()
+	stop := memtest.HeapPeak()
 	rep, err := File(context.Background(), store, path, Options{})
 	peak := stop()
 	if err != nil {
@@ -148,10 +120,10 @@ func TestParquetHugePageRefused(t *testing.T) {
 		t.Skip("SKIPPED in -short mode")
 	}
 	dir := t.TempDir()
-	store := openStore(t, filepath.Join(dir, "mem.db"))
+	store := dbtest.OpenFile(t, filepath.Join(dir, "mem.db"))
 	path := filepath.Join(dir, "huge-page.parquet")
 	writeParquet(t, path, 100, 1_000_000, 1<<30) // one page of 100 MB
-	stop := heapPeak()
+	stop := memtest.HeapPeak()
 	_, err := File(context.Background(), store, path, Options{})
 	peak := stop()
 	var fe *corpus.FormatError

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
 )
 
 // The files under testdata hold real documents (Debian Administrator's Handbook
@@ -21,7 +22,7 @@ import (
 // importNumeric imports testdata/numeric-ids.jsonl into a new store.
 func importNumeric(t *testing.T) (*db.DB, db.Dataset) {
 	t.Helper()
-	store := openStore(t, filepath.Join(t.TempDir(), "s.db"))
+	store := dbtest.OpenFile(t, filepath.Join(t.TempDir(), "s.db"))
 	rep, err := File(context.Background(), store, "testdata/numeric-ids.jsonl", Options{Dataset: "handbook"})
 	if err != nil {
 		t.Fatal(err)
@@ -154,7 +155,7 @@ func TestLabelCountsAndRejects(t *testing.T) {
 
 func TestDocumentRejectsHoldTheRecords(t *testing.T) {
 	t.Parallel()
-	store := openStore(t, filepath.Join(t.TempDir(), "s.db"))
+	store := dbtest.OpenFile(t, filepath.Join(t.TempDir(), "s.db"))
 	var rejects bytes.Buffer
 	rep, err := File(context.Background(), store, "testdata/fraction-ids.jsonl", Options{SkipBad: true, Rejects: &rejects})
 	if err != nil || rep.Accepted != 2 || rep.Rejected != 2 {

@@ -16,17 +16,8 @@ import (
 
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
 )
-
-func openStore(t *testing.T, path string) *db.DB {
-	t.Helper()
-	s, err := db.Open(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
 
 func writeFile(t *testing.T, dir, name, body string) string {
 	t.Helper()
@@ -42,10 +33,23 @@ const goodJSONL = `{"id":"a","text":"the quick brown fox","source":"web","lang":
 {"id":"c","text":"ein schneller brauner fuchs","source":"books","language":"de"}
 `
 
+// goodDataset imports goodJSONL into a new store in a new folder (where the test may
+// write its other files) and returns the store, the folder and the import's report.
+func goodDataset(t *testing.T) (*db.DB, string, Report) {
+	t.Helper()
+	dir := t.TempDir()
+	store := dbtest.OpenFile(t, filepath.Join(dir, "s.db"))
+	rep, err := File(context.Background(), store, writeFile(t, dir, "docs.jsonl", goodJSONL), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store, dir, rep
+}
+
 func TestImportAllOrNothing(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	store := openStore(t, filepath.Join(dir, "s.db"))
+	store := dbtest.OpenFile(t, filepath.Join(dir, "s.db"))
 	ctx := context.Background()
 	rep, err := File(ctx, store, writeFile(t, dir, "sample.jsonl", goodJSONL), Options{Actor: "test"})
 	if err != nil {
@@ -100,13 +104,8 @@ func TestImportAllOrNothing(t *testing.T) {
 
 func TestImportLabels(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	store := openStore(t, filepath.Join(dir, "s.db"))
+	store, dir, rep := goodDataset(t)
 	ctx := context.Background()
-	rep, err := File(ctx, store, writeFile(t, dir, "docs.jsonl", goodJSONL), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	labelsCSV := "a,b,category,duplicate,annotator,note\n" +
 		"a,b,minor edits,,ann1,one word\n" +
 		"a,c,6,,ann1,\n" +
@@ -114,7 +113,7 @@ func TestImportLabels(t *testing.T) {
 		"a,b,lookalike,,ann1,\n" +
 		"b,c,partial,,ann2,\n" +
 		"a,a,exact,,ann2,\n"
-	_, err = LabelsFile(ctx, store, writeFile(t, dir, "labels.csv", labelsCSV), LabelOptions{DatasetID: rep.Dataset.ID, Create: true})
+	_, err := LabelsFile(ctx, store, writeFile(t, dir, "labels.csv", labelsCSV), LabelOptions{DatasetID: rep.Dataset.ID, Create: true})
 	var le *LabelError
 	if !errors.As(err, &le) {
 		t.Fatalf("err = %v; want *LabelError", err)
@@ -153,13 +152,8 @@ func TestImportLabels(t *testing.T) {
 // and another annotator's or an adjudication's answer on the pair, are not conflicts.
 func TestImportLabelsContradictingRows(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	store := openStore(t, filepath.Join(dir, "s.db"))
+	store, dir, rep := goodDataset(t)
 	ctx := context.Background()
-	rep, err := File(ctx, store, writeFile(t, dir, "docs.jsonl", goodJSONL), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	contradicting := "a,b,category,duplicate,annotator\n" +
 		"a,b,exact,,ann1\n" +
 		"a,b,exact,,ann1\n" + // the same answer again
@@ -167,7 +161,7 @@ func TestImportLabelsContradictingRows(t *testing.T) {
 		"b,a,different,,ann1\n" + // the pair the other way round: a conflict
 		"a,c,partial,yes,ann1\n" +
 		"c,a,partial,no,ann1\n" // the same category, another duplicate answer
-	_, err = LabelsFile(ctx, store, writeFile(t, dir, "labels.csv", contradicting), LabelOptions{DatasetID: rep.Dataset.ID, Create: true})
+	_, err := LabelsFile(ctx, store, writeFile(t, dir, "labels.csv", contradicting), LabelOptions{DatasetID: rep.Dataset.ID, Create: true})
 	var le *LabelError
 	if !errors.As(err, &le) {
 		t.Fatalf("err = %v; want *LabelError", err)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
 	"github.com/dedupstudio/dedupstudio/internal/labels"
 )
 
@@ -57,7 +58,7 @@ func standing(t *testing.T, store *db.DB, campaignID int64) map[string]db.Standi
 func TestImportedLabelsCannotPassForAccounts(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	store := openStore(t, filepath.Join(dir, "s.db"))
+	store := dbtest.OpenFile(t, filepath.Join(dir, "s.db"))
 	ctx := context.Background()
 	ds := withDocs(t, store, dir, 6)
 	alice, err := store.CreateUser(ctx, "test", "alice", auth.Annotator, "x")
@@ -216,7 +217,7 @@ func TestLargeLabelImportLetsOthersWrite(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	store := openStore(t, filepath.Join(dir, "s.db"))
+	store := dbtest.OpenFile(t, filepath.Join(dir, "s.db"))
 	ctx := context.Background()
 	const docs = 2000
 	ds := withDocs(t, store, dir, docs)
@@ -355,7 +356,7 @@ func TestLargeLabelImportLetsOthersWrite(t *testing.T) {
 func TestLargeLabelImportAllOrNothing(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	store := openStore(t, filepath.Join(dir, "s.db"))
+	store := dbtest.OpenFile(t, filepath.Join(dir, "s.db"))
 	ctx := context.Background()
 	const docs, rows = 500, 8000
 	ds := withDocs(t, store, dir, docs)

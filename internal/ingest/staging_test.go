@@ -13,6 +13,7 @@ import (
 
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
 )
 
 // fileBytes is the size of the store's file and its WAL once checkpointed.
@@ -46,7 +47,7 @@ func dirBytes(dir string) int64 {
 func TestFailedImportGivesTheSpaceBack(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	store := openStore(t, filepath.Join(dir, "store.db"))
+	store := dbtest.OpenFile(t, filepath.Join(dir, "store.db"))
 	ctx := context.Background()
 	// A first, good import, then the store as it stands.
 	r, _ := corpus.NewReader(&genJSONL{n: 100, size: 200}, "small.jsonl", corpus.JSONL, corpus.Options{})
@@ -89,7 +90,7 @@ func TestDiscardFigures(t *testing.T) {
 		t.Skip("SKIPPED: set DEDUP_DISCARD_DOCS (e.g. 2100000) to measure the discard of a failed import that large")
 	}
 	dir := t.TempDir()
-	store := openStore(t, filepath.Join(dir, "store.db"))
+	store := dbtest.OpenFile(t, filepath.Join(dir, "store.db"))
 	ctx := context.Background()
 	before := fileBytes(t, store)
 	in := io.MultiReader(&genJSONL{n: n, size: 100}, strings.NewReader(`{"id": "broken"}`+"\n"))

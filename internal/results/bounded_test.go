@@ -8,37 +8,10 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
-	"time"
-)
 
-// heapPeak samples the heap in use every millisecond until stop is called, which
-// returns the highest value seen (as internal/ingest's Parquet test does).
-func heapPeak() (stop func() uint64) {
-	var peak atomic.Uint64
-	done, ended := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(ended)
-		for {
-			var ms runtime.MemStats
-			runtime.ReadMemStats(&ms)
-			if ms.HeapInuse > peak.Load() {
-				peak.Store(ms.HeapInuse)
-			}
-			select {
-			case <-done:
-				return
-			case <-time.After(time.Millisecond):
-			}
-		}
-	}()
-	return func() uint64 {
-		close(done)
-		<-ended
-		return peak.Load()
-	}
-}
+	"github.com/dedupstudio/dedupstudio/internal/memtest"
+)
 
 // gzipPairs is a gzipped pairs CSV: the pair d0,d1 repeated repeats times, then
 // distinct pairs of unknown documents x0..x(distinct-1) with d2.
@@ -72,7 +45,7 @@ func TestPairsMemoryBoundedByDistinctPairs(t *testing.T) {
 	const repeats, distinct = 2_000_000, 20_000
 	gz := gzipPairs(t, repeats, distinct)
 	runtime.GC()
-	stop := heapPeak()
+	stop := memtest.HeapPeak()
 	r, err := ReadFile(Source{Name: "pairs.csv.gz", Reader: bytes.NewReader(gz)}, Pairs, Source{}, Options{})
 	if err != nil {
 		stop()

@@ -12,6 +12,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
 	"github.com/dedupstudio/dedupstudio/internal/dedup"
 	"github.com/dedupstudio/dedupstudio/internal/incremental"
 	"github.com/dedupstudio/dedupstudio/internal/ingest"
@@ -24,11 +25,7 @@ import (
 func setup(t *testing.T, path string) (*db.DB, db.User, db.Manifest) {
 	t.Helper()
 	ctx := context.Background()
-	store, err := db.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := dbtest.OpenFile(t, path)
 	r, err := corpus.NewReader(strings.NewReader(`{"id":"a","text":"one two three four five six"}`+"\n"+`{"id":"b","text":"seven eight nine ten eleven"}`+"\n"),
 		"d.jsonl", corpus.JSONL, corpus.Options{})
 	if err != nil {
@@ -97,11 +94,7 @@ func TestWarmRebuildsAndRevokedIsRefused(t *testing.T) {
 	}
 
 	// A second process over the same file.
-	store2, err := db.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store2.Close()
+	store2 := dbtest.OpenFile(t, path)
 	svc2 := New(store2, nil)
 	if err := svc2.Warm(ctx); err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"strings"
 	"testing"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/logtest"
 )
 
 // A request whose declared body is over the limit gets its 413 at once, whatever
@@ -77,8 +77,8 @@ func TestOversizedBodyRefusedAtOnce(t *testing.T) {
 func TestSlowBodyLoggedAsClientAbort(t *testing.T) {
 	t.Parallel()
 	store := openStore(t, "slowlog.db")
-	var log lockedBuffer
-	base, _ := serveStore(t, store, Config{ReadTimeout: time.Second, Log: slog.New(slog.NewTextHandler(&log, nil))})
+	var log logtest.Buffer
+	base, _ := serveStore(t, store, Config{ReadTimeout: time.Second, Log: log.Logger()})
 	host := strings.TrimPrefix(base, "http://")
 	conn, err := net.Dial("tcp", host)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/campaign"
 	"github.com/dedupstudio/dedupstudio/internal/corpusrun"
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
 	"github.com/dedupstudio/dedupstudio/internal/searchindex"
 	"github.com/dedupstudio/dedupstudio/internal/sigcache"
@@ -53,12 +54,7 @@ func startServerStore(t *testing.T) (base, setupLink string, store *db.DB) {
 // openStore opens a fresh database file, closed when the test ends.
 func openStore(t *testing.T, name string) *db.DB {
 	t.Helper()
-	store, err := db.Open(context.Background(), filepath.Join(t.TempDir(), name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	return store
+	return dbtest.OpenFile(t, filepath.Join(t.TempDir(), name))
 }
 
 // serveStore runs Run over store with cfg's other settings on a free loopback port until

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"image"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -13,32 +12,10 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/dedupstudio/dedupstudio/internal/browsertest"
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
 	"github.com/dedupstudio/dedupstudio/internal/ingest"
 )
-
-// overflowJS reports what makes the page wider than the window: "" when nothing does.
-// The document may not scroll sideways; an element that scrolls sideways itself must be
-// a marked scroll container (data-scroll, with an aria-label that says it scrolls).
-const overflowJS = `(() => {
-	const w = window.innerWidth, out = [];
-	if (document.documentElement.scrollWidth > w) {
-		out.push("document " + document.documentElement.scrollWidth + "px wide in a " + w + "px window");
-		for (const el of document.body.querySelectorAll("*")) {
-			const r = el.getBoundingClientRect();
-			if (r.right > w + 1 && !el.closest("[data-scroll]") && getComputedStyle(el).position !== "fixed" && out.length < 8) {
-				out.push(el.tagName.toLowerCase() + (el.className ? "." + el.className : "") + " right=" + Math.round(r.right));
-			}
-		}
-	}
-	for (const el of document.body.querySelectorAll("*")) {
-		const ox = getComputedStyle(el).overflowX;
-		if ((ox === "auto" || ox === "scroll") && el.scrollWidth > el.clientWidth + 1 && !(el.hasAttribute("data-scroll") && el.getAttribute("aria-label"))) {
-			out.push("unmarked sideways scroller " + el.tagName.toLowerCase() + "." + el.className);
-		}
-	}
-	return out.join("; ");
-})()`
 
 // TestBrowserNarrowAndWide is issue 8 item 4. At 390 px (a phone) every page fits the
 // window: nothing scrolls sideways but a table inside a container that says it scrolls;
@@ -55,7 +32,7 @@ func TestBrowserNarrowAndWide(t *testing.T) {
 		t.Helper()
 		p.do(chromedp.Navigate(base + path))
 		p.waitFor(`document.readyState === "complete" && !!document.querySelector(` + fmt.Sprintf("%q", ready) + `)`)
-		got, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](overflowJS))
+		got, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](browsertest.OverflowJS))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -162,22 +139,7 @@ func TestBrowserChartOnItsOwn(t *testing.T) {
 	if dir := os.Getenv("DEDUP_SCREENSHOTS"); dir != "" {
 		os.WriteFile(filepath.Join(dir, "shape-svg.png"), raw, 0o644)
 	}
-	if d := darkShare(img); d > 0.1 {
+	if d := browsertest.DarkShare(img, 0x8000); d > 0.1 {
 		t.Errorf("/shape.svg opened on its own: %.0f%% of the pixels are dark; want a chart on white (under 10%%)", 100*d)
 	}
-}
-
-// darkShare is the share of pixels darker than mid-grey.
-func darkShare(img image.Image) float64 {
-	b := img.Bounds()
-	dark := 0
-	for y := b.Min.Y; y < b.Max.Y; y++ {
-		for x := b.Min.X; x < b.Max.X; x++ {
-			r, g, bl, _ := img.At(x, y).RGBA()
-			if (r+g+bl)/3 < 0x8000 {
-				dark++
-			}
-		}
-	}
-	return float64(dark) / float64(b.Dx()*b.Dy())
 }

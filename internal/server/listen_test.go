@@ -1,36 +1,16 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
+	"github.com/dedupstudio/dedupstudio/internal/logtest"
 )
-
-// lockedBuffer is a log destination safe for the server's goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // Issue 8: "listening on" (and Ready, which the binary's console message and the tests
 // wait for) come only once the server answers: a request sent from inside Ready, before
@@ -40,9 +20,9 @@ func TestReadyOnlyWhenServing(t *testing.T) {
 	store := openStore(t, "ready.db")
 	ctx, cancel := context.WithCancel(context.Background())
 	reg := jobs.NewRegistry(ctx)
-	var log lockedBuffer
+	var log logtest.Buffer
 	answered := make(chan error, 1)
-	cfg := withApp(t, store, reg, testKDF, Config{Addr: "127.0.0.1:0", Log: slog.New(slog.NewTextHandler(&log, nil))})
+	cfg := withApp(t, store, reg, testKDF, Config{Addr: "127.0.0.1:0", Log: log.Logger()})
 	cfg.Ready = func(url, _ string) {
 		said := strings.Contains(log.String(), "listening on "+url)
 		client := &http.Client{Timeout: 3 * time.Second}

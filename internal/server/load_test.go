@@ -21,7 +21,6 @@ import (
 	"time"
 
 	"github.com/dedupstudio/dedupstudio/internal/auth"
-	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
 )
 
@@ -57,11 +56,7 @@ func TestLoad(t *testing.T) {
 	const users = 200
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "load.db")
-	store, err := db.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := dbtest.OpenFile(t, path)
 	start := time.Now()
 	built, err := dbtest.Build(ctx, path, "load", dbtest.Campaign{Docs: max(100, events/20), Pairs: events / 10, Events: events})
 	if err != nil {

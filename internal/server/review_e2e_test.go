@@ -1,14 +1,11 @@
 package server
 
 import (
-	"bufio"
-	"compress/gzip"
 	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"net/url"
-	"os"
 	"strings"
 	"testing"
 
@@ -19,6 +16,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/ingest"
+	"github.com/dedupstudio/dedupstudio/internal/realtext"
 	"github.com/dedupstudio/dedupstudio/internal/review"
 )
 
@@ -26,22 +24,7 @@ import (
 // and an exact pair D, D2, with a few unrelated documents.
 func importChain(t *testing.T, store *db.DB) db.Dataset {
 	t.Helper()
-	f, err := os.Open("../lsh/testdata/corpus5000.jsonl.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, _ := gzip.NewReader(f)
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	var texts []string
-	for sc.Scan() && len(texts) < 6 {
-		var d struct{ Text string }
-		json.Unmarshal(sc.Bytes(), &d)
-		if len(strings.Fields(d.Text)) >= 260 {
-			texts = append(texts, d.Text)
-		}
-	}
+	texts := realtext.Texts(t, 6, 260)
 	words := strings.Fields(texts[0])
 	seg := func(from, to int) string { return strings.Join(words[20*from:20*to], " ") }
 	var lines []string

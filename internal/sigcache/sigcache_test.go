@@ -1,61 +1,29 @@
 package sigcache
 
 import (
-	"bufio"
-	"compress/gzip"
 	"context"
-	"encoding/json"
 	"errors"
-	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
 
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/realtext"
 )
 
 // realDataset stores the first n documents of the engine's test corpus (real web text)
 // as a ready dataset and returns the store, the dataset and the texts by document id.
 func realDataset(t *testing.T, n int) (*db.DB, db.Dataset, map[int64]string) {
 	t.Helper()
-	f, err := os.Open("../lsh/testdata/corpus5000.jsonl.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(nil, 16<<20)
 	var docs []db.NewDocument
-	for len(docs) < n && sc.Scan() {
-		var rec struct{ ID, Text string }
-		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-			t.Fatal(err)
-		}
-		docs = append(docs, db.NewDocument{ExtID: rec.ID, Text: rec.Text})
+	for _, d := range realtext.Docs(t, n) {
+		docs = append(docs, db.NewDocument{ExtID: d.ID, Text: d.Text})
 	}
-	ctx := context.Background()
-	store, err := db.Open(ctx, filepath.Join(t.TempDir(), "sig.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	ds, err := store.BeginDataset(ctx, "corpus", "corpus5000.jsonl.gz", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := store.InsertDocuments(ctx, ds.ID, docs); err != nil {
-		t.Fatal(err)
-	}
-	if ds, err = store.FinishDataset(ctx, ds.ID, "h", 0, "test"); err != nil {
-		t.Fatal(err)
-	}
-	all, err := store.DatasetTexts(ctx, ds.ID)
+	store := dbtest.Open(t)
+	ds := dbtest.Dataset(t, store, "corpus", docs)
+	all, err := store.DatasetTexts(context.Background(), ds.ID)
 	if err != nil || len(all) != n {
 		t.Fatalf("%d documents stored (%v); want %d", len(all), err, n)
 	}

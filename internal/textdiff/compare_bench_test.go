@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/realtext"
 )
 
 // The pair page runs Compare (differences and unified views) or Shared (shared-shingles
@@ -57,30 +58,8 @@ type benchPair struct{ name, a, b string }
 //     seeded shuffle, lines of 12 words): every word in common, hardly a phrase.
 func benchPairs(tb testing.TB) []benchPair {
 	tb.Helper()
-	docs := demoDocs(tb)
-	text := func(source, lang string, size int) string {
-		var sb strings.Builder
-		for _, d := range docs {
-			if d.Source != source || d.Lang != lang {
-				continue
-			}
-			if sb.Len() > 0 {
-				sb.WriteString("\n\n")
-			}
-			sb.WriteString(d.Text)
-			if sb.Len() >= size {
-				break
-			}
-		}
-		s := sb.String()
-		if len(s) > size {
-			s = s[:size]
-			if i := strings.LastIndexByte(s, '\n'); i > 0 {
-				s = s[:i+1]
-			}
-		}
-		return s
-	}
+	docs := realtext.DemoDocs(tb)
+	text := func(source, lang string, size int) string { return realtext.Concat(docs, source, lang, size) }
 	handbook := text("debian-handbook", "en", 200_000)
 	return []benchPair{
 		{"identical-200KB", handbook, strings.Clone(handbook)},

@@ -1,18 +1,14 @@
 package textdiff
 
 import (
-	"bufio"
-	"compress/gzip"
-	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"unicode"
 
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/realtext"
 )
 
 func join(spans []Span, keep func(Op) bool) string {
@@ -369,51 +365,10 @@ func TestCompareTruncated(t *testing.T) {
 	}
 }
 
-type demoDoc struct {
-	ID     string `json:"id"`
-	Text   string `json:"text"`
-	Source string `json:"source"`
-	Lang   string `json:"lang"`
-}
-
-var demoOnce = sync.OnceValues(func() ([]demoDoc, error) {
-	f, err := os.Open("../demo/sample.jsonl.gz")
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		return nil, err
-	}
-	var docs []demoDoc
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(nil, 1<<24)
-	for sc.Scan() {
-		var d demoDoc
-		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
-			return nil, err
-		}
-		docs = append(docs, d)
-	}
-	return docs, sc.Err()
-})
-
-// demoDocs returns the documents of the demo sample (internal/demo/sample.jsonl.gz), in
-// file order.
-func demoDocs(tb testing.TB) []demoDoc {
-	tb.Helper()
-	docs, err := demoOnce()
-	if err != nil {
-		tb.Fatalf("read the demo sample: %v", err)
-	}
-	return docs
-}
-
 // demoText returns the text of the demo document with the given id.
 func demoText(tb testing.TB, id string) string {
 	tb.Helper()
-	for _, d := range demoDocs(tb) {
+	for _, d := range realtext.DemoDocs(tb) {
 		if d.ID == id {
 			return d.Text
 		}

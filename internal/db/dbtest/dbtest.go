@@ -1,5 +1,10 @@
-// Package dbtest builds large stores for benchmarks and load tests, quickly: the rows
-// are generated inside SQLite by a few INSERT ... SELECT statements over a recursive
+// Package dbtest gives tests outside internal/db real stores. Open and OpenFile make a
+// SQLite file in the test's temporary folder, migrated by db.Open and closed when the
+// test ends; Dataset stores documents as a ready dataset, the way an import leaves it.
+// (internal/db's own tests use their in-package openTest.)
+//
+// Build makes large stores for benchmarks and load tests, quickly: the rows are
+// generated inside SQLite by a few INSERT ... SELECT statements over a recursive
 // counter, in one transaction, rather than sent one by one through the store's API (a
 // million label events take seconds this way, minutes the other).
 //
