@@ -598,40 +598,40 @@ func FuzzReadSearch(f *testing.F) {
 	})
 }
 
-// The README's curl example is what the server answers: its body is sent, as the
-// README writes it, to an index of the configuration the README names, and the answer
-// must be the JSON the README shows.
-func TestSearchAPIReadmeExample(t *testing.T) {
+// The curl example of docs/search-api.md is what the server answers: its body is sent,
+// as the page writes it, to an index of the configuration the page names, and the
+// answer must be the JSON the page shows.
+func TestSearchAPIDocsExample(t *testing.T) {
 	t.Parallel()
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../docs/search-api.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := string(readme)
 	at := strings.Index(text, "curl -sS -X POST http://127.0.0.1:8080/api/v1/indexes/1/search")
 	if at < 0 {
-		t.Fatal("README: no curl example of the search API")
+		t.Fatal("docs/search-api.md: no curl example of the search API")
 	}
 	_, rest, _ := strings.Cut(text[at:], "-d '")
 	body, rest, ok := strings.Cut(rest, "'\n```")
 	_, rest, ok2 := strings.Cut(rest, "```json\n")
 	shown, _, ok3 := strings.Cut(rest, "```")
 	if !ok || !ok2 || !ok3 {
-		t.Fatal("README: the curl example's body or its answer is not where expected")
+		t.Fatal("docs/search-api.md: the curl example's body or its answer is not where expected")
 	}
 	f := newFixture(t, 1<<20)
 	token := f.newAPIToken("readme")
 	if id := f.newSearchIndex(f.withManifest(searchParams(review.Exact), true), "readme"); id != 1 {
-		t.Fatalf("index %d; want 1 as in the README", id)
+		t.Fatalf("index %d; want 1 as in docs/search-api.md", id)
 	}
 	status, got, _ := api(t, f.h, "POST", "/api/v1/indexes/1/search", token, body)
 	raw, _ := json.Marshal(got)
 	var want map[string]any
 	if err := json.Unmarshal([]byte(shown), &want); err != nil {
-		t.Fatalf("README: the answer shown is not JSON: %v\n%s\nthe server answers %d\n%s", err, shown, status, raw)
+		t.Fatalf("docs/search-api.md: the answer shown is not JSON: %v\n%s\nthe server answers %d\n%s", err, shown, status, raw)
 	}
 	if status != 200 || !reflect.DeepEqual(got, want) {
-		t.Errorf("the README's example answers %d\n%s\nnot what the README shows:\n%s", status, raw, shown)
+		t.Errorf("the example of docs/search-api.md answers %d\n%s\nnot what the page shows:\n%s", status, raw, shown)
 	}
 }
 

@@ -511,15 +511,19 @@ func TestStartRefuses(t *testing.T) {
 	}
 }
 
-// TestREADMEQuotesLabelRule: the README states the rule that decides which label counts
-// in the words the sweep page uses.
-func TestREADMEQuotesLabelRule(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
+// TestDocsQuoteLabelRule: docs/sweeps.md states the rule that decides which label counts,
+// and what a false removal is, in the words the sweep page uses.
+func TestDocsQuoteLabelRule(t *testing.T) {
+	b, err := os.ReadFile("../../docs/sweeps.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(strings.Join(strings.Fields(string(b)), " "), sweep.LabelRule) {
-		t.Errorf("README.md does not quote sweep.LabelRule:\n%s", sweep.LabelRule)
+	text := strings.Join(strings.Fields(string(b)), " ")
+	if !strings.Contains(text, sweep.LabelRule) {
+		t.Errorf("docs/sweeps.md does not quote sweep.LabelRule:\n%s", sweep.LabelRule)
+	}
+	if !strings.Contains(text, sweep.FalseRemovalDefinition) {
+		t.Errorf("docs/sweeps.md does not quote sweep.FalseRemovalDefinition:\n%s", sweep.FalseRemovalDefinition)
 	}
 }
 
