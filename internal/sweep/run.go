@@ -605,31 +605,16 @@ func (e *engine) simFunc(sims similarities) func(a, b int) float64 {
 		sigs, k := sims.sigs, int(sims.k)
 		return func(a, b int) float64 { return lsh.Estimate(sigs[a][:k], sigs[b][:k]) }
 	}
-	// Keeper-star and complete-link ask for the same pairs at every threshold and rule:
-	// remembered, in shards so the clusterings of concurrent requests do not queue.
+	// Keeper-star and complete-link ask for the same pairs at every threshold, rule and
+	// shape: remembered once per representation (exactJaccard.sims).
 	x := e.jac
-	var memo [64]struct {
-		sync.Mutex
-		m map[uint64]float64
-	}
 	return func(a, b int) float64 {
 		key := pairKey(int32(min(a, b)), int32(max(a, b)))
-		sh := &memo[(key*0x9e3779b97f4a7c15)>>58]
-		sh.Lock()
-		v, ok := sh.m[key]
-		sh.Unlock()
-		if ok {
+		if v, ok := x.sims.get(key); ok {
 			return v
 		}
-		v = x.pair(a, b)
-		sh.Lock()
-		if sh.m == nil {
-			sh.m = map[uint64]float64{}
-		}
-		if len(sh.m) < 1<<18 {
-			sh.m[key] = v
-		}
-		sh.Unlock()
+		v := x.pair(a, b)
+		x.sims.put(key, v)
 		return v
 	}
 }
