@@ -305,8 +305,8 @@ func (e *engine) one(ctx context.Context, cs *shapeCands, sims similarities, t f
 			// Complete link's clusters do not depend on the keeper rule (it picks the
 			// keeper afterwards): the other rules keep the lesser of each cluster's
 			// members.
-			rules = append(rules, e.bin.profileOfIDs(o.ids, e.orders[r:r+1], e.ruleNames[r:r+1])[0])
-			continue
+			rules = append(rules, e.bin.profileOfIDs(o.ids, e.orders[r:], e.ruleNames[r:])...)
+			break
 		}
 		res, err := g.Cluster(cluster.Config{Threshold: t, Policy: pol, Rule: rule, Lean: true})
 		if err != nil {
