@@ -120,8 +120,10 @@ func (x *exactJaccard) shingle(i int) []uint64 {
 }
 
 // pair returns the exact Jaccard similarity of documents a and b: from the kept sets
-// when both are at hand, else shingled for the call. It is safe for concurrent use with
-// itself (not with of).
+// when both are at hand, else shingled for the call. Below floor it returns some value
+// below floor, as of does: a sweep compares it with its thresholds alone (keeper-star's
+// and complete-link's tests), never below the least of them. It is safe for concurrent
+// use with itself (not with of).
 func (x *exactJaccard) pair(a, b int) float64 {
 	var sa, sb []uint64
 	if !x.block && x.sets != nil {
@@ -133,7 +135,7 @@ func (x *exactJaccard) pair(a, b int) float64 {
 	if sb == nil {
 		sb = x.shingle(b)
 	}
-	return jaccardAtLeast(sa, sb, 0)
+	return jaccardAtLeast(sa, sb, x.floor)
 }
 
 // of returns the exact Jaccard similarity of each pair key, keys sorted and distinct.
