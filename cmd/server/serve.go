@@ -17,6 +17,7 @@ import (
 	engineresults "github.com/dedupstudio/dedupstudio/internal/results"
 	"github.com/dedupstudio/dedupstudio/internal/server"
 	"github.com/dedupstudio/dedupstudio/internal/sigcache"
+	"github.com/dedupstudio/dedupstudio/internal/sweep"
 	"github.com/dedupstudio/dedupstudio/internal/sweeprun"
 )
 
@@ -119,6 +120,9 @@ func serveUntil(ctx context.Context, dbPath string, loadDemo bool, cfg server.Co
 	if err := campaign.RankUnranked(ctx, store); err != nil {
 		return err
 	}
+	// The default grid's shapes, computed once per process: the first sweep form posted
+	// finds them ready.
+	sweep.WarmShapes()
 	// A sweep found running was left by a process that died: it can be resumed.
 	sweeps := sweeprun.New(store, sigcache.New(store), reg)
 	if n, err := sweeps.MarkInterrupted(ctx); err != nil {
