@@ -357,19 +357,23 @@ type SweepResult struct {
 }
 
 // AddSweepResults stores results of a sweep in one transaction (one already stored at
-// its ordinal is kept) and brings its count of configurations done up to date.
+// its ordinal is kept) and brings its count of configurations done up to date. Each
+// result stored gets its row's ID in rs (0 for one kept from before).
 func (d *DB) AddSweepResults(ctx context.Context, sweepID int64, rs []SweepResult) error {
 	err := d.inTx(ctx, func(tx *sql.Tx) error {
 		stmt, err := tx.PrepareContext(ctx, `INSERT INTO sweep_results (sweep_id, ordinal, spec, bands, rows, threshold, verification,
-			policy, metrics, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (sweep_id, ordinal) DO NOTHING`)
+			policy, metrics, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (sweep_id, ordinal) DO NOTHING RETURNING id`)
 		if err != nil {
 			return err
 		}
 		defer stmt.Close()
 		now := d.stamp()
-		for _, r := range rs {
-			if _, err := stmt.ExecContext(ctx, sweepID, r.Ordinal, r.Spec, r.Bands, r.Rows, r.Threshold, r.Verification, r.Policy,
-				r.Metrics, now); err != nil {
+		for i := range rs {
+			r := &rs[i]
+			r.ID = 0
+			err := stmt.QueryRowContext(ctx, sweepID, r.Ordinal, r.Spec, r.Bands, r.Rows, r.Threshold, r.Verification, r.Policy,
+				r.Metrics, now).Scan(&r.ID)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
 				return fmt.Errorf("result %d: %w", r.Ordinal, err)
 			}
 		}

@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dedupstudio/dedupstudio/internal/db"
@@ -88,6 +89,7 @@ type Service struct {
 	volumeLimit int64
 	states      *stateCache   // prepared configurations for Select
 	results     resultCache   // decoded results of the last few sweeps
+	decoded     atomic.Int64  // results read back from the store (decoding is what a first view costs)
 	analyses    analysisCache // what their results say together (Analyze)
 
 	// flushEvery results are stored in one transaction (flushAfter at the latest);
