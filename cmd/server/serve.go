@@ -130,6 +130,16 @@ func serveUntil(ctx context.Context, dbPath string, loadDemo bool, cfg server.Co
 	} else if n > 0 {
 		cfg.Log.Info("sweeps left running by an earlier process marked interrupted", "sweeps", n)
 	}
+	// The campaigns' labels the sweeps pages compare with, read in the background.
+	if _, err := reg.Start("sweep-labels", "sweeps' labels", 0, func(ctx context.Context, _ jobs.Reporter) (any, error) {
+		err := sweeps.Warm(ctx)
+		if err != nil && ctx.Err() == nil {
+			cfg.Log.Warn("reading the sweeps' labels ahead failed; the pages read them when first shown", "err", err)
+		}
+		return nil, err
+	}); err != nil {
+		return err
+	}
 	// So is a run over a dataset (saving its manifest, say): its page says so.
 	if n, err := store.MarkRunsInterrupted(ctx); err != nil {
 		return err

@@ -30,15 +30,27 @@ const snapshotAnnotator = "sweep-snapshot"
 
 // labelsNow reads a campaign's pairs and resolves them under sweep.LabelRule over the
 // dataset's documents (ids ascending). Pairs naming a document outside the dataset are
-// left out.
-func (s *Service) labelsNow(ctx context.Context, c db.Campaign, ids []int64) ([]sweep.LabeledPair, sweep.LabelSet, error) {
+// left out. keep also keeps what it read for LabelsChanged (labelCache).
+func (s *Service) labelsNow(ctx context.Context, c db.Campaign, ids []int64, keep bool) ([]sweep.LabeledPair, sweep.LabelSet, error) {
 	index := make(map[int64]int, len(ids))
 	for i, id := range ids {
 		index[id] = i
 	}
+	// Where the labels stand is read first: what is read next is at least that new, and
+	// the comparisons with the sweeps start from it (labelCache).
+	m, err := s.store.LabelMark(ctx, c.ID)
+	if err != nil {
+		return nil, sweep.LabelSet{}, err
+	}
 	stored, err := s.store.SweepPairs(ctx, c.ID)
 	if err != nil {
 		return nil, sweep.LabelSet{}, err
+	}
+	if keep {
+		cl := s.labels.campaign(c.ID)
+		cl.mu.Lock()
+		cl.fill(c, m, stored)
+		cl.mu.Unlock()
 	}
 	pairs := make([]sweep.LabeledPair, 0, len(stored))
 	for _, p := range stored {
@@ -47,15 +59,7 @@ func (s *Service) labelsNow(ctx context.Context, c db.Campaign, ids []int64) ([]
 		if !okA || !okB {
 			continue
 		}
-		lp := sweep.LabeledPair{ID: p.ID, A: a, B: b, Flagged: p.Flagged, Skipped: p.Skipped,
-			Design: p.Design, Stratum: p.Stratum, FrameSize: p.FrameSize, Origin: p.Origin}
-		for _, l := range p.Labels {
-			// A label given by someone signed in is a person's; one imported or made by a
-			// rule (the demo's "demo-rules") counts only where no person settles the pair.
-			lp.Labels = append(lp.Labels, sweep.Label{Annotator: l.Annotator, Kind: string(l.Kind), Category: l.Category,
-				Duplicate: l.Duplicate, Rule: !l.ByAccount})
-		}
-		pairs = append(pairs, lp)
+		pairs = append(pairs, labeledPair(p, a, b))
 	}
 	ls, err := sweep.ResolveAll(pairs, c.Categories, len(ids))
 	if err != nil {

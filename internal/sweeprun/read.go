@@ -234,7 +234,9 @@ func (s *Service) SetNotes(ctx context.Context, id int64, name, notes string) er
 }
 
 // LabelsChanged compares the campaign's resolved labels now with those the sweep was
-// scored on.
+// scored on. The campaign's labels are kept resolved and brought up to date from what
+// changed in the store (labelCache), so a look costs the comparison, not a read of every
+// label.
 func (s *Service) LabelsChanged(ctx context.Context, id int64) (LabelDiff, error) {
 	sw, err := s.store.Sweep(ctx, id)
 	if err != nil {
@@ -244,37 +246,5 @@ func (s *Service) LabelsChanged(ctx context.Context, id int64) (LabelDiff, error
 	if err != nil {
 		return LabelDiff{}, err
 	}
-	all, err := s.store.DatasetDocumentIDs(ctx, c.DatasetID)
-	if err != nil {
-		return LabelDiff{}, err
-	}
-	leftOut, err := s.store.SweepLeftOut(ctx, id)
-	if err != nil {
-		return LabelDiff{}, err
-	}
-	_, ls, err := s.labelsNow(ctx, c, without(all, leftOut))
-	if err != nil {
-		return LabelDiff{}, err
-	}
-	snap, err := s.readSnapshot(ctx, id)
-	if err != nil {
-		return LabelDiff{}, err
-	}
-	then := make(map[int64]snapPair, len(snap))
-	for _, p := range snap {
-		then[p.ID] = p
-	}
-	d := LabelDiff{Version: ls.Version}
-	for _, p := range ls.Pairs {
-		old, ok := then[p.ID]
-		switch {
-		case !ok:
-			d.Added++
-		case old.Category != p.Category || old.Duplicate != p.Duplicate:
-			d.Changed++
-		}
-		delete(then, p.ID)
-	}
-	d.Removed = len(then)
-	return d, nil
+	return s.labelDiff(ctx, sw, c)
 }

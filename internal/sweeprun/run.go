@@ -69,7 +69,7 @@ func (s *Service) start(ctx context.Context, req StartRequest, rerunOf int64) (S
 	if err != nil {
 		return Sweep{}, err
 	}
-	_, ls, err := s.labelsNow(ctx, c, ids)
+	_, ls, err := s.labelsNow(ctx, c, ids, true)
 	if err != nil {
 		return Sweep{}, err
 	}
@@ -332,9 +332,9 @@ func (s *Service) runJob(ctx context.Context, id int64, r *run, report jobs.Repo
 }
 
 // warmDashboard computes what a finished sweep's dashboard shows first, so that it is
-// ready when the page opens: the analysis under the default target and the prepared
-// candidates of the configuration it selects (the recommendation, else the first
-// result) for the live threshold panel. A failure here is the page's to report when it
+// ready when the page opens: the analysis under the default target and the live
+// threshold panel of the configuration it selects (the recommendation, else the first
+// result), with its prepared candidates. A failure here is the page's to report when it
 // asks again.
 func (s *Service) warmDashboard(ctx context.Context, id int64) {
 	a, err := s.Analyze(ctx, id, sweep.DefaultTarget)
@@ -345,7 +345,8 @@ func (s *Service) warmDashboard(ctx context.Context, id int64) {
 	if a.RecErr == nil {
 		sel = a.Rec.Index
 	}
-	_, _ = s.state(ctx, id, a.Results[sel].Config)
+	c := a.Results[sel].Config
+	_, _ = s.Select(ctx, id, c, c.Threshold)
 }
 
 // failureMessage is what a failed sweep stores and its page shows: the error itself
