@@ -243,9 +243,7 @@ func (g *Graph) sortedEdges() []cedge {
 				}
 			}
 		}
-		slices.SortFunc(es, func(a, b placed) int {
-			return cmp.Or(cmp.Compare(b.s, a.s), cmp.Compare(a.u, b.u), cmp.Compare(a.v, b.v))
-		})
+		slices.SortFunc(es, func(a, b placed) int { return compareEdges(a.cedge, b.cedge) })
 		g.sorted = make([]cedge, len(es))
 		g.rank = make([]int32, len(g.adj))
 		for i, e := range es {
@@ -254,6 +252,21 @@ func (g *Graph) sortedEdges() []cedge {
 		}
 	})
 	return g.sorted
+}
+
+// compareEdges orders edges by similarity, highest first, then by (u, v): what
+// cmp.Or of the three cmp.Compare calls gives (similarities are never NaN: NewGraph
+// refuses them), without computing the later comparisons when the first decides.
+func compareEdges(a, b cedge) int {
+	switch {
+	case a.s > b.s:
+		return -1
+	case a.s < b.s:
+		return 1
+	case a.u != b.u:
+		return cmp.Compare(a.u, b.u)
+	}
+	return cmp.Compare(a.v, b.v)
 }
 
 type nb struct {

@@ -428,6 +428,10 @@ type falseSum struct {
 	unlabeled     int64
 }
 
+// scratch holds the replicate arrays of falseSum between calls (it runs tens of
+// thousands of times a sweep).
+var scratch = sync.Pool{New: func() any { return new([]float64) }}
+
 // falseSum returns the sums of pairs, remembered: configurations that differ in
 // threshold, policy or keeper rule often remove the same pairs.
 func (m *Model) falseSum(pairs []int64) falseSum {
@@ -450,7 +454,13 @@ func (m *Model) falseSum(pairs []int64) falseSum {
 			}
 		}
 	}
-	lo, hi := make([]float64, m.Replicates), make([]float64, m.Replicates)
+	buf := scratch.Get().(*[]float64)
+	if cap(*buf) < 2*m.Replicates {
+		*buf = make([]float64, 2*m.Replicates)
+	}
+	lo, hi := (*buf)[:m.Replicates], (*buf)[m.Replicates:2*m.Replicates]
+	clear(lo)
+	clear(hi)
 	for b, s := range pairs {
 		if s == 0 || b >= len(m.pLo) {
 			continue
@@ -460,6 +470,7 @@ func (m *Model) falseSum(pairs []int64) falseSum {
 		addDraws(hi, sf, size, m.pHi[b], m.zF[b])
 	}
 	f.lo, f.hi = quantileSelect(lo, 0.025), quantileSelect(hi, 0.975)
+	scratch.Put(buf)
 	m.mu.Lock()
 	if m.falses == nil || len(m.falses) > 1<<16 {
 		m.falses = map[string]falseSum{}
