@@ -180,7 +180,7 @@ type ResolvedPair struct {
 // ResolveAll applies LabelRule to every pair. A pair naming a document outside
 // [0, docs) or the same document twice is an error naming the pair.
 func ResolveAll(pairs []LabeledPair, cats []labels.Category, docs int) (LabelSet, error) {
-	var ls LabelSet
+	ls := LabelSet{Resolutions: make([]Resolution, 0, len(pairs)), Pairs: make([]ResolvedPair, 0, len(pairs))}
 	for i, p := range pairs {
 		if p.A < 0 || p.B < 0 || p.A >= docs || p.B >= docs {
 			return LabelSet{}, &InputError{Field: "pairs", Index: i, Msg: fmt.Sprintf("pair id %d: documents %d and %d; the dataset has %d", p.ID, p.A, p.B, docs)}
@@ -219,10 +219,14 @@ func ResolveAll(pairs []LabeledPair, cats []labels.Category, docs int) (LabelSet
 
 // labelVersion hashes (id, a, b, duplicate, category) of each pair in (id, a, b) order.
 func labelVersion(ps []ResolvedPair) string {
-	sorted := slices.Clone(ps)
-	slices.SortFunc(sorted, func(x, y ResolvedPair) int {
+	order := func(x, y ResolvedPair) int {
 		return cmp.Or(cmp.Compare(x.ID, y.ID), cmp.Compare(x.A, y.A), cmp.Compare(x.B, y.B))
-	})
+	}
+	sorted := ps // pairs read from the store come in id order: no copy then
+	if !slices.IsSortedFunc(ps, order) {
+		sorted = slices.Clone(ps)
+		slices.SortFunc(sorted, order)
+	}
 	var v VersionHash
 	for _, p := range sorted {
 		v.Add(p.ID, p.A, p.B, p.Duplicate, p.Category)

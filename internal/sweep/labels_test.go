@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -156,5 +157,11 @@ func TestVersionHashAsBefore(t *testing.T) {
 	}
 	if want := "l" + hex.EncodeToString(h.Sum(nil)[:6]); ls.Version != want {
 		t.Errorf("Version = %s; the hash as stored before is %s", ls.Version, want)
+	}
+	// Pairs out of id order (labelVersion sorts a copy of them only then) hash the same.
+	shuffled := slices.Clone(ls.Pairs)
+	rand.New(rand.NewPCG(1, 2)).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+	if v := labelVersion(shuffled); v != ls.Version || slices.IsSortedFunc(shuffled, func(x, y ResolvedPair) int { return cmp.Compare(x.ID, y.ID) }) {
+		t.Errorf("labelVersion of the pairs shuffled = %s; in order %s", v, ls.Version)
 	}
 }
