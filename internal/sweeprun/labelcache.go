@@ -20,8 +20,9 @@ import (
 // the comparisons made at that mark are answered again. Events since: only the pairs
 // they touched are read (db.SweepPairsChanged) and resolved again. The pairs themselves
 // changed (a draw, an import): everything is read again. A sweep's snapshot never
-// changes; it is kept in a compact form, decoded once. A campaign's pairs cost about 40
-// bytes each; a sweep's snapshot 24.
+// changes; it is kept in a compact form, decoded once (or taken from Start), for the
+// last sweepsKept sweeps of a campaign. A campaign's pairs cost about 40 bytes each; a
+// sweep's snapshot 32.
 type labelCache struct {
 	mu         sync.Mutex
 	byCampaign map[int64]*campaignLabels
@@ -36,6 +37,7 @@ type campaignLabels struct {
 	ids    []int64           // pair ids, ascending
 	pairs  []resolvedPair    // per id
 	sweeps map[int64]*sweepLabels
+	looks  uint64            // counts the looks at sweeps, for sweepLabels.used
 	names  map[string]string // interned categories
 	// reads counts the whole reads, catchUps the reads of what changed (for tests).
 	reads, catchUps int
@@ -54,6 +56,7 @@ type sweepLabels struct {
 	index map[int64]int32 // its documents (store id to index)
 	at    db.LabelMark    // diff is at this mark
 	ok    bool
+	used  uint64 // the campaign's looks when it was last looked at
 	diff  LabelDiff
 }
 
@@ -97,8 +100,10 @@ func (s *Service) labelDiff(ctx context.Context, sw db.Sweep, c db.Campaign) (La
 		if sl, err = s.sweepLabels(ctx, sw); err != nil {
 			return LabelDiff{}, err
 		}
-		cl.sweeps[sw.ID] = sl
+		cl.put(sw.ID, sl)
 	}
+	cl.looks++
+	sl.used = cl.looks
 	if !sl.ok || sl.at != cl.mark {
 		sl.diff, sl.at, sl.ok = cl.compare(sl), cl.mark, true
 	}
@@ -119,7 +124,40 @@ func (s *Service) sweepLabels(ctx context.Context, sw db.Sweep) (*sweepLabels, e
 	if err != nil {
 		return nil, err
 	}
-	ids := without(all, leftOut)
+	return newSweepLabels(snap, without(all, leftOut)), nil
+}
+
+// keep keeps what a new sweep's comparison needs (its snapshot, its documents ids), as
+// sweepLabels would read it.
+func (lc *labelCache) keep(campaignID, sweepID int64, snap []snapPair, ids []int64) {
+	sl := newSweepLabels(snap, ids)
+	cl := lc.campaign(campaignID)
+	cl.mu.Lock()
+	cl.put(sweepID, sl)
+	cl.mu.Unlock()
+}
+
+// sweepsKept bounds the sweeps whose snapshots a campaign's entry keeps (the sweeps list
+// compares its first ten): the one looked at longest ago goes first.
+const sweepsKept = 16
+
+// put keeps sweep id's comparison state (cl.mu held).
+func (cl *campaignLabels) put(id int64, sl *sweepLabels) {
+	cl.looks++
+	sl.used = cl.looks
+	cl.sweeps[id] = sl
+	for len(cl.sweeps) > sweepsKept {
+		stale := id
+		for k, o := range cl.sweeps {
+			if o.used < cl.sweeps[stale].used {
+				stale = k
+			}
+		}
+		delete(cl.sweeps, stale)
+	}
+}
+
+func newSweepLabels(snap []snapPair, ids []int64) *sweepLabels {
 	sl := &sweepLabels{snap: make([]snapEntry, len(snap)), index: make(map[int64]int32, len(ids))}
 	for i, id := range ids {
 		sl.index[id] = int32(i)
@@ -128,7 +166,7 @@ func (s *Service) sweepLabels(ctx context.Context, sw db.Sweep) (*sweepLabels, e
 		sl.snap[i] = snapEntry{id: p.ID, category: p.Category, dup: p.Duplicate}
 	}
 	slices.SortFunc(sl.snap, func(a, b snapEntry) int { return cmp.Compare(a.id, b.id) })
-	return sl, nil
+	return sl
 }
 
 // refresh brings the entry up to mark m (it may read further: the next look reads the

@@ -2,6 +2,8 @@ package sweeprun
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"testing"
 
 	"github.com/dedupstudio/dedupstudio/internal/db"
@@ -128,4 +130,67 @@ func (e *env) labelDiffAfresh(id int64) LabelDiff {
 	}
 	d.Removed = len(then)
 	return d
+}
+
+// TestLabelCacheKeepsFewSweeps: a new sweep's comparison state is taken from Start, as
+// reading the store gives it, and a campaign's entry keeps at most sweepsKept sweeps,
+// dropping the one looked at longest ago (a sweep looked at again stays).
+func TestLabelCacheKeepsFewSweeps(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	grid := smallGrid()
+	grid.Specs = grid.Specs[:1]
+	grid.Verifications = grid.Verifications[:1]
+	sw := e.run(StartRequest{CampaignID: e.campaign.ID, Name: "kept", Grid: grid})
+	cl := e.svc.labels.campaign(e.campaign.ID)
+	cl.mu.Lock()
+	kept := cl.sweeps[sw.ID]
+	cl.mu.Unlock()
+	if kept == nil {
+		t.Fatal("no comparison state kept for the sweep Start made")
+	}
+	stored, err := e.store.Sweep(ctx, sw.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read, err := e.svc.sweepLabels(ctx, stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(kept.snap, read.snap) || !maps.Equal(kept.index, read.index) || len(kept.snap) == 0 {
+		t.Errorf("Start kept %d pairs over %d documents; the store gives %d over %d, or they differ",
+			len(kept.snap), len(kept.index), len(read.snap), len(read.index))
+	}
+	want, err := e.svc.LabelsChanged(ctx, sw.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Other sweeps come and go (ids above and below the real one); the real one is
+	// looked at between them.
+	for i := range 3 * sweepsKept {
+		id := sw.ID + 1000 + int64(i)
+		if i%2 == 1 {
+			id = -int64(i)
+		}
+		cl.mu.Lock()
+		cl.put(id, &sweepLabels{})
+		n := len(cl.sweeps)
+		cl.mu.Unlock()
+		if n > sweepsKept {
+			t.Fatalf("%d sweeps kept after %d; at most %d", n, i+1, sweepsKept)
+		}
+		if i%5 == 4 {
+			if got, err := e.svc.LabelsChanged(ctx, sw.ID); err != nil || got != want {
+				t.Fatalf("LabelsChanged = %+v, %v; want %+v", got, err, want)
+			}
+		}
+	}
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	if cl.sweeps[sw.ID] != kept {
+		t.Error("the sweep looked at every fifth put was dropped")
+	}
+	if _, ok := cl.sweeps[sw.ID+1000]; ok {
+		t.Error("the first other sweep, never looked at again, is still kept")
+	}
 }

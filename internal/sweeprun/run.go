@@ -80,7 +80,8 @@ func (s *Service) start(ctx context.Context, req StartRequest, rerunOf int64) (S
 	if err != nil {
 		return Sweep{}, fmt.Errorf("start sweep: %w", err)
 	}
-	snap, err := json.Marshal(snapshot(ls, ids))
+	pairs := snapshot(ls, ids)
+	snap, err := json.Marshal(pairs)
 	if err != nil {
 		return Sweep{}, fmt.Errorf("start sweep: %w", err)
 	}
@@ -100,6 +101,8 @@ func (s *Service) start(ctx context.Context, req StartRequest, rerunOf int64) (S
 	if err != nil {
 		return Sweep{}, err
 	}
+	// What its pages compare the campaign's labels with (LabelsChanged), at hand now.
+	s.labels.keep(c.ID, id, pairs, ids)
 	// The label counts are known now; the design and the baseline when the run returns.
 	sum := Summary{Labels: countsOf(ls)}
 	if err := s.setSummary(ctx, id, sum); err != nil {
