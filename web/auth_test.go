@@ -48,6 +48,7 @@ var routeMatrix = []struct {
 	{"POST", "/admin/api-tokens", auth.ManageUsers},
 	{"POST", "/admin/api-tokens/1/revoke", auth.ManageUsers},
 	{"POST", "/admin/search-indexes", auth.ManageUsers},
+	{"POST", "/admin/settings/audit-gate", auth.ManageUsers},
 	{"GET", "/campaigns/1", auth.View},
 	{"GET", "/campaigns/1/labels.csv", auth.ReadLabels},
 	{"GET", "/campaigns/1/labels.jsonl", auth.ReadLabels},
@@ -114,6 +115,7 @@ var routeMatrix = []struct {
 	{"POST", "/manifests/1/submit", auth.PrepareManifests},
 	{"POST", "/manifests/1/settings", auth.PrepareManifests},
 	{"POST", "/manifests/1/prepare-again", auth.PrepareManifests},
+	{"POST", "/manifests/1/audit", auth.RequestAudit},
 	{"POST", "/manifests/1/reviews", auth.Approve},
 	{"POST", "/manifests/1/export", auth.Approve},
 	{"POST", "/manifests/1/revoke", auth.Approve},
@@ -374,7 +376,9 @@ func TestSetupLinkCreatesFirstAdminOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	f := &fixture{t: t, store: store, h: New(Deps{Store: store, Jobs: newJobs(t), SetupToken: "tok123", KDF: cheapKDF})}
+	d := testDeps(store, newJobs(t))
+	d.SetupToken = "tok123"
+	f := &fixture{t: t, store: store, h: New(d)}
 	if rec := f.do("GET", "/setup?token=wrong", nil, nil); rec.Code != http.StatusNotFound {
 		t.Errorf("wrong setup token: %d", rec.Code)
 	}
@@ -407,7 +411,9 @@ func TestFirstStartSignInPointsToSetupLink(t *testing.T) {
 	defer store.Close()
 	var console bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&console, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	f := &fixture{t: t, store: store, h: New(Deps{Store: store, Jobs: newJobs(t), SetupToken: "tok123", KDF: cheapKDF, Log: log})}
+	d := testDeps(store, newJobs(t))
+	d.SetupToken, d.Log = "tok123", log
+	f := &fixture{t: t, store: store, h: New(d)}
 	const hint = "No accounts yet: open the one-time setup link printed on the server's console"
 	rec := f.do("GET", "/", nil, nil)
 	loc := rec.Header().Get("Location")

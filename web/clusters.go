@@ -19,6 +19,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/labels"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 	"github.com/dedupstudio/dedupstudio/internal/review"
+	"github.com/dedupstudio/dedupstudio/internal/textdiff"
 	"github.com/dedupstudio/dedupstudio/web/templates"
 )
 
@@ -291,11 +292,11 @@ func compareTexts(v *templates.ClusterPage, left, right, view string, spec lsh.S
 		if spec.Level != lsh.Word {
 			size = 5
 		}
-		l, rr := labels.Shared(left, right, spec.Norm, size)
+		l, rr := textdiff.Shared(left, right, spec.Norm, size)
 		v.Left.Spans, v.Right.Spans = spans(l, "shared"), spans(rr, "shared")
 		return
 	}
-	cmpd := labels.Compare(left, right)
+	cmpd := textdiff.Compare(left, right)
 	v.DiffCutShort = cmpd.Reason
 	v.Left.Spans, v.Right.Spans, v.Unified = spans(cmpd.Left, ""), spans(cmpd.Right, ""), spans(cmpd.Unified, "")
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dedupstudio/dedupstudio/internal/corpusrun"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 )
 
@@ -65,7 +66,7 @@ func TestDedupJobFromAManifest(t *testing.T) {
 	f := newFixture(t, 8<<20)
 	run := f.withRun(chainRun)
 	reviewer := f.signIn("reviewer")
-	root := CorpusDir(f.store.Path())
+	root := corpusrun.CorpusDir(f.store.Path())
 	newPath := "/manifests/" + itoa64(run.ID) + "/dedup-jobs/new"
 
 	_, page := get(t, f.h, "/manifests/"+itoa64(run.ID), reviewer)
@@ -171,15 +172,15 @@ func TestDedupJobCancelledResumedInterrupted(t *testing.T) {
 	// lands mid-run however fast the machine is.
 	var held atomic.Bool
 	f := newFixtureWith(t, func(d *Deps) {
-		d.DedupStageHook = func(ctx context.Context, stage string) {
+		d.CorpusRuns = corpusrun.New(d.Store, d.Jobs, corpusrun.Config{StageHook: func(ctx context.Context, stage string) {
 			if stage == "signatures" && held.CompareAndSwap(false, true) {
 				<-ctx.Done()
 			}
-		}
+		}})
 	})
 	run := f.withRun(chainRun)
 	reviewer := f.signIn("reviewer")
-	root := CorpusDir(f.store.Path())
+	root := corpusrun.CorpusDir(f.store.Path())
 	copyFile(t, "../internal/lsh/testdata/corpus5000.jsonl.gz", filepath.Join(root, "big", "c5000.jsonl.gz"))
 	start := "/manifests/" + itoa64(run.ID) + "/dedup-jobs"
 
@@ -228,8 +229,8 @@ func TestDedupJobCancelledResumedInterrupted(t *testing.T) {
 		t.Fatalf("uninterrupted run: %s %s", j.State, j.Error)
 	}
 	for _, name := range []string{"removals.csv", "clusters.jsonl"} {
-		a, err1 := os.ReadFile(filepath.Join(DedupDir(f.store.Path()), "1", name))
-		b, err2 := os.ReadFile(filepath.Join(DedupDir(f.store.Path()), "2", name))
+		a, err1 := os.ReadFile(filepath.Join(corpusrun.DedupDir(f.store.Path()), "1", name))
+		b, err2 := os.ReadFile(filepath.Join(corpusrun.DedupDir(f.store.Path()), "2", name))
 		if err1 != nil || err2 != nil || len(a) == 0 || string(a) != string(b) {
 			t.Errorf("%s of the resumed run differs from the uninterrupted run's (%v %v, %d vs %d bytes)", name, err1, err2, len(a), len(b))
 		}
@@ -241,7 +242,13 @@ func TestDedupJobCancelledResumedInterrupted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h2 := New(Deps{Store: f.store, Jobs: newJobs(t), KDF: cheapKDF})
+	// A new process: its services are built afresh, and the server marks what the dead
+	// one left running before it serves (cmd/server's serveUntil).
+	d := testDeps(f.store, newJobs(t))
+	if n, err := d.CorpusRuns.MarkInterrupted(context.Background()); err != nil || n != 1 {
+		t.Fatalf("MarkInterrupted() = %d, %v; want 1", n, err)
+	}
+	h2 := New(d)
 	_, page = get(t, h2, "/dedup-jobs/"+itoa64(id), f.admin)
 	if !strings.Contains(page, `data-state="interrupted"`) || !strings.Contains(page, "the server stopped while it ran") ||
 		!strings.Contains(page, `data-testid="dedup-resume"`) {
@@ -371,7 +378,7 @@ func TestDedupJobFormSentTwice(t *testing.T) {
 // whole-corpus run form lists it.
 func (f *fixture) corpusFile(name, body string) {
 	f.t.Helper()
-	root := CorpusDir(f.store.Path())
+	root := corpusrun.CorpusDir(f.store.Path())
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		f.t.Fatal(err)
 	}

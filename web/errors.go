@@ -8,38 +8,45 @@ import (
 
 	"github.com/dedupstudio/dedupstudio/internal/campaign"
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
-	"github.com/dedupstudio/dedupstudio/internal/corpus"
+	"github.com/dedupstudio/dedupstudio/internal/corpusrun"
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/errkind"
 	"github.com/dedupstudio/dedupstudio/internal/ingest"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
-	"github.com/dedupstudio/dedupstudio/internal/lsh"
-	"github.com/dedupstudio/dedupstudio/internal/results"
 	"github.com/dedupstudio/dedupstudio/internal/review"
-	"github.com/dedupstudio/dedupstudio/internal/sweep"
 	"github.com/dedupstudio/dedupstudio/internal/sweeprun"
 	"github.com/dedupstudio/dedupstudio/web/templates"
 )
 
 // Handlers do not choose statuses for failures: they return the error to fail (an error
-// page) or failOn (the page the person came from, for what they can fix there), and
-// problem maps it, in this one place:
+// page), failOn (the page the person came from, for what they can fix there) or failAPI
+// (JSON), and problem maps it, in this one place, by its kind (internal/errkind):
 //
 //   - *pageError: its own status and message (what a handler knows best: "No such
 //     campaign.", an upload over the size limit)
-//   - db.ErrNotFound, jobs.ErrNotFound: 404
-//   - input a person can fix (see userMessage): 422, with the error's own text
-//   - db.ErrStale, db.ErrConflict, db.ErrLastAdmin, a manifest's *review.RefusedError,
-//     *review.StaleError, *review.OutdatedError (changed under it since its run),
-//     *review.ConflictError (another export's tombstones) and *review.SeparationError: 409
-//   - *campaign.PartyError (adjudicating one's own disagreement while others could),
-//     review.ErrSelfApproval: 403
-//   - jobs.ErrClosed: 503
-//   - a sweep's state refusing an action (sweeprun.ErrRunning, ErrNotResumable,
-//     ErrNotRunning): 409; a campaign without labels to sweep, a *sweep.GridError: 422
+//   - an error of a kind: the status of its kind (statusOf), and the message written for
+//     it in userMessage or else its own text (errkind.Message), written for people
 //   - the request's own context ending (the client left, or its body stopped coming
 //     before the read deadline): 499, logged as a client abort, not a server error
-//   - anything else: 500 "internal error", the error logged with the request id, which
-//     the page shows too. The text of an internal error never reaches the browser.
+//   - anything else, errkind.Internal: 500 "internal error", the error logged with the
+//     request id, which the page shows too. The text of an internal error never reaches
+//     the browser.
+//
+// A new error type of a domain package needs nothing here: a Kind method (TestErrorKinds
+// fails for an exported error type without one).
+
+// statusOf is the one mapping of an error's kind to the status pages and the JSON API
+// answer with.
+var statusOf = map[errkind.Kind]int{
+	errkind.Invalid:     http.StatusUnprocessableEntity,
+	errkind.NotFound:    http.StatusNotFound,
+	errkind.Conflict:    http.StatusConflict,
+	errkind.Forbidden:   http.StatusForbidden,
+	errkind.Unavailable: http.StatusServiceUnavailable,
+	errkind.TooLarge:    http.StatusRequestEntityTooLarge,
+	errkind.TooMany:     http.StatusTooManyRequests,
+	errkind.Internal:    http.StatusInternalServerError,
+}
 
 // pageError is a failure whose status and message a handler states itself.
 type pageError struct {
@@ -64,6 +71,8 @@ func (e *formError) Error() string {
 	}
 	return e.field + ": " + e.msg
 }
+
+func (e *formError) Kind() errkind.Kind { return errkind.Invalid }
 
 // badInput turns a parser's error about what a person typed into a formError.
 func badInput(err error) error { return &formError{msg: err.Error()} }
@@ -94,57 +103,75 @@ func (s *server) problem(r *http.Request, err error) (int, string) {
 		s.log.Info("client went away", "err", err, "method", r.Method, "path", r.URL.Path, "request_id", requestIDOf(r))
 		return statusClientClosed, "The request was cut off before it was answered."
 	}
-	var (
-		pe       *pageError
-		refused  *review.RefusedError
-		stale    *review.StaleError
-		outdated *review.OutdatedError
-		conflict *review.ConflictError
-		apart    *review.SeparationError
-	)
-	switch {
-	case errors.As(err, &pe):
+	if pe, ok := errors.AsType[*pageError](err); ok {
 		return pe.status, pe.msg
-	case errors.Is(err, review.ErrSelfApproval):
-		return http.StatusForbidden, "You prepared this manifest: another approver signs it off."
-	case errors.As(err, &refused):
-		return http.StatusConflict, refused.Msg + "."
-	case errors.As(err, &stale):
-		return http.StatusConflict, stale.Error() + "."
-	case errors.As(err, &outdated):
-		return http.StatusConflict, sentence(outdated.Error())
-	case errors.As(err, &conflict):
-		return http.StatusConflict, sentence(conflict.Error())
-	case errors.As(err, &apart):
-		return http.StatusConflict, sentence(apart.Error())
-	case errors.Is(err, db.ErrNotFound), errors.Is(err, jobs.ErrNotFound):
-		return http.StatusNotFound, "There is nothing here."
-	case errors.Is(err, db.ErrStale):
-		return http.StatusConflict, msgStale
-	case errors.Is(err, db.ErrLastAdmin):
-		return http.StatusConflict, msgLastAdmin
-	case errors.Is(err, db.ErrConflict):
-		return http.StatusConflict, msgConflict
-	case errors.Is(err, jobs.ErrClosed):
-		return http.StatusServiceUnavailable, msgClosed
-	case errors.Is(err, sweeprun.ErrRunning):
-		return http.StatusConflict, "The sweep is running: cancel it first, or wait."
-	case errors.Is(err, sweeprun.ErrNotResumable):
-		return http.StatusConflict, "The sweep finished: there is nothing to resume. Re-run it to score it on the current labels."
-	case errors.Is(err, sweeprun.ErrNotRunning):
-		return http.StatusConflict, "The sweep is not running (it finished, or the server restarted since)."
-	case errors.Is(err, sweeprun.ErrNoLabels):
-		return http.StatusUnprocessableEntity, "This campaign has no counted label yet: label some pairs (or import labels) first, then sweep."
-	}
-	if pe, ok := errors.AsType[*campaign.PartyError](err); ok {
-		return http.StatusForbidden, "You labeled this pair yourself, so another adjudicator settles it: " + orList(pe.Others) + " can."
 	}
 	if msg, ok := userMessage(err); ok {
-		return http.StatusUnprocessableEntity, msg
+		return statusOf[errkind.Of(err)], msg
 	}
 	id := requestIDOf(r)
 	s.log.Error("internal error", "err", err, "method", r.Method, "path", r.URL.Path, "request_id", id)
 	return http.StatusInternalServerError, internalMessage(id)
+}
+
+func internalMessage(requestID string) string {
+	return "Internal error (request " + requestID + "). It has been logged."
+}
+
+// sentences are what a person reads of the sentinels that web words itself, the first
+// that err is wins.
+var sentences = []struct {
+	err error
+	msg string
+}{
+	{review.ErrSelfApproval, "You prepared this manifest: another approver signs it off."},
+	{db.ErrNotFound, "There is nothing here."},
+	{jobs.ErrNotFound, "There is nothing here."},
+	{db.ErrStale, msgStale},
+	{db.ErrLastAdmin, msgLastAdmin},
+	{db.ErrConflict, msgConflict},
+	{jobs.ErrClosed, msgClosed},
+	{sweeprun.ErrRunning, "The sweep is running: cancel it first, or wait."},
+	{sweeprun.ErrNotResumable, "The sweep finished: there is nothing to resume. Re-run it to score it on the current labels."},
+	{sweeprun.ErrNotRunning, "The sweep is not running (it finished, or the server restarted since)."},
+	{sweeprun.ErrNoLabels, "This campaign has no counted label yet: label some pairs (or import labels) first, then sweep."},
+	{corpusrun.ErrRunning, "This run is running already."},
+	{corpusrun.ErrNotRunning, "This run is not running (it finished, or the server restarted since)."},
+	{corpusrun.ErrNotResumable, "This run finished: there is nothing to resume. Start a new one to run it again."},
+	{corpusrun.ErrNotImportable, "Only a finished run without a manifest imports its removals."},
+}
+
+// userMessage returns what a person reads of err, an error of a kind (errkind.Of is not
+// Internal), and false for an internal error: the sentence written for it (sentences, and
+// below), else errkind.Message.
+func userMessage(err error) (string, bool) {
+	e, ok := errors.AsType[errkind.Kinded](err)
+	if !ok || e.Kind() == errkind.Internal {
+		return "", false
+	}
+	for _, sn := range sentences {
+		if errors.Is(e, sn.err) {
+			return sn.msg, true
+		}
+	}
+	if errors.Is(e, db.ErrSampleUndecided) {
+		return "Decide every removal of the review sample first: " + err.Error() + ".", true
+	}
+	switch e := e.(type) {
+	case *review.RefusedError:
+		return e.Msg + ".", true
+	case *review.StaleError:
+		return e.Error() + ".", true
+	case *review.OutdatedError, *review.ConflictError, *review.SeparationError:
+		return sentence(e.Error()), true
+	case *campaign.PartyError:
+		return "You labeled this pair yourself, so another adjudicator settles it: " + orList(e.Others) + " can.", true
+	case *ingest.LabelError:
+		return labelErrorMessage(e), true
+	case *cluster.InputError:
+		return strings.TrimPrefix(e.Error(), "cluster: "), true
+	}
+	return errkind.Message(err)
 }
 
 // sentence starts a message with a capital letter and ends it with a full stop.
@@ -153,74 +180,6 @@ func sentence(msg string) string {
 		return msg
 	}
 	return strings.ToUpper(msg[:1]) + msg[1:] + "."
-}
-
-func internalMessage(requestID string) string {
-	return "Internal error (request " + requestID + "). It has been logged."
-}
-
-// userMessage returns the text of an error about input a person can fix (a form value,
-// a campaign setting, a representation, an uploaded file), and false for every other
-// error.
-func userMessage(err error) (string, bool) {
-	var (
-		fe  *formError
-		ce  *campaign.InvalidError
-		se  *lsh.SpecError
-		le  *ingest.LabelError
-		ie  *ingest.Error
-		re  *corpus.RecordError
-		cfe *corpus.FormatError
-		lme *corpus.LimitError
-		rie *review.InputError
-		cie *cluster.InputError
-		gre *sweep.GridError
-		xbe *results.BadInputError
-		xue *results.UnknownIDsError
-		xie *results.InputError
-		xre *results.RowsError
-	)
-	switch {
-	case errors.As(err, &fe):
-		return fe.Error(), true
-	case errors.As(err, &ce):
-		return ce.Error(), true
-	case errors.As(err, &se):
-		return se.Error(), true
-	case errors.As(err, &le):
-		return labelErrorMessage(le), true
-	case errors.As(err, &ie):
-		// A failed import is the person's to fix when its cause is: a bad or truncated
-		// file, a cap, a file already imported.
-		_, same := errors.AsType[*ingest.IdenticalError](ie.Err)
-		_, theirs := userMessage(ie.Err)
-		return ie.Error(), ie.Err == nil || same || theirs || errors.Is(ie.Err, context.Canceled)
-	case errors.As(err, &re):
-		return re.Error(), true
-	case errors.As(err, &cfe):
-		return cfe.Error(), true
-	case errors.As(err, &lme):
-		return lme.Error(), true
-	case errors.As(err, &rie):
-		return rie.Error(), true
-	case errors.As(err, &cie):
-		return strings.TrimPrefix(cie.Error(), "cluster: "), true
-	case errors.As(err, &gre):
-		return gre.Error(), true
-	case errors.Is(err, ingest.ErrEmpty):
-		return err.Error(), true
-	case errors.As(err, &xbe):
-		return xbe.Error(), true
-	case errors.As(err, &xue):
-		return xue.Error(), true
-	case errors.As(err, &xie):
-		return xie.Error(), true
-	case errors.As(err, &xre):
-		return xre.Error(), true
-	case errors.Is(err, db.ErrSampleUndecided):
-		return "Decide every removal of the review sample first: " + err.Error() + ".", true
-	}
-	return "", false
 }
 
 // labelErrorMessage lists every refused row of a label import (up to the listed ones).
@@ -266,7 +225,7 @@ func (s *server) jobError(kind, title string, err error, consequence string) err
 	if err == nil {
 		return nil
 	}
-	if _, ok := userMessage(err); ok || errors.Is(err, context.Canceled) {
+	if errkind.Of(err) != errkind.Internal || errors.Is(err, context.Canceled) {
 		return err
 	}
 	ref := randomToken(8)

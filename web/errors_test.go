@@ -96,7 +96,9 @@ func TestInternalErrorsStayInTheLog(t *testing.T) {
 	f := newFixture(t, 1<<20)
 	f.withCampaign()
 	var log syncBuffer
-	f.h = New(Deps{Store: f.store, Jobs: f.jobs, KDF: cheapKDF, Log: slog.New(slog.NewTextHandler(&log, nil))})
+	d := testDeps(f.store, f.jobs)
+	d.Log = slog.New(slog.NewTextHandler(&log, nil))
+	f.h = New(d)
 	ann := f.signIn("annotator")
 	if err := f.store.Close(); err != nil {
 		t.Fatal(err)

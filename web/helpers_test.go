@@ -15,9 +15,12 @@ import (
 	"time"
 
 	"github.com/dedupstudio/dedupstudio/internal/auth"
+	"github.com/dedupstudio/dedupstudio/internal/campaign"
+	"github.com/dedupstudio/dedupstudio/internal/corpusrun"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/ingest"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
+	"github.com/dedupstudio/dedupstudio/internal/searchindex"
 	"github.com/dedupstudio/dedupstudio/internal/sigcache"
 	"github.com/dedupstudio/dedupstudio/internal/sweeprun"
 )
@@ -42,12 +45,20 @@ func newFixture(t *testing.T, maxUpload int64) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	reg := newJobs(t)
-	sweeps := sweeprun.New(store, sigcache.New(store), reg)
-	f := &fixture{t: t, h: New(Deps{Store: store, Jobs: reg, Sweeps: sweeps, MaxUpload: maxUpload, KDF: cheapKDF}), store: store, jobs: reg,
-		sweeps: sweeps, cookies: map[string]*http.Cookie{}}
+	d := testDeps(store, newJobs(t))
+	d.MaxUpload = maxUpload
+	f := &fixture{t: t, h: New(d), store: store, jobs: d.Jobs, sweeps: d.Sweeps, cookies: map[string]*http.Cookie{}}
 	f.admin = f.signIn("admin")
 	return f
+}
+
+// testDeps is what the handlers need over store and reg, every service built as
+// cmd/server builds them (uploads, and whole-corpus runs under CorpusDir and DedupDir,
+// next to the store's file), with the tests' cheap password hashing.
+func testDeps(store *db.DB, reg *jobs.Registry) Deps {
+	sigs := sigcache.New(store)
+	return Deps{Store: store, Jobs: reg, KDF: cheapKDF, UploadDir: store.Path() + "-uploads", Signatures: sigs, Sweeps: sweeprun.New(store, sigs, reg),
+		Tally: campaign.NewTally(store), SearchIndexes: searchindex.New(store, nil), CorpusRuns: corpusrun.New(store, reg, corpusrun.Config{})}
 }
 
 // newJobs is a job registry shut down at the end of the test, before the store it

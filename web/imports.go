@@ -149,11 +149,6 @@ func readField(r *http.Request, name string, part io.Reader) error {
 	return nil
 }
 
-// UploadDir is where a server whose database is dbPath keeps uploads while it imports
-// them: a directory of its own next to the database, so that what a killed process left
-// there can be found and removed at the next start (see server.CleanUploads).
-func UploadDir(dbPath string) string { return dbPath + "-uploads" }
-
 // saveFile writes an uploaded file to a new directory of its own in the upload
 // directory, under its own base name.
 func (s *server) saveFile(fileName string, body io.Reader) (upload, error) {

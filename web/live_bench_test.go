@@ -100,7 +100,7 @@ func BenchmarkStaleManifestPages(b *testing.B) {
 		b.Fatal(err)
 	}
 	cookie := &http.Cookie{Name: cookieName, Value: token}
-	h := New(Deps{Store: store, Jobs: reg, KDF: cheapKDF})
+	h := New(testDeps(store, reg))
 	for _, bc := range []struct{ name, url string }{
 		{"stale manifest page", fmt.Sprintf("/manifests/%d", second.ID)},
 		{"manifest list", "/manifests"},

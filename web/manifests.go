@@ -23,6 +23,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/dedup"
 	"github.com/dedupstudio/dedupstudio/internal/handoff"
+	"github.com/dedupstudio/dedupstudio/internal/percent"
 	"github.com/dedupstudio/dedupstudio/internal/review"
 	"github.com/dedupstudio/dedupstudio/web/templates"
 )
@@ -80,6 +81,11 @@ func (s *server) listManifests(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	audits, err := s.auditShorts(ctx, ms)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	for i, m := range list {
 		p := m.Params
 		v.Rows = append(v.Rows, templates.ManifestRow{ID: m.ID, Dataset: datasetLabel(m.Manifest), State: m.State.Label(), StateKey: string(m.State),
@@ -90,7 +96,7 @@ func (s *server) listManifests(w http.ResponseWriter, r *http.Request) {
 		if o := m.Origin; o != nil {
 			row.Imported = o.Format + ": " + o.File
 		}
-		row.Stale = staleSummary(stale[m.ID])
+		row.Stale, row.Audit = staleSummary(stale[m.ID]), audits[m.ID]
 		if review.Open(m.State) {
 			if _, n, err := s.store.CrossConflicts(ctx, m.Manifest); err != nil {
 				s.fail(w, r, err)
@@ -205,10 +211,10 @@ func (s *server) manifestView(r *http.Request, m db.Manifest) (templates.Manifes
 	if err != nil {
 		return v, err
 	}
-	v.Tested, v.OverallRate = imp.Tested, fmtPct(imp.Rate)
+	v.Tested, v.OverallRate = imp.Tested, pct(imp.Rate)
 	for _, g := range imp.Groups {
 		v.GroupRows = append(v.GroupRows, templates.GroupView{Key: cmp.Or(g.Key, "(none)"), Docs: strconv.Itoa(g.Docs), Removed: strconv.Itoa(g.Removed),
-			Rate: fmtPct(g.Rate), Ratio: fmtNum(g.Ratio, 2), Interval: interval(g.RatioLo, g.RatioHi), P: fmtP(g.PAdjusted), Flag: string(g.Flag)})
+			Rate: pct(g.Rate), Ratio: fmtNum(g.Ratio, 2), Interval: interval(g.RatioLo, g.RatioHi), P: fmtP(g.PAdjusted), Flag: string(g.Flag)})
 	}
 	reviews, err := s.store.Reviews(ctx, m.ID)
 	if err != nil {
@@ -277,6 +283,9 @@ func (s *server) manifestView(r *http.Request, m db.Manifest) (templates.Manifes
 		return v, err
 	}
 	if err := s.staleView(ctx, &v, m, me, reviews); err != nil {
+		return v, err
+	}
+	if err := s.auditView(ctx, &v, m, me, reviews); err != nil {
 		return v, err
 	}
 	return v, nil
@@ -395,7 +404,7 @@ func intervalText(iv review.Interval, percent bool) string {
 	}
 	f := func(x float64) string { return fmtNum(x, 1) }
 	if percent {
-		f = fmtPct
+		f = pct
 	}
 	s := f(v)
 	if !math.IsNaN(lo) && !math.IsNaN(hi) {
@@ -410,11 +419,13 @@ func intervalText(iv review.Interval, percent bool) string {
 	return s
 }
 
-func fmtPct(x float64) string {
+// pct writes a rate as a percentage with one decimal; "–" in an empty cell when it is
+// undefined.
+func pct(x float64) string {
 	if math.IsNaN(x) {
 		return "–"
 	}
-	return strconv.FormatFloat(100*x, 'f', 1, 64) + "%"
+	return percent.Format(x, 'f', 1)
 }
 
 func fmtP(p float64) string {
@@ -510,7 +521,7 @@ func (s *server) impactChart(w http.ResponseWriter, r *http.Request) {
 	rr := chart.RateRatios{Title: "Removals by " + strings.TrimPrefix(string(group), "meta:") + " against the rest of the dataset"}
 	for _, g := range imp.Groups {
 		rr.Groups = append(rr.Groups, chart.RatioGroup{Name: cmp.Or(g.Key, "(none)"), Ratio: g.Ratio, Lo: g.RatioLo, Hi: g.RatioHi, N: g.Docs,
-			Flagged: g.Flag != "", Note: fmtPct(g.Rate) + " removed"})
+			Flagged: g.Flag != "", Note: pct(g.Rate) + " removed"})
 	}
 	fig, err := rr.Figure()
 	if err != nil {
@@ -707,6 +718,7 @@ func recordSections(rec review.Record) []templates.RecordSection {
 	} else {
 		secs = append(secs, templates.RecordSection{Title: "Labels and estimates", Facts: []templates.Param{{Name: "Labels", Value: "none: the dataset had no labeling campaign when it ran"}}})
 	}
+	secs = append(secs, auditRecordSection(rec))
 	counts := func(title string, cs []review.Count) templates.RecordSection {
 		sec := templates.RecordSection{Title: title, Header: []string{"", "removals"}}
 		for _, c := range cs {
@@ -721,7 +733,7 @@ func recordSections(rec review.Record) []templates.RecordSection {
 	}{{"source", rec.ByGroup.Source}, {"domain", rec.ByGroup.Domain}, {"language", rec.ByGroup.Language}} {
 		sec := templates.RecordSection{Title: "Removals by " + g.name, Header: []string{g.name, "documents", "removed", "rate", "rate ratio (95%)", "p (Holm)", "flag"}}
 		for _, row := range g.rows {
-			sec.Rows = append(sec.Rows, []string{cmp.Or(row.Key, "(none)"), strconv.Itoa(row.Docs), strconv.Itoa(row.Removed), fmtPct(float64(row.Rate)),
+			sec.Rows = append(sec.Rows, []string{cmp.Or(row.Key, "(none)"), strconv.Itoa(row.Docs), strconv.Itoa(row.Removed), pct(float64(row.Rate)),
 				fmtNum(float64(row.Ratio), 2) + " " + interval(float64(row.RatioLo), float64(row.RatioHi)), fmtP(float64(row.PAdjusted)), row.Flag})
 		}
 		secs = append(secs, sec)

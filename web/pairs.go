@@ -12,6 +12,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/campaign"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/labels"
+	"github.com/dedupstudio/dedupstudio/internal/textdiff"
 	"github.com/dedupstudio/dedupstudio/web/templates"
 )
 
@@ -106,7 +107,7 @@ func (s *server) pairPage(r *http.Request, c db.Campaign, pv campaign.PairView, 
 	if view != "shared" && view != "unified" {
 		view = "diff"
 	}
-	v := templates.PairPage{Page: s.page(r, fmt.Sprintf("Pair %d", p.ID)), CampaignID: c.ID, PairID: p.ID, Origin: p.Origin, View: view,
+	v := templates.PairPage{Page: s.page(r, fmt.Sprintf("Pair %d", p.ID)), CampaignID: c.ID, PairID: p.ID, Origin: blindOrigin(p.Origin, pv.ShowOthers), View: view,
 		SpecID: pv.Spec.ID(), Categories: categoryViews(c.Categories), Adjudicate: adjudicate,
 		CanLabel: role.Can(auth.Label) || adjudicate, Previous: pv.Previous, Flagged: pv.Flagged, ShowOthers: pv.ShowOthers,
 		Jaccard: fmtNum(pv.Similarity, 3), Estimate: fmtNum(pv.Estimate, 3), JaccardChar: fmtNum(pv.CharJaccard, 3)}
@@ -120,7 +121,7 @@ func (s *server) pairPage(r *http.Request, c db.Campaign, pv campaign.PairView, 
 		l, r := pv.SharedShingles()
 		v.Left.Spans, v.Right.Spans = spans(l, "shared"), spans(r, "shared")
 	} else {
-		cmp := labels.Compare(p.A.Text, p.B.Text)
+		cmp := textdiff.Compare(p.A.Text, p.B.Text)
 		v.DiffCutShort = cmp.Reason
 		v.Left.Spans, v.Right.Spans, v.Unified = spans(cmp.Left, ""), spans(cmp.Right, ""), spans(cmp.Unified, "")
 	}
@@ -155,18 +156,18 @@ func (s *server) pairPage(r *http.Request, c db.Campaign, pv campaign.PairView, 
 	return v
 }
 
-func spans(in []labels.Span, sameClass string) []templates.TextSpan {
+func spans(in []textdiff.Span, sameClass string) []templates.TextSpan {
 	out := make([]templates.TextSpan, len(in))
 	for i, sp := range in {
 		class := ""
 		switch sp.Op {
-		case labels.Same:
+		case textdiff.Same:
 			class = sameClass
-		case labels.Removed:
+		case textdiff.Removed:
 			if sameClass == "" {
 				class = "del"
 			}
-		case labels.Added:
+		case textdiff.Added:
 			if sameClass == "" {
 				class = "ins"
 			}

@@ -27,7 +27,7 @@ import (
 // the session check, the comparison and the rendering, for pairs of real documents up to
 // 200 KB (issue 15 item 8: under 100 ms at p99). The documents are texts of the demo
 // sample (internal/demo/sample.jsonl.gz) concatenated source by source in file order,
-// cut at a line end to the size, as internal/labels' BenchmarkCompare builds them. Each
+// cut at a line end to the size, as internal/textdiff's BenchmarkCompare builds them. Each
 // sub-benchmark reports the 99th percentile of its requests (p99-ms) beside the mean,
 // and the process's CPU time per request (cpu-ms/op, user and system, the garbage
 // collector's included): on a machine shared with other work the wall-clock figures
@@ -150,7 +150,9 @@ func pairPageStore(b *testing.B) (http.Handler, *http.Cookie, []benchPairPage) {
 	if err := store.CreateSession(ctx, db.NewSession{UserID: u.ID, TokenHash: th, TTL: time.Hour}); err != nil {
 		b.Fatal(err)
 	}
-	h := New(Deps{Store: store, Jobs: reg, MaxUpload: 1 << 20, KDF: cheapKDF})
+	d := testDeps(store, reg)
+	d.MaxUpload = 1 << 20
+	h := New(d)
 	return h, &http.Cookie{Name: cookieName, Value: token}, out
 }
 

@@ -297,7 +297,9 @@ func TestUploadResultsOverTheRowCap(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 1<<20)
 	run := f.withRun(chainRun)
-	f.h = New(Deps{Store: f.store, Jobs: f.jobs, Sweeps: f.sweeps, MaxUpload: 1 << 20, KDF: cheapKDF, MaxResultRows: 4})
+	d := testDeps(f.store, f.jobs)
+	d.Sweeps, d.MaxUpload, d.MaxResultRows = f.sweeps, 1<<20, 4
+	f.h = New(d)
 	fields := map[string]string{"dataset": itoa64(run.DatasetID), "format": "pairs", "config": itoa64(run.ID)}
 	pairs := "id_a,id_b,score\n" + strings.Repeat("A,B,0.82\n", 5)
 	rec := f.upload("/manifests/import", "pairs.csv", pairs, fields)

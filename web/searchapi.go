@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"os"
@@ -76,18 +75,17 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Write(buf.Bytes())
 }
 
-// failAPI answers err as JSON: an *apiError as it says, an internal error as 500 with
-// the request id (the error itself logged, never sent).
+// failAPI answers err as JSON: an *apiError as it says, any other error as the pages
+// answer it (problem: the status of its kind and the message a person reads), an
+// internal error as 500 with the request id (the error itself logged, never sent).
 func (s *server) failAPI(w http.ResponseWriter, r *http.Request, err error) {
-	var ae *apiError
-	if !errors.As(err, &ae) && clientGone(r, err) {
-		s.log.Info("client went away", "err", err, "method", r.Method, "path", r.URL.Path, "request_id", requestIDOf(r))
-		ae = &apiError{Status: statusClientClosed, Message: "the request was cut off before it was answered"}
-	}
-	if ae == nil {
-		id := requestIDOf(r)
-		s.log.Error("internal error", "err", err, "method", r.Method, "path", r.URL.Path, "request_id", id)
-		ae = &apiError{Status: http.StatusInternalServerError, Message: "internal error (request " + id + "); it has been logged"}
+	ae, ok := errors.AsType[*apiError](err)
+	if !ok {
+		status, msg := s.problem(r, err)
+		if status == http.StatusInternalServerError {
+			msg = "internal error (request " + requestIDOf(r) + "); it has been logged"
+		}
+		ae = &apiError{Status: status, Message: msg}
 	}
 	if ae.Status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="dedupstudio", error="invalid_token"`)
@@ -183,24 +181,6 @@ func (s *server) apiToken(r *http.Request) (db.APIToken, error) {
 	return t, nil
 }
 
-// searchRequest is the body of a search.
-type searchRequest struct {
-	Documents []json.RawMessage `json:"documents"`
-	Insert    bool              `json:"insert"`
-}
-
-// searchRequestDocs is searchRequest read in one pass, for bodies that are right (a
-// wrong one is read again as searchRequest, to name the document at fault).
-type searchRequestDocs struct {
-	Documents []searchDoc `json:"documents"`
-	Insert    bool        `json:"insert"`
-}
-
-type searchDoc struct {
-	ID   *string `json:"id"`
-	Text *string `json:"text"`
-}
-
 type searchResponse struct {
 	Index        int64          `json:"index"`
 	Threshold    float64        `json:"threshold"`
@@ -223,9 +203,9 @@ type duplicate struct {
 }
 
 // readSearch reads and checks a search request's body: 413 over the size cap, 408 when
-// it does not arrive before the server's read deadline, 400 for
-// what is not JSON of the right shape, 422 for a document that is (naming it and its
-// field).
+// it does not arrive before the server's read deadline, 400 for what is not JSON of the
+// right shape, 422 for a document that is not one (naming it and its field;
+// decodeSearch, checkDocs).
 func readSearch(w http.ResponseWriter, r *http.Request) ([]incremental.Doc, bool, error) {
 	if r.ContentLength > maxSearchBody {
 		return nil, false, &apiError{Status: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf("the body has %d bytes; the limit is %d", r.ContentLength, maxSearchBody)}
@@ -242,56 +222,12 @@ func readSearch(w http.ResponseWriter, r *http.Request) ([]incremental.Doc, bool
 	if err != nil {
 		return nil, false, &apiError{Status: http.StatusBadRequest, Message: "reading the body: " + err.Error()}
 	}
-	if err := checkSearchJSON(body); err != nil {
+	list, insert, err := decodeSearch(body)
+	if err != nil {
 		return nil, false, err
 	}
-	var fast searchRequestDocs
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if dec.Decode(&fast) == nil && !dec.More() && len(fast.Documents) > 0 && len(fast.Documents) <= maxSearchDocs {
-		docs, err := checkDocs(fast.Documents)
-		return docs, fast.Insert, err
-	}
-	var req searchRequest
-	dec = json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		return nil, false, &apiError{Status: http.StatusBadRequest, Message: "the body is not a search request: " + jsonProblem(err, body)}
-	}
-	if dec.More() {
-		return nil, false, &apiError{Status: http.StatusBadRequest, Message: "the body holds more than one JSON value"}
-	}
-	switch {
-	case len(req.Documents) == 0:
-		return nil, false, &apiError{Status: http.StatusUnprocessableEntity, Message: `documents: give at least one {"id": …, "text": …}`, Field: "documents"}
-	case len(req.Documents) > maxSearchDocs:
-		return nil, false, &apiError{Status: http.StatusUnprocessableEntity, Message: fmt.Sprintf("documents: %d documents; a request takes at most %d", len(req.Documents), maxSearchDocs), Field: "documents"}
-	}
-	list := make([]searchDoc, len(req.Documents))
-	for i, raw := range req.Documents {
-		var fields map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
-			return nil, false, &apiError{Status: http.StatusUnprocessableEntity, Document: &i,
-				Message: fmt.Sprintf(`documents[%d]: not an object {"id": …, "text": …}`, i)}
-		}
-		for name := range fields {
-			if name != "id" && name != "text" {
-				return nil, false, &apiError{Status: http.StatusUnprocessableEntity, Document: &i,
-					Message: fmt.Sprintf("documents[%d]: unknown field %q (a document has id and text)", i, name)}
-			}
-		}
-		var d searchDoc
-		if err := json.Unmarshal(raw, &d); err != nil {
-			field := "id"
-			if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok && te.Field != "" {
-				field = te.Field
-			}
-			return nil, false, docError(http.StatusUnprocessableEntity, i, field, "%s", jsonProblem(err, raw))
-		}
-		list[i] = d
-	}
 	docs, err := checkDocs(list)
-	return docs, req.Insert, err
+	return docs, insert, err
 }
 
 // checkDocs checks the documents of a search request: ids present, distinct and not
@@ -335,41 +271,6 @@ func controlAt(s string) int {
 		}
 	}
 	return -1
-}
-
-// jsonProblem says what a JSON decoder refused, with the byte offset where it can.
-func jsonProblem(err error, body []byte) string {
-	if se, ok := errors.AsType[*json.SyntaxError](err); ok {
-		return fmt.Sprintf("invalid JSON at byte %d: %v", se.Offset, se)
-	}
-	if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
-		what := te.Field
-		if what == "" {
-			what = "the body"
-		}
-		return fmt.Sprintf("%s must be %s, not a JSON %s", what, jsonKind(te.Type.Kind().String()), te.Value)
-	}
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		if len(bytes.TrimSpace(body)) == 0 {
-			return "it is empty"
-		}
-		return "the JSON ends early"
-	}
-	return strings.TrimPrefix(err.Error(), "json: ")
-}
-
-func jsonKind(goKind string) string {
-	switch goKind {
-	case "string", "ptr":
-		return "a string"
-	case "bool":
-		return "true or false"
-	case "slice":
-		return "an array"
-	case "struct":
-		return "an object"
-	}
-	return goKind
 }
 
 // searchIndex answers POST /api/v1/indexes/{index}/search.

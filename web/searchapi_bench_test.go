@@ -25,8 +25,6 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 	"github.com/dedupstudio/dedupstudio/internal/review"
-	"github.com/dedupstudio/dedupstudio/internal/sigcache"
-	"github.com/dedupstudio/dedupstudio/internal/sweeprun"
 )
 
 // benchIndexDocs is the size of the index the search benchmark queries.
@@ -134,7 +132,7 @@ func benchSearchServer(b *testing.B, dir string, n int) (http.Handler, string, s
 	}
 	reg := jobs.NewRegistry(ctx)
 	b.Cleanup(func() { reg.Shutdown(context.Background()) })
-	h := New(Deps{Store: store, Jobs: reg, Sweeps: sweeprun.New(store, sigcache.New(store), reg), KDF: cheapKDF})
+	h := New(testDeps(store, reg))
 	return h, token, fmt.Sprintf("/api/v1/indexes/%d/search", x.ID), texts
 }
 
@@ -294,8 +292,8 @@ func BenchmarkSearchAPI(b *testing.B) {
 }
 
 // BenchmarkReadSearch reads a search request of 1,000 documents of about 1.7 KB each:
-// "check" is the raw-token pass alone (UTF-8, surrogates, keys), "read" the whole of
-// readSearch with it.
+// "decode" is the strict decoding alone (decodeSearch: UTF-8, surrogates, keys, shape),
+// "read" the whole of readSearch with it.
 func BenchmarkReadSearch(b *testing.B) {
 	docs := make([]map[string]string, 1000)
 	for i := range docs {
@@ -305,11 +303,11 @@ func BenchmarkReadSearch(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Run("check", func(b *testing.B) {
+	b.Run("decode", func(b *testing.B) {
 		b.SetBytes(int64(len(body)))
 		b.ReportAllocs()
 		for b.Loop() {
-			if err := checkSearchJSON(body); err != nil {
+			if _, _, err := decodeSearch(body); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -27,8 +27,6 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/dedup"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 	"github.com/dedupstudio/dedupstudio/internal/review"
-	"github.com/dedupstudio/dedupstudio/internal/sigcache"
-	"github.com/dedupstudio/dedupstudio/internal/sweeprun"
 )
 
 // searchParams is the configuration the search API tests sign off: word 5-shingles,
@@ -415,7 +413,7 @@ func TestSearchAPISemanticsAndRestart(t *testing.T) {
 			}
 			defer store2.Close()
 			reg := newJobs(t)
-			h2 := New(Deps{Store: store2, Jobs: reg, Sweeps: sweeprun.New(store2, sigcache.New(store2), reg), KDF: cheapKDF})
+			h2 := New(testDeps(store2, reg))
 			status, out, _ = api(t, h2, "POST", path, token, searchBody{Insert: true, Documents: []doc{
 				{"a-late", nearCopy(texts[0], 42)}, {"b", texts[1]}, {"c", texts[2]}}})
 			rs = searchResults(t, out)

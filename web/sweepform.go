@@ -91,8 +91,11 @@ func gridFormOf(g sweep.Grid) gridForm {
 func (f *gridForm) known() {
 	f.KnownVerifications = []string{string(sweep.MinHashEstimate), string(sweep.ExactJaccard)}
 	f.VerificationLabels = map[string]string{string(sweep.MinHashEstimate): "MinHash estimate", string(sweep.ExactJaccard): "exact Jaccard (Milvus's mh_search_with_jaccard)"}
-	f.KnownPolicies = []string{sweep.ConnectedComponents}
-	f.PolicyLabels = map[string]string{sweep.ConnectedComponents: "connected components (single linkage)"}
+	f.KnownPolicies = sweep.RegisteredPolicies()
+	f.PolicyLabels = map[string]string{}
+	for _, p := range f.KnownPolicies {
+		f.PolicyLabels[p] = policyWords(p)
+	}
 }
 
 // gridFormFrom reads the form from v; missing fields stay empty (and fail to parse).

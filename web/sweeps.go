@@ -651,6 +651,9 @@ func (s *server) showSweep(w http.ResponseWriter, r *http.Request) {
 			v.Basis = string(sweep.DatasetBasis)
 		}
 		v.BasisSentence = basisSentence(sm.Model)
+		if sm.Model == nil && sm.ModelNote != "" {
+			v.DesignNotes = []string{capitalize(sm.ModelNote) + "."}
+		}
 		if m := sm.Model; m != nil {
 			v.DesignNotes = m.Notes
 			v.ModelBins = modelBinRows(m)

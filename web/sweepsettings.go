@@ -52,11 +52,7 @@ func (s *server) selectedSettings(r *http.Request) (body []byte, p review.Params
 // sweepParams is a sweep configuration as a manifest's parameters, with the keeper rule
 // the run form starts from.
 func sweepParams(c sweep.Config) (review.Params, error) {
-	policy := c.Policy
-	if policy == sweep.ConnectedComponents {
-		policy = string(cluster.Components)
-	}
-	pol, err := cluster.ParsePolicy(policy)
+	pol, err := cluster.ParsePolicy(c.Policy)
 	if err != nil {
 		return review.Params{}, err
 	}

@@ -33,13 +33,8 @@ func verificationWords(v sweep.Verification) string {
 
 // policyWords names a cluster policy in plain words.
 func policyWords(p string) string {
-	switch p {
-	case sweep.ConnectedComponents:
-		return "connected components"
-	case string(cluster.KeeperStar):
-		return "keeper-star"
-	case string(cluster.CompleteLink):
-		return "complete link"
+	if info, ok := cluster.PolicyOf(cluster.Policy(p)); ok {
+		return info.Title
 	}
 	return p
 }
@@ -361,9 +356,6 @@ func sortResults(rs []sweep.Result, key string, desc bool) []int {
 	})
 	return idx
 }
-
-// pct writes a rate as a percentage with one decimal; "–" when undefined.
-func pct(x float64) string { return fmtPct(x) }
 
 // ci writes a 95% interval as "12.0–15.3%".
 func ci(iv sweep.Interval) string {

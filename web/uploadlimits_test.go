@@ -17,8 +17,6 @@ import (
 
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
 	"github.com/dedupstudio/dedupstudio/internal/db"
-	"github.com/dedupstudio/dedupstudio/internal/sigcache"
-	"github.com/dedupstudio/dedupstudio/internal/sweeprun"
 )
 
 // newFixtureWith is newFixture with Deps as edit leaves them.
@@ -29,11 +27,10 @@ func newFixtureWith(t *testing.T, edit func(*Deps)) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	reg := newJobs(t)
-	sweeps := sweeprun.New(store, sigcache.New(store), reg)
-	d := Deps{Store: store, Jobs: reg, Sweeps: sweeps, MaxUpload: 1 << 20, KDF: cheapKDF}
+	d := testDeps(store, newJobs(t))
+	d.MaxUpload = 1 << 20
 	edit(&d)
-	f := &fixture{t: t, h: New(d), store: store, jobs: reg, sweeps: sweeps, cookies: map[string]*http.Cookie{}}
+	f := &fixture{t: t, h: New(d), store: store, jobs: d.Jobs, sweeps: d.Sweeps, cookies: map[string]*http.Cookie{}}
 	f.admin = f.signIn("admin")
 	return f
 }

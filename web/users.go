@@ -50,6 +50,9 @@ func (s *server) usersView(r *http.Request) (templates.Users, error) {
 	if v.API, err = s.searchAPIView(r); err != nil {
 		return templates.Users{}, err
 	}
+	if v.Gate, err = s.auditGateForm(r.Context()); err != nil {
+		return templates.Users{}, err
+	}
 	return v, nil
 }
 

@@ -3,7 +3,7 @@
 package web
 
 import (
-	"context"
+	"cmp"
 	"log/slog"
 	"net/http"
 	"os"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/campaign"
+	"github.com/dedupstudio/dedupstudio/internal/corpusrun"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/dedup"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
@@ -41,8 +42,8 @@ type Deps struct {
 	// MaxResultRows caps the rows of one uploaded results file, good or bad; 0 is
 	// results.DefaultMaxRows, negative is no cap.
 	MaxResultRows int
-	// UploadDir is where uploads are kept while they are imported; "" is UploadDir of
-	// the store's file. Nothing else may live there: the server empties it at start.
+	// UploadDir is where uploads are kept while they are imported ("" is the system's
+	// temporary folder). Nothing else may live there: the server empties it at start.
 	UploadDir string
 	// SetupToken, when set, is the one-time link token that creates the first admin.
 	SetupToken string
@@ -50,24 +51,20 @@ type Deps struct {
 	TrustProxy bool
 	// KDF is the password hashing cost; default auth.DefaultParams.
 	KDF auth.Params
-	// Sweeps starts, resumes and reads sweeps; nil makes one over Store, the signature
-	// cache the handlers share and Jobs. One Service serves a process: the server marks
-	// sweeps left running by a dead process as interrupted (Service.MarkInterrupted)
-	// before serving.
+	// The services the handlers call, each built once for the process by its owner
+	// (cmd/server), which also recovers them at start (MarkInterrupted) and shuts their
+	// jobs down (Jobs): required.
+	//
+	// Signatures is the store's signature cache, shared by drawing pairs and runs.
+	Signatures *sigcache.Cache
+	// Sweeps starts, resumes and reads sweeps.
 	Sweeps *sweeprun.Service
-	// Tally keeps the campaign and start pages' label counts; nil makes one (warmed by
-	// the first page that needs it).
+	// Tally keeps the campaign and start pages' label counts.
 	Tally *campaign.Tally
-	// SearchIndexes holds the search API's indexes in memory; nil makes one (each index
-	// then loads on its first search). One Service serves a process.
+	// SearchIndexes holds the search API's indexes in memory.
 	SearchIndexes *searchindex.Service
-	// CorpusRoot is the folder whose corpus files whole-corpus runs may read ("" is
-	// CorpusDir of the store's file); DedupDir is where those runs write ("" is
-	// DedupDir of the store's file).
-	CorpusRoot, DedupDir string
-	// DedupStageHook, for tests, is called with every progress report of a whole-corpus
-	// run, on the run's goroutine, and may block until ctx ends (to hold a run in a stage).
-	DedupStageHook func(ctx context.Context, stage string)
+	// CorpusRuns starts, cancels, resumes and reads whole-corpus runs.
+	CorpusRuns *corpusrun.Service
 }
 
 // maxBody caps every other request body.
@@ -80,7 +77,6 @@ type server struct {
 	sigs      *sigcache.Cache // the store's signatures, shared by drawing pairs (and sweeps next)
 	tally     *campaign.Tally // the campaign and start pages' label counts, kept up to date
 	sweeps    *sweeprun.Service
-	results   resultCache // the results of the sweeps viewed last
 	jobs      *jobs.Registry
 	now       func() time.Time
 	maxUpload int64
@@ -101,45 +97,32 @@ type server struct {
 	logins     *auth.Guard    // sign-in limits, counted before each password check
 	hashes     *auth.HashGate // password checks running at once
 
-	corpusRoot, dedupDir string // whole-corpus runs (dedupjobs.go)
-	dedupHook            func(ctx context.Context, stage string)
-	dedup                dedupRuns // the ones running in this process
+	corpusRuns *corpusrun.Service // whole-corpus runs (dedupjobs.go)
 }
 
-// New returns the application's handler. It panics without d.Jobs: a registry made
-// here would have nobody to shut it down.
+// New returns the application's handler. It panics without d.Jobs or, with a store,
+// without one of the services: one made here would have nobody to recover it at start
+// or shut it down.
 func New(d Deps) http.Handler {
 	if d.Jobs == nil {
 		panic("web.New: Deps.Jobs is nil")
 	}
-	s := &server{log: d.Log, version: d.Version, store: d.Store, jobs: d.Jobs, now: d.Now, maxUpload: d.MaxUpload}
-	if s.store != nil {
-		s.sigs = sigcache.New(s.store)
-		s.tally = d.Tally
-		if s.tally == nil {
-			s.tally = campaign.NewTally(s.store)
-		}
-		s.sweeps = d.Sweeps
-		if s.sweeps == nil {
-			s.sweeps = sweeprun.New(s.store, s.sigs, d.Jobs)
-		}
-		s.indexes = d.SearchIndexes
-		if s.indexes == nil {
-			s.indexes = searchindex.New(s.store, d.Log)
+	if d.Store != nil {
+		for name, missing := range map[string]bool{"Signatures": d.Signatures == nil, "Sweeps": d.Sweeps == nil, "Tally": d.Tally == nil,
+			"SearchIndexes": d.SearchIndexes == nil, "CorpusRuns": d.CorpusRuns == nil} {
+			if missing {
+				panic("web.New: Deps." + name + " is nil")
+			}
 		}
 	}
+	s := &server{log: d.Log, version: d.Version, store: d.Store, jobs: d.Jobs, now: d.Now, maxUpload: d.MaxUpload,
+		sigs: d.Signatures, tally: d.Tally, sweeps: d.Sweeps, indexes: d.SearchIndexes, corpusRuns: d.CorpusRuns}
 	if s.maxUpload <= 0 {
 		s.maxUpload = 512 << 20
 	}
 	s.importCap = newImportCap(d.MaxImportBytes, d.MaxImportDocs)
 	s.resultCap = d.MaxResultRows
-	s.uploadDir = d.UploadDir
-	if s.uploadDir == "" {
-		s.uploadDir = os.TempDir()
-		if s.store != nil {
-			s.uploadDir = UploadDir(s.store.Path())
-		}
-	}
+	s.uploadDir = cmp.Or(d.UploadDir, os.TempDir())
 	s.trustProxy = d.TrustProxy
 	s.kdf = d.KDF
 	if s.kdf == (auth.Params{}) {
@@ -159,7 +142,6 @@ func New(d Deps) http.Handler {
 	if s.now == nil {
 		s.now = time.Now
 	}
-	s.initDedupJobs(d)
 	return s.routes()
 }
 
@@ -252,6 +234,8 @@ func (s *server) routes() http.Handler {
 		r.Get("/sweeps/{sweep}/dedup-jobs/new", s.newDedupJob)
 		r.Post("/sweeps/{sweep}/dedup-jobs", s.startDedupJob)
 	})
+	// A manifest's own audit: whoever prepares or approves manifests requests it.
+	r.With(s.require(auth.RequestAudit)).Post("/manifests/{manifest}/audit", s.requestAudit)
 	r.With(s.require(auth.Approve)).Group(func(r chi.Router) {
 		r.Post("/manifests/{manifest}/reviews", s.reviewManifest)
 		r.Post("/manifests/{manifest}/export", s.exportManifest)
@@ -323,6 +307,7 @@ func (s *server) routes() http.Handler {
 		r.Post("/admin/api-tokens", s.createAPIToken)
 		r.Post("/admin/api-tokens/{apiToken}/revoke", s.revokeAPIToken)
 		r.Post("/admin/search-indexes", s.createSearchIndex)
+		r.Post("/admin/settings/audit-gate", s.setAuditGate)
 	})
 	return r
 }

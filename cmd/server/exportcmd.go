@@ -61,7 +61,7 @@ func exportCmd(args []string, stdout, stderr io.Writer) error {
 	if *measure && (f == "" || f != handoff.JSON) {
 		last := -1
 		s.Figures, err = dedup.MeasureHandoff(ctx, store, m, 0, func(p dedup.Progress) {
-			if pc := percent(p.Done, p.Total); last < 0 || pc >= last+10 {
+			if pc := wholePercent(p.Done, p.Total); last < 0 || pc >= last+10 {
 				last = pc
 				fmt.Fprintf(stderr, "\r%s: %d%%", p.Phase, pc)
 			}
@@ -121,8 +121,8 @@ func writeFiles(dir string, files []handoff.File) error {
 	return nil
 }
 
-// percent is done of total in whole percent (0 for no total).
-func percent(done, total int) int {
+// wholePercent is done of total in whole percent (0 for no total).
+func wholePercent(done, total int) int {
 	if total <= 0 {
 		return 0
 	}

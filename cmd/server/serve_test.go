@@ -36,8 +36,8 @@ func TestServeStopsJobsBeforeTheStore(t *testing.T) {
 	ready := make(chan [2]string, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- serveUntil(ctx, dbPath, false, server.Config{Addr: "127.0.0.1:0", Version: "test",
-			KDF: auth.Params{Memory: 1024, Time: 1, Threads: 1}, Ready: func(u, setup string) { ready <- [2]string{u, setup} }})
+		done <- serveUntil(ctx, dbPath, false, serveConfig{Config: server.Config{Addr: "127.0.0.1:0",
+			Ready: func(u, setup string) { ready <- [2]string{u, setup} }}, Version: "test", KDF: auth.Params{Memory: 1024, Time: 1, Threads: 1}})
 	}()
 	var base, setup string
 	select {
@@ -158,8 +158,8 @@ func TestServeBeforeStaleImportCleanup(t *testing.T) {
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- serveUntil(serveCtx, dbPath, false, server.Config{Addr: "127.0.0.1:0", Version: "test", Log: newLogger(&logs),
-			KDF: auth.Params{Memory: 1024, Time: 1, Threads: 1}, Ready: func(u, _ string) { ready <- u }})
+		done <- serveUntil(serveCtx, dbPath, false, serveConfig{Config: server.Config{Addr: "127.0.0.1:0", Log: newLogger(&logs),
+			Ready: func(u, _ string) { ready <- u }}, Version: "test", KDF: auth.Params{Memory: 1024, Time: 1, Threads: 1}})
 	}()
 	var base string
 	select {
@@ -243,8 +243,8 @@ func TestServeLogsKernelFirst(t *testing.T) {
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- serveUntil(ctx, dbPath, false, server.Config{Addr: "127.0.0.1:0", Version: "test", Log: newLogger(&logs),
-			KDF: auth.Params{Memory: 1024, Time: 1, Threads: 1}, Ready: func(u, _ string) { ready <- u }})
+		done <- serveUntil(ctx, dbPath, false, serveConfig{Config: server.Config{Addr: "127.0.0.1:0", Log: newLogger(&logs),
+			Ready: func(u, _ string) { ready <- u }}, Version: "test", KDF: auth.Params{Memory: 1024, Time: 1, Threads: 1}})
 	}()
 	select {
 	case <-ready:
@@ -263,7 +263,7 @@ func TestServeLogsKernelFirst(t *testing.T) {
 	}
 
 	t.Setenv(lsh.KernelEnv, "neon9")
-	err := serveUntil(context.Background(), dbPath, false, server.Config{Addr: "127.0.0.1:0"})
+	err := serveUntil(context.Background(), dbPath, false, serveConfig{Config: server.Config{Addr: "127.0.0.1:0"}})
 	if err == nil || !strings.Contains(err.Error(), `DEDUP_KERNEL: unknown kernel "neon9"`) {
 		t.Errorf("serve with %s=neon9: %v; want an unknown-kernel error", lsh.KernelEnv, err)
 	}

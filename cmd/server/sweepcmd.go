@@ -18,6 +18,7 @@ import (
 
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
+	"github.com/dedupstudio/dedupstudio/internal/percent"
 	"github.com/dedupstudio/dedupstudio/internal/sigcache"
 	"github.com/dedupstudio/dedupstudio/internal/sweep"
 	"github.com/dedupstudio/dedupstudio/internal/sweeprun"
@@ -267,7 +268,7 @@ func printSweep(w io.Writer, a *sweeprun.Analysis, top int) {
 		if b := s.Baseline; b != nil {
 			h := b.HeadlineFor(a.Rule)
 			fmt.Fprintf(w, "baseline, exact-hash dedup alone: recall %s, false removals %s, %d removals\n",
-				pct(h.Recall), pct(h.FalseRemovalRate), b.Removals)
+				rateCI(h.Recall), rateCI(h.FalseRemovalRate), b.Removals)
 		}
 	}
 	// The configurations that meet the target (upper end of the false-removal interval),
@@ -306,7 +307,7 @@ func printSweep(w io.Writer, a *sweeprun.Analysis, top int) {
 	fmt.Fprintf(w, "  %-40s  %-22s  %-22s  %9s  %9s\n", "configuration", "recall", "false removals/removal", "removals", "cand/doc")
 	for _, i := range idx {
 		h := a.Headlines[i]
-		fmt.Fprintf(w, "  %-40s  %-22s  %-22s  %9d  %9.1f\n", rs[i].Config.Label(), pct(h.Recall), pct(h.FalseRemovalRate), rs[i].Removals, rs[i].CandidatesPerDoc)
+		fmt.Fprintf(w, "  %-40s  %-22s  %-22s  %9d  %9.1f\n", rs[i].Config.Label(), rateCI(h.Recall), rateCI(h.FalseRemovalRate), rs[i].Removals, rs[i].CandidatesPerDoc)
 	}
 	if a.RecErr != nil {
 		fmt.Fprintf(w, "\nno recommendation: %v\n", a.RecErr)
@@ -334,12 +335,12 @@ func printSweep(w io.Writer, a *sweeprun.Analysis, top int) {
 	}
 }
 
-// pct writes an interval as "93.1% [90.2, 95.4]".
-func pct(iv sweep.Interval) string {
+// rateCI writes a rate with its 95% interval: "93.1% [90.2, 95.4]".
+func rateCI(iv sweep.Interval) string {
 	if math.IsNaN(iv.Value) {
-		return "n/a"
+		return percent.Format(iv.Value, 'f', 1)
 	}
-	return fmt.Sprintf("%.1f%% [%.1f, %.1f]", 100*iv.Value, 100*iv.Lo, 100*iv.Hi)
+	return fmt.Sprintf("%s [%.1f, %.1f]", percent.Format(iv.Value, 'f', 1), 100*iv.Lo, 100*iv.Hi)
 }
 
 // writeResultsCSV writes every result, whole under a temporary name and then renamed,

@@ -178,8 +178,9 @@ func TestSweepCommandRefuses(t *testing.T) {
 	}
 }
 
-// TestServeMarksSweepsInterrupted: a sweep a killed process left running is interrupted
-// once the server has started, so its page offers to resume it.
+// TestServeMarksSweepsInterrupted: a sweep and a whole-corpus run a killed process left
+// running are interrupted once the server has started (serveUntil builds the services
+// and recovers them), so their pages offer to resume them.
 func TestServeMarksSweepsInterrupted(t *testing.T) {
 	path := sweepStore(t)
 	ctx := context.Background()
@@ -192,6 +193,10 @@ func TestServeMarksSweepsInterrupted(t *testing.T) {
 		t.Fatalf("campaigns: %v, %v", cs, err)
 	}
 	id, err := store.CreateSweep(ctx, db.NewSweep{CampaignID: cs[0].ID, Name: "left running", Grid: `{}`, Total: 4, Labels: `[]`}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runID, err := store.CreateDedupJob(ctx, db.DedupJob{Source: "test", Settings: "{}", Corpus: "c.jsonl"}, db.User{Name: "cli"})
 	store.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -201,8 +206,8 @@ func TestServeMarksSweepsInterrupted(t *testing.T) {
 	ready := make(chan struct{}, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- serveUntil(serveCtx, path, false, server.Config{Addr: "127.0.0.1:0", Version: "test", Log: newLogger(&logs),
-			KDF: auth.Params{Memory: 1024, Time: 1, Threads: 1}, Ready: func(string, string) { ready <- struct{}{} }})
+		done <- serveUntil(serveCtx, path, false, serveConfig{Config: server.Config{Addr: "127.0.0.1:0", Log: newLogger(&logs),
+			Ready: func(string, string) { ready <- struct{}{} }}, Version: "test", KDF: auth.Params{Memory: 1024, Time: 1, Threads: 1}})
 	}()
 	select {
 	case <-ready:
@@ -222,7 +227,12 @@ func TestServeMarksSweepsInterrupted(t *testing.T) {
 	if err != nil || sw.State != "interrupted" {
 		t.Errorf("sweep after a server start: %q, %v; want interrupted", sw.State, err)
 	}
-	if !strings.Contains(logs.String(), "marked interrupted") {
-		t.Errorf("no log of it:\n%s", logs.String())
+	if j, err := store.DedupJob(ctx, runID); err != nil || j.State != "interrupted" {
+		t.Errorf("whole-corpus run after a server start: %q, %v; want interrupted", j.State, err)
+	}
+	for _, want := range []string{"sweeps left running by an earlier process marked interrupted", "whole-corpus runs left running by an earlier process marked interrupted"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("no log %q:\n%s", want, logs.String())
+		}
 	}
 }

@@ -56,20 +56,21 @@ const (
 	RunSweeps        Permission = "run-sweeps"        // run parameter sweeps
 	PrepareManifests Permission = "prepare-manifests" // propose removal manifests
 	Approve          Permission = "approve"           // sign manifests off
+	RequestAudit     Permission = "request-audit"     // draw a manifest's own audit: whoever prepares or approves manifests
 	ManageUsers      Permission = "manage-users"      // invite, set roles, disable
 )
 
 // Permissions lists every permission. An admin holds them all: the first account,
 // made by the setup link, can do every step itself.
 var Permissions = []Permission{View, ReadLabels, Label, Adjudicate, ManageCampaigns, ImportData, ImportLabels,
-	RunSweeps, PrepareManifests, Approve, ManageUsers}
+	RunSweeps, PrepareManifests, Approve, RequestAudit, ManageUsers}
 
 // Labels stay blind for annotators: they see their own and nobody else's, so only the
 // roles above them read everyone's labels.
 var grants = map[Role][]Permission{
 	Annotator: {View, Label},
-	Reviewer:  {View, ReadLabels, Label, Adjudicate, ManageCampaigns, ImportLabels, RunSweeps, PrepareManifests},
-	Approver:  {View, ReadLabels, Approve},
+	Reviewer:  {View, ReadLabels, Label, Adjudicate, ManageCampaigns, ImportLabels, RunSweeps, PrepareManifests, RequestAudit},
+	Approver:  {View, ReadLabels, Approve, RequestAudit},
 	Admin:     Permissions,
 }
 

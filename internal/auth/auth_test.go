@@ -46,6 +46,8 @@ func TestRolesGrant(t *testing.T) {
 		{Admin, ManageUsers, true}, {Admin, ImportData, true},
 		{Annotator, ReadLabels, false}, {Reviewer, ReadLabels, true}, {Approver, ReadLabels, true},
 		{Admin, ManageUsers, true}, {Admin, ImportData, true}, {Admin, Approve, true},
+		// A manifest's audit: whoever may prepare or approve manifests requests one.
+		{Annotator, RequestAudit, false}, {Reviewer, RequestAudit, true}, {Approver, RequestAudit, true}, {Admin, RequestAudit, true},
 	} {
 		t.Run(fmt.Sprintf("%s/%s", tc.role, tc.perm), func(t *testing.T) {
 			if got := tc.role.Can(tc.perm); got != tc.want {

@@ -2,6 +2,7 @@ package auth
 
 import (
 	"errors"
+	"github.com/dedupstudio/dedupstudio/internal/errkind"
 	"strings"
 	"unicode"
 
@@ -22,7 +23,7 @@ import (
 // one of them, and two names with the same skeleton are the same name to a reader.
 
 // ErrLookalikeName refuses a name that looks like an existing account's name.
-var ErrLookalikeName = errors.New("the name looks like the name of an existing account: choose another")
+var ErrLookalikeName = errkind.New(errkind.Conflict, "the name looks like the name of an existing account: choose another")
 
 // reservedNames are the names the program shows for what no account did.
 var reservedNames = []string{"system"}

@@ -10,6 +10,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/labels"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/textdiff"
 )
 
 // CharSpec is the second representation the pair page scores every pair under (char
@@ -166,12 +167,12 @@ func recentAround(recent []db.LabelEvent, pairID int64) (kept []db.LabelEvent, p
 // SharedShingles splits both texts into runs of shingles the other text has and runs
 // it lacks, at the campaign's shingle size for word shingles and 5 words for char
 // shingles (shared letters would say nothing).
-func (v PairView) SharedShingles() (left, right []labels.Span) {
+func (v PairView) SharedShingles() (left, right []textdiff.Span) {
 	size := v.Spec.Size
 	if v.Spec.Level != lsh.Word {
 		size = 5
 	}
-	return labels.Shared(v.Pair.A.Text, v.Pair.B.Text, v.Spec.Norm, size)
+	return textdiff.Shared(v.Pair.A.Text, v.Pair.B.Text, v.Spec.Norm, size)
 }
 
 // MaxNote is the longest note a decision may carry, in bytes (the message says 4,000).

@@ -38,12 +38,10 @@ func NewTally(store *db.DB) *Tally {
 
 // Summary is Summary(ctx, store, c) from the tallies.
 func (t *Tally) Summary(ctx context.Context, c db.Campaign) (labels.Overview, error) {
-	ct, err := t.fresh(ctx, c)
-	if err != nil {
+	var o labels.Overview
+	if err := t.withFresh(ctx, c, func(ct *tally) { o = ct.summarize(c, true, true) }); err != nil {
 		return labels.Overview{}, fmt.Errorf("summary of campaign %d: %w", c.ID, err)
 	}
-	o := ct.summarize(c, true, true)
-	ct.mu.Unlock()
 	o.Agreement = cloneAgreement(o.Agreement) // outside the lock: see summarize
 	return o, nil
 }
@@ -64,15 +62,16 @@ type Figures struct {
 // agreement of each pair of annotators (Overview.Agreement.Pairs; nil without). A pair
 // labeled by a hundred people gives thousands of those.
 func (t *Tally) Figures(ctx context.Context, c db.Campaign, others bool) (Figures, error) {
-	ct, err := t.fresh(ctx, c)
+	var f Figures
+	err := t.withFresh(ctx, c, func(ct *tally) {
+		f = Figures{Overview: ct.summarize(c, false, others), Answers: ct.agg.answerList()}
+		if others {
+			f.Queue = ct.queue(c)
+		}
+	})
 	if err != nil {
 		return Figures{}, fmt.Errorf("figures of campaign %d: %w", c.ID, err)
 	}
-	f := Figures{Overview: ct.summarize(c, false, others), Answers: ct.agg.answerList()}
-	if others {
-		f.Queue = ct.queue(c)
-	}
-	ct.mu.Unlock()
 	// Copied outside the lock (see summarize and queue), as they may be long: the
 	// agreement of every annotator pair, every disagreement.
 	f.Overview.Agreement = cloneAgreement(f.Overview.Agreement)
@@ -90,17 +89,18 @@ type LabelCounts struct {
 // Counts returns c's label counts from the tallies; they agree with
 // db.DatasetOverview's.
 func (t *Tally) Counts(ctx context.Context, c db.Campaign) (LabelCounts, error) {
-	ct, err := t.fresh(ctx, c)
+	var lc LabelCounts
+	err := t.withFresh(ctx, c, func(ct *tally) {
+		lc = LabelCounts{Categories: make(map[string]int, len(ct.agg.labelCats)), Pairs: len(ct.pairs)}
+		for k, n := range ct.agg.labelCats {
+			lc.Categories[k] = n
+		}
+		for a := range ct.annotators {
+			lc.Annotators = append(lc.Annotators, a)
+		}
+	})
 	if err != nil {
 		return LabelCounts{}, fmt.Errorf("label counts of campaign %d: %w", c.ID, err)
-	}
-	defer ct.mu.Unlock()
-	lc := LabelCounts{Categories: make(map[string]int, len(ct.agg.labelCats)), Pairs: len(ct.pairs)}
-	for k, n := range ct.agg.labelCats {
-		lc.Categories[k] = n
-	}
-	for a := range ct.annotators {
-		lc.Annotators = append(lc.Annotators, a)
 	}
 	slices.Sort(lc.Annotators)
 	return lc, nil
@@ -115,17 +115,17 @@ func (t *Tally) Warm(ctx context.Context) error {
 		return fmt.Errorf("warm tallies: %w", err)
 	}
 	for _, c := range camps {
-		ct, err := t.fresh(ctx, c)
-		if err != nil {
+		if err := t.withFresh(ctx, c, func(*tally) {}); err != nil {
 			return fmt.Errorf("warm tallies: campaign %d: %w", c.ID, err)
 		}
-		ct.mu.Unlock()
 	}
 	return nil
 }
 
-// fresh returns c's tally brought up to date, locked: the caller unlocks it.
-func (t *Tally) fresh(ctx context.Context, c db.Campaign) (*tally, error) {
+// withFresh brings c's tally up to date and calls read with it, under its lock, which
+// it releases however read returns. read must not keep what it is given (copy what
+// outlives it; see summarize and queue).
+func (t *Tally) withFresh(ctx context.Context, c db.Campaign, read func(*tally)) error {
 	t.mu.Lock()
 	ct := t.byID[c.ID]
 	if ct == nil {
@@ -138,14 +138,15 @@ func (t *Tally) fresh(ctx context.Context, c db.Campaign) (*tally, error) {
 	// where the store stands then, which is at least where it stood for those waiting.
 	m, err := t.store.LabelMark(ctx, c.ID)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	ct.mu.Lock()
+	defer ct.mu.Unlock()
 	if err := ct.refresh(ctx, t.store, c, m); err != nil {
-		ct.mu.Unlock()
-		return nil, err
+		return err
 	}
-	return ct, nil
+	read(ct)
+	return nil
 }
 
 // tally is one campaign's state. Its fields are guarded by mu.

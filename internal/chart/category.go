@@ -10,6 +10,8 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/dedupstudio/dedupstudio/internal/percent"
 )
 
 // CategoryRecall draws the recall of one configuration per category of duplicate
@@ -138,9 +140,9 @@ func valueLine(e Estimate) string {
 		return ""
 	}
 	if !e.hasInterval() {
-		return pct(e.Value)
+		return percent.Short(e.Value)
 	}
-	return pct(e.Value) + " (" + strings.TrimSuffix(pct(e.Lo), "%") + "–" + pct(e.Hi) + ")"
+	return percent.Short(e.Value) + " (" + strings.TrimSuffix(percent.Short(e.Lo), "%") + "–" + percent.Short(e.Hi) + ")"
 }
 
 // fitText shortens s with an ellipsis until it is at most w wide in sty.

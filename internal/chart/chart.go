@@ -58,6 +58,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/dedupstudio/dedupstudio/internal/percent"
 )
 
 // Okabe-Ito colours by name: distinguishable with the common colour-vision
@@ -434,22 +436,6 @@ func (t ticks) Ticks(lo, hi float64) []plot.Tick {
 	return out
 }
 
-// pct formats a rate for a label: "93%", "0.4%", "0.02%".
-func pct(v float64) string {
-	if math.IsNaN(v) {
-		return "n/a"
-	}
-	a := math.Abs(v * 100)
-	switch {
-	case a == 0 || a >= 10:
-		return strconv.FormatFloat(v*100, 'f', 0, 64) + "%"
-	case a >= 1:
-		return strconv.FormatFloat(v*100, 'f', 1, 64) + "%"
-	default:
-		return strconv.FormatFloat(v*100, 'g', 2, 64) + "%"
-	}
-}
-
 // Estimate is a measured value with its 95% interval and sample size. The interval
 // is drawn only when Lo <= Value <= Hi, so NaN (or the zero value's 0, 0 around a
 // non-zero Value) means none. A Value of NaN means there is nothing to estimate
@@ -489,10 +475,10 @@ func (e Estimate) describe() string {
 	if !e.hasValue() {
 		return "no estimate (n=" + strconv.Itoa(e.N) + ")"
 	}
-	s := pct(e.Value)
+	s := percent.Short(e.Value)
 	var in []string
 	if e.hasInterval() {
-		in = append(in, "95% interval "+pct(e.Lo)+" to "+pct(e.Hi))
+		in = append(in, "95% interval "+percent.Short(e.Lo)+" to "+percent.Short(e.Hi))
 	}
 	if e.N > 0 {
 		in = append(in, "n="+strconv.Itoa(e.N))

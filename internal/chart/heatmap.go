@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/percent"
 )
 
 // ShapeHeatmap draws one value (recall, false merges, ...) for every bands x rows
@@ -86,7 +87,7 @@ func (hm ShapeHeatmap) Figure() (*Figure, error) {
 	}
 	format := func(v float64) string {
 		if hm.Percent {
-			return pct(v)
+			return percent.Short(v)
 		}
 		return strconv.FormatFloat(v, 'g', 3, 64)
 	}

@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/percent"
 )
 
 // SCurves draws, for each shape, the chance that a pair of Jaccard similarity s
@@ -200,7 +201,7 @@ func (s SCurves) draw(c draw.Canvas, th theme, curves []ShapeCurve) {
 			knee := lsh.ThresholdApprox(sc.Shape)
 			if knee >= 0 && knee <= 1 {
 				withHook(c, hook{attrs: [][2]string{{"class", "knee"}, {"data-shape", sc.Shape.String()}},
-					title: fmt.Sprintf("%s: (1/b)^(1/r) = %.3f, chance there %s", sc.label(), knee, pct(lsh.Probability(knee, sc.Shape)))}, func() {
+					title: fmt.Sprintf("%s: (1/b)^(1/r) = %.3f, chance there %s", sc.label(), knee, percent.Short(lsh.Probability(knee, sc.Shape)))}, func() {
 					c.StrokeLine2(kneeSty(i), tx(knee), ty(0), tx(knee), ty(lsh.Probability(knee, sc.Shape)))
 				})
 			}

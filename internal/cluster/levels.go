@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 
 	"github.com/dedupstudio/dedupstudio/internal/unionfind"
 )
@@ -74,12 +75,21 @@ type LevelCluster struct {
 	Members []int32
 }
 
+// FollowsLevels reports whether Levels clusters policy p: the policies of this package.
+// A policy registered from elsewhere is clustered at each threshold by Graph.Cluster.
+func FollowsLevels(p Policy) bool {
+	return p == Components || p == KeeperStar || p == CompleteLink
+}
+
 // Levels returns the clustering of g under cfg's policy, rule and budget (its Threshold
 // is not used: Lower sets it), before any edge is accepted.
 func (g *Graph) Levels(cfg Config) (*Levels, error) {
 	cfg.Threshold = 1
 	if err := cfg.validate(); err != nil {
 		return nil, err
+	}
+	if !FollowsLevels(cfg.Policy) {
+		return nil, &InputError{Field: "policy", Msg: "Levels does not follow policy " + strconv.Quote(string(cfg.Policy))}
 	}
 	cfg.Lean = true
 	nn := g.nodes()

@@ -1,12 +1,18 @@
 package cluster
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+)
 
 // Policy says which documents of a connected component of accepted edges end up in one
-// cluster, i.e. which are removed in favour of which keeper.
+// cluster, i.e. which are removed in favour of which keeper. The policies are
+// registered (PolicyInfo, one file each: components.go, keeperstar.go, completelink.go);
+// the manifest's run compares every registered policy and a sweep scores each of them,
+// so a new policy is one file that registers itself.
 type Policy string
 
-// Policies.
+// The registered policies.
 const (
 	// Components clusters each connected component of the accepted edges: single linkage,
 	// what datatrove, text-dedup and NeMo Curator do. A removed document may be far from
@@ -26,14 +32,77 @@ const (
 	CompleteLink Policy = "complete-link"
 )
 
-// Policies returns every policy, in the order a comparison shows them.
-func Policies() []Policy { return []Policy{Components, KeeperStar, CompleteLink} }
+// PolicyInfo is a registered policy: its name, what pages say of it, whether its
+// clusters depend on the keeper rule (a sweep clusters once per rule when they do, once
+// for all rules when they do not), and how it clusters a run's components.
+type PolicyInfo struct {
+	Name            Policy
+	Title           string // "connected components"
+	KeeperDependent bool
+	// start prepares one clustering (a Graph.Cluster call) of ncomp components, compOf
+	// numbering them by root; the clusterer then proposes the clusters of each component.
+	start func(r *run, compOf []int32, ncomp int32) componentClusterer
+}
+
+// componentClusterer proposes the clusters of one connected component (r.addProto).
+type componentClusterer interface {
+	component(c int32, nodes []int32)
+}
+
+var registry []PolicyInfo
+
+// register adds a policy; the order of registration is the order pages show them in.
+func register(p PolicyInfo) {
+	for i, q := range registry {
+		if q.Name == p.Name {
+			panic("cluster: policy " + string(p.Name) + " registered twice")
+		}
+		if policyRank(p.Name) < policyRank(q.Name) {
+			registry = append(registry[:i], append([]PolicyInfo{p}, registry[i:]...)...)
+			return
+		}
+	}
+	registry = append(registry, p)
+}
+
+// policyOrder places the policies of this package (files register in file-name order);
+// any other comes after them, in the order it registers.
+var policyOrder = map[Policy]int{Components: 0, KeeperStar: 1, CompleteLink: 2}
+
+func policyRank(p Policy) int {
+	if r, ok := policyOrder[p]; ok {
+		return r
+	}
+	return len(policyOrder)
+}
+
+// Policies returns every registered policy, in the order a comparison shows them.
+func Policies() []Policy {
+	out := make([]Policy, len(registry))
+	for i, p := range registry {
+		out[i] = p.Name
+	}
+	return out
+}
+
+// PolicyOf returns the registered policy p.
+func PolicyOf(p Policy) (PolicyInfo, bool) {
+	for _, q := range registry {
+		if q.Name == p {
+			return q, true
+		}
+	}
+	return PolicyInfo{}, false
+}
 
 // ParsePolicy returns the policy named s.
 func ParsePolicy(s string) (Policy, error) {
-	switch p := Policy(s); p {
-	case Components, KeeperStar, CompleteLink:
-		return p, nil
+	if _, ok := PolicyOf(Policy(s)); ok {
+		return Policy(s), nil
 	}
-	return "", &InputError{Field: "policy", Msg: "unknown policy " + strconv.Quote(s) + " (want components, keeper-star or complete-link)"}
+	names := make([]string, len(registry))
+	for i, p := range registry {
+		names[i] = string(p.Name)
+	}
+	return "", &InputError{Field: "policy", Msg: "unknown policy " + strconv.Quote(s) + " (want " + strings.Join(names, ", ") + ")"}
 }

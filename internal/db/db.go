@@ -36,6 +36,8 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/dedupstudio/dedupstudio/migrations"
+
+	"github.com/dedupstudio/dedupstudio/internal/errkind"
 )
 
 // Errors a caller may act on; every other error is an internal failure. Each comes
@@ -43,15 +45,15 @@ import (
 var (
 	// ErrNotFound is a looked-up row that does not exist (or is not visible yet, like a
 	// dataset still importing).
-	ErrNotFound = errors.New("not found")
+	ErrNotFound = errkind.New(errkind.NotFound, "not found")
 	// ErrConflict is an insert that collides with an existing row: a taken user name, a
 	// second first admin.
-	ErrConflict = errors.New("already exists")
+	ErrConflict = errkind.New(errkind.Conflict, "already exists")
 	// ErrStale is an edit made against a state that has changed since it was shown
 	// (another tab, another request): nothing is written, the person looks again.
-	ErrStale = errors.New("changed since it was shown")
+	ErrStale = errkind.New(errkind.Conflict, "changed since it was shown")
 	// ErrLastAdmin refuses a change that would leave no enabled admin.
-	ErrLastAdmin = errors.New("the last enabled admin cannot lose the admin role or be disabled")
+	ErrLastAdmin = errkind.New(errkind.Conflict, "the last enabled admin cannot lose the admin role or be disabled")
 )
 
 // isUnique reports whether err is SQLite refusing a row that breaks a UNIQUE or

@@ -8,11 +8,12 @@ import (
 	"io/fs"
 	"os"
 
+	"github.com/dedupstudio/dedupstudio/internal/errkind"
 	"github.com/dedupstudio/dedupstudio/internal/labels"
 )
 
 // ErrNoDatabase is a database file that does not exist, refused by OpenExisting.
-var ErrNoDatabase = errors.New("no database file there")
+var ErrNoDatabase = errkind.New(errkind.NotFound, "no database file there")
 
 // OpenExisting opens the database at path like Open, but refuses a missing file instead
 // of creating an empty one: commands that read what an earlier import or the server put

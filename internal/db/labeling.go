@@ -184,19 +184,42 @@ type QueueFilter struct {
 	NotExact bool  // leave out exact copies: Jaccard 1, or identical content hashes
 }
 
-// NextPair picks the next pair for an annotator: pairs still short of their wanted
-// number of labels, not adjudicated, that the annotator has no standing label on; those
-// already started by someone else first (to complete double labels), then in queue
-// rank order (campaign.Rank). It returns ErrNotFound when there is none.
+// NextPair picks the next pair for an annotator: first the pairs of the campaign's open
+// audits that no label counts for yet, audit by audit in drawn order, unless the
+// annotator's label would not count for them (the manifest's author, whoever decided
+// that removal: those are never served such a pair, here or below); then pairs still
+// short of their wanted number of labels, not adjudicated, that the annotator has no
+// standing label on; those already started by someone else first (to complete double
+// labels), then in queue rank order (campaign.Rank). It returns ErrNotFound when there
+// is none.
 //
 // The walk follows the index label_pairs_queue (campaign, stage, rank, labelers) and
 // stops at the first pair that fits, so it costs the pairs it passes over, not the size
 // of the campaign or its history; the annotator's own (waiting for other people's
 // labels) it passes over in the index alone.
 func (d *DB) NextPair(ctx context.Context, campaignID int64, annotator string, f QueueFilter) (int64, error) {
+	// The pairs of manifests' audits come first, to those whose labels count for them
+	// (a campaign without an audit asks one small question more).
+	var audited bool
+	if err := d.r.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM audits WHERE campaign_id = ? AND superseded_at IS NULL)`,
+		campaignID).Scan(&audited); err != nil {
+		return 0, fmt.Errorf("audits of campaign %d: %w", campaignID, err)
+	}
+	if audited {
+		switch id, err := d.nextAuditPair(ctx, campaignID, annotator, f); {
+		case err == nil:
+			return id, nil
+		case !errors.Is(err, ErrNotFound):
+			return 0, fmt.Errorf("next audit pair of campaign %d for %s: %w", campaignID, annotator, err)
+		}
+	}
 	q := `SELECT p.id FROM label_pairs p INDEXED BY label_pairs_queue
 		WHERE p.campaign_id = ? AND p.queue_stage < 2 AND p.id != ? AND instr(p.labelers, ?) = 0`
 	args := []any{campaignID, f.After, labelerMark(annotator)}
+	if audited {
+		q += notAuditedFor
+		args = append(args, annotator, annotator)
+	}
 	if !f.Skipped {
 		q += ` AND NOT EXISTS (SELECT 1 FROM label_events e WHERE e.pair_id = p.id AND e.annotator = ? AND e.kind = 'skip')`
 		args = append(args, annotator)

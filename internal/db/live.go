@@ -139,7 +139,9 @@ const maxExamples = 5
 
 // Staleness returns what changed under a manifest since its run read the dataset:
 // changes of the live documents made by other manifests, and label events of its
-// campaign. Changes that left the live documents as they were (an export revoked since)
+// campaign, those on the pairs of manifests' audits aside (an audit's labels are its
+// own, live figure; were they to make manifests stale, an audit would stale the very
+// manifest it checks, and two audits in one campaign each other). Changes that left the live documents as they were (an export revoked since)
 // do not count: the snapshot of the live documents is the run's. Only a manifest that
 // may still be exported (review.Open) goes stale.
 func (d *DB) Staleness(ctx context.Context, m Manifest) (review.Staleness, error) {
@@ -244,7 +246,8 @@ func stalenessWith(ctx context.Context, q querier, m Manifest, snaps map[int64]s
 	if m.LabelMark >= 0 && m.CampaignID != 0 {
 		var last string
 		if err := q.QueryRowContext(ctx, `SELECT count(*), count(DISTINCT e.pair_id), coalesce(max(e.created_at), ''), coalesce((SELECT name FROM campaigns WHERE id = ?), '')
-			FROM label_events e JOIN label_pairs p ON p.id = e.pair_id WHERE e.id > ? AND p.campaign_id = ?`, m.CampaignID, m.LabelMark, m.CampaignID).
+			FROM label_events e JOIN label_pairs p ON p.id = e.pair_id WHERE e.id > ? AND p.campaign_id = ?
+			  AND NOT EXISTS (SELECT 1 FROM audit_pairs ap WHERE ap.pair_id = e.pair_id)`, m.CampaignID, m.LabelMark, m.CampaignID).
 			Scan(&s.LabelEvents, &s.LabelPairs, &last, &s.Campaign); err != nil {
 			return s, err
 		}

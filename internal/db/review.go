@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dedupstudio/dedupstudio/internal/errkind"
 	"github.com/dedupstudio/dedupstudio/internal/review"
 )
 
@@ -627,6 +628,10 @@ type Sealing struct {
 	// AuditHead is the audit chain's head with the approval that signs off as its last
 	// entry, for the record to publish.
 	AuditHead review.AuditHead
+	// Audit is the manifest's open audit as it stands (nil: none), Gate the team's rule
+	// on audits: the seal refuses the sign-off when the rule is not met.
+	Audit *AuditState
+	Gate  review.AuditGate
 }
 
 // NewReview is an approver's verdict or a comment.
@@ -656,8 +661,10 @@ type ReviewResult struct {
 // manifest is refused (*review.OutdatedError). When it is the approval that makes the
 // tally sign the manifest off (review.Tally.SignsOff, and at least one approval by
 // someone who made none of its review decisions: review.Tally.Apart), the same
-// transaction computes the dataset snapshot, asks seal for the record, stores the
-// sign-off and moves the manifest to signed off.
+// transaction computes the dataset snapshot, reads the manifest's audit and the team's
+// rule on audits, asks seal for the record (an error from seal, such as the audit rule
+// refusing, refuses the approval: nothing is stored), stores the sign-off and moves the
+// manifest to signed off.
 func (d *DB) AddReview(ctx context.Context, by User, manifestID int64, nr NewReview, seal Seal) (ReviewResult, error) {
 	var out ReviewResult
 	err := d.inTx(ctx, func(tx *sql.Tx) error {
@@ -753,11 +760,20 @@ func (d *DB) AddReview(ctx context.Context, by User, manifestID int64, nr NewRev
 		if snapshot != m.DatasetHash {
 			return &review.StaleError{What: "dataset", Signed: m.DatasetHash, Current: snapshot, AtSignOff: true}
 		}
-		head, err := auditHead(ctx, tx)
-		if err != nil {
+		sealing := Sealing{Manifest: m, Reviews: reviews, Tally: tally, DatasetHash: snapshot, Deciders: names, At: stamp.UTC()}
+		switch st, err := auditState(ctx, tx, m.ID); {
+		case err == nil:
+			sealing.Audit = &st
+		case !errors.Is(err, ErrNotFound):
 			return err
 		}
-		rec, err := seal(Sealing{Manifest: m, Reviews: reviews, Tally: tally, DatasetHash: snapshot, Deciders: names, At: stamp.UTC(), AuditHead: head})
+		if sealing.Gate, err = auditGate(ctx, tx); err != nil {
+			return err
+		}
+		if sealing.AuditHead, err = auditHead(ctx, tx); err != nil {
+			return err
+		}
+		rec, err := seal(sealing)
 		if err != nil {
 			return err
 		}
@@ -843,7 +859,7 @@ const OutsideSampleBar = -1
 
 // ErrSampleUndecided is ApproveOutsideSample before every removal of the sample has a
 // decision.
-var ErrSampleUndecided = errors.New("the review sample still has undecided removals")
+var ErrSampleUndecided = errkind.New(errkind.Conflict, "the review sample still has undecided removals")
 
 // ApproveOutsideSample approves, as by, every undecided removal of the clusters outside a
 // manifest's review sample, once every removal in the sample has a decision: whoever

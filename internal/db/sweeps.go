@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
+	"github.com/dedupstudio/dedupstudio/internal/errkind"
 )
 
 // Sweep is a stored sweep (internal/sweeprun reads and writes them). Grid, Summary and
@@ -55,7 +56,7 @@ type NewSweep struct {
 
 // ErrReplayed is returned with the id of the sweep a form's token already started: the
 // form was posted twice.
-var ErrReplayed = errors.New("this form was already sent")
+var ErrReplayed = errkind.New(errkind.Conflict, "this form was already sent")
 
 const sweepCols = `s.id, s.campaign_id, c.dataset_id, s.name, s.notes, s.grid, s.seed, s.state, s.error, s.configs_done,
 	s.configs_total, s.label_version, coalesce(s.summary, ''), coalesce(s.rerun_of, 0), coalesce(s.created_by, 0), s.created_at,

@@ -71,7 +71,8 @@ func loadLabels(ctx context.Context, store *db.DB, datasetID, campaignID int64, 
 		if !okA || !okB || len(pl.Labels) == 0 {
 			continue
 		}
-		lp := sweep.LabeledPair{ID: pl.ID, A: a, B: b, Flagged: pl.Flagged, Design: pl.Design, Stratum: pl.Stratum, FrameSize: pl.FrameSize}
+		lp := sweep.LabeledPair{ID: pl.ID, A: a, B: b, Flagged: pl.Flagged, Skipped: pl.Skipped, Design: pl.Design, Stratum: pl.Stratum,
+			FrameSize: pl.FrameSize, Origin: pl.Origin}
 		for _, l := range pl.Labels {
 			lp.Labels = append(lp.Labels, sweep.Label{Annotator: l.Annotator, Kind: string(l.Kind), Category: l.Category,
 				Duplicate: l.Duplicate, Rule: !l.ByAccount})

@@ -125,6 +125,20 @@ func prepareSeal(ctx context.Context, store *db.DB, m db.Manifest, codeVersion s
 	base.Preparer = preparer
 	return func(s db.Sealing) (review.Record, error) {
 		rec := base
+		// The team's rule on audits, on the audit as the signing transaction read it.
+		var a *review.Audit
+		if s.Audit != nil {
+			fig, err := auditFigure(*s.Audit)
+			if err != nil {
+				return rec, err
+			}
+			a = &fig
+		}
+		if err := review.CheckAuditGate(s.Gate, a); err != nil {
+			return rec, err
+		}
+		gate := s.Gate
+		rec.Audit, rec.AuditGate = a, &gate
 		rec.ManifestHash, rec.DatasetHash, rec.SignedAt = s.Manifest.ContentHash, s.DatasetHash, s.At
 		head := s.AuditHead
 		rec.AuditHead = &head

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
 	"github.com/dedupstudio/dedupstudio/internal/labels"
+	"github.com/dedupstudio/dedupstudio/internal/percent"
 )
 
 // Judgement is one answer about a pair: a blind judge's or the rules'.
@@ -256,12 +257,7 @@ func agree(nameA, nameB string, a, b map[[2]string]Judgement) Agreement {
 
 // Write prints the report as Markdown, ready for internal/demo/README.md.
 func (r CheckReport) Write(w io.Writer) {
-	pct := func(x float64) string {
-		if math.IsNaN(x) {
-			return "n/a"
-		}
-		return fmt.Sprintf("%.1f%%", 100*x)
-	}
+	pct := func(x float64) string { return percent.Format(x, 'f', 1) }
 	num := func(x float64) string {
 		if math.IsNaN(x) {
 			return "n/a"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dedupstudio/dedupstudio/internal/errkind"
 	"runtime"
 	"slices"
 	"sync"
@@ -19,7 +20,7 @@ const DefaultSetBudget = 1 << 30
 
 // ErrTooLarge is returned when a dataset's shingle sets do not fit the budget: exact bins
 // need every document's set at hand.
-var ErrTooLarge = errors.New("frame: the shingle sets do not fit the set budget")
+var ErrTooLarge = errkind.New(errkind.TooLarge, "frame: the shingle sets do not fit the set budget")
 
 // Sets are the shingle sets of a dataset's documents under one representation, held
 // once per class of equal sets, with what exact bins need of every pair: how many

@@ -26,13 +26,13 @@ package incremental
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"strings"
 	"sync"
 
+	"github.com/dedupstudio/dedupstudio/internal/errkind"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 )
 
@@ -274,7 +274,7 @@ func sortMatches(ms []Match) {
 }
 
 // ErrDuplicateID is a batch naming one id twice.
-var ErrDuplicateID = errors.New("the batch names this id twice")
+var ErrDuplicateID = errkind.New(errkind.Invalid, "the batch names this id twice")
 
 // SearchInsert answers each document's near-duplicates like Search and inserts, in
 // order, each document that has none, neither in the index nor among the documents of

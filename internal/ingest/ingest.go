@@ -20,10 +20,11 @@ import (
 
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/errkind"
 )
 
 // ErrEmpty is an import of a file without a single document.
-var ErrEmpty = errors.New("no documents in the file")
+var ErrEmpty = errkind.New(errkind.Invalid, "no documents in the file")
 
 // Options tune a document import.
 type Options struct {

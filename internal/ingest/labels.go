@@ -15,6 +15,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/campaign"
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/errkind"
 	"github.com/dedupstudio/dedupstudio/internal/labels"
 )
 
@@ -83,10 +84,10 @@ type LabelReport struct {
 
 // ErrNoCampaign is a label import into a campaign the dataset does not have, without
 // the choice to create it.
-var ErrNoCampaign = errors.New("no such campaign")
+var ErrNoCampaign = errkind.New(errkind.NotFound, "no such campaign")
 
 // ErrNoLabels is a label file without a single row.
-var ErrNoLabels = errors.New("no labels in the file")
+var ErrNoLabels = errkind.New(errkind.Invalid, "no labels in the file")
 
 // LabelError is a refused label import: nothing landed. Either the file could not be
 // read as labels at all (Err: no header row, an unreadable line, no rows), or rows were

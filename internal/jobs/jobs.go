@@ -15,18 +15,19 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/dedupstudio/dedupstudio/internal/errkind"
 )
 
 // Errors a caller may act on.
 var (
 	// ErrNotFound is a job that does not exist, was forgotten, or is not the caller's.
-	ErrNotFound = errors.New("no such job")
+	ErrNotFound = errkind.New(errkind.NotFound, "no such job")
 	// ErrClosed refuses a new job once Shutdown has begun.
-	ErrClosed = errors.New("shutting down: no new jobs")
+	ErrClosed = errkind.New(errkind.Unavailable, "shutting down: no new jobs")
 )
 
 // State is a job's lifecycle state.

@@ -1,8 +1,9 @@
 package labels
 
 import (
-	"errors"
 	"strings"
+
+	"github.com/dedupstudio/dedupstudio/internal/errkind"
 )
 
 // Annotator names are how labels are keyed (a pair's standing label is per annotator
@@ -40,7 +41,7 @@ func ImportSource(annotator string) (string, bool) {
 }
 
 // ErrReservedName refuses an account name that labels not made by that account carry.
-var ErrReservedName = errors.New(`the name is reserved: "` + RuleAnnotator + `" and names starting with "` + ImportPrefix + `" belong to rule-made and imported labels`)
+var ErrReservedName = errkind.New(errkind.Invalid, `the name is reserved: "`+RuleAnnotator+`" and names starting with "`+ImportPrefix+`" belong to rule-made and imported labels`)
 
 // CheckAccountName refuses the names reserved for rule-made and imported labels
 // (compared as account names are, ignoring case).

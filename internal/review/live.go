@@ -13,7 +13,8 @@ import (
 // tombstones; a revocation, or a restore of one document, brings documents back: each
 // is a LiveChange of the dataset, logged in order. A manifest remembers the newest
 // change when its run read the documents and the newest label event when it read the
-// labels. Any change or label after them makes the manifest stale (Staleness): its
+// labels. Any change or label after them (but the labels of manifests' audits, which are
+// their audits' live figures) makes the manifest stale (Staleness): its
 // removals were computed on documents or labels that are no longer those of the
 // dataset. A stale manifest is not sent to review nor approved (OutdatedError); its
 // page offers to prepare a new run, which carries over the decisions that still apply.

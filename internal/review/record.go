@@ -173,6 +173,10 @@ type Record struct {
 	Origin         *Origin   `json:"origin,omitempty"`
 	ReviewedSample bool      `json:"reviewed_a_sample"`
 	SignedAt       time.Time `json:"signed_at"`
+	// Audit is the manifest's own audit when it was signed off (nil: none was requested),
+	// and AuditGate the team's rule on audits then (Target 0: none).
+	Audit     *Audit     `json:"audit,omitempty"`
+	AuditGate *AuditGate `json:"audit_gate,omitempty"`
 	// AuditHead is the audit log's chain head when the manifest was signed off (the
 	// approval that signed it is its last entry): kept with the record, away from the
 	// database, it lets "audit verify -head" show that no entry up to it was cut off or

@@ -1,10 +1,11 @@
 package review
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/dedupstudio/dedupstudio/internal/errkind"
 )
 
 // State is where a manifest is in its life (see the package doc).
@@ -78,7 +79,7 @@ type Review struct {
 
 // ErrSelfApproval refuses an approval (or rejection) by the person who prepared the
 // manifest.
-var ErrSelfApproval = errors.New("whoever prepared a manifest cannot approve or reject it: another approver signs it off")
+var ErrSelfApproval = errkind.New(errkind.Forbidden, "whoever prepared a manifest cannot approve or reject it: another approver signs it off")
 
 // RefusedError is an action the manifest's state or review does not allow now; its text
 // says why and what to do.

@@ -9,19 +9,19 @@ package searchindex
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/errkind"
 	"github.com/dedupstudio/dedupstudio/internal/incremental"
 	"github.com/dedupstudio/dedupstudio/internal/review"
 )
 
 // ErrRevoked is a search of an index whose manifest was revoked.
-var ErrRevoked = errors.New("the manifest's sign-off was revoked")
+var ErrRevoked = errkind.New(errkind.Conflict, "the manifest's sign-off was revoked")
 
 // Service holds the indexes of one store that this process has loaded. One Service
 // serves a process: two would each insert without seeing the other's inserts.

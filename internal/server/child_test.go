@@ -74,21 +74,17 @@ func TestChildServer(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cfg := Config{}
+	kdf := testKDF
 	if spec.DefaultKDF {
-		cfg.KDF = auth.DefaultParams
+		kdf = auth.DefaultParams
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		io.Copy(io.Discard, os.Stdin) // the parent closes it, or dies
 		cancel()
 	}()
+	cfg := withApp(t, store, newTestJobs(t, ctx), kdf, Config{Addr: "127.0.0.1:0"})
 	cfg.Ready = func(url, _ string) { fmt.Printf("\nLISTENING %s\n", url) }
-	cfg.Addr, cfg.Store, cfg.Version = "127.0.0.1:0", store, "child"
-	if cfg.KDF == (auth.Params{}) {
-		cfg.KDF = testKDF
-	}
-	cfg.Jobs = newTestJobs(t, ctx)
 	if err := Run(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}

@@ -8,20 +8,41 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
 
-// limitedServer serves h through a connLimiter of max connections (grace 100 ms) on a
-// loopback port until the test ends.
-func limitedServer(t *testing.T, max int, h http.Handler) (*connLimiter, string) {
+// fakeClock is the limiter's clock in these tests: how long a connection has waited is
+// what the test says, not what the machine's load makes of a sleep.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// limitedServer serves h through a connLimiter of max connections (grace 500 ms, its
+// default) on a loopback port until the test ends; the limiter reads the returned clock.
+func limitedServer(t *testing.T, max int, h http.Handler) (*connLimiter, *fakeClock, string) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	l := newConnLimiter(ln, max)
-	l.grace = 100 * time.Millisecond
+	clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	l.now = clock.now
 	srv := &http.Server{Handler: l.track(h), ConnState: l.connState, ConnContext: l.connContext, ReadHeaderTimeout: time.Minute}
 	go srv.Serve(l)
 	t.Cleanup(func() {
@@ -29,7 +50,34 @@ func limitedServer(t *testing.T, max int, h http.Handler) (*connLimiter, string)
 		defer cancel()
 		srv.Shutdown(ctx)
 	})
-	return l, ln.Addr().String()
+	return l, clock, ln.Addr().String()
+}
+
+// waitFor polls cond (read under the limiter's lock) until it holds: the server's side
+// of a connection (accepting it, running its handler, reading its body) happens on the
+// server's goroutines after the client's call returns.
+func waitFor(t *testing.T, l *connLimiter, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		l.mu.Lock()
+		ok := cond()
+		l.mu.Unlock()
+		if ok {
+			return
+		}
+	}
+	t.Fatalf("%s: not within 10 s", what)
+}
+
+// conns returns the limiter's connections (l.mu held) that satisfy keep.
+func conns(l *connLimiter, keep func(*trackedConn) bool) []*trackedConn {
+	var out []*trackedConn
+	for c := range l.conns {
+		if keep(c) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // testMux answers /healthz, holds /block until release closes, and reads /read's body.
@@ -81,13 +129,15 @@ func healthz(addr string, timeout time.Duration) error {
 // without sending its request.
 func TestConnLimiterMakesRoom(t *testing.T) {
 	t.Parallel()
-	l, addr := limitedServer(t, 3, testMux(nil))
+	l, clock, addr := limitedServer(t, 3, testMux(nil))
 	silent := make([]net.Conn, 3)
 	for i := range silent {
 		silent[i] = dial(t, addr)
-		time.Sleep(30 * time.Millisecond)
+		waitFor(t, l, fmt.Sprintf("connection %d accepted", i), func() bool { return len(l.conns) == i+1 })
+		clock.advance(30 * time.Millisecond)
 	}
-	time.Sleep(150 * time.Millisecond) // past the grace
+	// The newest has waited just the grace, the oldest 60 ms more; none was served.
+	clock.advance(l.grace - 30*time.Millisecond)
 	if err := healthz(addr, 2*time.Second); err != nil {
 		t.Fatalf("/healthz with 3 silent connections at a cap of 3: %v", err)
 	}
@@ -107,41 +157,32 @@ func TestConnLimiterMakesRoom(t *testing.T) {
 func TestConnLimiterSparesWork(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{})
-	_, addr := limitedServer(t, 3, testMux(release))
+	l, clock, addr := limitedServer(t, 3, testMux(release))
 	busy := dial(t, addr)
 	fmt.Fprintf(busy, "GET /block HTTP/1.1\r\nHost: x\r\n\r\n")
+	// The brisk body begins first, so it has waited longest: it is spared for its rate,
+	// not its age.
 	fast, slow := dial(t, addr), dial(t, addr)
-	for _, c := range []net.Conn{fast, slow} {
+	for i, c := range []net.Conn{fast, slow} {
 		fmt.Fprintf(c, "POST /read HTTP/1.1\r\nHost: x\r\nContent-Length: 100000000\r\n\r\n")
+		waitFor(t, l, fmt.Sprintf("body %d begun", i), func() bool {
+			return len(conns(l, func(c *trackedConn) bool { return c.bodies == 1 })) == i+1
+		})
+		clock.advance(10 * time.Millisecond)
 	}
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() { // 200 KB/s
-		chunk := strings.Repeat("f", 4096)
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(20 * time.Millisecond):
-				if _, err := io.WriteString(fast, chunk); err != nil {
-					return
-				}
-			}
-		}
-	}()
-	go func() { // 10 bytes/s
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(100 * time.Millisecond):
-				if _, err := io.WriteString(slow, "s"); err != nil {
-					return
-				}
-			}
-		}
-	}()
-	time.Sleep(400 * time.Millisecond)
+	waitFor(t, l, "three handlers running", func() bool {
+		return len(conns(l, func(c *trackedConn) bool { return c.handlers == 1 })) == 3
+	})
+	// In the next second, by the limiter's clock, one body brings 16 KB (over minRate, 8
+	// KB/s), the other 10 bytes.
+	fastBytes := 16 << 10
+	io.WriteString(fast, strings.Repeat("f", fastBytes))
+	io.WriteString(slow, strings.Repeat("s", 10))
+	waitFor(t, l, "the bodies read", func() bool {
+		return len(conns(l, func(c *trackedConn) bool { return c.read == int64(fastBytes) })) == 1 &&
+			len(conns(l, func(c *trackedConn) bool { return c.read == 10 })) == 1
+	})
+	clock.advance(time.Second)
 	if err := healthz(addr, 2*time.Second); err != nil {
 		t.Fatalf("/healthz: %v", err)
 	}
@@ -150,6 +191,9 @@ func TestConnLimiterSparesWork(t *testing.T) {
 	}
 	if closedWithin(fast, 100*time.Millisecond) {
 		t.Error("the brisk body was closed")
+	}
+	if n := l.Evicted(); n != 1 {
+		t.Errorf("Evicted() = %d; want 1 (the trickling body)", n)
 	}
 	close(release)
 	res, err := http.ReadResponse(bufio.NewReader(busy), nil)
@@ -163,10 +207,13 @@ func TestConnLimiterSparesWork(t *testing.T) {
 func TestConnLimiterWaitsForWork(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{})
-	_, addr := limitedServer(t, 1, testMux(release))
+	l, clock, addr := limitedServer(t, 1, testMux(release))
 	busy := dial(t, addr)
 	fmt.Fprintf(busy, "GET /block HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-	time.Sleep(150 * time.Millisecond)
+	waitFor(t, l, "the busy handler running", func() bool {
+		return len(conns(l, func(c *trackedConn) bool { return c.handlers == 1 })) == 1
+	})
+	clock.advance(time.Hour) // however long it has been at work
 	done := make(chan error, 1)
 	go func() { done <- healthz(addr, 5*time.Second) }()
 	select {
@@ -177,6 +224,9 @@ func TestConnLimiterWaitsForWork(t *testing.T) {
 	close(release)
 	if err := <-done; err != nil {
 		t.Errorf("/healthz after the busy request ended: %v", err)
+	}
+	if n := l.Evicted(); n != 0 {
+		t.Errorf("Evicted() = %d; want 0", n)
 	}
 }
 

@@ -13,8 +13,14 @@ import (
 
 	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/browsertest"
+	"github.com/dedupstudio/dedupstudio/internal/campaign"
+	"github.com/dedupstudio/dedupstudio/internal/corpusrun"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
+	"github.com/dedupstudio/dedupstudio/internal/searchindex"
+	"github.com/dedupstudio/dedupstudio/internal/sigcache"
+	"github.com/dedupstudio/dedupstudio/internal/sweeprun"
+	"github.com/dedupstudio/dedupstudio/web"
 )
 
 // The fixtures the tests of this package share: the real server over a fresh database
@@ -62,10 +68,8 @@ func serveStore(t *testing.T, store *db.DB, cfg Config) (base, setupLink string)
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	reg := jobs.NewRegistry(ctx)
-	cfg.Addr, cfg.Version, cfg.Store, cfg.Jobs = "127.0.0.1:0", "test", store, reg
-	if cfg.KDF == (auth.Params{}) {
-		cfg.KDF = testKDF
-	}
+	cfg = withApp(t, store, reg, testKDF, cfg)
+	cfg.Addr = "127.0.0.1:0"
 	ready := make(chan [2]string, 1)
 	cfg.Ready = func(u, setup string) { ready <- [2]string{u, setup} }
 	done := make(chan error, 1)
@@ -90,6 +94,28 @@ func serveStore(t *testing.T, store *db.DB, cfg Config) (base, setupLink string)
 		t.Fatal("server did not start in 10s")
 	}
 	return "", ""
+}
+
+// withApp returns cfg with the application over store as its handler, wired as
+// cmd/server's serveUntil wires it (Run's callers build the handler: this package does
+// not import web): every service over store and reg, uploads next to the database
+// file, a setup link when the database has no users, and kdf's password hashing.
+func withApp(t *testing.T, store *db.DB, reg *jobs.Registry, kdf auth.Params, cfg Config) Config {
+	t.Helper()
+	sigs := sigcache.New(store)
+	d := web.Deps{Log: cfg.Log, Version: "test", Store: store, Jobs: reg, KDF: kdf, UploadDir: UploadDir(store.Path()),
+		Signatures: sigs, Sweeps: sweeprun.New(store, sigs, reg), Tally: campaign.NewTally(store),
+		SearchIndexes: searchindex.New(store, cfg.Log), CorpusRuns: corpusrun.New(store, reg, corpusrun.Config{Log: cfg.Log})}
+	n, err := store.CountUsers(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 {
+		d.SetupToken, _ = auth.NewToken()
+		cfg.SetupPath = "/setup?token=" + d.SetupToken
+	}
+	cfg.Handler, cfg.UploadDir = web.New(d), d.UploadDir
+	return cfg
 }
 
 // createAccount fills the setup or invite form the way a person does and waits until

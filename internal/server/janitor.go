@@ -36,7 +36,12 @@ func CleanImports(ctx context.Context, store *db.DB, log *slog.Logger, every tim
 	}
 }
 
-// CleanUploads empties dir, the server's upload directory (web.UploadDir), at start:
+// UploadDir is where a server whose database is dbPath keeps uploads while it imports
+// them: a directory of its own next to the database, so that what a killed process left
+// there can be found and removed at the next start (CleanUploads).
+func UploadDir(dbPath string) string { return dbPath + "-uploads" }
+
+// CleanUploads empties dir, the server's upload directory (UploadDir), at start:
 // what is there was left by a process that died while receiving or importing an
 // upload (kill -9, a crash), since a running server removes each upload once its import
 // ends. Each entry removed is logged; a missing directory is nothing to do.

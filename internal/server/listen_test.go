@@ -42,20 +42,19 @@ func TestReadyOnlyWhenServing(t *testing.T) {
 	reg := jobs.NewRegistry(ctx)
 	var log lockedBuffer
 	answered := make(chan error, 1)
-	cfg := Config{Addr: "127.0.0.1:0", Version: "test", Store: store, Jobs: reg, KDF: testKDF,
-		Log: slog.New(slog.NewTextHandler(&log, nil)),
-		Ready: func(url, _ string) {
-			said := strings.Contains(log.String(), "listening on "+url)
-			client := &http.Client{Timeout: 3 * time.Second}
-			res, err := client.Get(url + "/healthz")
-			if err == nil {
-				res.Body.Close()
-				if !said {
-					err = errors.New(`the log did not say "listening on ` + url + `" before Ready`)
-				}
+	cfg := withApp(t, store, reg, testKDF, Config{Addr: "127.0.0.1:0", Log: slog.New(slog.NewTextHandler(&log, nil))})
+	cfg.Ready = func(url, _ string) {
+		said := strings.Contains(log.String(), "listening on "+url)
+		client := &http.Client{Timeout: 3 * time.Second}
+		res, err := client.Get(url + "/healthz")
+		if err == nil {
+			res.Body.Close()
+			if !said {
+				err = errors.New(`the log did not say "listening on ` + url + `" before Ready`)
 			}
-			answered <- err
-		}}
+		}
+		answered <- err
+	}
 	done := make(chan error, 1)
 	go func() { done <- Run(ctx, cfg) }()
 	select {

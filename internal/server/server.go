@@ -19,56 +19,37 @@ import (
 	"net/http"
 	"sync"
 	"time"
-
-	"github.com/dedupstudio/dedupstudio/internal/auth"
-	"github.com/dedupstudio/dedupstudio/internal/campaign"
-	"github.com/dedupstudio/dedupstudio/internal/db"
-	"github.com/dedupstudio/dedupstudio/internal/jobs"
-	"github.com/dedupstudio/dedupstudio/internal/searchindex"
-	"github.com/dedupstudio/dedupstudio/internal/sweeprun"
-	"github.com/dedupstudio/dedupstudio/web"
 )
 
 // Config is what Run needs.
 type Config struct {
-	Addr    string // host:port; port 0 picks a free one
-	Log     *slog.Logger
-	Store   *db.DB
-	Version string
+	Addr string // host:port; port 0 picks a free one
+	Log  *slog.Logger
+	// Handler answers the requests: the application (web.New), which cmd/server builds
+	// with its services; required.
+	Handler http.Handler
+	// SetupPath, when set, is the one-time path that creates the first admin
+	// ("/setup?token=…"): once the server answers, Run prints the link (the URL it
+	// listens on and SetupPath) on Console and passes it to Ready.
+	SetupPath string
 	// Ready, if set, is called with the URL the server listens on once it answers
 	// requests (it is serving, not only listening), and the one-time setup link when
-	// the database has no users yet.
+	// there is one (SetupPath).
 	Ready func(url, setupLink string)
 	// Console receives the setup link for a person to open (the terminal); may be nil.
 	Console io.Writer
 	// TLSCert and TLSKey serve HTTPS directly; both or neither.
 	TLSCert, TLSKey string
-	// TrustProxy trusts a reverse proxy's X-Forwarded-Proto for secure cookies.
-	TrustProxy bool
-	// KDF overrides the password hashing cost (tests); zero means the default.
-	KDF auth.Params
-	// Jobs runs the background work (imports); required. The caller owns it: after Run
-	// returns it shuts the jobs down (jobs.Registry.Shutdown), then closes Store.
-	Jobs *jobs.Registry
-	// Sweeps runs and keeps sweeps in Jobs (cmd/server builds it and marks the sweeps a
-	// killed process left running as interrupted before Run); nil when not wired.
-	Sweeps *sweeprun.Service
 	// MaxConns caps the connections held open at once; 0 derives it from the process's
 	// descriptor limit (at most 4096, a quarter of the limit left for everything else).
 	MaxConns int
 	// ReadTimeout bounds reading a whole request, headers and body, on every route but
 	// the uploads; default DefaultReadTimeout.
 	ReadTimeout time.Duration
-	// MaxImportBytes and MaxImportDocs cap one uploaded sample once decompressed, in
-	// bytes and records (see web.Deps: 0 is the default, negative no cap).
-	MaxImportBytes int64
-	MaxImportDocs  int
-	// MaxResultRows caps the rows of one uploaded results file (0: the default,
-	// negative: no cap; see web.Deps).
-	MaxResultRows int
-	// CorpusRoot is the folder whose corpus files whole-corpus runs may read; "" is
-	// web.CorpusDir of the database file.
-	CorpusRoot string
+	// UploadDir is the folder Handler keeps uploads in while it imports them
+	// (UploadDir of the database file); Run empties it before it serves (CleanUploads):
+	// what is there was left by a process that died. "" is none.
+	UploadDir string
 }
 
 // Timeouts of the server.
@@ -126,30 +107,18 @@ func Run(ctx context.Context, cfg Config) error {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	if cfg.Jobs == nil {
-		return errors.New("server: no job registry")
+	if cfg.Handler == nil {
+		return errors.New("server: no handler")
 	}
 	if (cfg.TLSCert == "") != (cfg.TLSKey == "") {
 		return errors.New("give both -tls-cert and -tls-key, or neither")
 	}
-	var setupToken string
-	if cfg.Store != nil {
-		n, err := cfg.Store.CountUsers(ctx)
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			setupToken, _ = auth.NewToken()
-		}
-	}
 	if cfg.ReadTimeout <= 0 {
 		cfg.ReadTimeout = DefaultReadTimeout
 	}
-	var uploads string
-	if cfg.Store != nil {
+	if cfg.UploadDir != "" {
 		// Uploads a killed process left behind go before any new one arrives.
-		uploads = web.UploadDir(cfg.Store.Path())
-		if err := CleanUploads(uploads, cfg.Log); err != nil {
+		if err := CleanUploads(cfg.UploadDir, cfg.Log); err != nil {
 			return err
 		}
 	}
@@ -157,47 +126,9 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
-	var tally *campaign.Tally
-	if cfg.Store != nil {
-		tally = campaign.NewTally(cfg.Store)
-		warm := func(ctx context.Context, _ jobs.Reporter) (any, error) {
-			start := time.Now()
-			err := tally.Warm(ctx)
-			if err != nil && ctx.Err() == nil {
-				cfg.Log.Warn("reading the label tallies ahead failed; pages read them when first shown", "err", err)
-			} else if err == nil {
-				cfg.Log.Info("label tallies read", "duration", time.Since(start).Round(time.Millisecond))
-			}
-			return nil, err
-		}
-		if _, err := cfg.Jobs.Start("tallies", "label tallies", 0, warm); err != nil {
-			ln.Close()
-			return err
-		}
-	}
-	var indexes *searchindex.Service
-	if cfg.Store != nil {
-		// The search API's indexes are rebuilt into memory in the background; a search
-		// that comes first loads its own index (and others wait for that one).
-		indexes = searchindex.New(cfg.Store, cfg.Log)
-		warm := func(ctx context.Context, _ jobs.Reporter) (any, error) {
-			err := indexes.Warm(ctx)
-			if err != nil && ctx.Err() == nil {
-				cfg.Log.Warn("loading the search indexes ahead failed; each loads on its first search", "err", err)
-			}
-			return nil, err
-		}
-		if _, err := cfg.Jobs.Start("search-indexes", "search indexes", 0, warm); err != nil {
-			ln.Close()
-			return err
-		}
-	}
 	conns := newConnLimiter(ln, maxConns(cfg))
 	srv := &http.Server{
-		Handler: conns.track(web.New(web.Deps{Log: cfg.Log, Version: cfg.Version, Store: cfg.Store, Jobs: cfg.Jobs,
-			SetupToken: setupToken, TrustProxy: cfg.TrustProxy, KDF: cfg.KDF, Tally: tally, Sweeps: cfg.Sweeps,
-			UploadDir: uploads, MaxImportBytes: cfg.MaxImportBytes, MaxImportDocs: cfg.MaxImportDocs, MaxResultRows: cfg.MaxResultRows, SearchIndexes: indexes,
-			CorpusRoot: cfg.CorpusRoot})),
+		Handler:           conns.track(cfg.Handler),
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       cfg.ReadTimeout, // web extends it for the upload routes
 		WriteTimeout:      writeTimeout,
@@ -231,8 +162,8 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	cfg.Log.Info("listening on "+url, "url", url, "max_conns", conns.max, "read_timeout", cfg.ReadTimeout)
 	var setupLink string
-	if setupToken != "" {
-		setupLink = url + "/setup?token=" + setupToken
+	if cfg.SetupPath != "" {
+		setupLink = url + cfg.SetupPath
 		if cfg.Console != nil {
 			fmt.Fprintf(cfg.Console, "\nNo accounts yet. Open this one-time link to create the first admin account:\n\n    %s\n\n", setupLink)
 		}

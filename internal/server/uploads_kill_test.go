@@ -14,8 +14,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/dedupstudio/dedupstudio/web"
 )
 
 // A server killed with SIGKILL while it receives an upload leaves the file in its upload
@@ -57,7 +55,7 @@ func TestKilledUploadRemovedAtNextStart(t *testing.T) {
 	part := strings.Repeat(`{"id":"1","text":"one two three"}`+"\n", 2000)
 	fmt.Fprintf(conn, "POST /datasets HTTP/1.1\r\nHost: %s\r\nCookie: %s\r\nSec-Fetch-Site: same-origin\r\nContent-Type: multipart/form-data; boundary=%s\r\nContent-Length: %d\r\n\r\n%s%s",
 		base.Host, strings.Join(cookies, "; "), boundary, 10<<20, head, part)
-	uploads := web.UploadDir(dbPath)
+	uploads := UploadDir(dbPath)
 	var saved string
 	for deadline := time.Now().Add(20 * time.Second); saved == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		matches, _ := filepath.Glob(filepath.Join(uploads, "*", "crawl.jsonl"))

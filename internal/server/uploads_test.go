@@ -8,8 +8,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/dedupstudio/dedupstudio/web"
 )
 
 // syncBuffer is a log destination that the server writes while the test reads it.
@@ -36,7 +34,7 @@ func (b *syncBuffer) String() string {
 func TestStaleUploadsRemovedAtStart(t *testing.T) {
 	t.Parallel()
 	store := openStore(t, "studio.db")
-	dir := web.UploadDir(store.Path())
+	dir := UploadDir(store.Path())
 	if filepath.Dir(dir) != filepath.Dir(store.Path()) {
 		t.Fatalf("upload directory %s is not next to the database %s", dir, store.Path())
 	}

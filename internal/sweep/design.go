@@ -1,7 +1,6 @@
 package sweep
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -284,31 +283,4 @@ func (e *engine) modelBinOf(i int) int {
 		return -1
 	}
 	return b
-}
-
-// Cells of the model's bins sorted by bin then name, for pages: what each bin's
-// estimate rests on.
-func (m *Model) Cells() []struct {
-	Bin int
-	Cell
-} {
-	var out []struct {
-		Bin int
-		Cell
-	}
-	for _, b := range m.Bins {
-		for _, c := range b.Cells {
-			out = append(out, struct {
-				Bin int
-				Cell
-			}{b.Bin, c})
-		}
-	}
-	slices.SortStableFunc(out, func(x, y struct {
-		Bin int
-		Cell
-	}) int {
-		return cmp.Compare(x.Bin, y.Bin)
-	})
-	return out
 }

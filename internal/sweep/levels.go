@@ -7,7 +7,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 )
 
-// passLevels scores a policy internal/cluster runs (keeper-star, complete-link) at every
+// passLevels scores a policy cluster.Levels follows (keeper-star, complete-link) at every
 // threshold of ths from the highest down, as pass does for connected components: one
 // cluster.Levels per keeper rule whose clusters depend on the rule (keeper-star's; one
 // for complete link, whose clusters do not), each clustering again only the components
@@ -33,7 +33,7 @@ func (e *engine) passLevels(ctx context.Context, cs *shapeCands, sims similariti
 	}
 	// A follower is one Levels and the rules whose removals it counts.
 	var fs []*follower
-	if pol == cluster.CompleteLink {
+	if info, _ := cluster.PolicyOf(pol); !info.KeeperDependent {
 		f, err := e.newFollower(g, pol, 0, rules)
 		if err != nil {
 			return nil, err

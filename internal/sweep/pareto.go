@@ -2,10 +2,12 @@ package sweep
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/dedupstudio/dedupstudio/internal/errkind"
+	"github.com/dedupstudio/dedupstudio/internal/percent"
 )
 
 // Basis says what a headline figure is computed over.
@@ -131,7 +133,7 @@ type Recommendation struct {
 
 // ErrNothingToRecommend is returned when no result has both figures defined (no labeled
 // duplicates, or no results).
-var ErrNothingToRecommend = errors.New("sweep: no configuration has a recall and a false-removal rate to compare")
+var ErrNothingToRecommend = errkind.New(errkind.NotFound, "sweep: no configuration has a recall and a false-removal rate to compare")
 
 // Recommend picks the highest recall whose false-removal rate meets t (ties: the lower
 // rate, then fewer candidates per document, then the earlier result). A configuration
@@ -196,7 +198,7 @@ func Recommend(rs []Result, baseline *Scores, t Target) (Recommendation, error) 
 		h := hs[best]
 		return Recommendation{Index: best, Config: rs[best].Config, Met: true, Preselect: true, Reason: fmt.Sprintf(
 			"highest %s (%s) among the %d configurations whose %s stays at or below %s %s (%s)",
-			recallName, describe(h.Recall), met, rateName, pct(t.MaxFalseRemovalRate), where, pct(bound(h)))}, nil
+			recallName, describe(h.Recall), met, rateName, percent.Format(t.MaxFalseRemovalRate, 'g', 3), where, percent.Format(bound(h), 'g', 3))}, nil
 	}
 	i, why := closest, "beats exact-hash dedup's recall"
 	if i < 0 {
@@ -210,11 +212,7 @@ func Recommend(rs []Result, baseline *Scores, t Target) (Recommendation, error) 
 	}
 	return Recommendation{Index: i, Config: rs[i].Config, Closest: true, Preselect: pre, Reason: fmt.Sprintf(
 		"No configuration keeps %s at or below %s %s. This one has the lowest upper end (%s) among the configurations that %s, with %s %s%s.",
-		rateName, pct(t.MaxFalseRemovalRate), where, pct(bound(h)), why, recallName, describe(h.Recall), tail)}, nil
-}
-
-func pct(x float64) string {
-	return fmt.Sprintf("%.3g%%", 100*x)
+		rateName, percent.Format(t.MaxFalseRemovalRate, 'g', 3), where, percent.Format(bound(h), 'g', 3), why, recallName, describe(h.Recall), tail)}, nil
 }
 
 func describe(iv Interval) string {

@@ -301,10 +301,10 @@ func (e *engine) one(ctx context.Context, cs *shapeCands, sims similarities, t f
 		if r > 0 && e.bin == nil {
 			break
 		}
-		if r > 0 && pol == cluster.CompleteLink {
-			// Complete link's clusters do not depend on the keeper rule (it picks the
-			// keeper afterwards): the other rules keep the lesser of each cluster's
-			// members.
+		if info, _ := cluster.PolicyOf(pol); r > 0 && !info.KeeperDependent {
+			// A policy whose clusters do not depend on the keeper rule (complete link
+			// picks the keeper afterwards) clusters once: the other rules keep the
+			// lesser of each cluster's members, all counted in one pass.
 			rules = append(rules, e.bin.profileOfIDs(o.ids, e.orders[r:], e.ruleNames[r:])...)
 			break
 		}

@@ -162,10 +162,12 @@ type Result struct {
 // Report is a sweep's outcome.
 type Report struct {
 	Labels LabelSet
-	// Model is what the dataset estimates rest on; nil when there are none.
-	Model    *Model
-	Baseline *Scores // exact-hash dedup alone; nil without content hashes
-	Results  []Result
+	// Model is what the dataset estimates rest on; nil when there are none, and
+	// ModelNote then says why.
+	Model     *Model
+	ModelNote string  `json:",omitempty"`
+	Baseline  *Scores // exact-hash dedup alone; nil without content hashes
+	Results   []Result
 	// Configs is the number of configurations planned; len(Results) is smaller when the
 	// sweep was cancelled.
 	Configs int
@@ -196,7 +198,7 @@ func Run(ctx context.Context, in Input, g Grid, opt Options) (*Report, error) {
 		}
 		return nil, err
 	}
-	rep := &Report{Labels: e.ls, Model: e.model, Configs: total}
+	rep := &Report{Labels: e.ls, Model: e.model, ModelNote: e.modelNote, Configs: total}
 	if in.Docs.ContentHash != nil {
 		b := e.baseline()
 		rep.Baseline = &b

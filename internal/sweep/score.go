@@ -99,7 +99,7 @@ func (e *engine) pass(ctx context.Context, cs *shapeCands, sims similarities, th
 		return &Profile{Accepted: slices.Clone(accBins[:nb]), AcceptedIdentical: accBins[nb], Rules: rules}
 	}
 
-	if _, custom := e.policies[policy]; policy != ConnectedComponents && !custom {
+	if _, custom := e.policies[policy]; policy != ConnectedComponents && !custom && cluster.FollowsLevels(cluster.Policy(policy)) {
 		step := func(j int) []bool {
 			addAccepted(j)
 			acceptedAt(j)

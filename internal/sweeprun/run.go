@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/errkind"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 	"github.com/dedupstudio/dedupstudio/internal/sweep"
@@ -353,21 +354,16 @@ func (s *Service) warmDashboard(ctx context.Context, id int64) {
 }
 
 // failureMessage is what a failed sweep stores and its page shows: the error itself
-// when a person can act on it (a grid, an input or a representation the sweep cannot
-// use, a campaign or dataset deleted meanwhile), else a sentence pointing to the server
-// log, where the error is written in full: internal error text (paths, SQL) is not for
-// the page.
+// when a person can act on it (an error of a kind, internal/errkind: a grid, an input or
+// a representation the sweep cannot use; a campaign or dataset deleted meanwhile), else
+// a sentence pointing to the server log, where the error is written in full: internal
+// error text (paths, SQL) is not for the page.
 func failureMessage(id int64, err error) string {
-	var (
-		ge *sweep.GridError
-		ie *sweep.InputError
-		se *lsh.SpecError
-	)
 	switch {
-	case errors.As(err, &ge), errors.As(err, &ie), errors.As(err, &se), errors.Is(err, ErrNoLabels):
-		return err.Error()
 	case errors.Is(err, db.ErrNotFound):
 		return "The campaign or its dataset was deleted while the sweep ran."
+	case errkind.Of(err) != errkind.Internal:
+		return err.Error()
 	}
 	at := time.Now().UTC().Format("2006-01-02 15:04:05 UTC")
 	slog.Error("sweep failed", "sweep", id, "err", err)
@@ -511,7 +507,7 @@ func (s *Service) score(ctx context.Context, id int64, r *run, report jobs.Repor
 	}
 	flush()
 	if rep != nil {
-		sum := Summary{Model: rep.Model, Baseline: rep.Baseline}
+		sum := Summary{Model: rep.Model, ModelNote: rep.ModelNote, Baseline: rep.Baseline}
 		if sw.Summary != nil {
 			sum.Labels = sw.Summary.Labels
 		}

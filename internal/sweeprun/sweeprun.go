@@ -21,13 +21,13 @@
 package sweeprun
 
 import (
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/errkind"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
 	"github.com/dedupstudio/dedupstudio/internal/sigcache"
 	"github.com/dedupstudio/dedupstudio/internal/sweep"
@@ -59,13 +59,13 @@ const JobKind = "sweep"
 // not exist, and *sweep.GridError for a grid that cannot be swept).
 var (
 	// ErrRunning refuses to resume a sweep that is running.
-	ErrRunning = errors.New("sweep is running")
+	ErrRunning = errkind.New(errkind.Conflict, "sweep is running")
 	// ErrNotResumable refuses to resume a sweep that finished (Rerun starts it again).
-	ErrNotResumable = errors.New("sweep finished: nothing to resume")
+	ErrNotResumable = errkind.New(errkind.Conflict, "sweep finished: nothing to resume")
 	// ErrNotRunning is a cancel of a sweep that runs in no job of this process.
-	ErrNotRunning = errors.New("sweep is not running")
+	ErrNotRunning = errkind.New(errkind.Conflict, "sweep is not running")
 	// ErrNoLabels refuses to start a sweep on a campaign without a counted label.
-	ErrNoLabels = errors.New("campaign has no counted label to score a sweep on")
+	ErrNoLabels = errkind.New(errkind.Invalid, "campaign has no counted label to score a sweep on")
 	// ErrReplayed comes with the sweep a form's token started already: the form was
 	// posted twice, and nothing new started.
 	ErrReplayed = db.ErrReplayed
@@ -208,10 +208,11 @@ type Sweep struct {
 // Summary is what a sweep found that is not one configuration's.
 type Summary struct {
 	Labels LabelCounts
-	// Model is what the dataset estimates rest on (nil without one); Baseline
-	// exact-hash dedup alone (the raw texts' SHA-256).
-	Model    *sweep.Model
-	Baseline *sweep.Scores
+	// Model is what the dataset estimates rest on (nil without one, ModelNote then
+	// says why); Baseline exact-hash dedup alone (the raw texts' SHA-256).
+	Model     *sweep.Model
+	ModelNote string `json:",omitempty"`
+	Baseline  *sweep.Scores
 }
 
 // LabelCounts are the campaign's pairs under sweep.LabelRule when the sweep started.

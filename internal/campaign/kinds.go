@@ -1,0 +1,9 @@
+package campaign
+
+import "github.com/dedupstudio/dedupstudio/internal/errkind"
+
+// The kinds of this package's errors (internal/errkind): what pages, the API and the
+// command line make of them.
+
+func (e *InvalidError) Kind() errkind.Kind { return errkind.Invalid }
+func (e *PartyError) Kind() errkind.Kind   { return errkind.Forbidden }

@@ -1,0 +1,116 @@
+package cluster
+
+import "slices"
+
+func init() {
+	register(PolicyInfo{Name: KeeperStar, Title: "keeper-star", KeeperDependent: true,
+		start: func(r *run, _ []int32, _ int32) componentClusterer { return &keeperStarRun{r: r} }})
+}
+
+type keeperStarRun struct {
+	r  *run
+	ks keeperStar
+}
+
+func (k *keeperStarRun) component(_ int32, nodes []int32) { k.ks.component(k.r, nodes) }
+
+// keeperStar is the keeper-star policy, one connected component at a time.
+//
+// The component's nodes are visited in the rule's order (a forced keeper first). The
+// first node not yet in a cluster becomes a keeper; the nodes still free and connected to
+// it over accepted edges through free nodes (its component once earlier clusters are
+// taken out) are each tested against it, and those whose direct similarity passes join
+// its cluster. The others stay free for the keepers after it. This is the recursive
+// definition (keep the best, split the rest into components, repeat in each) computed
+// without building the components: a free node is only ever connected to free nodes of
+// its own part, and the best free node of a part is the first of it in rule order.
+//
+// Each test is an edge lookup or one Sim call; a pair is tested at most once, since a node
+// is a keeper at most once. A component of s nodes gets Budget×s tests; when they are
+// spent, each later keeper takes only the free nodes an accepted edge links it to.
+type keeperStar struct {
+	order []int32
+	owner []int32 // each node's keeper node, or free
+}
+
+func (ks *keeperStar) component(r *run, nodes []int32) {
+	g := r.g
+	ks.order = append(ks.order[:0], nodes...)
+	slices.SortFunc(ks.order, func(u, v int32) int {
+		switch {
+		case u == v:
+			return 0
+		case u == r.forced:
+			return -1
+		case v == r.forced:
+			return 1
+		case r.lessNode(u, v):
+			return -1
+		}
+		return 1
+	})
+	const free = -1
+	if ks.owner == nil {
+		ks.owner = make([]int32, r.g.nodes())
+	}
+	owner := ks.owner
+	for _, u := range nodes {
+		owner[u] = free
+	}
+	limit := r.cfg.budget() * len(nodes)
+	used, limited := 0, false
+	for _, k := range ks.order {
+		if owner[k] != free {
+			continue
+		}
+		owner[k] = k
+		r.load(k)
+		off := len(r.pnodes)
+		r.pnodes = append(r.pnodes, k)
+		r.psims = append(r.psims, 1)
+		if !limited {
+			// k's part: free nodes reachable from k over accepted edges through free nodes.
+			r.markCur++
+			r.mark[k] = r.markCur
+			q := append(r.queue[:0], k)
+			for i := 0; i < len(q); i++ {
+				for _, x := range g.neighbours(q[i]) {
+					if x.s >= r.t && owner[x.v] == free && r.mark[x.v] != r.markCur {
+						r.mark[x.v] = r.markCur
+						q = append(q, x.v)
+					}
+				}
+			}
+			r.queue = q
+			for _, m := range q[1:] {
+				if used >= limit {
+					limited = true
+					break
+				}
+				used++
+				s := r.known[m]
+				if r.stamp[m] != r.cur {
+					s = r.sim(k, m)
+				}
+				if s >= r.t {
+					owner[m] = k
+					r.pnodes = append(r.pnodes, m)
+					r.psims = append(r.psims, s)
+				}
+			}
+		}
+		if limited {
+			for _, x := range g.neighbours(k) {
+				if x.s >= r.t && owner[x.v] == free {
+					owner[x.v] = k
+					r.pnodes = append(r.pnodes, x.v)
+					r.psims = append(r.psims, x.s)
+				}
+			}
+		}
+		r.protos = append(r.protos, proto{keeper: k, off: off, end: len(r.pnodes)})
+	}
+	if limited {
+		r.limited++
+	}
+}

@@ -1,0 +1,11 @@
+package results
+
+import "github.com/dedupstudio/dedupstudio/internal/errkind"
+
+// The kinds of this package's errors (internal/errkind): what pages, the API and the
+// command line make of them.
+
+func (e *InputError) Kind() errkind.Kind      { return errkind.Invalid }
+func (e *BadInputError) Kind() errkind.Kind   { return errkind.Invalid }
+func (e *UnknownIDsError) Kind() errkind.Kind { return errkind.Invalid }
+func (e *RowsError) Kind() errkind.Kind       { return errkind.TooLarge }
