@@ -17,7 +17,6 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/demo"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
-	"github.com/dedupstudio/dedupstudio/internal/sigcache"
 	"github.com/dedupstudio/dedupstudio/internal/sweep"
 	"github.com/dedupstudio/dedupstudio/internal/sweeprun"
 )
@@ -108,8 +107,8 @@ func newPageSweep(b *testing.B) *pageSweep {
 		b.Fatal(err)
 	}
 	<-sweep.WarmShapes() // as the server does at start
-	sweeps := sweeprun.New(store, sigcache.New(store), reg)
-	return &pageSweep{h: New(Deps{Store: store, Jobs: reg, Sweeps: sweeps, KDF: cheapKDF}), sweeps: sweeps,
+	d := testDeps(store, reg)
+	return &pageSweep{h: New(d), sweeps: d.Sweeps,
 		cookie: &http.Cookie{Name: cookieName, Value: token}, campaign: cs[0].ID}
 }
 

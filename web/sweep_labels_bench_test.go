@@ -20,7 +20,6 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
-	"github.com/dedupstudio/dedupstudio/internal/sigcache"
 	"github.com/dedupstudio/dedupstudio/internal/sweep"
 	"github.com/dedupstudio/dedupstudio/internal/sweeprun"
 )
@@ -68,8 +67,8 @@ func BenchmarkSweepPagesManyLabels(b *testing.B) {
 		b.Fatal(err)
 	}
 	cookie := &http.Cookie{Name: cookieName, Value: token}
-	sweeps := sweeprun.New(store, sigcache.New(store), reg)
-	h := New(Deps{Store: store, Jobs: reg, Sweeps: sweeps, KDF: cheapKDF})
+	d := testDeps(store, reg)
+	sweeps, h := d.Sweeps, New(d)
 
 	// The sweep, with its peak heap.
 	grid := sweep.Grid{Specs: sweep.Representations(lsh.DefaultSpec(), []int{3, 5}, nil, []int{64, 128}),
