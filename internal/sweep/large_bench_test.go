@@ -137,14 +137,16 @@ func peakRSS() float64 {
 }
 
 // BenchmarkSweep100k sweeps 100,000 documents built from the shared corpus (see
-// largeCorpus) with 1,000 labeled pairs drawn stratified (copies of one source
-// document, labeled duplicates; random pairs, labeled different) and carrying their
-// design. It needs DEDUP_SWEEP_100K=1 (the setup alone computes 100k signatures).
+// largeCorpus; DEDUP_SWEEP_DOCS sets another count, at least 10,000) with 1,000
+// labeled pairs (copies of one source document, labeled duplicates; random pairs,
+// labeled different) under a draw design the model pools per bin of exact Jaccard.
+// It needs DEDUP_SWEEP_100K=1. Signatures are computed when the sweep asks for them
+// (signing-s), as a store without them cached would.
 // The grid is word 5-shingles at k=128 and 256 with DefaultGrid's shapes, thresholds,
 // verifications and policy; DEDUP_SWEEP_100K=default sweeps DefaultGrid itself.
 // It reports the time per sweep, cpu-s/op, peak-heap-MB (the largest heap in use during
-// the sweep, garbage included, minus the fixture's heap before it: signatures and
-// corpus), peak-live-MB (the same for the live heap the collector marked) and
+// the sweep, garbage included, minus the fixture's heap before it: sources and
+// content hashes), peak-live-MB (the same for the live heap the collector marked) and
 // peak-RSS-MB (the whole process's VmHWM, fixture and setup included).
 func BenchmarkSweep100k(b *testing.B) {
 	mode := os.Getenv("DEDUP_SWEEP_100K")
