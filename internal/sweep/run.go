@@ -367,6 +367,9 @@ func newEngine(in Input, opt Options) (*engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The pairs are read only here: a prepared State is kept for the live panel (sweeprun
+	// keeps four), and at a million labeled pairs they are 112 MB beside e.ls.
+	in.Pairs = nil
 	e := &engine{in: in, opt: opt, n: n, ls: ls, policies: in.Policies}
 	catIndex := map[string]int{}
 	for _, c := range in.Categories {
