@@ -141,8 +141,12 @@ func (lc *labelCache) keep(campaignID, sweepID int64, snap []snapPair, ids []int
 // compares its first ten): the one looked at longest ago goes first.
 const sweepsKept = 16
 
-// put keeps sweep id's comparison state (cl.mu held).
+// put keeps sweep id's comparison state (cl.mu held). Its categories become the
+// campaign's interned ones, so compare's string comparisons are of equal pointers.
 func (cl *campaignLabels) put(id int64, sl *sweepLabels) {
+	for i := range sl.snap {
+		sl.snap[i].category = cl.intern(sl.snap[i].category)
+	}
 	cl.looks++
 	sl.used = cl.looks
 	cl.sweeps[id] = sl
@@ -249,12 +253,16 @@ func (s *Service) Warm(ctx context.Context) error {
 // resolve resolves one stored pair as labelsNow does.
 func (cl *campaignLabels) resolve(p db.SweepPair, cats []labels.Category) resolvedPair {
 	r := sweep.Resolve(labeledPair(p, 0, 1), cats)
-	cat, ok := cl.names[r.Category]
-	if !ok {
-		cat = r.Category
-		cl.names[cat] = cat
+	return resolvedPair{a: p.A, b: p.B, status: r.Status, category: cl.intern(r.Category), dup: r.Duplicate}
+}
+
+// intern returns the campaign's one copy of category name s.
+func (cl *campaignLabels) intern(s string) string {
+	if c, ok := cl.names[s]; ok {
+		return c
 	}
-	return resolvedPair{a: p.A, b: p.B, status: r.Status, category: cat, dup: r.Duplicate}
+	cl.names[s] = s
+	return s
 }
 
 // compare is LabelsChanged's comparison of the campaign's labels (pairs over the
