@@ -534,7 +534,8 @@ func planView(p sweep.LabelPlan, d sweepData, campaignID int64, q dashQuery) *te
 // outcomeRows lists false merges and misses (the outcomes come in that order), up to
 // limit of each, with links to their pair pages.
 func outcomeRows(outs []sweep.Outcome, pairHref func(id int64) string, limit int) (falseMerges, misses []templates.OutcomeRow, nFalse, nMiss int) {
-	for _, o := range outs {
+	// Rows are written only for what is listed: a campaign can count a million pairs.
+	rowOf := func(o sweep.Outcome) templates.OutcomeRow {
 		row := templates.OutcomeRow{Pair: o.Pair, Href: pairHref(o.Pair), Category: o.Category, Jaccard: fmtNum(o.Jaccard, 3)}
 		switch {
 		case !o.Candidate:
@@ -544,19 +545,22 @@ func outcomeRows(outs []sweep.Outcome, pairHref func(id int64) string, limit int
 		default:
 			row.Why = fmt.Sprintf("accepted at similarity %s", fmtNum(o.Similarity, 3))
 		}
+		if o.FalseMerge() && !o.Accepted {
+			row.Why = "merged through a chain of other pairs"
+		}
+		return row
+	}
+	for _, o := range outs {
 		switch {
 		case o.FalseMerge():
-			if !o.Accepted {
-				row.Why = "merged through a chain of other pairs"
-			}
 			nFalse++
 			if len(falseMerges) < limit {
-				falseMerges = append(falseMerges, row)
+				falseMerges = append(falseMerges, rowOf(o))
 			}
 		case o.Missed():
 			nMiss++
 			if len(misses) < limit {
-				misses = append(misses, row)
+				misses = append(misses, rowOf(o))
 			}
 		}
 	}

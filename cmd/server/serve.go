@@ -20,6 +20,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/searchindex"
 	"github.com/dedupstudio/dedupstudio/internal/server"
 	"github.com/dedupstudio/dedupstudio/internal/sigcache"
+	"github.com/dedupstudio/dedupstudio/internal/sweep"
 	"github.com/dedupstudio/dedupstudio/internal/sweeprun"
 	"github.com/dedupstudio/dedupstudio/web"
 )
@@ -148,6 +149,9 @@ func serveUntil(ctx context.Context, dbPath string, loadDemo bool, cfg serveConf
 	if err := campaign.RankUnranked(ctx, store); err != nil {
 		return err
 	}
+	// The default grid's shapes, computed once per process: the first sweep form posted
+	// finds them ready.
+	sweep.WarmShapes()
 	deps, err := services(ctx, store, reg, cfg)
 	if err != nil {
 		return err
@@ -182,6 +186,16 @@ func services(ctx context.Context, store *db.DB, reg *jobs.Registry, cfg serveCo
 		return d, err
 	} else if n > 0 {
 		cfg.Log.Info("sweeps left running by an earlier process marked interrupted", "sweeps", n)
+	}
+	// The campaigns' labels the sweeps pages compare with, read in the background.
+	if _, err := reg.Start("sweep-labels", "sweeps' labels", 0, func(ctx context.Context, _ jobs.Reporter) (any, error) {
+		err := d.Sweeps.Warm(ctx)
+		if err != nil && ctx.Err() == nil {
+			cfg.Log.Warn("reading the sweeps' labels ahead failed; the pages read them when first shown", "err", err)
+		}
+		return nil, err
+	}); err != nil {
+		return d, err
 	}
 	// So is a run over a dataset (saving its manifest, say): its page says so.
 	if n, err := store.MarkRunsInterrupted(ctx); err != nil {

@@ -215,9 +215,11 @@ type Graph struct {
 	adj    []nb
 
 	// Every edge once (u < v), by similarity, highest first, then by (u, v): complete-link's
-	// merge order at any threshold. Sorted on first use.
+	// merge order at any threshold. Sorted on first use, with the place in it of each
+	// adjacency entry (u, v) with u < v (rank, parallel to adj; 0 for the others).
 	sortOnce sync.Once
 	sorted   []cedge
+	rank     []int32
 }
 
 type cedge struct {
@@ -228,19 +230,43 @@ type cedge struct {
 // sortedEdges returns g.sorted, sorting it on the first call.
 func (g *Graph) sortedEdges() []cedge {
 	g.sortOnce.Do(func() {
-		g.sorted = make([]cedge, 0, len(g.adj)/2)
+		type placed struct {
+			cedge
+			at int32 // the (u, v) entry's index in adj
+		}
+		es := make([]placed, 0, len(g.adj)/2)
 		for u := range int32(g.nodes()) {
-			for _, x := range g.neighbours(u) {
+			off := g.adjOff[u]
+			for i, x := range g.neighbours(u) {
 				if x.v > u {
-					g.sorted = append(g.sorted, cedge{u, x.v, x.s})
+					es = append(es, placed{cedge{u, x.v, x.s}, off + int32(i)})
 				}
 			}
 		}
-		slices.SortFunc(g.sorted, func(a, b cedge) int {
-			return cmp.Or(cmp.Compare(b.s, a.s), cmp.Compare(a.u, b.u), cmp.Compare(a.v, b.v))
-		})
+		slices.SortFunc(es, func(a, b placed) int { return compareEdges(a.cedge, b.cedge) })
+		g.sorted = make([]cedge, len(es))
+		g.rank = make([]int32, len(g.adj))
+		for i, e := range es {
+			g.sorted[i] = e.cedge
+			g.rank[e.at] = int32(i)
+		}
 	})
 	return g.sorted
+}
+
+// compareEdges orders edges by similarity, highest first, then by (u, v): what
+// cmp.Or of the three cmp.Compare calls gives (similarities are never NaN: NewGraph
+// refuses them), without computing the later comparisons when the first decides.
+func compareEdges(a, b cedge) int {
+	switch {
+	case a.s > b.s:
+		return -1
+	case a.s < b.s:
+		return 1
+	case a.u != b.u:
+		return cmp.Compare(a.u, b.u)
+	}
+	return cmp.Compare(a.v, b.v)
 }
 
 type nb struct {

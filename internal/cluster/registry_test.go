@@ -7,7 +7,8 @@ import (
 )
 
 // TestRegistry: the policies register themselves in the order pages show them, a policy
-// registered in one more file is clustered, parsed and listed like the others, and
+// registered in one more file is clustered, parsed and listed like the others (and left
+// to Graph.Cluster by Levels, which follows only the policies it knows), and
 // parsing an unknown name lists every registered one.
 func TestRegistry(t *testing.T) {
 	if got := Policies(); !slices.Equal(got, []Policy{Components, KeeperStar, CompleteLink}) {
@@ -35,6 +36,16 @@ func TestRegistry(t *testing.T) {
 	res, err := g.Cluster(Config{Threshold: 0.5, Policy: alone, Rule: Rule{By: []Criterion{Earliest}}})
 	if err != nil || res.Removed != 0 || len(res.Clusters) != 0 {
 		t.Errorf("alone: %+v, %v; want nothing removed", res, err)
+	}
+	// Levels follows only the policies it knows; a sweep clusters the others threshold by
+	// threshold through Graph.Cluster.
+	if _, err := g.Levels(Config{Policy: alone, Rule: Rule{By: []Criterion{Earliest}}}); err == nil || FollowsLevels(alone) {
+		t.Errorf("Levels(alone) = %v, FollowsLevels %v; want it refused", err, FollowsLevels(alone))
+	}
+	for _, p := range []Policy{Components, KeeperStar, CompleteLink} {
+		if _, err := g.Levels(Config{Policy: p, Rule: Rule{By: []Criterion{Earliest}}}); err != nil || !FollowsLevels(p) {
+			t.Errorf("Levels(%s) = %v", p, err)
+		}
 	}
 	if res, _ := g.Cluster(Config{Threshold: 0.5, Policy: Components, Rule: Rule{By: []Criterion{Earliest}}}); res.Removed != 2 {
 		t.Errorf("components removed %d; want 2", res.Removed)

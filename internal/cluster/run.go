@@ -39,6 +39,9 @@ type run struct {
 	memo map[uint64]float64
 
 	simCalls, limited int
+	// below is the largest Sim value under the threshold since it was last reset (-1:
+	// none): what Levels needs to know whether a lower threshold changes an answer.
+	below float64
 
 	// Proposed clusters of nodes: protos[i] is pnodes/psims[off:end], each node with its
 	// similarity to the keeper node.
@@ -167,7 +170,10 @@ func (r *run) sim(u, v int32) float64 {
 	r.simCalls++
 	s := r.g.in.Sim(int(r.rep[u]), int(r.rep[v]))
 	if math.IsNaN(s) {
-		return 0
+		s = 0
+	}
+	if s < r.t && s > r.below {
+		r.below = s
 	}
 	return s
 }

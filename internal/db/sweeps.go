@@ -358,19 +358,23 @@ type SweepResult struct {
 }
 
 // AddSweepResults stores results of a sweep in one transaction (one already stored at
-// its ordinal is kept) and brings its count of configurations done up to date.
+// its ordinal is kept) and brings its count of configurations done up to date. Each
+// result stored gets its row's ID in rs (0 for one kept from before).
 func (d *DB) AddSweepResults(ctx context.Context, sweepID int64, rs []SweepResult) error {
 	err := d.inTx(ctx, func(tx *sql.Tx) error {
 		stmt, err := tx.PrepareContext(ctx, `INSERT INTO sweep_results (sweep_id, ordinal, spec, bands, rows, threshold, verification,
-			policy, metrics, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (sweep_id, ordinal) DO NOTHING`)
+			policy, metrics, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (sweep_id, ordinal) DO NOTHING RETURNING id`)
 		if err != nil {
 			return err
 		}
 		defer stmt.Close()
 		now := d.stamp()
-		for _, r := range rs {
-			if _, err := stmt.ExecContext(ctx, sweepID, r.Ordinal, r.Spec, r.Bands, r.Rows, r.Threshold, r.Verification, r.Policy,
-				r.Metrics, now); err != nil {
+		for i := range rs {
+			r := &rs[i]
+			r.ID = 0
+			err := stmt.QueryRowContext(ctx, sweepID, r.Ordinal, r.Spec, r.Bands, r.Rows, r.Threshold, r.Verification, r.Policy,
+				r.Metrics, now).Scan(&r.ID)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
 				return fmt.Errorf("result %d: %w", r.Ordinal, err)
 			}
 		}
@@ -493,23 +497,57 @@ type SweepPair struct {
 
 // SweepPairs returns every pair of a campaign, by id, with what a sweep needs.
 func (d *DB) SweepPairs(ctx context.Context, campaignID int64) ([]SweepPair, error) {
+	return d.sweepPairs(ctx, campaignID, -1)
+}
+
+// SweepPairsChanged returns, by id, the pairs of a campaign with a label event after
+// event id after (a label, a skip, a flag; whatever changes what SweepPairs says of a
+// pair), as SweepPairs would: what a reader that has read them up to LabelMark's
+// LastEvent = after reads to catch up, when PairsRevision has not moved.
+func (d *DB) SweepPairsChanged(ctx context.Context, campaignID, after int64) ([]SweepPair, error) {
+	return d.sweepPairs(ctx, campaignID, after)
+}
+
+// sweepPairs reads the pairs of a campaign with an event after event id after (-1:
+// every pair).
+func (d *DB) sweepPairs(ctx context.Context, campaignID, after int64) ([]SweepPair, error) {
+	which, args := `p.campaign_id = ?`, []any{campaignID}
+	if after >= 0 {
+		which += ` AND p.id IN (SELECT e.pair_id FROM label_events e WHERE e.id > ?)`
+		args = append(args, after)
+	}
 	pairs, err := queryAll(ctx, d, `SELECT p.id, p.doc_a, p.doc_b, p.design, p.stratum, p.frame_size, p.origin,
 			p.labels_n = 0 AND EXISTS (SELECT 1 FROM label_events e WHERE e.pair_id = p.id AND e.kind = 'skip')
-		FROM label_pairs p WHERE p.campaign_id = ? ORDER BY p.id`,
+		FROM label_pairs p WHERE `+which+` ORDER BY p.id`,
 		func(sc scanner) (SweepPair, error) {
 			var p SweepPair
 			return p, sc.Scan(&p.ID, &p.A, &p.B, &p.Design, &p.Stratum, &p.FrameSize, &p.Origin, &p.Skipped)
-		}, campaignID)
+		}, args...)
 	if err != nil {
 		return nil, fmt.Errorf("pairs of campaign %d: %w", campaignID, err)
 	}
-	labeled, err := d.CampaignLabels(ctx, campaignID)
-	if err != nil {
-		return nil, err
+	if len(pairs) == 0 {
+		return pairs, nil
 	}
-	flagged, err := d.FlaggedPairs(ctx, campaignID)
+	labeled, err := pairLabels(ctx, d, `SELECT p.id, p.campaign_id, p.doc_a, p.doc_b FROM label_pairs p WHERE `+which, args...)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("labels of campaign %d: %w", campaignID, err)
+	}
+	flaggedIDs, err := queryAll(ctx, d, `WITH f AS (
+			SELECT e.pair_id, e.kind, row_number() OVER (PARTITION BY e.pair_id ORDER BY e.id DESC) AS rn
+			FROM label_events e JOIN label_pairs p ON p.id = e.pair_id
+			WHERE `+which+` AND e.kind IN ('flag', 'unflag'))
+		SELECT pair_id FROM f WHERE rn = 1 AND kind = 'flag'`,
+		func(sc scanner) (int64, error) {
+			var id int64
+			return id, sc.Scan(&id)
+		}, args...)
+	if err != nil {
+		return nil, fmt.Errorf("flagged pairs of campaign %d: %w", campaignID, err)
+	}
+	flagged := make(map[int64]bool, len(flaggedIDs))
+	for _, id := range flaggedIDs {
+		flagged[id] = true
 	}
 	byID := make(map[int64][]StandingLabel, len(labeled))
 	for _, pl := range labeled {

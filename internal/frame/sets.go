@@ -34,8 +34,10 @@ type Sets struct {
 	text  []int32    // per document: its class of identical normalized text
 	texts int        // number of text classes
 
+	// dense holds intersection+1 of class pairs at y(y-1)/2+x when classes <=
+	// denseClasses (0: not computed; read and written atomically), else memo under mu.
+	dense []uint32
 	mu    sync.Mutex
-	dense []uint32 // intersection+1 of class pairs y(y-1)/2+x when classes <= denseClasses; 0: not computed
 	memo  map[uint64]uint32
 }
 
@@ -192,20 +194,18 @@ func (s *Sets) classInter(x, y int32) int {
 		return len(s.sets[x])
 	}
 	x, y = min(x, y), max(x, y)
-	s.mu.Lock()
 	if s.dense != nil {
+		// Without a lock: a value is written whole, and two goroutines that compute the
+		// same pair write the same value.
 		at := int(y)*(int(y)-1)/2 + int(x)
-		if v := s.dense[at]; v != 0 {
-			s.mu.Unlock()
+		if v := atomic.LoadUint32(&s.dense[at]); v != 0 {
 			return int(v - 1)
 		}
-		s.mu.Unlock()
 		v := intersect(s.sets[x], s.sets[y])
-		s.mu.Lock()
-		s.dense[at] = uint32(v + 1)
-		s.mu.Unlock()
+		atomic.StoreUint32(&s.dense[at], uint32(v+1))
 		return v
 	}
+	s.mu.Lock()
 	key := uint64(x)<<32 | uint64(y)
 	if v, ok := s.memo[key]; ok {
 		s.mu.Unlock()

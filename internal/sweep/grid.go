@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
@@ -124,6 +125,37 @@ func CanonicalPolicy(p string) string {
 	}
 	return p
 }
+
+// WarmShapes computes, once per process and in the background, the shapes DefaultGrid
+// tries (lsh.OptimalShape at each of its thresholds and k, which lsh remembers): about
+// two CPU-seconds that the first sweep form posted would otherwise wait for. The server
+// calls it at start; done reports when they are ready.
+func WarmShapes() (done <-chan struct{}) {
+	warmOnce.Do(func() {
+		warmed = make(chan struct{})
+		g := DefaultGrid()
+		ks := map[int]bool{}
+		for _, s := range g.Specs {
+			ks[s.Hashes] = true
+		}
+		var wg sync.WaitGroup
+		for k := range ks {
+			for _, t := range g.Thresholds {
+				wg.Go(func() { lsh.OptimalShape(t, k, lsh.EqualWeights) })
+			}
+		}
+		go func() {
+			wg.Wait()
+			close(warmed)
+		}()
+	})
+	return warmed
+}
+
+var (
+	warmOnce sync.Once
+	warmed   chan struct{}
+)
 
 // ShapesFor returns the shapes worth trying at k for a list of thresholds: the distinct
 // datasketch optima (lsh.OptimalShape, equal weights) of the thresholds, by rows. The

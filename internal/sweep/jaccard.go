@@ -54,6 +54,47 @@ type exactJaccard struct {
 	// floor is the least similarity anyone will compare: pairs below it get some value
 	// below it (computed no further than needed to know); 0 computes every value.
 	floor float64
+	// sims remembers the exact similarities of pairs no candidate of a shape covers,
+	// which keeper-star and complete-link ask for (pair, through engine.simFunc): the
+	// same pairs at every threshold, keeper rule and shape of the representation.
+	sims pairMemo
+}
+
+// DefaultSimMemo bounds the similarities a pairMemo remembers (about 40 bytes each in
+// its maps): beyond it, pairs are computed again when asked again.
+const DefaultSimMemo = 1 << 22
+
+// pairMemo is a map of pair keys to similarities, safe for concurrent use, in shards so
+// that the clusterings of concurrent policies do not queue on one lock; it holds at most
+// DefaultSimMemo pairs.
+type pairMemo struct {
+	shards [64]struct {
+		sync.Mutex
+		m map[uint64]float64
+		_ [48]byte // a shard per cache line
+	}
+}
+
+func (p *pairMemo) shard(key uint64) int { return int((key * 0x9e3779b97f4a7c15) >> 58) }
+
+func (p *pairMemo) get(key uint64) (float64, bool) {
+	sh := &p.shards[p.shard(key)]
+	sh.Lock()
+	v, ok := sh.m[key]
+	sh.Unlock()
+	return v, ok
+}
+
+func (p *pairMemo) put(key uint64, v float64) {
+	sh := &p.shards[p.shard(key)]
+	sh.Lock()
+	if sh.m == nil {
+		sh.m = map[uint64]float64{}
+	}
+	if len(sh.m) < DefaultSimMemo/len(p.shards) {
+		sh.m[key] = v
+	}
+	sh.Unlock()
 }
 
 func newExactJaccard(key lsh.Spec, docs int, text func(int) string, budget int64, memoCap int) (*exactJaccard, error) {
@@ -79,8 +120,10 @@ func (x *exactJaccard) shingle(i int) []uint64 {
 }
 
 // pair returns the exact Jaccard similarity of documents a and b: from the kept sets
-// when both are at hand, else shingled for the call. It is safe for concurrent use with
-// itself (not with of).
+// when both are at hand, else shingled for the call. Below floor it returns some value
+// below floor, as of does: a sweep compares it with its thresholds alone (keeper-star's
+// and complete-link's tests), never below the least of them. It is safe for concurrent
+// use with itself (not with of).
 func (x *exactJaccard) pair(a, b int) float64 {
 	var sa, sb []uint64
 	if !x.block && x.sets != nil {
@@ -92,7 +135,7 @@ func (x *exactJaccard) pair(a, b int) float64 {
 	if sb == nil {
 		sb = x.shingle(b)
 	}
-	return jaccardAtLeast(sa, sb, 0)
+	return jaccardAtLeast(sa, sb, x.floor)
 }
 
 // of returns the exact Jaccard similarity of each pair key, keys sorted and distinct.

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"hash"
 	"slices"
 
 	"github.com/dedupstudio/dedupstudio/internal/labels"
@@ -179,7 +180,7 @@ type ResolvedPair struct {
 // ResolveAll applies LabelRule to every pair. A pair naming a document outside
 // [0, docs) or the same document twice is an error naming the pair.
 func ResolveAll(pairs []LabeledPair, cats []labels.Category, docs int) (LabelSet, error) {
-	var ls LabelSet
+	ls := LabelSet{Resolutions: make([]Resolution, 0, len(pairs)), Pairs: make([]ResolvedPair, 0, len(pairs))}
 	for i, p := range pairs {
 		if p.A < 0 || p.B < 0 || p.A >= docs || p.B >= docs {
 			return LabelSet{}, &InputError{Field: "pairs", Index: i, Msg: fmt.Sprintf("pair id %d: documents %d and %d; the dataset has %d", p.ID, p.A, p.B, docs)}
@@ -218,23 +219,55 @@ func ResolveAll(pairs []LabeledPair, cats []labels.Category, docs int) (LabelSet
 
 // labelVersion hashes (id, a, b, duplicate, category) of each pair in (id, a, b) order.
 func labelVersion(ps []ResolvedPair) string {
-	sorted := slices.Clone(ps)
-	slices.SortFunc(sorted, func(x, y ResolvedPair) int {
+	order := func(x, y ResolvedPair) int {
 		return cmp.Or(cmp.Compare(x.ID, y.ID), cmp.Compare(x.A, y.A), cmp.Compare(x.B, y.B))
-	})
-	h := sha256.New()
-	var buf [8*3 + 1]byte
-	for _, p := range sorted {
-		binary.LittleEndian.PutUint64(buf[0:], uint64(p.ID))
-		binary.LittleEndian.PutUint64(buf[8:], uint64(p.A))
-		binary.LittleEndian.PutUint64(buf[16:], uint64(p.B))
-		buf[24] = 0
-		if p.Duplicate {
-			buf[24] = 1
-		}
-		h.Write(buf[:])
-		h.Write([]byte(p.Category))
-		h.Write([]byte{0})
 	}
-	return "l" + hex.EncodeToString(h.Sum(nil)[:6])
+	sorted := ps // pairs read from the store come in id order: no copy then
+	if !slices.IsSortedFunc(ps, order) {
+		sorted = slices.Clone(ps)
+		slices.SortFunc(sorted, order)
+	}
+	var v VersionHash
+	for _, p := range sorted {
+		v.Add(p.ID, p.A, p.B, p.Duplicate, p.Category)
+	}
+	return v.Sum()
+}
+
+// VersionHash computes LabelSet.Version pair by pair, for a caller that keeps resolved
+// labels its own way (a page comparing a sweep's labels with the campaign's): Add each
+// counted pair, documents as indexes with A < B, in (ID, A, B) order. The zero value is
+// ready.
+type VersionHash struct {
+	h   hash.Hash
+	buf []byte
+}
+
+// Add adds one counted pair.
+func (v *VersionHash) Add(id int64, a, b int, duplicate bool, category string) {
+	if v.h == nil {
+		v.h, v.buf = sha256.New(), make([]byte, 0, 64<<10)
+	}
+	v.buf = binary.LittleEndian.AppendUint64(v.buf, uint64(id))
+	v.buf = binary.LittleEndian.AppendUint64(v.buf, uint64(a))
+	v.buf = binary.LittleEndian.AppendUint64(v.buf, uint64(b))
+	d := byte(0)
+	if duplicate {
+		d = 1
+	}
+	v.buf = append(append(append(v.buf, d), category...), 0)
+	if len(v.buf) >= 60<<10 {
+		v.h.Write(v.buf)
+		v.buf = v.buf[:0]
+	}
+}
+
+// Sum returns the version of the pairs added.
+func (v *VersionHash) Sum() string {
+	if v.h == nil {
+		v.h = sha256.New()
+	}
+	v.h.Write(v.buf)
+	v.buf = v.buf[:0]
+	return "l" + hex.EncodeToString(v.h.Sum(nil)[:6])
 }

@@ -1,7 +1,13 @@
 package sweep
 
 import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/dedupstudio/dedupstudio/internal/labels"
@@ -119,5 +125,43 @@ func TestResolveAll(t *testing.T) {
 		if !errors.As(err, &ie) || ie.Field != "pairs" || ie.Index != 2 {
 			t.Errorf("ResolveAll with %+v = %v; want an InputError on pairs[2]", bad, err)
 		}
+	}
+}
+
+// TestVersionHashAsBefore: VersionHash gives the versions the sweeps stored before it
+// (a hash of each pair's fields written one after the other, as this reference does),
+// over the demo's counted pairs, so a stored sweep's version still compares equal.
+func TestVersionHashAsBefore(t *testing.T) {
+	d := loadDemo(t)
+	ls, err := ResolveAll(d.design, labels.DefaultCategories, len(d.texts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sorted := slices.Clone(ls.Pairs)
+	slices.SortFunc(sorted, func(x, y ResolvedPair) int {
+		return cmp.Or(cmp.Compare(x.ID, y.ID), cmp.Compare(x.A, y.A), cmp.Compare(x.B, y.B))
+	})
+	h := sha256.New()
+	var buf [8*3 + 1]byte
+	for _, p := range sorted {
+		binary.LittleEndian.PutUint64(buf[0:], uint64(p.ID))
+		binary.LittleEndian.PutUint64(buf[8:], uint64(p.A))
+		binary.LittleEndian.PutUint64(buf[16:], uint64(p.B))
+		buf[24] = 0
+		if p.Duplicate {
+			buf[24] = 1
+		}
+		h.Write(buf[:])
+		h.Write([]byte(p.Category))
+		h.Write([]byte{0})
+	}
+	if want := "l" + hex.EncodeToString(h.Sum(nil)[:6]); ls.Version != want {
+		t.Errorf("Version = %s; the hash as stored before is %s", ls.Version, want)
+	}
+	// Pairs out of id order (labelVersion sorts a copy of them only then) hash the same.
+	shuffled := slices.Clone(ls.Pairs)
+	rand.New(rand.NewPCG(1, 2)).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+	if v := labelVersion(shuffled); v != ls.Version || slices.IsSortedFunc(shuffled, func(x, y ResolvedPair) int { return cmp.Compare(x.ID, y.ID) }) {
+		t.Errorf("labelVersion of the pairs shuffled = %s; in order %s", v, ls.Version)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"os"
 	"runtime"
 	"runtime/metrics"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -135,21 +137,26 @@ func peakRSS() float64 {
 }
 
 // BenchmarkSweep100k sweeps 100,000 documents built from the shared corpus (see
-// largeCorpus) with 1,000 labeled pairs drawn stratified (copies of one source
-// document, labeled duplicates; random pairs, labeled different) and carrying their
-// design. It needs DEDUP_SWEEP_100K=1 (the setup alone computes 100k signatures).
+// largeCorpus; DEDUP_SWEEP_DOCS sets another count, at least 10,000) with 1,000
+// labeled pairs (copies of one source document, labeled duplicates; random pairs,
+// labeled different) under a draw design the model pools per bin of exact Jaccard.
+// It needs DEDUP_SWEEP_100K=1. Signatures are computed when the sweep asks for them
+// (signing-s), as a store without them cached would.
 // The grid is word 5-shingles at k=128 and 256 with DefaultGrid's shapes, thresholds,
 // verifications and policy; DEDUP_SWEEP_100K=default sweeps DefaultGrid itself.
 // It reports the time per sweep, cpu-s/op, peak-heap-MB (the largest heap in use during
-// the sweep, garbage included, minus the fixture's heap before it: signatures and
-// corpus), peak-live-MB (the same for the live heap the collector marked) and
+// the sweep, garbage included, minus the fixture's heap before it: sources and
+// content hashes), peak-live-MB (the same for the live heap the collector marked) and
 // peak-RSS-MB (the whole process's VmHWM, fixture and setup included).
 func BenchmarkSweep100k(b *testing.B) {
 	mode := os.Getenv("DEDUP_SWEEP_100K")
 	if mode == "" {
 		b.Skip("set DEDUP_SWEEP_100K=1 (word 5-shingles) or =default (DefaultGrid) to run")
 	}
-	const n = 100_000
+	n := 100_000
+	if v, err := strconv.Atoi(os.Getenv("DEDUP_SWEEP_DOCS")); err == nil && v >= 10_000 {
+		n = v
+	}
 	sources, err := readCorpusSources("/work/shared/data/corpus.jsonl.gz", 2000)
 	if err != nil {
 		b.Skip("the shared corpus is not readable here:", err)
@@ -165,36 +172,51 @@ func BenchmarkSweep100k(b *testing.B) {
 	if _, err := g.Configs(); err != nil {
 		b.Fatal(err)
 	}
-	// Signatures in the setup, computed in chunks from the on-demand texts.
-	sigs := map[lsh.Spec][]lsh.Signature{}
-	for _, s := range Requests(g.Specs) {
-		var all []lsh.Signature
+	// Signatures are computed when the sweep asks for them, in chunks from the
+	// on-demand texts, and not kept: the store's cache would read them from disk, one
+	// request at a time (signing-s reports the time they took). The model's
+	// representation, which bands the studio's frame, is a prefix of a longer one.
+	var signing atomic.Int64
+	sign := func(s lsh.Spec) ([]lsh.Signature, error) {
+		t0 := time.Now()
+		defer func() { signing.Add(int64(time.Since(t0))) }()
+		from := s
+		for _, l := range Requests(append(slices.Clone(g.Specs), lsh.DefaultSpec())) {
+			if l.Hashes > from.Hashes && CanPrefix(s, l) {
+				from = l
+			}
+		}
+		all := make([]lsh.Signature, 0, n)
 		for lo := 0; lo < n; lo += 5000 {
 			chunk := make([]string, 0, 5000)
 			for i := lo; i < min(lo+5000, n); i++ {
 				chunk = append(chunk, c.text(i))
 			}
-			part, err := s.Signatures(chunk)
+			part, err := from.Signatures(chunk)
 			if err != nil {
-				b.Fatal(err)
+				return nil, err
 			}
 			all = append(all, part...)
 		}
-		sigs[s] = all
+		if from != s {
+			all = prefixes(all, s.Hashes)
+		}
+		return all, nil
 	}
 	hashes := make([]uint64, n)
 	norm := lsh.DefaultSpec().Norm
 	for i := range n {
 		hashes[i] = xxhash.Sum64String(norm.Normalize(c.text(i)))
 	}
-	// 500 pairs of copies of one source, 500 random pairs; frame sizes as a sampler
-	// would record them.
+	// 500 pairs of copies of one source, 500 random pairs, as the studio's draws (the
+	// model pools them per bin of exact Jaccard and sizes the bins from the dataset's
+	// frame).
 	rng := rand.New(rand.NewPCG(5, 5))
 	copies := n / len(sources)
 	var pairs []LabeledPair
 	for id := range 1000 {
 		var a, bb int
-		stratum, frame, cat, dup := "copies", len(sources)*copies*(copies-1)/2, "minor", true
+		cat, dup := "minor", true
 		if id%2 == 0 {
 			src := rng.IntN(len(sources))
 			x, y := rng.IntN(copies), rng.IntN(copies-1)
@@ -207,16 +229,14 @@ func BenchmarkSweep100k(b *testing.B) {
 			if bb >= a {
 				bb++
 			}
-			stratum, frame, cat, dup = "random", n*(n-1)/2, "different", false
+			cat, dup = "different", false
 		}
-		pairs = append(pairs, LabeledPair{ID: int64(id + 1), A: a, B: bb, Design: "bench", Stratum: stratum, FrameSize: frame,
+		pairs = append(pairs, LabeledPair{ID: int64(id + 1), A: a, B: bb, Design: "jdraw-bench",
 			Labels: []Label{{Annotator: "bench", Kind: "label", Category: cat, Duplicate: dup}}})
 	}
 	in := Input{
-		Docs: Documents{Count: n, ContentHash: hashes, Text: c.text},
-		Signatures: func(_ context.Context, s lsh.Spec) ([]lsh.Signature, error) {
-			return sigs[s], nil
-		},
+		Docs:       Documents{Count: n, ContentHash: hashes, Text: c.text},
+		Signatures: func(_ context.Context, s lsh.Spec) ([]lsh.Signature, error) { return sign(s) },
 		Pairs:      pairs,
 		Categories: labels.DefaultCategories,
 	}
@@ -228,7 +248,15 @@ func BenchmarkSweep100k(b *testing.B) {
 	start := cpuTime(b)
 	for b.Loop() {
 		stop := heapPeak()
-		rep, err = Run(context.Background(), in, g, Options{})
+		t0 := time.Now()
+		last := 0
+		rep, err = Run(context.Background(), in, g, Options{Progress: func(done, total int) {
+			if done*10/total != last*10/total {
+				b.Logf("%d of %d configurations after %v (%.0f cpu-s, heap %.0f MB)", done, total, time.Since(t0).Round(time.Second),
+					(cpuTime(b) - start).Seconds(), heapNow()/(1<<20))
+			}
+			last = done
+		}})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -246,4 +274,17 @@ func BenchmarkSweep100k(b *testing.B) {
 		maxCands = max(maxCands, r.Candidates)
 	}
 	b.ReportMetric(float64(maxCands), "max-candidates")
+	b.ReportMetric(time.Duration(signing.Load()).Seconds()/float64(b.N), "signing-s")
+	if rep.Model != nil {
+		b.Logf("model: %s; notes: %q", rep.Model.Describe(), rep.Model.Notes)
+	} else {
+		b.Log("no model (no dataset estimates)")
+	}
+}
+
+// heapNow is the heap in use now.
+func heapNow() float64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	return float64(s[0].Value.Uint64())
 }

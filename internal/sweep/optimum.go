@@ -13,6 +13,11 @@ import (
 // once for all thresholds, and the error masses come from prefix sums over the sorted
 // similarities. One call costs about as much as one call of the lsh function, not one
 // per threshold. It returns nil without similarities.
+//
+// Its memory is the similarities' (not a table of k rows of them: 2 GB at a million
+// labeled pairs and k = 256), and its exponentials are one per distinct similarity and
+// shape: each prefix sum still adds every pair's term in order, so the figures are the
+// table's to the bit (TestObservedOptimaAsTheTable).
 func observedOptima(sims []float64, k int, w lsh.Weights, thresholds []float64) []lsh.ShapeChoice {
 	n := len(sims)
 	if n == 0 || k < 1 {
@@ -24,38 +29,69 @@ func observedOptima(sims []float64, k int, w lsh.Weights, thresholds []float64) 
 	for j, t := range thresholds {
 		below[j] = sort.SearchFloat64s(s, t)
 	}
-	// logq[r-1][i] = log(1 - s_i^r), so (1-s^r)^b = exp(b * logq).
-	logq := make([][]float64, k)
-	for r := 1; r <= k; r++ {
-		row := make([]float64, n)
-		for i, x := range s {
-			row[i] = math.Log1p(-math.Pow(x, float64(r)))
+	// Runs of equal similarities; every threshold's boundary is a run's end.
+	var vals []float64
+	var ends []int // ends[v]: the sorted index after run v
+	for i, x := range s {
+		if i > 0 && x == s[i-1] {
+			ends[len(ends)-1] = i + 1
+			continue
 		}
-		logq[r-1] = row
+		vals, ends = append(vals, x), append(ends, i+1)
 	}
-	best := make([]lsh.ShapeChoice, len(thresholds))
+	// cum[v] is the prefix sum after run v; at[j] the run that ends at below[j] (-1: none).
+	at := make([]int, len(below))
+	for j, m := range below {
+		at[j], _ = slices.BinarySearch(ends, m)
+		if m == 0 {
+			at[j] = -1
+		}
+	}
+	type cand struct {
+		lsh.ShapeChoice
+		b, r int
+	}
+	best := make([]cand, len(thresholds))
 	for j := range best {
 		best[j].Error = math.Inf(1)
 	}
-	cum := make([]float64, n+1)
+	logq := make([]float64, len(vals)) // log(1 - s^r) per distinct s, so (1-s^r)^b = exp(b * logq)
+	cum := make([]float64, len(vals))
 	nf := float64(n)
-	for b := 1; b <= k; b++ {
-		for r := 1; r <= k/b; r++ {
-			row := logq[r-1]
-			for i, l := range row {
-				cum[i+1] = cum[i] + (1 - math.Exp(float64(b)*l))
+	for r := 1; r <= k; r++ {
+		for v, x := range vals {
+			logq[v] = math.Log1p(-math.Pow(x, float64(r)))
+		}
+		for b := 1; b <= k/r; b++ {
+			acc, start := 0.0, 0
+			for v, l := range logq {
+				if term := 1 - math.Exp(float64(b)*l); term != 0 {
+					for range ends[v] - start {
+						acc += term
+					}
+				}
+				cum[v], start = acc, ends[v]
 			}
+			total := cum[len(cum)-1]
 			for j, m := range below {
-				fp := cum[m] / nf
-				fn := (float64(n-m) - (cum[n] - cum[m])) / nf
-				if e := w.FP*fp + w.FN*fn; e < best[j].Error {
-					best[j] = lsh.ShapeChoice{Shape: lsh.Shape{Bands: b, Rows: r}, FP: fp, FN: fn, Error: e}
+				c := 0.0
+				if at[j] >= 0 {
+					c = cum[at[j]]
+				}
+				fp := c / nf
+				fn := (float64(n-m) - (total - c)) / nf
+				// The first strict minimum in lsh's order (bands, then rows).
+				e := w.FP*fp + w.FN*fn
+				if bj := &best[j]; e < bj.Error || e == bj.Error && (b < bj.b || b == bj.b && r < bj.r) {
+					*bj = cand{lsh.ShapeChoice{Shape: lsh.Shape{Bands: b, Rows: r}, FP: fp, FN: fn, Error: e}, b, r}
 				}
 			}
 		}
 	}
+	out := make([]lsh.ShapeChoice, len(thresholds))
 	for j := range best {
-		best[j].Threshold = lsh.ThresholdApprox(best[j].Shape)
+		out[j] = best[j].ShapeChoice
+		out[j].Threshold = lsh.ThresholdApprox(out[j].Shape)
 	}
-	return best
+	return out
 }

@@ -141,25 +141,24 @@ func (b *binner) profileOfClusters(rule string, res cluster.Result) RuleProfile 
 }
 
 // profileOfIDs bins the removal pairs of a clustering given as cluster ids per document,
-// for each rule (the exact-hash baseline and Clusterer policies).
+// for each rule (the exact-hash baseline, complete-link's other rules and Clusterer
+// policies).
 func (b *binner) profileOfIDs(ids []int32, orders []cluster.Order, names []string) []RuleProfile {
-	members := map[int32][]int32{}
-	for d, id := range ids {
-		members[id] = append(members[id], int32(d))
-	}
+	off, docs := groupsOf(ids)
 	nb := b.bins()
 	out := make([]RuleProfile, len(orders))
 	removals, clusters, largest := 0, 0, 0
-	for _, ms := range members {
-		if len(ms) > 1 {
-			removals += len(ms) - 1
+	for c := range len(off) - 1 {
+		if m := int(off[c+1] - off[c]); m > 1 {
+			removals += m - 1
 			clusters++
-			largest = max(largest, len(ms))
+			largest = max(largest, m)
 		}
 	}
 	for r, o := range orders {
 		pairs := make([]int64, nb+1)
-		for _, ms := range members {
+		for c := range len(off) - 1 {
+			ms := docs[off[c]:off[c+1]]
 			if len(ms) < 2 {
 				continue
 			}
@@ -178,4 +177,47 @@ func (b *binner) profileOfIDs(ids []int32, orders []cluster.Order, names []strin
 		out[r] = RuleProfile{Rule: names[r], Removals: removals, Clusters: clusters, Largest: largest, Pairs: pairs[:nb], Identical: int(pairs[nb])}
 	}
 	return out
+}
+
+// groupsOf groups documents by cluster id: group c holds docs[off[c]:off[c+1]], in
+// ascending order, groups in no particular order. Ids within a range of a few times the
+// documents are counted into place; others are numbered through a map first.
+func groupsOf(ids []int32) (off, docs []int32) {
+	if len(ids) == 0 {
+		return []int32{0}, nil
+	}
+	lo, hi := ids[0], ids[0]
+	for _, id := range ids {
+		lo, hi = min(lo, id), max(hi, id)
+	}
+	var slot func(id int32) int32
+	var groups int
+	if span := int64(hi) - int64(lo) + 1; span <= 4*int64(len(ids))+64 {
+		slot = func(id int32) int32 { return id - lo }
+		groups = int(span)
+	} else {
+		number := make(map[int32]int32, 64)
+		for _, id := range ids {
+			if _, ok := number[id]; !ok {
+				number[id] = int32(len(number))
+			}
+		}
+		slot = func(id int32) int32 { return number[id] }
+		groups = len(number)
+	}
+	off = make([]int32, groups+1)
+	for _, id := range ids {
+		off[slot(id)+1]++
+	}
+	for c := range groups {
+		off[c+1] += off[c]
+	}
+	docs = make([]int32, len(ids))
+	fill := slices.Clone(off[:groups])
+	for d, id := range ids {
+		c := slot(id)
+		docs[fill[c]] = int32(d)
+		fill[c]++
+	}
+	return off, docs
 }

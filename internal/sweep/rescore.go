@@ -304,9 +304,9 @@ func (e *engine) one(ctx context.Context, cs *shapeCands, sims similarities, t f
 		if info, _ := cluster.PolicyOf(pol); r > 0 && !info.KeeperDependent {
 			// A policy whose clusters do not depend on the keeper rule (complete link
 			// picks the keeper afterwards) clusters once: the other rules keep the
-			// lesser of each cluster's members.
-			rules = append(rules, e.bin.profileOfIDs(o.ids, e.orders[r:r+1], e.ruleNames[r:r+1])[0])
-			continue
+			// lesser of each cluster's members, all counted in one pass.
+			rules = append(rules, e.bin.profileOfIDs(o.ids, e.orders[r:], e.ruleNames[r:])...)
+			break
 		}
 		res, err := g.Cluster(cluster.Config{Threshold: t, Policy: pol, Rule: rule, Lean: true})
 		if err != nil {

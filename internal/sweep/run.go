@@ -367,6 +367,9 @@ func newEngine(in Input, opt Options) (*engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The pairs are read only here: a prepared State is kept for the live panel (sweeprun
+	// keeps four), and at a million labeled pairs they are 112 MB beside e.ls.
+	in.Pairs = nil
 	e := &engine{in: in, opt: opt, n: n, ls: ls, policies: in.Policies}
 	catIndex := map[string]int{}
 	for _, c := range in.Categories {
@@ -607,31 +610,16 @@ func (e *engine) simFunc(sims similarities) func(a, b int) float64 {
 		sigs, k := sims.sigs, int(sims.k)
 		return func(a, b int) float64 { return lsh.Estimate(sigs[a][:k], sigs[b][:k]) }
 	}
-	// Keeper-star and complete-link ask for the same pairs at every threshold and rule:
-	// remembered, in shards so the clusterings of concurrent requests do not queue.
+	// Keeper-star and complete-link ask for the same pairs at every threshold, rule and
+	// shape: remembered once per representation (exactJaccard.sims).
 	x := e.jac
-	var memo [64]struct {
-		sync.Mutex
-		m map[uint64]float64
-	}
 	return func(a, b int) float64 {
 		key := pairKey(int32(min(a, b)), int32(max(a, b)))
-		sh := &memo[(key*0x9e3779b97f4a7c15)>>58]
-		sh.Lock()
-		v, ok := sh.m[key]
-		sh.Unlock()
-		if ok {
+		if v, ok := x.sims.get(key); ok {
 			return v
 		}
-		v = x.pair(a, b)
-		sh.Lock()
-		if sh.m == nil {
-			sh.m = map[uint64]float64{}
-		}
-		if len(sh.m) < 1<<18 {
-			sh.m[key] = v
-		}
-		sh.Unlock()
+		v := x.pair(a, b)
+		x.sims.put(key, v)
 		return v
 	}
 }

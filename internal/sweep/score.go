@@ -99,6 +99,15 @@ func (e *engine) pass(ctx context.Context, cs *shapeCands, sims similarities, th
 		return &Profile{Accepted: slices.Clone(accBins[:nb]), AcceptedIdentical: accBins[nb], Rules: rules}
 	}
 
+	if _, custom := e.policies[policy]; policy != ConnectedComponents && !custom && cluster.FollowsLevels(cluster.Policy(policy)) {
+		step := func(j int) []bool {
+			addAccepted(j)
+			acceptedAt(j)
+			return acc
+		}
+		scores, err := e.passLevels(ctx, cs, sims, ths, policy, step, profileOf)
+		return scores, accepted, err
+	}
 	if policy != ConnectedComponents {
 		for j := m - 1; j >= 0; j-- {
 			addAccepted(j)

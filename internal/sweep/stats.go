@@ -78,7 +78,9 @@ func quantileSelect(xs []float64, q float64) float64 {
 	// After nth, xs[i+1:] holds the larger values: the next order statistic is their least.
 	next := xs[i+1]
 	for _, x := range xs[i+2:] {
-		next = min(next, x)
+		if x < next || x != x { // min(next, x) (a NaN wins), without the builtin's cost
+			next = x
+		}
 	}
 	return lo + (h-float64(i))*(next-lo)
 }

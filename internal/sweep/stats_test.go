@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sort"
 	"testing"
 
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
@@ -315,4 +316,80 @@ func TestQuantileSelect(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestObservedOptimaAsTheTable: observedOptima gives, to the bit, what it gave when it
+// kept a table of log(1 - s^r) for every r and pair (tableOptima, its former self), on
+// similarities with ties, zeros, ones and thresholds among them.
+func TestObservedOptimaAsTheTable(t *testing.T) {
+	t.Parallel()
+	for seed := range uint64(6) {
+		rng := rand.New(rand.NewPCG(seed, 9))
+		sims := make([]float64, 50+rng.IntN(400))
+		for i := range sims {
+			switch rng.IntN(4) {
+			case 0:
+				sims[i] = rng.Float64() * 0.2
+			case 1:
+				sims[i] = rng.Float64()
+			case 2:
+				sims[i] = float64(rng.IntN(21)) / 20
+			default:
+				sims[i] = 0
+			}
+		}
+		ths := []float64{0.3, 0.5, 0.55, 0.75, 0.9, 1}
+		for _, k := range []int{1, 16, 64, 128} {
+			got, want := observedOptima(sims, k, lsh.EqualWeights, ths), tableOptima(sims, k, lsh.EqualWeights, ths)
+			for j := range ths {
+				if got[j] != want[j] {
+					t.Errorf("seed %d k=%d t=%v: %+v; the table gives %+v", seed, k, ths[j], got[j], want[j])
+				}
+			}
+		}
+	}
+}
+
+// tableOptima is observedOptima as it was, with its table of k rows.
+func tableOptima(sims []float64, k int, w lsh.Weights, thresholds []float64) []lsh.ShapeChoice {
+	n := len(sims)
+	s := slices.Clone(sims)
+	slices.Sort(s)
+	below := make([]int, len(thresholds))
+	for j, t := range thresholds {
+		below[j] = sort.SearchFloat64s(s, t)
+	}
+	logq := make([][]float64, k)
+	for r := 1; r <= k; r++ {
+		row := make([]float64, n)
+		for i, x := range s {
+			row[i] = math.Log1p(-math.Pow(x, float64(r)))
+		}
+		logq[r-1] = row
+	}
+	best := make([]lsh.ShapeChoice, len(thresholds))
+	for j := range best {
+		best[j].Error = math.Inf(1)
+	}
+	cum := make([]float64, n+1)
+	nf := float64(n)
+	for b := 1; b <= k; b++ {
+		for r := 1; r <= k/b; r++ {
+			row := logq[r-1]
+			for i, l := range row {
+				cum[i+1] = cum[i] + (1 - math.Exp(float64(b)*l))
+			}
+			for j, m := range below {
+				fp := cum[m] / nf
+				fn := (float64(n-m) - (cum[n] - cum[m])) / nf
+				if e := w.FP*fp + w.FN*fn; e < best[j].Error {
+					best[j] = lsh.ShapeChoice{Shape: lsh.Shape{Bands: b, Rows: r}, FP: fp, FN: fn, Error: e}
+				}
+			}
+		}
+	}
+	for j := range best {
+		best[j].Threshold = lsh.ThresholdApprox(best[j].Shape)
+	}
+	return best
 }

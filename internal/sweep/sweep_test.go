@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"weak"
 
 	"github.com/dedupstudio/dedupstudio/internal/labels"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
@@ -528,4 +530,27 @@ func TestRescoreConcurrent(t *testing.T) {
 	if !slices.Equal(missed, []int64{2, 6, 4}) {
 		t.Errorf("misses at 0.99 = %v; want pairs 2, 6, 4 (J 0.8, 0.6, 0.4)", missed)
 	}
+}
+
+// TestPreparedStateDropsInputPairs: a prepared State (the live panel keeps a few, each
+// over every labeled pair) holds the labels resolved, not the input's pairs too.
+func TestPreparedStateDropsInputPairs(t *testing.T) {
+	c := Config{Spec: word1(t), Shape: lsh.Shape{Bands: 64, Rows: 2}, Threshold: 0.5, Verification: ExactJaccard, Policy: ConnectedComponents}
+	prepare := func() (*State, weak.Pointer[LabeledPair]) {
+		in := handInput(t)
+		st, err := Prepare(t.Context(), in, c, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st, weak.Make(&in.Pairs[0])
+	}
+	st, pairs := prepare()
+	runtime.GC()
+	if pairs.Value() != nil {
+		t.Error("the input's pairs are still reachable from the prepared State")
+	}
+	if r, err := st.Rescore(t.Context(), 0.5); err != nil || r.Scores.Recall.Of == 0 {
+		t.Errorf("Rescore(0.5) = %+v, %v; want the labeled duplicates scored", r.Scores, err)
+	}
+	runtime.KeepAlive(st)
 }

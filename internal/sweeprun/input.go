@@ -3,8 +3,11 @@ package sweeprun
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"slices"
+	"strings"
 
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
@@ -30,15 +33,27 @@ const snapshotAnnotator = "sweep-snapshot"
 
 // labelsNow reads a campaign's pairs and resolves them under sweep.LabelRule over the
 // dataset's documents (ids ascending). Pairs naming a document outside the dataset are
-// left out.
-func (s *Service) labelsNow(ctx context.Context, c db.Campaign, ids []int64) ([]sweep.LabeledPair, sweep.LabelSet, error) {
+// left out. keep also keeps what it read for LabelsChanged (labelCache).
+func (s *Service) labelsNow(ctx context.Context, c db.Campaign, ids []int64, keep bool) ([]sweep.LabeledPair, sweep.LabelSet, error) {
 	index := make(map[int64]int, len(ids))
 	for i, id := range ids {
 		index[id] = i
 	}
+	// Where the labels stand is read first: what is read next is at least that new, and
+	// the comparisons with the sweeps start from it (labelCache).
+	m, err := s.store.LabelMark(ctx, c.ID)
+	if err != nil {
+		return nil, sweep.LabelSet{}, err
+	}
 	stored, err := s.store.SweepPairs(ctx, c.ID)
 	if err != nil {
 		return nil, sweep.LabelSet{}, err
+	}
+	if keep {
+		cl := s.labels.campaign(c.ID)
+		cl.mu.Lock()
+		cl.fill(c, m, stored)
+		cl.mu.Unlock()
 	}
 	pairs := make([]sweep.LabeledPair, 0, len(stored))
 	for _, p := range stored {
@@ -47,15 +62,7 @@ func (s *Service) labelsNow(ctx context.Context, c db.Campaign, ids []int64) ([]
 		if !okA || !okB {
 			continue
 		}
-		lp := sweep.LabeledPair{ID: p.ID, A: a, B: b, Flagged: p.Flagged, Skipped: p.Skipped,
-			Design: p.Design, Stratum: p.Stratum, FrameSize: p.FrameSize, Origin: p.Origin}
-		for _, l := range p.Labels {
-			// A label given by someone signed in is a person's; one imported or made by a
-			// rule (the demo's "demo-rules") counts only where no person settles the pair.
-			lp.Labels = append(lp.Labels, sweep.Label{Annotator: l.Annotator, Kind: string(l.Kind), Category: l.Category,
-				Duplicate: l.Duplicate, Rule: !l.ByAccount})
-		}
-		pairs = append(pairs, lp)
+		pairs = append(pairs, labeledPair(p, a, b))
 	}
 	ls, err := sweep.ResolveAll(pairs, c.Categories, len(ids))
 	if err != nil {
@@ -83,14 +90,16 @@ func fromSnapshot(snap []snapPair, ids []int64) ([]sweep.LabeledPair, error) {
 		index[id] = i
 	}
 	out := make([]sweep.LabeledPair, len(snap))
+	one := make([]sweep.Label, len(snap)) // each pair's one label, in one allocation
 	for i, p := range snap {
 		a, okA := index[p.A]
 		b, okB := index[p.B]
 		if !okA || !okB {
 			return nil, fmt.Errorf("label snapshot: pair %d names a document the dataset no longer holds", p.ID)
 		}
+		one[i] = sweep.Label{Annotator: snapshotAnnotator, Kind: sweep.Adjudication, Category: p.Category, Duplicate: p.Duplicate}
 		out[i] = sweep.LabeledPair{ID: p.ID, A: a, B: b, Design: p.Design, Stratum: p.Stratum, FrameSize: p.FrameSize, Origin: p.Origin,
-			Labels: []sweep.Label{{Annotator: snapshotAnnotator, Kind: sweep.Adjudication, Category: p.Category, Duplicate: p.Duplicate}}}
+			Labels: one[i : i+1 : i+1]}
 	}
 	return out, nil
 }
@@ -100,11 +109,47 @@ func (s *Service) readSnapshot(ctx context.Context, id int64) ([]snapPair, error
 	if err != nil {
 		return nil, err
 	}
-	var snap []snapPair
-	if err := json.Unmarshal([]byte(text), &snap); err != nil {
+	snap, err := decodeSnapshot(text)
+	if err != nil {
 		return nil, fmt.Errorf("label snapshot of sweep %d: %w", id, err)
 	}
 	return snap, nil
+}
+
+// decodeSnapshot decodes a stored snapshot (a JSON list of pairs, or null) pair by pair
+// into a slice of the right size: a campaign may count a million pairs, and decoding the
+// list whole grows it by copies.
+func decodeSnapshot(text string) ([]snapPair, error) {
+	dec := json.NewDecoder(strings.NewReader(text))
+	tok, err := dec.Token()
+	switch {
+	case err != nil:
+		return nil, err
+	case tok == nil: // null: no pair
+		return nil, trailing(dec)
+	case tok != json.Delim('['):
+		return nil, fmt.Errorf("not a list: starts with %v", tok)
+	}
+	snap := make([]snapPair, 0, strings.Count(text, "{"))
+	for dec.More() {
+		var p snapPair
+		if err := dec.Decode(&p); err != nil {
+			return nil, fmt.Errorf("pair %d: %w", len(snap)+1, err)
+		}
+		snap = append(snap, p)
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, err
+	}
+	return snap, trailing(dec)
+}
+
+// trailing is an error if anything follows the decoded value.
+func trailing(dec *json.Decoder) error {
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("data after the list")
+	}
+	return nil
 }
 
 // without returns ids (ascending) less those of out (ascending).

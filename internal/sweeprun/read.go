@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/sweep"
 )
 
 // Get returns a sweep, with its JobID when it runs in this process.
@@ -73,12 +74,12 @@ func (s *Service) Results(ctx context.Context, id int64) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(fresh) > 0 {
+	if len(fresh) > 0 || len(e.kept) > 0 {
 		// A new slice: what earlier calls returned is never changed under them.
-		rs := make([]Result, 0, len(e.rs)+len(fresh))
-		rs = append(append(rs, e.rs...), fresh...)
+		rs := make([]Result, 0, len(e.rs)+len(e.kept)+len(fresh))
+		rs = append(append(append(rs, e.rs...), e.kept...), fresh...)
 		slices.SortFunc(rs, func(a, b Result) int { return cmp.Compare(a.Ordinal, b.Ordinal) })
-		e.rs = rs
+		e.rs, e.kept = rs, nil
 		for _, r := range fresh {
 			e.maxID = max(e.maxID, r.ID)
 		}
@@ -112,7 +113,31 @@ func (s *Service) ResultsAfter(ctx context.Context, id, after int64) ([]Result, 
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	s.decoded.Add(int64(len(out)))
 	return out, nil
+}
+
+// add keeps results a sweep's job has just stored (rows with their IDs, 0 for one not
+// stored; results the scored values they were written from) in the sweep's entry, when
+// the entry holds every result stored before them (those up to the row ID before): a
+// page reading them then finds them decoded. An entry holds every row up to its maxID:
+// rows of one sweep are written one transaction at a time, and a reader sees a
+// transaction whole or not at all.
+func (c *resultCache) add(id int64, rows []db.SweepResult, results []sweep.Result, before int64) {
+	e := c.entry(id)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.maxID < before {
+		return // the entry was dropped meanwhile (or never read): Results reads the store
+	}
+	maxID := e.maxID
+	for i, row := range rows {
+		if row.ID > e.maxID {
+			e.kept = append(e.kept, Result{ID: row.ID, Ordinal: row.Ordinal, Result: results[i]})
+			maxID = max(maxID, row.ID)
+		}
+	}
+	e.maxID = maxID
 }
 
 // resultsKept is how many sweeps' decoded results Results keeps.
@@ -120,8 +145,9 @@ const resultsKept = 3
 
 type resultEntry struct {
 	mu    sync.Mutex
-	maxID int64
-	rs    []Result
+	maxID int64    // every result stored up to this row ID is in rs or kept
+	rs    []Result // by ordinal
+	kept  []Result // added by the sweep's job since the last read, in no order
 }
 
 // resultCache keeps the decoded results of the last few sweeps asked for.
@@ -208,7 +234,9 @@ func (s *Service) SetNotes(ctx context.Context, id int64, name, notes string) er
 }
 
 // LabelsChanged compares the campaign's resolved labels now with those the sweep was
-// scored on.
+// scored on. The campaign's labels are kept resolved and brought up to date from what
+// changed in the store (labelCache), so a look costs the comparison, not a read of every
+// label.
 func (s *Service) LabelsChanged(ctx context.Context, id int64) (LabelDiff, error) {
 	sw, err := s.store.Sweep(ctx, id)
 	if err != nil {
@@ -218,37 +246,5 @@ func (s *Service) LabelsChanged(ctx context.Context, id int64) (LabelDiff, error
 	if err != nil {
 		return LabelDiff{}, err
 	}
-	all, err := s.store.DatasetDocumentIDs(ctx, c.DatasetID)
-	if err != nil {
-		return LabelDiff{}, err
-	}
-	leftOut, err := s.store.SweepLeftOut(ctx, id)
-	if err != nil {
-		return LabelDiff{}, err
-	}
-	_, ls, err := s.labelsNow(ctx, c, without(all, leftOut))
-	if err != nil {
-		return LabelDiff{}, err
-	}
-	snap, err := s.readSnapshot(ctx, id)
-	if err != nil {
-		return LabelDiff{}, err
-	}
-	then := make(map[int64]snapPair, len(snap))
-	for _, p := range snap {
-		then[p.ID] = p
-	}
-	d := LabelDiff{Version: ls.Version}
-	for _, p := range ls.Pairs {
-		old, ok := then[p.ID]
-		switch {
-		case !ok:
-			d.Added++
-		case old.Category != p.Category || old.Duplicate != p.Duplicate:
-			d.Changed++
-		}
-		delete(then, p.ID)
-	}
-	d.Removed = len(then)
-	return d, nil
+	return s.labelDiff(ctx, sw, c)
 }

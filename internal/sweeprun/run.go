@@ -70,7 +70,7 @@ func (s *Service) start(ctx context.Context, req StartRequest, rerunOf int64) (S
 	if err != nil {
 		return Sweep{}, err
 	}
-	_, ls, err := s.labelsNow(ctx, c, ids)
+	_, ls, err := s.labelsNow(ctx, c, ids, true)
 	if err != nil {
 		return Sweep{}, err
 	}
@@ -81,7 +81,8 @@ func (s *Service) start(ctx context.Context, req StartRequest, rerunOf int64) (S
 	if err != nil {
 		return Sweep{}, fmt.Errorf("start sweep: %w", err)
 	}
-	snap, err := json.Marshal(snapshot(ls, ids))
+	pairs := snapshot(ls, ids)
+	snap, err := json.Marshal(pairs)
 	if err != nil {
 		return Sweep{}, fmt.Errorf("start sweep: %w", err)
 	}
@@ -101,6 +102,8 @@ func (s *Service) start(ctx context.Context, req StartRequest, rerunOf int64) (S
 	if err != nil {
 		return Sweep{}, err
 	}
+	// What its pages compare the campaign's labels with (LabelsChanged), at hand now.
+	s.labels.keep(c.ID, id, pairs, ids)
 	// The label counts are known now; the design and the baseline when the run returns.
 	sum := Summary{Labels: countsOf(ls)}
 	if err := s.setSummary(ctx, id, sum); err != nil {
@@ -326,7 +329,28 @@ func (s *Service) runJob(ctx context.Context, id int64, r *run, report jobs.Repo
 	if ferr := s.store.FinishSweep(context.WithoutCancel(ctx), id, string(state), msg, ""); ferr != nil {
 		return errors.Join(err, ferr)
 	}
+	if state == Done {
+		s.warmDashboard(context.WithoutCancel(ctx), id)
+	}
 	return err
+}
+
+// warmDashboard computes what a finished sweep's dashboard shows first, so that it is
+// ready when the page opens: the analysis under the default target and the live
+// threshold panel of the configuration it selects (the recommendation, else the first
+// result), with its prepared candidates. A failure here is the page's to report when it
+// asks again.
+func (s *Service) warmDashboard(ctx context.Context, id int64) {
+	a, err := s.Analyze(ctx, id, sweep.DefaultTarget)
+	if err != nil || len(a.Results) == 0 {
+		return
+	}
+	sel := 0
+	if a.RecErr == nil {
+		sel = a.Rec.Index
+	}
+	c := a.Results[sel].Config
+	_, _ = s.Select(ctx, id, c, c.Threshold)
 }
 
 // failureMessage is what a failed sweep stores and its page shows: the error itself
@@ -407,8 +431,21 @@ func (s *Service) score(ctx context.Context, id int64, r *run, report jobs.Repor
 
 	start := time.Now()
 	setProgress(func(p *Progress) { p.Phase, p.Started = "scoring", start })
+	// lastID is the largest row ID of the sweep's results stored so far: those of a
+	// resumed sweep are read (and kept decoded) first.
+	var lastID int64
+	if len(stored) > 0 {
+		before, err := s.Results(ctx, id)
+		if err != nil {
+			return err
+		}
+		for _, r := range before {
+			lastID = max(lastID, r.ID)
+		}
+	}
 	scored := 0
 	var buf []db.SweepResult
+	var bufRes []sweep.Result // buf's results, as scored
 	last := time.Now()
 	var flushErr error
 	// Writes are not cancelled with the sweep: what was scored before a cancel is kept.
@@ -423,7 +460,13 @@ func (s *Service) score(ctx context.Context, id int64, r *run, report jobs.Repor
 		for _, row := range buf {
 			stored[row.Ordinal] = true
 		}
-		buf, last = buf[:0], time.Now()
+		// The results just stored are decoded already: a page that shows them reads
+		// none of them back (Results).
+		s.results.add(id, buf, bufRes, lastID)
+		for _, row := range buf {
+			lastID = max(lastID, row.ID)
+		}
+		buf, bufRes, last = buf[:0], bufRes[:0], time.Now()
 		done := len(stored)
 		if s.afterFlush != nil {
 			s.afterFlush(id, done)
@@ -450,6 +493,7 @@ func (s *Service) score(ctx context.Context, id int64, r *run, report jobs.Repor
 		pending[o] = true
 		scored++
 		buf = append(buf, row)
+		bufRes = append(bufRes, res)
 		if len(buf) >= s.flushEvery || time.Since(last) >= flushAfter {
 			flush()
 		}

@@ -21,10 +21,37 @@ const StatesKept = 4
 // configuration over the campaign's dataset). Result.Optimal and Result.Observed are
 // left zero (the stored result of the configuration has them; the datasketch optimum
 // can take 100 ms for a new threshold).
+//
+// The last few selections are kept (SelectionsKept): the dashboard and two of its charts
+// ask for the same one, and the outcomes of a campaign's every labeled pair are sorted
+// each time (a second at a million pairs). Callers must not modify what they get.
 func (s *Service) Select(ctx context.Context, id int64, c sweep.Config, threshold float64) (Selection, error) {
 	if !(threshold > 0 && threshold <= 1) {
 		return Selection{}, &sweep.GridError{Axis: "thresholds", Index: 0, Msg: fmt.Sprintf("threshold %v outside (0, 1]", threshold)}
 	}
+	c.Threshold = threshold
+	k := stateKey{id, c}
+	e, owner := s.selections.entry(k)
+	if owner {
+		e.sel, e.err = s.selectAfresh(ctx, id, c, threshold)
+		if e.err != nil {
+			s.selections.drop(k, e)
+		}
+		close(e.ready)
+	}
+	select {
+	case <-e.ready:
+		return e.sel, e.err
+	case <-ctx.Done():
+		return Selection{}, ctx.Err()
+	}
+}
+
+// SelectionsKept is how many selections Select keeps: each holds the outcome of every
+// counted pair (about 80 bytes a pair).
+const SelectionsKept = 4
+
+func (s *Service) selectAfresh(ctx context.Context, id int64, c sweep.Config, threshold float64) (Selection, error) {
 	st, err := s.state(ctx, id, c)
 	if err != nil {
 		return Selection{}, err
@@ -108,6 +135,7 @@ type stateEntry struct {
 	key   stateKey
 	ready chan struct{}
 	st    *sweep.State
+	sel   Selection // in the selections cache, whose keys hold the threshold
 	err   error
 }
 

@@ -23,6 +23,7 @@ package sweeprun
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dedupstudio/dedupstudio/internal/db"
@@ -87,8 +88,11 @@ type Service struct {
 	// volumeLimit is the most signature values a sweep may need (CheckVolume).
 	volumeLimit int64
 	states      *stateCache   // prepared configurations for Select
+	selections  *stateCache   // what Select answered last
 	results     resultCache   // decoded results of the last few sweeps
+	decoded     atomic.Int64  // results read back from the store (decoding is what a first view costs)
 	analyses    analysisCache // what their results say together (Analyze)
+	labels      labelCache    // campaigns' labels resolved, for LabelsChanged
 
 	// flushEvery results are stored in one transaction (flushAfter at the latest);
 	// afterFlush, when set (tests), is called from the sweep's goroutine after each.
@@ -100,6 +104,7 @@ type Service struct {
 // run in.
 func New(store *db.DB, cache *sigcache.Cache, reg *jobs.Registry) *Service {
 	return &Service{store: store, cache: cache, jobs: reg, running: map[int64]*run{}, states: newStateCache(StatesKept),
+		selections: newStateCache(SelectionsKept),
 		flushEvery: 64, turn: map[int64]chan struct{}{}, volumeLimit: MaxSignatureValues}
 }
 

@@ -450,7 +450,7 @@ func TestSelectMatchesRescore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pairs, _, err := e.svc.labelsNow(ctx, e.campaign, docs.IDs)
+	pairs, _, err := e.svc.labelsNow(ctx, e.campaign, docs.IDs, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,8 +47,12 @@ const Annotators = 20
 // open meanwhile; its caches must not hold the new dataset yet.
 func Build(ctx context.Context, path, name string, spec Campaign) (Built, error) {
 	var b Built
-	if spec.Docs < 100 || spec.Pairs < 1 || spec.Pairs > 2*spec.Docs {
-		return b, fmt.Errorf("dbtest: %d pairs over %d documents: want at least 100 documents and at most 2 pairs per document", spec.Pairs, spec.Docs)
+	// Pair k joins document k mod D with the one 17m further on, m = 1 + k div D: the
+	// pairs are distinct while 17m mod D never meets D - 17m' mod D, so for m < D/2 when
+	// 17 does not divide D (a campaign of many pairs over few documents, as a team that
+	// labels for long has).
+	if spec.Docs < 100 || spec.Pairs < 1 || spec.Pairs > 2*spec.Docs && (spec.Docs%17 == 0 || spec.Pairs > spec.Docs*(spec.Docs/2-1)) {
+		return b, fmt.Errorf("dbtest: %d pairs over %d documents: want at least 100 documents and at most 2 pairs per document, or D(D/2-1) when 17 does not divide D", spec.Pairs, spec.Docs)
 	}
 	conn, err := sql.Open("sqlite", "file:"+filepath.ToSlash(path)+"?_pragma=foreign_keys(1)&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_txlock=immediate")
 	if err != nil {

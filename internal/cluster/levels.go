@@ -1,0 +1,248 @@
+package cluster
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/dedupstudio/dedupstudio/internal/unionfind"
+)
+
+// Levels follows one clustering (a policy and a keeper rule) down a falling list of
+// thresholds, as a sweep scores them, and at each threshold clusters again only the
+// connected components whose clusters can differ from those at the threshold before.
+//
+// As the threshold falls from t to t' < t, edges are only accepted, never dropped, so
+// components only merge. A component that no edge accepted in [t', t) touches has the
+// same nodes and the same accepted edges at t' as at t. Its policy then walks it the
+// same way and makes the same tests, unless one of them changes its answer: a test is
+// a similarity compared with the threshold, from an edge (an edge inside the component
+// whose similarity is in [t', t) would have been accepted in between, so none is) or
+// from a Sim call. Levels remembers, per component, the largest Sim value its clustering
+// found under the threshold; when it is under t' too, every test has the same answer
+// and the component's clusters are the same. The others are clustered again, exactly as
+// Graph.Cluster clusters them at t': at every threshold the clusters of the components
+// as last reported are those of Graph.Cluster (checked on random graphs against it).
+//
+// A Levels is not safe for concurrent use; Sim may be called concurrently by the Levels
+// of other policies and rules of the same Graph.
+type Levels struct {
+	r       *run
+	comp    *unionfind.Forest // components of the accepted edges, over nodes
+	next    []int32           // each component's nodes as a list from its root along next (-1 ends it)
+	tail    []int32           // per root: the last node of its list
+	added   int               // edges of g.sortedEdges() accepted so far
+	below   []float64         // per root: the largest Sim value under the threshold its clustering compared
+	touched []int32           // per root: the Lower call whose accepted edges touched it
+	calls   int32
+	live    []int32 // roots of the components worth clustering: two nodes or more, or an exact group
+	ks      keeperStar
+	cl      completeLink
+	started bool
+
+	// What Lower returns, kept for the next call's reuse.
+	level   Level
+	roots   []int32
+	nodes   []int32
+	ranks   []int32
+	edges   []cedge
+	members []int32
+}
+
+// Level is what changed at one threshold of Levels: the components clustered anew and
+// those merged into them. A component's ID is its root node, stable until it changes
+// again; a component not listed keeps the clusters it was last reported with. Slices
+// are valid until the next Lower.
+type Level struct {
+	Threshold float64
+	Changed   []Component
+	// Gone are the IDs of components reported before that are now part of a changed one.
+	Gone []int32
+}
+
+// Component is the clusters of one connected component of the accepted edges: every
+// cluster of two documents or more (a component can be one exact group alone).
+type Component struct {
+	ID       int32
+	Clusters []LevelCluster
+}
+
+// LevelCluster is one cluster: its documents (ascending, the keeper included) and the
+// one it keeps. The others are removed, as Graph.Cluster's Cluster.Removed lists them.
+type LevelCluster struct {
+	Keeper  int
+	Members []int32
+}
+
+// FollowsLevels reports whether Levels clusters policy p: the policies of this package.
+// A policy registered from elsewhere is clustered at each threshold by Graph.Cluster.
+func FollowsLevels(p Policy) bool {
+	return p == Components || p == KeeperStar || p == CompleteLink
+}
+
+// Levels returns the clustering of g under cfg's policy, rule and budget (its Threshold
+// is not used: Lower sets it), before any edge is accepted.
+func (g *Graph) Levels(cfg Config) (*Levels, error) {
+	cfg.Threshold = 1
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if !FollowsLevels(cfg.Policy) {
+		return nil, &InputError{Field: "policy", Msg: "Levels does not follow policy " + strconv.Quote(string(cfg.Policy))}
+	}
+	cfg.Lean = true
+	nn := g.nodes()
+	r := &run{
+		g: g, cfg: cfg, t: math.Inf(1), order: newOrder(cfg.Rule, g.in.Docs), forced: -1,
+		rep:   make([]int32, nn),
+		stamp: make([]int32, nn), known: make([]float64, nn),
+		mark: make([]int32, nn),
+		uf:   unionfind.New(nn),
+	}
+	for u := range int32(nn) {
+		grp := g.group(u)
+		best := grp[0]
+		for _, d := range grp[1:] {
+			if r.order.less(int(d), int(best)) {
+				best = d
+			}
+		}
+		r.rep[u] = best
+	}
+	if cfg.Policy == CompleteLink {
+		r.memo = make(map[uint64]float64)
+	}
+	l := &Levels{r: r, comp: unionfind.New(nn), next: make([]int32, nn), tail: make([]int32, nn),
+		below: make([]float64, nn), touched: make([]int32, nn)}
+	for u := range int32(nn) {
+		l.next[u], l.tail[u] = -1, u
+		l.below[u] = math.Inf(1) // never clustered
+		if len(g.group(u)) > 1 {
+			l.live = append(l.live, u)
+		}
+	}
+	return l, nil
+}
+
+// Lower moves the clustering to threshold t, at most the threshold of the call before,
+// and returns what changed.
+func (l *Levels) Lower(t float64) (*Level, error) {
+	r := l.r
+	if !(t >= 0 && t <= 1) {
+		return nil, &InputError{Field: "threshold", Msg: fmt.Sprintf("%v is not in [0, 1]", t)}
+	}
+	if l.started && t > r.t {
+		return nil, &InputError{Field: "threshold", Msg: fmt.Sprintf("%v is above the threshold before, %v: Levels only lowers it", t, r.t)}
+	}
+	l.started = true
+	r.t = t
+	l.calls++
+	lv := &l.level
+	lv.Threshold, lv.Changed, lv.Gone = t, lv.Changed[:0], lv.Gone[:0]
+	l.members = l.members[:0]
+
+	// Accept the edges that reach t and merge their components.
+	all := r.g.sortedEdges()
+	roots := l.roots[:0]
+	for ; l.added < len(all) && all[l.added].s >= t; l.added++ {
+		e := all[l.added]
+		ru, rv := l.comp.Find(e.u), l.comp.Find(e.v)
+		l.touched[ru], l.touched[rv] = l.calls, l.calls
+		if ru == rv {
+			continue
+		}
+		keep, gone, _ := l.comp.Union(ru, rv)
+		l.next[l.tail[keep]] = gone
+		l.tail[keep] = l.tail[gone]
+		l.touched[keep] = l.calls
+		roots = append(roots, keep)
+	}
+	// The components now: those before that are still roots, and the new ones.
+	live := l.live[:0]
+	for _, u := range l.live {
+		if l.comp.Find(u) == u {
+			live = append(live, u)
+		} else if !math.IsInf(l.below[u], 1) {
+			lv.Gone = append(lv.Gone, u) // reported before, merged now
+		}
+	}
+	for _, u := range roots {
+		if l.comp.Find(u) == u {
+			live = append(live, u)
+		}
+	}
+	slices.Sort(live)
+	live = slices.Compact(live)
+	l.live, l.roots = live, roots
+
+	for _, root := range live {
+		if l.touched[root] != l.calls && l.below[root] < t {
+			continue // same nodes, same accepted edges, every test on the same side
+		}
+		nodes := l.nodes[:0]
+		for u := root; u >= 0; u = l.next[u] {
+			nodes = append(nodes, u)
+		}
+		slices.Sort(nodes)
+		l.nodes = nodes
+		r.below = -1
+		r.protos, r.pnodes, r.psims = r.protos[:0], r.pnodes[:0], r.psims[:0]
+		switch r.cfg.Policy {
+		case Components:
+			r.addProto(r.pick(nodes), nodes)
+		case KeeperStar:
+			l.ks.component(r, nodes)
+		case CompleteLink:
+			l.cl.component(r, nodes, l.componentEdges(nodes))
+		}
+		l.below[root] = r.below
+		lv.Changed = append(lv.Changed, Component{ID: root, Clusters: l.clusters()})
+	}
+	return lv, nil
+}
+
+// componentEdges returns the accepted edges between nodes (a whole component) in
+// complete-link's order, the order of g.sortedEdges: an edge is accepted when its place
+// there is under added, and the places sort as integers.
+func (l *Levels) componentEdges(nodes []int32) []cedge {
+	g := l.r.g
+	all := g.sortedEdges()
+	ranks := l.ranks[:0]
+	for _, u := range nodes {
+		off := int(g.adjOff[u])
+		for i, x := range g.neighbours(u) {
+			if rk := g.rank[off+i]; x.v > u && int(rk) < l.added {
+				ranks = append(ranks, rk)
+			}
+		}
+	}
+	slices.Sort(ranks)
+	edges := l.edges[:0]
+	for _, rk := range ranks {
+		edges = append(edges, all[rk])
+	}
+	l.ranks, l.edges = ranks, edges
+	return edges
+}
+
+// clusters turns the protos of one component into its clusters of two documents or more
+// (as result does).
+func (l *Levels) clusters() []LevelCluster {
+	r, g := l.r, l.r.g
+	var out []LevelCluster
+	for _, p := range r.protos {
+		off := len(l.members)
+		for _, u := range r.pnodes[p.off:p.end] {
+			l.members = append(l.members, g.group(u)...)
+		}
+		if len(l.members)-off < 2 {
+			l.members = l.members[:off]
+			continue
+		}
+		ms := l.members[off:len(l.members):len(l.members)]
+		slices.Sort(ms)
+		out = append(out, LevelCluster{Keeper: int(r.rep[p.keeper]), Members: ms})
+	}
+	return out
+}

@@ -1,0 +1,178 @@
+package sweep
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dedupstudio/dedupstudio/internal/lsh"
+)
+
+// The engine's speed work must leave every figure a sweep reports unchanged, bit for bit:
+// the tests here write the JSON of every result of a sweep (timings zeroed, the only
+// figures that depend on the machine) with the report's model and baseline, and compare
+// its SHA-256 with one recorded before the work. -update-results records them again
+// (only when a change of figures is meant).
+
+var updateResults = flag.Bool("update-results", false, "record the results digests of TestResultsUnchanged again")
+
+// resultsVariants are the label sets a sweep estimates from in three different ways:
+// the demo's own design (its strata are the model's cells), the same pairs as the
+// studio's draws (one pooled cell per bin, bin sizes from the dataset's frame), and the
+// pairs without any design (no model: labeled-pairs figures only).
+func resultsVariants(d demoSample) map[string][]LabeledPair {
+	studio := make([]LabeledPair, len(d.design))
+	for i, p := range d.design {
+		p.Design, p.Stratum, p.FrameSize = "jdraw-identical", "", 0
+		studio[i] = p
+	}
+	return map[string][]LabeledPair{"design": d.design, "studio": studio, "none": d.pairs}
+}
+
+// writeResults writes rep as the lines the digests are taken of: the model, the
+// baseline, then every result, each as JSON with its timings zeroed.
+func writeResults(w io.Writer, rep *Report) error {
+	enc := json.NewEncoder(w)
+	if err := enc.Encode(rep.Model); err != nil {
+		return err
+	}
+	if err := enc.Encode(rep.Baseline); err != nil {
+		return err
+	}
+	for _, r := range rep.Results {
+		r.CandidateTime, r.ScoreTime = 0, 0
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// identicalGrid is small enough for every test run and reaches every path the default
+// grid does: two representations (word and char, so the model's representation is one
+// of them and not the other), k=64 and 128 sharing signatures, a generous and a steep
+// shape, thresholds from 0.3 to 0.9, both verifications and every registered policy.
+func identicalGrid(t testing.TB) Grid {
+	t.Helper()
+	var specs []lsh.Spec
+	for _, s := range []string{"level=word size=5 k=128", "level=word size=5 k=64", "level=char size=5 k=128"} {
+		sp, err := lsh.ParseSpec(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		specs = append(specs, sp)
+	}
+	return Grid{Specs: specs, Shapes: []lsh.Shape{{Bands: 32, Rows: 2}, {Bands: 16, Rows: 4}, {Bands: 8, Rows: 8}},
+		Thresholds: Steps(0.3, 0.9, 0.1), Verifications: []Verification{MinHashEstimate, ExactJaccard}, Policies: RegisteredPolicies()}
+}
+
+// TestResultsUnchanged runs identicalGrid on the demo under each way of estimating and
+// compares the digest of every figure with the one recorded in testdata.
+func TestResultsUnchanged(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a sweep of 2,016 configurations per variant")
+	}
+	d := loadDemo(t)
+	g := identicalGrid(t)
+	sigs := precompute(t, d.texts, g.Specs)
+	golden := filepath.Join("testdata", "results-digests.txt")
+	want := map[string]string{}
+	if b, err := os.ReadFile(golden); err == nil {
+		for line := range strings.SplitSeq(strings.TrimSpace(string(b)), "\n") {
+			if name, sum, ok := strings.Cut(line, " "); ok {
+				want[name] = sum
+			}
+		}
+	}
+	got := map[string]string{}
+	variants := resultsVariants(d)
+	for _, name := range []string{"design", "studio", "none"} {
+		in := textInput(d.texts, variants[name], sigs)
+		rep, err := Run(context.Background(), in, g, Options{Seed: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := sha256.New()
+		if err := writeResults(h, rep); err != nil {
+			t.Fatal(err)
+		}
+		got[name] = digest(h)
+		if !*updateResults && got[name] != want[name] {
+			t.Errorf("%s: results digest %s; want %s (the figures changed: write both versions with DEDUP_RESULTS_DUMP and compare)", name, got[name], want[name])
+		}
+	}
+	if *updateResults {
+		var b strings.Builder
+		for _, name := range []string{"design", "studio", "none"} {
+			fmt.Fprintf(&b, "%s %s\n", name, got[name])
+		}
+		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func prefixes(sigs []lsh.Signature, k int) []lsh.Signature {
+	out := make([]lsh.Signature, len(sigs))
+	for i, s := range sigs {
+		out[i] = s[:k]
+	}
+	return out
+}
+
+func digest(h hash.Hash) string { return hex.EncodeToString(h.Sum(nil)) }
+
+// TestDumpDefaultResults writes every result of DefaultGrid on the demo, under each way
+// of estimating, to DEDUP_RESULTS_DUMP/<variant>.jsonl, and prints their digests: run it
+// before and after a change to the engine and compare (the files, or the digests).
+func TestDumpDefaultResults(t *testing.T) {
+	dir := os.Getenv("DEDUP_RESULTS_DUMP")
+	if dir == "" {
+		t.Skip("set DEDUP_RESULTS_DUMP to a folder to write the default grid's results there")
+	}
+	only := os.Getenv("DEDUP_RESULTS_VARIANT")
+	d := loadDemo(t)
+	g := DefaultGrid()
+	sigs := precompute(t, d.texts, g.Specs)
+	// The studio's frame is banded under the model's representation (word 5, k=128): a
+	// prefix of k=256's signatures, as the store's provider gives it.
+	rep := lsh.DefaultSpec()
+	for s, all := range sigs {
+		if s.Hashes > rep.Hashes && CanPrefix(rep, s) {
+			sigs[rep] = prefixes(all, rep.Hashes)
+		}
+	}
+
+	variants := resultsVariants(d)
+	for _, name := range []string{"design", "studio", "none"} {
+		if only != "" && only != name {
+			continue
+		}
+		in := textInput(d.texts, variants[name], sigs)
+		rep, err := Run(context.Background(), in, g, Options{Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Create(filepath.Join(dir, name+".jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := sha256.New()
+		if err := writeResults(io.MultiWriter(f, h), rep); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: %d results, sha256 %s", name, len(rep.Results), digest(h))
+	}
+}

@@ -1,0 +1,196 @@
+package sweeprun
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"testing"
+
+	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/labels"
+)
+
+// TestLabelsChangedFollowsTheStore: LabelsChanged, kept up to date from what changed in
+// the store, answers what comparing the campaign's labels read afresh with the sweep's
+// snapshot answers, after each of: nothing, a person's label that overrides a rule
+// label, an adjudication, a flag, a skip, a retraction (read incrementally), and a new
+// pair (read again whole).
+func TestLabelsChangedFollowsTheStore(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	grid := smallGrid()
+	grid.Specs = grid.Specs[:1]
+	grid.Verifications = grid.Verifications[:1]
+	sw := e.run(StartRequest{CampaignID: e.campaign.ID, Name: "before", Grid: grid})
+	pairs, err := e.store.SweepPairs(ctx, e.campaign.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := e.store.DatasetDocumentIDs(ctx, e.campaign.DatasetID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(step string) {
+		t.Helper()
+		got, err := e.svc.LabelsChanged(ctx, sw.ID)
+		if err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		if want := e.labelDiffAfresh(sw.ID); got != want {
+			t.Errorf("%s: LabelsChanged = %+v; read afresh %+v", step, got, want)
+		}
+	}
+	check("right after")
+	check("again")
+	var last db.LabelEvent
+	event := func(p db.SweepPair, l db.NewLabel, previous int64) {
+		t.Helper()
+		ev, err := e.store.RecordEvent(ctx, e.campaign.ID, p.ID, l, previous)
+		if err != nil {
+			t.Fatalf("%s on pair %d: %v", l.Kind, p.ID, err)
+		}
+		last = ev
+	}
+	u, err := e.store.CreateUser(ctx, "test", "person", "reviewer", "not a hash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	flip := func(p db.SweepPair) (string, bool) {
+		if p.Labels[0].Duplicate {
+			return "different", false
+		}
+		return "exact", true
+	}
+	cat, dup := flip(pairs[1])
+	event(pairs[1], db.NewLabel{Annotator: "person", UserID: u.ID, Kind: labels.KindLabel, Category: cat, Duplicate: dup}, 0)
+	check("a person's label")
+	cat, dup = flip(pairs[2])
+	event(pairs[2], db.NewLabel{Annotator: "lead", UserID: u.ID, Kind: labels.KindAdjudication, Category: cat, Duplicate: dup}, 0)
+	check("an adjudication")
+	event(pairs[3], db.NewLabel{Annotator: "person", UserID: u.ID, Kind: labels.KindFlag, Category: "minor"}, 0)
+	check("a flag")
+	event(pairs[4], db.NewLabel{Annotator: "person", UserID: u.ID, Kind: labels.KindSkip, Category: "minor"}, 0)
+	check("a skip")
+	event(pairs[1], db.NewLabel{Annotator: "person", UserID: u.ID, Kind: labels.KindRetract, Category: "minor"}, last.ID-3)
+	check("a retraction")
+	if err := e.store.AddLabels(ctx, e.campaign.ID, []db.NewLabel{{DocA: ids[0], DocB: ids[len(ids)-1], Annotator: "ann", Category: "different"}},
+		"test"); err != nil {
+		t.Fatal(err)
+	}
+	check("a new pair")
+	// Each event was caught up with by reading its pair; the new pair made it read all.
+	if cl := e.svc.labels.campaign(e.campaign.ID); cl.reads != 2 || cl.catchUps != 5 {
+		t.Errorf("%d whole reads, %d catch-ups; want 2 (the first, the new pair) and 5 (the events)", cl.reads, cl.catchUps)
+	}
+	// The label overriding the rules was retracted; the skipped pair keeps its rule label.
+	if d, _ := e.svc.LabelsChanged(ctx, sw.ID); d.Added != 1 || d.Changed != 1 || d.Removed != 1 {
+		t.Errorf("LabelsChanged = %+v at the end; want the new pair added, the adjudicated changed, the flagged removed", d)
+	}
+}
+
+// labelDiffAfresh compares the campaign's labels read afresh with the sweep's
+// snapshot, as LabelsChanged did before it kept them.
+func (e *env) labelDiffAfresh(id int64) LabelDiff {
+	e.t.Helper()
+	ctx := context.Background()
+	all, err := e.store.DatasetDocumentIDs(ctx, e.campaign.DatasetID)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	leftOut, err := e.store.SweepLeftOut(ctx, id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	c, err := e.store.Campaign(ctx, e.campaign.ID)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	_, ls, err := e.svc.labelsNow(ctx, c, without(all, leftOut), false)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	snap, err := e.svc.readSnapshot(ctx, id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	then := make(map[int64]snapPair, len(snap))
+	for _, p := range snap {
+		then[p.ID] = p
+	}
+	d := LabelDiff{Version: ls.Version}
+	for _, p := range ls.Pairs {
+		old, ok := then[p.ID]
+		switch {
+		case !ok:
+			d.Added++
+		case old.Category != p.Category || old.Duplicate != p.Duplicate:
+			d.Changed++
+		}
+		delete(then, p.ID)
+	}
+	d.Removed = len(then)
+	return d
+}
+
+// TestLabelCacheKeepsFewSweeps: a new sweep's comparison state is taken from Start, as
+// reading the store gives it, and a campaign's entry keeps at most sweepsKept sweeps,
+// dropping the one looked at longest ago (a sweep looked at again stays).
+func TestLabelCacheKeepsFewSweeps(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	grid := smallGrid()
+	grid.Specs = grid.Specs[:1]
+	grid.Verifications = grid.Verifications[:1]
+	sw := e.run(StartRequest{CampaignID: e.campaign.ID, Name: "kept", Grid: grid})
+	cl := e.svc.labels.campaign(e.campaign.ID)
+	cl.mu.Lock()
+	kept := cl.sweeps[sw.ID]
+	cl.mu.Unlock()
+	if kept == nil {
+		t.Fatal("no comparison state kept for the sweep Start made")
+	}
+	stored, err := e.store.Sweep(ctx, sw.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read, err := e.svc.sweepLabels(ctx, stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(kept.snap, read.snap) || !maps.Equal(kept.index, read.index) || len(kept.snap) == 0 {
+		t.Errorf("Start kept %d pairs over %d documents; the store gives %d over %d, or they differ",
+			len(kept.snap), len(kept.index), len(read.snap), len(read.index))
+	}
+	want, err := e.svc.LabelsChanged(ctx, sw.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Other sweeps come and go (ids above and below the real one); the real one is
+	// looked at between them.
+	for i := range 3 * sweepsKept {
+		id := sw.ID + 1000 + int64(i)
+		if i%2 == 1 {
+			id = -int64(i)
+		}
+		cl.mu.Lock()
+		cl.put(id, &sweepLabels{})
+		n := len(cl.sweeps)
+		cl.mu.Unlock()
+		if n > sweepsKept {
+			t.Fatalf("%d sweeps kept after %d; at most %d", n, i+1, sweepsKept)
+		}
+		if i%5 == 4 {
+			if got, err := e.svc.LabelsChanged(ctx, sw.ID); err != nil || got != want {
+				t.Fatalf("LabelsChanged = %+v, %v; want %+v", got, err, want)
+			}
+		}
+	}
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	if cl.sweeps[sw.ID] != kept {
+		t.Error("the sweep looked at every fifth put was dropped")
+	}
+	if _, ok := cl.sweeps[sw.ID+1000]; ok {
+		t.Error("the first other sweep, never looked at again, is still kept")
+	}
+}
