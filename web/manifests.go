@@ -256,7 +256,7 @@ func (s *server) manifestView(r *http.Request, m db.Manifest) (templates.Manifes
 	v.Exported = m.State == review.Exported
 	v.CanRestore = approve && m.State == review.Exported
 	v.SignedOff = handoffSource(m).SignedOff()
-	v.ExportCommand = fmt.Sprintf("go run ./cmd/server export -db %s -manifest %d -format all -out engines/", s.commandDB(), m.ID)
+	v.ExportCommand = fmt.Sprintf("go run ./cmd/server handoff -db %s -manifest %d -format all -out engines/", s.commandDB(), m.ID)
 	v.ShapeNote = shapeNote(m)
 	if params, why := handoff.MilvusFunction(m.Params.Spec); params != nil {
 		b, _ := json.Marshal(params)

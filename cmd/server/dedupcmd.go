@@ -16,14 +16,14 @@ import (
 )
 
 func dedupCmd(args []string, stdout, stderr io.Writer) (err error) {
-	fs := newFlagSet("dedup",
-		"server dedup: run a calibrated configuration over a whole corpus on this machine and write the removals it\n"+
+	fs := newFlagSet("corpus-run",
+		"server corpus-run: run a calibrated configuration over a whole corpus on this machine and write the removals it\n"+
 			"proposes as a manifest in the review format (removals.csv, removals.jsonl, clusters.jsonl, summary.json).\n"+
-			"The configuration is a settings.json: `export -format json` of a manifest, or a sweep result's download.\n"+
+			"The configuration is a settings.json: `handoff -format json` of a manifest, or a sweep result's download.\n"+
 			"Memory stays bounded: signatures and shingle sets live in OUT, LSH buckets are sorted runs on disk.\n"+
 			"Run it again after a kill (same -config, -in, -out): it resumes from the last completed stage (the\n"+
 			"signatures stage from its last completed chunk); a changed config or input starts over.",
-		`go run ./cmd/server dedup -config settings.json -in corpus.jsonl.gz -out dedup-out/`, stderr)
+		`go run ./cmd/server corpus-run -config settings.json -in corpus.jsonl.gz -out dedup-out/`, stderr)
 	config := fs.String("config", "", "settings.json of a signed-off manifest or a sweep result")
 	in := fs.String("in", "", "the corpus: .jsonl, .csv, .tsv or .parquet, optionally .gz or .zst")
 	out := fs.String("out", "", "output folder (created; a run's own files in it are replaced)")

@@ -22,7 +22,7 @@ func TestDedupCommand(t *testing.T) {
 	path, first, _ := signedManifests(t)
 	dir := t.TempDir()
 	var stdout, stderr bytes.Buffer
-	if err := run([]string{"export", "-db", path, "-manifest", fmt.Sprint(first), "-format", "json", "-out", dir}, &stdout, &stderr); err != nil {
+	if err := run([]string{"handoff", "-db", path, "-manifest", fmt.Sprint(first), "-format", "json", "-out", dir}, &stdout, &stderr); err != nil {
 		t.Fatalf("export: %v\n%s", err, stderr.String())
 	}
 	corpus := filepath.Join(dir, "corpus.jsonl.gz")
@@ -33,7 +33,7 @@ func TestDedupCommand(t *testing.T) {
 		t.Fatalf("gencorpus wrote no truth file: %v", err)
 	}
 	out := filepath.Join(dir, "out")
-	args := []string{"dedup", "-config", filepath.Join(dir, "settings.json"), "-in", corpus, "-out", out}
+	args := []string{"corpus-run", "-config", filepath.Join(dir, "settings.json"), "-in", corpus, "-out", out}
 	stdout.Reset()
 	stderr.Reset()
 	if err := run(args, &stdout, &stderr); err != nil {

@@ -12,10 +12,10 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/handoff"
 )
 
-// exportCmd runs "export": a manifest's configuration for the engines that run at scale.
+// exportCmd runs "handoff" (once "export"): a manifest's configuration for the engines that run at scale.
 func exportCmd(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("export",
-		"server export: write a manifest's configuration (representation, bands x rows, threshold, verification,\n"+
+	fs := newFlagSet("handoff",
+		"server handoff: write a manifest's configuration (representation, bands x rows, threshold, verification,\n"+
 			"cluster policy) for the engines that deduplicate at scale, as programs that run as they are: milvus\n"+
 			"(README, a pymilvus script and a Go program for the official client: a MINHASH_LSH collection with\n"+
 			"search-before-insert, and Milvus's own MinHash function definition when it computes this representation\n"+
@@ -24,7 +24,7 @@ func exportCmd(args []string, stdout, stderr io.Writer) error {
 			"stages), json (a plain description), or all. Every file says what carries over and what does not, with\n"+
 			"the differences measured on the manifest's dataset (one pass over its texts; -measure=false skips it),\n"+
 			"and DRAFT when the manifest is not signed off. Nothing in the store changes.",
-		"go run ./cmd/server export -db dedupstudio.db -manifest 3 -format milvus -out engines/", stderr)
+		"go run ./cmd/server handoff -db dedupstudio.db -manifest 3 -format milvus -out engines/", stderr)
 	dbPath := fs.String("db", "dedupstudio.db", "database file")
 	id := fs.Int64("manifest", 0, "manifest id (on its page and in the list of manifests)")
 	format := fs.String("format", "all", "milvus, datasketch, datatrove, json or all")

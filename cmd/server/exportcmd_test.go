@@ -21,7 +21,7 @@ func TestExportCommand(t *testing.T) {
 	path, first, _ := signedManifests(t)
 	out := filepath.Join(t.TempDir(), "engines")
 	var stdout, stderr bytes.Buffer
-	if err := run([]string{"export", "-db", path, "-manifest", fmt.Sprint(first), "-out", out}, &stdout, &stderr); err != nil {
+	if err := run([]string{"handoff", "-db", path, "-manifest", fmt.Sprint(first), "-out", out}, &stdout, &stderr); err != nil {
 		t.Fatalf("export: %v\n%s", err, stderr.String())
 	}
 	for _, name := range []string{"settings.json", "milvus/README.md", "milvus/milvus_setup.py", "milvus/go/main.go",
@@ -66,11 +66,11 @@ func TestExportCommand(t *testing.T) {
 		}
 	}
 	bare := filepath.Join(t.TempDir(), "bare")
-	if err := run([]string{"export", "-db", path, "-manifest", fmt.Sprint(first), "-out", bare, "-format", "datasketch", "-measure=false"}, &stdout, &stderr); err != nil {
+	if err := run([]string{"handoff", "-db", path, "-manifest", fmt.Sprint(first), "-out", bare, "-format", "datasketch", "-measure=false"}, &stdout, &stderr); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(bare, "datasketch/datasketch_lsh.py")); !strings.Contains(strings.Join(strings.Fields(strings.ReplaceAll(string(b), "#", "")), " "),
-		fmt.Sprintf("Not measured when these files were written: `server export -manifest %d` measures", first)) {
+		fmt.Sprintf("Not measured when these files were written: `server handoff -manifest %d` measures", first)) {
 		t.Errorf("-measure=false: the file does not say how to measure")
 	}
 	if m, _ := filepath.Glob(filepath.Join(out, "*", ".*.tmp")); len(m) > 0 {
@@ -85,7 +85,7 @@ func TestExportCommand(t *testing.T) {
 		{[]string{"-manifest", "99"}, "no manifest 99 in "},
 	} {
 		dir := filepath.Join(t.TempDir(), "x")
-		args := append([]string{"export", "-db", path, "-manifest", fmt.Sprint(first), "-out", dir}, tc.args...)
+		args := append([]string{"handoff", "-db", path, "-manifest", fmt.Sprint(first), "-out", dir}, tc.args...)
 		err := run(args, &stdout, &stderr)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("export %v: %v; want %q", tc.args, err, tc.want)

@@ -50,11 +50,17 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return manifestCmd(args, stdout, stderr)
 	case "sweep":
 		return sweepCmd(args, stdout, stderr)
-	case "export":
+	case "handoff":
+		return exportCmd(args, stdout, stderr)
+	case "export": // the name before issue 26.5, kept for scripts
+		deprecated(stderr, "export", "handoff")
 		return exportCmd(args, stdout, stderr)
 	case "audit":
 		return auditCmd(args, stdout, stderr)
-	case "dedup":
+	case "corpus-run":
+		return dedupCmd(args, stdout, stderr)
+	case "dedup": // the name before issue 26.5, kept for scripts
+		deprecated(stderr, "dedup", "corpus-run")
 		return dedupCmd(args, stdout, stderr)
 	case "gencorpus":
 		return gencorpusCmd(args, stdout, stderr)
@@ -79,14 +85,20 @@ Usage:
   server import-results -db F -dataset N -format F -in F  an engine's results at scale, as a manifest to review
   server sweep -db F -campaign N [-grid F] [-out F]  score a grid of configurations against the labels
   server manifest export -db F -manifest ID -out DIR  export a signed-off manifest and write its files
-  server export -db F -manifest ID -format milvus|datasketch|datatrove|json|all -out DIR
+  server handoff -db F -manifest ID -format milvus|datasketch|datatrove|json|all -out DIR
                                             a manifest's settings for the engines that run at scale
   server audit verify -db F                 check the audit log's hash chain
-  server dedup -config F -in F -out DIR     run a settings.json over a whole corpus: a manifest to review
+  server corpus-run -config F -in F -out DIR  run a settings.json over a whole corpus: a manifest to review
   server gencorpus -n N -seed S -out F      a synthetic corpus of real text with planted duplicates
 
-Run "server COMMAND -h" for a command's flags and an example.
+Run "server COMMAND -h" for a command's flags and an example. "export" and "dedup", the
+old names of "handoff" and "corpus-run", still work and say so.
 `)
+}
+
+// deprecated tells the user of an old command name the new one; the command then runs.
+func deprecated(stderr io.Writer, old, now string) {
+	fmt.Fprintf(stderr, "note: \"server %s\" is now \"server %s\"; the old name still works for now\n", old, now)
 }
 
 // newFlagSet returns a flag set whose -h prints the usage line, the example and the flags.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,11 +30,31 @@ func TestShapeCommand(t *testing.T) {
 }
 
 func TestHelpShowsExample(t *testing.T) {
-	for _, cmd := range []string{"serve", "signatures", "shape", "dedup", "gencorpus"} {
+	for _, cmd := range []string{"serve", "signatures", "shape", "corpus-run", "handoff", "gencorpus"} {
 		var out, errb bytes.Buffer
 		run([]string{cmd, "-h"}, &out, &errb)
 		if !strings.Contains(errb.String(), "Example:\n  go run ./cmd/server") {
 			t.Errorf("%s -h lacks an example:\n%s", cmd, errb.String())
+		}
+	}
+}
+
+// TestOldCommandNames: "export" and "dedup", renamed "handoff" and "corpus-run" (issue
+// 26.5), still run the same command and say the new name first.
+func TestOldCommandNames(t *testing.T) {
+	for old, now := range map[string]string{"export": "handoff", "dedup": "corpus-run"} {
+		var out, errOld, errNew bytes.Buffer
+		run([]string{old, "-h"}, &out, &errOld)
+		run([]string{now, "-h"}, &out, &errNew)
+		note := fmt.Sprintf("note: \"server %s\" is now \"server %s\"", old, now)
+		if !strings.HasPrefix(errOld.String(), note) {
+			t.Errorf("%s -h does not start with the new name's note:\n%s", old, errOld.String())
+		}
+		if _, rest, _ := strings.Cut(errOld.String(), "\n"); rest != errNew.String() {
+			t.Errorf("%s -h differs from %s -h after the note:\n%s\n---\n%s", old, now, rest, errNew.String())
+		}
+		if !strings.Contains(errNew.String(), "server "+now+":") {
+			t.Errorf("%s -h does not name itself:\n%s", now, errNew.String())
 		}
 	}
 }

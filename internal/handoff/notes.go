@@ -57,7 +57,7 @@ func (v view) measureHint() string {
 	if v.S.Source.Manifest == 0 {
 		return "Not measured for a sweep result: export a manifest of these settings to have the differences measured on its dataset."
 	}
-	return fmt.Sprintf("Not measured when these files were written: `server export -manifest %d` measures on the manifest's dataset what this engine does differently (one pass over its texts).", v.S.Source.Manifest)
+	return fmt.Sprintf("Not measured when these files were written: `server handoff -manifest %d` measures on the manifest's dataset what this engine does differently (one pass over its texts).", v.S.Source.Manifest)
 }
 
 // verificationNote says how an engine that verifies with the MinHash estimate differs

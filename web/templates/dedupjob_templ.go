@@ -140,7 +140,7 @@ func DedupJobFormPage(f DedupJobForm) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "<p class=\"hint\">The same pipeline as <code>go run ./cmd/server dedup</code>: signatures on all cores, exact duplicates, LSH candidates from sorted runs on disk, verification, clustering, removals in the review format. It runs in the background; a cancelled or interrupted run resumes from its last completed stage. When it ends, its removals are imported for review as a draft manifest of the dataset the corpus was imported as.</p>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "<p class=\"hint\">The same pipeline as <code>go run ./cmd/server corpus-run</code>: signatures on all cores, exact duplicates, LSH candidates from sorted runs on disk, verification, clustering, removals in the review format. It runs in the background; a cancelled or interrupted run resumes from its last completed stage. When it ends, its removals are imported for review as a draft manifest of the dataset the corpus was imported as.</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
