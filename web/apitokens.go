@@ -46,11 +46,11 @@ func (s *server) searchAPIView(r *http.Request) (templates.SearchAPI, error) {
 			Config:   fmt.Sprintf("%s, %s, threshold %g, %s verification", p.Spec.String(), p.Shape, p.Threshold, p.Verification),
 			Endpoint: fmt.Sprintf("/api/v1/indexes/%d/search", x.ID), Revoked: x.ManifestState == review.Revoked})
 	}
-	manifests, err := s.store.Manifests(ctx, 0)
+	list, err := s.store.Manifests(ctx, 0)
 	if err != nil {
 		return v, err
 	}
-	for _, m := range manifests {
+	for _, m := range list {
 		if m.State == review.SignedOff || m.State == review.Exported {
 			v.Manifests = append(v.Manifests, templates.Option{Value: strconv.FormatInt(m.ID, 10),
 				Label: fmt.Sprintf("manifest %d: %s v%d, %s, threshold %g", m.ID, m.Dataset.Name, m.Dataset.Version, m.Params.Shape, m.Params.Threshold)})

@@ -13,7 +13,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/db"
-	"github.com/dedupstudio/dedupstudio/internal/dedup"
+	"github.com/dedupstudio/dedupstudio/internal/manifests"
 	"github.com/dedupstudio/dedupstudio/internal/review"
 	"github.com/dedupstudio/dedupstudio/internal/sweep"
 	"github.com/dedupstudio/dedupstudio/web/templates"
@@ -36,7 +36,7 @@ func (s *server) requestAudit(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	out, err := dedup.RequestAudit(r.Context(), s.store, *userOf(r), m, n, 0)
+	out, err := manifests.RequestAudit(r.Context(), s.store, *userOf(r), m, n, 0)
 	if err != nil {
 		s.failOnManifest(w, r, m, err)
 		return
@@ -65,7 +65,7 @@ func (s *server) requestAudit(w http.ResponseWriter, r *http.Request) {
 
 // auditView fills the manifest page's audit card and what the approval form says of it.
 func (s *server) auditView(ctx context.Context, v *templates.ManifestPage, m db.Manifest, me *db.User, reviews []review.Review) error {
-	a, err := dedup.AuditOf(ctx, s.store, m)
+	a, err := manifests.AuditOf(ctx, s.store, m)
 	if err != nil {
 		return err
 	}
@@ -155,7 +155,7 @@ func (s *server) auditShorts(ctx context.Context, ms []db.Manifest) (map[int64]s
 		if !audited[m.ID] {
 			continue
 		}
-		a, err := dedup.AuditOf(ctx, s.store, m)
+		a, err := manifests.AuditOf(ctx, s.store, m)
 		if err != nil {
 			return nil, err
 		}
@@ -181,7 +181,7 @@ func (s *server) auditGateForm(ctx context.Context) (templates.AuditGateForm, er
 
 // setAuditGate sets (or lifts) the team's rule on audits.
 func (s *server) setAuditGate(w http.ResponseWriter, r *http.Request) {
-	v, err := dedup.SetAuditGate(r.Context(), s.store, *userOf(r), r.PostFormValue("target"))
+	v, err := manifests.SetAuditGate(r.Context(), s.store, *userOf(r), r.PostFormValue("target"))
 	if err != nil {
 		s.failOnUsers(w, r, err)
 		return

@@ -15,9 +15,9 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/chart"
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/db"
-	"github.com/dedupstudio/dedupstudio/internal/dedup"
 	"github.com/dedupstudio/dedupstudio/internal/labels"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/manifests"
 	"github.com/dedupstudio/dedupstudio/internal/review"
 	"github.com/dedupstudio/dedupstudio/internal/textdiff"
 	"github.com/dedupstudio/dedupstudio/web/templates"
@@ -156,7 +156,7 @@ func (s *server) clusterView(r *http.Request, m db.Manifest, c db.Cluster) (temp
 		return fmt.Sprintf("/manifests/%d/clusters/%d?focus=%d&member=%d#row-%d", m.ID, c.ID, item, doc, doc)
 	}
 	memberRows(&v, c, order, infos, names, p.Threshold, open, diffURL)
-	v.ChainedUndecided = dedup.ChainedUndecided(c, p.Threshold)
+	v.ChainedUndecided = manifests.ChainedUndecided(c, p.Threshold)
 	conflicts, err := s.store.CrossConflictsIn(ctx, m, c.ID)
 	if err != nil {
 		return v, err
@@ -302,7 +302,7 @@ func memberRows(v *templates.ClusterPage, c db.Cluster, order []db.Item, infos m
 	}
 }
 
-// chainAndLinks fills the chain, the suggested cut (dedup.SuggestCut) and the links one
+// chainAndLinks fills the chain, the suggested cut (manifests.SuggestCut) and the links one
 // may cut: the weakest 200 and the suggested ones.
 func chainAndLinks(v *templates.ClusterPage, c db.Cluster, threshold float64, ext func(int64) string) {
 	score := map[int64]float64{c.Keeper: 1}
@@ -318,7 +318,7 @@ func chainAndLinks(v *templates.ClusterPage, c db.Cluster, threshold float64, ex
 	}
 	suggested := map[[2]int64]bool{}
 	if c.Chained {
-		plan := dedup.SuggestCut(c, threshold)
+		plan := manifests.SuggestCut(c, threshold)
 		v.Cut = &templates.CutView{Chained: plan.Chained, Unchained: plan.Unchained, OK: plan.OK, MaxLinks: plan.MaxLinks}
 		for _, l := range plan.Links {
 			v.Cut.Links = append(v.Cut.Links, templates.LinkRow{A: l.A, B: l.B, ExtA: ext(l.A), ExtB: ext(l.B), Sim: fmtNum(l.Sim, 3), Suggested: true})
@@ -422,7 +422,7 @@ func (s *server) matrixFigure(ctx context.Context, m db.Manifest, c db.Cluster) 
 	for _, it := range items[:min(len(items), maxMatrix-1)] {
 		ids = append(ids, it.Doc)
 	}
-	sims, err := dedup.Similarities(ctx, s.store, m.Params.Spec, ids)
+	sims, err := manifests.Similarities(ctx, s.store, m.Params.Spec, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -446,7 +446,7 @@ func (s *server) chainFigure(ctx context.Context, m db.Manifest, c db.Cluster) (
 	for _, it := range c.Items {
 		toKeeper[it.Doc] = it.Score
 	}
-	plan := dedup.SuggestCut(c, m.Params.Threshold)
+	plan := manifests.SuggestCut(c, m.Params.Threshold)
 	ch := chart.Chain{Title: fmt.Sprintf("Cluster %d: the longest chain from the keeper (%s)", c.ID, verificationName(m.Params.Verification)),
 		Threshold: m.Params.Threshold}
 	for i, d := range c.Chain.Docs {

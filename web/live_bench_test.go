@@ -11,10 +11,10 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
-	"github.com/dedupstudio/dedupstudio/internal/dedup"
 	"github.com/dedupstudio/dedupstudio/internal/demo"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/manifests"
 	"github.com/dedupstudio/dedupstudio/internal/review"
 	"github.com/dedupstudio/dedupstudio/internal/sigcache"
 )
@@ -47,7 +47,7 @@ func BenchmarkStaleManifestPages(b *testing.B) {
 		r, _ := cluster.ParseRule(rule)
 		p := review.Params{Spec: lsh.DefaultSpec(), Shape: lsh.Shape{Bands: 32, Rows: 4}, Threshold: 0.5, Verification: review.Exact,
 			Policy: cluster.KeeperStar, Rule: r, CodeVersion: "bench"}
-		m, err := dedup.Run(ctx, store, sigs, dedup.Request{DatasetID: rep.Dataset.ID, Params: p, By: prep, ApprovalsRequired: 1}, nil)
+		m, err := manifests.Run(ctx, store, sigs, manifests.Request{DatasetID: rep.Dataset.ID, Params: p, By: prep, ApprovalsRequired: 1}, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -66,11 +66,11 @@ func BenchmarkStaleManifestPages(b *testing.B) {
 		b.Fatal(err)
 	}
 	first, _ = store.Manifest(ctx, first.ID)
-	if _, err := dedup.Review(ctx, store, appr, first, review.Approve, "", first.ContentHash, "bench"); err != nil {
+	if _, err := manifests.Review(ctx, store, appr, first, review.Approve, "", first.ContentHash, "bench"); err != nil {
 		b.Fatal(err)
 	}
 	first, _ = store.Manifest(ctx, first.ID)
-	if _, err := dedup.Export(ctx, store, appr, first, first.ContentHash); err != nil {
+	if _, err := manifests.Export(ctx, store, appr, first, first.ContentHash); err != nil {
 		b.Fatal(err)
 	}
 	st, err := store.Staleness(ctx, second)

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/dedupstudio/dedupstudio/internal/db"
-	"github.com/dedupstudio/dedupstudio/internal/dedup"
 	"github.com/dedupstudio/dedupstudio/internal/ingest"
+	"github.com/dedupstudio/dedupstudio/internal/manifests"
 	"github.com/dedupstudio/dedupstudio/internal/review"
 )
 
@@ -92,7 +92,7 @@ func (f *fixture) decideAll(m db.Manifest, keep ...string) {
 				}
 			}
 		}
-		form := url.Values{"decision": {d}, "chained": {strconv.Itoa(dedup.ChainedUndecided(c, m.Params.Threshold))}}
+		form := url.Values{"decision": {d}, "chained": {strconv.Itoa(manifests.ChainedUndecided(c, m.Params.Threshold))}}
 		if rec := f.do("POST", fmt.Sprintf("/manifests/%d/clusters/%d/decide", m.ID, r.ID), rev, form); rec.Code != http.StatusSeeOther {
 			f.t.Fatalf("decide cluster %d: %d", r.ID, rec.Code)
 		}
@@ -402,7 +402,7 @@ func TestSeparationOfDutiesThroughHandlers(t *testing.T) {
 	for _, r := range rows {
 		c, _ := f.store.Cluster(ctx, m.ID, r.ID)
 		f.do("POST", fmt.Sprintf("%s/clusters/%d/decide", base, r.ID), admin, url.Values{"decision": {"approved"},
-			"chained": {strconv.Itoa(dedup.ChainedUndecided(c, m.Params.Threshold))}})
+			"chained": {strconv.Itoa(manifests.ChainedUndecided(c, m.Params.Threshold))}})
 	}
 	if rec := f.do("POST", base+"/submit", admin, url.Values{}); rec.Code != http.StatusSeeOther {
 		t.Fatal(rec.Code)

@@ -21,8 +21,8 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/chart"
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/db"
-	"github.com/dedupstudio/dedupstudio/internal/dedup"
 	"github.com/dedupstudio/dedupstudio/internal/handoff"
+	"github.com/dedupstudio/dedupstudio/internal/manifests"
 	"github.com/dedupstudio/dedupstudio/internal/percent"
 	"github.com/dedupstudio/dedupstudio/internal/review"
 	"github.com/dedupstudio/dedupstudio/web/templates"
@@ -145,7 +145,7 @@ func (s *server) failOnManifest(w http.ResponseWriter, r *http.Request, m db.Man
 // last path element ("submit", "reviews", "cut").
 func (s *server) recordRefusal(r *http.Request, m db.Manifest, msg string, err error) {
 	action := r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:]
-	if rerr := dedup.RecordRefusal(r.Context(), s.store, *userOf(r), m, action, msg, err); !dedup.Recorded(rerr) {
+	if rerr := manifests.RecordRefusal(r.Context(), s.store, *userOf(r), m, action, msg, err); !manifests.Recorded(rerr) {
 		s.log.Error("record a refusal in the audit log", "manifest", m.ID, "err", rerr, "request_id", requestIDOf(r))
 	}
 }
@@ -240,7 +240,7 @@ func (s *server) manifestView(r *http.Request, m db.Manifest) (templates.Manifes
 		return v, err
 	}
 	if len(sos) > 0 {
-		v.HasSignOff, v.SignOffStatus = true, dedup.SignOffStatus(sos[0])
+		v.HasSignOff, v.SignOffStatus = true, manifests.SignOffStatus(sos[0])
 	}
 	changeable := review.CanChange(m.State) == nil
 	prep, approve := me.Role.Can(auth.PrepareManifests), me.Role.Can(auth.Approve)
@@ -294,7 +294,7 @@ func (s *server) manifestView(r *http.Request, m db.Manifest) (templates.Manifes
 		if err != nil {
 			x = math.NaN()
 		}
-		if v.Bulk.Items, v.Bulk.Clusters, err = dedup.BulkPreview(ctx, s.store, m, x); err != nil {
+		if v.Bulk.Items, v.Bulk.Clusters, err = manifests.BulkPreview(ctx, s.store, m, x); err != nil {
 			if status, msg := s.problem(r, err); status == http.StatusUnprocessableEntity {
 				v.Bulk.Error = msg // a bar typed into the address
 			} else {
@@ -515,7 +515,7 @@ func (s *server) impact(ctx context.Context, m db.Manifest, g db.GroupBy) (revie
 	if err != nil {
 		return review.Impact{}, err
 	}
-	return review.Groups(dedup.LumpGroups(counts, dedup.MaxGroups)), nil
+	return review.Groups(manifests.LumpGroups(counts, manifests.MaxGroups)), nil
 }
 
 // impactChart serves the impact's rate ratios as SVG, PNG or CSV.
@@ -670,7 +670,7 @@ func (s *server) showSignOff(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	so := sos[0]
-	v := templates.SignOffPage{Page: s.page(r, fmt.Sprintf("Sign-off of manifest %d", m.ID)), ManifestID: m.ID, Status: dedup.SignOffStatus(so),
+	v := templates.SignOffPage{Page: s.page(r, fmt.Sprintf("Sign-off of manifest %d", m.ID)), ManifestID: m.ID, Status: manifests.SignOffStatus(so),
 		Sections: recordSections(so.Record)}
 	switch head, err := s.store.ExportAuditHead(r.Context(), m.ID); {
 	case err == nil:
@@ -682,7 +682,7 @@ func (s *server) showSignOff(w http.ResponseWriter, r *http.Request) {
 	if so.Revoked {
 		v.Revoked = fmt.Sprintf("Revoked by %s on %s: %s", so.RevokedBy, so.RevokedAt.Format("2006-01-02 15:04"), so.RevokeReason)
 	}
-	since, err := dedup.LabelsAfter(r.Context(), s.store, so.Record)
+	since, err := manifests.LabelsAfter(r.Context(), s.store, so.Record)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -796,7 +796,7 @@ func (s *server) signOffJSON(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var buf bytes.Buffer
-	if err := dedup.WriteSignOff(r.Context(), s.store, m, &buf); err != nil {
+	if err := manifests.WriteSignOff(r.Context(), s.store, m, &buf); err != nil {
 		if errors.Is(err, db.ErrNotFound) {
 			err = &pageError{http.StatusNotFound, "This manifest has not been signed off yet."}
 		}
@@ -804,7 +804,7 @@ func (s *server) signOffJSON(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="manifest-%d-%s"`, m.ID, dedup.SignOffJSON))
+	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="manifest-%d-%s"`, m.ID, manifests.SignOffJSON))
 	w.Write(buf.Bytes())
 }
 
@@ -812,8 +812,8 @@ func (s *server) signOffJSON(w http.ResponseWriter, r *http.Request) {
 // split.jsonl), refusing when the manifest or the dataset changed since the sign-off.
 // The check comes before the first byte, so a refusal is a page, not half a file.
 func (s *server) exportFile(name string) http.HandlerFunc {
-	ct := map[string]string{dedup.RemovalsCSV: "text/csv; charset=utf-8", dedup.RemovalsJSONL: "application/jsonl",
-		dedup.SplitJSONL: "application/jsonl"}[name]
+	ct := map[string]string{manifests.RemovalsCSV: "text/csv; charset=utf-8", manifests.RemovalsJSONL: "application/jsonl",
+		manifests.SplitJSONL: "application/jsonl"}[name]
 	return func(w http.ResponseWriter, r *http.Request) {
 		m, err := s.loadManifest(r)
 		if err != nil {
@@ -824,7 +824,7 @@ func (s *server) exportFile(name string) http.HandlerFunc {
 			w.Header().Set("Content-Type", ct)
 			w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="manifest-%d-%s"`, m.ID, name))
 		}}
-		if err := dedup.WriteExport(r.Context(), s.store, m, name, out); err != nil {
+		if err := manifests.WriteExport(r.Context(), s.store, m, name, out); err != nil {
 			if !out.started {
 				s.fail(w, r, err)
 				return
@@ -893,8 +893,8 @@ func (s *server) serveEngineFile(w http.ResponseWriter, r *http.Request, name st
 		// The files say in numbers what each engine does differently, measured on the
 		// manifest's dataset; over handoffMeasureBytes of text they say how to measure
 		// it (the export command), rather than hold the download that long.
-		figs, err := dedup.MeasureHandoff(r.Context(), s.store, m, handoffMeasureBytes, nil)
-		var tooLarge *dedup.TooLargeError
+		figs, err := manifests.MeasureHandoff(r.Context(), s.store, m, handoffMeasureBytes, nil)
+		var tooLarge *manifests.TooLargeError
 		if err != nil && !errors.As(err, &tooLarge) {
 			s.fail(w, r, err)
 			return

@@ -13,8 +13,8 @@ import (
 	"strings"
 
 	"github.com/dedupstudio/dedupstudio/internal/db"
-	"github.com/dedupstudio/dedupstudio/internal/dedup"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
+	"github.com/dedupstudio/dedupstudio/internal/manifests"
 	"github.com/dedupstudio/dedupstudio/internal/results"
 	"github.com/dedupstudio/dedupstudio/internal/review"
 	"github.com/dedupstudio/dedupstudio/web/templates"
@@ -78,7 +78,7 @@ func (s *server) importResultsUpload(w http.ResponseWriter, r *http.Request) {
 			defer rf.Close()
 			req.Remove = results.Source{Name: rm.name, Reader: rf}
 		}
-		m, err := dedup.ImportResults(ctx, s.store, req, func(p dedup.Progress) { report(p) })
+		m, err := manifests.ImportResults(ctx, s.store, req, func(p manifests.Progress) { report(p) })
 		return m.ID, s.jobError("import", title, err, "no manifest was made")
 	})
 	if token != "" {
@@ -161,25 +161,25 @@ func (s *server) receiveResults(w http.ResponseWriter, r *http.Request) (upload,
 
 // resultsRequest reads the upload form: dataset, format, the configuration production
 // ran (a manifest's), keepers, unknown ids, the sample and approvals.
-func (s *server) resultsRequest(r *http.Request, up upload) (dedup.ImportRequest, string, error) {
+func (s *server) resultsRequest(r *http.Request, up upload) (manifests.ImportRequest, string, error) {
 	ctx := r.Context()
 	v := r.Form
 	dsID, err := strconv.ParseInt(v.Get("dataset"), 10, 64)
 	if err != nil {
-		return dedup.ImportRequest{}, "", &formError{field: "dataset", msg: "choose the dataset the engine deduplicated"}
+		return manifests.ImportRequest{}, "", &formError{field: "dataset", msg: "choose the dataset the engine deduplicated"}
 	}
 	ds, err := s.store.Dataset(ctx, dsID)
 	if errors.Is(err, db.ErrNotFound) {
-		return dedup.ImportRequest{}, "", &formError{field: "dataset", msg: "no such dataset"}
+		return manifests.ImportRequest{}, "", &formError{field: "dataset", msg: "no such dataset"}
 	}
 	if err != nil {
-		return dedup.ImportRequest{}, "", err
+		return manifests.ImportRequest{}, "", err
 	}
 	f, err := results.ParseFormat(v.Get("format"))
 	if err != nil {
-		return dedup.ImportRequest{}, "", err
+		return manifests.ImportRequest{}, "", err
 	}
-	req := dedup.ImportRequest{DatasetID: ds.ID, Format: f, SkipUnknown: v.Get("skip_unknown") != "", OtherDataset: v.Get("other_dataset") != "",
+	req := manifests.ImportRequest{DatasetID: ds.ID, Format: f, SkipUnknown: v.Get("skip_unknown") != "", OtherDataset: v.Get("other_dataset") != "",
 		IgnoreFileKeepers: v.Get("keepers") == "rule", By: *userOf(r), ByName: userOf(r).Name,
 		Options: results.Options{MaxInputBytes: s.importCap.bytes, MaxRows: s.resultCap}}
 	if c := v.Get("config"); c != "" && c != "0" {
@@ -209,7 +209,7 @@ func (s *server) resultsRequest(r *http.Request, up upload) (dedup.ImportRequest
 		}
 		return n, nil
 	}
-	if req.Sample, err = num("sample", strconv.Itoa(dedup.DefaultSample), 0); err != nil {
+	if req.Sample, err = num("sample", strconv.Itoa(manifests.DefaultSample), 0); err != nil {
 		return req, "", err
 	}
 	if req.Sample == 0 {
@@ -242,7 +242,7 @@ func (s *server) approveOutsideSample(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	items, clusters, err := dedup.ApproveOutsideSample(r.Context(), s.store, *userOf(r), m)
+	items, clusters, err := manifests.ApproveOutsideSample(r.Context(), s.store, *userOf(r), m)
 	if err != nil {
 		s.failOnManifest(w, r, m, err)
 		return
@@ -314,8 +314,8 @@ func policyText(p review.Params, o *review.Origin) string {
 // dataset computed here, the kind handed to an engine: never a draft, nor an imported
 // manifest. ConfigDefaults gives that choice per dataset, for the page's script to
 // follow the dataset and format selects.
-func (s *server) resultsForm(r *http.Request, datasets []templates.Option, manifests []db.ManifestSummary) templates.ResultsForm {
-	f := templates.ResultsForm{Sample: dedup.DefaultSample, Token: newFormToken(), Approvals: review.DefaultApprovals}
+func (s *server) resultsForm(r *http.Request, datasets []templates.Option, summaries []db.ManifestSummary) templates.ResultsForm {
+	f := templates.ResultsForm{Sample: manifests.DefaultSample, Token: newFormToken(), Approvals: review.DefaultApprovals}
 	if n, _, err := s.defaultApprovals(r.Context()); err == nil {
 		f.Approvals = n
 	}
@@ -335,7 +335,7 @@ func (s *server) resultsForm(r *http.Request, datasets []templates.Option, manif
 		f.Formats = append(f.Formats, templates.Option{Value: string(x), Label: labels[x], Selected: format == string(x)})
 	}
 	defaults := map[string]string{} // dataset id: its default configuration
-	for _, m := range manifests {
+	for _, m := range summaries {
 		ds := strconv.FormatInt(m.DatasetID, 10)
 		if _, ok := defaults[ds]; !ok && m.Origin == nil && (m.State == review.SignedOff || m.State == review.Exported) {
 			defaults[ds] = strconv.FormatInt(m.ID, 10)
@@ -352,7 +352,7 @@ func (s *server) resultsForm(r *http.Request, datasets []templates.Option, manif
 		}
 	}
 	f.Configs = append(f.Configs, templates.Option{Value: "0", Label: "the file's own (manifest files)", Selected: chosen == "0"})
-	for _, m := range manifests {
+	for _, m := range summaries {
 		id := strconv.FormatInt(m.ID, 10)
 		kind := m.State.Label()
 		if m.Origin != nil {

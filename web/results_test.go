@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dedupstudio/dedupstudio/internal/dedup"
+	"github.com/dedupstudio/dedupstudio/internal/manifests"
 	"github.com/dedupstudio/dedupstudio/internal/review"
 )
 
@@ -100,7 +100,7 @@ func TestUploadResultsThroughTheManifestsPage(t *testing.T) {
 		man, _ := f.store.Manifest(context.Background(), mid)
 		c, _ := f.store.Cluster(context.Background(), mid, clid)
 		rec := f.do("POST", "/manifests/"+id+"/clusters/"+cid[1]+"/decide", f.admin, map[string][]string{"decision": {"approved"},
-			"chained": {strconv.Itoa(dedup.ChainedUndecided(c, man.Params.Threshold))}})
+			"chained": {strconv.Itoa(manifests.ChainedUndecided(c, man.Params.Threshold))}})
 		if rec.Code != http.StatusSeeOther {
 			t.Fatalf("decide cluster %s: %d\n%s", cid[1], rec.Code, rec.Body.String())
 		}

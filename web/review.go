@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/dedupstudio/dedupstudio/internal/db"
-	"github.com/dedupstudio/dedupstudio/internal/dedup"
+	"github.com/dedupstudio/dedupstudio/internal/manifests"
 	"github.com/dedupstudio/dedupstudio/internal/review"
 )
 
@@ -151,7 +151,7 @@ func (s *server) decideItem(w http.ResponseWriter, r *http.Request) {
 	}
 	d, err := review.ParseDecision(r.PostFormValue("decision"))
 	if err == nil {
-		err = dedup.DecideItem(r.Context(), s.store, *userOf(r), m, c, itemID, d)
+		err = manifests.DecideItem(r.Context(), s.store, *userOf(r), m, c, itemID, d)
 	}
 	if errors.Is(err, db.ErrNotFound) {
 		err = notFound("removal in this cluster")
@@ -180,13 +180,13 @@ func (s *server) decideCluster(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d, err := review.ParseDecision(r.PostFormValue("decision"))
-	scope := dedup.Scope{Direct: r.PostFormValue("scope") == "direct"}
+	scope := manifests.Scope{Direct: r.PostFormValue("scope") == "direct"}
 	if chained := r.PostFormValue("chained"); chained != "" {
 		scope.Chained = formInt(r, "chained")
 	}
 	n := 0
 	if err == nil {
-		n, err = dedup.DecideCluster(r.Context(), s.store, *userOf(r), m, c, d, scope)
+		n, err = manifests.DecideCluster(r.Context(), s.store, *userOf(r), m, c, d, scope)
 	}
 	if err != nil {
 		s.failOnCluster(w, r, m, c, err)
@@ -207,7 +207,7 @@ func (s *server) makeKeeper(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	doc, _ := strconv.ParseInt(r.PostFormValue("doc"), 10, 64) // none: 0, not a member
-	out, err := dedup.MakeKeeper(r.Context(), s.store, *userOf(r), m, c, doc, r.PostFormValue("reason"))
+	out, err := manifests.MakeKeeper(r.Context(), s.store, *userOf(r), m, c, doc, r.PostFormValue("reason"))
 	if err != nil {
 		s.failOnCluster(w, r, m, c, err)
 		return
@@ -239,7 +239,7 @@ func (s *server) cutCluster(w http.ResponseWriter, r *http.Request) {
 		s.failOnCluster(w, r, m, c, &formError{field: "link", msg: "choose a link of the cluster"})
 		return
 	}
-	out, err := dedup.Cut(r.Context(), s.store, *userOf(r), m, c, links...)
+	out, err := manifests.Cut(r.Context(), s.store, *userOf(r), m, c, links...)
 	if err != nil {
 		s.failOnCluster(w, r, m, c, err)
 		return
@@ -274,7 +274,7 @@ func (s *server) commentCluster(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	if err := dedup.Comment(r.Context(), s.store, *userOf(r), m, c.ID, r.PostFormValue("comment")); err != nil {
+	if err := manifests.Comment(r.Context(), s.store, *userOf(r), m, c.ID, r.PostFormValue("comment")); err != nil {
 		s.failOnCluster(w, r, m, c, err)
 		return
 	}
@@ -291,7 +291,7 @@ func (s *server) bulkApprove(w http.ResponseWriter, r *http.Request) {
 	}
 	bar := formFloat(r, "bar")
 	if r.PostFormValue("expect") == "" {
-		if _, _, err := dedup.BulkPreview(r.Context(), s.store, m, bar); err != nil {
+		if _, _, err := manifests.BulkPreview(r.Context(), s.store, m, bar); err != nil {
 			s.failOnManifest(w, r, m, err)
 			return
 		}
@@ -303,7 +303,7 @@ func (s *server) bulkApprove(w http.ResponseWriter, r *http.Request) {
 		s.failOnManifest(w, r, m, &formError{field: "expect", msg: "want the number of removals shown"})
 		return
 	}
-	items, clusters, err := dedup.BulkApprove(r.Context(), s.store, *userOf(r), m, bar, expect)
+	items, clusters, err := manifests.BulkApprove(r.Context(), s.store, *userOf(r), m, bar, expect)
 	if err != nil {
 		s.failOnManifest(w, r, m, err)
 		return
@@ -323,7 +323,7 @@ func (s *server) undoDecision(w http.ResponseWriter, r *http.Request) {
 	if from != 0 {
 		before, _ = s.store.Cluster(r.Context(), m.ID, from) // none: nothing to compare with
 	}
-	clusterID, ok, err := dedup.Undo(r.Context(), s.store, me, m)
+	clusterID, ok, err := manifests.Undo(r.Context(), s.store, me, m)
 	if err != nil {
 		s.failOnManifest(w, r, m, err)
 		return
@@ -368,7 +368,7 @@ func (s *server) requestSignOff(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	if err := dedup.RequestSignOff(r.Context(), s.store, *userOf(r), m); err != nil {
+	if err := manifests.RequestSignOff(r.Context(), s.store, *userOf(r), m); err != nil {
 		s.failOnManifest(w, r, m, err)
 		return
 	}
@@ -384,7 +384,7 @@ func (s *server) saveManifestSettings(w http.ResponseWriter, r *http.Request) {
 	n := formInt(r, "approvals")
 	team, err := s.checkApprovals(r.Context(), "approvals required", n)
 	if err == nil {
-		err = dedup.SetApprovals(r.Context(), s.store, *userOf(r), m, n, team)
+		err = manifests.SetApprovals(r.Context(), s.store, *userOf(r), m, n, team)
 	}
 	if err != nil {
 		s.failOnManifest(w, r, m, err)
@@ -406,7 +406,7 @@ func (s *server) reviewManifest(w http.ResponseWriter, r *http.Request) {
 	v, err := review.ParseVerdict(r.PostFormValue("verdict"))
 	var res db.ReviewResult
 	if err == nil {
-		res, err = dedup.Review(r.Context(), s.store, *userOf(r), m, v, r.PostFormValue("comment"), r.PostFormValue("hash"), dedup.CodeVersion(s.version))
+		res, err = manifests.Review(r.Context(), s.store, *userOf(r), m, v, r.PostFormValue("comment"), r.PostFormValue("hash"), manifests.CodeVersion(s.version))
 	}
 	if err != nil {
 		s.failOnManifest(w, r, m, err)
@@ -453,7 +453,7 @@ func (s *server) exportManifest(w http.ResponseWriter, r *http.Request) {
 	}
 	var n int
 	if err == nil {
-		n, err = dedup.Export(r.Context(), s.store, *userOf(r), m, r.PostFormValue("hash"))
+		n, err = manifests.Export(r.Context(), s.store, *userOf(r), m, r.PostFormValue("hash"))
 	}
 	if err != nil {
 		s.failOnManifest(w, r, m, err)
@@ -468,7 +468,7 @@ func (s *server) revokeManifest(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	n, err := dedup.Revoke(r.Context(), s.store, *userOf(r), m, r.PostFormValue("reason"))
+	n, err := manifests.Revoke(r.Context(), s.store, *userOf(r), m, r.PostFormValue("reason"))
 	if err != nil {
 		s.failOnManifest(w, r, m, err)
 		return
@@ -488,7 +488,7 @@ func (s *server) restoreDocument(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, notFound("removed document"))
 		return
 	}
-	err = dedup.Restore(r.Context(), s.store, *userOf(r), m, doc)
+	err = manifests.Restore(r.Context(), s.store, *userOf(r), m, doc)
 	if errors.Is(err, db.ErrNotFound) {
 		err = notFound("standing removal of this document by this manifest")
 	}

@@ -15,9 +15,9 @@ import (
 
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/db"
-	"github.com/dedupstudio/dedupstudio/internal/dedup"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/manifests"
 	"github.com/dedupstudio/dedupstudio/internal/review"
 	"github.com/dedupstudio/dedupstudio/web/templates"
 )
@@ -79,10 +79,10 @@ func (s *server) runFormValues(ctx context.Context, datasetID int64, v url.Value
 }
 
 // parse turns the form into a run request, every field checked by name.
-func (f runForm) parse(datasetID int64, codeVersion string) (dedup.Request, error) {
+func (f runForm) parse(datasetID int64, codeVersion string) (manifests.Request, error) {
 	spec, err := lsh.ParseSpec(f.spec)
 	if err != nil {
-		return dedup.Request{}, err
+		return manifests.Request{}, err
 	}
 	num := func(name, s string) (int, error) {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
@@ -93,44 +93,44 @@ func (f runForm) parse(datasetID int64, codeVersion string) (dedup.Request, erro
 	}
 	bands, err := num("bands", f.bands)
 	if err != nil {
-		return dedup.Request{}, err
+		return manifests.Request{}, err
 	}
 	rows, err := num("rows", f.rows)
 	if err != nil {
-		return dedup.Request{}, err
+		return manifests.Request{}, err
 	}
 	approvals, err := num("approvals", f.approvals)
 	if err != nil {
-		return dedup.Request{}, err
+		return manifests.Request{}, err
 	}
 	t, err := strconv.ParseFloat(strings.TrimSpace(f.threshold), 64)
 	if err != nil {
-		return dedup.Request{}, &formError{field: "threshold", msg: "want a number in (0, 1], e.g. 0.8"}
+		return manifests.Request{}, &formError{field: "threshold", msg: "want a number in (0, 1], e.g. 0.8"}
 	}
 	ver, err := review.ParseVerification(f.verification)
 	if err != nil {
-		return dedup.Request{}, err
+		return manifests.Request{}, err
 	}
 	pol, err := cluster.ParsePolicy(f.policy)
 	if err != nil {
-		return dedup.Request{}, badInput(err)
+		return manifests.Request{}, badInput(err)
 	}
 	rule, err := cluster.ParseRule(f.keeper)
 	if err != nil {
-		return dedup.Request{}, badInput(err)
+		return manifests.Request{}, badInput(err)
 	}
 	var campaign int64
 	if f.campaign != "" && f.campaign != "0" {
 		if campaign, err = strconv.ParseInt(f.campaign, 10, 64); err != nil {
-			return dedup.Request{}, &formError{field: "campaign", msg: "no such campaign"}
+			return manifests.Request{}, &formError{field: "campaign", msg: "no such campaign"}
 		}
 	}
 	p := review.Params{Spec: spec, Shape: lsh.Shape{Bands: bands, Rows: rows}, Threshold: t, Verification: ver, Policy: pol,
 		Rule: rule, CodeVersion: codeVersion}
 	if err := p.Validate(); err != nil {
-		return dedup.Request{}, err
+		return manifests.Request{}, err
 	}
-	return dedup.Request{DatasetID: datasetID, CampaignID: campaign, Params: p, ApprovalsRequired: approvals}, nil
+	return manifests.Request{DatasetID: datasetID, CampaignID: campaign, Params: p, ApprovalsRequired: approvals}, nil
 }
 
 // loadDataset loads the {dataset} of the URL.
@@ -218,7 +218,7 @@ func (s *server) startRun(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	req, err := f.parse(ds.ID, dedup.CodeVersion(s.version))
+	req, err := f.parse(ds.ID, manifests.CodeVersion(s.version))
 	if err == nil {
 		err = s.checkRunRequest(r.Context(), ds, req)
 	}
@@ -274,8 +274,8 @@ func (s *server) prepareAgain(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := m.Params
-	p.CodeVersion = dedup.CodeVersion(s.version)
-	req := dedup.Request{DatasetID: m.DatasetID, CampaignID: m.CampaignID, Params: p, ApprovalsRequired: m.ApprovalsRequired,
+	p.CodeVersion = manifests.CodeVersion(s.version)
+	req := manifests.Request{DatasetID: m.DatasetID, CampaignID: m.CampaignID, Params: p, ApprovalsRequired: m.ApprovalsRequired,
 		By: *userOf(r), CarryFrom: m.ID}
 	req.Team = s.teamOf(r.Context(), req.ApprovalsRequired)
 	title := fmt.Sprintf("manifest %d prepared again: %s v%d, %s %s t=%s %s", m.ID, ds.Name, ds.Version, p.Policy, p.Shape,
@@ -318,7 +318,7 @@ func (f runForm) query() url.Values {
 // launchRun records a run (db.DB.StartRun: the record outlives the process, so a run
 // killed while it works says so after a restart) and starts it as a background job whose
 // phases the record follows. It returns the job's id.
-func (s *server) launchRun(ctx context.Context, ds db.Dataset, req dedup.Request, title string, form url.Values) (string, error) {
+func (s *server) launchRun(ctx context.Context, ds db.Dataset, req manifests.Request, title string, form url.Values) (string, error) {
 	ctx = context.WithoutCancel(ctx)
 	runID, err := s.store.StartRun(ctx, req.By, db.NewRun{DatasetID: ds.ID, Title: title, Form: form.Encode(), CarriedFrom: req.CarryFrom})
 	if err != nil {
@@ -327,7 +327,7 @@ func (s *server) launchRun(ctx context.Context, ds db.Dataset, req dedup.Request
 	req.RunID = runID
 	id, err := s.jobs.Start("run", title, req.By.ID, func(jctx context.Context, report jobs.Reporter) (any, error) {
 		phase := ""
-		m, err := dedup.Run(jctx, s.store, s.sigs, req, func(p dedup.Progress) {
+		m, err := manifests.Run(jctx, s.store, s.sigs, req, func(p manifests.Progress) {
 			report(p)
 			if p.Phase != phase {
 				phase = p.Phase
@@ -384,7 +384,7 @@ func (s *server) showRun(w http.ResponseWriter, r *http.Request) {
 	if v.Running {
 		v.Page.Refresh = 1
 	}
-	if p, ok := snap.Progress.(dedup.Progress); ok {
+	if p, ok := snap.Progress.(manifests.Progress); ok {
 		v.Phase, v.Done, v.Total = p.Phase, p.Done, p.Total
 	}
 	v.Phase = cmp.Or(v.Phase, "starting")
@@ -440,7 +440,7 @@ func (s *server) cancelRun(w http.ResponseWriter, r *http.Request) {
 // checkRunRequest refuses, on the form, what would fail only once the run had started or
 // never be signed off: a campaign that is not this dataset's, approvals checkApprovals
 // refuses.
-func (s *server) checkRunRequest(ctx context.Context, ds db.Dataset, req dedup.Request) error {
+func (s *server) checkRunRequest(ctx context.Context, ds db.Dataset, req manifests.Request) error {
 	if req.CampaignID != 0 {
 		c, err := s.store.Campaign(ctx, req.CampaignID)
 		if errors.Is(err, db.ErrNotFound) || (err == nil && c.DatasetID != ds.ID) {

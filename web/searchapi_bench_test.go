@@ -21,10 +21,10 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
-	"github.com/dedupstudio/dedupstudio/internal/dedup"
 	"github.com/dedupstudio/dedupstudio/internal/demo"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/manifests"
 	"github.com/dedupstudio/dedupstudio/internal/review"
 )
 
@@ -88,11 +88,11 @@ func benchSearchServer(b *testing.B, dir string, n int) (http.Handler, string, s
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := dedup.RequestSignOff(ctx, store, prep, m); err != nil {
+	if err := manifests.RequestSignOff(ctx, store, prep, m); err != nil {
 		b.Fatal(err)
 	}
 	m, _ = store.Manifest(ctx, m.ID)
-	if _, err := dedup.Review(ctx, store, appr, m, review.Approve, "", m.ContentHash, "bench"); err != nil {
+	if _, err := manifests.Review(ctx, store, appr, m, review.Approve, "", m.ContentHash, "bench"); err != nil {
 		b.Fatal(err)
 	}
 	x, err := store.CreateSearchIndex(ctx, admin, "bench", m.ID)

@@ -24,8 +24,8 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
-	"github.com/dedupstudio/dedupstudio/internal/dedup"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/manifests"
 	"github.com/dedupstudio/dedupstudio/internal/realtext"
 	"github.com/dedupstudio/dedupstudio/internal/review"
 )
@@ -62,11 +62,11 @@ func (f *fixture) withManifest(p review.Params, signed bool) db.Manifest {
 	if !signed {
 		return m
 	}
-	if err := dedup.RequestSignOff(ctx, f.store, prep, m); err != nil {
+	if err := manifests.RequestSignOff(ctx, f.store, prep, m); err != nil {
 		f.t.Fatal(err)
 	}
 	m, _ = f.store.Manifest(ctx, m.ID)
-	if ok, err := dedup.Review(ctx, f.store, appr, m, review.Approve, "", m.ContentHash, "test"); err != nil || !ok.Signed {
+	if ok, err := manifests.Review(ctx, f.store, appr, m, review.Approve, "", m.ContentHash, "test"); err != nil || !ok.Signed {
 		f.t.Fatalf("sign-off: %v, %v", ok, err)
 	}
 	m, _ = f.store.Manifest(ctx, m.ID)

@@ -16,8 +16,8 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/campaign"
 	"github.com/dedupstudio/dedupstudio/internal/corpusrun"
 	"github.com/dedupstudio/dedupstudio/internal/db"
-	"github.com/dedupstudio/dedupstudio/internal/dedup"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
+	"github.com/dedupstudio/dedupstudio/internal/manifests"
 	"github.com/dedupstudio/dedupstudio/internal/searchindex"
 	"github.com/dedupstudio/dedupstudio/internal/sigcache"
 	"github.com/dedupstudio/dedupstudio/internal/sweeprun"
@@ -196,9 +196,9 @@ func (s *server) routes() http.Handler {
 		r.Get("/manifests/{manifest}/clusters/{cluster}/chain.{format}", s.clusterChart("chain"))
 		r.Get("/manifests/{manifest}/signoff", s.showSignOff)
 		r.Get("/manifests/{manifest}/signoff.json", s.signOffJSON)
-		r.Get("/manifests/{manifest}/removals.csv", s.exportFile(dedup.RemovalsCSV))
-		r.Get("/manifests/{manifest}/removals.jsonl", s.exportFile(dedup.RemovalsJSONL))
-		r.Get("/manifests/{manifest}/split.jsonl", s.exportFile(dedup.SplitJSONL))
+		r.Get("/manifests/{manifest}/removals.csv", s.exportFile(manifests.RemovalsCSV))
+		r.Get("/manifests/{manifest}/removals.jsonl", s.exportFile(manifests.RemovalsJSONL))
+		r.Get("/manifests/{manifest}/split.jsonl", s.exportFile(manifests.SplitJSONL))
 		r.Get("/manifests/{manifest}/engines.zip", s.engineFiles("engines.zip"))
 		r.Get("/manifests/{manifest}/settings.json", s.engineFiles("settings.json"))
 	})

@@ -8,8 +8,8 @@ import (
 	"path"
 	"time"
 
-	"github.com/dedupstudio/dedupstudio/internal/dedup"
 	"github.com/dedupstudio/dedupstudio/internal/handoff"
+	"github.com/dedupstudio/dedupstudio/internal/manifests"
 )
 
 // exportCmd runs "handoff" (once "export"): a manifest's configuration for the engines that run at scale.
@@ -57,7 +57,7 @@ func exportCmd(args []string, stdout, stderr io.Writer) error {
 		Source: handoff.Source{Manifest: m.ID, Dataset: m.Dataset, State: m.State}}
 	if *measure && (f == "" || f != handoff.JSON) {
 		last := -1
-		s.Figures, err = dedup.MeasureHandoff(ctx, store, m, 0, func(p dedup.Progress) {
+		s.Figures, err = manifests.MeasureHandoff(ctx, store, m, 0, func(p manifests.Progress) {
 			if pc := wholePercent(p.Done, p.Total); last < 0 || pc >= last+10 {
 				last = pc
 				fmt.Fprintf(stderr, "\r%s: %d%%", p.Phase, pc)

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/dedupstudio/dedupstudio/internal/db"
-	"github.com/dedupstudio/dedupstudio/internal/dedup"
+	"github.com/dedupstudio/dedupstudio/internal/manifests"
 	"github.com/dedupstudio/dedupstudio/internal/review"
 )
 
@@ -49,7 +49,7 @@ func manifestCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	switch m.State {
 	case review.SignedOff:
-		n, err := dedup.Export(ctx, store, db.User{Name: "cli:" + os.Getenv("USER")}, m, m.ContentHash)
+		n, err := manifests.Export(ctx, store, db.User{Name: "cli:" + os.Getenv("USER")}, m, m.ContentHash)
 		if err != nil {
 			return err
 		}
@@ -69,8 +69,8 @@ func manifestCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer root.Close()
-	for _, name := range dedup.ExportFiles {
-		err := writeWhole(root, name, func(w io.Writer) error { return dedup.WriteExport(ctx, store, m, name, w) })
+	for _, name := range manifests.ExportFiles {
+		err := writeWhole(root, name, func(w io.Writer) error { return manifests.WriteExport(ctx, store, m, name, w) })
 		if err != nil {
 			return err
 		}

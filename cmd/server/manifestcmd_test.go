@@ -18,9 +18,9 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
 	"github.com/dedupstudio/dedupstudio/internal/db"
-	"github.com/dedupstudio/dedupstudio/internal/dedup"
 	"github.com/dedupstudio/dedupstudio/internal/ingest"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/manifests"
 	"github.com/dedupstudio/dedupstudio/internal/realtext"
 	"github.com/dedupstudio/dedupstudio/internal/review"
 	"github.com/dedupstudio/dedupstudio/internal/sigcache"
@@ -59,19 +59,19 @@ func signedManifests(t *testing.T) (string, int64, int64) {
 		rule, _ := cluster.ParseRule("shortest")
 		p := review.Params{Spec: lsh.DefaultSpec(), Shape: lsh.Shape{Bands: 16, Rows: 8}, Threshold: 0.9, Verification: review.Estimate,
 			Policy: pol, Rule: rule, CodeVersion: "test"}
-		m, err := dedup.Run(ctx, store, sigcache.New(store), dedup.Request{DatasetID: rep.Dataset.ID, Params: p, By: prep, ApprovalsRequired: 1}, nil)
+		m, err := manifests.Run(ctx, store, sigcache.New(store), manifests.Request{DatasetID: rep.Dataset.ID, Params: p, By: prep, ApprovalsRequired: 1}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := dedup.BulkApprove(ctx, store, prep, m, 0.99, -1); err != nil {
+		if _, _, err := manifests.BulkApprove(ctx, store, prep, m, 0.99, -1); err != nil {
 			t.Fatal(err)
 		}
 		m, _ = store.Manifest(ctx, m.ID)
-		if err := dedup.RequestSignOff(ctx, store, prep, m); err != nil {
+		if err := manifests.RequestSignOff(ctx, store, prep, m); err != nil {
 			t.Fatal(err)
 		}
 		m, _ = store.Manifest(ctx, m.ID)
-		if signed, err := dedup.Review(ctx, store, appr, m, review.Approve, "", m.ContentHash, "test"); err != nil || !signed.Signed {
+		if signed, err := manifests.Review(ctx, store, appr, m, review.Approve, "", m.ContentHash, "test"); err != nil || !signed.Signed {
 			t.Fatalf("sign-off: %v %v", signed, err)
 		}
 		ids = append(ids, m.ID)
@@ -93,12 +93,12 @@ func TestManifestExportCommand(t *testing.T) {
 	if !strings.Contains(stdout.String(), "3 document(s) tombstoned") {
 		t.Errorf("stdout: %s", stdout.String())
 	}
-	for _, name := range dedup.ExportFiles {
+	for _, name := range manifests.ExportFiles {
 		if _, err := os.Stat(filepath.Join(out, name)); err != nil {
 			t.Errorf("%s not written: %v", name, err)
 		}
 	}
-	b, _ := os.ReadFile(filepath.Join(out, dedup.RemovalsCSV))
+	b, _ := os.ReadFile(filepath.Join(out, manifests.RemovalsCSV))
 	recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
 	if err != nil || len(recs) != 4 {
 		t.Fatalf("removals.csv: %v, %d records\n%s", err, len(recs), b)
@@ -108,7 +108,7 @@ func TestManifestExportCommand(t *testing.T) {
 			t.Errorf("removal row %v; want a neutralised '@copy- id removed as an exact duplicate", r)
 		}
 	}
-	b, _ = os.ReadFile(filepath.Join(out, dedup.SignOffJSON))
+	b, _ = os.ReadFile(filepath.Join(out, manifests.SignOffJSON))
 	var so struct {
 		Status     string
 		Record     review.Record

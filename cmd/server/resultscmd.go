@@ -12,8 +12,8 @@ import (
 	"strings"
 
 	"github.com/dedupstudio/dedupstudio/internal/db"
-	"github.com/dedupstudio/dedupstudio/internal/dedup"
 	"github.com/dedupstudio/dedupstudio/internal/handoff"
+	"github.com/dedupstudio/dedupstudio/internal/manifests"
 	engineresults "github.com/dedupstudio/dedupstudio/internal/results"
 	"github.com/dedupstudio/dedupstudio/internal/review"
 )
@@ -50,7 +50,7 @@ func importResults(args []string, stdout, stderr io.Writer) error {
 	textField := fs.String("text-field", "text", "text-dedup Parquet: the text column the file must have (not stored)")
 	keepers := fs.String("keepers", "file", "file: the engine's keepers where the file gives them, else the rule; rule: the configuration's keeper rule everywhere")
 	skipUnknown := fs.Bool("skip-unknown", false, "skip and count records naming a document the dataset does not have, instead of refusing the file")
-	sample := fs.Int("sample", dedup.DefaultSample, "clusters to review; more than this and a stratified sample is drawn (0: review every cluster)")
+	sample := fs.Int("sample", manifests.DefaultSample, "clusters to review; more than this and a stratified sample is drawn (0: review every cluster)")
 	seed := fs.Uint64("seed", 1, "the sample's seed (the same seed over the same file draws the same clusters)")
 	approvals := fs.Int("approvals", review.DefaultApprovals, "approvals the manifest needs to be signed off (fewer than the default is recorded as a lowering)")
 	as := fs.String("as", "", "the account the manifest is prepared by (default: none, recorded as cli:$USER, or the system's name for\nthe user running it; with neither, -as is required)")
@@ -82,7 +82,7 @@ func importResults(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	req := dedup.ImportRequest{DatasetID: ds.ID, Format: f, SkipUnknown: *skipUnknown, IgnoreFileKeepers: *keepers == "rule",
+	req := manifests.ImportRequest{DatasetID: ds.ID, Format: f, SkipUnknown: *skipUnknown, IgnoreFileKeepers: *keepers == "rule",
 		Sample: *sample, Seed: *seed, ApprovalsRequired: *approvals, OtherDataset: *otherDataset,
 		Options: engineresults.Options{IDField: *idField, ClusterField: *clusterField, IndexField: *indexField, TextField: *textField,
 			MaxRows: int(noCapIsNegative(int64(*maxRows)))}}
@@ -163,7 +163,7 @@ func importResults(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "keepers from %s\n", rmPath)
 	}
 	last := ""
-	m, err := dedup.ImportResults(ctx, store, req, func(p dedup.Progress) {
+	m, err := manifests.ImportResults(ctx, store, req, func(p manifests.Progress) {
 		if p.Phase != last {
 			last = p.Phase
 			fmt.Fprintf(stderr, "%s\n", p.Phase)

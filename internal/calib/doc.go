@@ -45,7 +45,7 @@
 // representation) apart from internal/sweep, so that it checks the sweep: candidates from
 // lsh.CandidatesBounded with lsh.MaxBucket; accepted, the candidates whose similarity
 // reaches the threshold; clusters from internal/cluster exactly as a studio run
-// (internal/dedup) makes them, with exact groups of identical normalized texts, under
+// (internal/manifests) makes them, with exact groups of identical normalized texts, under
 // connected components, keeper-star and complete-link, and the keeper rules earliest
 // (import order, the population having no dates), longest and shortest (text bytes).
 // From these:

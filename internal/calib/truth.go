@@ -146,7 +146,7 @@ func (o *Outcome) Clustering(policy cluster.Policy, rule cluster.Criterion) *Clu
 // Engine computes the truth of configurations on a population. It is written apart
 // from internal/sweep, on purpose: it makes candidates with lsh.CandidatesBounded,
 // verifies them one by one and clusters with internal/cluster exactly as a studio run
-// (internal/dedup) does, so its counts check the sweep's. Signatures, shingle sets and
+// (internal/manifests) does, so its counts check the sweep's. Signatures, shingle sets and
 // exact groups are computed once per representation and kept. It is safe for
 // concurrent use.
 type Engine struct {

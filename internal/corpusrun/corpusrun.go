@@ -7,7 +7,7 @@
 // stage's rate and the time left. Its files go to OutDir(id); a run stopped by a cancel
 // or by the process ending resumes from the pipeline's stage markers there, and ends
 // with the removals an uninterrupted run would have had. Once done, its removals.jsonl
-// is imported through internal/dedup (the path of import-results -format manifest) as a
+// is imported through internal/manifests (the path of import-results -format manifest) as a
 // draft manifest of the dataset the corpus file was imported as, found by the file's
 // name; without one, the run says so and Import makes the manifest later.
 //
@@ -37,10 +37,10 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/bulk"
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
 	"github.com/dedupstudio/dedupstudio/internal/db"
-	"github.com/dedupstudio/dedupstudio/internal/dedup"
 	"github.com/dedupstudio/dedupstudio/internal/errkind"
 	"github.com/dedupstudio/dedupstudio/internal/handoff"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
+	"github.com/dedupstudio/dedupstudio/internal/manifests"
 	"github.com/dedupstudio/dedupstudio/internal/results"
 	"github.com/dedupstudio/dedupstudio/internal/review"
 )
@@ -645,9 +645,9 @@ func (s *Service) importRemovals(ctx context.Context, j Run, by db.User) error {
 	if err != nil {
 		return err
 	}
-	req := dedup.ImportRequest{DatasetID: ds.ID, Format: results.Manifest, Sample: dedup.DefaultSample, Seed: 1, ApprovalsRequired: approvals,
+	req := manifests.ImportRequest{DatasetID: ds.ID, Format: results.Manifest, Sample: manifests.DefaultSample, Seed: 1, ApprovalsRequired: approvals,
 		Team: team, OtherDataset: true, By: by, ByName: by.Name, File: results.Source{Name: fmt.Sprintf("dedup-job-%d-%s", j.ID, bulk.RemovalsJSONL), Reader: f, At: f, Size: st.Size()}}
-	m, err := dedup.ImportResults(ctx, s.store, req, func(dedup.Progress) {})
+	m, err := manifests.ImportResults(ctx, s.store, req, func(manifests.Progress) {})
 	if err != nil {
 		msg, ok := errkind.Message(err)
 		if !ok && errors.Is(err, context.Canceled) {

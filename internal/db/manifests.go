@@ -16,7 +16,7 @@ import (
 // Removal manifests: what a run proposes to remove (clusters, each with its keeper and
 // its removals as items), kept with every parameter, its content hash and the dataset
 // snapshot it was computed on. The rules are internal/review's; the life of a manifest
-// (runs, verbs, sign-off, export) is internal/dedup's. Every change is one transaction
+// (runs, verbs, sign-off, export) is internal/manifests'. Every change is one transaction
 // that also refreshes the content hash, dismisses stale approvals, records the change for
 // undo and writes one audit event.
 

@@ -2,7 +2,7 @@ package handoff
 
 // Figures are what the studio measured of a manifest's configuration on the manifest's
 // dataset, so that each file can say in numbers, not only in words, what its engine will
-// do differently. internal/dedup measures them (MeasureHandoff); a zero Figures (Docs 0)
+// do differently. internal/manifests measures them (MeasureHandoff); a zero Figures (Docs 0)
 // leaves the numbers out and the files say how to get them.
 type Figures struct {
 	// Dataset names the dataset and version measured ("crawl version 2"), Docs its

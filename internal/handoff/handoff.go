@@ -14,7 +14,7 @@
 // always; Milvus when rows = floor(k/bands)), and the rest said plainly: verification,
 // search before insert against the calibrated policy, datatrove's own hashing and its
 // lack of a threshold. Where the studio can measure a difference on the manifest's
-// dataset (Figures, measured by internal/dedup), the file gives the number.
+// dataset (Figures, measured by internal/manifests), the file gives the number.
 package handoff
 
 import (

@@ -15,7 +15,7 @@ import (
 // RandomState(seed) as datatrove draws them (randint(1, P, size=n) for every a, then
 // randint(0, P, size=n) for every b), the minimum of each. Its values are 64-bit and are
 // never a studio signature: the studio computes them only to measure what a datatrove
-// run of a calibrated configuration will do (internal/dedup). It reproduces the
+// run of a calibrated configuration will do (internal/manifests). It reproduces the
 // signatures of testdata/datatrove-vectors.jsonl, made by datatrove 0.10.0 itself.
 type Datatrove struct {
 	a, b []uint64

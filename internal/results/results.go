@@ -18,7 +18,7 @@
 // Bad input is a *BadInputError listing each bad record by file, line (or byte offset,
 // or Parquet row) and field; a document id the dataset does not have is refused the same
 // way (an *UnknownIDsError), unless the caller asks to skip and count such records. The
-// package does no SQL: internal/dedup stores what Build returns.
+// package does no SQL: internal/manifests stores what Build returns.
 package results
 
 import (

@@ -2,7 +2,7 @@
 // content hash covers, how its impact on the dataset is measured, how two manifests
 // differ, who may do what in which state, and how its approved removals are written out.
 // It is pure: plain values in, plain values out; the store (internal/db) keeps manifests
-// and internal/dedup carries them through their life.
+// and internal/manifests carries them through their life.
 //
 // # A manifest is a plan, like a saved Terraform plan
 //

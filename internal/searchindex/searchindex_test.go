@@ -13,10 +13,10 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
-	"github.com/dedupstudio/dedupstudio/internal/dedup"
 	"github.com/dedupstudio/dedupstudio/internal/incremental"
 	"github.com/dedupstudio/dedupstudio/internal/ingest"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/manifests"
 	"github.com/dedupstudio/dedupstudio/internal/review"
 )
 
@@ -49,11 +49,11 @@ func setup(t *testing.T, path string) (*db.DB, db.User, db.Manifest) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := dedup.RequestSignOff(ctx, store, prep, m); err != nil {
+	if err := manifests.RequestSignOff(ctx, store, prep, m); err != nil {
 		t.Fatal(err)
 	}
 	m, _ = store.Manifest(ctx, m.ID)
-	if _, err := dedup.Review(ctx, store, appr, m, review.Approve, "", m.ContentHash, "test"); err != nil {
+	if _, err := manifests.Review(ctx, store, appr, m, review.Approve, "", m.ContentHash, "test"); err != nil {
 		t.Fatal(err)
 	}
 	m, _ = store.Manifest(ctx, m.ID)
@@ -117,7 +117,7 @@ func TestWarmRebuildsAndRevokedIsRefused(t *testing.T) {
 	// Revoked: the loaded copy is dropped, Open refuses, Warm skips it.
 	appr, _ := store.UserByName(ctx, "appr")
 	m, _ = store.Manifest(ctx, m.ID)
-	if _, err := dedup.Revoke(ctx, store, appr, m, "wrong threshold"); err != nil {
+	if _, err := manifests.Revoke(ctx, store, appr, m, "wrong threshold"); err != nil {
 		t.Fatal(err)
 	}
 	svc2.CloseManifest(m.ID)

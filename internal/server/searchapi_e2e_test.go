@@ -14,8 +14,8 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/db"
-	"github.com/dedupstudio/dedupstudio/internal/dedup"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/manifests"
 	"github.com/dedupstudio/dedupstudio/internal/review"
 )
 
@@ -42,11 +42,11 @@ func signOffDemo(t *testing.T, store *db.DB) db.Manifest {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := dedup.RequestSignOff(ctx, store, prep, m); err != nil {
+	if err := manifests.RequestSignOff(ctx, store, prep, m); err != nil {
 		t.Fatal(err)
 	}
 	m, _ = store.Manifest(ctx, m.ID)
-	if ok, err := dedup.Review(ctx, store, appr, m, review.Approve, "", m.ContentHash, "test"); err != nil || !ok.Signed {
+	if ok, err := manifests.Review(ctx, store, appr, m, review.Approve, "", m.ContentHash, "test"); err != nil || !ok.Signed {
 		t.Fatalf("sign-off: %v %v", ok, err)
 	}
 	return m

@@ -1,4 +1,4 @@
-// Package dedup runs one deduplication configuration over a stored dataset and carries
+// Package manifests runs one deduplication configuration over a stored dataset and carries
 // the removal manifest it proposes through review, sign-off and export. It is the glue
 // between the store (internal/db), the signature cache (internal/sigcache), the
 // clustering core (internal/cluster) and the manifest's rules (internal/review); it does
@@ -16,7 +16,7 @@
 //  5. clustering under every policy on the same verified pairs, compared side by side
 //     (removals, clusters, chained clusters and, where the dataset has labels, false
 //     merges), and the chosen policy's clusters stored as a draft manifest.
-package dedup
+package manifests
 
 import (
 	"context"
