@@ -315,49 +315,12 @@ func (f runForm) query() url.Values {
 		"policy": {f.policy}, "keeper": {f.keeper}, "campaign": {f.campaign}, "approvals": {f.approvals}}
 }
 
-// launchRun records a run (db.DB.StartRun: the record outlives the process, so a run
-// killed while it works says so after a restart) and starts it as a background job whose
-// phases the record follows. It returns the job's id.
+// launchRun starts a run of req over ds as a background job with its record
+// (manifests.Launch), internal errors logged and named by reference (jobError).
 func (s *server) launchRun(ctx context.Context, ds db.Dataset, req manifests.Request, title string, form url.Values) (string, error) {
-	ctx = context.WithoutCancel(ctx)
-	runID, err := s.store.StartRun(ctx, req.By, db.NewRun{DatasetID: ds.ID, Title: title, Form: form.Encode(), CarriedFrom: req.CarryFrom})
-	if err != nil {
-		return "", err
-	}
-	req.RunID = runID
-	id, err := s.jobs.Start("run", title, req.By.ID, func(jctx context.Context, report jobs.Reporter) (any, error) {
-		phase := ""
-		m, err := manifests.Run(jctx, s.store, s.sigs, req, func(p manifests.Progress) {
-			report(p)
-			if p.Phase != phase {
-				phase = p.Phase
-				if err := s.store.SetRunPhase(ctx, runID, phase); err != nil {
-					s.log.Error("record a run's phase", "run", runID, "err", err)
-				}
-			}
-		})
-		err = s.jobError("run", title, err, "no manifest was made")
-		if err != nil {
-			state := db.RunFailed
-			if errors.Is(err, context.Canceled) {
-				state = db.RunCancelled
-			}
-			if ferr := s.store.FinishRun(ctx, runID, state, err.Error()); ferr != nil {
-				s.log.Error("record how a run ended", "run", runID, "err", ferr)
-			}
-		}
-		return m.ID, err
-	})
-	if err != nil {
-		if ferr := s.store.FinishRun(ctx, runID, db.RunFailed, err.Error()); ferr != nil {
-			s.log.Error("record a run that did not start", "run", runID, "err", ferr)
-		}
-		return "", err
-	}
-	if err := s.store.SetRunJob(ctx, runID, id); err != nil {
-		s.log.Error("record a run's job", "run", runID, "err", err)
-	}
-	return id, nil
+	return manifests.Launch(ctx, s.store, s.sigs, s.jobs, s.log, req,
+		db.NewRun{DatasetID: ds.ID, Title: title, Form: form.Encode(), CarriedFrom: req.CarryFrom},
+		func(err error) error { return s.jobError("run", title, err, "no manifest was made") })
 }
 
 // loadRun finds the {job} of the URL, a run the user may see.
