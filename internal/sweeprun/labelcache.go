@@ -217,37 +217,65 @@ func (cl *campaignLabels) fill(c db.Campaign, m db.LabelMark, all []db.SweepPair
 	cl.cats, cl.mark, cl.loaded = slices.Clone(c.Categories), m, true
 }
 
-// Warm reads the labels of every campaign with a sweep, so that the first sweeps list or
-// dashboard after a start does not wait for it (seconds at a million labeled pairs). The
-// server runs it in the background at start.
+// sweepsWarmed is how many of a campaign's newest sweeps Warm reads the snapshots of:
+// those the sweeps list compares with the campaign's labels (web's maxDiffed).
+const sweepsWarmed = 10
+
+// Warm reads the labels of every campaign with a sweep, and the snapshots of its newest
+// sweepsWarmed sweeps, so that the first sweeps list or dashboard after a start does not
+// wait for them (seconds at a million labeled pairs: a snapshot is tens of megabytes of
+// JSON). The server runs it in the background at start.
 func (s *Service) Warm(ctx context.Context) error {
-	sweeps, err := s.store.Sweeps(ctx, 0)
+	sweeps, err := s.store.Sweeps(ctx, 0) // newest first
 	if err != nil {
 		return err
 	}
-	done := map[int64]bool{}
+	seen := map[int64]int{}
 	for _, sw := range sweeps {
-		if done[sw.CampaignID] {
+		seen[sw.CampaignID]++
+		if seen[sw.CampaignID] == 1 {
+			if err := s.warmCampaign(ctx, sw.CampaignID); err != nil {
+				return err
+			}
+		}
+		if seen[sw.CampaignID] > sweepsWarmed {
 			continue
 		}
-		done[sw.CampaignID] = true
-		c, err := s.store.Campaign(ctx, sw.CampaignID)
-		if err != nil {
-			return err
-		}
-		m, err := s.store.LabelMark(ctx, c.ID)
-		if err != nil {
-			return err
-		}
-		cl := s.labels.campaign(c.ID)
+		cl := s.labels.campaign(sw.CampaignID)
 		cl.mu.Lock()
-		err = cl.refresh(ctx, s.store, c, m)
+		_, kept := cl.sweeps[sw.ID]
 		cl.mu.Unlock()
+		if kept {
+			continue
+		}
+		// Read without the lock: a page looking meanwhile reads what it needs itself.
+		sl, err := s.sweepLabels(ctx, sw)
 		if err != nil {
 			return err
 		}
+		cl.mu.Lock()
+		if _, kept := cl.sweeps[sw.ID]; !kept {
+			cl.put(sw.ID, sl)
+		}
+		cl.mu.Unlock()
 	}
 	return nil
+}
+
+// warmCampaign brings the campaign's resolved labels up to the store's.
+func (s *Service) warmCampaign(ctx context.Context, id int64) error {
+	c, err := s.store.Campaign(ctx, id)
+	if err != nil {
+		return err
+	}
+	m, err := s.store.LabelMark(ctx, c.ID)
+	if err != nil {
+		return err
+	}
+	cl := s.labels.campaign(c.ID)
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	return cl.refresh(ctx, s.store, c, m)
 }
 
 // resolve resolves one stored pair as labelsNow does.
