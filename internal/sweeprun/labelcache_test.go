@@ -267,3 +267,62 @@ func TestWarmReadsSnapshots(t *testing.T) {
 		t.Errorf("%d reads of the campaign's pairs; Warm's should serve", cl.reads)
 	}
 }
+
+// TestLabelViewsPerDocuments: sweeps on the same documents share one view of the
+// campaign's counted pairs; a sweep that left a document out gets a view of its own,
+// and each sweep's comparison is what reading afresh gives, before and after labels
+// change.
+func TestLabelViewsPerDocuments(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	grid := smallGrid()
+	grid.Specs = grid.Specs[:1]
+	grid.Verifications = grid.Verifications[:1]
+	sw := e.run(StartRequest{CampaignID: e.campaign.ID, Name: "run", Grid: grid})
+	snap, err := e.store.SweepLabels(ctx, sw.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pairs, err := e.store.SweepPairs(ctx, e.campaign.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := []int64{sw.ID}
+	for _, leftOut := range [][]int64{nil, {pairs[0].A}} {
+		id, err := e.store.CreateSweep(ctx, db.NewSweep{CampaignID: e.campaign.ID, Name: "stored", Grid: `{}`, Total: 1,
+			LabelVersion: sw.LabelVersion, Labels: snap, LeftOut: leftOut}, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	check := func(step string) {
+		t.Helper()
+		for _, id := range ids {
+			got, err := e.svc.LabelsChanged(ctx, id)
+			if want := e.labelDiffAfresh(id); err != nil || got != want {
+				t.Errorf("%s: LabelsChanged(%d) = %+v, %v; read afresh %+v", step, id, got, err, want)
+			}
+		}
+	}
+	check("right after")
+	cl := e.svc.labels.campaign(e.campaign.ID)
+	if n := len(cl.views); n != 2 {
+		t.Errorf("%d views for sweeps over two sets of documents; want 2", n)
+	}
+	if a, b := e.labelDiffAfresh(ids[0]), e.labelDiffAfresh(ids[2]); a.Version == b.Version || b.Removed == 0 {
+		t.Fatalf("leaving document %d out changed nothing (%+v, %+v): the test compares nothing", pairs[0].A, a, b)
+	}
+	cat, dup := "exact", true
+	if pairs[0].Labels[0].Duplicate {
+		cat, dup = "different", false
+	}
+	if err := e.store.AddLabels(ctx, e.campaign.ID, []db.NewLabel{
+		{DocA: pairs[1].A, DocB: pairs[1].B, Annotator: "adj", Kind: "adjudication", Category: cat, Duplicate: dup},
+		{DocA: pairs[0].A, DocB: pairs[0].B, Annotator: "adj", Kind: "adjudication", Category: cat, Duplicate: dup},
+	}, "test"); err != nil {
+		t.Fatal(err)
+	}
+	check("after two adjudications")
+	check("again")
+}
