@@ -373,6 +373,9 @@ func (cl *campaignLabels) view(sl *sweepLabels) *labelView {
 	}
 	v.used, v.gen = cl.looks, cl.gen
 	var h sweep.VersionHash
+	if v.counted == nil {
+		v.counted = make([]snapEntry, 0, len(cl.pairs))
+	}
 	v.counted = v.counted[:0]
 	for i, p := range cl.pairs {
 		if p.status != sweep.Counted {
