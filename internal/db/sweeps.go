@@ -43,7 +43,7 @@ type NewSweep struct {
 	Seed         uint64
 	Total        int
 	LabelVersion string
-	Labels       string // the resolved labels it is scored on, JSON
+	Labels       string // the resolved labels it is scored on, JSON (stored in sweep_labels)
 	RerunOf      int64
 	CreatedBy    int64
 	// Token is the one-time token of the form that started it ("" for none): a second
@@ -114,13 +114,18 @@ func (d *DB) CreateSweep(ctx context.Context, s NewSweep, actor string) (int64, 
 			return err
 		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO sweeps (campaign_id, name, notes, grid, seed, state, configs_total, label_version,
-			labels, rerun_of, created_by, created_at, request_token, left_out) VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?)`,
-			s.CampaignID, s.Name, s.Notes, s.Grid, int64(s.Seed), s.Total, s.LabelVersion, s.Labels, nullID(s.RerunOf),
+			rerun_of, created_by, created_at, request_token, left_out) VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?)`,
+			s.CampaignID, s.Name, s.Notes, s.Grid, int64(s.Seed), s.Total, s.LabelVersion, nullID(s.RerunOf),
 			nullID(s.CreatedBy), now, token, string(leftOut))
 		if err != nil {
 			return err
 		}
 		if id, err = res.LastInsertId(); err != nil {
+			return err
+		}
+		// The snapshot in a table of its own (migration 0022): a row of sweeps stays small,
+		// and reading one does not walk megabytes of labels.
+		if _, err := tx.ExecContext(ctx, `INSERT INTO sweep_labels (sweep_id, labels) VALUES (?, ?)`, id, s.Labels); err != nil {
 			return err
 		}
 		return d.auditBy(ctx, tx, User{ID: s.CreatedBy, Name: actor}, "sweep.start", fmt.Sprintf("sweep:%d", id),
@@ -195,10 +200,12 @@ func (d *DB) Sweeps(ctx context.Context, campaignID int64) ([]Sweep, error) {
 	return list, nil
 }
 
-// SweepLabels returns the label snapshot a sweep is scored on (JSON).
+// SweepLabels returns the label snapshot a sweep is scored on (JSON). It is megabytes at
+// a million labeled pairs: read it only to score the sweep or to compare it with the
+// campaign's labels.
 func (d *DB) SweepLabels(ctx context.Context, id int64) (string, error) {
 	var s string
-	if err := d.r.QueryRowContext(ctx, `SELECT labels FROM sweeps WHERE id = ?`, id).Scan(&s); err != nil {
+	if err := d.r.QueryRowContext(ctx, `SELECT labels FROM sweep_labels WHERE sweep_id = ?`, id).Scan(&s); err != nil {
 		return "", fmt.Errorf("labels of sweep %d: %w", id, notFound(err))
 	}
 	return s, nil

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/dedupstudio/dedupstudio/migrations"
 )
 
 // A sweep's life in the store: created running and audited, results stored once per
@@ -197,5 +199,78 @@ func TestSweepInputs(t *testing.T) {
 	sp, err := d.SweepPairs(ctx, c.ID)
 	if err != nil || len(sp) != 2 || len(sp[0].Labels) != 1 || len(sp[1].Labels) != 0 {
 		t.Fatalf("SweepPairs = %+v, %v; want 2 pairs, the first with one label", sp, err)
+	}
+}
+
+// TestSweepLabelsMigrated: a store from before migration 0022 kept each sweep's label
+// snapshot in sweeps.labels. Migrating copies every snapshot into sweep_labels, where
+// SweepLabels reads it, and empties the old column, so that reading a sweep's row no
+// longer walks its snapshot; a sweep created afterwards stores its snapshot there too,
+// and deleting a sweep deletes its snapshot.
+func TestSweepLabelsMigrated(t *testing.T) {
+	t.Parallel()
+	d := openAt(t, 22)
+	ctx := context.Background()
+	c, pairs := withPairs(t, d, 4)
+	// Snapshots as the sweeps of an older binary stored them: a large one (its JSON
+	// spills over many overflow pages) and a small one.
+	var b strings.Builder
+	b.WriteString("[")
+	for i := range 20000 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `{"id":%d,"a":%d,"b":%d,"cat":"minor","dup":%t,"design":"jdraw","stratum":"%d","n":%d}`,
+			i+1, i%97, i%89+100, i%3 == 0, i%5, 1000+i)
+	}
+	b.WriteString("]")
+	snaps := []string{b.String(), fmt.Sprintf(`[{"id":%d,"a":1,"b":2,"cat":"exact","dup":true}]`, pairs[0])}
+	var ids []int64
+	for i, snap := range snaps {
+		res, err := d.w.ExecContext(ctx, `INSERT INTO sweeps (campaign_id, name, grid, state, configs_total, label_version, labels,
+			created_at, left_out) VALUES (?, ?, '{}', 'done', 1, ?, ?, ?, '[]')`, c.ID, fmt.Sprint("old ", i), fmt.Sprint("v", i), snap, d.stamp())
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, _ := res.LastInsertId()
+		ids = append(ids, id)
+	}
+	if err := d.migrate(ctx, migrations.Files); err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range ids {
+		got, err := d.SweepLabels(ctx, id)
+		if err != nil || got != snaps[i] {
+			t.Errorf("SweepLabels(%d) after the migration = %d bytes, %v; want the %d bytes it had", id, len(got), err, len(snaps[i]))
+		}
+		if s, err := d.Sweep(ctx, id); err != nil || s.LabelVersion != fmt.Sprint("v", i) || s.Name != fmt.Sprint("old ", i) {
+			t.Errorf("Sweep(%d) after the migration = %+v, %v", id, s, err)
+		}
+	}
+	var left int
+	if err := d.r.QueryRowContext(ctx, `SELECT count(*) FROM sweeps WHERE labels <> '[]'`).Scan(&left); err != nil || left != 0 {
+		t.Errorf("%d sweeps still hold a snapshot in sweeps.labels (%v); want none", left, err)
+	}
+
+	// A new sweep's snapshot goes to sweep_labels, the old column keeps its default.
+	id, err := d.CreateSweep(ctx, NewSweep{CampaignID: c.ID, Name: "new", Grid: `{}`, Total: 1, LabelVersion: "v2", Labels: snaps[1]}, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var old string
+	if err := d.r.QueryRowContext(ctx, `SELECT labels FROM sweeps WHERE id = ?`, id).Scan(&old); err != nil || old != "[]" {
+		t.Errorf("sweeps.labels of a new sweep = %q, %v; want the default []", old, err)
+	}
+	if got, err := d.SweepLabels(ctx, id); err != nil || got != snaps[1] {
+		t.Errorf("SweepLabels(%d) = %q, %v; want %q", id, got, err, snaps[1])
+	}
+	if _, err := d.CreateSweep(ctx, NewSweep{CampaignID: c.ID, Name: "bad", Grid: `{}`, Total: 1, Labels: `[{`}, "t"); err == nil {
+		t.Error("a sweep with a snapshot that is not JSON was stored")
+	}
+	if _, err := d.w.ExecContext(ctx, `DELETE FROM sweeps WHERE id = ?`, ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.SweepLabels(ctx, ids[0]); !errors.Is(err, ErrNotFound) {
+		t.Errorf("SweepLabels of a deleted sweep = %v; want ErrNotFound", err)
 	}
 }

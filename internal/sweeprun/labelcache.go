@@ -21,8 +21,12 @@ import (
 // they touched are read (db.SweepPairsChanged) and resolved again. The pairs themselves
 // changed (a draw, an import): everything is read again. A sweep's snapshot never
 // changes; it is kept in a compact form, decoded once (or taken from Start), for the
-// last sweepsKept sweeps of a campaign. A campaign's pairs cost about 40 bytes each; a
-// sweep's snapshot 32.
+// last sweepsKept sweeps of a campaign. What a comparison takes of the campaign's side
+// (the pairs counted over the sweep's documents and their version: a SHA-256 step a
+// pair) is kept too, per set of documents, and shared by the sweeps on the same
+// documents: a list of ten sweeps costs one pass over the labels and ten merges, not
+// ten passes. A campaign's pairs cost about 40 bytes each; a sweep's snapshot 32, and
+// so does a set of documents' counted pairs.
 type labelCache struct {
 	mu         sync.Mutex
 	byCampaign map[int64]*campaignLabels
@@ -39,6 +43,9 @@ type campaignLabels struct {
 	sweeps map[int64]*sweepLabels
 	looks  uint64            // counts the looks at sweeps, for sweepLabels.used
 	names  map[string]string // interned categories
+	// gen counts the changes of pairs: a comparison or view made at another is redone.
+	gen   uint64
+	views []*labelView // by set of documents, at most viewsKept
 	// reads counts the whole reads, catchUps the reads of what changed (for tests).
 	reads, catchUps int
 }
@@ -53,12 +60,27 @@ type resolvedPair struct {
 // sweepLabels is what a sweep's comparison needs of the sweep, and the last answer.
 type sweepLabels struct {
 	snap  []snapEntry     // the counted pairs it was scored on, by id
+	docs  []int64         // its documents, ascending
 	index map[int64]int32 // its documents (store id to index)
-	at    db.LabelMark    // diff is at this mark
+	at    uint64          // diff is at this campaignLabels.gen
 	ok    bool
 	used  uint64 // the campaign's looks when it was last looked at
 	diff  LabelDiff
 }
+
+// labelView is the campaign's side of the comparisons of the sweeps over one set of
+// documents: the pairs counted over them now, by id, and their version.
+type labelView struct {
+	docs    []int64 // ascending
+	gen     uint64  // made at this campaignLabels.gen
+	version string
+	counted []snapEntry
+	used    uint64
+}
+
+// viewsKept bounds the sets of documents a campaign's entry keeps a view of (sweeps
+// started before and after documents were removed score different sets).
+const viewsKept = 4
 
 type snapEntry struct {
 	id       int64
@@ -104,8 +126,8 @@ func (s *Service) labelDiff(ctx context.Context, sw db.Sweep, c db.Campaign) (La
 	}
 	cl.looks++
 	sl.used = cl.looks
-	if !sl.ok || sl.at != cl.mark {
-		sl.diff, sl.at, sl.ok = cl.compare(sl), cl.mark, true
+	if !sl.ok || sl.at != cl.gen {
+		sl.diff, sl.at, sl.ok = cl.compare(sl), cl.gen, true
 	}
 	return sl.diff, nil
 }
@@ -162,7 +184,7 @@ func (cl *campaignLabels) put(id int64, sl *sweepLabels) {
 }
 
 func newSweepLabels(snap []snapPair, ids []int64) *sweepLabels {
-	sl := &sweepLabels{snap: make([]snapEntry, len(snap)), index: make(map[int64]int32, len(ids))}
+	sl := &sweepLabels{snap: make([]snapEntry, len(snap)), docs: slices.Clone(ids), index: make(map[int64]int32, len(ids))}
 	for i, id := range ids {
 		sl.index[id] = int32(i)
 	}
@@ -195,6 +217,7 @@ func (cl *campaignLabels) refresh(ctx context.Context, store *db.DB, c db.Campai
 			cl.pairs[i] = cl.resolve(p, c.Categories)
 		}
 		cl.mark = m
+		cl.gen++
 		return nil
 	}
 	all, err := store.SweepPairs(ctx, c.ID)
@@ -215,39 +238,68 @@ func (cl *campaignLabels) fill(c db.Campaign, m db.LabelMark, all []db.SweepPair
 		cl.pairs = append(cl.pairs, cl.resolve(p, c.Categories))
 	}
 	cl.cats, cl.mark, cl.loaded = slices.Clone(c.Categories), m, true
+	cl.gen++
 }
 
-// Warm reads the labels of every campaign with a sweep, so that the first sweeps list or
-// dashboard after a start does not wait for it (seconds at a million labeled pairs). The
-// server runs it in the background at start.
+// sweepsWarmed is how many of a campaign's newest sweeps Warm reads the snapshots of:
+// those the sweeps list compares with the campaign's labels (web's maxDiffed).
+const sweepsWarmed = 10
+
+// Warm reads the labels of every campaign with a sweep, and the snapshots of its newest
+// sweepsWarmed sweeps, so that the first sweeps list or dashboard after a start does not
+// wait for them (seconds at a million labeled pairs: a snapshot is tens of megabytes of
+// JSON). The server runs it in the background at start.
 func (s *Service) Warm(ctx context.Context) error {
-	sweeps, err := s.store.Sweeps(ctx, 0)
+	sweeps, err := s.store.Sweeps(ctx, 0) // newest first
 	if err != nil {
 		return err
 	}
-	done := map[int64]bool{}
+	seen := map[int64]int{}
 	for _, sw := range sweeps {
-		if done[sw.CampaignID] {
+		seen[sw.CampaignID]++
+		if seen[sw.CampaignID] == 1 {
+			if err := s.warmCampaign(ctx, sw.CampaignID); err != nil {
+				return err
+			}
+		}
+		if seen[sw.CampaignID] > sweepsWarmed {
 			continue
 		}
-		done[sw.CampaignID] = true
-		c, err := s.store.Campaign(ctx, sw.CampaignID)
-		if err != nil {
-			return err
-		}
-		m, err := s.store.LabelMark(ctx, c.ID)
-		if err != nil {
-			return err
-		}
-		cl := s.labels.campaign(c.ID)
+		cl := s.labels.campaign(sw.CampaignID)
 		cl.mu.Lock()
-		err = cl.refresh(ctx, s.store, c, m)
+		_, kept := cl.sweeps[sw.ID]
 		cl.mu.Unlock()
+		if kept {
+			continue
+		}
+		// Read without the lock: a page looking meanwhile reads what it needs itself.
+		sl, err := s.sweepLabels(ctx, sw)
 		if err != nil {
 			return err
 		}
+		cl.mu.Lock()
+		if _, kept := cl.sweeps[sw.ID]; !kept {
+			cl.put(sw.ID, sl)
+		}
+		cl.mu.Unlock()
 	}
 	return nil
+}
+
+// warmCampaign brings the campaign's resolved labels up to the store's.
+func (s *Service) warmCampaign(ctx context.Context, id int64) error {
+	c, err := s.store.Campaign(ctx, id)
+	if err != nil {
+		return err
+	}
+	m, err := s.store.LabelMark(ctx, c.ID)
+	if err != nil {
+		return err
+	}
+	cl := s.labels.campaign(c.ID)
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	return cl.refresh(ctx, s.store, c, m)
 }
 
 // resolve resolves one stored pair as labelsNow does.
@@ -269,10 +321,62 @@ func (cl *campaignLabels) intern(s string) string {
 // sweep's documents, counted) with the sweep's snapshot, and the labels' version over
 // those documents, as sweep.ResolveAll computes it.
 func (cl *campaignLabels) compare(sl *sweepLabels) LabelDiff {
-	var d LabelDiff
-	var v sweep.VersionHash
+	v := cl.view(sl)
+	d := LabelDiff{Version: v.version}
 	matched := 0
 	j := 0
+	for _, p := range v.counted {
+		for j < len(sl.snap) && sl.snap[j].id < p.id {
+			j++
+		}
+		switch {
+		case j == len(sl.snap) || sl.snap[j].id != p.id:
+			d.Added++
+		case sl.snap[j].category != p.category || sl.snap[j].dup != p.dup:
+			d.Changed++
+			matched++
+		default:
+			matched++
+		}
+	}
+	d.Removed = len(sl.snap) - matched
+	return d
+}
+
+// view returns the campaign's pairs counted over the sweep's documents now, and their
+// version: the one kept for those documents, or made (and kept, dropping the one used
+// longest ago beyond viewsKept).
+func (cl *campaignLabels) view(sl *sweepLabels) *labelView {
+	cl.looks++
+	var v *labelView
+	for _, o := range cl.views {
+		if slices.Equal(o.docs, sl.docs) {
+			v = o
+			break
+		}
+	}
+	if v == nil {
+		v = &labelView{docs: sl.docs, used: cl.looks}
+		cl.views = append(cl.views, v)
+		if len(cl.views) > viewsKept {
+			oldest := 0
+			for i, o := range cl.views {
+				if o.used < cl.views[oldest].used {
+					oldest = i
+				}
+			}
+			cl.views = slices.Delete(cl.views, oldest, oldest+1)
+		}
+	} else if v.gen == cl.gen && v.counted != nil {
+		v.used = cl.looks
+		return v
+	}
+	v.used, v.gen = cl.looks, cl.gen
+	var h sweep.VersionHash
+	if v.counted == nil {
+		v.counted = make([]snapEntry, 0, len(cl.pairs))
+	}
+	v.counted = v.counted[:0]
 	for i, p := range cl.pairs {
 		if p.status != sweep.Counted {
 			continue
@@ -283,23 +387,14 @@ func (cl *campaignLabels) compare(sl *sweepLabels) LabelDiff {
 			continue
 		}
 		id := cl.ids[i]
-		v.Add(id, int(min(a, b)), int(max(a, b)), p.dup, p.category)
-		for j < len(sl.snap) && sl.snap[j].id < id {
-			j++
-		}
-		switch {
-		case j == len(sl.snap) || sl.snap[j].id != id:
-			d.Added++
-		case sl.snap[j].category != p.category || sl.snap[j].dup != p.dup:
-			d.Changed++
-			matched++
-		default:
-			matched++
-		}
+		h.Add(id, int(min(a, b)), int(max(a, b)), p.dup, p.category)
+		v.counted = append(v.counted, snapEntry{id: id, category: p.category, dup: p.dup})
 	}
-	d.Removed = len(sl.snap) - matched
-	d.Version = v.Sum()
-	return d
+	if v.counted == nil {
+		v.counted = []snapEntry{} // made, with no pair counted
+	}
+	v.version = h.Sum()
+	return v
 }
 
 // labeledPair is a stored pair as a sweep reads it, its documents at indexes a and b: a

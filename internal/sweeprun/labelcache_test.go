@@ -8,6 +8,7 @@ import (
 
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/labels"
+	"github.com/dedupstudio/dedupstudio/internal/sigcache"
 )
 
 // TestLabelsChangedFollowsTheStore: LabelsChanged, kept up to date from what changed in
@@ -193,4 +194,135 @@ func TestLabelCacheKeepsFewSweeps(t *testing.T) {
 	if _, ok := cl.sweeps[sw.ID+1000]; ok {
 		t.Error("the first other sweep, never looked at again, is still kept")
 	}
+}
+
+// TestWarmReadsSnapshots: after a restart, Warm (run by the server in the background at
+// start) reads the campaign's labels and the snapshots of its newest sweepsWarmed
+// sweeps, those the sweeps list compares, as reading them on a look would; an older
+// sweep's snapshot is read when it is looked at.
+func TestWarmReadsSnapshots(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	grid := smallGrid()
+	grid.Specs = grid.Specs[:1]
+	grid.Verifications = grid.Verifications[:1]
+	sw := e.run(StartRequest{CampaignID: e.campaign.ID, Name: "oldest", Grid: grid})
+	snap, err := e.store.SweepLabels(ctx, sw.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// More sweeps on the same labels, stored as Start stores them (not run: Warm reads
+	// only their snapshots and documents).
+	ids := []int64{sw.ID}
+	for i := range sweepsWarmed {
+		id, err := e.store.CreateSweep(ctx, db.NewSweep{CampaignID: e.campaign.ID, Name: "copy", Grid: `{}`, Total: 1,
+			LabelVersion: sw.LabelVersion, Labels: snap}, "test")
+		if err != nil {
+			t.Fatalf("sweep %d: %v", i, err)
+		}
+		ids = append(ids, id)
+	}
+
+	restarted := New(e.store, sigcache.New(e.store), e.reg)
+	if err := restarted.Warm(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cl := restarted.labels.campaign(e.campaign.ID)
+	cl.mu.Lock()
+	if !cl.loaded || cl.reads != 1 {
+		t.Errorf("after Warm: loaded %v, %d reads of the campaign's pairs; want loaded, 1", cl.loaded, cl.reads)
+	}
+	for _, id := range ids[1:] {
+		if cl.sweeps[id] == nil {
+			t.Errorf("sweep %d, one of the %d newest, not read ahead", id, sweepsWarmed)
+		}
+	}
+	if cl.sweeps[sw.ID] != nil {
+		t.Errorf("sweep %d, the %dth newest, read ahead", sw.ID, sweepsWarmed+1)
+	}
+	warmed := cl.sweeps[ids[1]]
+	cl.mu.Unlock()
+	if warmed == nil {
+		t.FailNow()
+	}
+	stored, err := e.store.Sweep(ctx, ids[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	read, err := e.svc.sweepLabels(ctx, stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(warmed.snap, read.snap) || !maps.Equal(warmed.index, read.index) || len(read.snap) == 0 {
+		t.Errorf("Warm kept %d pairs over %d documents; the store gives %d over %d, or they differ",
+			len(warmed.snap), len(warmed.index), len(read.snap), len(read.index))
+	}
+	for _, id := range []int64{ids[1], sw.ID} {
+		got, err := restarted.LabelsChanged(ctx, id)
+		if want := e.labelDiffAfresh(id); err != nil || got != want {
+			t.Errorf("LabelsChanged(%d) after Warm = %+v, %v; read afresh %+v", id, got, err, want)
+		}
+	}
+	if cl.reads != 1 {
+		t.Errorf("%d reads of the campaign's pairs; Warm's should serve", cl.reads)
+	}
+}
+
+// TestLabelViewsPerDocuments: sweeps on the same documents share one view of the
+// campaign's counted pairs; a sweep that left a document out gets a view of its own,
+// and each sweep's comparison is what reading afresh gives, before and after labels
+// change.
+func TestLabelViewsPerDocuments(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	grid := smallGrid()
+	grid.Specs = grid.Specs[:1]
+	grid.Verifications = grid.Verifications[:1]
+	sw := e.run(StartRequest{CampaignID: e.campaign.ID, Name: "run", Grid: grid})
+	snap, err := e.store.SweepLabels(ctx, sw.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pairs, err := e.store.SweepPairs(ctx, e.campaign.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := []int64{sw.ID}
+	for _, leftOut := range [][]int64{nil, {pairs[0].A}} {
+		id, err := e.store.CreateSweep(ctx, db.NewSweep{CampaignID: e.campaign.ID, Name: "stored", Grid: `{}`, Total: 1,
+			LabelVersion: sw.LabelVersion, Labels: snap, LeftOut: leftOut}, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	check := func(step string) {
+		t.Helper()
+		for _, id := range ids {
+			got, err := e.svc.LabelsChanged(ctx, id)
+			if want := e.labelDiffAfresh(id); err != nil || got != want {
+				t.Errorf("%s: LabelsChanged(%d) = %+v, %v; read afresh %+v", step, id, got, err, want)
+			}
+		}
+	}
+	check("right after")
+	cl := e.svc.labels.campaign(e.campaign.ID)
+	if n := len(cl.views); n != 2 {
+		t.Errorf("%d views for sweeps over two sets of documents; want 2", n)
+	}
+	if a, b := e.labelDiffAfresh(ids[0]), e.labelDiffAfresh(ids[2]); a.Version == b.Version || b.Removed == 0 {
+		t.Fatalf("leaving document %d out changed nothing (%+v, %+v): the test compares nothing", pairs[0].A, a, b)
+	}
+	cat, dup := "exact", true
+	if pairs[0].Labels[0].Duplicate {
+		cat, dup = "different", false
+	}
+	if err := e.store.AddLabels(ctx, e.campaign.ID, []db.NewLabel{
+		{DocA: pairs[1].A, DocB: pairs[1].B, Annotator: "adj", Kind: "adjudication", Category: cat, Duplicate: dup},
+		{DocA: pairs[0].A, DocB: pairs[0].B, Annotator: "adj", Kind: "adjudication", Category: cat, Duplicate: dup},
+	}, "test"); err != nil {
+		t.Fatal(err)
+	}
+	check("after two adjudications")
+	check("again")
 }
