@@ -26,7 +26,8 @@ type Allocation struct {
 	Counts []int
 	// Plans counts the distinct plans combined; Asked is the most any of them asked of
 	// a bin, summed over the bins (more than the budget: scaled down; less: scaled up).
-	Plans, Asked int
+	// Guard is what recall's guard plans asked (sweep.Model.GuardPlan, one a sweep).
+	Plans, Asked, Guard int
 }
 
 // SecondPlan allocates budget labels over the bins the way a team that wants a usable
@@ -47,6 +48,10 @@ type Allocation struct {
 //     lowers an upper end (the planner's greedy step puts labels there once the useful
 //     bins are spent on its normal approximation; a person reading the plan would skip
 //     them);
+//   - recall's lowest bins get what sweep.Model.GuardPlan asks (DefaultGuardShare): the
+//     guard bin under the floor, whose labels saw no duplicate, and the floor bin, so
+//     that the duplicates a floor one bin too high would leave out cannot widen recall's
+//     interval by more than about half a percent;
 //   - each bin gets the most any plan asks of it (a label in a bin speaks for every
 //     configuration that removes pairs there, so the plans' demands overlap, they do not
 //     add up), and the result is scaled to the budget in proportion (largest
@@ -61,6 +66,10 @@ func SecondPlan(analyses []*sweeprun.Analysis, budget int) Allocation {
 		m := a.Model
 		if m == nil || len(m.Bins) != bins {
 			continue
+		}
+		for _, g := range m.GuardPlan(sweep.DefaultGuardShare) {
+			ask[g.Bin] = max(ask[g.Bin], g.More)
+			out.Guard += g.More
 		}
 		for _, r := range a.Results {
 			if r.Dataset == nil || r.Profile == nil {
