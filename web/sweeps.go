@@ -920,7 +920,7 @@ func selFacts(r sweep.Result) []templates.Fact {
 		f = append(f, templates.Fact{Name: "left out by the bucket bound", Value: fmt.Sprintf("%d band collisions", r.BucketSkipped)})
 	}
 	if e := r.Dataset; e != nil && e.Unit == sweep.FalseRemovalUnit && e.BelowFloor.Hi > 0 {
-		f = append(f, templates.Fact{Name: "duplicates below recall's floor", Value: fmt.Sprintf(
+		f = append(f, templates.Fact{Name: "duplicates below the bins recall counts", Value: fmt.Sprintf(
 			"none labeled; up to %s pairs cannot be ruled out (95%%): recall leaves them out", fmtNum(e.BelowFloor.Hi, 0))})
 	}
 	for _, ix := range r.Index {

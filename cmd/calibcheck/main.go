@@ -50,6 +50,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	firstPerBin := fs.Int("first-per-bin", calib.DefaultFirstPerBin, "a draw's first phase: pairs from every bin of exact Jaccard")
 	firstRandom := fs.Int("first-random", calib.DefaultFirstRandom, "a draw's first phase: uniformly random pairs")
 	seed := fs.Uint64("seed", 1, "draw d draws with seed+d")
+	guardPlans := fs.Bool("guard-plans", false, "the second phase also follows recall's guard plans (labels in the bins around recall's floor)")
 	audits := fs.Int("audits", calib.DefaultAudits, "manifest audits simulated per manifest whose true rate is <= 0.3% (-1: none)")
 	gridName := fs.String("grid", "default", "default (44 configurations) or fast (8)")
 	policies := fs.String("policies", "components,keeper-star,complete-link", "cluster policies, comma-separated")
@@ -70,7 +71,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *extras != "" {
 		return rebuildExtras(*extras, *extrasOut, stderr)
 	}
-	opt := calib.Options{Dir: *dir, Draws: *draws, Labels: *labels, FirstPerBin: *firstPerBin, FirstRandom: *firstRandom, Audits: *audits, Seed: *seed}
+	opt := calib.Options{Dir: *dir, Draws: *draws, Labels: *labels, FirstPerBin: *firstPerBin, FirstRandom: *firstRandom, Audits: *audits, Seed: *seed, GuardPlans: *guardPlans}
 	switch *gridName {
 	case "default":
 		opt.Grid = calib.DefaultGrid()

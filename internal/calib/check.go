@@ -68,6 +68,9 @@ type Options struct {
 	// DefaultFirstRandom when both are 0); the rest of Labels follows the studio's
 	// labeling plans (SecondPlan).
 	FirstPerBin, FirstRandom int
+	// GuardPlans makes the second phase follow recall's guard plans as well
+	// (sweep.Model.GuardPlan; SecondPlan says why it is off by default).
+	GuardPlans bool
 	// Audits is the manifest audits simulated per eligible manifest (DefaultAudits
 	// when 0, none when negative).
 	Audits int
@@ -377,7 +380,7 @@ func (h *harness) labelAndSweep(ctx context.Context, d int, tau LabelRule, t *Ta
 	}
 	// Second phase: the rest of the budget where the studio's labeling plans put it.
 	start = time.Now()
-	sp := SecondPlan(analyses, h.opt.Labels-n1)
+	sp := SecondPlan(analyses, h.opt.Labels-n1, h.opt.GuardPlans)
 	t.PlanTime += time.Since(start)
 	n2, err := h.drawAndLabel(ctx, c, tau, campaign.DrawPlan{Counts: sp.Counts, Bin: -1, Seed: secondSeed(d, h.opt)}, t)
 	if err != nil {

@@ -77,8 +77,10 @@
 //     upper end for every configuration and keeper rule whose point estimate of false
 //     removals per removal meets 1% and whose upper end is over 3%, each bin getting
 //     the most any plan asks of it (one label serves every configuration that removes
-//     pairs in its bin), bins whose every label says "not a duplicate" left out, scaled
-//     to the budget. Nothing of the truth enters the plan;
+//     pairs in its bin), bins whose every label says "not a duplicate" left out (with
+//     Options.GuardPlans, calibcheck -guard-plans, recall's guard and floor bins also get
+//     what sweep.Model.GuardPlan asks), scaled to the budget. Nothing of the truth
+//     enters the plan;
 //  4. a final sweep, whose results are set against the truth of their configuration,
 //     policy and keeper rule: coverage of the 95% interval, the mean estimate and its
 //     bias, the mean width, and, where the true false-removal rate is at most 1%, the

@@ -26,7 +26,8 @@ type Allocation struct {
 	Counts []int
 	// Plans counts the distinct plans combined; Asked is the most any of them asked of
 	// a bin, summed over the bins (more than the budget: scaled down; less: scaled up).
-	Plans, Asked int
+	// Guard is what recall's guard plans asked (sweep.Model.GuardPlan, one a sweep).
+	Plans, Asked, Guard int
 }
 
 // SecondPlan allocates budget labels over the bins the way a team that wants a usable
@@ -47,12 +48,23 @@ type Allocation struct {
 //     lowers an upper end (the planner's greedy step puts labels there once the useful
 //     bins are spent on its normal approximation; a person reading the plan would skip
 //     them);
+//   - with guard (Options.GuardPlans), recall's lowest bins get what
+//     sweep.Model.GuardPlan asks (DefaultGuardShare): the guard bin under the floor,
+//     whose labels saw no duplicate, and the floor bin, so that the duplicates a floor
+//     one bin too high would leave out cannot widen recall's interval by more than about
+//     half a percent. Off by default: within the budget of a draw those labels come
+//     out of the false-removal plans (at tau 0.5 two rows' upper ends went from useful
+//     in every draw to none), and at the ramp they make the bins under 0.55 precise
+//     enough to show what the within-bin assumption costs char 5-shingle
+//     configurations (their recall is under-estimated by about 0.0015: within a bin
+//     they accept the more similar pairs, which are more often duplicates), whose
+//     coverage fell from 0.93 to 0.77-0.80;
 //   - each bin gets the most any plan asks of it (a label in a bin speaks for every
 //     configuration that removes pairs there, so the plans' demands overlap, they do not
 //     add up), and the result is scaled to the budget in proportion (largest
 //     remainders), so a draw always uses its labels; with no plan at all the budget is
 //     spread evenly over the bins.
-func SecondPlan(analyses []*sweeprun.Analysis, budget int) Allocation {
+func SecondPlan(analyses []*sweeprun.Analysis, budget int, guard bool) Allocation {
 	bins := frame.Default.Bins()
 	ask := make([]int, bins)
 	planned := map[string]bool{}
@@ -61,6 +73,12 @@ func SecondPlan(analyses []*sweeprun.Analysis, budget int) Allocation {
 		m := a.Model
 		if m == nil || len(m.Bins) != bins {
 			continue
+		}
+		if guard {
+			for _, g := range m.GuardPlan(sweep.DefaultGuardShare) {
+				ask[g.Bin] = max(ask[g.Bin], g.More)
+				out.Guard += g.More
+			}
 		}
 		for _, r := range a.Results {
 			if r.Dataset == nil || r.Profile == nil {

@@ -53,7 +53,7 @@ func TestSecondPlan(t *testing.T) {
 		t.Fatal("the second result's point estimate meets the target; want it over")
 	}
 	a := &sweeprun.Analysis{Sweep: sweeprun.Sweep{ID: 1}, Model: m, Results: []sweeprun.Result{cand, notCand}}
-	got := SecondPlan([]*sweeprun.Analysis{a, a}, 500)
+	got := SecondPlan([]*sweeprun.Analysis{a, a}, 500, true)
 	if got.Plans != 1 || sum(got.Counts) != 500 || len(got.Counts) != frame.Default.Bins() {
 		t.Fatalf("SecondPlan = %+v; want the candidate's one plan (planned once for two analyses of one sweep), 500 labels over %d bins", got, frame.Default.Bins())
 	}
@@ -67,7 +67,7 @@ func TestSecondPlan(t *testing.T) {
 		t.Errorf("asked %d; want the plan's %d", got.Asked, plan.More)
 	}
 	// Without a plan the budget is spread evenly.
-	none := SecondPlan([]*sweeprun.Analysis{{Sweep: sweeprun.Sweep{ID: 2}, Model: m, Results: []sweeprun.Result{notCand}}}, 42)
+	none := SecondPlan([]*sweeprun.Analysis{{Sweep: sweeprun.Sweep{ID: 2}, Model: m, Results: []sweeprun.Result{notCand}}}, 42, true)
 	if none.Plans != 0 || sum(none.Counts) != 42 || slices.Max(none.Counts)-slices.Min(none.Counts) > 1 {
 		t.Errorf("SecondPlan without a candidate = %+v; want 42 labels evenly over the bins", none)
 	}

@@ -160,8 +160,9 @@ type Phase struct {
 	// Bins sums the second phase's labels per frame.Default bin.
 	Bins []int64
 	// Plans sums the plans combined (Allocation.Plans); NoPlan counts the draws with
-	// none (spread evenly); Scaled the draws whose plans asked for more than the budget.
-	Plans, NoPlan, Scaled int
+	// none (spread evenly); Scaled the draws whose plans asked for more than the budget;
+	// Guard sums what recall's guard plans asked (Allocation.Guard).
+	Plans, NoPlan, Scaled, Guard int
 }
 
 func (p *Phase) record(first, second int, a Allocation) {
@@ -175,6 +176,7 @@ func (p *Phase) record(first, second int, a Allocation) {
 		p.Bins[b] += int64(n)
 	}
 	p.Plans += a.Plans
+	p.Guard += a.Guard
 	switch budget := sum(a.Counts); {
 	case a.Asked == 0:
 		p.NoPlan++
@@ -403,8 +405,8 @@ func (t *Table) Markdown(w io.Writer) error {
 		float64(t.Labels)/float64(max(1, t.done)))
 	for _, ph := range t.Phases {
 		fmt.Fprintf(&b, "Labels at tau %s: first phase %.0f a draw (even over the bins, and random pairs), second phase %.0f following %.1f labeling plans a draw "+
-			"(asked for more than the budget in %d of %d draws, no plan in %d); the second phase's labels a draw by bin: %s.\n\n",
-			ph.Tau, perCount(ph.First, ph.Draws), perCount(ph.Second, ph.Draws), perCount(ph.Plans, ph.Draws), ph.Scaled, ph.Draws, ph.NoPlan, binMeans(ph))
+			"and recall's guard plans (asking %.0f a draw; asked for more than the budget in %d of %d draws, no plan in %d); the second phase's labels a draw by bin: %s.\n\n",
+			ph.Tau, perCount(ph.First, ph.Draws), perCount(ph.Second, ph.Draws), perCount(ph.Plans, ph.Draws), perCount(ph.Guard, ph.Draws), ph.Scaled, ph.Draws, ph.NoPlan, binMeans(ph))
 	}
 	fmt.Fprintf(&b, "Exact counts: %d sweep profiles held against the truth's per-bin counts, %d differ.\n\n", t.Profiles, t.MismatchCount)
 	fmt.Fprintf(&b, "Time: population %.1f s, truth %.1f s, import and signatures %.1f s (once); per draw and all taus %.2f s (draws %.2f, labels %.2f, plans %.2f, sweeps %.2f).\n\n",

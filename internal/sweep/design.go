@@ -152,9 +152,11 @@ func (e *engine) buildModel(ctx context.Context) error {
 		sortCells(m.Bins[b].Cells)
 	}
 	newModel(m, e.opt.Replicates, e.opt.Seed)
-	if m.Floor > 0 {
+	if g := m.Guard(); g >= 0 {
 		m.Notes = append(m.Notes, fmt.Sprintf("Recall counts the duplicates from J ≥ %s up, the least similar bin with a labeled duplicate; "+
-			"below it the labels found none (a configuration's costs say how many they cannot rule out there).", trimFloat(m.Bins[m.Floor].Lo)))
+			"its interval also allows for those the labels of the bin below (J ≥ %s) cannot rule out, where they found none; "+
+			"below that the labels found none either (a configuration's costs say how many they cannot rule out there).",
+			trimFloat(m.Bins[m.Floor].Lo), trimFloat(m.Bins[g].Lo)))
 	}
 	if bs := m.UnlabeledBins(); len(bs) > 0 {
 		var names []string

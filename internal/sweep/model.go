@@ -77,9 +77,10 @@ type Model struct {
 	Bins   []ModelBin
 	// Identical counts the dataset's pairs with identical normalized text.
 	Identical int64
-	// Floor is the lowest bin with a labeled duplicate: recall counts the duplicates from
-	// there up (bins below it are only bounded, Estimate.BelowFloor). -1 when no
-	// non-identical labeled pair is a duplicate.
+	// Floor is the lowest bin with a labeled duplicate: recall's point estimate counts
+	// the duplicates from there up, and its interval also those of the guard bin just
+	// below (Model.Guard); bins below the guard are only bounded (Estimate.BelowFloor).
+	// -1 when no non-identical labeled pair is a duplicate.
 	Floor int
 	// Pairs counts the labeled pairs the model uses; Unused those it leaves to the
 	// labeled-pairs basis (another design, a representation that differs).
@@ -92,10 +93,14 @@ type Model struct {
 	// the upper confidence distribution of its cells (Clopper-Pearson's beta
 	// distributions, comonotone: the same uniform for both), and standard normal
 	// deviates for the sampling of the bin's pairs themselves.
-	pLo, pHi      [][]float64
-	zF, zA, zM    [][]float64
-	point         []float64 // per bin: the point estimate of the share of non-duplicates
-	unlabeledBins []int     // bins with pairs and no label
+	pLo, pHi   [][]float64
+	zF, zA, zM [][]float64
+	point      []float64 // per bin: the point estimate of the share of non-duplicates
+	// guardQ are the guard bin's replicates of its share of duplicates from the upper
+	// confidence distribution, capped by the floor bin's (comonotone: rank for rank);
+	// nil without a guard.
+	guardQ        []float64
+	unlabeledBins []int // bins with pairs and no label
 
 	seed    uint64 // of the replicates
 	mu      sync.Mutex
@@ -214,6 +219,56 @@ func newModel(m *Model, reps int, seed uint64) {
 		m.point[b], m.pLo[b], m.pHi[b] = point, lo, hi
 		m.zF[b], m.zA[b], m.zM[b] = normals(rng, reps), normals(rng, reps), normals(rng, reps)
 	}
+	m.guardQ = nil
+	if g := m.Guard(); g >= 0 {
+		m.guardQ = guardShares(m.pLo[g], m.pLo[m.Floor])
+	}
+}
+
+// Guard returns the guard bin, the bin just below the floor that holds pairs (-1 when
+// there is none): its labels saw no duplicate, but a handful of labels in a bin whose
+// share of duplicates is small see none by chance (10 labels miss a share of 8% two
+// times in five), and then the floor lands one bin too high. Recall's interval counts
+// the duplicates the guard's labels cannot rule out; its point estimate does not.
+func (m *Model) Guard() int {
+	for b := m.Floor - 1; b >= 0; b-- {
+		if m.Bins[b].Size > 0 || m.Bins[b].Labeled > 0 {
+			return b
+		}
+	}
+	return -1
+}
+
+// guardShares returns the guard bin's replicates of its share of duplicates, 1-pLo per
+// replicate (its upper confidence distribution: 0 duplicates in n labels give the
+// zero-event bound at the 97.5% point), each capped by the floor bin's draw of the same
+// rank. The cap is the assumption that a bin's share of duplicates does not fall as
+// similarity rises, so the guard's share is at most the floor's; it matters once the
+// floor bin's labels are many (one duplicate in 100 bounds both bins at about 5.5%).
+// Pairing the two draws rank for rank makes the cap's quantiles the lesser of the two
+// distributions' quantiles; the guard's replicates keep their own order, so they stay
+// independent of every other bin's in the Monte Carlo sums.
+func guardShares(guardLo, floorLo []float64) []float64 {
+	n := len(guardLo)
+	if n == 0 || len(floorLo) != n {
+		return nil
+	}
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	// Ranks of the guard's upper draws 1-guardLo, ascending.
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(guardLo[b], guardLo[a]) })
+	capQ := make([]float64, n)
+	for i, v := range floorLo {
+		capQ[i] = 1 - v
+	}
+	slices.Sort(capQ)
+	out := make([]float64, n)
+	for r, i := range order {
+		out[i] = min(1-guardLo[i], capQ[r])
+	}
+	return out
 }
 
 // Restore returns a copy of a model read back from storage (its bins and labels, without
@@ -360,8 +415,9 @@ type Estimate struct {
 	// that the configuration accepts (identical texts included); Duplicates that
 	// number of duplicate pairs, Accepted how many it accepts.
 	Recall, Duplicates, Accepted Interval
-	// BelowFloor is the duplicate pairs under the floor, which recall leaves out: the
-	// labels there found none, and the upper end is how many they cannot rule out.
+	// BelowFloor is the duplicate pairs under the guard bin (Model.Guard), which recall
+	// leaves out: the labels there found none, and the upper end is how many they cannot
+	// rule out.
 	BelowFloor Interval
 	// Removals is the documents removed (the same under every rule but keeper-star's:
 	// the first rule's).
@@ -508,7 +564,11 @@ func (m *Model) recallOf(p Profile) (recall, dups, acc, below Interval) {
 // accepted identical pairs, D = Σ_b N_b·q_b plus every identical pair, q_b = 1-p_b the
 // share of duplicates. Its lower end takes, in each bin, the confidence distribution
 // that lowers recall (the lower one where the configuration accepts more of the bin
-// than of the whole, the upper one where less), the upper end the other.
+// than of the whole, the upper one where less), the upper end the other. The interval's
+// sums also hold the guard bin (Model.Guard), whose point share is 0 (its labels saw no
+// duplicate) and whose upper confidence distribution is the zero-event one, capped by
+// the floor bin's (guardShares): the duplicates a floor one bin too high would leave out
+// widen the interval on the side they move recall, not the point.
 func (m *Model) recall(p Profile) (recall, dups, acc, below Interval) {
 	nan := Interval{math.NaN(), math.NaN(), math.NaN()}
 	if m.Floor < 0 && m.Identical == 0 {
@@ -519,8 +579,14 @@ func (m *Model) recall(p Profile) (recall, dups, acc, below Interval) {
 	aI := float64(p.AcceptedIdentical)
 	mI := math.Max(float64(m.Identical)-aI, 0)
 	var aHat, mHat float64 = aI, mI
+	// The interval's bins start at the guard, the point estimate's at the floor (the
+	// guard's labels saw no duplicate: its point share is 0).
+	start, guard := m.Floor, m.Guard()
+	if guard >= 0 {
+		start = guard
+	}
 	for b := range m.Bins {
-		if m.Floor < 0 || b < m.Floor {
+		if start < 0 || b < start {
 			continue
 		}
 		var a float64
@@ -529,6 +595,9 @@ func (m *Model) recall(p Profile) (recall, dups, acc, below Interval) {
 		}
 		miss := math.Max(m.Bins[b].Size-a, 0)
 		bins[b] = bin{a, miss}
+		if b < m.Floor {
+			continue
+		}
 		q := 1 - m.point[b]
 		aHat += a * q
 		mHat += miss * q
@@ -547,12 +616,15 @@ func (m *Model) recall(p Profile) (recall, dups, acc, below Interval) {
 	aDrawLo, aDrawHi := make([]float64, reps), make([]float64, reps)
 	mDrawLo, mDrawHi := make([]float64, reps), make([]float64, reps)
 	for b := range m.Bins {
-		if m.Floor < 0 || b < m.Floor {
+		if start < 0 || b < start {
 			continue
 		}
 		x := bins[b]
 		for i := range reps {
 			qLo[i], qHi[i] = 1-m.pHi[b][i], 1-m.pLo[b][i] // lower and upper shares of duplicates
+		}
+		if b == guard && len(m.guardQ) == reps {
+			copy(qHi, m.guardQ)
 		}
 		size := m.Bins[b].Size
 		draws(aDrawLo, x.a, size, qLo, m.zA[b])
@@ -586,11 +658,11 @@ func (m *Model) recall(p Profile) (recall, dups, acc, below Interval) {
 	recall = interval(rHat, lo, hi, reps)
 	dups = interval(aHat+mHat, dLo, dHi, reps)
 	acc = interval(aHat, aLo, aHi, reps)
-	// Below the floor: the labels found no duplicate there; how many could there be?
+	// Below the guard: the labels found no duplicate there; how many could there be?
 	below = Interval{}
-	if m.Floor > 0 {
+	if start > 0 {
 		bh := make([]float64, reps)
-		for b := range m.Floor {
+		for b := range start {
 			n := m.Bins[b].Size
 			for i := range reps {
 				qHi[i] = 1 - m.pLo[b][i]

@@ -218,3 +218,59 @@ func (m *Model) withLabels(more, share []float64) *Model {
 	newModel(&c, max(c.Replicates, 1), m.seed)
 	return &c
 }
+
+// DefaultGuardShare is the share of the estimated duplicate pairs that the duplicates a
+// guard bin's labels cannot rule out may reach before GuardPlan asks for labels there:
+// they lower recall's lower end by about that much.
+const DefaultGuardShare = 0.005
+
+// GuardPlan returns the labels recall's lowest bins need: for the guard bin
+// (Model.Guard), enough that the duplicates its labels cannot rule out come to at most
+// share of the estimated duplicate pairs D (identical texts included), if they show no
+// duplicate either: the zero-event bound N_g·(1-0.025^(1/n)) of n labels, or the floor
+// bin's upper share times N_g when that is lower (guardShares' cap), so recall's lower
+// end moves by about that share at most; and as many for the floor bin. The floor bin's
+// share caps the guard's, it is the least known of recall's bins (its labels are the
+// fewest that saw a duplicate), and labeling both bins whatever the first labels saw
+// keeps recall's point estimate unbiased: labels added to a bin only when its first
+// ones saw no duplicate would leave the bins whose first ones saw one over-estimated
+// (10 labels of a bin with 8% duplicates see one or more in 58% of draws, and then show
+// 14% on average). A duplicate among the guard's new labels moves the floor down a bin,
+// and the next plan asks for the new guard's. Bins get no more than their drawable pairs
+// allow; nil when there is no guard or its bound is within share already.
+func (m *Model) GuardPlan(share float64) []PlanBin {
+	g := m.Guard()
+	if g < 0 {
+		return nil
+	}
+	d := float64(m.Identical)
+	for b := m.Floor; b < len(m.Bins); b++ {
+		d += m.Bins[b].Size * (1 - m.point[b])
+	}
+	size := m.Bins[g].Size
+	allow := share * d
+	if size <= allow || allow <= 0 {
+		return nil
+	}
+	if len(m.pLo[m.Floor]) > 0 {
+		capQ := make([]float64, len(m.pLo[m.Floor]))
+		for i, v := range m.pLo[m.Floor] {
+			capQ[i] = 1 - v
+		}
+		if size*quantileSelect(capQ, 0.975) <= allow {
+			return nil
+		}
+	}
+	// The least n with size·(1-0.025^(1/n)) <= allow.
+	n := int(math.Ceil(math.Log(0.025) / math.Log(1-allow/size)))
+	var out []PlanBin
+	for _, b := range []int{g, m.Floor} {
+		mb := m.Bins[b]
+		pb := PlanBin{Bin: b, Label: mb.Label, Labeled: mb.Labeled, Drawable: max(mb.Drawable-int64(mb.Labeled), 0)}
+		pb.More = int(min(int64(max(n-mb.Labeled, 0)), pb.Drawable))
+		if pb.More > 0 {
+			out = append(out, pb)
+		}
+	}
+	return out
+}
