@@ -217,7 +217,12 @@ func TestSweepDashboardNotEnoughLabels(t *testing.T) {
 		return len(refs)
 	}
 	before := pairCount()
-	rec := f.do(http.MethodPost, fmt.Sprintf("/campaigns/%d/sample", cid), f.admin, url.Values{"counts": {m[1]}, "scheme": {"j21"}, "bin": {"-1"}})
+	// Posted where the page's form posts (its action was a route that did not exist).
+	action := regexp.MustCompile(`<form method="post" action="([^"]+)" class="actions" data-testid="plan-draw"`).FindStringSubmatch(body)
+	if action == nil {
+		t.Fatal("no action on the plan's form")
+	}
+	rec := f.do(http.MethodPost, action[1], f.admin, url.Values{"counts": {m[1]}, "scheme": {"j21"}, "bin": {"-1"}})
 	if rec.Code != http.StatusSeeOther {
 		t.Fatalf("drawing the plan: %d\n%s", rec.Code, rec.Body.String())
 	}

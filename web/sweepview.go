@@ -515,7 +515,7 @@ func fillModelRemovals(rows []templates.ModelBinRow, r sweep.Result, rule string
 func planView(p sweep.LabelPlan, d sweepData, campaignID int64, q dashQuery) *templates.SweepPlan {
 	v := &templates.SweepPlan{Rule: p.Rule, More: p.More, Now: pct(p.Now), Reaches: pct(p.Reaches), Limit: pct(p.Limit),
 		Target: pct(p.Target), Met: p.Met, Feasible: p.Feasible, Max: sweep.MaxPlan,
-		DrawAction: fmt.Sprintf("/campaigns/%d/draw", campaignID)}
+		DrawAction: fmt.Sprintf("/campaigns/%d/sample", campaignID)}
 	if m := d.a.Model; m != nil {
 		v.Scheme, v.Rep = string(m.Scheme), m.Rep.String()
 		counts := p.Counts(len(m.Bins))

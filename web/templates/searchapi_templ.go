@@ -62,7 +62,7 @@ func SearchAPISection(v SearchAPI) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section class=\"card\" id=\"search-api\" data-testid=\"search-api\"><h2>Search API</h2><p class=\"hint\">Streaming pipelines ask the search API, before they keep a document, whether it is a near-duplicate of one seen before: <code>POST /api/v1/indexes/ID/search</code> with a batch of documents answers each one's near-duplicates above the threshold of a signed-off configuration and, if asked, inserts the ones that have none. The README shows a curl example.</p><h3>Indexes</h3>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section class=\"card\" id=\"search-api\" data-testid=\"search-api\"><h2>Search API</h2><p class=\"hint\">Streaming pipelines ask the search API, before they keep a document, whether it is a near-duplicate of one seen before: <code>POST /api/v1/indexes/ID/search</code> with a batch of documents answers each one's near-duplicates above the threshold of a signed-off configuration and, if asked, inserts the ones that have none. docs/search-api.md shows a curl example.</p><h3>Indexes</h3>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
