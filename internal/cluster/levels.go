@@ -93,23 +93,7 @@ func (g *Graph) Levels(cfg Config) (*Levels, error) {
 	}
 	cfg.Lean = true
 	nn := g.nodes()
-	r := &run{
-		g: g, cfg: cfg, t: math.Inf(1), order: newOrder(cfg.Rule, g.in.Docs), forced: -1,
-		rep:   make([]int32, nn),
-		stamp: make([]int32, nn), known: make([]float64, nn),
-		mark: make([]int32, nn),
-		uf:   unionfind.New(nn),
-	}
-	for u := range int32(nn) {
-		grp := g.group(u)
-		best := grp[0]
-		for _, d := range grp[1:] {
-			if r.order.less(int(d), int(best)) {
-				best = d
-			}
-		}
-		r.rep[u] = best
-	}
+	r := g.newRun(cfg, math.Inf(1))
 	if cfg.Policy == CompleteLink {
 		r.memo = make(map[uint64]float64)
 	}

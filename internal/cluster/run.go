@@ -59,10 +59,12 @@ type proto struct {
 	off, end int
 }
 
-func (g *Graph) run(cfg Config, forcedDoc int) Result {
+// newRun is a run of cfg over g at threshold t, each node represented by the document
+// of its group the keeper rule ranks first.
+func (g *Graph) newRun(cfg Config, t float64) *run {
 	nn := g.nodes()
 	r := &run{
-		g: g, cfg: cfg, t: cfg.Threshold, order: newOrder(cfg.Rule, g.in.Docs), forced: -1,
+		g: g, cfg: cfg, t: t, order: newOrder(cfg.Rule, g.in.Docs), forced: -1,
 		rep:   make([]int32, nn),
 		stamp: make([]int32, nn), known: make([]float64, nn),
 		mark: make([]int32, nn),
@@ -78,6 +80,12 @@ func (g *Graph) run(cfg Config, forcedDoc int) Result {
 		}
 		r.rep[u] = best
 	}
+	return r
+}
+
+func (g *Graph) run(cfg Config, forcedDoc int) Result {
+	nn := g.nodes()
+	r := g.newRun(cfg, cfg.Threshold)
 	if forcedDoc >= 0 {
 		r.forced = g.nodeOf[forcedDoc]
 		r.rep[r.forced] = int32(forcedDoc)
