@@ -52,11 +52,7 @@ func BenchmarkSweepPagesManyLabels(b *testing.B) {
 	}
 	ctx := context.Background()
 	path := filepath.Join(b.TempDir(), "labels.db")
-	store, err := db.Open(ctx, path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { store.Close() })
+	store := dbtest.OpenFile(b, path)
 	reg := jobs.NewRegistry(ctx)
 	b.Cleanup(func() { reg.Shutdown(ctx) })
 	start := time.Now()
