@@ -676,7 +676,8 @@ func (s *server) showSweep(w http.ResponseWriter, r *http.Request) {
 		l := sm.Labels
 		v.LabelCounts = []templates.Fact{{Name: "counted pairs", Value: strconv.Itoa(l.Counted)},
 			{Name: "from", Value: fmt.Sprintf("%d adjudicated, %d by majority, %d by rule only", l.Adjudicated, l.Majority, l.RuleOnly)},
-			{Name: "left out", Value: fmt.Sprintf("%d flagged, %d skipped, %d tied, %d unlabeled", l.Flagged, l.Skipped, l.Tied, l.Unlabeled)}}
+			{Name: "left out", Value: leftOutLabels(l)}}
+		v.GoneLabels = goneLabels(l, sm.Model, v.Progress.Running)
 		v.Basis = string(sweep.LabeledBasis)
 		if sm.Model != nil {
 			v.Basis = string(sweep.DatasetBasis)
@@ -762,6 +763,9 @@ func (s *server) fillResults(r *http.Request, v *templates.SweepDashboard, d swe
 	}
 	v.FalseRemovalDefinition = sweep.FalseRemovalDefinition
 	v.Assumption = sweep.ModelAssumption
+	if sm := d.sw.Summary; sm != nil && sm.Model != nil {
+		v.Assumption = sm.Model.Assumption()
+	}
 	for _, r := range d.rs {
 		if r.Dataset != nil && r.Dataset.Unit != sweep.FalseRemovalUnit {
 			v.StaleUnits = true

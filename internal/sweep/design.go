@@ -51,13 +51,15 @@ const StudioDesignPrefix = "jdraw-"
 // model: the demo's category × bin design when most counted pairs carry it, else the
 // studio's draws (and the audits' pairs), else every counted pair (labels imported
 // without a design, assumed chosen without regard to their answer within a bin).
+// Counted pairs naming a document no longer live (LabelSet.Gone) count in their bin as
+// the live ones do: a label is evidence about its bin of similarity.
 func (e *engine) buildModel(ctx context.Context) error {
 	if e.model != nil || e.noModel {
 		return nil
 	}
 	demoCount := map[string]int{}
 	studio, other := 0, 0
-	for _, p := range e.ls.Pairs {
+	for _, p := range slices.Concat(e.ls.Pairs, e.ls.Gone) {
 		switch k := ParseStratum(p.Design, p.Stratum); {
 		case k.Measure == JaccardMeasure && k.Scheme == DemoBins && p.FrameSize > 0:
 			demoCount[p.Design]++
@@ -93,18 +95,24 @@ func (e *engine) buildModel(ctx context.Context) error {
 			e.modelNote = "no labeled pair records how it was chosen (imported or picked by hand): the figures describe the labeled pairs, " +
 				"not the whole dataset; draw pairs from the campaign page to estimate over it"
 		}
+		e.noteGoneUncounted(len(e.ls.Gone))
 		return nil
 	}
 	sets, err := frame.NewSets(ctx, e.n, e.in.Docs.Text, m.Rep, e.opt.FrameSetBudget)
 	if errors.Is(err, frame.ErrTooLarge) {
 		e.noModel = true
 		e.modelNote = "the dataset's shingle sets do not fit the set budget: no estimate over the whole dataset (raise it or sample fewer documents)"
+		e.noteGoneUncounted(len(e.ls.Gone))
 		return nil
 	}
 	if err != nil {
 		return err
 	}
 	e.bin = &binner{sets: sets, scheme: m.Scheme}
+	gone, err := e.goneSets(ctx, m.Rep)
+	if err != nil {
+		return err
+	}
 	m.Identical = identicalPairs(sets)
 	nb := m.Scheme.Bins()
 	m.Bins = make([]ModelBin, nb)
@@ -112,37 +120,62 @@ func (e *engine) buildModel(ctx context.Context) error {
 		m.Bins[b] = ModelBin{Bin: b, Label: m.Scheme.Label(b), Lo: m.Scheme.Lower(b), Hi: m.Scheme.Upper(b)}
 	}
 	if demoName != "" {
-		e.demoCells(m, demoName)
+		e.demoCells(m, demoName, gone)
 	} else if err := e.frameSizes(ctx, m); err != nil {
 		return err
 	}
 	identicalNonDup := 0
-	for i, p := range e.ls.Pairs {
-		isDemo := demoName != "" && p.Design == demoName
-		if !isDemo && !pooled(p) {
-			e.outsideModel[i] = true
-			m.Unused++
-			continue
-		}
+	count := func(p ResolvedPair, sets *frame.Sets, a, b int, live bool) {
 		m.Pairs++
-		if e.bin.sets.Identical(p.A, p.B) {
+		if sets.Identical(a, b) {
 			if !p.Duplicate {
 				identicalNonDup++
 			}
-			continue
+			return
 		}
-		if isDemo {
-			continue // counted into its stratum by demoCells
+		if demoName != "" && p.Design == demoName {
+			return // counted into its stratum by demoCells
 		}
-		c := &m.Bins[e.bin.sets.Bin(m.Scheme, p.A, p.B)].Pooled
+		c := &m.Bins[sets.Bin(m.Scheme, a, b)].Pooled
 		c.Labeled++
 		if !p.Duplicate {
 			c.NonDup++
 		}
+		if !live {
+			// Drawn from the frame before the export, not from the live one Frame counts:
+			// the finite-population correction is left out (it would narrow too much).
+			c.Frame = 0
+		}
+	}
+	for i, p := range e.ls.Pairs {
+		if !(demoName != "" && p.Design == demoName) && !pooled(p) {
+			e.outsideModel[i] = true
+			m.Unused++
+			continue
+		}
+		count(p, sets, p.A, p.B, true)
+	}
+	for _, p := range e.ls.Gone {
+		if !(demoName != "" && p.Design == demoName) && !pooled(p) {
+			m.GoneUnused++
+			continue
+		}
+		m.Gone++
+		a, b := gone.of(p)
+		count(p, gone.sets, a, b, false)
 	}
 	if m.Unused > 0 {
 		m.Notes = append(m.Notes, fmt.Sprintf("%d labeled pair(s) record no draw the estimates can use (imported, or of another design): "+
 			"they count in the labeled-pairs figures only", m.Unused))
+	}
+	if m.Gone > 0 {
+		m.Notes = append(m.Notes, fmt.Sprintf("%d labeled pair(s) name a document no longer live (an export removed it): each still counts "+
+			"for its bin's share of non-duplicates, binned by the exact Jaccard of the stored texts, and in no count of the live "+
+			"dataset's pairs (candidates, clusters, the labeled-pairs figures)", m.Gone))
+	}
+	if m.GoneUnused > 0 {
+		m.Notes = append(m.Notes, fmt.Sprintf("%d labeled pair(s) name a document no longer live and record no draw the estimates can use: "+
+			"they count nowhere (the labeled-pairs figures count pairs of live documents only)", m.GoneUnused))
 	}
 	if identicalNonDup > 0 {
 		m.Notes = append(m.Notes, fmt.Sprintf("%d labeled pair(s) with identical normalized text are labeled not duplicates: "+
@@ -166,9 +199,80 @@ func (e *engine) buildModel(ctx context.Context) error {
 		m.Notes = append(m.Notes, fmt.Sprintf("%d bin(s) hold pairs and no label (%s): a configuration that removes or accepts pairs there "+
 			"gets an interval that spans them whole", len(bs), strings.Join(names, ", ")))
 	}
-	m.Notes = append(m.Notes, ModelAssumption)
+	m.Notes = append(m.Notes, m.Assumption())
 	e.model = m
 	return nil
+}
+
+// GoneAssumption is what the estimates assume beyond ModelAssumption once labeled pairs
+// name documents no longer live: the labels (and the design's frame sizes) describe the
+// pairs at the time of the draw.
+const GoneAssumption = "Some labeled pairs name documents an export has removed since they were drawn: their labels still count " +
+	"for their bins, and the design's frame sizes stay those of the draw, on the assumption that each bin's share of " +
+	"non-duplicates measured on the pairs at the time of the draw holds for the pairs that are left."
+
+// Assumption is the assumption the model's estimates add to the labels, for pages:
+// ModelAssumption, and GoneAssumption when labeled pairs naming documents no longer
+// live count in its bins.
+func (m *Model) Assumption() string {
+	if m.Gone > 0 {
+		return ModelAssumption + " " + GoneAssumption
+	}
+	return ModelAssumption
+}
+
+// noteGoneUncounted adds to the note of a sweep without a model that n labeled pairs
+// naming documents no longer live count nowhere.
+func (e *engine) noteGoneUncounted(n int) {
+	if n == 0 {
+		return
+	}
+	note := fmt.Sprintf("%d labeled pair(s) name a document no longer live (an export removed it): without estimates over the dataset "+
+		"they count nowhere (the labeled-pairs figures count pairs of live documents only)", n)
+	if e.modelNote == "" {
+		e.modelNote = note
+	} else {
+		e.modelNote += "; " + note
+	}
+}
+
+// goneSet holds the shingle sets of the documents the pairs of LabelSet.Gone name (live
+// or not), under the model's representation: what binning those pairs needs.
+type goneSet struct {
+	sets *frame.Sets
+	at   map[int]int // document index (LabeledPair.A, B) to its place in sets
+}
+
+// of returns the places in g.sets of pair p's documents.
+func (g goneSet) of(p ResolvedPair) (a, b int) { return g.at[p.A], g.at[p.B] }
+
+// goneSets shingles the documents the counted pairs naming documents no longer live
+// name, under rep (a few: their texts are read once, one by one).
+func (e *engine) goneSets(ctx context.Context, rep lsh.Spec) (goneSet, error) {
+	g := goneSet{at: map[int]int{}}
+	if len(e.ls.Gone) == 0 {
+		return g, nil
+	}
+	var texts []string
+	for _, p := range e.ls.Gone {
+		for _, d := range []int{p.A, p.B} {
+			if _, ok := g.at[d]; ok {
+				continue
+			}
+			g.at[d] = len(texts)
+			if d < e.n {
+				texts = append(texts, e.in.Docs.Text(d))
+			} else {
+				texts = append(texts, e.in.Gone.Text(d-e.n))
+			}
+		}
+	}
+	sets, err := frame.NewSets(ctx, len(texts), func(i int) string { return texts[i] }, rep, e.opt.FrameSetBudget)
+	if err != nil {
+		return g, fmt.Errorf("shingle the documents no longer live that labeled pairs name: %w", err)
+	}
+	g.sets = sets
+	return g, nil
 }
 
 func trimFloat(x float64) string {
@@ -191,7 +295,7 @@ func identicalPairs(s *frame.Sets) int64 {
 // demoCells fills the bins from a category × bin design: its strata are the cells, each
 // standing for its frame size N_h less the share of its labeled pairs that are
 // identical texts (counted apart, exactly). Bin sizes are the cells' sums.
-func (e *engine) demoCells(m *Model, design string) {
+func (e *engine) demoCells(m *Model, design string, gone goneSet) {
 	type cell struct {
 		Cell
 		bin   int
@@ -199,9 +303,15 @@ func (e *engine) demoCells(m *Model, design string) {
 	}
 	cells := map[string]*cell{}
 	var order []string
-	for _, p := range e.ls.Pairs {
+	live := len(e.ls.Pairs)
+	for i, p := range slices.Concat(e.ls.Pairs, e.ls.Gone) {
 		if p.Design != design {
 			continue
+		}
+		sets, a, b := e.bin.sets, p.A, p.B
+		if i >= live {
+			sets = gone.sets
+			a, b = gone.of(p)
 		}
 		k := ParseStratum(p.Design, p.Stratum)
 		c := cells[p.Stratum]
@@ -213,7 +323,7 @@ func (e *engine) demoCells(m *Model, design string) {
 		c.Size = max(c.Size, float64(p.FrameSize))
 		c.Frame = max(c.Frame, int64(p.FrameSize))
 		c.total++
-		if e.bin.sets.Identical(p.A, p.B) {
+		if sets.Identical(a, b) {
 			continue
 		}
 		c.Labeled++

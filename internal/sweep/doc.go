@@ -115,6 +115,14 @@
 // inside a configuration's clusters. A manifest's audit checks it on the removals
 // themselves, design-based.
 //
+// Labels outlive an export. A labeled pair naming a document that a signed-off manifest
+// has since removed (Input.Gone, LabelSet.Gone) is still evidence about its bin: it
+// counts for the bin's share p_b, binned by the exact Jaccard of the stored texts, and in
+// nothing that counts the live dataset's pairs (candidates, clusters, s_b, a_b, the
+// labeled-pairs figures). The design's frame sizes stay those of the draw. This adds
+// GoneAssumption (Model.Assumption): the shares measured on the pairs at the time of the
+// draw hold for the pairs that are left.
+//
 // Recall counts the duplicates from the floor up: the least similar bin with a labeled
 // duplicate (Model.Floor). The floor is itself drawn: where the duplicates thin out, a
 // bin holding a few (8% of its pairs, at a rule people apply with a margin) shows none

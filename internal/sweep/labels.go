@@ -29,8 +29,10 @@ const Adjudication = "adjudication"
 // LabeledPair is a pair of documents of the dataset with its standing labels and, when
 // the sampler recorded it, the sampling design that drew it.
 type LabeledPair struct {
-	ID     int64 // the store's pair id; names the pair in outcomes and in the label-set version
-	A, B   int   // document indexes, any order, different
+	ID int64 // the store's pair id; names the pair in outcomes and in the label-set version
+	// A and B are document indexes, any order, different: [0, Documents.Count) the live
+	// documents, from Documents.Count on the documents no longer live (Input.Gone).
+	A, B   int
 	Labels []Label
 	// Flagged and Skipped are the pair's standing state; such pairs are left out.
 	Flagged, Skipped bool
@@ -158,14 +160,20 @@ func commonCategory(ls []Label, dup bool, cats []labels.Category) string {
 // LabelSet is what a sweep is scored on: the counted pairs under LabelRule, how many
 // pairs were left out and why, and a version naming the resolved labels.
 type LabelSet struct {
-	Pairs       []ResolvedPair // counted pairs, in input order
-	Resolutions []Resolution   // one per input pair
-	// Counts by status and, for counted pairs, by source.
+	Pairs []ResolvedPair // counted pairs between live documents, in input order
+	// Gone are the counted pairs that name a document no longer live (an export
+	// tombstoned it), in input order. A label stays evidence about its bin of similarity
+	// after one of its documents is gone: such pairs count for the model's bins (their
+	// bin is computed from the stored texts), never in what counts the live dataset's
+	// pairs (candidates, clusters, the labeled-pairs figures).
+	Gone        []ResolvedPair
+	Resolutions []Resolution // one per input pair
+	// Counts by status and, for counted pairs (Pairs and Gone), by source.
 	Counted, Flagged, Skipped, Tied, Unlabeled int
 	Adjudicated, Majority, RuleOnly            int
 	// Version is a hash of the counted pairs' ids, documents and resolved labels in id
-	// order: equal versions were scored on the same labels. A sweep records it; when the
-	// campaign's version differs, the page offers a re-run.
+	// order (Pairs and Gone): equal versions were scored on the same labels. A sweep
+	// records it; when the campaign's version differs, the page offers a re-run.
 	Version string
 }
 
@@ -177,13 +185,24 @@ type ResolvedPair struct {
 	Source    Source
 }
 
-// ResolveAll applies LabelRule to every pair. A pair naming a document outside
-// [0, docs) or the same document twice is an error naming the pair.
+// ResolveAll applies LabelRule to every pair of documents in [0, docs). A pair naming a
+// document outside [0, docs) or the same document twice is an error naming the pair.
 func ResolveAll(pairs []LabeledPair, cats []labels.Category, docs int) (LabelSet, error) {
+	return ResolveOver(pairs, cats, docs, 0)
+}
+
+// ResolveOver is ResolveAll over live documents [0, live) and gone documents no longer
+// live [live, live+gone): a counted pair naming a gone document goes to LabelSet.Gone.
+func ResolveOver(pairs []LabeledPair, cats []labels.Category, live, gone int) (LabelSet, error) {
+	docs := live + gone
 	ls := LabelSet{Resolutions: make([]Resolution, 0, len(pairs)), Pairs: make([]ResolvedPair, 0, len(pairs))}
 	for i, p := range pairs {
 		if p.A < 0 || p.B < 0 || p.A >= docs || p.B >= docs {
-			return LabelSet{}, &InputError{Field: "pairs", Index: i, Msg: fmt.Sprintf("pair id %d: documents %d and %d; the dataset has %d", p.ID, p.A, p.B, docs)}
+			msg := fmt.Sprintf("pair id %d: documents %d and %d; the dataset has %d", p.ID, p.A, p.B, live)
+			if gone > 0 {
+				msg += fmt.Sprintf(" live and %d no longer live", gone)
+			}
+			return LabelSet{}, &InputError{Field: "pairs", Index: i, Msg: msg}
 		}
 		if p.A == p.B {
 			return LabelSet{}, &InputError{Field: "pairs", Index: i, Msg: fmt.Sprintf("pair id %d names document %d twice", p.ID, p.A)}
@@ -210,10 +229,19 @@ func ResolveAll(pairs []LabeledPair, cats []labels.Category, docs int) (LabelSet
 				ls.RuleOnly++
 			}
 			p.A, p.B = min(p.A, p.B), max(p.A, p.B)
-			ls.Pairs = append(ls.Pairs, ResolvedPair{LabeledPair: p, Category: r.Category, Duplicate: r.Duplicate, Source: r.Source})
+			rp := ResolvedPair{LabeledPair: p, Category: r.Category, Duplicate: r.Duplicate, Source: r.Source}
+			if p.B >= live {
+				ls.Gone = append(ls.Gone, rp)
+			} else {
+				ls.Pairs = append(ls.Pairs, rp)
+			}
 		}
 	}
-	ls.Version = labelVersion(ls.Pairs)
+	if len(ls.Gone) == 0 {
+		ls.Version = labelVersion(ls.Pairs)
+	} else {
+		ls.Version = labelVersion(slices.Concat(ls.Pairs, ls.Gone))
+	}
 	return ls, nil
 }
 

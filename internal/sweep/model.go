@@ -85,6 +85,11 @@ type Model struct {
 	// Pairs counts the labeled pairs the model uses; Unused those it leaves to the
 	// labeled-pairs basis (another design, a representation that differs).
 	Pairs, Unused int
+	// Gone counts the labeled pairs among Pairs that name a document no longer live
+	// (LabelSet.Gone); GoneUnused those naming one that the model cannot use either (no
+	// recorded draw): they count nowhere, as the labeled-pairs basis counts live pairs.
+	Gone       int `json:",omitempty"`
+	GoneUnused int `json:",omitempty"`
 	// Replicates are the Monte Carlo draws behind every interval.
 	Replicates int
 	Notes      []string
@@ -276,7 +281,7 @@ func guardShares(guardLo, floorLo []float64) []float64 {
 // gives the same replicates, so a stored profile is estimated as the sweep did.
 func (m *Model) Restore(seed uint64) *Model {
 	c := Model{Basis: m.Basis, Scheme: m.Scheme, Rep: m.Rep, Identical: m.Identical, Floor: m.Floor, Pairs: m.Pairs,
-		Unused: m.Unused, Replicates: m.Replicates}
+		Unused: m.Unused, Gone: m.Gone, GoneUnused: m.GoneUnused, Replicates: m.Replicates}
 	c.Bins = slices.Clone(m.Bins)
 	c.Notes = slices.Clone(m.Notes)
 	c.unlabeledBins = nil

@@ -28,6 +28,16 @@ type Documents struct {
 	Keep []cluster.Doc
 }
 
+// GoneDocuments are documents that labeled pairs name and that are no longer in the
+// live dataset (an export's manifest tombstoned them); their stored text is still at
+// hand. Document i of them is index Documents.Count+i in LabeledPair.A and B.
+type GoneDocuments struct {
+	Count int
+	// Text returns gone document i's text; it is asked only for the documents counted
+	// pairs name, from one goroutine.
+	Text func(i int) string
+}
+
 // SignatureFunc returns the signatures of every document under spec, in document
 // order. The store's signature cache sits behind it; a sweep asks for each of
 // Requests(grid.Specs) once and takes prefixes for the smaller k (CanPrefix).
@@ -38,6 +48,10 @@ type Input struct {
 	Docs       Documents
 	Signatures SignatureFunc
 	Pairs      []LabeledPair
+	// Gone are the documents no longer live that Pairs name: a label stays evidence about
+	// its bin of similarity, so such pairs count for the model's bins (LabelSet.Gone);
+	// the dataset the sweep counts is Docs alone.
+	Gone       GoneDocuments
 	Categories []labels.Category
 	// Rep is the campaign's representation: the studio's draws bin pairs by exact
 	// Jaccard under it, and so do the estimates over the dataset. Zero means
@@ -354,6 +368,10 @@ func newEngine(in Input, opt Options) (*engine, error) {
 		return nil, &InputError{Field: "text", Index: -1, Msg: "no way to read document text (exact Jaccard needs it)"}
 	case in.Signatures == nil:
 		return nil, &InputError{Field: "signatures", Index: -1, Msg: "no signature provider"}
+	case in.Gone.Count < 0 || in.Gone.Count > 0 && in.Gone.Text == nil:
+		return nil, &InputError{Field: "gone documents", Index: -1, Msg: fmt.Sprintf("%d documents no longer live and no way to read their text", in.Gone.Count)}
+	case int64(n)+int64(in.Gone.Count) >= 1<<31:
+		return nil, &InputError{Field: "gone documents", Index: -1, Msg: fmt.Sprintf("%d live and %d gone documents: at most 2^31-1", n, in.Gone.Count)}
 	}
 	for name, c := range in.Policies {
 		if slices.Contains(RegisteredPolicies(), name) {
@@ -363,7 +381,7 @@ func newEngine(in Input, opt Options) (*engine, error) {
 			return nil, &InputError{Field: "policies", Index: -1, Msg: fmt.Sprintf("policy %q has no clusterer", name)}
 		}
 	}
-	ls, err := ResolveAll(in.Pairs, in.Categories, n)
+	ls, err := ResolveOver(in.Pairs, in.Categories, n, in.Gone.Count)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package sweeprun
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -32,22 +33,22 @@ type snapPair struct {
 const snapshotAnnotator = "sweep-snapshot"
 
 // labelsNow reads a campaign's pairs and resolves them under sweep.LabelRule over the
-// dataset's documents (ids ascending). Pairs naming a document outside the dataset are
-// left out. keep also keeps what it read for LabelsChanged (labelCache).
-func (s *Service) labelsNow(ctx context.Context, c db.Campaign, ids []int64, keep bool) ([]sweep.LabeledPair, sweep.LabelSet, error) {
-	index := make(map[int64]int, len(ids))
-	for i, id := range ids {
-		index[id] = i
-	}
+// dataset's live documents ids (ascending) and those left out, no longer live (leftOut,
+// ascending, at indexes len(ids)+i): a pair naming one of those still counts for the
+// model's bins (sweep.LabelSet.Gone). outside counts the pairs naming a document that is
+// in neither (not the dataset's): they cannot count. keep also keeps what it read for
+// LabelsChanged (labelCache).
+func (s *Service) labelsNow(ctx context.Context, c db.Campaign, ids, leftOut []int64, keep bool) (pairs []sweep.LabeledPair, ls sweep.LabelSet, outside int, err error) {
+	index := docIndex(ids, leftOut)
 	// Where the labels stand is read first: what is read next is at least that new, and
 	// the comparisons with the sweeps start from it (labelCache).
 	m, err := s.store.LabelMark(ctx, c.ID)
 	if err != nil {
-		return nil, sweep.LabelSet{}, err
+		return nil, sweep.LabelSet{}, 0, err
 	}
 	stored, err := s.store.SweepPairs(ctx, c.ID)
 	if err != nil {
-		return nil, sweep.LabelSet{}, err
+		return nil, sweep.LabelSet{}, 0, err
 	}
 	if keep {
 		cl := s.labels.campaign(c.ID)
@@ -55,40 +56,60 @@ func (s *Service) labelsNow(ctx context.Context, c db.Campaign, ids []int64, kee
 		cl.fill(c, m, stored)
 		cl.mu.Unlock()
 	}
-	pairs := make([]sweep.LabeledPair, 0, len(stored))
+	pairs = make([]sweep.LabeledPair, 0, len(stored))
 	for _, p := range stored {
 		a, okA := index[p.A]
 		b, okB := index[p.B]
 		if !okA || !okB {
+			outside++
 			continue
 		}
-		pairs = append(pairs, labeledPair(p, a, b))
+		pairs = append(pairs, labeledPair(p, int(a), int(b)))
 	}
-	ls, err := sweep.ResolveAll(pairs, c.Categories, len(ids))
+	ls, err = sweep.ResolveOver(pairs, c.Categories, len(ids), len(leftOut))
 	if err != nil {
-		return nil, sweep.LabelSet{}, err
+		return nil, sweep.LabelSet{}, 0, err
 	}
-	return pairs, ls, nil
+	return pairs, ls, outside, nil
 }
 
-// snapshot is the counted pairs of ls as stored with a sweep.
-func snapshot(ls sweep.LabelSet, ids []int64) []snapPair {
-	out := make([]snapPair, len(ls.Pairs))
-	for i, p := range ls.Pairs {
-		out[i] = snapPair{ID: p.ID, A: ids[p.A], B: ids[p.B], Category: p.Category, Duplicate: p.Duplicate,
-			Design: p.Design, Stratum: p.Stratum, FrameSize: p.FrameSize, Origin: p.Origin}
+// docIndex maps the store ids of a sweep's documents to their indexes in its pairs: the
+// live documents ids first, then those no longer live (leftOut).
+func docIndex(ids, leftOut []int64) map[int64]int32 {
+	index := make(map[int64]int32, len(ids)+len(leftOut))
+	for i, id := range ids {
+		index[id] = int32(i)
 	}
+	for i, id := range leftOut {
+		index[id] = int32(len(ids) + i)
+	}
+	return index
+}
+
+// snapshot is the counted pairs of ls as stored with a sweep: those of live documents
+// ids and those naming one no longer live (leftOut), by id.
+func snapshot(ls sweep.LabelSet, ids, leftOut []int64) []snapPair {
+	out := make([]snapPair, 0, len(ls.Pairs)+len(ls.Gone))
+	id := func(i int) int64 {
+		if i < len(ids) {
+			return ids[i]
+		}
+		return leftOut[i-len(ids)]
+	}
+	for _, p := range slices.Concat(ls.Pairs, ls.Gone) {
+		out = append(out, snapPair{ID: p.ID, A: id(p.A), B: id(p.B), Category: p.Category, Duplicate: p.Duplicate,
+			Design: p.Design, Stratum: p.Stratum, FrameSize: p.FrameSize, Origin: p.Origin})
+	}
+	slices.SortFunc(out, func(a, b snapPair) int { return cmp.Compare(a.ID, b.ID) })
 	return out
 }
 
-// fromSnapshot turns a snapshot back into labeled pairs over the documents ids: each
-// with one adjudication carrying the label it counted with, which LabelRule resolves to
-// the same label (and ResolveAll to the same version).
-func fromSnapshot(snap []snapPair, ids []int64) ([]sweep.LabeledPair, error) {
-	index := make(map[int64]int, len(ids))
-	for i, id := range ids {
-		index[id] = i
-	}
+// fromSnapshot turns a snapshot back into labeled pairs over the live documents ids and
+// those no longer live leftOut (as labelsNow indexes them): each with one adjudication
+// carrying the label it counted with, which LabelRule resolves to the same label (and
+// ResolveOver to the same version).
+func fromSnapshot(snap []snapPair, ids, leftOut []int64) ([]sweep.LabeledPair, error) {
+	index := docIndex(ids, leftOut)
 	out := make([]sweep.LabeledPair, len(snap))
 	one := make([]sweep.Label, len(snap)) // each pair's one label, in one allocation
 	for i, p := range snap {
@@ -98,7 +119,7 @@ func fromSnapshot(snap []snapPair, ids []int64) ([]sweep.LabeledPair, error) {
 			return nil, fmt.Errorf("label snapshot: pair %d names a document the dataset no longer holds", p.ID)
 		}
 		one[i] = sweep.Label{Annotator: snapshotAnnotator, Kind: sweep.Adjudication, Category: p.Category, Duplicate: p.Duplicate}
-		out[i] = sweep.LabeledPair{ID: p.ID, A: a, B: b, Design: p.Design, Stratum: p.Stratum, FrameSize: p.FrameSize, Origin: p.Origin,
+		out[i] = sweep.LabeledPair{ID: p.ID, A: int(a), B: int(b), Design: p.Design, Stratum: p.Stratum, FrameSize: p.FrameSize, Origin: p.Origin,
 			Labels: one[i : i+1 : i+1]}
 	}
 	return out, nil
@@ -171,35 +192,58 @@ func without(ids, out []int64) []int64 {
 	return kept
 }
 
+// sweepDocs are the documents a sweep scores (the live ones when it started) and what
+// it reads of those it left out, no longer live then.
+type sweepDocs struct {
+	db.SweepDocs
+	// leftOut are the documents left out, ascending: index len(IDs)+i in the sweep's
+	// pairs is leftOut[i]. goneText holds the texts of those the snapshot's pairs name,
+	// by that i.
+	leftOut  []int64
+	goneText map[int]string
+}
+
 // sweepDocuments reads the documents a sweep scores: the dataset's, less those it left
-// out when it started (under a standing tombstone then).
-func (s *Service) sweepDocuments(ctx context.Context, sweepID, datasetID int64) (db.SweepDocs, error) {
+// out when it started (under a standing tombstone then), and the texts of those left
+// out that the pairs of its snapshot name.
+func (s *Service) sweepDocuments(ctx context.Context, sweepID, datasetID int64, snap []snapPair) (sweepDocs, error) {
 	docs, err := s.store.SweepDocuments(ctx, datasetID)
 	if err != nil {
-		return docs, err
+		return sweepDocs{}, err
 	}
 	leftOut, err := s.store.SweepLeftOut(ctx, sweepID)
 	if err != nil || len(leftOut) == 0 {
-		return docs, err
+		return sweepDocs{SweepDocs: docs}, err
 	}
-	out := db.SweepDocs{}
+	named := map[int64]bool{}
+	for _, p := range snap {
+		named[p.A], named[p.B] = true, true
+	}
+	out := sweepDocs{leftOut: leftOut, goneText: map[int]string{}}
 	j := 0
 	for i, id := range docs.IDs {
 		for j < len(leftOut) && leftOut[j] < id {
 			j++
 		}
 		if j < len(leftOut) && leftOut[j] == id {
+			if named[id] {
+				out.goneText[j] = docs.Texts[i]
+			}
 			continue
 		}
 		out.IDs, out.Hashes, out.Texts = append(out.IDs, id), append(out.Hashes, docs.Hashes[i]), append(out.Texts, docs.Texts[i])
+		if docs.Keep != nil {
+			out.Keep = append(out.Keep, docs.Keep[i])
+		}
 	}
 	return out, nil
 }
 
 // input builds what sweep.Run reads: the dataset's documents, their signatures from the
 // cache (prefixes of a larger k where longs holds one, see sweep.CanPrefix) and pairs.
-func (s *Service) input(ctx context.Context, c db.Campaign, docs db.SweepDocs, pairs []sweep.LabeledPair, longs []lsh.Spec) sweep.Input {
+func (s *Service) input(ctx context.Context, c db.Campaign, docs sweepDocs, pairs []sweep.LabeledPair, longs []lsh.Spec) sweep.Input {
 	return sweep.Input{
+		Gone: sweep.GoneDocuments{Count: len(docs.leftOut), Text: func(i int) string { return docs.goneText[i] }},
 		Docs: sweep.Documents{Count: len(docs.IDs), ContentHash: docs.Hashes, Text: func(i int) string { return docs.Texts[i] }, Keep: docs.Keep},
 		Signatures: func(ctx context.Context, spec lsh.Spec) ([]lsh.Signature, error) {
 			from := spec

@@ -59,19 +59,21 @@ type resolvedPair struct {
 
 // sweepLabels is what a sweep's comparison needs of the sweep, and the last answer.
 type sweepLabels struct {
-	snap  []snapEntry     // the counted pairs it was scored on, by id
-	docs  []int64         // its documents, ascending
-	index map[int64]int32 // its documents (store id to index)
-	at    uint64          // diff is at this campaignLabels.gen
-	ok    bool
-	used  uint64 // the campaign's looks when it was last looked at
-	diff  LabelDiff
+	snap    []snapEntry     // the counted pairs it was scored on, by id
+	docs    []int64         // its documents, ascending
+	leftOut []int64         // the documents it left out (no longer live), ascending
+	index   map[int64]int32 // its documents, then those left out (store id to index: docIndex)
+	at      uint64          // diff is at this campaignLabels.gen
+	ok      bool
+	used    uint64 // the campaign's looks when it was last looked at
+	diff    LabelDiff
 }
 
 // labelView is the campaign's side of the comparisons of the sweeps over one set of
 // documents: the pairs counted over them now, by id, and their version.
 type labelView struct {
 	docs    []int64 // ascending
+	leftOut []int64 // ascending
 	gen     uint64  // made at this campaignLabels.gen
 	version string
 	counted []snapEntry
@@ -146,13 +148,13 @@ func (s *Service) sweepLabels(ctx context.Context, sw db.Sweep) (*sweepLabels, e
 	if err != nil {
 		return nil, err
 	}
-	return newSweepLabels(snap, without(all, leftOut)), nil
+	return newSweepLabels(snap, without(all, leftOut), leftOut), nil
 }
 
-// keep keeps what a new sweep's comparison needs (its snapshot, its documents ids), as
-// sweepLabels would read it.
-func (lc *labelCache) keep(campaignID, sweepID int64, snap []snapPair, ids []int64) {
-	sl := newSweepLabels(snap, ids)
+// keep keeps what a new sweep's comparison needs (its snapshot, its documents ids and
+// those it left out), as sweepLabels would read it.
+func (lc *labelCache) keep(campaignID, sweepID int64, snap []snapPair, ids, leftOut []int64) {
+	sl := newSweepLabels(snap, ids, leftOut)
 	cl := lc.campaign(campaignID)
 	cl.mu.Lock()
 	cl.put(sweepID, sl)
@@ -183,11 +185,8 @@ func (cl *campaignLabels) put(id int64, sl *sweepLabels) {
 	}
 }
 
-func newSweepLabels(snap []snapPair, ids []int64) *sweepLabels {
-	sl := &sweepLabels{snap: make([]snapEntry, len(snap)), docs: slices.Clone(ids), index: make(map[int64]int32, len(ids))}
-	for i, id := range ids {
-		sl.index[id] = int32(i)
-	}
+func newSweepLabels(snap []snapPair, ids, leftOut []int64) *sweepLabels {
+	sl := &sweepLabels{snap: make([]snapEntry, len(snap)), docs: slices.Clone(ids), leftOut: slices.Clone(leftOut), index: docIndex(ids, leftOut)}
 	for i, p := range snap {
 		sl.snap[i] = snapEntry{id: p.ID, category: p.Category, dup: p.Duplicate}
 	}
@@ -318,8 +317,8 @@ func (cl *campaignLabels) intern(s string) string {
 }
 
 // compare is LabelsChanged's comparison of the campaign's labels (pairs over the
-// sweep's documents, counted) with the sweep's snapshot, and the labels' version over
-// those documents, as sweep.ResolveAll computes it.
+// sweep's documents and those it left out, counted) with the sweep's snapshot, and the
+// labels' version over those documents, as sweep.ResolveOver computes it.
 func (cl *campaignLabels) compare(sl *sweepLabels) LabelDiff {
 	v := cl.view(sl)
 	d := LabelDiff{Version: v.version}
@@ -350,13 +349,13 @@ func (cl *campaignLabels) view(sl *sweepLabels) *labelView {
 	cl.looks++
 	var v *labelView
 	for _, o := range cl.views {
-		if slices.Equal(o.docs, sl.docs) {
+		if slices.Equal(o.docs, sl.docs) && slices.Equal(o.leftOut, sl.leftOut) {
 			v = o
 			break
 		}
 	}
 	if v == nil {
-		v = &labelView{docs: sl.docs, used: cl.looks}
+		v = &labelView{docs: sl.docs, leftOut: sl.leftOut, used: cl.looks}
 		cl.views = append(cl.views, v)
 		if len(cl.views) > viewsKept {
 			oldest := 0

@@ -70,7 +70,7 @@ func (s *Service) start(ctx context.Context, req StartRequest, rerunOf int64) (S
 	if err != nil {
 		return Sweep{}, err
 	}
-	_, ls, err := s.labelsNow(ctx, c, ids, true)
+	_, ls, outside, err := s.labelsNow(ctx, c, ids, leftOut, true)
 	if err != nil {
 		return Sweep{}, err
 	}
@@ -81,7 +81,7 @@ func (s *Service) start(ctx context.Context, req StartRequest, rerunOf int64) (S
 	if err != nil {
 		return Sweep{}, fmt.Errorf("start sweep: %w", err)
 	}
-	pairs := snapshot(ls, ids)
+	pairs := snapshot(ls, ids, leftOut)
 	snap, err := json.Marshal(pairs)
 	if err != nil {
 		return Sweep{}, fmt.Errorf("start sweep: %w", err)
@@ -103,9 +103,9 @@ func (s *Service) start(ctx context.Context, req StartRequest, rerunOf int64) (S
 		return Sweep{}, err
 	}
 	// What its pages compare the campaign's labels with (LabelsChanged), at hand now.
-	s.labels.keep(c.ID, id, pairs, ids)
+	s.labels.keep(c.ID, id, pairs, ids, leftOut)
 	// The label counts are known now; the design and the baseline when the run returns.
-	sum := Summary{Labels: countsOf(ls)}
+	sum := Summary{Labels: countsOf(ls, outside)}
 	if err := s.setSummary(ctx, id, sum); err != nil {
 		return Sweep{}, err
 	}
@@ -408,15 +408,15 @@ func (s *Service) score(ctx context.Context, id int64, r *run, report jobs.Repor
 	if len(stored) == total {
 		return nil
 	}
-	docs, err := s.sweepDocuments(ctx, id, c.DatasetID)
-	if err != nil {
-		return err
-	}
 	snap, err := s.readSnapshot(ctx, id)
 	if err != nil {
 		return err
 	}
-	pairs, err := fromSnapshot(snap, docs.IDs)
+	docs, err := s.sweepDocuments(ctx, id, c.DatasetID, snap)
+	if err != nil {
+		return err
+	}
+	pairs, err := fromSnapshot(snap, docs.IDs, docs.leftOut)
 	if err != nil {
 		return err
 	}
@@ -574,9 +574,9 @@ func (s *Service) setSummary(ctx context.Context, id int64, sum Summary) error {
 	return s.store.SetSweepSummary(ctx, id, string(b))
 }
 
-func countsOf(ls sweep.LabelSet) LabelCounts {
+func countsOf(ls sweep.LabelSet, outside int) LabelCounts {
 	return LabelCounts{Counted: ls.Counted, Flagged: ls.Flagged, Skipped: ls.Skipped, Tied: ls.Tied, Unlabeled: ls.Unlabeled,
-		Adjudicated: ls.Adjudicated, Majority: ls.Majority, RuleOnly: ls.RuleOnly, Version: ls.Version}
+		Adjudicated: ls.Adjudicated, Majority: ls.Majority, RuleOnly: ls.RuleOnly, Gone: len(ls.Gone), Outside: outside, Version: ls.Version}
 }
 
 // actorOf names who started a sweep in the audit log when no name is at hand.

@@ -110,15 +110,15 @@ func (s *Service) prepare(ctx context.Context, id int64, c sweep.Config) (*sweep
 	if err != nil {
 		return nil, err
 	}
-	docs, err := s.sweepDocuments(ctx, id, camp.DatasetID)
-	if err != nil {
-		return nil, err
-	}
 	snap, err := s.readSnapshot(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	pairs, err := fromSnapshot(snap, docs.IDs)
+	docs, err := s.sweepDocuments(ctx, id, camp.DatasetID, snap)
+	if err != nil {
+		return nil, err
+	}
+	pairs, err := fromSnapshot(snap, docs.IDs, docs.leftOut)
 	if err != nil {
 		return nil, err
 	}

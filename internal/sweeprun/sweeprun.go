@@ -219,7 +219,13 @@ type Summary struct {
 type LabelCounts struct {
 	Counted, Flagged, Skipped, Tied, Unlabeled int
 	Adjudicated, Majority, RuleOnly            int
-	Version                                    string
+	// Gone counts the counted pairs that name a document no longer live (an export
+	// removed it before the sweep started): they count for the model's bins only
+	// (sweep.LabelSet.Gone; the model says how many it could use). Outside counts the
+	// pairs naming a document the dataset does not hold, which cannot count.
+	Gone    int `json:",omitempty"`
+	Outside int `json:",omitempty"`
+	Version string
 }
 
 // Result is one stored configuration's figures.

@@ -450,11 +450,11 @@ func TestSelectMatchesRescore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pairs, _, err := e.svc.labelsNow(ctx, e.campaign, docs.IDs, false)
+	pairs, _, _, err := e.svc.labelsNow(ctx, e.campaign, docs.IDs, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := sweep.Prepare(ctx, e.svc.input(ctx, e.campaign, docs, pairs, nil), c, sweep.Options{Seed: Seed})
+	st, err := sweep.Prepare(ctx, e.svc.input(ctx, e.campaign, sweepDocs{SweepDocs: docs}, pairs, nil), c, sweep.Options{Seed: Seed})
 	if err != nil {
 		t.Fatal(err)
 	}

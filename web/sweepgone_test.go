@@ -1,0 +1,162 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/dedupstudio/dedupstudio/internal/auth"
+	"github.com/dedupstudio/dedupstudio/internal/cluster"
+	"github.com/dedupstudio/dedupstudio/internal/db"
+	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/review"
+	"github.com/dedupstudio/dedupstudio/internal/sweep"
+	"github.com/dedupstudio/dedupstudio/internal/sweeprun"
+)
+
+// After an export removed a document of a labeled pair, the sweep page says how many
+// counted pairs name documents no longer live and that they still count for the bins'
+// shares, and states the assumption that adds (the demo's page said 0 left out while a
+// third of its labels were dropped).
+func TestSweepPageSaysLabelsOfRemovedDocumentsCount(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	f.withDemo()
+	ctx := context.Background()
+	camps, err := f.store.Campaigns(ctx)
+	if err != nil || len(camps) != 1 {
+		t.Fatalf("campaigns %v, %v", camps, err)
+	}
+	c := camps[0]
+	form := smallGridForm("before the export")
+	before := f.startSweep(c.ID, form)
+	if _, body := get(t, f.h, fmt.Sprintf("/sweeps/%d", before), f.admin); strings.Contains(body, `data-testid="sweep-labels-gone"`) {
+		t.Errorf("a sweep before any export says labels name removed documents")
+	}
+
+	pairs, err := f.store.SweepPairs(ctx, c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keeper, gone int64
+	for _, p := range pairs {
+		if strings.HasSuffix(p.Stratum, "|j0.9-1") && len(p.Labels) > 0 && p.Labels[0].Duplicate {
+			keeper, gone = p.A, p.B
+			break
+		}
+	}
+	if gone == 0 {
+		t.Fatal("the demo has no labeled duplicate in J 0.9-1")
+	}
+	named := 0
+	for _, p := range pairs {
+		if (p.A == gone || p.B == gone) && len(p.Labels) > 0 {
+			named++
+		}
+	}
+	exportOne(t, f.store, c.DatasetID, keeper, gone)
+
+	form.Set("name", "after the export")
+	after := f.startSweep(c.ID, form)
+	res, body := get(t, f.h, fmt.Sprintf("/sweeps/%d", after), f.admin)
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("GET /sweeps/%d: %d", after, res.StatusCode)
+	}
+	want := fmt.Sprintf(`<p data-testid="sweep-labels-gone">%d of the 826 counted pairs name a document an export has removed: they still count for their bins`, named)
+	if !strings.Contains(body, want) {
+		t.Errorf("the sweep page lacks %q", want)
+	}
+	if !strings.Contains(body, "<dt>counted pairs</dt><dd>826</dd>") {
+		t.Errorf("the sweep page does not count the demo's 826 pairs after the export")
+	}
+	// The assumption's last words (those before hold an apostrophe, which the page escapes).
+	if tail := sweep.GoneAssumption[strings.LastIndex(sweep.GoneAssumption, "non-duplicates measured"):]; !strings.Contains(body, tail) {
+		t.Errorf("the sweep page does not state the assumption %q", tail)
+	}
+}
+
+// exportOne has a signed-off manifest remove document gone (kept: keeper) and exports
+// it, through the store.
+func exportOne(t *testing.T, store *db.DB, datasetID, keeper, gone int64) {
+	t.Helper()
+	ctx := context.Background()
+	prep, err := store.CreateUser(ctx, "test", "prep-gone", auth.Reviewer, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	appr, err := store.CreateUser(ctx, "test", "appr-gone", auth.Approver, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, err := store.LiveState(ctx, datasetID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rule, _ := cluster.ParseRule("earliest")
+	p := review.Params{Spec: lsh.DefaultSpec(), Shape: lsh.Shape{Bands: 32, Rows: 4}, Threshold: 0.8, Verification: review.Exact,
+		Policy: cluster.Components, Rule: rule, CodeVersion: "test"}
+	cl := db.Cluster{Keeper: keeper, KeeperRule: "earliest", Size: 2, WeakestLink: 1, Weakest: gone,
+		Items: []db.Item{{Doc: gone, Keeper: keeper, Score: 1, Estimate: 1, Exact: 1, Reason: cluster.Exact, Decision: review.Approved,
+			DecidedBy: prep.ID, DecidedAt: "2026-01-01T00:00:00Z"}},
+		Links: []db.Link{{A: keeper, B: gone, Sim: 1}}}
+	m, err := store.CreateManifest(ctx, prep, db.NewManifest{DatasetID: datasetID, Params: p, DatasetHash: live.Snapshot, ApprovalsRequired: 1,
+		LiveMark: live.LiveMark, LabelMark: -1, Clusters: []db.Cluster{cl}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.RequestSignOff(ctx, prep, m.ID); err != nil {
+		t.Fatal(err)
+	}
+	res, err := store.AddReview(ctx, appr, m.ID, db.NewReview{Verdict: review.Approve, Hash: m.ContentHash}, func(s db.Sealing) (review.Record, error) {
+		return review.Record{Manifest: s.Manifest.ID, Params: s.Manifest.Params}, nil
+	})
+	if err != nil || !res.Signed {
+		t.Fatalf("sign-off: %+v, %v", res, err)
+	}
+	if _, err := store.Export(ctx, appr, m.ID); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestGoneLabelsSentences: what the page says of pairs naming removed documents, with
+// and without a model to count them, and of pairs that cannot count at all.
+func TestGoneLabelsSentences(t *testing.T) {
+	t.Parallel()
+	l := sweeprun.LabelCounts{Counted: 826, Gone: 278, Flagged: 1, Outside: 2}
+	for _, tc := range []struct {
+		name    string
+		l       sweeprun.LabelCounts
+		m       *sweep.Model
+		running bool
+		want    []string
+		not     []string
+	}{
+		{"none", sweeprun.LabelCounts{Counted: 826}, &sweep.Model{}, false, nil, []string{"removed"}},
+		{"counted", l, &sweep.Model{Gone: 278}, false, []string{"278 of the 826 counted pairs", "still count for their bins"}, []string{"nowhere"}},
+		{"some unused", l, &sweep.Model{Gone: 270, GoneUnused: 8}, false, []string{"278 of the 826", "8 of them record no draw"}, nil},
+		{"no model", l, nil, false, []string{"278 of the 826", "count nowhere"}, nil},
+		{"running", l, nil, true, []string{"278 of the 826"}, []string{"nowhere"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := goneLabels(tc.l, tc.m, tc.running)
+			if len(tc.want) == 0 && got != "" {
+				t.Errorf("goneLabels = %q; want none", got)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("goneLabels = %q; want %q in it", got, w)
+				}
+			}
+			for _, n := range tc.not {
+				if strings.Contains(got, n) {
+					t.Errorf("goneLabels = %q; want no %q", got, n)
+				}
+			}
+		})
+	}
+	if got, want := leftOutLabels(l), "1 flagged, 0 skipped, 0 tied, 0 unlabeled, 2 naming a document the dataset does not hold"; got != want {
+		t.Errorf("leftOutLabels = %q; want %q", got, want)
+	}
+}
