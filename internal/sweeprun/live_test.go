@@ -62,4 +62,3 @@ func TestSweepScoresTheLiveDocuments(t *testing.T) {
 		}
 	}
 }
-
