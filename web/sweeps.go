@@ -775,6 +775,9 @@ func (s *server) fillResults(r *http.Request, v *templates.SweepDashboard, d swe
 	if p := d.a.Plan; p != nil && !v.StaleUnits {
 		v.Plan = planView(*p, d, campaignID, q)
 	}
+	if g := d.a.Guard; g != nil && !v.StaleUnits {
+		v.Guard = guardView(*g, d, campaignID)
+	}
 	for _, k := range []string{"sort", "dir", "dim", "config", "t", "target", "keeper", "hspec", "ht", "hv", "hp", "hval", "page"} {
 		if x := base.Get(k); x != "" {
 			v.SortHidden = append(v.SortHidden, templates.Fact{Name: k, Value: x})

@@ -216,7 +216,34 @@ func TestSweepDashboardNotEnoughLabels(t *testing.T) {
 		}
 		return len(refs)
 	}
+	// Recall's guard bin: the bin of J = 0 under the lowest labeled duplicate (j0.05-0.1)
+	// saw none in its 9 labels, which cannot rule out a third of its pairs; its pairs
+	// cannot be drawn, so the advice asks for the floor bin's and its form draws them
+	// (before the plan's form, which asks for the same bin).
+	a, err := f.sweeps.Analyze(context.Background(), id, sweep.DefaultTarget)
+	if err != nil || a.Guard == nil {
+		t.Fatalf("analysis: guard advice %+v, %v; want advice for the guard bin", a.Guard, err)
+	}
+	for _, want := range []string{`data-testid="guard-plan"`, `data-testid="guard-bins"`, `data-testid="guard-draw"`,
+		fmt.Sprintf("label %d more pairs around %s", a.Guard.More, a.Guard.Label), "more than all of the duplicates recall counts",
+		"No more of j0's pairs can be drawn"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("dashboard lacks %q", want)
+		}
+	}
+	gm := regexp.MustCompile(`(?s)data-testid="guard-draw".*?name="counts" value="([0-9,]+)"`).FindStringSubmatch(body)
+	ga := regexp.MustCompile(`<form method="post" action="([^"]+)" class="actions" data-testid="guard-draw"`).FindStringSubmatch(body)
+	if gm == nil || ga == nil {
+		t.Fatal("no counts or action in the guard's form")
+	}
 	before := pairCount()
+	if rec := f.do(http.MethodPost, ga[1], f.admin, url.Values{"counts": {gm[1]}, "scheme": {"j21"}, "bin": {"-1"}}); rec.Code != http.StatusSeeOther {
+		t.Fatalf("drawing the guard's plan: %d\n%s", rec.Code, rec.Body.String())
+	}
+	if got := pairCount() - before; got == 0 || got > a.Guard.More {
+		t.Errorf("the guard's draw added %d pairs; it asks for %d", got, a.Guard.More)
+	}
+	before = pairCount()
 	// Posted where the page's form posts (its action was a route that did not exist).
 	action := regexp.MustCompile(`<form method="post" action="([^"]+)" class="actions" data-testid="plan-draw"`).FindStringSubmatch(body)
 	if action == nil {

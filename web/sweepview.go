@@ -518,15 +518,36 @@ func planView(p sweep.LabelPlan, d sweepData, campaignID int64, q dashQuery) *te
 		DrawAction: fmt.Sprintf("/campaigns/%d/sample", campaignID)}
 	if m := d.a.Model; m != nil {
 		v.Scheme, v.Rep = string(m.Scheme), m.Rep.String()
-		counts := p.Counts(len(m.Bins))
-		parts := make([]string, len(counts))
-		for i, n := range counts {
-			parts[i] = strconv.Itoa(n)
-		}
-		v.Counts = strings.Join(parts, ",")
+		v.Counts = countsField(p.Counts(len(m.Bins)))
 	}
 	for _, b := range p.Bins {
 		v.Bins = append(v.Bins, templates.PlanRow{Label: b.Label, Removals: b.Removal, Labeled: b.Labeled, More: b.More, Drawable: b.Drawable})
+	}
+	return v
+}
+
+// countsField is a draw form's counts per bin, as campaign.DrawPlan reads them.
+func countsField(counts []int) string {
+	parts := make([]string, len(counts))
+	for i, n := range counts {
+		parts[i] = strconv.Itoa(n)
+	}
+	return strings.Join(parts, ",")
+}
+
+// guardView is the advice for recall's guard bin, with the form that draws its pairs.
+func guardView(g sweep.GuardAdvice, d sweepData, campaignID int64) *templates.SweepGuard {
+	v := &templates.SweepGuard{Label: g.Label, FloorLabel: g.FloorLabel, Labeled: g.Labeled, More: g.More, Undrawable: g.Drawable == 0,
+		Upper: fmtNum(g.Upper, 0), Share: "about " + pct(g.Share) + " of", DrawAction: fmt.Sprintf("/campaigns/%d/sample", campaignID)}
+	if g.Share >= 1 {
+		v.Share = "more than all of"
+	}
+	if m := d.a.Model; m != nil {
+		v.Scheme, v.Rep = string(m.Scheme), m.Rep.String()
+		v.Counts = countsField(g.Counts(len(m.Bins)))
+	}
+	for _, b := range g.Plan {
+		v.Bins = append(v.Bins, templates.PlanRow{Label: b.Label, Labeled: b.Labeled, More: b.More, Drawable: b.Drawable})
 	}
 	return v
 }

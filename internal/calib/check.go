@@ -232,11 +232,12 @@ func Check(ctx context.Context, opt Options) (*Table, error) {
 
 	for d := range opt.Draws {
 		for _, tau := range opt.Taus {
-			results, err := h.labelAndSweep(ctx, d, tau, t)
+			lab := tau.ForDraw(d)
+			results, err := h.labelAndSweep(ctx, d, tau, lab, t)
 			if err != nil {
 				return t, err
 			}
-			if err := t.add(tau, results); err != nil {
+			if err := t.add(tau, lab, results); err != nil {
 				return t, err
 			}
 		}
@@ -360,15 +361,15 @@ func (h *harness) campaign(ctx context.Context, d int, tau LabelRule) (db.Campai
 }
 
 // labelAndSweep runs draw d at tau as a person would (Check) and returns the final
-// sweep's results.
-func (h *harness) labelAndSweep(ctx context.Context, d int, tau LabelRule, t *Table) ([]sweep.Result, error) {
+// sweep's results; lab is the rule its labels follow (tau.ForDraw(d)).
+func (h *harness) labelAndSweep(ctx context.Context, d int, tau, lab LabelRule, t *Table) ([]sweep.Result, error) {
 	ph := t.phase(tau)
 	c, err := h.campaign(ctx, d, tau)
 	if err != nil {
 		return nil, err
 	}
 	// First phase: an even draw over the bins and some random pairs.
-	n1, err := h.drawAndLabel(ctx, c, tau, firstPlan(d, h.opt), t)
+	n1, err := h.drawAndLabel(ctx, c, lab, firstPlan(d, h.opt), t)
 	if err != nil {
 		return nil, err
 	}
@@ -382,7 +383,7 @@ func (h *harness) labelAndSweep(ctx context.Context, d int, tau LabelRule, t *Ta
 	start = time.Now()
 	sp := SecondPlan(analyses, h.opt.Labels-n1, h.opt.GuardPlans)
 	t.PlanTime += time.Since(start)
-	n2, err := h.drawAndLabel(ctx, c, tau, campaign.DrawPlan{Counts: sp.Counts, Bin: -1, Seed: secondSeed(d, h.opt)}, t)
+	n2, err := h.drawAndLabel(ctx, c, lab, campaign.DrawPlan{Counts: sp.Counts, Bin: -1, Seed: secondSeed(d, h.opt)}, t)
 	if err != nil {
 		return nil, err
 	}

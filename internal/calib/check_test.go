@@ -277,7 +277,7 @@ func TestTableAdd(t *testing.T) {
 			Policy: sweep.ConnectedComponents}}}, // no model: no estimate
 	}
 	for _, d := range draws {
-		if err := tab.add(Cut(0.5), d); err != nil {
+		if err := tab.add(Cut(0.5), Cut(0.5), d); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -286,9 +286,9 @@ func TestTableAdd(t *testing.T) {
 		t.Errorf("recall row %+v; want 2 draws, 1 missing, 1 covered, mean 0.65, mean width 0.16", r.Cover)
 	}
 	want := map[string]Cover{
-		"components/earliest":  {Draws: 2, Missing: 1, Covered: 1, Sum: 4, SumWidth: 4},
-		"components/longest":   {Draws: 2, Missing: 1, Covered: 2, Sum: 2, SumWidth: 2},
-		"components/shortest":  {Draws: 1, Missing: 2, Covered: 0, Sum: 3, SumWidth: 2},
+		"components/earliest":  {Draws: 2, Missing: 1, Covered: 1, Sum: 4, SumWidth: 4, SumTruth: 2},
+		"components/longest":   {Draws: 2, Missing: 1, Covered: 2, Sum: 2, SumWidth: 2, SumTruth: 2},
+		"components/shortest":  {Draws: 1, Missing: 2, Covered: 0, Sum: 3, SumWidth: 2, SumTruth: 1},
 		"keeper-star/earliest": {Draws: 2, Covered: 2, Tight: 1, Sum: 1, SumWidth: 12},
 		"keeper-star/longest":  {Draws: 2, Covered: 2, Tight: 1, Sum: 1, SumWidth: 12},
 		"keeper-star/shortest": {Draws: 2, Covered: 2, Tight: 1, Sum: 1, SumWidth: 12},
@@ -324,7 +324,7 @@ func TestTableAdd(t *testing.T) {
 	}
 	other := result(sweep.ConnectedComponents, sweep.Interval{}, nil)
 	other.Config.Threshold = 0.55
-	if err := tab.add(Cut(0.5), []sweep.Result{other}); err == nil {
+	if err := tab.add(Cut(0.5), Cut(0.5), []sweep.Result{other}); err == nil {
 		t.Error("a result of a configuration outside the grid was taken")
 	}
 }

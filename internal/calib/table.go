@@ -55,8 +55,10 @@ type Cover struct {
 	// Covered counts the draws whose 95% interval held the truth; Tight those whose upper
 	// end was within TightUpper of the removals (false removals only).
 	Covered, Tight int
-	// Sum and SumWidth add up the point estimates and the interval widths.
-	Sum, SumWidth float64
+	// Sum and SumWidth add up the point estimates and the interval widths, SumTruth the
+	// truths they were held against (the same in every draw but under a rule that
+	// redraws its realization, LabelRule.Redraw).
+	Sum, SumWidth, SumTruth float64
 }
 
 func (c *Cover) add(iv sweep.Interval, truth float64) {
@@ -70,6 +72,15 @@ func (c *Cover) add(iv sweep.Interval, truth float64) {
 	}
 	c.Sum += iv.Value
 	c.SumWidth += iv.Hi - iv.Lo
+	c.SumTruth += truth
+}
+
+// meanTruth is the mean truth over the draws, fixed without draws.
+func (c Cover) meanTruth(fixed float64) float64 {
+	if c.Draws == 0 {
+		return fixed
+	}
+	return c.SumTruth / float64(c.Draws)
 }
 
 // Coverage is the share of draws whose interval held the truth (NaN without draws).
@@ -92,6 +103,10 @@ type RecallRow struct {
 	Cover
 }
 
+// TrueMean is the truth the row's estimates were held against, averaged over the draws:
+// Truth but under a rule that redraws its realization.
+func (r RecallRow) TrueMean() float64 { return r.meanTruth(r.Truth) }
+
 // RemovalRow is a configuration's false removals under one policy and keeper rule at
 // one tau.
 type RemovalRow struct {
@@ -99,17 +114,23 @@ type RemovalRow struct {
 	Config Config
 	Policy cluster.Policy
 	Rule   cluster.Criterion
-	// Removals and Truth are the exact removals and false removals.
+	// Removals and Truth are the exact removals and false removals (of the fixed
+	// realization, under a rule that redraws it).
 	Removals, Truth int
 	Cover
 }
 
-// Rate is the true false-removal rate.
+// TrueMean is the false removals the row's estimates were held against, averaged over
+// the draws: Truth but under a rule that redraws its realization.
+func (r RemovalRow) TrueMean() float64 { return r.meanTruth(float64(r.Truth)) }
+
+// Rate is the true false-removal rate (averaged over the realizations under a rule that
+// redraws them).
 func (r RemovalRow) Rate() float64 {
 	if r.Removals == 0 {
 		return 0
 	}
-	return float64(r.Truth) / float64(r.Removals)
+	return r.TrueMean() / float64(r.Removals)
 }
 
 // Table is a check's outcome: per configuration the truth and how the sweep's estimates
@@ -138,6 +159,7 @@ type Table struct {
 	// (the first few), MismatchCount counts them all.
 	Profiles, MismatchCount int
 	Mismatches              []string
+	pop                     *Population
 	// Times: the population, the truth, the store's import and signatures (each once),
 	// and, over all draws, drawing, labeling, planning the second phase and sweeping
 	// (both sweeps of a draw).
@@ -218,7 +240,7 @@ type removalKey struct {
 
 // addRows makes the table's rows from the truth.
 func (t *Table) addRows(pop *Population, outs []Outcome, policies []cluster.Policy) {
-	t.Truth = outs
+	t.Truth, t.pop = outs, pop
 	t.truthAt, t.recallAt, t.removalAt = map[Config]int{}, map[recallKey]int{}, map[removalKey]int{}
 	for i := range outs {
 		t.truthAt[outs[i].Config] = i
@@ -245,8 +267,10 @@ func configOf(r sweep.Result) Config {
 	return Config{Spec: r.Config.Spec, Shape: r.Config.Shape, Threshold: r.Config.Threshold, Verification: Verification(r.Config.Verification)}
 }
 
-// add records one draw's sweep results at tau against the truth.
-func (t *Table) add(tau LabelRule, results []sweep.Result) error {
+// add records one draw's sweep results at tau against the truth; lab is the rule the draw
+// labeled with (tau.ForDraw), whose realization the truth is counted under.
+func (t *Table) add(tau, lab LabelRule, results []sweep.Result) error {
+	redrawn := lab.Seed != 0 && t.pop != nil
 	t.done++
 	seen := map[Config]bool{}
 	for _, r := range results {
@@ -264,8 +288,12 @@ func (t *Table) add(tau LabelRule, results []sweep.Result) error {
 				return fmt.Errorf("calibration check: a result of %s, which the grid does not hold", cfg)
 			}
 			row := &t.Recall[i]
+			truth := row.Truth
+			if redrawn {
+				truth = t.Truth[t.truthAt[cfg]].Recall(t.pop, lab)
+			}
 			if ok {
-				row.add(recall, row.Truth)
+				row.add(recall, truth)
 			} else {
 				row.Missing++
 			}
@@ -281,7 +309,11 @@ func (t *Table) add(tau LabelRule, results []sweep.Result) error {
 				row.Missing++
 				continue
 			}
-			row.add(iv, float64(row.Truth))
+			truth := float64(row.Truth)
+			if redrawn {
+				truth = float64(t.Truth[t.truthAt[cfg]].Clustering(pol, rule).FalseRemovals(lab))
+			}
+			row.add(iv, truth)
 			if finite(iv) && iv.Hi <= TightUpper*float64(row.Removals) {
 				row.Tight++
 			}
@@ -350,10 +382,10 @@ func (t *Table) Failures(b Bars) []string {
 			out = append(out, fmt.Sprintf("%s: an estimate in %d of %d draws", name, r.Draws, r.Draws+r.Missing))
 			continue
 		case r.Coverage() < b.Coverage:
-			out = append(out, fmt.Sprintf("%s: coverage %.3f < %.3f (truth %.4f, mean estimate %.4f)", name, r.Coverage(), b.Coverage, r.Truth, r.Mean()))
+			out = append(out, fmt.Sprintf("%s: coverage %.3f < %.3f (truth %.4f, mean estimate %.4f)", name, r.Coverage(), b.Coverage, r.TrueMean(), r.Mean()))
 		}
-		if bias := r.Mean() - r.Truth; math.Abs(bias) > b.Bias {
-			out = append(out, fmt.Sprintf("%s: bias %+.4f beyond ±%.4f (truth %.4f, mean estimate %.4f)", name, bias, b.Bias, r.Truth, r.Mean()))
+		if bias := r.Mean() - r.TrueMean(); math.Abs(bias) > b.Bias {
+			out = append(out, fmt.Sprintf("%s: bias %+.4f beyond ±%.4f (truth %.4f, mean estimate %.4f)", name, bias, b.Bias, r.TrueMean(), r.Mean()))
 		}
 	}
 	for _, r := range t.Removal {
@@ -363,7 +395,7 @@ func (t *Table) Failures(b Bars) []string {
 			out = append(out, fmt.Sprintf("%s: an estimate in %d of %d draws", name, r.Draws, r.Draws+r.Missing))
 			continue
 		case r.Coverage() < b.Coverage:
-			out = append(out, fmt.Sprintf("%s: coverage %.3f < %.3f (truth %d of %d, mean estimate %.1f)", name, r.Coverage(), b.Coverage, r.Truth, r.Removals, r.Mean()))
+			out = append(out, fmt.Sprintf("%s: coverage %.3f < %.3f (truth %s of %d, mean estimate %.1f)", name, r.Coverage(), b.Coverage, r.truthText(), r.Removals, r.Mean()))
 		}
 		if r.Removals > 0 && r.Rate() <= LowRate && r.TightShare() < b.TightShare {
 			out = append(out, fmt.Sprintf("%s: true rate %.4f, upper end within %.0f%% of the %d removals in %.3f of draws < %.3f",
@@ -415,8 +447,8 @@ func (t *Table) Markdown(w io.Writer) error {
 
 	b.WriteString("### Recall\n\n| tau | configuration | true recall | mean estimate | bias | coverage | mean width | draws |\n|---|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range t.Recall {
-		fmt.Fprintf(&b, "| %s | %s | %.4f | %s | %s | %s | %s | %d |\n", r.Tau, r.Config, r.Truth, num(r.Mean(), "%.4f"),
-			num(r.Mean()-r.Truth, "%+.4f"), num(r.Coverage(), "%.3f"), num(r.MeanWidth(), "%.4f"), r.Draws)
+		fmt.Fprintf(&b, "| %s | %s | %.4f | %s | %s | %s | %s | %d |\n", r.Tau, r.Config, r.TrueMean(), num(r.Mean(), "%.4f"),
+			num(r.Mean()-r.TrueMean(), "%+.4f"), num(r.Coverage(), "%.3f"), num(r.MeanWidth(), "%.4f"), r.Draws)
 	}
 	fmt.Fprintf(&b, "\n### False removals\n\nOne row per configuration and policy; where the keeper rules differ, the figures are given as earliest / longest / shortest. Upper end useful: the share of draws whose upper end is within %.0f%% of the removals, for true rates up to %.0f%%.\n\n", 100*TightUpper, 100*LowRate)
 	b.WriteString("| tau | configuration | policy | removals | true false removals | true rate | mean estimate | coverage | mean width | upper end useful |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
@@ -429,7 +461,7 @@ func (t *Table) Markdown(w io.Writer) error {
 		col := func(f func(r RemovalRow) string) string { return perRule(rows, f) }
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", rows[0].Tau, rows[0].Config, rows[0].Policy,
 			col(func(r RemovalRow) string { return strconv.Itoa(r.Removals) }),
-			col(func(r RemovalRow) string { return strconv.Itoa(r.Truth) }),
+			col(func(r RemovalRow) string { return r.truthText() }),
 			col(func(r RemovalRow) string { return fmt.Sprintf("%.4f", r.Rate()) }),
 			col(func(r RemovalRow) string { return num(r.Mean(), "%.1f") }),
 			col(func(r RemovalRow) string { return num(r.Coverage(), "%.3f") }),
@@ -445,6 +477,15 @@ func (t *Table) Markdown(w io.Writer) error {
 	t.auditMarkdown(&b)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// truthText is the row's true false removals: the count, or its mean over the draws
+// under a rule that redraws its realization.
+func (r RemovalRow) truthText() string {
+	if r.Tau.Redraw {
+		return fmt.Sprintf("%.1f", r.TrueMean())
+	}
+	return strconv.Itoa(r.Truth)
 }
 
 func perCount(n, draws int) float64 {

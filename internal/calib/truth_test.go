@@ -276,7 +276,7 @@ func TestRampRule(t *testing.T) {
 	if !r.Duplicate(1, 2, 0, 10, true) {
 		t.Error("identical normalized texts under a ramp: not a duplicate")
 	}
-	for s, want := range map[string]LabelRule{"0.5": Cut(0.5), " 0.6~0.15": r} {
+	for s, want := range map[string]LabelRule{"0.5": Cut(0.5), " 0.6~0.15": r, "0.6~0.15r": {Tau: 0.6, Ramp: 0.15, Redraw: true}} {
 		got, err := ParseLabelRule(s)
 		if err != nil || got != want {
 			t.Errorf("ParseLabelRule(%q) = %v, %v; want %v", s, got, err, want)
@@ -285,7 +285,7 @@ func TestRampRule(t *testing.T) {
 			t.Errorf("ParseLabelRule(%q) = %v, %v; want %v back", got.String(), back, err, got)
 		}
 	}
-	for _, s := range []string{"x", "0.3~0.2", "0.9~0.2", "0.5~-0.1", "0.5~y"} {
+	for _, s := range []string{"x", "0.3~0.2", "0.9~0.2", "0.5~-0.1", "0.5~y", "0.5~0r", "0.5r"} {
 		if _, err := ParseLabelRule(s); err == nil {
 			t.Errorf("ParseLabelRule(%q) took it", s)
 		}
@@ -359,5 +359,53 @@ func TestEngineOnTexts(t *testing.T) {
 	cl = o.Clustering(cluster.Components, cluster.Longest)
 	if got, want := removalsOf(cl), []removal{{0, 2}, {1, 2}}; !slices.Equal(got, want) {
 		t.Errorf("longest: removals %v; want %v", got, want)
+	}
+}
+
+// TestRampRedraw checks that a ramp that redraws gives each draw its own realization:
+// draw 0 of a fixed ramp and every draw of it are the one realization; a redrawing
+// ramp's draws differ from it and from each other in about the share of mixed pairs
+// two independent coins would (2p(1-p) at J = 0.6, p = 0.5: a half), and keep the
+// ramp's probability.
+func TestRampRedraw(t *testing.T) {
+	t.Parallel()
+	fixed := LabelRule{Tau: 0.6, Ramp: 0.15}
+	redraw := fixed
+	redraw.Redraw = true
+	if fixed.ForDraw(3) != fixed {
+		t.Errorf("a fixed ramp's draw 3 labels with %+v; want the fixed realization", fixed.ForDraw(3))
+	}
+	const n = 4000
+	labels := func(r LabelRule) []bool {
+		out := make([]bool, n)
+		for i := range int32(n) {
+			out[i] = r.Duplicate(i, i+n, 60, 100, false)
+		}
+		return out
+	}
+	base := labels(fixed)
+	prev := base
+	for d := range 3 {
+		r := redraw.ForDraw(d)
+		if r.Seed == 0 {
+			t.Fatalf("draw %d of a redrawing ramp has the fixed realization", d)
+		}
+		got := labels(r)
+		differ, dups := 0, 0
+		for i := range got {
+			if got[i] != prev[i] {
+				differ++
+			}
+			if got[i] {
+				dups++
+			}
+		}
+		if share := float64(differ) / n; math.Abs(share-0.5) > 0.04 {
+			t.Errorf("draw %d: %.3f of the pairs labeled differently from the realization before; want about half", d, share)
+		}
+		if share := float64(dups) / n; math.Abs(share-0.5) > 0.03 {
+			t.Errorf("draw %d: %.3f of the pairs at J 0.6 are duplicates; want 0.5", d, share)
+		}
+		prev = got
 	}
 }

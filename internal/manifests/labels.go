@@ -20,6 +20,10 @@ type labelSet struct {
 	campaign db.Campaign
 	pairs    []sweep.LabeledPair // every labeled pair between documents of the dataset
 	set      sweep.LabelSet      // the pairs that count, with their label
+	// gone are the documents of the dataset no longer live (an export tombstoned them)
+	// that pairs name, indexed after the live ones: their labels still count for the
+	// estimates' bins (sweep.Input.Gone), never for the run's own documents.
+	gone []int64
 }
 
 // campaignFor returns the campaign whose labels a run on a dataset uses: id when it is
@@ -65,12 +69,24 @@ func loadLabels(ctx context.Context, store *db.DB, datasetID, campaignID int64, 
 		return labelSet{}, err
 	}
 	ls := labelSet{campaign: c}
+	goneAt := map[int64]int{}
+	at := func(id int64) int {
+		if i, ok := index[id]; ok {
+			return i
+		}
+		i, ok := goneAt[id]
+		if !ok {
+			i = len(index) + len(ls.gone)
+			goneAt[id] = i
+			ls.gone = append(ls.gone, id)
+		}
+		return i
+	}
 	for _, pl := range pls {
-		a, okA := index[pl.A]
-		b, okB := index[pl.B]
-		if !okA || !okB || len(pl.Labels) == 0 {
+		if len(pl.Labels) == 0 {
 			continue
 		}
+		a, b := at(pl.A), at(pl.B)
 		lp := sweep.LabeledPair{ID: pl.ID, A: a, B: b, Flagged: pl.Flagged, Skipped: pl.Skipped, Design: pl.Design, Stratum: pl.Stratum,
 			FrameSize: pl.FrameSize, Origin: pl.Origin}
 		for _, l := range pl.Labels {
@@ -79,7 +95,7 @@ func loadLabels(ctx context.Context, store *db.DB, datasetID, campaignID int64, 
 		}
 		ls.pairs = append(ls.pairs, lp)
 	}
-	if ls.set, err = sweep.ResolveAll(ls.pairs, c.Categories, len(index)); err != nil {
+	if ls.set, err = sweep.ResolveOver(ls.pairs, c.Categories, len(index), len(ls.gone)); err != nil {
 		return labelSet{}, err
 	}
 	return ls, nil
@@ -134,6 +150,10 @@ func scoreConfiguration(ctx context.Context, store *db.DB, in scoreInput) (*revi
 	policy := string(p.Policy)
 	grid := sweep.Grid{Specs: []lsh.Spec{p.Spec}, Shapes: []lsh.Shape{p.Shape}, Thresholds: []float64{p.Threshold},
 		Verifications: []sweep.Verification{sweep.Verification(p.Verification)}, Policies: []string{policy}}
+	goneTexts, err := store.DocumentTexts(ctx, in.labels.gone)
+	if err != nil {
+		return nil, fmt.Errorf("score the configuration: texts of documents no longer live: %w", err)
+	}
 	rep, err := sweep.Run(ctx, sweep.Input{
 		Docs: sweep.Documents{Count: len(in.texts), Text: func(i int) string { return in.texts[i] }, Keep: in.docs},
 		Signatures: func(ctx context.Context, spec lsh.Spec) ([]lsh.Signature, error) {
@@ -146,6 +166,7 @@ func scoreConfiguration(ctx context.Context, store *db.DB, in scoreInput) (*revi
 			return in.signatures(ctx, spec)
 		},
 		Pairs: in.labels.pairs, Categories: c.Categories, Rep: c.Spec,
+		Gone: sweep.GoneDocuments{Count: len(goneTexts), Text: func(i int) string { return goneTexts[i] }},
 	}, grid, sweep.Options{Seed: 1, MaxBucket: MaxBucket, Rules: []cluster.Rule{p.Rule}})
 	if err != nil {
 		return nil, err
@@ -176,7 +197,7 @@ func scoreConfiguration(ctx context.Context, store *db.DB, in scoreInput) (*revi
 	if d, m := r.Dataset, rep.Model; d != nil && m != nil && len(d.Rules) > 0 {
 		re := d.Rules[0]
 		e.Design, e.DesignPairs, e.Replicates = m.Basis, m.Pairs, m.Replicates
-		e.KeeperRule, e.Removals, e.Certain, e.Assumption = re.Rule, re.Removals, re.Certain, sweep.ModelAssumption
+		e.KeeperRule, e.Removals, e.Certain, e.Assumption = re.Rule, re.Removals, re.Certain, m.Assumption()
 		e.DatasetRecall = interval(d.Recall, m.Pairs)
 		e.FalseRemovals = interval(re.FalseRemovals, m.Pairs)
 		e.FalseRemovalRate = interval(re.FalseRemovalRate, m.Pairs)

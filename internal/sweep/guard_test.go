@@ -174,3 +174,72 @@ func TestRecallCoverageAtARamp(t *testing.T) {
 		t.Errorf("mean width %.4f; want under 0.04 (an interval as wide as the answer always covers)", w)
 	}
 }
+
+// TestGuardAdvice: the dashboard's advice for recall's guard bin says what its labels
+// cannot rule out (10 labels, none a duplicate: 1-0.025^(1/10) = 30.85% of its 793
+// pairs, under the floor bin's cap) and asks for the labels GuardPlan does; labeled so,
+// with no duplicate among them, the guard bin needs no more.
+func TestGuardAdvice(t *testing.T) {
+	t.Parallel()
+	build := func(guardLabels, floorLabels int) *Model {
+		m := &Model{Basis: "test", Scheme: frame.J21, Floor: -1}
+		m.Bins = make([]ModelBin, frame.J21.Bins())
+		for b := range m.Bins {
+			m.Bins[b] = ModelBin{Bin: b, Label: frame.J21.Label(b)}
+		}
+		for _, rb := range rampBins {
+			n := 10
+			switch rb.bin {
+			case 10:
+				n = guardLabels
+			case 11:
+				n = floorLabels
+			}
+			nonDup := int(math.Round((1 - rb.share) * float64(n)))
+			if rb.bin == 10 {
+				nonDup = n // the guard's labels see none of its duplicates
+			}
+			m.Bins[rb.bin].Size, m.Bins[rb.bin].Drawable = float64(rb.size), int64(rb.size)
+			m.Bins[rb.bin].Pooled = Cell{Name: "drawn pairs", Size: float64(rb.size), Frame: int64(rb.size), Labeled: n, NonDup: nonDup}
+		}
+		newModel(m, DefaultReplicates, 1)
+		return m
+	}
+	m := build(10, 10)
+	a := m.GuardAdvice(DefaultGuardShare)
+	if a == nil {
+		t.Fatal("no advice for a guard bin of 10 labels")
+	}
+	if a.Bin != 10 || a.Label != frame.J21.Label(10) || a.FloorLabel != frame.J21.Label(11) || a.Labeled != 10 || a.Pairs != 793 {
+		t.Errorf("advice %+v; want guard bin 10 (10 labels, 793 pairs) under floor bin 11", a)
+	}
+	if want := (1 - math.Pow(0.025, 0.1)) * 793; math.Abs(a.Upper-want) > 0.03*793 {
+		t.Errorf("upper %.1f duplicates in the guard bin; want about %.1f (the zero-event bound of 10 labels)", a.Upper, want)
+	}
+	var d float64
+	for _, rb := range rampBins {
+		if rb.bin >= 11 {
+			d += float64(rb.size) * (1 - m.point[rb.bin])
+		}
+	}
+	if math.Abs(a.Share-a.Upper/d) > 1e-12 {
+		t.Errorf("share %v; want upper over the duplicates from the floor up, %v", a.Share, a.Upper/d)
+	}
+	counts := a.Counts(frame.J21.Bins())
+	if counts[10] == 0 || counts[11] == 0 || counts[10]+counts[11] != a.More {
+		t.Fatalf("plan counts %v (more %d); want labels in bins 10 and 11 summing to more", counts, a.More)
+	}
+	// The guard labeled as asked, none a duplicate: within the share, no advice.
+	after := build(10+counts[10], 10+counts[11])
+	if after.Guard() == 10 {
+		if b := after.GuardAdvice(DefaultGuardShare); b != nil {
+			t.Errorf("after %d more labels in the guard bin, still advice %+v", counts[10], b)
+		}
+	}
+	// Recall's lower end moves by about what the advice says the guard costs.
+	p, _ := rampProfile()
+	lo := m.Estimate(p).Recall.Lo
+	if drop := 1 - lo; drop < a.Share/(1+a.Share)*0.7 || drop > a.Share*1.3 {
+		t.Errorf("recall's lower end %.4f; the advice says the guard costs about %.4f of it", lo, a.Share)
+	}
+}

@@ -274,3 +274,62 @@ func (m *Model) GuardPlan(share float64) []PlanBin {
 	}
 	return out
 }
+
+// GuardAdvice is what recall's guard bin (Model.Guard) costs and what would narrow it:
+// its labels saw no duplicate, yet up to Upper of its pairs may be duplicates (95%),
+// which recall's lower end counts as missed; Plan is GuardPlan's labels for it and the
+// floor bin.
+type GuardAdvice struct {
+	Bin        int
+	Label      string
+	FloorLabel string
+	// Labeled counts the guard bin's labels, Pairs its pairs in the dataset, Drawable
+	// those a draw can still choose from (0: more labels can only go to the floor bin).
+	Labeled  int
+	Pairs    float64
+	Drawable int64
+	// Upper is the duplicates among its pairs the labels cannot rule out (the 97.5%
+	// point of the guard's replicates, capped by the floor bin's share as recall's
+	// interval caps it); Share is Upper over the duplicates recall counts (the floor
+	// bin up, identical texts included): about how far it lowers recall's lower end.
+	Upper, Share float64
+	Plan         []PlanBin
+	// More sums the plan's labels.
+	More int
+}
+
+// Counts returns the plan's labels per bin, as campaign.DrawPlan.Counts takes them.
+func (g GuardAdvice) Counts(bins int) []int {
+	out := make([]int, bins)
+	for _, b := range g.Plan {
+		if b.Bin < bins {
+			out[b.Bin] = b.More
+		}
+	}
+	return out
+}
+
+// GuardAdvice returns the guard bin's advice when GuardPlan(share) asks for labels,
+// nil when there is no guard or what it cannot rule out is within share already.
+func (m *Model) GuardAdvice(share float64) *GuardAdvice {
+	plan := m.GuardPlan(share)
+	g := m.Guard()
+	if len(plan) == 0 || g < 0 || len(m.guardQ) == 0 {
+		return nil
+	}
+	q := slices.Clone(m.guardQ) // quantileSelect reorders; the replicates' order pairs them
+	mb := m.Bins[g]
+	a := &GuardAdvice{Bin: g, Label: mb.Label, FloorLabel: m.Bins[m.Floor].Label, Labeled: mb.Labeled, Pairs: mb.Size,
+		Drawable: max(mb.Drawable-int64(mb.Labeled), 0), Upper: mb.Size * quantileSelect(q, 0.975), Plan: plan}
+	d := float64(m.Identical)
+	for b := m.Floor; b < len(m.Bins); b++ {
+		d += m.Bins[b].Size * (1 - m.point[b])
+	}
+	if d > 0 {
+		a.Share = a.Upper / d
+	}
+	for _, p := range plan {
+		a.More += p.More
+	}
+	return a
+}

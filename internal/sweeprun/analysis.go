@@ -29,6 +29,9 @@ type Analysis struct {
 	Rec    sweep.Recommendation
 	RecErr error
 	Plan   *sweep.LabelPlan
+	// Guard is the advice for recall's guard bin when its labels leave recall's lower
+	// end more than sweep.DefaultGuardShare lower than they need to (nil otherwise).
+	Guard *sweep.GuardAdvice
 	// Model is what the dataset estimates rest on (nil without one).
 	Model *sweep.Model
 }
@@ -123,6 +126,9 @@ func (s *Service) analyze(ctx context.Context, sw Sweep, target sweep.Target) (*
 		if m := sw.Summary.Model; m != nil {
 			a.Model = m.Restore(Seed)
 		}
+	}
+	if a.Model != nil {
+		a.Guard = a.Model.GuardAdvice(sweep.DefaultGuardShare)
 	}
 	a.Rec, a.RecErr = sweep.Recommend(rs, baseline, a.Target)
 	if a.RecErr == nil && !a.Rec.Met && a.Model != nil {

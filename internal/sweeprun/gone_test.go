@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 	"github.com/dedupstudio/dedupstudio/internal/sweep"
 )
@@ -60,7 +61,7 @@ func TestLabelsOfRemovedDocumentsStillCount(t *testing.T) {
 			}
 		}
 	}
-	exportRemovals(t, e.store, e.campaign.DatasetID, []int64{keeper, gone})
+	dbtest.ExportRemovals(t, e.store, e.campaign.DatasetID, []int64{keeper, gone})
 	after := e.run(StartRequest{CampaignID: e.campaign.ID, Grid: grid})
 
 	// The labels: every pair still counts, those naming the removed document said apart.
