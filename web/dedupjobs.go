@@ -24,49 +24,45 @@ import (
 // Whole-corpus runs from the UI (internal/corpusrun runs them): the dedup command's
 // pipeline over a corpus file the server holds under its corpus root, started from a
 // manifest's page or a sweep result's settings. The handlers here check who may,
-// build the settings.json the run takes, and show the runs.
+// pass the configuration the run takes, and show the runs.
 
-// dedupSettings is the settings.json of the manifest or sweep result the URL names,
-// what the run reads, and where it comes from.
-func (s *server) dedupSettings(r *http.Request) (body []byte, source string, manifestID int64, back string, err error) {
+// dedupSettings is the configuration of the manifest or sweep result the URL names,
+// what the run takes, and where it comes from (in words, and the page to go back to).
+func (s *server) dedupSettings(r *http.Request) (settings handoff.Settings, source, back string, err error) {
 	if chi.URLParam(r, "manifest") != "" {
 		m, err := s.loadManifest(r)
 		if err != nil {
-			return nil, "", 0, "", err
+			return settings, "", "", err
 		}
-		files, err := handoff.Files(handoff.Settings{Params: m.Params, Source: handoffSource(m)}, handoff.JSON)
-		if err != nil {
-			return nil, "", 0, "", err
+		settings = handoff.Settings{Params: m.Params, Source: handoffSource(m)}
+		source, back = fmt.Sprintf("manifest %d (%s)", m.ID, m.State.Label()), fmt.Sprintf("/manifests/%d", m.ID)
+	} else {
+		var ord int
+		if settings, ord, err = s.selectedSettings(r); err != nil {
+			return settings, "", "", err
 		}
-		return files[0].Body, fmt.Sprintf("manifest %d (%s)", m.ID, m.State.Label()), m.ID, fmt.Sprintf("/manifests/%d", m.ID), nil
+		sweepID := settings.Source.Sweep
+		source = fmt.Sprintf("sweep %d, configuration %d at t=%s", sweepID, ord, fmtNum(settings.Params.Threshold, 2))
+		back = fmt.Sprintf("/sweeps/%d?config=%d", sweepID, ord)
 	}
-	body, p, sweepID, ord, err := s.selectedSettings(r)
-	if err != nil {
-		return nil, "", 0, "", err
-	}
-	return body, fmt.Sprintf("sweep %d, configuration %d at t=%s", sweepID, ord, fmtNum(p.Threshold, 2)), 0,
-		fmt.Sprintf("/sweeps/%d?config=%d", sweepID, ord), nil
+	return settings, source, back, settings.Params.Validate()
 }
 
 // newDedupJob shows the form: the configuration (from the URL) and the corpus files.
 func (s *server) newDedupJob(w http.ResponseWriter, r *http.Request) {
-	body, source, _, back, err := s.dedupSettings(r)
+	settings, source, back, err := s.dedupSettings(r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	params, desc, err := handoff.ParseSettings(strings.NewReader(string(body)), "settings.json")
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+	params := settings.Params
 	files, err := s.corpusRuns.CorpusFiles()
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	v := templates.DedupJobForm{Page: s.page(r, "Run on a whole corpus"), Source: source, Back: back, Root: s.corpusRuns.Root(),
-		Action: r.URL.Path[:len(r.URL.Path)-len("/new")] + queryOf(r), Draft: !desc.Source.SignedOff, Token: newFormToken(),
+		Action: r.URL.Path[:len(r.URL.Path)-len("/new")] + queryOf(r), Draft: !settings.Source.SignedOff(), Token: newFormToken(),
 		Config: fmt.Sprintf("%s, %d bands x %d rows, threshold %s, %s verification, %s, keeper rule %s", params.Spec, params.Shape.Bands,
 			params.Shape.Rows, fmtNum(params.Threshold, 2), params.Verification, params.Policy, params.Rule)}
 	byFile, err := s.corpusRuns.Datasets(r.Context())
@@ -93,7 +89,7 @@ func queryOf(r *http.Request) string {
 
 // startDedupJob stores the run and starts it.
 func (s *server) startDedupJob(w http.ResponseWriter, r *http.Request) {
-	body, source, mid, _, err := s.dedupSettings(r)
+	settings, source, _, err := s.dedupSettings(r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -115,7 +111,7 @@ func (s *server) startDedupJob(w http.ResponseWriter, r *http.Request) {
 	if s.sentAlready(w, r, token, "run", "the list of whole-corpus runs") {
 		return
 	}
-	id, err := s.corpusRuns.Start(r.Context(), corpusrun.StartRequest{Source: source, SourceManifestID: mid, Settings: string(body),
+	id, err := s.corpusRuns.Start(r.Context(), corpusrun.StartRequest{Source: source, SourceManifestID: settings.Source.Manifest, Settings: settings,
 		Corpus: rel, By: *userOf(r)})
 	target := "" // no run stored: the token is released
 	if id != 0 {
