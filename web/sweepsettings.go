@@ -7,7 +7,6 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/handoff"
 	"github.com/dedupstudio/dedupstudio/internal/review"
-	"github.com/dedupstudio/dedupstudio/internal/sweep"
 )
 
 // sweepSettings serves the selected configuration of a sweep (at the slider's threshold,
@@ -47,29 +46,16 @@ func (s *server) selectedSettings(r *http.Request) (handoff.Settings, int, error
 	if err != nil {
 		return handoff.Settings{}, 0, err
 	}
-	p, err := sweepParams(d.selected(q))
+	rule, err := cluster.ParseRule(defaultKeeper)
+	if err != nil {
+		return handoff.Settings{}, 0, err
+	}
+	// A sweep has no keeper rule: the file carries the one a proposal starts with.
+	p, err := d.selected(q).Params(rule)
 	if err != nil {
 		return handoff.Settings{}, 0, badInput(err)
 	}
 	ordinal := d.results[d.sel].Ordinal
 	return handoff.Settings{Params: p, Source: handoff.Source{Sweep: d.sw.ID, Config: int64(ordinal),
 		Dataset: review.Dataset{ID: ds.ID, Name: ds.Name, Version: ds.Version, ContentHash: ds.ContentHash}}}, ordinal, nil
-}
-
-// sweepParams is a sweep configuration as a manifest's parameters, with the keeper rule
-// the run form starts from.
-func sweepParams(c sweep.Config) (review.Params, error) {
-	pol, err := cluster.ParsePolicy(c.Policy)
-	if err != nil {
-		return review.Params{}, err
-	}
-	rule, err := cluster.ParseRule(defaultKeeper)
-	if err != nil {
-		return review.Params{}, err
-	}
-	ver, err := review.ParseVerification(string(c.Verification))
-	if err != nil {
-		return review.Params{}, err
-	}
-	return review.Params{Spec: c.Spec, Shape: c.Shape, Threshold: c.Threshold, Verification: ver, Policy: pol, Rule: rule}, nil
 }

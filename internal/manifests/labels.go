@@ -131,9 +131,7 @@ type scoreInput struct {
 // with internal/cluster exactly as the run does); plus the campaign's agreement.
 func scoreConfiguration(ctx context.Context, store *db.DB, in scoreInput) (*review.Estimates, error) {
 	p, c := in.params, in.labels.campaign
-	policy := string(p.Policy)
-	grid := sweep.Grid{Specs: []lsh.Spec{p.Spec}, Shapes: []lsh.Shape{p.Shape}, Thresholds: []float64{p.Threshold},
-		Verifications: []sweep.Verification{sweep.Verification(p.Verification)}, Policies: []string{policy}}
+	grid := sweep.ConfigOf(p).Grid()
 	rep, err := sweep.Run(ctx, sweep.Input{
 		Docs: sweep.Documents{Count: len(in.texts), Text: func(i int) string { return in.texts[i] }, Keep: in.docs},
 		Signatures: func(ctx context.Context, spec lsh.Spec) ([]lsh.Signature, error) {
