@@ -61,32 +61,38 @@ func init() {
 }
 
 // Criteria returns every registered keeper criterion, in the order messages list them.
-func Criteria() []Criterion {
-	out := make([]Criterion, len(criteria))
-	for i, c := range criteria {
-		out[i] = c.Name
+func Criteria() []Criterion { return names(criteria, CriterionInfo.name) }
+
+// CriterionOf returns the registered criterion c.
+func CriterionOf(c Criterion) (CriterionInfo, bool) { return find(criteria, c, CriterionInfo.name) }
+
+func (c CriterionInfo) name() Criterion { return c.Name }
+
+// names lists the names of a registry's entries (policies, criteria), in its order.
+func names[E any, N any](entries []E, name func(E) N) []N {
+	out := make([]N, len(entries))
+	for i, e := range entries {
+		out[i] = name(e)
 	}
 	return out
 }
 
-// CriterionOf returns the registered criterion c.
-func CriterionOf(c Criterion) (CriterionInfo, bool) {
-	for _, info := range criteria {
-		if info.Name == c {
-			return info, true
+// find returns the entry of a registry named n.
+func find[E any, N comparable](entries []E, n N, name func(E) N) (E, bool) {
+	for _, e := range entries {
+		if name(e) == n {
+			return e, true
 		}
 	}
-	return CriterionInfo{}, false
+	var none E
+	return none, false
 }
 
 // criterionNames lists the registered criteria for a message: "a, b or c".
 func criterionNames() string {
-	names := make([]string, len(criteria))
-	for i, c := range criteria {
-		names[i] = string(c.Name)
+	known := names(criteria, func(c CriterionInfo) string { return string(c.Name) })
+	if len(known) < 2 {
+		return strings.Join(known, "")
 	}
-	if len(names) < 2 {
-		return strings.Join(names, "")
-	}
-	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+	return strings.Join(known[:len(known)-1], ", ") + " or " + known[len(known)-1]
 }
