@@ -3,10 +3,8 @@ package lsh
 import (
 	"crypto/sha1"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -293,24 +291,7 @@ func TestMilvusGolden(t *testing.T) {
 			got = append(got, milvusGolden{Params: p, Spec: spec.String(), Text: text, Shingles: quoted, Signature: h.Signature(text, nil)})
 		}
 	}
-	const path = "testdata/golden-milvus.json"
-	if *update {
-		b, _ := json.MarshalIndent(got, "", " ")
-		if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want []milvusGolden
-	if err := json.Unmarshal(b, &want); err != nil {
-		t.Fatal(err)
-	}
-	if len(want) != len(got) {
-		t.Fatalf("golden file has %d entries; want %d (run with -update after a deliberate change)", len(want), len(got))
-	}
+	want := golden(t, "testdata/golden-milvus.json", got)
 	for i := range got {
 		g, w := got[i], want[i]
 		if g.Spec != w.Spec || g.Text != w.Text || !slices.Equal(g.Shingles, w.Shingles) || !slices.Equal(g.Signature, w.Signature) {
