@@ -57,10 +57,7 @@ func TestMilvusTokens(t *testing.T) {
 // shingle; char shingles are raw bytes, not lowercased or normalized.
 func TestMilvusShingles(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		spec, text string
-		want       []string
-	}{
+	checkShingles(t, []shingleCase{
 		{"scheme=milvus", "The quick brown fox", []string{"thequickbrown", "quickbrownfox"}},
 		{"scheme=milvus", "Two words", []string{"twowords"}},
 		{"scheme=milvus token_level=word shingle_size=2", "a b a b", []string{"ab", "ba"}},
@@ -69,15 +66,7 @@ func TestMilvusShingles(t *testing.T) {
 		{"scheme=milvus level=char size=3", "Ａb", []string{"\xef\xbc\xa1", "\xbc\xa1b"}},
 		{"scheme=milvus level=char size=5", "abc", []string{"abc"}},
 		{"scheme=milvus level=char", "", nil},
-	} {
-		h, err := NewHasher(mustSpec(t, tc.spec))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := h.Shingles(tc.text); !slices.Equal(got, tc.want) {
-			t.Errorf("[%s] Shingles(%q) = %q; want %q", tc.spec, tc.text, got, tc.want)
-		}
-	}
+	})
 }
 
 // isAlnumRust's BMP bitmap and ASCII table agree with the Unicode tables for every rune.
