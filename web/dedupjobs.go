@@ -100,7 +100,7 @@ func (s *server) startDedupJob(w http.ResponseWriter, r *http.Request) {
 	}
 	rel := r.PostForm.Get("corpus")
 	if _, err := s.corpusRuns.Path(rel); err != nil {
-		s.failOn(w, r, err, func(_ int, msg string) { s.redirect(w, r, r.URL.Path+"/new"+queryOf(r), refused(r, msg)) })
+		s.failBack(w, r, err, r.URL.Path+"/new"+queryOf(r))
 		return
 	}
 	// The same form sent twice (a double click, a replayed POST) starts one run over the
@@ -242,48 +242,40 @@ func amount(done, total int64, unit string) string {
 	return bulk.Quantity(float64(done), unit)
 }
 
-// controlledDedupJob loads the run of the URL for an action (verb) only who started it,
-// or an admin, may take; it answers the request itself when the run is not found or the
-// caller may not.
-func (s *server) controlledDedupJob(w http.ResponseWriter, r *http.Request, verb string) (corpusrun.Run, bool) {
+// dedupJobAction takes an action (verb) on the run of the URL that only who started it,
+// or an admin, may take, and goes back to the run's page, saying ok ("": nothing) or why
+// the action was refused.
+func (s *server) dedupJobAction(w http.ResponseWriter, r *http.Request, verb string, act func(j corpusrun.Run) error, ok string) {
 	j, err := s.loadDedupJob(r)
 	if err == nil && !mayControl(r, j) {
 		err = &pageError{http.StatusForbidden, "Only who started this run, or an admin, may " + verb + " it."}
 	}
 	if err != nil {
 		s.fail(w, r, err)
-		return corpusrun.Run{}, false
+		return
 	}
-	return j, true
+	back := fmt.Sprintf("/dedup-jobs/%d", j.ID)
+	if err := act(j); err != nil {
+		s.failBack(w, r, err, back)
+		return
+	}
+	if ok == "" {
+		http.Redirect(w, r, back, http.StatusSeeOther)
+		return
+	}
+	s.redirect(w, r, back, done(ok))
 }
 
 // cancelDedupJob stops a running run; its stage markers stay for a resume.
 func (s *server) cancelDedupJob(w http.ResponseWriter, r *http.Request) {
-	j, ok := s.controlledDedupJob(w, r, "cancel")
-	if !ok {
-		return
-	}
-	back := fmt.Sprintf("/dedup-jobs/%d", j.ID)
-	if err := s.corpusRuns.Cancel(r.Context(), j.ID); err != nil {
-		s.failOn(w, r, err, func(_ int, msg string) { s.redirect(w, r, back, refused(r, msg)) })
-		return
-	}
-	s.redirect(w, r, back, done("Cancelled. Resume picks up from the last completed stage."))
+	s.dedupJobAction(w, r, "cancel", func(j corpusrun.Run) error { return s.corpusRuns.Cancel(r.Context(), j.ID) },
+		"Cancelled. Resume picks up from the last completed stage.")
 }
 
 // resumeDedupJob runs a cancelled, interrupted or failed run again, from its stage
 // markers.
 func (s *server) resumeDedupJob(w http.ResponseWriter, r *http.Request) {
-	j, ok := s.controlledDedupJob(w, r, "resume")
-	if !ok {
-		return
-	}
-	back := fmt.Sprintf("/dedup-jobs/%d", j.ID)
-	if err := s.corpusRuns.Resume(r.Context(), j.ID, *userOf(r)); err != nil {
-		s.failOn(w, r, err, func(_ int, msg string) { s.redirect(w, r, back, refused(r, msg)) })
-		return
-	}
-	http.Redirect(w, r, back, http.StatusSeeOther)
+	s.dedupJobAction(w, r, "resume", func(j corpusrun.Run) error { return s.corpusRuns.Resume(r.Context(), j.ID, *userOf(r)) }, "")
 }
 
 // importDedupJob imports a finished run's removals (after the corpus was imported as a
@@ -297,7 +289,7 @@ func (s *server) importDedupJob(w http.ResponseWriter, r *http.Request) {
 	back := fmt.Sprintf("/dedup-jobs/%d", j.ID)
 	j, err = s.corpusRuns.Import(r.Context(), j.ID, *userOf(r))
 	if err != nil {
-		s.failOn(w, r, err, func(_ int, msg string) { s.redirect(w, r, back, refused(r, msg)) })
+		s.failBack(w, r, err, back)
 		return
 	}
 	if j.ManifestID == 0 {

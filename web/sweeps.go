@@ -182,7 +182,7 @@ func (s *server) startSweep(w http.ResponseWriter, r *http.Request) {
 		err = checkSweepName(strings.TrimSpace(f.Name), strings.TrimSpace(f.Notes))
 	}
 	if err != nil {
-		s.failOn(w, r, err, func(_ int, msg string) { s.redirect(w, r, back, refused(r, msg)) })
+		s.failBack(w, r, err, back)
 		return
 	}
 	sw, err := s.sweeps.Start(r.Context(), sweeprun.StartRequest{CampaignID: c.ID, Name: f.Name, Notes: f.Notes, Grid: g, By: userOf(r).ID,
@@ -192,7 +192,7 @@ func (s *server) startSweep(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		s.failOn(w, r, err, func(_ int, msg string) { s.redirect(w, r, back, refused(r, msg)) })
+		s.failBack(w, r, err, back)
 		return
 	}
 	msg := fmt.Sprintf("Sweep started: %d configurations.", sw.Total)
@@ -355,7 +355,7 @@ func (s *server) afterSweepAction(w http.ResponseWriter, r *http.Request, sw swe
 			s.fail(w, r, err)
 			return
 		}
-		s.failOn(w, r, err, func(_ int, msg string) { s.redirect(w, r, fmt.Sprintf("/sweeps/%d", sw.ID), refused(r, msg)) })
+		s.failBack(w, r, err, fmt.Sprintf("/sweeps/%d", sw.ID))
 		return
 	}
 	s.redirect(w, r, fmt.Sprintf("/sweeps/%d", sw.ID), done(ok))
