@@ -102,8 +102,7 @@ func TestSweepTablePagesAndNumbers(t *testing.T) {
 func TestOutcomesNameTheirRepresentation(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 1<<20)
-	cid := f.withSweepCorpus(newSweepCorpus(3))
-	id := f.startSweep(cid, smallGridForm("corpus"))
+	cid, id := f.sweptCorpus(3, "corpus")
 	_, body := get(t, f.h, fmt.Sprintf("/sweeps/%d", id), f.admin)
 	if !regexp.MustCompile(`data-testid="outcome"[^\n]*J=[0-9.]+ \(word 3-shingles\)`).MatchString(body) {
 		t.Error("the outcome lists do not name the representation of their J")

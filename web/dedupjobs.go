@@ -24,49 +24,45 @@ import (
 // Whole-corpus runs from the UI (internal/corpusrun runs them): the dedup command's
 // pipeline over a corpus file the server holds under its corpus root, started from a
 // manifest's page or a sweep result's settings. The handlers here check who may,
-// build the settings.json the run takes, and show the runs.
+// pass the configuration the run takes, and show the runs.
 
-// dedupSettings is the settings.json of the manifest or sweep result the URL names,
-// what the run reads, and where it comes from.
-func (s *server) dedupSettings(r *http.Request) (body []byte, source string, manifestID int64, back string, err error) {
+// dedupSettings is the configuration of the manifest or sweep result the URL names,
+// what the run takes, and where it comes from (in words, and the page to go back to).
+func (s *server) dedupSettings(r *http.Request) (settings handoff.Settings, source, back string, err error) {
 	if chi.URLParam(r, "manifest") != "" {
 		m, err := s.loadManifest(r)
 		if err != nil {
-			return nil, "", 0, "", err
+			return settings, "", "", err
 		}
-		files, err := handoff.Files(handoff.Settings{Params: m.Params, Source: handoffSource(m)}, handoff.JSON)
-		if err != nil {
-			return nil, "", 0, "", err
+		settings = handoff.Settings{Params: m.Params, Source: handoffSource(m)}
+		source, back = fmt.Sprintf("manifest %d (%s)", m.ID, m.State.Label()), fmt.Sprintf("/manifests/%d", m.ID)
+	} else {
+		var ord int
+		if settings, ord, err = s.selectedSettings(r); err != nil {
+			return settings, "", "", err
 		}
-		return files[0].Body, fmt.Sprintf("manifest %d (%s)", m.ID, m.State.Label()), m.ID, fmt.Sprintf("/manifests/%d", m.ID), nil
+		sweepID := settings.Source.Sweep
+		source = fmt.Sprintf("sweep %d, configuration %d at t=%s", sweepID, ord, fmtNum(settings.Params.Threshold, 2))
+		back = fmt.Sprintf("/sweeps/%d?config=%d", sweepID, ord)
 	}
-	body, p, sweepID, ord, err := s.selectedSettings(r)
-	if err != nil {
-		return nil, "", 0, "", err
-	}
-	return body, fmt.Sprintf("sweep %d, configuration %d at t=%s", sweepID, ord, fmtNum(p.Threshold, 2)), 0,
-		fmt.Sprintf("/sweeps/%d?config=%d", sweepID, ord), nil
+	return settings, source, back, settings.Params.Validate()
 }
 
 // newDedupJob shows the form: the configuration (from the URL) and the corpus files.
 func (s *server) newDedupJob(w http.ResponseWriter, r *http.Request) {
-	body, source, _, back, err := s.dedupSettings(r)
+	settings, source, back, err := s.dedupSettings(r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	params, desc, err := handoff.ParseSettings(strings.NewReader(string(body)), "settings.json")
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+	params := settings.Params
 	files, err := s.corpusRuns.CorpusFiles()
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	v := templates.DedupJobForm{Page: s.page(r, "Run on a whole corpus"), Source: source, Back: back, Root: s.corpusRuns.Root(),
-		Action: r.URL.Path[:len(r.URL.Path)-len("/new")] + queryOf(r), Draft: !desc.Source.SignedOff, Token: newFormToken(),
+		Action: r.URL.Path[:len(r.URL.Path)-len("/new")] + queryOf(r), Draft: !settings.Source.SignedOff(), Token: newFormToken(),
 		Config: fmt.Sprintf("%s, %d bands x %d rows, threshold %s, %s verification, %s, keeper rule %s", params.Spec, params.Shape.Bands,
 			params.Shape.Rows, fmtNum(params.Threshold, 2), params.Verification, params.Policy, params.Rule)}
 	byFile, err := s.corpusRuns.Datasets(r.Context())
@@ -93,7 +89,7 @@ func queryOf(r *http.Request) string {
 
 // startDedupJob stores the run and starts it.
 func (s *server) startDedupJob(w http.ResponseWriter, r *http.Request) {
-	body, source, mid, _, err := s.dedupSettings(r)
+	settings, source, _, err := s.dedupSettings(r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -104,7 +100,7 @@ func (s *server) startDedupJob(w http.ResponseWriter, r *http.Request) {
 	}
 	rel := r.PostForm.Get("corpus")
 	if _, err := s.corpusRuns.Path(rel); err != nil {
-		s.failOn(w, r, err, func(_ int, msg string) { s.redirect(w, r, r.URL.Path+"/new"+queryOf(r), refused(r, msg)) })
+		s.failBack(w, r, err, r.URL.Path+"/new"+queryOf(r))
 		return
 	}
 	// The same form sent twice (a double click, a replayed POST) starts one run over the
@@ -115,7 +111,7 @@ func (s *server) startDedupJob(w http.ResponseWriter, r *http.Request) {
 	if s.sentAlready(w, r, token, "run", "the list of whole-corpus runs") {
 		return
 	}
-	id, err := s.corpusRuns.Start(r.Context(), corpusrun.StartRequest{Source: source, SourceManifestID: mid, Settings: string(body),
+	id, err := s.corpusRuns.Start(r.Context(), corpusrun.StartRequest{Source: source, SourceManifestID: settings.Source.Manifest, Settings: settings,
 		Corpus: rel, By: *userOf(r)})
 	target := "" // no run stored: the token is released
 	if id != 0 {
@@ -246,48 +242,40 @@ func amount(done, total int64, unit string) string {
 	return bulk.Quantity(float64(done), unit)
 }
 
-// controlledDedupJob loads the run of the URL for an action (verb) only who started it,
-// or an admin, may take; it answers the request itself when the run is not found or the
-// caller may not.
-func (s *server) controlledDedupJob(w http.ResponseWriter, r *http.Request, verb string) (corpusrun.Run, bool) {
+// dedupJobAction takes an action (verb) on the run of the URL that only who started it,
+// or an admin, may take, and goes back to the run's page, saying ok ("": nothing) or why
+// the action was refused.
+func (s *server) dedupJobAction(w http.ResponseWriter, r *http.Request, verb string, act func(j corpusrun.Run) error, ok string) {
 	j, err := s.loadDedupJob(r)
 	if err == nil && !mayControl(r, j) {
 		err = &pageError{http.StatusForbidden, "Only who started this run, or an admin, may " + verb + " it."}
 	}
 	if err != nil {
 		s.fail(w, r, err)
-		return corpusrun.Run{}, false
+		return
 	}
-	return j, true
+	back := fmt.Sprintf("/dedup-jobs/%d", j.ID)
+	if err := act(j); err != nil {
+		s.failBack(w, r, err, back)
+		return
+	}
+	if ok == "" {
+		http.Redirect(w, r, back, http.StatusSeeOther)
+		return
+	}
+	s.redirect(w, r, back, done(ok))
 }
 
 // cancelDedupJob stops a running run; its stage markers stay for a resume.
 func (s *server) cancelDedupJob(w http.ResponseWriter, r *http.Request) {
-	j, ok := s.controlledDedupJob(w, r, "cancel")
-	if !ok {
-		return
-	}
-	back := fmt.Sprintf("/dedup-jobs/%d", j.ID)
-	if err := s.corpusRuns.Cancel(r.Context(), j.ID); err != nil {
-		s.failOn(w, r, err, func(_ int, msg string) { s.redirect(w, r, back, refused(r, msg)) })
-		return
-	}
-	s.redirect(w, r, back, done("Cancelled. Resume picks up from the last completed stage."))
+	s.dedupJobAction(w, r, "cancel", func(j corpusrun.Run) error { return s.corpusRuns.Cancel(r.Context(), j.ID) },
+		"Cancelled. Resume picks up from the last completed stage.")
 }
 
 // resumeDedupJob runs a cancelled, interrupted or failed run again, from its stage
 // markers.
 func (s *server) resumeDedupJob(w http.ResponseWriter, r *http.Request) {
-	j, ok := s.controlledDedupJob(w, r, "resume")
-	if !ok {
-		return
-	}
-	back := fmt.Sprintf("/dedup-jobs/%d", j.ID)
-	if err := s.corpusRuns.Resume(r.Context(), j.ID, *userOf(r)); err != nil {
-		s.failOn(w, r, err, func(_ int, msg string) { s.redirect(w, r, back, refused(r, msg)) })
-		return
-	}
-	http.Redirect(w, r, back, http.StatusSeeOther)
+	s.dedupJobAction(w, r, "resume", func(j corpusrun.Run) error { return s.corpusRuns.Resume(r.Context(), j.ID, *userOf(r)) }, "")
 }
 
 // importDedupJob imports a finished run's removals (after the corpus was imported as a
@@ -301,7 +289,7 @@ func (s *server) importDedupJob(w http.ResponseWriter, r *http.Request) {
 	back := fmt.Sprintf("/dedup-jobs/%d", j.ID)
 	j, err = s.corpusRuns.Import(r.Context(), j.ID, *userOf(r))
 	if err != nil {
-		s.failOn(w, r, err, func(_ int, msg string) { s.redirect(w, r, back, refused(r, msg)) })
+		s.failBack(w, r, err, back)
 		return
 	}
 	if j.ManifestID == 0 {

@@ -213,6 +213,12 @@ func (s *server) failOn(w http.ResponseWriter, r *http.Request, err error, form 
 	}
 }
 
+// failBack answers err as failOn does, a refusal the person can correct going back to
+// the page back with the message (refused).
+func (s *server) failBack(w http.ResponseWriter, r *http.Request, err error, back string) {
+	s.failOn(w, r, err, func(_ int, msg string) { s.redirect(w, r, back, refused(r, msg)) })
+}
+
 // renderError writes the error page.
 func (s *server) renderError(w http.ResponseWriter, r *http.Request, status int, msg string) {
 	s.render(w, r, status, templates.Error(templates.ErrorPage{Page: s.page(r, http.StatusText(status)), Status: status, Message: msg}))

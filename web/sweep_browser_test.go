@@ -155,8 +155,7 @@ func mustFloat(t *testing.T, s string) float64 {
 // what scrolls sideways inside it says so.
 func TestSweepDashboardAt390(t *testing.T) {
 	f := newFixture(t, 1<<20)
-	cid := f.withSweepCorpus(newSweepCorpus(3))
-	id := f.startSweep(cid, smallGridForm("phone"))
+	cid, id := f.sweptCorpus(3, "phone")
 	srv := httptest.NewServer(f.h)
 	t.Cleanup(srv.Close)
 	p := tab{t, sweepBrowser(t, 390, 844)}

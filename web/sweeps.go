@@ -182,7 +182,7 @@ func (s *server) startSweep(w http.ResponseWriter, r *http.Request) {
 		err = checkSweepName(strings.TrimSpace(f.Name), strings.TrimSpace(f.Notes))
 	}
 	if err != nil {
-		s.failOn(w, r, err, func(_ int, msg string) { s.redirect(w, r, back, refused(r, msg)) })
+		s.failBack(w, r, err, back)
 		return
 	}
 	sw, err := s.sweeps.Start(r.Context(), sweeprun.StartRequest{CampaignID: c.ID, Name: f.Name, Notes: f.Notes, Grid: g, By: userOf(r).ID,
@@ -192,7 +192,7 @@ func (s *server) startSweep(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		s.failOn(w, r, err, func(_ int, msg string) { s.redirect(w, r, back, refused(r, msg)) })
+		s.failBack(w, r, err, back)
 		return
 	}
 	msg := fmt.Sprintf("Sweep started: %d configurations.", sw.Total)
@@ -355,7 +355,7 @@ func (s *server) afterSweepAction(w http.ResponseWriter, r *http.Request, sw swe
 			s.fail(w, r, err)
 			return
 		}
-		s.failOn(w, r, err, func(_ int, msg string) { s.redirect(w, r, fmt.Sprintf("/sweeps/%d", sw.ID), refused(r, msg)) })
+		s.failBack(w, r, err, fmt.Sprintf("/sweeps/%d", sw.ID))
 		return
 	}
 	s.redirect(w, r, fmt.Sprintf("/sweeps/%d", sw.ID), done(ok))
@@ -563,9 +563,7 @@ type sweepData struct {
 	a       *sweeprun.Analysis
 	results []sweeprun.Result
 	rs      []sweep.Result // results' sweep.Result, same order
-	rec     sweep.Recommendation
-	recErr  error
-	sel     int // index into rs of the selected configuration; -1 with no results
+	sel     int            // index into rs of the selected configuration; -1 with no results
 	// chosen: the person chose the selection (a config in the URL), or the page chose a
 	// configuration that meets the target; false when the page shows the closest one,
 	// whose point estimate breaks the target, which is never preselected for proposing.
@@ -581,13 +579,9 @@ func (s *server) loadSweepData(r *http.Request, q dashQuery) (sweepData, error) 
 	if err != nil {
 		return sweepData{}, err
 	}
-	d := sweepData{sw: sw, a: a, sel: -1, results: a.Results, rec: a.Rec, recErr: a.RecErr}
-	d.rs = make([]sweep.Result, len(d.results))
-	for i, res := range d.results {
-		d.rs[i] = res.Result
-	}
-	if d.recErr == nil {
-		d.sel, d.chosen = d.rec.Index, d.rec.Preselect
+	d := sweepData{sw: sw, a: a, sel: -1, results: a.Results, rs: a.Scored}
+	if a.RecErr == nil {
+		d.sel, d.chosen = a.Rec.Index, a.Rec.Preselect
 	} else if len(d.rs) > 0 {
 		d.sel, d.chosen = 0, true
 	}
@@ -755,9 +749,9 @@ func (s *server) fillResults(r *http.Request, v *templates.SweepDashboard, d swe
 	for _, rule := range d.a.Rules {
 		v.Keepers = append(v.Keepers, templates.Option{Value: rule, Label: rule, Selected: rule == d.a.Rule})
 	}
-	if d.recErr == nil {
-		v.Rec, v.RecReason, v.RecMet, v.RecHref = configWords(d.rec.Config), d.rec.Reason, d.rec.Met, href(d.rec.Index)
-		v.RecPreselect = d.rec.Preselect
+	if rec := d.a.Rec; d.a.RecErr == nil {
+		v.Rec, v.RecReason, v.RecMet, v.RecHref = configWords(rec.Config), rec.Reason, rec.Met, href(rec.Index)
+		v.RecPreselect = rec.Preselect
 	} else {
 		v.RecReason = "Nothing to recommend yet: no configuration has both a recall and a false-removal rate (are there labeled duplicates and non-duplicates?)."
 	}
@@ -827,11 +821,6 @@ func (s *server) fillResults(r *http.Request, v *templates.SweepDashboard, d swe
 	v.Heatmap = templates.Chart{Base: chartBase + "heatmap", Query: "?" + heatQuery(hc).Encode(), Alt: "Recall over bands and rows"}
 	v.HeatReprs, v.HeatThresholds, v.HeatVerifs, v.HeatValues = heatOptions(d.rs, hc)
 	// The table.
-	front := d.a.Front
-	recIdx := -1
-	if d.recErr == nil && d.rec.Met {
-		recIdx = d.rec.Index // a closest configuration is never marked recommended
-	}
 	order := sortResults(d.rs, q.sort, q.desc)
 	v.TotalRows, v.Pages = len(order), max(1, (len(order)+maxRows-1)/maxRows)
 	v.PageNo = min(q.page, v.Pages)
@@ -852,7 +841,7 @@ func (s *server) fillResults(r *http.Request, v *templates.SweepDashboard, d swe
 		shown = append(shown[:len(shown)-1:len(shown)-1], d.sel)
 	}
 	order = shown
-	v.Rows = resultRows(d.rs, d.a.Headlines, ords, order, front, d.sel, recIdx, href)
+	v.Rows = resultRows(d.rs, d.a.Headlines, ords, order, d.a.Front, d.sel, d.a.Recommended(), href)
 	if d.sw.Summary != nil && d.sw.Summary.Baseline != nil {
 		v.BaselineRow = baselineRow(*d.sw.Summary.Baseline, d.a.Rule)
 	}
@@ -1029,19 +1018,15 @@ func (s *server) sweepChart(w http.ResponseWriter, r *http.Request) {
 	var fig *chart.Figure
 	switch kind {
 	case "tradeoff":
-		recIdx := -1
-		if d.recErr == nil && d.rec.Met {
-			recIdx = d.rec.Index
-		}
 		var base *sweep.Scores
 		if d.sw.Summary != nil {
 			base = d.sw.Summary.Baseline
 		}
 		if chi.URLParam(r, "format") == "csv" {
-			s.serveTable(w, tradeoffTable(d.rs, d.a.Headlines, d.ordinals(), base, d.a.Rule), fmt.Sprintf("sweep-%d-tradeoff", d.sw.ID))
+			s.serveTable(w, tradeoffTable(d.rs, d.a.Headlines, d.a.Front, d.ordinals(), base, d.a.Rule), fmt.Sprintf("sweep-%d-tradeoff", d.sw.ID))
 			return
 		}
-		fig, err = tradeoffFigure(d.rs, d.a.Headlines, d.ordinals(), base, d.sel, recIdx, q.dim, d.a.Rule)
+		fig, err = tradeoffFigure(d.rs, d.a.Headlines, d.a.Front, d.ordinals(), base, d.sel, d.a.Recommended(), q.dim, d.a.Rule)
 	case "heatmap":
 		hc := defaultHeat(d.rs[d.sel].Config)
 		if q.hasHeat {
@@ -1081,7 +1066,7 @@ func (s *server) sweepResultsCSV(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	t := resultsTable(d.rs)
+	t := resultsTable(d.rs, d.a.Headlines, d.a.Front)
 	for i := range t.Rows {
 		t.Rows[i][0] = strconv.Itoa(d.results[i].Ordinal)
 	}

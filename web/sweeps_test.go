@@ -49,6 +49,14 @@ func (f *fixture) withSweepLabels(c sweepCorpus, labelsCSV string) int64 {
 }
 
 // smallGridForm is the form a person fills for smallGrid.
+// sweptCorpus is withSweepCorpus(newSweepCorpus(docs)) with a small grid named name
+// swept over it: the campaign and the finished sweep.
+func (f *fixture) sweptCorpus(docs int, name string) (campaignID, sweepID int64) {
+	f.t.Helper()
+	campaignID = f.withSweepCorpus(newSweepCorpus(docs))
+	return campaignID, f.startSweep(campaignID, smallGridForm(name))
+}
+
 func smallGridForm(name string) url.Values {
 	v := defaultGridForm().values()
 	v.Set("name", name)
@@ -266,8 +274,7 @@ func TestSweepDashboardNotEnoughLabels(t *testing.T) {
 func TestSweepDashboard(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 1<<20)
-	cid := f.withSweepCorpus(newSweepCorpus(4))
-	id := f.startSweep(cid, smallGridForm("small"))
+	cid, id := f.sweptCorpus(4, "small")
 	ctx := context.Background()
 	results, err := f.sweeps.Results(ctx, id)
 	if err != nil || len(results) == 0 {
@@ -448,8 +455,7 @@ func TestSweepProgressView(t *testing.T) {
 func TestSweepGETsChangeNothing(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 1<<20)
-	cid := f.withSweepCorpus(newSweepCorpus(3))
-	id := f.startSweep(cid, smallGridForm("small"))
+	cid, id := f.sweptCorpus(3, "small")
 	ctx := context.Background()
 	results, _ := f.sweeps.Results(ctx, id)
 	q := fmt.Sprintf("?config=%d&t=0.55", results[len(results)-1].Ordinal)
@@ -479,8 +485,7 @@ func TestSweepGETsChangeNothing(t *testing.T) {
 func TestSweepActions(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 1<<20)
-	cid := f.withSweepCorpus(newSweepCorpus(3))
-	id := f.startSweep(cid, smallGridForm("small"))
+	_, id := f.sweptCorpus(3, "small")
 	page := fmt.Sprintf("/sweeps/%d", id)
 
 	// A finished sweep: nothing to cancel or resume; the notice says why.
@@ -524,8 +529,7 @@ func TestSweepActions(t *testing.T) {
 func TestSweepPermissions(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 1<<20)
-	cid := f.withSweepCorpus(newSweepCorpus(3))
-	id := f.startSweep(cid, smallGridForm("small"))
+	cid, id := f.sweptCorpus(3, "small")
 	for _, role := range []string{"annotator", "approver", "reviewer"} {
 		t.Run(role, func(t *testing.T) {
 			c := f.signIn(role)
@@ -697,8 +701,7 @@ func TestSweepFormConcurrentPosts(t *testing.T) {
 func TestSweepRerunPostedTwice(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 1<<20)
-	cid := f.withSweepCorpus(newSweepCorpus(3))
-	id := f.startSweep(cid, smallGridForm("first"))
+	cid, id := f.sweptCorpus(3, "first")
 	_, page := get(t, f.h, fmt.Sprintf("/sweeps/%d", id), f.admin)
 	m := regexp.MustCompile(`action="/sweeps/\d+/rerun" class="row"><input type="hidden" name="token" value="([0-9a-f]{32})"`).FindStringSubmatch(page)
 	if m == nil {

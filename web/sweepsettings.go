@@ -7,7 +7,6 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/handoff"
 	"github.com/dedupstudio/dedupstudio/internal/review"
-	"github.com/dedupstudio/dedupstudio/internal/sweep"
 )
 
 // sweepSettings serves the selected configuration of a sweep (at the slider's threshold,
@@ -15,60 +14,48 @@ import (
 // the engines' hand-off read. A sweep has no keeper rule: the file carries the one a run
 // proposed from the sweep starts with ("earliest"), and says it comes from a sweep.
 func (s *server) sweepSettings(w http.ResponseWriter, r *http.Request) {
-	body, _, sweepID, ordinal, err := s.selectedSettings(r)
+	var body []byte
+	settings, ordinal, err := s.selectedSettings(r)
+	if err == nil {
+		body, err = settings.JSON()
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="sweep-%d-config-%d-settings.json"`, sweepID, ordinal))
+	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="sweep-%d-config-%d-settings.json"`, settings.Source.Sweep, ordinal))
 	w.Write(body)
 }
 
-// selectedSettings is the settings.json of the sweep configuration the URL selects at
-// the slider's threshold (?config=&t=), the parameters it holds, and the sweep and
-// configuration it comes from: what the download and a corpus run from a sweep read.
-func (s *server) selectedSettings(r *http.Request) (body []byte, p review.Params, sweepID int64, ordinal int, err error) {
+// selectedSettings is the sweep configuration the URL selects at the slider's threshold
+// (?config=&t=) with where it comes from, and its ordinal: what the settings.json
+// download and a corpus run from a sweep take.
+func (s *server) selectedSettings(r *http.Request) (handoff.Settings, int, error) {
 	d, q, err := s.loadSelected(r)
 	if err != nil {
-		return nil, p, 0, 0, err
+		return handoff.Settings{}, 0, err
 	}
 	if !d.chosen {
 		// No configuration named and none recommended (the closest breaks the target):
 		// settings of a configuration nobody chose are not handed out as "the recommended".
-		return nil, p, 0, 0, &formError{field: "config", msg: fmt.Sprintf("no configuration of sweep %d meets its target, so none is recommended: "+
+		return handoff.Settings{}, 0, &formError{field: "config", msg: fmt.Sprintf("no configuration of sweep %d meets its target, so none is recommended: "+
 			"give the number of the one you mean (the # column of the sweep's table)", d.sw.ID)}
 	}
 	ds, err := s.store.Dataset(r.Context(), d.sw.DatasetID)
 	if err != nil {
-		return nil, p, 0, 0, err
-	}
-	if p, err = sweepParams(d.selected(q)); err != nil {
-		return nil, p, 0, 0, badInput(err)
-	}
-	ordinal = d.results[d.sel].Ordinal
-	files, err := handoff.Files(handoff.Settings{Params: p, Source: handoff.Source{Sweep: d.sw.ID, Config: int64(ordinal),
-		Dataset: review.Dataset{ID: ds.ID, Name: ds.Name, Version: ds.Version, ContentHash: ds.ContentHash}}}, handoff.JSON)
-	if err != nil {
-		return nil, p, 0, 0, err
-	}
-	return files[0].Body, p, d.sw.ID, ordinal, nil
-}
-
-// sweepParams is a sweep configuration as a manifest's parameters, with the keeper rule
-// the run form starts from.
-func sweepParams(c sweep.Config) (review.Params, error) {
-	pol, err := cluster.ParsePolicy(c.Policy)
-	if err != nil {
-		return review.Params{}, err
+		return handoff.Settings{}, 0, err
 	}
 	rule, err := cluster.ParseRule(defaultKeeper)
 	if err != nil {
-		return review.Params{}, err
+		return handoff.Settings{}, 0, err
 	}
-	ver, err := review.ParseVerification(string(c.Verification))
+	// A sweep has no keeper rule: the file carries the one a proposal starts with.
+	p, err := d.selected(q).Params(rule)
 	if err != nil {
-		return review.Params{}, err
+		return handoff.Settings{}, 0, badInput(err)
 	}
-	return review.Params{Spec: c.Spec, Shape: c.Shape, Threshold: c.Threshold, Verification: ver, Policy: pol, Rule: rule}, nil
+	ordinal := d.results[d.sel].Ordinal
+	return handoff.Settings{Params: p, Source: handoff.Source{Sweep: d.sw.ID, Config: int64(ordinal),
+		Dataset: review.Dataset{ID: ds.ID, Name: ds.Name, Version: ds.Version, ContentHash: ds.ContentHash}}}, ordinal, nil
 }

@@ -16,8 +16,7 @@ import (
 func TestSweepSettingsDownload(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 1<<20)
-	cid := f.withSweepCorpus(newSweepCorpus(3))
-	id := f.startSweep(cid, smallGridForm("small"))
+	_, id := f.sweptCorpus(3, "small")
 	results, err := f.sweeps.Results(context.Background(), id)
 	if err != nil || len(results) == 0 {
 		t.Fatalf("results: %d, %v", len(results), err)

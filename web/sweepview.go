@@ -94,15 +94,15 @@ func headlineN(s sweep.Scores) (recallN, falseN int) {
 const tradeoffCells = 300
 
 // tradeoffFigure draws recall against the false-removal rate, a mark per configuration
-// (co-located ones shared), keyed by keys[i] (its ordinal in the grid).
-func tradeoffFigure(rs []sweep.Result, hs []sweep.Headline, keys []int, base *sweep.Scores, selected, recommended int, dim bool, rule string) (*chart.Figure, error) {
+// (co-located ones shared), keyed by keys[i] (its ordinal in the grid); hs and front are
+// the results' headlines and Pareto front (sweeprun.Analysis).
+func tradeoffFigure(rs []sweep.Result, hs []sweep.Headline, front []bool, keys []int, base *sweep.Scores, selected, recommended int, dim bool, rule string) (*chart.Figure, error) {
 	t := chart.Tradeoff{DimDominated: dim, Intervals: false}
 	type point struct {
 		i      int
 		pt     chart.TradeoffPoint
 		others int
 	}
-	front := sweep.Front(hs)
 	pts := make([]point, len(rs))
 	maxX := 0.0
 	for i, r := range rs {
@@ -182,7 +182,7 @@ func tradeoffFigure(rs []sweep.Result, hs []sweep.Headline, keys []int, base *sw
 
 // tradeoffTable is the recall chart's data with a row for every configuration (the
 // chart shares one mark among co-located ones) and the baseline.
-func tradeoffTable(rs []sweep.Result, hs []sweep.Headline, keys []int, base *sweep.Scores, rule string) chart.Table {
+func tradeoffTable(rs []sweep.Result, hs []sweep.Headline, front []bool, keys []int, base *sweep.Scores, rule string) chart.Table {
 	t := chart.Table{Columns: []string{"config", "label", "basis", "recall", "recall_lo", "recall_hi", "recall_n",
 		"false_removal_rate", "false_removal_rate_lo", "false_removal_rate_hi", "false_removal_n", "on_front"}}
 	num := func(x float64) string {
@@ -196,7 +196,6 @@ func tradeoffTable(rs []sweep.Result, hs []sweep.Headline, keys []int, base *swe
 		return []string{key, label, string(h.Basis), num(h.Recall.Value), num(h.Recall.Lo), num(h.Recall.Hi), strconv.Itoa(rn),
 			num(h.FalseRemovalRate.Value), num(h.FalseRemovalRate.Lo), num(h.FalseRemovalRate.Hi), strconv.Itoa(fn), strconv.FormatBool(front)}
 	}
-	front := sweep.Front(hs)
 	for i, r := range rs {
 		t.Rows = append(t.Rows, row(strconv.Itoa(keys[i]), configWords(r.Config), r.Scores, hs[i], front[i]))
 	}
@@ -395,15 +394,15 @@ func baselineRow(b sweep.Scores, rule string) *templates.SweepRow {
 		Precision: pct(b.Precision.Value), CandRecall: "–", Expected: "–"}
 }
 
-// resultsTable is every result with every figure, for the CSV download.
-func resultsTable(rs []sweep.Result) chart.Table {
+// resultsTable is every result with every figure, for the CSV download; hs and front
+// are the results' headlines and Pareto front (sweeprun.Analysis).
+func resultsTable(rs []sweep.Result, hs []sweep.Headline, front []bool) chart.Table {
 	t := chart.Table{Columns: []string{"index", "spec", "level", "size", "k", "bands", "rows", "threshold", "verification", "policy",
 		"basis", "recall", "recall_lo", "recall_hi", "false_removal_rate", "false_removal_rate_lo", "false_removal_rate_hi",
 		"est_false_removals", "removals", "clusters", "largest_cluster",
 		"labeled_recall", "labeled_duplicates", "cluster_recall", "false_merges", "labeled_non_duplicates", "precision",
 		"candidate_recall", "expected_candidate_recall", "candidates", "candidates_per_doc", "bucket_skipped", "accepted",
 		"datasketch_optimum", "candidate_seconds", "score_seconds", "on_front"}}
-	front := sweep.Front(sweep.Headlines(rs))
 	num := func(x float64) string {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			return ""
@@ -411,7 +410,7 @@ func resultsTable(rs []sweep.Result) chart.Table {
 		return strconv.FormatFloat(x, 'g', -1, 64)
 	}
 	for i, r := range rs {
-		c, h := r.Config, r.Headline()
+		c, h := r.Config, hs[i]
 		est := ""
 		if r.Dataset != nil && len(r.Dataset.Rules) > 0 {
 			est = num(r.Dataset.Rules[0].FalseRemovals.Value)

@@ -48,7 +48,8 @@ func TestTradeoffFigure(t *testing.T) {
 	for i := range keys {
 		keys[i] += 100 // keys are ordinals, not indexes
 	}
-	fig, err := tradeoffFigure(rs, sweep.Headlines(rs), keys, rep.Baseline, 2, 0, true, "")
+	hs := sweep.Headlines(rs)
+	fig, err := tradeoffFigure(rs, hs, sweep.Front(hs), keys, rep.Baseline, 2, 0, true, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +86,7 @@ func TestTradeoffFigure(t *testing.T) {
 		t.Errorf("no hover title naming %q", configWords(rs[2].Config))
 	}
 	base := rep.Results[0].Scores // a stand-in baseline: the input has no content hashes
-	if rows := tradeoffTable(rs, sweep.Headlines(rs), keys, &base, "").Rows; len(rows) != len(rs)+1 || rows[len(rs)][0] != "baseline" {
+	if rows := tradeoffTable(rs, hs, sweep.Front(hs), keys, &base, "").Rows; len(rows) != len(rs)+1 || rows[len(rs)][0] != "baseline" {
 		t.Errorf("the chart's CSV has %d rows; want %d (every configuration and the baseline)", len(rows), len(rs)+1)
 	}
 }
@@ -235,7 +236,8 @@ func TestSortResults(t *testing.T) {
 func TestResultsTable(t *testing.T) {
 	t.Parallel()
 	rep, _ := newSweepCorpus(6).report(t)
-	tb := resultsTable(rep.Results)
+	hs := sweep.Headlines(rep.Results)
+	tb := resultsTable(rep.Results, hs, sweep.Front(hs))
 	if len(tb.Rows) != len(rep.Results) {
 		t.Fatalf("%d rows; want %d", len(tb.Rows), len(rep.Results))
 	}

@@ -243,14 +243,6 @@ func sweepProgressLine(p sweeprun.Progress) string {
 	return p.Phase + "…"
 }
 
-func results(rs []sweeprun.Result) []sweep.Result {
-	out := make([]sweep.Result, len(rs))
-	for i, r := range rs {
-		out[i] = r.Result
-	}
-	return out
-}
-
 // printSweep prints what was measured on, the best configurations and the
 // recommendation (sweeprun's analysis), with the labeling plan when none meets the target.
 func printSweep(w io.Writer, a *sweeprun.Analysis, top int) {
@@ -273,16 +265,9 @@ func printSweep(w io.Writer, a *sweeprun.Analysis, top int) {
 	}
 	// The configurations that meet the target (upper end of the false-removal interval),
 	// highest recall first; when none does, the Pareto front.
-	meets := func(h sweep.Headline) bool {
-		v := h.FalseRemovalRate.Hi
-		if target.PointEstimate {
-			v = h.FalseRemovalRate.Value
-		}
-		return !math.IsNaN(v) && v <= target.MaxFalseRemovalRate && h.FalseRemovalRate.Value <= target.MaxFalseRemovalRate
-	}
 	var idx []int
 	for i := range rs {
-		if meets(a.Headlines[i]) && rs[i].Removals > 0 {
+		if a.Meets[i] {
 			idx = append(idx, i)
 		}
 	}

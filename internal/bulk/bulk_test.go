@@ -74,6 +74,16 @@ func generate(t testing.TB, dir string, n int) (string, []gencorpus.Planted) {
 	return path, planted
 }
 
+// newCorpus writes a generated corpus of n documents to a temporary folder and returns
+// it, the output folder of a run beside it, and the parameters of verification v and
+// policy pol.
+func newCorpus(t *testing.T, n int, v review.Verification, pol cluster.Policy) (in, out string, p review.Params) {
+	t.Helper()
+	dir := t.TempDir()
+	in, _ = generate(t, dir, n)
+	return in, filepath.Join(dir, "out"), params(t, v, pol)
+}
+
 func options(p review.Params, in, out string) Options {
 	return Options{Params: p, In: in, Out: out, ChunkDocs: 256, RunBytes: 64 << 10, Workers: 2,
 		Corpus: corpus.Options{MetaFields: []string{"source", "lang", "date"}}}
@@ -211,10 +221,7 @@ func TestRunFindsPlantedDuplicates(t *testing.T) {
 // banding.
 func TestCandidatesMatchInMemory(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	in, _ := generate(t, dir, 2000)
-	out := filepath.Join(dir, "out")
-	p := params(t, review.Estimate, cluster.KeeperStar)
+	in, out, p := newCorpus(t, 2000, review.Estimate, cluster.KeeperStar)
 	opt := options(p, in, out)
 	opt.RunBytes = 16 << 10
 	stop := errors.New("stop")
@@ -444,10 +451,7 @@ func TestResumeAfterKill(t *testing.T) {
 // run redoes every stage.
 func TestChangedInputStartsOver(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	in, _ := generate(t, dir, 600)
-	out := filepath.Join(dir, "out")
-	p := params(t, review.Estimate, cluster.Components)
+	in, out, p := newCorpus(t, 600, review.Estimate, cluster.Components)
 	if _, err := Run(context.Background(), options(p, in, out)); err != nil {
 		t.Fatal(err)
 	}
@@ -554,10 +558,7 @@ func TestRejectsAndDuplicateIDs(t *testing.T) {
 // the context's error and marks nothing done, and the next run finishes it.
 func TestCancelLeavesNoStageDone(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	in, _ := generate(t, dir, 1500)
-	out := filepath.Join(dir, "out")
-	p := params(t, review.Estimate, cluster.Components)
+	in, out, p := newCorpus(t, 1500, review.Estimate, cluster.Components)
 	ctx, cancel := context.WithCancel(context.Background())
 	opt := options(p, in, out)
 	opt.crash = func(stage string, unit int) error {

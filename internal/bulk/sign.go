@@ -331,9 +331,9 @@ func (r *run) signChunk(c chunk, workers []*signer) signedChunk {
 // a twentieth of the stage.
 func appendDocLine(dst []byte, rec *corpus.Record, sum, norm [sha256.Size]byte) []byte {
 	dst = append(dst, `{"id":`...)
-	dst = appendJSONString(dst, rec.ID)
+	dst = corpus.AppendJSONString(dst, rec.ID)
 	dst = append(dst, `,"place":`...)
-	dst = appendJSONString(dst, rec.Place.String())
+	dst = corpus.AppendJSONString(dst, rec.Place.String())
 	dst = append(dst, `,"len":`...)
 	dst = strconv.AppendInt(dst, int64(len(rec.Text)), 10)
 	dst = append(dst, `,"hash":"`...)
@@ -344,24 +344,10 @@ func appendDocLine(dst []byte, rec *corpus.Record, sum, norm [sha256.Size]byte) 
 	for _, f := range [...]string{"source", "lang", "date"} {
 		if v := metaString(rec.Meta, f); v != "" {
 			dst = append(append(append(dst, `,"`...), f...), `":`...)
-			dst = appendJSONString(dst, v)
+			dst = corpus.AppendJSONString(dst, v)
 		}
 	}
 	return append(dst, "}\n"...)
-}
-
-// appendJSONString appends s quoted as encoding/json quotes it: as it is when every byte
-// is printable ASCII that encoding/json leaves alone, else through json.Marshal.
-func appendJSONString(dst []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7F || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, _ := json.Marshal(s) // a string always marshals
-			return append(dst, q...)
-		}
-	}
-	dst = append(dst, '"')
-	dst = append(dst, s...)
-	return append(dst, '"')
 }
 
 // writeChunk writes chunk n's three files, the .docs file last: its presence marks the

@@ -65,8 +65,9 @@ func campaignOf(t *testing.T, name string, docs []db.NewDocument) (*db.DB, []db.
 	return store, texts, c
 }
 
-// addPairs puts unscored pairs (i, i+1) of the first n+1 documents in the campaign.
-func (f *fixture) addPairs(n int) {
+// addPairs puts unscored pairs (i, i+1) of the first n+1 documents in the campaign and
+// returns the campaign's pairs.
+func (f *fixture) addPairs(n int) []db.PairRef {
 	f.t.Helper()
 	var pairs []db.NewPair
 	for i := range n {
@@ -75,6 +76,11 @@ func (f *fixture) addPairs(n int) {
 	if _, err := f.store.AddPairs(context.Background(), f.c.ID, pairs, "test"); err != nil {
 		f.t.Fatal(err)
 	}
+	refs, err := f.store.PairDocs(context.Background(), f.c.ID)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return refs
 }
 
 func (f *fixture) campaign() db.Campaign {
@@ -320,9 +326,7 @@ func TestViewIsBlind(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 10)
 	ctx := context.Background()
-	f.addPairs(3)
-	refs, _ := f.store.PairDocs(ctx, f.c.ID)
-	p := refs[0].ID
+	p := f.addPairs(3)[0].ID
 	ann, bob := f.user("ann", auth.Annotator), f.user("bob", auth.Annotator)
 	if err := Record(ctx, f.store, f.c, p, bob, Decision{Kind: labels.KindLabel, Category: "exact"}); err != nil {
 		t.Fatal(err)
@@ -394,9 +398,7 @@ func TestRecordChecksTheDecision(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 10)
 	ctx := context.Background()
-	f.addPairs(2)
-	refs, _ := f.store.PairDocs(ctx, f.c.ID)
-	p := refs[0].ID
+	p := f.addPairs(2)[0].ID
 	ann := f.user("ann", auth.Annotator)
 	for _, tc := range []struct {
 		name    string
@@ -445,8 +447,7 @@ func TestNextComesRound(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 10)
 	ctx := context.Background()
-	f.addPairs(3)
-	refs, _ := f.store.PairDocs(ctx, f.c.ID)
+	refs := f.addPairs(3)
 	ann := f.user("ann", auth.Annotator)
 	for _, tc := range []struct {
 		name   string

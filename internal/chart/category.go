@@ -35,13 +35,9 @@ func (cr CategoryRecall) Figure() (*Figure, error) {
 	cats := slices.Clone(cr.Categories)
 	seen := map[string]bool{}
 	for i, c := range cats {
-		if c.Name == "" {
-			return nil, fmt.Errorf("category recall: category %d has no name", i)
+		if err := checkName(seen, i, c.Name, "category recall", "category"); err != nil {
+			return nil, err
 		}
-		if seen[c.Name] {
-			return nil, fmt.Errorf("category recall: category %d: %q appears twice", i, c.Name)
-		}
-		seen[c.Name] = true
 		if err := c.Recall.checkRate(); err != nil {
 			return nil, fmt.Errorf("category recall: category %d (%q): %w", i, c.Name, err)
 		}
@@ -51,19 +47,7 @@ func (cr CategoryRecall) Figure() (*Figure, error) {
 	for _, c := range cats {
 		tab.Rows = append(tab.Rows, append([]string{textCell(c.Name)}, estimateCells(c.Recall)...))
 	}
-	return &Figure{
-		name:  "category recall",
-		title: title,
-		width: 480,
-		height: func(_ float64, th theme) float64 {
-			return float64(th.px(2.9*float64(max(len(cats), 1)) + 8.5))
-		},
-		draw: func(c draw.Canvas, th theme) {
-			c = drawTitle(margins(c, th), th, title)
-			drawCategories(c, th, cats)
-		},
-		table: tab,
-	}, nil
+	return rowsFigure("category recall", title, len(cats), tab, func(c draw.Canvas, th theme) { drawCategories(c, th, cats) }), nil
 }
 
 func drawCategories(c draw.Canvas, th theme, cats []Category) {
@@ -85,24 +69,13 @@ func drawCategories(c draw.Canvas, th theme, cats []Category) {
 	// Room for half of the "0%" tick label left of the axis's start.
 	c = draw.Crop(c, th.px(0.9), -th.px(0.9), 0, 0)
 
-	p := newPlot(th, "Recall", "")
-	p.HideY()
+	n := len(cats)
+	p := rowsPlot(th, "Recall", n, "No categories to show yet.")
 	p.X.Tick.Marker = ticks{percent: true}
 	p.X.Min, p.X.Max = 0, 1
-	n := len(cats)
-	p.Y.Min, p.Y.Max = 0, float64(max(n, 1))
-	p.Y.Padding = 0
-	p.Add(grid(true, false))
-	if n == 0 {
-		p.Add(emptyNote(th, "No categories to show yet."))
-	}
 	p.Add(plotterFunc(func(c draw.Canvas, p *plot.Plot) {
 		tx, ty := p.Transforms(&c)
-		label := th.label
-		label.YAlign = draw.YBottom
-		value := label
-		value.XAlign = draw.XRight
-		gap := th.px(1)
+		label, value, gap := rowText(th)
 		for k, ct := range cats {
 			i := float64(n - 1 - k) // the first category on top
 			// Each row: the name and sample size on the left of a text line, the

@@ -248,13 +248,9 @@ func (ch Chain) Figure() (*Figure, error) {
 	ids := map[string]int{}
 	for i, n := range nodes {
 		where := fmt.Sprintf("chain: node %d (%q)", i, n.ID)
-		if n.ID == "" {
-			return nil, fmt.Errorf("chain: node %d has no ID", i)
+		if err := checkID(ids, i, n.ID, "chain", "node"); err != nil {
+			return nil, err
 		}
-		if j, dup := ids[n.ID]; dup {
-			return nil, fmt.Errorf("%s: ID also used by node %d", where, j)
-		}
-		ids[n.ID] = i
 		if i < len(nodes)-1 && !(n.Next >= 0 && n.Next <= 1) {
 			return nil, fmt.Errorf("%s: similarity to the next node %g is outside [0, 1]", where, n.Next)
 		}

@@ -41,13 +41,9 @@ func (rr RateRatios) Figure() (*Figure, error) {
 	seen := map[string]bool{}
 	lo, hi := 1.0, 1.0
 	for i, g := range groups {
-		switch {
-		case g.Name == "":
-			return nil, fmt.Errorf("rate ratios: group %d has no name", i)
-		case seen[g.Name]:
-			return nil, fmt.Errorf("rate ratios: group %d: %q appears twice", i, g.Name)
+		if err := checkName(seen, i, g.Name, "rate ratios", "group"); err != nil {
+			return nil, err
 		}
-		seen[g.Name] = true
 		for _, v := range []float64{g.Ratio, g.Lo, g.Hi} {
 			if v < 0 || math.IsInf(v, 0) {
 				return nil, fmt.Errorf("rate ratios: group %d (%q): %g is not a ratio", i, g.Name, v)
@@ -66,19 +62,7 @@ func (rr RateRatios) Figure() (*Figure, error) {
 	for _, g := range groups {
 		tab.Rows = append(tab.Rows, []string{textCell(g.Name), intCell(g.N), num(g.Ratio), num(g.Lo), num(g.Hi), boolCell(g.Flagged), textCell(g.Note)})
 	}
-	return &Figure{
-		name:  "rate ratios",
-		title: title,
-		width: 480,
-		height: func(_ float64, th theme) float64 {
-			return float64(th.px(2.9*float64(max(len(groups), 1)) + 8.5))
-		},
-		draw: func(c draw.Canvas, th theme) {
-			c = drawTitle(margins(c, th), th, title)
-			drawRatios(c, th, groups, measure, lo, hi)
-		},
-		table: tab,
-	}, nil
+	return rowsFigure("rate ratios", title, len(groups), tab, func(c draw.Canvas, th theme) { drawRatios(c, th, groups, measure, lo, hi) }), nil
 }
 
 // ratioTicks labels a log axis at 1, 2 and 5 times the powers of ten.
@@ -113,26 +97,15 @@ func drawRatios(c draw.Canvas, th theme, groups []RatioGroup, measure string, lo
 			errorBar(*c, barSty, true, c.Center().Y, c.Min.X+2, c.Max.X-2, th.px(0.3))
 		})}},
 	})
-	p := newPlot(th, measure, "")
-	p.HideY()
+	n := len(groups)
+	p := rowsPlot(th, measure, n, "No groups to compare.")
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = ratioTicks{}
 	p.X.Min, p.X.Max = lo, hi
-	n := len(groups)
-	p.Y.Min, p.Y.Max = 0, float64(max(n, 1))
-	p.Y.Padding = 0
-	p.Add(grid(true, false))
-	if n == 0 {
-		p.Add(emptyNote(th, "No groups to compare."))
-	}
 	p.Add(plotterFunc(func(c draw.Canvas, p *plot.Plot) {
 		tx, ty := p.Transforms(&c)
 		c.StrokeLine2(refSty, tx(1), c.Min.Y, tx(1), c.Max.Y)
-		label := th.label
-		label.YAlign = draw.YBottom
-		value := label
-		value.XAlign = draw.XRight
-		gap := th.px(1)
+		label, value, gap := rowText(th)
 		for k, g := range groups {
 			i := float64(n - 1 - k) // the first group on top
 			val := ratioText(g)

@@ -94,13 +94,9 @@ func (t Tradeoff) Figure() (*Figure, error) {
 	ids := make(map[string]int, len(pts))
 	for i, p := range pts {
 		where := fmt.Sprintf("recall chart: point %d (%q)", i, p.ID)
-		if p.ID == "" {
-			return nil, fmt.Errorf("recall chart: point %d has no ID", i)
+		if err := checkID(ids, i, p.ID, "recall chart", "point"); err != nil {
+			return nil, err
 		}
-		if j, dup := ids[p.ID]; dup {
-			return nil, fmt.Errorf("%s: ID also used by point %d", where, j)
-		}
-		ids[p.ID] = i
 		if err := p.check(where); err != nil {
 			return nil, err
 		}

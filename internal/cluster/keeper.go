@@ -53,7 +53,8 @@ func DocOf(bytes int, source, lang, meta string) Doc {
 // Criterion is one way of preferring one document of a cluster as its keeper.
 type Criterion string
 
-// Criteria of a Rule. Each puts documents in an order; the first in that order is kept.
+// Criteria of a Rule, registered in criteria.go (CriterionInfo). Each puts documents in
+// an order; the first in that order is kept.
 const (
 	// Longest keeps the longest text. Long superset documents (bundled license files, a
 	// README that includes its license) then become keepers and pull in the shorter texts
@@ -87,37 +88,36 @@ type Rule struct {
 // criterion, or an empty or malformed ranking for Source or Language.
 func (r Rule) Validate() error {
 	if len(r.By) == 0 {
-		return &InputError{Field: "rule", Msg: "no criterion (want longest, shortest, earliest, source or language)"}
+		return &InputError{Field: "rule", Msg: "no criterion (want " + criterionNames() + ")"}
 	}
 	for i, c := range r.By {
-		switch c {
-		case Longest, Shortest, Earliest, Source, Language:
-		default:
+		if _, ok := CriterionOf(c); !ok {
 			return &InputError{Field: "rule", Msg: "unknown criterion " + strconv.Quote(string(c))}
 		}
 		if slices.Contains(r.By[:i], c) {
 			return &InputError{Field: "rule", Msg: "criterion " + string(c) + " given twice"}
 		}
 	}
-	for _, l := range []struct {
-		c     Criterion
-		names []string
-	}{{Source, r.Sources}, {Language, r.Languages}} {
-		if !slices.Contains(r.By, l.c) {
-			if len(l.names) > 0 {
-				return &InputError{Field: "rule", Msg: string(l.c) + " ranking given but " + string(l.c) + " is not a criterion"}
+	for _, info := range criteria {
+		if !info.Ranked() {
+			continue
+		}
+		c, names := info.Name, *info.ranking(&r)
+		if !slices.Contains(r.By, c) {
+			if len(names) > 0 {
+				return &InputError{Field: "rule", Msg: string(c) + " ranking given but " + string(c) + " is not a criterion"}
 			}
 			continue
 		}
-		if len(l.names) == 0 {
-			return &InputError{Field: "rule", Msg: string(l.c) + " needs a ranking, best first"}
+		if len(names) == 0 {
+			return &InputError{Field: "rule", Msg: string(c) + " needs a ranking, best first"}
 		}
-		for i, name := range l.names {
+		for i, name := range names {
 			if name == "" || strings.ContainsAny(name, ",()>") || strings.TrimSpace(name) != name {
-				return &InputError{Field: "rule", Msg: string(l.c) + " name " + strconv.Quote(name) + " is empty or holds , ( ) > or outer spaces"}
+				return &InputError{Field: "rule", Msg: string(c) + " name " + strconv.Quote(name) + " is empty or holds , ( ) > or outer spaces"}
 			}
-			if slices.Contains(l.names[:i], name) {
-				return &InputError{Field: "rule", Msg: string(l.c) + " " + strconv.Quote(name) + " ranked twice"}
+			if slices.Contains(names[:i], name) {
+				return &InputError{Field: "rule", Msg: string(c) + " " + strconv.Quote(name) + " ranked twice"}
 			}
 		}
 	}
@@ -133,11 +133,8 @@ func (r Rule) String() string {
 			b.WriteByte('>')
 		}
 		b.WriteString(string(c))
-		switch c {
-		case Source:
-			b.WriteString("(" + strings.Join(r.Sources, ",") + ")")
-		case Language:
-			b.WriteString("(" + strings.Join(r.Languages, ",") + ")")
+		if info, ok := CriterionOf(c); ok && info.Ranked() {
+			b.WriteString("(" + strings.Join(*info.ranking(&r), ",") + ")")
 		}
 	}
 	return b.String()
@@ -160,14 +157,11 @@ func ParseRule(s string) (Rule, error) {
 			for n := range strings.SplitSeq(list, ",") {
 				names = append(names, strings.TrimSpace(n))
 			}
-			switch Criterion(name) {
-			case Source:
-				r.Sources = names
-			case Language:
-				r.Languages = names
-			default:
+			info, ok := CriterionOf(Criterion(name))
+			if !ok || !info.Ranked() {
 				return Rule{}, &InputError{Field: "rule", Msg: "criterion " + strconv.Quote(name) + " takes no ranking"}
 			}
+			*info.ranking(&r) = names
 		}
 		r.By = append(r.By, Criterion(name))
 	}
@@ -204,14 +198,19 @@ func (o Order) Less(a, b int) bool { return o.o.less(a, b) }
 
 // order is a compiled Rule: less(a, b) reports whether a is kept rather than b.
 type order struct {
-	by      []Criterion
+	by      []func(o *order, a, b *Doc) int // the criteria's compare, in order
 	docs    []Doc
 	sources map[string]int
 	langs   map[string]int
 }
 
 func newOrder(r Rule, docs []Doc) *order {
-	o := &order{by: r.By, docs: docs}
+	o := &order{docs: docs, by: make([]func(o *order, a, b *Doc) int, 0, len(r.By))}
+	for _, c := range r.By {
+		if info, ok := CriterionOf(c); ok {
+			o.by = append(o.by, info.compare)
+		}
+	}
 	if len(r.Sources) > 0 {
 		o.sources = make(map[string]int, len(r.Sources))
 		for i, s := range r.Sources {
@@ -236,29 +235,9 @@ func rank(m map[string]int, s string) int {
 
 func (o *order) less(a, b int) bool {
 	da, db := &o.docs[a], &o.docs[b]
-	for _, c := range o.by {
-		var x, y int
-		switch c {
-		case Longest:
-			x, y = db.Len, da.Len
-		case Shortest:
-			x, y = da.Len, db.Len
-		case Earliest:
-			za, zb := da.Date.IsZero(), db.Date.IsZero()
-			if za != zb {
-				return zb // the dated one first
-			}
-			if d := da.Date.Compare(db.Date); d != 0 {
-				return d < 0
-			}
-			continue
-		case Source:
-			x, y = rank(o.sources, da.Source), rank(o.sources, db.Source)
-		case Language:
-			x, y = rank(o.langs, da.Lang), rank(o.langs, db.Lang)
-		}
-		if x != y {
-			return x < y
+	for _, compare := range o.by {
+		if c := compare(o, da, db); c != 0 {
+			return c < 0
 		}
 	}
 	return a < b

@@ -77,32 +77,18 @@ func policyRank(p Policy) int {
 }
 
 // Policies returns every registered policy, in the order a comparison shows them.
-func Policies() []Policy {
-	out := make([]Policy, len(registry))
-	for i, p := range registry {
-		out[i] = p.Name
-	}
-	return out
-}
+func Policies() []Policy { return names(registry, PolicyInfo.name) }
 
 // PolicyOf returns the registered policy p.
-func PolicyOf(p Policy) (PolicyInfo, bool) {
-	for _, q := range registry {
-		if q.Name == p {
-			return q, true
-		}
-	}
-	return PolicyInfo{}, false
-}
+func PolicyOf(p Policy) (PolicyInfo, bool) { return find(registry, p, PolicyInfo.name) }
+
+func (p PolicyInfo) name() Policy { return p.Name }
 
 // ParsePolicy returns the policy named s.
 func ParsePolicy(s string) (Policy, error) {
 	if _, ok := PolicyOf(Policy(s)); ok {
 		return Policy(s), nil
 	}
-	names := make([]string, len(registry))
-	for i, p := range registry {
-		names[i] = string(p.Name)
-	}
-	return "", &InputError{Field: "policy", Msg: "unknown policy " + strconv.Quote(s) + " (want " + strings.Join(names, ", ") + ")"}
+	known := names(registry, func(p PolicyInfo) string { return string(p.Name) })
+	return "", &InputError{Field: "policy", Msg: "unknown policy " + strconv.Quote(s) + " (want " + strings.Join(known, ", ") + ")"}
 }

@@ -59,3 +59,41 @@ func TestRegistry(t *testing.T) {
 type aloneRun struct{}
 
 func (aloneRun) component(int32, []int32) {}
+
+// TestCriteriaRegistry: the keeper criteria register themselves as the policies do; a
+// criterion registered in one more place is parsed, validated, written and applied like
+// the others, and messages list every registered one.
+func TestCriteriaRegistry(t *testing.T) {
+	if got := Criteria(); !slices.Equal(got, []Criterion{Longest, Shortest, Earliest, Source, Language}) {
+		t.Fatalf("Criteria() = %v", got)
+	}
+	for _, c := range Criteria() {
+		info, ok := CriterionOf(c)
+		if !ok || info.Title == "" || info.compare == nil || info.Ranked() != (c == Source || c == Language) {
+			t.Errorf("CriterionOf(%s) = %+v, %v", c, info, ok)
+		}
+	}
+	// One more criterion, as a new registration would add it: documents of an even
+	// length first.
+	const even Criterion = "even"
+	registerCriterion(CriterionInfo{Name: even, Title: "even length first",
+		compare: func(_ *order, a, b *Doc) int { return a.Len%2 - b.Len%2 }})
+	defer func() { criteria = slices.DeleteFunc(criteria, func(c CriterionInfo) bool { return c.Name == even }) }()
+	r, err := ParseRule("even > longest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := r.String(); s != "even>longest" {
+		t.Errorf("String() = %q; want even>longest", s)
+	}
+	docs := []Doc{{Len: 9}, {Len: 4}, {Len: 6}, {Len: 11}}
+	if k := r.Keeper(docs, []int{0, 1, 2, 3}); k != 2 {
+		t.Errorf("Keeper under even>longest = %d; want 2 (the longest of even length)", k)
+	}
+	if _, err := ParseRule("even(a,b)"); err == nil || !strings.Contains(err.Error(), "takes no ranking") {
+		t.Errorf("ParseRule(even(a,b)) = %v; want it to take no ranking", err)
+	}
+	if err := (Rule{}).Validate(); err == nil || !strings.Contains(err.Error(), "longest, shortest, earliest, source, language or even") {
+		t.Errorf("Validate(no criterion) = %v; want the registered names", err)
+	}
+}

@@ -363,9 +363,11 @@ func (s *Service) dataset(ctx context.Context, rel string) (db.Dataset, bool, er
 type StartRequest struct {
 	Source           string // where Settings come from, for people
 	SourceManifestID int64  // the manifest they come from; 0 for a sweep result
-	Settings         string // settings.json (internal/handoff)
-	Corpus           string // relative to the root
-	By               db.User
+	// Settings is the configuration the run takes; the run's record keeps it as
+	// settings.json (internal/handoff), which a resume reads.
+	Settings handoff.Settings
+	Corpus   string // relative to the root
+	By       db.User
 }
 
 // Start checks the corpus path, stores the run and starts its job. It returns the
@@ -375,11 +377,12 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (int64, error) {
 	if _, err := s.Path(req.Corpus); err != nil {
 		return 0, err
 	}
-	if _, _, err := handoff.ParseSettings(strings.NewReader(req.Settings), "settings.json"); err != nil {
+	settings, err := req.Settings.JSON() // validates the parameters
+	if err != nil {
 		return 0, err
 	}
 	id, err := s.store.CreateDedupJob(ctx, db.DedupJob{Source: req.Source, SourceManifestID: req.SourceManifestID,
-		Settings: req.Settings, Corpus: req.Corpus}, req.By)
+		Settings: string(settings), Corpus: req.Corpus}, req.By)
 	if err != nil {
 		return 0, err
 	}

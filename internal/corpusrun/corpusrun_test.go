@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -81,7 +82,7 @@ func corpusJSONL(n int) string {
 }
 
 // settings is the settings.json of a word-5 configuration at t=0.5.
-func settings(t *testing.T) string {
+func settings(t *testing.T) handoff.Settings {
 	t.Helper()
 	spec, err := lsh.ParseSpec("level=word size=5 k=128")
 	if err != nil {
@@ -89,11 +90,7 @@ func settings(t *testing.T) string {
 	}
 	p := review.Params{Spec: spec, Shape: lsh.Shape{Bands: 32, Rows: 4}, Threshold: 0.5, Verification: review.Exact,
 		Policy: cluster.Components, Rule: cluster.Rule{By: []cluster.Criterion{cluster.Earliest}}}
-	files, err := handoff.Files(handoff.Settings{Params: p}, handoff.JSON)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(files[0].Body)
+	return handoff.Settings{Params: p}
 }
 
 // corpusFile writes a file under the service's corpus root.
@@ -171,6 +168,42 @@ func TestPathsStayInTheRoot(t *testing.T) {
 	}
 	if list, _ := f.svc.List(context.Background()); len(list) != 0 {
 		t.Errorf("%d runs stored after a refused start", len(list))
+	}
+}
+
+// Start takes the configuration typed and keeps it as the settings.json a resume reads:
+// the file reads back as the same parameters and source. Parameters that do not
+// validate are refused as invalid, and nothing is stored.
+func TestStartKeepsSettings(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Config{})
+	ctx := context.Background()
+	f.corpusFile("dups.jsonl", corpusJSONL(5))
+	want := settings(t)
+	want.Source = handoff.Source{Sweep: 7, Config: 12, Dataset: review.Dataset{ID: 1, Name: "dups", Version: 2}}
+	id, err := f.svc.Start(ctx, StartRequest{Source: "sweep 7", Settings: want, Corpus: "dups.jsonl", By: f.by})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := f.wait(id)
+	body, err := want.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Settings != string(body) {
+		t.Errorf("stored settings:\n%s\nwant:\n%s", r.Settings, body)
+	}
+	p, desc, err := handoff.ParseSettings(strings.NewReader(r.Settings), "settings.json")
+	if err != nil || !reflect.DeepEqual(p, want.Params) || desc.Source.Sweep != 7 || desc.Source.SweepConfig != 12 {
+		t.Errorf("stored settings read back as %+v (source %+v), %v; want %+v from sweep 7 configuration 12", p, desc.Source, err, want.Params)
+	}
+	bad := settings(t)
+	bad.Params.Threshold = 1.5
+	if _, err := f.svc.Start(ctx, StartRequest{Source: "test", Settings: bad, Corpus: "dups.jsonl", By: f.by}); errkind.Of(err) != errkind.Invalid {
+		t.Errorf("Start(threshold 1.5) = %v; want an invalid-input error", err)
+	}
+	if list, _ := f.svc.List(ctx); len(list) != 1 {
+		t.Errorf("%d runs stored; want the first only", len(list))
 	}
 }
 
@@ -274,7 +307,11 @@ func TestMarkInterruptedThenResume(t *testing.T) {
 	f := newFixture(t, Config{})
 	ctx := context.Background()
 	f.corpusFile("dups.jsonl", corpusJSONL(5))
-	id, err := f.store.CreateDedupJob(ctx, db.DedupJob{Source: "test", Settings: settings(t), Corpus: "dups.jsonl"}, f.by)
+	body, err := settings(t).JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := f.store.CreateDedupJob(ctx, db.DedupJob{Source: "test", Settings: string(body), Corpus: "dups.jsonl"}, f.by)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -137,6 +137,15 @@ func Files(s Settings, f Format) ([]File, error) {
 	return nil, fmt.Errorf("unknown format %q", f)
 }
 
+// JSON is s's settings.json: Files(s, JSON)'s one file.
+func (s Settings) JSON() ([]byte, error) {
+	files, err := Files(s, JSON)
+	if err != nil {
+		return nil, err
+	}
+	return files[0].Body, nil
+}
+
 // All writes the files of every format.
 func All(s Settings) ([]File, error) {
 	var out []File

@@ -97,6 +97,29 @@ var fastPathSpecs = []string{
 	"scheme=milvus level=char size=4 k=16",
 }
 
+// checkPaths compares every normalization of norms over texts with the reference, and
+// every spec of fastPathSpecs over hashed (checkFastPath).
+func checkPaths(t *testing.T, norms []Norm, texts, hashed []string) {
+	t.Helper()
+	for _, n := range norms {
+		z := NewNormalizer(n)
+		for _, text := range texts {
+			if got, want := z.Normalize(text), referenceNormalize(n, text); got != want {
+				t.Fatalf("%v.Normalize(%q) =\n%q\nwant\n%q", n, text, got, want)
+			}
+		}
+	}
+	for _, spec := range fastPathSpecs {
+		h, err := NewHasher(mustSpec(t, spec))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, text := range hashed {
+			checkFastPath(t, h, text)
+		}
+	}
+}
+
 // checkFastPath compares h's shingles and signature of text with the definitions'.
 func checkFastPath(t *testing.T, h *Hasher, text string) {
 	t.Helper()
@@ -201,23 +224,7 @@ func TestWideBlocks(t *testing.T) {
 			texts = append(texts, body[:shift]+"é"+body[shift:], strings.Repeat(" ", shift)+body, body+strings.Repeat("\t", shift))
 		}
 	}
-	for _, n := range append(allNorms, Norm{}, Norm{Lower: true}, Norm{CollapseSpace: true}, Norm{FoldDigits: true}) {
-		z := NewNormalizer(n)
-		for _, text := range texts {
-			if got, want := z.Normalize(text), referenceNormalize(n, text); got != want {
-				t.Fatalf("%v.Normalize(%q) =\n%q\nwant\n%q", n, text, got, want)
-			}
-		}
-	}
-	for _, spec := range fastPathSpecs {
-		h, err := NewHasher(mustSpec(t, spec))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, text := range texts[:n/3] {
-			checkFastPath(t, h, text)
-		}
-	}
+	checkPaths(t, append(allNorms, Norm{}, Norm{Lower: true}, Norm{CollapseSpace: true}, Norm{FoldDigits: true}), texts, texts[:n/3])
 }
 
 func fastPathMatchesReference(t *testing.T) {
@@ -245,23 +252,7 @@ func fastPathMatchesReference(t *testing.T) {
 	if invalid < 500 {
 		t.Fatalf("only %d texts with invalid UTF-8", invalid)
 	}
-	for _, n := range append(allNorms, Norm{}, Norm{Lower: true}, Norm{CollapseSpace: true}, Norm{FoldDigits: true}, Norm{StripPunct: true, CollapseSpace: true}) {
-		z := NewNormalizer(n)
-		for _, text := range texts {
-			if got, want := z.Normalize(text), referenceNormalize(n, text); got != want {
-				t.Fatalf("%v.Normalize(%q) =\n%q\nwant\n%q", n, text, got, want)
-			}
-		}
-	}
-	for _, spec := range fastPathSpecs {
-		h, err := NewHasher(mustSpec(t, spec))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, text := range texts {
-			checkFastPath(t, h, text)
-		}
-	}
+	checkPaths(t, append(allNorms, Norm{}, Norm{Lower: true}, Norm{CollapseSpace: true}, Norm{FoldDigits: true}, Norm{StripPunct: true, CollapseSpace: true}), texts, texts)
 }
 
 // Every ASCII block boundary: the same text shifted by 0 to 15 bytes of prefix, so each

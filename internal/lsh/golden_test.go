@@ -8,7 +8,32 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/golden-signatures.json from the current code")
+var update = flag.Bool("update", false, "rewrite the golden files in testdata from the current code")
+
+// golden returns the entries of the golden file path, after writing got there with
+// -update; it fails when their numbers differ (what a golden entry is, is the caller's
+// to compare).
+func golden[T any](t *testing.T, path string, got []T) []T {
+	t.Helper()
+	if *update {
+		b, _ := json.MarshalIndent(got, "", " ")
+		if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []T
+	if err := json.Unmarshal(b, &want); err != nil {
+		t.Fatal(err)
+	}
+	if len(want) != len(got) {
+		t.Fatalf("%s has %d entries; want %d (run with -update after a deliberate change)", path, len(want), len(got))
+	}
+	return want
+}
 
 // goldenSpecs are one representation per profile. The milvus entries are checked against
 // Milvus's own code by TestMilvusVectors; golden-milvus.json holds more of them.
@@ -47,24 +72,7 @@ func TestGoldenSignatures(t *testing.T) {
 		}
 		got = append(got, e)
 	}
-	const path = "testdata/golden-signatures.json"
-	if *update {
-		b, _ := json.MarshalIndent(got, "", " ")
-		if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want []goldenEntry
-	if err := json.Unmarshal(b, &want); err != nil {
-		t.Fatal(err)
-	}
-	if len(want) != len(got) {
-		t.Fatalf("golden file has %d specs; want %d (run with -update after a deliberate change)", len(want), len(got))
-	}
+	want := golden(t, "testdata/golden-signatures.json", got)
 	for i := range got {
 		if got[i].Spec != want[i].Spec || got[i].ID != want[i].ID {
 			t.Errorf("spec %d: %s (%s); golden %s (%s)", i, got[i].Spec, got[i].ID, want[i].Spec, want[i].ID)

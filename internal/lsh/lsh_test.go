@@ -125,13 +125,28 @@ func TestNormalize(t *testing.T) {
 	}
 }
 
+// shingleCase is a text's shingles under a spec.
+type shingleCase struct {
+	spec, text string
+	want       []string
+}
+
+func checkShingles(t *testing.T, cases []shingleCase) {
+	t.Helper()
+	for _, tc := range cases {
+		h, err := NewHasher(mustSpec(t, tc.spec))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := h.Shingles(tc.text); !slices.Equal(got, tc.want) {
+			t.Errorf("[%s] Shingles(%q) = %q; want %q", tc.spec, tc.text, got, tc.want)
+		}
+	}
+}
+
 func TestShingles(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		spec string
-		text string
-		want []string
-	}{
+	checkShingles(t, []shingleCase{
 		{"size=3", "The quick  brown\nfox jumps", []string{"the quick brown", "quick brown fox", "brown fox jumps"}},
 		{"size=3 norm=none", "a  b\tc d", []string{"a b c", "b c d"}},
 		{"size=5", "only three words", []string{"only three words"}},
@@ -141,15 +156,7 @@ func TestShingles(t *testing.T) {
 		{"level=char size=5", "ab", []string{"ab"}},
 		{"scheme=milvus size=2", "Milvus is a vector-db.", []string{"milvusis", "isa", "avector", "vectordb"}},
 		{"scheme=milvus level=char size=2 norm=none", "ñb", []string{"\xc3\xb1", "\xb1b"}},
-	} {
-		h, err := NewHasher(mustSpec(t, tc.spec))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := h.Shingles(tc.text); !slices.Equal(got, tc.want) {
-			t.Errorf("[%s] Shingles(%q) = %q; want %q", tc.spec, tc.text, got, tc.want)
-		}
-	}
+	})
 }
 
 func TestEmptyDocumentSignature(t *testing.T) {

@@ -3,10 +3,8 @@ package lsh
 import (
 	"crypto/sha1"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -59,10 +57,7 @@ func TestMilvusTokens(t *testing.T) {
 // shingle; char shingles are raw bytes, not lowercased or normalized.
 func TestMilvusShingles(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		spec, text string
-		want       []string
-	}{
+	checkShingles(t, []shingleCase{
 		{"scheme=milvus", "The quick brown fox", []string{"thequickbrown", "quickbrownfox"}},
 		{"scheme=milvus", "Two words", []string{"twowords"}},
 		{"scheme=milvus token_level=word shingle_size=2", "a b a b", []string{"ab", "ba"}},
@@ -71,15 +66,7 @@ func TestMilvusShingles(t *testing.T) {
 		{"scheme=milvus level=char size=3", "Ａb", []string{"\xef\xbc\xa1", "\xbc\xa1b"}},
 		{"scheme=milvus level=char size=5", "abc", []string{"abc"}},
 		{"scheme=milvus level=char", "", nil},
-	} {
-		h, err := NewHasher(mustSpec(t, tc.spec))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := h.Shingles(tc.text); !slices.Equal(got, tc.want) {
-			t.Errorf("[%s] Shingles(%q) = %q; want %q", tc.spec, tc.text, got, tc.want)
-		}
-	}
+	})
 }
 
 // isAlnumRust's BMP bitmap and ASCII table agree with the Unicode tables for every rune.
@@ -293,24 +280,7 @@ func TestMilvusGolden(t *testing.T) {
 			got = append(got, milvusGolden{Params: p, Spec: spec.String(), Text: text, Shingles: quoted, Signature: h.Signature(text, nil)})
 		}
 	}
-	const path = "testdata/golden-milvus.json"
-	if *update {
-		b, _ := json.MarshalIndent(got, "", " ")
-		if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want []milvusGolden
-	if err := json.Unmarshal(b, &want); err != nil {
-		t.Fatal(err)
-	}
-	if len(want) != len(got) {
-		t.Fatalf("golden file has %d entries; want %d (run with -update after a deliberate change)", len(want), len(got))
-	}
+	want := golden(t, "testdata/golden-milvus.json", got)
 	for i := range got {
 		g, w := got[i], want[i]
 		if g.Spec != w.Spec || g.Text != w.Text || !slices.Equal(g.Shingles, w.Shingles) || !slices.Equal(g.Signature, w.Signature) {

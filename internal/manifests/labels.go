@@ -147,9 +147,7 @@ type scoreInput struct {
 // with internal/cluster exactly as the run does); plus the campaign's agreement.
 func scoreConfiguration(ctx context.Context, store *db.DB, in scoreInput) (*review.Estimates, error) {
 	p, c := in.params, in.labels.campaign
-	policy := string(p.Policy)
-	grid := sweep.Grid{Specs: []lsh.Spec{p.Spec}, Shapes: []lsh.Shape{p.Shape}, Thresholds: []float64{p.Threshold},
-		Verifications: []sweep.Verification{sweep.Verification(p.Verification)}, Policies: []string{policy}}
+	grid := sweep.ConfigOf(p).Grid()
 	goneTexts, err := store.DocumentTexts(ctx, in.labels.gone)
 	if err != nil {
 		return nil, fmt.Errorf("score the configuration: texts of documents no longer live: %w", err)

@@ -68,6 +68,22 @@ func shapes(ds Dataset, b Built) []shape {
 	return out
 }
 
+// builtShapes reads main (with side) in format f and returns the shapes of the clusters
+// Build makes of it over dataset() with opt.
+func builtShapes(t *testing.T, opt BuildOptions, main Source, f Format, side Source) []shape {
+	t.Helper()
+	r, err := ReadFile(main, f, side, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := dataset()
+	b, err := Build(r, ds, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return shapes(ds, b)
+}
+
 func same(a, b []shape) bool {
 	return slices.EqualFunc(a, b, func(x, y shape) bool {
 		return x.members == y.members && x.keeper == y.keeper && x.fromFile == y.fromFile &&
@@ -339,24 +355,26 @@ func TestDatatroveRootMissing(t *testing.T) {
 		binary.Write(&clusters, binary.LittleEndian, [2]uint32{d, 0})
 		binary.Write(&remove, binary.LittleEndian, d)
 	}
-	r, err := ReadFile(Source{Name: "000000.clusters", Reader: &clusters}, Datatrove, Source{Name: "000000.remove", Reader: &remove}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = Build(r, dataset(), BuildOptions{Rule: longest(t)})
-	if err == nil || !strings.Contains(err.Error(), "field cluster 0: every listed member (d0, ...) is removed") {
-		t.Errorf("Build = %v; want the missing keeper named", err)
-	}
-	// An index past the dataset is an unknown document.
+	// The missing keeper is named.
+	checkBuildRefused(t, Source{Name: "000000.clusters", Reader: &clusters}, Datatrove, Source{Name: "000000.remove", Reader: &remove},
+		"field cluster 0: every listed member (d0, ...) is removed")
+	// An index past the dataset is an unknown document, refused by record.
 	var far bytes.Buffer
 	binary.Write(&far, binary.LittleEndian, [4]uint32{3, 0, 12, 0})
-	r, err = ReadFile(Source{Name: "000000.clusters", Reader: &far}, Datatrove, Source{}, Options{})
+	checkBuildRefused(t, Source{Name: "000000.clusters", Reader: &far}, Datatrove, Source{},
+		"000000.clusters:2: field document: document index 12: the dataset has 10 documents")
+}
+
+// checkBuildRefused reads main (with side) in format f and checks that Build refuses
+// what it read over dataset() with an error saying want.
+func checkBuildRefused(t *testing.T, main Source, f Format, side Source, want string) {
+	t.Helper()
+	r, err := ReadFile(main, f, side, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Build(r, dataset(), BuildOptions{Rule: longest(t)})
-	if err == nil || !strings.Contains(err.Error(), "000000.clusters:2: field document: document index 12: the dataset has 10 documents") {
-		t.Errorf("Build = %v; want index 12 refused by record", err)
+	if _, err := Build(r, dataset(), BuildOptions{Rule: longest(t)}); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Build(%s) = %v; want an error saying %q", main.Name, err, want)
 	}
 }
 
@@ -368,14 +386,8 @@ func TestDatatrovePartialCluster(t *testing.T) {
 {"id": "d1", "text": "b", "metadata": {"minhash_cluster_id": 5, "minhash_cluster_size": 3}}
 {"id": "d3", "text": "c", "metadata": {"minhash_cluster_id": -1, "minhash_cluster_size": 1}}
 `
-	r, err := ReadFile(Source{Name: "removed.jsonl", Reader: strings.NewReader(body)}, Datatrove, Source{}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = Build(r, dataset(), BuildOptions{Rule: longest(t)})
-	if err == nil || !strings.Contains(err.Error(), "removed.jsonl:1: field metadata.minhash_cluster_size: cluster 5 has 2 documents in the file of the 3 datatrove says it has") {
-		t.Errorf("Build = %v; want the partial cluster refused", err)
-	}
+	checkBuildRefused(t, Source{Name: "removed.jsonl", Reader: strings.NewReader(body)}, Datatrove, Source{},
+		"removed.jsonl:1: field metadata.minhash_cluster_size: cluster 5 has 2 documents in the file of the 3 datatrove says it has")
 }
 
 func FuzzReadPairs(f *testing.F) {
@@ -456,27 +468,12 @@ func TestMilvusWithoutKeepers(t *testing.T) {
 {"id": "d0", "hits": [{"id": "d1", "distance": 0.9}]}
 {"id": "d2", "hits": [{"id": "d1", "distance": 0.8}]}
 `
-	r, err := ReadFile(Source{Name: "dump.jsonl", Reader: strings.NewReader(both)}, Milvus, Source{}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ds := dataset()
-	b, err := Build(r, ds, BuildOptions{Rule: longest(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := shapes(ds, b), []shape{{"d0 d1 d2", "d2", false, 0.8}}; !same(got, want) {
+	got := builtShapes(t, BuildOptions{Rule: longest(t)}, Source{Name: "dump.jsonl", Reader: strings.NewReader(both)}, Milvus, Source{})
+	if want := []shape{{"d0 d1 d2", "d2", false, 0.8}}; !same(got, want) {
 		t.Errorf("batch search: clusters %+v; want %+v", got, want)
 	}
-	r, err = ReadFile(open(t, filepath.Join("testdata", "milvus-dump.jsonl")), Milvus, Source{}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err = Build(r, ds, BuildOptions{Rule: longest(t), IgnoreFileKeepers: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := shapes(ds, b), []shape{{"d0 d1 d2", "d2", false, 0.71875}, {"d4 d5 d7 d9", "d9", false, 0.59375}}; !same(got, want) {
+	got = builtShapes(t, BuildOptions{Rule: longest(t), IgnoreFileKeepers: true}, open(t, filepath.Join("testdata", "milvus-dump.jsonl")), Milvus, Source{})
+	if want := []shape{{"d0 d1 d2", "d2", false, 0.71875}, {"d4 d5 d7 d9", "d9", false, 0.59375}}; !same(got, want) {
 		t.Errorf("keepers by the rule: clusters %+v; want %+v", got, want)
 	}
 }
@@ -512,16 +509,8 @@ func TestDatatroveOlderMetadata(t *testing.T) {
 {"id": "d5", "text": "b", "metadata": {"source": "x"}}
 {"id": "d1", "text": "c", "metadata": {"minhash_cluster": 4}}
 `
-	r, err := ReadFile(Source{Name: "out.jsonl", Reader: strings.NewReader(body)}, Datatrove, Source{}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ds := dataset()
-	b, err := Build(r, ds, BuildOptions{Rule: longest(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := shapes(ds, b), []shape{{"d0 d1", "d1", false, math.NaN()}}; !same(got, want) {
+	got := builtShapes(t, BuildOptions{Rule: longest(t)}, Source{Name: "out.jsonl", Reader: strings.NewReader(body)}, Datatrove, Source{})
+	if want := []shape{{"d0 d1", "d1", false, math.NaN()}}; !same(got, want) {
 		t.Errorf("clusters %+v; want %+v", got, want)
 	}
 }

@@ -62,11 +62,33 @@ func (p *progressLog) report(done, total int) {
 	p.mu.Unlock()
 }
 
+// checkCached checks that the signatures of dataset id under spec are all in the store:
+// Signatures returns them right and computes none (it reports no progress).
+func checkCached(t *testing.T, c *Cache, id int64, spec lsh.Spec, texts map[int64]string) {
+	t.Helper()
+	var log progressLog
+	s, err := c.Signatures(context.Background(), id, spec, log.report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSet(t, s, texts)
+	if len(log.calls) != 0 {
+		t.Errorf("%s: a fully cached dataset reported progress %v", spec, log.calls)
+	}
+}
+
+// newCache is a Cache over a store of n real documents, filling batch at a time.
+func newCache(t *testing.T, n, batch int) (*Cache, *db.DB, db.Dataset, map[int64]string) {
+	t.Helper()
+	store, ds, texts := realDataset(t, n)
+	c := New(store)
+	c.batch = batch
+	return c, store, ds, texts
+}
+
 func TestSignaturesFillsInBatches(t *testing.T) {
 	t.Parallel()
-	store, ds, texts := realDataset(t, 1100)
-	c := New(store)
-	c.batch = 500
+	c, store, ds, texts := newCache(t, 1100, 500)
 	spec, _ := lsh.ParseSpec("level=word size=5 k=64")
 	ctx := context.Background()
 
@@ -80,15 +102,7 @@ func TestSignaturesFillsInBatches(t *testing.T) {
 		t.Errorf("progress %v; want %v", log.calls, want)
 	}
 	// The second time everything comes from the store.
-	log = progressLog{}
-	again, err := c.Signatures(ctx, ds.ID, spec, log.report)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkSet(t, again, texts)
-	if len(log.calls) != 0 {
-		t.Errorf("a fully cached dataset reported progress %v", log.calls)
-	}
+	checkCached(t, c, ds.ID, spec, texts)
 	if missing, _ := store.MissingSignatures(ctx, ds.ID, spec); len(missing) != 0 {
 		t.Errorf("%d signatures missing after Signatures", len(missing))
 	}
@@ -100,9 +114,7 @@ func TestSignaturesFillsInBatches(t *testing.T) {
 // Cancelling between batches stops the work and keeps the batches already done.
 func TestSignaturesCancel(t *testing.T) {
 	t.Parallel()
-	store, ds, texts := realDataset(t, 700)
-	c := New(store)
-	c.batch = 200
+	c, store, ds, texts := newCache(t, 700, 200)
 	spec, _ := lsh.ParseSpec("level=char size=5 k=32")
 	ctx, cancel := context.WithCancel(context.Background())
 	_, err := c.Signatures(ctx, ds.ID, spec, func(done, total int) {
@@ -126,9 +138,7 @@ func TestSignaturesCancel(t *testing.T) {
 
 func TestEnsureSeveralSpecs(t *testing.T) {
 	t.Parallel()
-	store, ds, texts := realDataset(t, 300)
-	c := New(store)
-	c.batch = 128
+	c, _, ds, texts := newCache(t, 300, 128)
 	word, _ := lsh.ParseSpec("level=word size=3 k=32")
 	char, _ := lsh.ParseSpec("level=char size=4 k=16")
 	ctx := context.Background()
@@ -144,24 +154,14 @@ func TestEnsureSeveralSpecs(t *testing.T) {
 		t.Errorf("progress over both specs %v; want %v (only the char spec was missing)", log.calls, want)
 	}
 	for _, spec := range []lsh.Spec{word, char} {
-		log = progressLog{}
-		s, err := c.Signatures(ctx, ds.ID, spec, log.report)
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkSet(t, s, texts)
-		if len(log.calls) != 0 {
-			t.Errorf("%s after Ensure reported progress %v", spec, log.calls)
-		}
+		checkCached(t, c, ds.ID, spec, texts)
 	}
 }
 
 // Two callers filling the same gap at once both get the engine's signatures.
 func TestSignaturesConcurrent(t *testing.T) {
 	t.Parallel()
-	store, ds, texts := realDataset(t, 400)
-	c := New(store)
-	c.batch = 100
+	c, _, ds, texts := newCache(t, 400, 100)
 	spec, _ := lsh.ParseSpec("k=16")
 	var wg sync.WaitGroup
 	sets := make([]Set, 3)

@@ -13,7 +13,6 @@ package sigio
 import (
 	"bufio"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -221,7 +220,7 @@ func encodeBatch(h *lsh.Hasher, b *batch, f Format, ids bool, sig lsh.Signature)
 // few hundred of them and this loop is a tenth of the fast scheme's time.
 func appendJSONL(dst []byte, id string, sig lsh.Signature) []byte {
 	dst = append(dst, `{"id":`...)
-	dst = appendJSONString(dst, id)
+	dst = corpus.AppendJSONString(dst, id)
 	dst = append(dst, `,"signature":[`...)
 	dst = slices.Grow(dst, 11*len(sig)+3)
 	out := dst[:cap(dst)]
@@ -260,20 +259,6 @@ var pow10 = [...]uint32{1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9}
 const decimalPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
 	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
 	"8081828384858687888990919293949596979899"
-
-// appendJSONString appends s quoted as encoding/json writes it: as it is when every byte
-// is printable ASCII that encoding/json leaves alone, else through json.Marshal.
-func appendJSONString(dst []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7F || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, _ := json.Marshal(s) // a string always marshals
-			return append(dst, q...)
-		}
-	}
-	dst = append(dst, '"')
-	dst = append(dst, s...)
-	return append(dst, '"')
-}
 
 // drain writes the batches in order as they are done, reporting progress and skipped
 // records, until the input ends, the reader fails, or writing fails.

@@ -11,20 +11,23 @@ import (
 
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/review"
 )
 
 // Verification says which similarity of a candidate pair is compared with the threshold.
-type Verification string
+// It is the manifest's type (review.Verification): a sweep's configuration and the
+// manifest made from it say it with one type and one vocabulary.
+type Verification = review.Verification
 
 // Verifications.
 const (
 	// MinHashEstimate accepts a candidate when the share of equal signature values is at
 	// least the threshold: free, with standard error sqrt(J(1-J)/k).
-	MinHashEstimate Verification = "estimate"
+	MinHashEstimate = review.Estimate
 	// ExactJaccard accepts a candidate when the exact Jaccard similarity of the two
 	// shingle sets is at least the threshold, as Milvus's mh_search_with_jaccard
 	// refinement does: no estimation error, at the cost of reading both documents.
-	ExactJaccard Verification = "exact"
+	ExactJaccard = review.Exact
 )
 
 // Grid lists the values of every axis of a sweep; a sweep scores every combination.

@@ -112,6 +112,17 @@ type Target struct {
 	Rule string
 }
 
+// Meets says whether h's false-removal rate meets t: its upper end (or its point
+// estimate, with PointEstimate) and its point estimate at most MaxFalseRemovalRate. An
+// undefined rate meets nothing.
+func (t Target) Meets(h Headline) bool {
+	v := h.FalseRemovalRate.Hi
+	if t.PointEstimate {
+		v = h.FalseRemovalRate.Value
+	}
+	return !math.IsNaN(v) && v <= t.MaxFalseRemovalRate && h.FalseRemovalRate.Value <= t.MaxFalseRemovalRate
+}
+
 // DefaultTarget is false removals <= 1% at the upper end of the interval, under the
 // first keeper rule scored.
 var DefaultTarget = Target{MaxFalseRemovalRate: 0.01}
@@ -169,7 +180,7 @@ func Recommend(rs []Result, baseline *Scores, t Target) (Recommendation, error) 
 		if h.Recall.Value > floor && better(closest) {
 			closest = i
 		}
-		if bound(h) > t.MaxFalseRemovalRate || h.FalseRemovalRate.Value > t.MaxFalseRemovalRate {
+		if !t.Meets(h) {
 			continue
 		}
 		met++

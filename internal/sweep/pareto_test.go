@@ -38,6 +38,35 @@ func TestFront(t *testing.T) {
 	}
 }
 
+func TestTargetMeets(t *testing.T) {
+	t.Parallel()
+	rate := func(v, hi float64) Headline {
+		return Headline{Basis: DatasetBasis, Recall: Interval{0.9, 0.8, 0.95}, FalseRemovalRate: Interval{v, v / 2, hi}}
+	}
+	upper, point := Target{MaxFalseRemovalRate: 0.01}, Target{MaxFalseRemovalRate: 0.01, PointEstimate: true}
+	cases := []struct {
+		name string
+		t    Target
+		h    Headline
+		want bool
+	}{
+		{"upper end under", upper, rate(0.005, 0.009), true},
+		{"upper end at the maximum", upper, rate(0.005, 0.01), true},
+		{"upper end over", upper, rate(0.005, 0.02), false},
+		{"point estimate over, upper end ignored", point, rate(0.005, 0.5), true},
+		{"point estimate over", point, rate(0.02, 0.03), false},
+		{"undefined upper end", upper, rate(0.005, math.NaN()), false},
+		{"undefined rate", point, rate(math.NaN(), math.NaN()), false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := c.t.Meets(c.h); got != c.want {
+				t.Errorf("%+v.Meets(%v) = %v; want %v", c.t, c.h.FalseRemovalRate, got, c.want)
+			}
+		})
+	}
+}
+
 func result(recall, lo, hi, frr, frrHi float64) Result {
 	var r Result
 	r.Removals = 100

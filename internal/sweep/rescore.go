@@ -33,8 +33,7 @@ func Prepare(ctx context.Context, in Input, c Config, opt Options) (*State, erro
 	if err != nil {
 		return nil, err
 	}
-	g := Grid{Specs: []lsh.Spec{c.Spec}, Shapes: []lsh.Shape{c.Shape}, Thresholds: []float64{c.Threshold},
-		Verifications: []Verification{c.Verification}, Policies: []string{c.Policy}}
+	g := c.Grid()
 	if err := g.Validate(e.policyNames()...); err != nil {
 		return nil, err
 	}

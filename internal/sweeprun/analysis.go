@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dedupstudio/dedupstudio/internal/sweep"
 )
@@ -15,6 +16,9 @@ import (
 type Analysis struct {
 	Sweep   Sweep
 	Results []Result
+	// Scored is each result's sweep.Result, in the order of Results: what sweep's
+	// functions and the charts take.
+	Scored []sweep.Result
 	// Rules are the keeper rules the results were scored under, the first the
 	// default; Rule the one the figures are under.
 	Rules []string
@@ -23,6 +27,9 @@ type Analysis struct {
 	Target    sweep.Target
 	Headlines []sweep.Headline // per result
 	Front     []bool           // per result
+	// Meets says per result whether it meets Target (sweep.Target.Meets) and removes
+	// something: the configurations the recommendation chooses among.
+	Meets []bool
 	// Rec is the recommendation (RecErr when there is nothing to recommend); Plan the
 	// labeling plan for its configuration when it does not meet the target (nil
 	// otherwise, or without a model).
@@ -34,6 +41,15 @@ type Analysis struct {
 	Guard *sweep.GuardAdvice
 	// Model is what the dataset estimates rest on (nil without one).
 	Model *sweep.Model
+}
+
+// Recommended is the index of the recommended configuration when it meets the target,
+// else -1: a closest configuration is never marked recommended.
+func (a *Analysis) Recommended() int {
+	if a.RecErr != nil || !a.Rec.Met {
+		return -1
+	}
+	return a.Rec.Index
 }
 
 // analysisKey names an analysis: the sweep's results as they stand and the question.
@@ -48,6 +64,8 @@ type analysisEntry struct {
 	once sync.Once
 	a    *Analysis
 	err  error
+	// callers counts the Analyze calls that asked for it (guarded by the cache's mu).
+	callers int
 }
 
 // analysesKept bounds the analyses remembered (a few sweeps, a few targets and rules).
@@ -57,6 +75,10 @@ type analysisCache struct {
 	mu    sync.Mutex
 	order []analysisKey
 	byKey map[analysisKey]*analysisEntry
+	// computed counts the analyses computed; computing, when set (tests), is called
+	// as one starts.
+	computed  atomic.Int64
+	computing func()
 }
 
 // Analyze returns the analysis of sweep id under target (its Rule "" for the first rule
@@ -83,6 +105,7 @@ func (s *Service) Analyze(ctx context.Context, id int64, target sweep.Target) (*
 			c.order = c.order[1:]
 		}
 	}
+	e.callers++
 	c.mu.Unlock()
 	// Computed for everyone waiting: a caller that goes away does not cancel it.
 	e.once.Do(func() { e.a, e.err = s.analyze(context.WithoutCancel(ctx), sw, target) })
@@ -97,12 +120,17 @@ func (s *Service) Analyze(ctx context.Context, id int64, target sweep.Target) (*
 }
 
 func (s *Service) analyze(ctx context.Context, sw Sweep, target sweep.Target) (*Analysis, error) {
+	s.analyses.computed.Add(1)
+	if s.analyses.computing != nil {
+		s.analyses.computing()
+	}
 	results, err := s.Results(ctx, sw.ID)
 	if err != nil {
 		return nil, err
 	}
 	a := &Analysis{Sweep: sw, Results: results, Target: target}
 	rs := make([]sweep.Result, len(results))
+	a.Scored = rs
 	for i, r := range results {
 		rs[i] = r.Result
 		if r.Dataset != nil && a.Rules == nil {
@@ -120,6 +148,10 @@ func (s *Service) analyze(ctx context.Context, sw Sweep, target sweep.Target) (*
 	a.Rule = a.Target.Rule
 	a.Headlines = sweep.HeadlinesFor(rs, a.Rule)
 	a.Front = sweep.Front(a.Headlines)
+	a.Meets = make([]bool, len(rs))
+	for i, h := range a.Headlines {
+		a.Meets[i] = a.Target.Meets(h) && rs[i].Removals > 0
+	}
 	var baseline *sweep.Scores
 	if sw.Summary != nil {
 		baseline = sw.Summary.Baseline
