@@ -49,7 +49,8 @@ func TestUploadResultsThroughTheManifestsPage(t *testing.T) {
 		}
 	}
 	pairs := "id_a,id_b,score\nA,B,0.82\nB,C,0.8\nD,=D2,1\nother0,other1,0.31\nother2,other3,0.45\n"
-	fields := map[string]string{"dataset": itoa64(run.DatasetID), "format": "pairs", "config": itoa64(run.ID), "sample": "2", "seed": "9"}
+	fields := map[string]string{"dataset": itoa64(run.DatasetID), "format": "pairs", "config": itoa64(run.ID), "sample": "2", "seed": "9",
+		"approvals": "1"} // lowered by choice: one approver signs it off below
 
 	// A pair file without the configuration production ran is sent back to the form.
 	rec := f.upload("/manifests/import", "pairs.csv", pairs, map[string]string{"dataset": itoa64(run.DatasetID), "format": "pairs"})

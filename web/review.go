@@ -382,7 +382,7 @@ func (s *server) saveManifestSettings(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	n := formInt(r, "approvals")
-	team, err := s.checkApprovals(r.Context(), "approvals required", n)
+	team, err := s.checkApprovals(r.Context(), "approvals required", n, m.PreparedBy)
 	if err == nil {
 		err = manifests.SetApprovals(r.Context(), s.store, *userOf(r), m, n, team)
 	}
@@ -393,6 +393,11 @@ func (s *server) saveManifestSettings(w http.ResponseWriter, r *http.Request) {
 	msg := fmt.Sprintf("%d approval(s) now sign this manifest off.", n)
 	if n < review.DefaultApprovals {
 		msg += fmt.Sprintf(" That is fewer than the default %d: the lowering is recorded in the audit log and on the sign-off record.", review.DefaultApprovals)
+	}
+	if others, err := s.store.Approvers(r.Context(), m.PreparedBy); err == nil {
+		if sf := shortfall(nil, n, others, false, preparerWord(userOf(r), m)); sf.Text != "" {
+			msg += " It " + sf.Text + "."
+		}
 	}
 	s.toManifest(w, r, m.ID, msg)
 }

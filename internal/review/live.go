@@ -26,9 +26,24 @@ import (
 // of a document live then.
 
 // DefaultApprovals is how many approvals sign a manifest off unless its preparer asks
-// for fewer: two people besides whoever prepared it. A team with one approver lowers it,
-// and the lowering is recorded (Lowering).
+// for fewer: two people besides whoever prepared it. It is never lowered for want of
+// people: a team with fewer approvers than that may prepare a manifest (it is a report
+// until signed off) and is told whom to invite; lowering it is a choice someone makes
+// and the manifest records (Lowering).
 const DefaultApprovals = 2
+
+// MaxApprovals is the most approvals a manifest may ask.
+const MaxApprovals = 20
+
+// CheckApprovals says whether a manifest may ask n approvals: at least one person
+// besides its preparer (whose approval never counts), at most MaxApprovals. More than
+// the team has approvers is allowed: the manifest waits for them.
+func CheckApprovals(n int) error {
+	if n < 1 || n > MaxApprovals {
+		return &InputError{Field: "approvals", Msg: fmt.Sprintf("want a whole number from 1 to %d (approvals from people other than the preparer)", MaxApprovals)}
+	}
+	return nil
+}
 
 // Lowering records that a manifest asks for fewer approvals than DefaultApprovals: who
 // asked, when and why. It is written to the audit log and to the sign-off record.
