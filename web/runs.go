@@ -112,7 +112,7 @@ func (f runForm) parse(datasetID int64, codeVersion string) (manifests.Request, 
 	}
 	rule, err := cluster.ParseRule(f.keeper)
 	if err != nil {
-		return manifests.Request{}, badInput(err)
+		return manifests.Request{}, &formError{field: "keeper", msg: keeperProblem(err)}
 	}
 	var campaign int64
 	if f.campaign != "" && f.campaign != "0" {
