@@ -164,7 +164,7 @@ func userMessage(err error) (string, bool) {
 		return e.Msg + ".", true
 	case *review.StaleError:
 		return e.Error() + ".", true
-	case *review.OutdatedError, *review.ConflictError, *review.SeparationError:
+	case *review.OutdatedError, *review.ConflictError, *review.SeparationError, *review.RestoredError:
 		return sentence(e.Error()), true
 	case *campaign.PartyError:
 		return "You labeled this pair yourself, so another adjudicator settles it: " + orList(e.Others) + " can.", true

@@ -497,6 +497,12 @@ func (s *server) restoreDocument(w http.ResponseWriter, r *http.Request) {
 	if errors.Is(err, db.ErrNotFound) {
 		err = notFound("standing removal of this document by this manifest")
 	}
+	if re, ok := errors.AsType[*review.RestoredError](err); ok {
+		// Another restore came first (ten parallel ones leave one winner): 409, on the
+		// manifest's page, which shows the document back.
+		s.renderManifest(w, r, m, http.StatusConflict, "", sentence(re.Error()))
+		return
+	}
 	if err != nil {
 		s.failOnManifest(w, r, m, err)
 		return

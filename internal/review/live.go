@@ -73,6 +73,23 @@ func (l Lowering) Text() string {
 	return s
 }
 
+// RestoredError refuses the restore of a document that is back already: another
+// restore of it (a second click, another tab, another person, the manifest's revocation)
+// came first, and this one changed nothing.
+type RestoredError struct {
+	Doc string    // the document's external id
+	By  string    // who restored it
+	At  time.Time // when
+}
+
+func (e *RestoredError) Error() string {
+	by := ""
+	if e.By != "" {
+		by = " by " + e.By
+	}
+	return fmt.Sprintf("document %s was already restored%s on %s: nothing changed", e.Doc, by, e.At.UTC().Format("2006-01-02 15:04:05 UTC"))
+}
+
 // Live change kinds.
 const (
 	ChangeExport  = "export"  // a manifest's approved removals were tombstoned
