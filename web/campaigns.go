@@ -94,7 +94,7 @@ func (s *server) campaignView(r *http.Request, c db.Campaign) (templates.Campaig
 		ConfusionCats: o.Agreement.Categories, Confusion: o.Agreement.Confusion, AlphaNote: alphaNote(o.Agreement.Alpha),
 		CanLabel: role.Can(auth.Label), CanManage: role.Can(auth.ManageCampaigns), CanAdjudicate: role.Can(auth.Adjudicate),
 		CanReadLabels: role.Can(auth.ReadLabels), CanRunSweeps: role.Can(auth.RunSweeps), WhoRunsSweeps: whoCan(auth.RunSweeps),
-		CategoryText: labels.FormatCategories(c.Categories),
+		CategoryText: labels.FormatCategories(c.Categories), Pairless: pairlessOf(userOf(r), ds.Docs),
 	}
 	if !v.CanLabel {
 		v.WhoLabels = whoCan(auth.Label)
@@ -347,4 +347,19 @@ func answerText(dup bool) string {
 		return "duplicate"
 	}
 	return "not a duplicate"
+}
+
+// pairlessOf is a dataset of docs documents as the pages say it has no pairs (fewer than
+// two documents), for viewer u; nil when it has two or more.
+func pairlessOf(u *db.User, docs int) *templates.Pairless {
+	if docs >= 2 {
+		return nil
+	}
+	p := &templates.Pairless{Docs: docs}
+	if u != nil && u.Role.Can(auth.ImportData) {
+		p.CanImport = true
+	} else {
+		p.WhoImports = whoCan(auth.ImportData)
+	}
+	return p
 }

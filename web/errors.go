@@ -27,7 +27,9 @@ import (
 //   - an error of a kind: the status of its kind (statusOf), and the message written for
 //     it in userMessage or else its own text (errkind.Message), written for people
 //   - the request's own context ending (the client left, or its body stopped coming
-//     before the read deadline): 499, logged as a client abort, not a server error
+//     before the read deadline): 499, logged as a client abort, not a server error (a
+//     posted form's body is read before the handlers, and one cut off is answered 408
+//     there: readForms)
 //   - anything else, errkind.Internal: 500 "internal error", the error logged with the
 //     request id, which the page shows too. The text of an internal error never reaches
 //     the browser.
@@ -162,7 +164,7 @@ func userMessage(err error) (string, bool) {
 		return e.Msg + ".", true
 	case *review.StaleError:
 		return e.Error() + ".", true
-	case *review.OutdatedError, *review.ConflictError, *review.SeparationError:
+	case *review.OutdatedError, *review.ConflictError, *review.SeparationError, *review.RestoredError:
 		return sentence(e.Error()), true
 	case *campaign.PartyError:
 		return "You labeled this pair yourself, so another adjudicator settles it: " + orList(e.Others) + " can.", true

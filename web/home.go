@@ -112,7 +112,7 @@ func (s *server) datasetViews(ctx context.Context, withCounts bool) ([]templates
 	for _, ds := range list {
 		v := templates.DatasetView{ID: ds.ID, Name: ds.Name, Version: ds.Version, Docs: ds.Docs, Rejected: ds.Rejected,
 			SourceFile: ds.SourceFile, ContentHash: ds.ContentHash, Created: ds.CreatedAt.Format("2006-01-02 15:04 MST"),
-			IsDemo: ds.Name == demo.DatasetName, CanStart: canStart, CanLabel: canLabel}
+			IsDemo: ds.Name == demo.DatasetName, CanStart: canStart, CanLabel: canLabel, Pairless: pairlessOf(userOfCtx(ctx), ds.Docs)}
 		for _, c := range camps {
 			if c.DatasetID == ds.ID {
 				v.Campaigns = append(v.Campaigns, templates.CampaignLink{ID: c.ID, Name: c.Name, Dataset: ds.Name})

@@ -938,7 +938,6 @@ func (s *server) approvalView(ctx context.Context, v *templates.ManifestPage, m 
 		return err
 	}
 	var approvers []review.Approver
-	preparer := m.Preparer
 	for _, u := range users {
 		if !u.Disabled && u.Role.Can(auth.Approve) {
 			approvers = append(approvers, review.Approver{ID: u.ID, Name: u.Name})
@@ -1007,13 +1006,16 @@ func (s *server) approvalView(ctx context.Context, v *templates.ManifestPage, m 
 		a.YouKey, a.You = "follows", fmt.Sprintf("Approvers sign it off: %s.", more())
 	}
 	if st.Blocked() && (inReview || m.State == review.Draft) {
-		who := "an approver other than " + preparer + ", who prepared it"
-		if st.Needed <= len(st.MayStill) {
-			who = "an approver who made none of its review decisions"
+		if st.Needed > len(st.MayStill) {
+			// Too few people other than the preparer may approve: say so in numbers.
+			sf := shortfall(me, st.Needed, len(st.MayStill), len(st.Approved) > 0, preparerWord(me, m))
+			a.Blocked = "Nobody can sign this manifest off yet: it " + sf.Text + "."
+		} else {
+			a.Blocked = fmt.Sprintf("Nobody can sign this manifest off yet: it needs %d approval(s) from an approver who made none of its review decisions, and the team has %s.",
+				max(1, st.Needed), teamOf(len(st.MayStill)))
 		}
-		a.Blocked = fmt.Sprintf("Nobody can sign this manifest off yet: it needs %d approval(s) from %s, and the team has %s.", max(1, st.Needed), who, teamOf(len(st.MayStill)))
 		if me.Role.Can(auth.ManageUsers) {
-			a.InviteURL = "/admin/users?role=approver#invite"
+			a.InviteURL = inviteApproverURL
 		}
 	}
 	if v.CanExport {
@@ -1032,6 +1034,14 @@ func (s *server) approvalView(ctx context.Context, v *templates.ManifestPage, m 
 		v.Export = e
 	}
 	return nil
+}
+
+// preparerWord names who prepared m to me: "you", or their name.
+func preparerWord(me *db.User, m db.Manifest) string {
+	if me != nil && me.ID == m.PreparedBy {
+		return "you"
+	}
+	return m.Preparer + " (who prepared it)"
 }
 
 // orNames joins names with commas and a last "or".

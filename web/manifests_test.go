@@ -115,7 +115,7 @@ func TestRunFormPrefillErrorsAndRun(t *testing.T) {
 		{"policy", "single", `unknown policy \"single\"`},
 		{"spec", "k=zero", "spec k"},
 		{"campaign", "999", "campaign: no such campaign of this dataset"},
-		{"approvals", "1000000", "approvals: 1000000 approvals asked, but"},
+		{"approvals", "1000000", "approvals: want a whole number from 1 to 20"},
 	} {
 		t.Run(tc.field, func(t *testing.T) {
 			form := url.Values{}
@@ -332,7 +332,11 @@ func TestReviewThroughHandlers(t *testing.T) {
 	}
 	// Restore one, revoke the rest.
 	post(appr, fmt.Sprintf("%s/tombstones/%d/restore", base, ids["B"]), url.Values{}, http.StatusSeeOther)
-	post(appr, fmt.Sprintf("%s/tombstones/%d/restore", base, ids["B"]), url.Values{}, http.StatusNotFound)
+	// Back already: 409 on the manifest's page, which says so (it was a 404).
+	if rec := f.do("POST", fmt.Sprintf("%s/tombstones/%d/restore", base, ids["B"]), appr, url.Values{}); rec.Code != http.StatusConflict ||
+		!strings.Contains(rec.Body.String(), "Document B was already restored by approver on ") {
+		t.Errorf("restoring B again: %d; want 409 saying it is back already\n%.600s", rec.Code, rec.Body.String())
+	}
 	post(appr, base+"/revoke", url.Values{"reason": {"test"}}, http.StatusSeeOther)
 	stones, _ := f.store.Tombstones(ctx, m.ID)
 	for _, s := range stones {
@@ -477,8 +481,8 @@ func mustUser(t *testing.T, f *fixture, name string) int64 {
 	return u.ID
 }
 
-// The manifest's settings take the run form's rule for approvals: no more than there are
-// enabled accounts that may approve, and 1 to 20.
+// The manifest's settings take the run form's rule for approvals: 1 to 20 (more than
+// the team has approvers is allowed, and said: TestLoweringIsRecorded).
 func TestManifestApprovalsSetting(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 1<<20)
@@ -486,8 +490,8 @@ func TestManifestApprovalsSetting(t *testing.T) {
 	rev := f.signIn("reviewer")
 	path := fmt.Sprintf("/manifests/%d/settings", m.ID)
 	if loc, body := f.follow(f.do("POST", path, rev, url.Values{"approvals": {"50"}}), rev); loc != fmt.Sprintf("/manifests/%d", m.ID) && !strings.HasPrefix(loc, fmt.Sprintf("/manifests/%d?", m.ID)) ||
-		!strings.Contains(body, `data-testid="manifest-error">approvals required: 50 approvals asked, but`) {
-		t.Errorf("approvals=50: sent to %s; want the manifest page naming the approvers\n%s", loc, body)
+		!strings.Contains(body, `data-testid="manifest-error">approvals required: want a whole number from 1 to 20`) {
+		t.Errorf("approvals=50: sent to %s; want the manifest page naming the range\n%s", loc, body)
 	}
 	if rec := f.do("POST", path, rev, url.Values{"approvals": {"1"}}); rec.Code != http.StatusSeeOther {
 		t.Errorf("approvals=1: %d; want 303", rec.Code)

@@ -5,10 +5,13 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -164,8 +167,9 @@ func crossOriginProtection(next http.Handler) http.Handler {
 }
 
 // limitBodies caps request bodies; upload routes and the JSON API set their own. A body
-// declared over the cap is refused before anything else is done with the request.
-func limitBodies(next http.Handler) http.Handler {
+// declared over the cap is refused before anything else is done with the request, as
+// an error page (JSON for the API) naming the limit.
+func (s *server) limitBodies(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if isAPI(r) {
 			if r.ContentLength > maxSearchBody {
@@ -177,7 +181,7 @@ func limitBodies(next http.Handler) http.Handler {
 			return
 		}
 		if r.ContentLength > maxBody && !isUpload(r) {
-			http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
+			s.fail(w, r, errFormTooLarge)
 			return
 		}
 		if !isUpload(r) {
@@ -185,6 +189,38 @@ func limitBodies(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// errFormTooLarge answers a form over maxBody.
+var errFormTooLarge = &pageError{http.StatusRequestEntityTooLarge,
+	fmt.Sprintf("The form is larger than the limit of %d KiB: nothing was saved. Shorten what you typed (a note, a comment) and send it again.", maxBody>>10)}
+
+// readForms reads a posted form before any handler does: a body that did not arrive
+// whole (cut off by the server's read deadline, over maxBody, or broken off) is answered
+// here, saying that nothing was saved. Handlers read forms with PostFormValue, which
+// drops the error: a form cut off at the deadline reached them empty, and the labeling
+// page answered "choose a category". Uploads and the JSON API read their own bodies.
+func (s *server) readForms(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && !isAPI(r) && !isUpload(r) {
+			if err := r.ParseForm(); err != nil {
+				s.fail(w, r, formReadError(err))
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// formReadError is what a person reads when a form's body could not be read.
+func formReadError(err error) error {
+	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+		return errFormTooLarge
+	}
+	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() || errors.Is(err, os.ErrDeadlineExceeded) {
+		return &pageError{http.StatusRequestTimeout, "The request took too long to arrive, so it was cut off: nothing was saved. Send the form again."}
+	}
+	return &pageError{http.StatusBadRequest, "The form could not be read (was it cut short?): nothing was saved. Send it again."}
 }
 
 // uploadIdle is how long an upload's body may pause: its read deadline moves this far

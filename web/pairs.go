@@ -197,6 +197,9 @@ func (s *server) nextPair(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 	case !ok:
 		v := templates.QueueEmpty{Page: s.page(r, "Queue empty"), CampaignID: c.ID}
+		if ds, err := s.store.Dataset(r.Context(), c.DatasetID); err == nil {
+			v.Pairless = pairlessOf(userOf(r), ds.Docs)
+		}
 		if !userOf(r).Role.Can(auth.ManageCampaigns) {
 			v.WhoDraws = whoCan(auth.ManageCampaigns)
 		}

@@ -220,14 +220,10 @@ func (s *server) resultsRequest(r *http.Request, up upload) (manifests.ImportReq
 		return req, "", err
 	}
 	req.Seed = uint64(seed)
-	def, _, err := s.defaultApprovals(ctx)
-	if err != nil {
+	if req.ApprovalsRequired, err = num("approvals", strconv.Itoa(review.DefaultApprovals), 1); err != nil {
 		return req, "", err
 	}
-	if req.ApprovalsRequired, err = num("approvals", strconv.Itoa(def), 1); err != nil {
-		return req, "", err
-	}
-	if req.Team, err = s.checkApprovals(ctx, "approvals", req.ApprovalsRequired); err != nil {
+	if req.Team, err = s.checkApprovals(ctx, "approvals", req.ApprovalsRequired, req.By.ID); err != nil {
 		return req, "", err
 	}
 	title := fmt.Sprintf("import of %s (%s) into %s v%d", up.name, f, ds.Name, ds.Version)
@@ -316,8 +312,10 @@ func policyText(p review.Params, o *review.Origin) string {
 // follow the dataset and format selects.
 func (s *server) resultsForm(r *http.Request, datasets []templates.Option, summaries []db.ManifestSummary) templates.ResultsForm {
 	f := templates.ResultsForm{Sample: manifests.DefaultSample, Token: newFormToken(), Approvals: review.DefaultApprovals}
-	if n, _, err := s.defaultApprovals(r.Context()); err == nil {
-		f.Approvals = n
+	if me := userOf(r); me != nil {
+		if others, err := s.store.Approvers(r.Context(), me.ID); err == nil {
+			f.Shortfall = shortfall(me, f.Approvals, others, false, "you")
+		}
 	}
 	chosenDS := formValue(r, "dataset", "")
 	if chosenDS == "" && len(datasets) > 0 {

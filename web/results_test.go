@@ -49,7 +49,8 @@ func TestUploadResultsThroughTheManifestsPage(t *testing.T) {
 		}
 	}
 	pairs := "id_a,id_b,score\nA,B,0.82\nB,C,0.8\nD,=D2,1\nother0,other1,0.31\nother2,other3,0.45\n"
-	fields := map[string]string{"dataset": itoa64(run.DatasetID), "format": "pairs", "config": itoa64(run.ID), "sample": "2", "seed": "9"}
+	fields := map[string]string{"dataset": itoa64(run.DatasetID), "format": "pairs", "config": itoa64(run.ID), "sample": "2", "seed": "9",
+		"approvals": "1"} // lowered by choice: one approver signs it off below
 
 	// A pair file without the configuration production ran is sent back to the form.
 	rec := f.upload("/manifests/import", "pairs.csv", pairs, map[string]string{"dataset": itoa64(run.DatasetID), "format": "pairs"})
@@ -64,6 +65,13 @@ func TestUploadResultsThroughTheManifestsPage(t *testing.T) {
 	}
 	if list, _ := f.store.Manifests(context.Background(), run.DatasetID); len(list) != 1 {
 		t.Errorf("%d manifests after a refused import; want the run's alone", len(list))
+	}
+	// Each refused record on a line of its own (they ran together on one line).
+	rec = f.upload("/manifests/import", "pairs.csv", pairs+"A,ghost,0.9\nB,ghost2,0.8\n", fields)
+	if _, body := f.waitRun(rec.Header().Get("Location")); !strings.Contains(body, `<p>pairs.csv: 2 document(s) that dataset`) ||
+		!strings.Contains(body, `<li>pairs.csv:7: field id_b: no document &#34;ghost&#34; in the dataset`) ||
+		!strings.Contains(body, `<li>pairs.csv:8: field id_b: no document &#34;ghost2&#34; in the dataset`) {
+		t.Errorf("two unknown ids: not one list item each\n%s", body)
 	}
 
 	rec = f.upload("/manifests/import", "pairs.csv", pairs, fields)

@@ -382,7 +382,7 @@ func (s *server) saveManifestSettings(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	n := formInt(r, "approvals")
-	team, err := s.checkApprovals(r.Context(), "approvals required", n)
+	team, err := s.checkApprovals(r.Context(), "approvals required", n, m.PreparedBy)
 	if err == nil {
 		err = manifests.SetApprovals(r.Context(), s.store, *userOf(r), m, n, team)
 	}
@@ -393,6 +393,11 @@ func (s *server) saveManifestSettings(w http.ResponseWriter, r *http.Request) {
 	msg := fmt.Sprintf("%d approval(s) now sign this manifest off.", n)
 	if n < review.DefaultApprovals {
 		msg += fmt.Sprintf(" That is fewer than the default %d: the lowering is recorded in the audit log and on the sign-off record.", review.DefaultApprovals)
+	}
+	if others, err := s.store.Approvers(r.Context(), m.PreparedBy); err == nil {
+		if sf := shortfall(nil, n, others, false, preparerWord(userOf(r), m)); sf.Text != "" {
+			msg += " It " + sf.Text + "."
+		}
 	}
 	s.toManifest(w, r, m.ID, msg)
 }
@@ -491,6 +496,12 @@ func (s *server) restoreDocument(w http.ResponseWriter, r *http.Request) {
 	err = manifests.Restore(r.Context(), s.store, *userOf(r), m, doc)
 	if errors.Is(err, db.ErrNotFound) {
 		err = notFound("standing removal of this document by this manifest")
+	}
+	if re, ok := errors.AsType[*review.RestoredError](err); ok {
+		// Another restore came first (ten parallel ones leave one winner): 409, on the
+		// manifest's page, which shows the document back.
+		s.renderManifest(w, r, m, http.StatusConflict, "", sentence(re.Error()))
+		return
 	}
 	if err != nil {
 		s.failOnManifest(w, r, m, err)

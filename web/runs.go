@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
@@ -68,13 +69,7 @@ func (s *server) runFormValues(ctx context.Context, datasetID int64, v url.Value
 	f.verification = cmp.Or(f.verification, string(review.Exact))
 	f.policy = cmp.Or(f.policy, string(cluster.KeeperStar))
 	f.keeper = cmp.Or(f.keeper, "earliest")
-	if f.approvals == "" {
-		n, _, err := s.defaultApprovals(ctx)
-		if err != nil {
-			return f, nil, err
-		}
-		f.approvals = strconv.Itoa(n)
-	}
+	f.approvals = cmp.Or(f.approvals, strconv.Itoa(review.DefaultApprovals))
 	return f, camps, nil
 }
 
@@ -99,9 +94,9 @@ func (f runForm) parse(datasetID int64, codeVersion string) (manifests.Request, 
 	if err != nil {
 		return manifests.Request{}, err
 	}
-	approvals, err := num("approvals", f.approvals)
+	approvals, err := strconv.Atoi(strings.TrimSpace(f.approvals))
 	if err != nil {
-		return manifests.Request{}, err
+		approvals = 0 // checkApprovals names the range
 	}
 	t, err := strconv.ParseFloat(strings.TrimSpace(f.threshold), 64)
 	if err != nil {
@@ -117,7 +112,7 @@ func (f runForm) parse(datasetID int64, codeVersion string) (manifests.Request, 
 	}
 	rule, err := cluster.ParseRule(f.keeper)
 	if err != nil {
-		return manifests.Request{}, badInput(err)
+		return manifests.Request{}, &formError{field: "keeper", msg: keeperProblem(err)}
 	}
 	var campaign int64
 	if f.campaign != "" && f.campaign != "0" {
@@ -174,16 +169,16 @@ func (s *server) renderRunForm(w http.ResponseWriter, r *http.Request, ds db.Dat
 		view.Live -= rm.Documents
 		view.Removed = append(view.Removed, templates.RemovedRow{Manifest: rm.Manifest, Documents: rm.Documents, At: rm.At.UTC().Format("2006-01-02 15:04")})
 	}
-	approvers, team, err := s.approvers(r.Context())
+	me := userOf(r)
+	others, _, err := s.approvers(r.Context(), me.ID)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	view.ApprovalsNote = fmt.Sprintf("%d by default, none of them by whoever prepares it, and at least one by someone who made none of its review decisions; "+
-		"fewer is recorded on the sign-off record (%s).", review.DefaultApprovals, team)
-	if approvers < review.DefaultApprovals {
-		view.ApprovalsNote = fmt.Sprintf("%d by default, but %s: the form asks for %d, and the lowering is recorded in the audit log and on the sign-off record.",
-			review.DefaultApprovals, team, max(1, approvers))
+		"fewer (at least 1) is your choice, recorded in the audit log and on the sign-off record.", review.DefaultApprovals)
+	if n, err := strconv.Atoi(strings.TrimSpace(f.approvals)); err == nil && n >= 1 {
+		view.Shortfall = shortfall(me, n, others, false, "you")
 	}
 	if view.Token == "" || r.Method == http.MethodGet {
 		view.Token = newFormToken() // a refused post keeps its own: it started nothing
@@ -220,6 +215,7 @@ func (s *server) startRun(w http.ResponseWriter, r *http.Request) {
 	}
 	req, err := f.parse(ds.ID, manifests.CodeVersion(s.version))
 	if err == nil {
+		req.By = *userOf(r)
 		err = s.checkRunRequest(r.Context(), ds, req)
 	}
 	if err != nil {
@@ -234,8 +230,7 @@ func (s *server) startRun(w http.ResponseWriter, r *http.Request) {
 	if s.sentAlready(w, r, token, "run", "the dataset's page for it") {
 		return
 	}
-	req.By = *userOf(r)
-	req.Team = s.teamOf(r.Context(), req.ApprovalsRequired)
+	req.Team = s.teamOf(r.Context(), req.ApprovalsRequired, req.By.ID)
 	title := fmt.Sprintf("%s v%d, %s %s t=%s %s", ds.Name, ds.Version, req.Params.Policy, req.Params.Shape, f.threshold, req.Params.Verification)
 	id, err := s.launchRun(r.Context(), ds, req, title, f.query())
 	target := ""
@@ -277,7 +272,11 @@ func (s *server) prepareAgain(w http.ResponseWriter, r *http.Request) {
 	p.CodeVersion = manifests.CodeVersion(s.version)
 	req := manifests.Request{DatasetID: m.DatasetID, CampaignID: m.CampaignID, Params: p, ApprovalsRequired: m.ApprovalsRequired,
 		By: *userOf(r), CarryFrom: m.ID}
-	req.Team = s.teamOf(r.Context(), req.ApprovalsRequired)
+	req.Team = s.teamOf(r.Context(), req.ApprovalsRequired, req.By.ID)
+	if l := m.ApprovalsLowered; l != nil {
+		// Not lowered anew: the number is the replaced manifest's, and so is the choice.
+		req.Team = fmt.Sprintf("carried over from manifest %d, %s", m.ID, l.Text())
+	}
 	title := fmt.Sprintf("manifest %d prepared again: %s v%d, %s %s t=%s %s", m.ID, ds.Name, ds.Version, p.Policy, p.Shape,
 		strconv.FormatFloat(p.Threshold, 'g', -1, 64), p.Verification)
 	form := url.Values{"spec": {p.Spec.String()}, "bands": {strconv.Itoa(p.Shape.Bands)}, "rows": {strconv.Itoa(p.Shape.Rows)},
@@ -296,13 +295,13 @@ func (s *server) prepareAgain(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/runs/"+id, http.StatusSeeOther)
 }
 
-// teamOf says what the team looks like when a run asks for fewer approvals than the
-// default (recorded with the lowering); "" otherwise.
-func (s *server) teamOf(ctx context.Context, approvals int) string {
+// teamOf says what the team looks like when a run of preparer's asks for fewer
+// approvals than the default (recorded with the lowering); "" otherwise.
+func (s *server) teamOf(ctx context.Context, approvals int, preparer int64) string {
 	if approvals >= review.DefaultApprovals {
 		return ""
 	}
-	_, team, err := s.approvers(ctx)
+	_, team, err := s.approvers(ctx, preparer)
 	if err != nil {
 		return ""
 	}
@@ -413,40 +412,72 @@ func (s *server) checkRunRequest(ctx context.Context, ds db.Dataset, req manifes
 			return err
 		}
 	}
-	_, err := s.checkApprovals(ctx, "approvals", req.ApprovalsRequired)
+	_, err := s.checkApprovals(ctx, "approvals", req.ApprovalsRequired, req.By.ID)
 	return err
 }
 
-// checkApprovals refuses a number of approvals a manifest could never collect: more
-// than there are enabled accounts that may approve, or outside 1 to 20. The run form,
-// the results upload and the manifest's settings ask the same. It returns what the team
-// looks like, recorded with a number under review.DefaultApprovals (a lowering).
-func (s *server) checkApprovals(ctx context.Context, field string, n int) (string, error) {
-	approvers, team, err := s.approvers(ctx)
-	if err != nil {
+// checkApprovals refuses, as field, a number of approvals no manifest may ask
+// (review.CheckApprovals: 1 to 20). More than the people who may approve a manifest of
+// preparer's is not refused: the manifest is a report until signed off, and the form and
+// its page say whom to invite (shortfall). The run form, the results upload and the
+// manifest's settings ask the same. It returns what the team looks like, recorded with a
+// number under review.DefaultApprovals (a lowering).
+func (s *server) checkApprovals(ctx context.Context, field string, n int, preparer int64) (string, error) {
+	if err := review.CheckApprovals(n); err != nil {
+		var in *review.InputError
+		if errors.As(err, &in) {
+			return "", &formError{field: field, msg: in.Msg}
+		}
 		return "", err
 	}
-	switch {
-	case n > approvers:
-		return team, &formError{field: field, msg: fmt.Sprintf("%d approvals asked, but %d enabled account(s) may approve", n, approvers)}
-	case n < 1 || n > 20:
-		return team, &formError{field: field, msg: "want a whole number from 1 to 20"}
-	}
-	return team, nil
+	_, team, err := s.approvers(ctx, preparer)
+	return team, err
 }
 
-// approvers counts the enabled accounts that may approve, and says so.
-func (s *server) approvers(ctx context.Context) (int, string, error) {
-	n, err := s.store.Approvers(ctx)
+// approvers counts the people who may approve a manifest prepared by preparer
+// (db.DB.Approvers), and says so for a lowering's record.
+func (s *server) approvers(ctx context.Context, preparer int64) (int, string, error) {
+	n, err := s.store.Approvers(ctx, preparer)
 	if err != nil {
 		return 0, "", err
 	}
-	return n, fmt.Sprintf("%d enabled account(s) may approve", n), nil
+	return n, fmt.Sprintf("%d enabled account(s) other than the preparer may approve", n), nil
 }
 
-// defaultApprovals is what a form offers: review.DefaultApprovals, or as many as the
-// team has approvers when it has fewer (at least 1).
-func (s *server) defaultApprovals(ctx context.Context) (int, string, error) {
-	n, team, err := s.approvers(ctx)
-	return max(1, min(review.DefaultApprovals, n)), team, err
+// shortfall says, when a manifest needs more approvals than the people who may still give
+// them (others), how many it needs, from whom, and whom to invite (the invite link for
+// whoever may invite): "needs 2 approvals from people other than you; 0 such accounts:
+// invite 2 approvers". more says that some were given already. The zero Shortfall when
+// others suffice.
+func shortfall(me *db.User, needed, others int, more bool, who string) templates.Shortfall {
+	if needed <= others {
+		return templates.Shortfall{}
+	}
+	count := func(n int, one, many string) string {
+		if n == 1 {
+			return "1 " + one
+		}
+		return fmt.Sprintf("%d %s", n, many)
+	}
+	asked := count(needed, "approval", "approvals")
+	if more {
+		asked = count(needed, "more approval", "more approvals")
+	}
+	such := count(others, "such account", "such accounts")
+	if more {
+		such += " left"
+	}
+	invite := count(needed-others, "approver", "approvers")
+	if others > 0 || more {
+		invite = count(needed-others, "more approver", "more approvers")
+	}
+	invite = strings.Replace(invite, "1 ", "one ", 1)
+	sf := templates.Shortfall{Text: fmt.Sprintf("needs %s from people other than %s; %s: invite %s", asked, who, such, invite)}
+	if me != nil && me.Role.Can(auth.ManageUsers) {
+		sf.InviteURL = inviteApproverURL
+	}
+	return sf
 }
+
+// inviteApproverURL is the admin's invite form with the approver role chosen.
+const inviteApproverURL = "/admin/users?role=approver#invite"

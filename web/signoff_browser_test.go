@@ -127,7 +127,7 @@ func TestTeamOfOneIsToldThereIsNoOtherApprover(t *testing.T) {
 	for _, state := range []string{"draft", "in review"} {
 		_, body := get(t, f.h, fmt.Sprintf("/manifests/%d", m.ID), f.admin)
 		for _, want := range []string{
-			`data-testid="no-approver">Nobody can sign this manifest off yet: it needs 1 approval(s) from an approver other than admin, who prepared it, and the team has no other approver.`,
+			`data-testid="no-approver">Nobody can sign this manifest off yet: it needs 1 approval from people other than you; 0 such accounts: invite one approver.`,
 			`href="/admin/users?role=approver#invite" data-testid="invite-approver"`,
 			`data-you="prepared">You prepared this manifest, so your approval does not count`,
 		} {

@@ -60,7 +60,7 @@ func (s *server) listSweeps(w http.ResponseWriter, r *http.Request) {
 	}
 	role := userOf(r).Role
 	v := templates.SweepList{Page: s.page(r, "Sweeps of "+c.Name), CampaignID: c.ID, Campaign: c.Name,
-		Dataset: fmt.Sprintf("%s v%d", ds.Name, ds.Version), CanRun: role.Can(auth.RunSweeps), WhoRuns: whoCan(auth.RunSweeps),
+		Dataset: fmt.Sprintf("%s v%d", ds.Name, ds.Version), CanRun: role.Can(auth.RunSweeps), WhoRuns: whoCan(auth.RunSweeps), Pairless: pairlessOf(userOf(r), ds.Docs),
 		LabelRule: sweep.LabelRule}
 	names := s.userNames(r.Context())
 	for i, sw := range list[:min(len(list), maxSweepsListed)] {
@@ -505,7 +505,7 @@ func parseDash(q url.Values) (dashQuery, error) {
 	}
 	if d.keeper != "" {
 		if _, err := cluster.ParseRule(d.keeper); err != nil {
-			return d, &formError{field: "keeper", msg: err.Error()}
+			return d, &pageError{http.StatusBadRequest, "Parameter keeper=" + strconv.Quote(d.keeper) + ": " + keeperProblem(err) + "."}
 		}
 	}
 	if v := q.Get("config"); v != "" {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/browsertest"
 	"github.com/dedupstudio/dedupstudio/internal/review"
 )
@@ -36,6 +37,9 @@ func TestTeamPageInBrowser(t *testing.T) {
 			f.newSearchIndex(f.withManifest(searchParams(review.Estimate), true), "crawl stream with a long name")
 			f.newAPIToken("an older pipeline")
 			f.follow(f.do("POST", "/admin/invites", f.admin, url.Values{"role": {"annotator"}, "note": {"for the new labeler"}}), f.admin)
+			for i := range 50 { // the reviewer's sign-ins from failing addresses are slowed: an Unlock button
+				f.tryLogin("reviewer", "guess", fmt.Sprintf("198.18.0.%d", i/auth.DefaultLoginLimits.Pair.N))
+			}
 			srv := httptest.NewServer(f.h)
 			t.Cleanup(srv.Close)
 			p := tab{t, sweepBrowser(t, size[0], size[1])}
@@ -74,6 +78,13 @@ func TestTeamPageInBrowser(t *testing.T) {
 			}
 			if len(off) > 0 {
 				t.Errorf("Team page at 390 px: off screen sideways: %s", strings.Join(off, "; "))
+			}
+			p.screenshot("team-unlock-390")
+			// The Unlock button's word stays on one line (it broke as "Unlo / ck").
+			if got := evalJS[string](p, `(() => { const b = document.querySelector('[data-testid="unlock-reviewer"]'); if (!b) return "missing";
+				const r = document.createRange(); r.selectNodeContents(b); const lines = new Set([...r.getClientRects()].map(x => Math.round(x.top)));
+				return lines.size === 1 ? "" : lines.size + " lines, " + Math.round(b.getBoundingClientRect().width) + " px wide"; })()`); got != "" {
+				t.Errorf("Team page at 390 px: the Unlock button's text wraps: %s", got)
 			}
 			// The buttons work there: revoking the older token from its card.
 			p.do(chromedp.Click(`[data-testid="api-tokens"] tr:last-child [data-testid^="revoke-api-token-"]`))

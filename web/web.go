@@ -147,7 +147,7 @@ func New(d Deps) http.Handler {
 
 func (s *server) routes() http.Handler {
 	r := chi.NewRouter()
-	r.Use(s.requestID, s.logRequests, s.recoverPanics, securityHeaders, crossOriginProtection, limitBodies, s.authenticate, s.uploadDeadlines, s.takeNotices)
+	r.Use(s.requestID, s.logRequests, s.recoverPanics, securityHeaders, crossOriginProtection, s.limitBodies, s.authenticate, s.uploadDeadlines, s.readForms, s.takeNotices)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		if isAPI(r) {
 			s.failAPI(w, r, &apiError{Status: http.StatusNotFound, Message: "there is no API at " + r.URL.Path})

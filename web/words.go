@@ -1,9 +1,11 @@
 package web
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/dedupstudio/dedupstudio/internal/auth"
+	"github.com/dedupstudio/dedupstudio/internal/cluster"
 )
 
 // Words for messages.
@@ -34,4 +36,18 @@ func joinList(names []string, conj string) string {
 		return strings.Join(names, "")
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " " + conj + " " + names[len(names)-1]
+}
+
+// keeperRules says what a keeper rule may be, for a refused one.
+const keeperRules = "criteria joined by >, each breaking the ties of the one before: longest, shortest, earliest, " +
+	"source(a,b,…), language(en,de,…); e.g. source(debian,spdx)>longest"
+
+// keeperProblem is what is wrong with a keeper rule cluster.ParseRule refused, in words
+// (without the package's prefix), and what a rule may be.
+func keeperProblem(err error) string {
+	msg := err.Error()
+	if in, ok := errors.AsType[*cluster.InputError](err); ok {
+		msg = in.Msg
+	}
+	return msg + "; a keeper rule is " + keeperRules
 }

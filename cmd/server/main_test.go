@@ -157,3 +157,50 @@ func TestServerImportGraphHasNoTestCode(t *testing.T) {
 		}
 	}
 }
+
+// mainArgs, set in a test's child process, makes the test binary run main with these
+// arguments (space-separated) instead of the tests.
+const mainArgs = "DEDUP_TEST_MAIN_ARGS"
+
+func TestMain(m *testing.M) {
+	if args, ok := os.LookupEnv(mainArgs); ok {
+		os.Args = append([]string{"server"}, strings.Fields(args)...)
+		main()
+		os.Exit(0) // main exits itself
+	}
+	os.Exit(m.Run())
+}
+
+// Help asked for is what was asked: "server -h" exited 2, as an error would. It exits
+// 0 with the usage on stderr; a bad flag or command still exits 2.
+func TestExitStatus(t *testing.T) {
+	for _, tc := range []struct {
+		args string
+		code int
+		want string
+	}{
+		{"-h", 0, "Flags:"},
+		{"serve -help", 0, "Flags:"},
+		{"shape -h", 0, "Example:"},
+		{"help", 0, ""},
+		{"-no-such-flag", 2, "flag provided but not defined"},
+		{"no-such-command", 2, `error: unknown command "no-such-command"`},
+	} {
+		t.Run(tc.args, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0])
+			cmd.Env = append(os.Environ(), mainArgs+"="+tc.args)
+			var errb bytes.Buffer
+			cmd.Stderr = &errb
+			err := cmd.Run()
+			code := 0
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if code != tc.code || !strings.Contains(errb.String(), tc.want) {
+				t.Errorf("server %s: exit %d, stderr %q; want %d and %q", tc.args, code, errb.String(), tc.code, tc.want)
+			}
+		})
+	}
+}

@@ -609,17 +609,6 @@ func (s *Service) run(ctx context.Context, j Run, r *run, by db.User, report job
 	return nil
 }
 
-// defaultApprovals is what the run's manifest needs: review.DefaultApprovals, or as many
-// as the team has approvers when it has fewer (at least 1; a lowering the manifest
-// records), with the sentence that says so.
-func (s *Service) defaultApprovals(ctx context.Context) (int, string, error) {
-	n, err := s.store.Approvers(ctx)
-	if err != nil {
-		return 0, "", err
-	}
-	return max(1, min(review.DefaultApprovals, n)), fmt.Sprintf("%d enabled account(s) may approve", n), nil
-}
-
 // importRemovals imports a finished run's removals.jsonl as a draft manifest of the
 // dataset the corpus was imported as, or notes why it cannot: no such dataset, no
 // removals file, removals the import refuses (its message, when it is the person's to
@@ -644,12 +633,10 @@ func (s *Service) importRemovals(ctx context.Context, j Run, by db.User) error {
 	}
 	// The dataset was found by the corpus file's name; a run started before the corpus was
 	// imported names the file in its rows, so the rows' dataset may differ by design.
-	approvals, team, err := s.defaultApprovals(ctx)
-	if err != nil {
-		return err
-	}
-	req := manifests.ImportRequest{DatasetID: ds.ID, Format: results.Manifest, Sample: manifests.DefaultSample, Seed: 1, ApprovalsRequired: approvals,
-		Team: team, OtherDataset: true, By: by, ByName: by.Name, File: results.Source{Name: fmt.Sprintf("dedup-job-%d-%s", j.ID, bulk.RemovalsJSONL), Reader: f, At: f, Size: st.Size()}}
+	// The default number of approvals, never lowered for want of approvers: the
+	// manifest's page says whom to invite.
+	req := manifests.ImportRequest{DatasetID: ds.ID, Format: results.Manifest, Sample: manifests.DefaultSample, Seed: 1, ApprovalsRequired: review.DefaultApprovals,
+		OtherDataset: true, By: by, ByName: by.Name, File: results.Source{Name: fmt.Sprintf("dedup-job-%d-%s", j.ID, bulk.RemovalsJSONL), Reader: f, At: f, Size: st.Size()}}
 	m, err := manifests.ImportResults(ctx, s.store, req, func(manifests.Progress) {})
 	if err != nil {
 		msg, ok := errkind.Message(err)

@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -226,7 +227,7 @@ func (d *DB) RestoreTombstone(ctx context.Context, by User, manifestID, docID in
 			return err
 		}
 		if err := oneRow(res); err != nil {
-			return err
+			return restoredAlready(ctx, tx, manifestID, docID, err)
 		}
 		if err := d.logChange(ctx, tx, by, m.DatasetID, manifestID, review.ChangeRestore, 1, docID); err != nil {
 			return err
@@ -241,6 +242,28 @@ func (d *DB) RestoreTombstone(ctx context.Context, by User, manifestID, docID in
 		return fmt.Errorf("restore document %d of manifest %d: %w", docID, manifestID, err)
 	}
 	return nil
+}
+
+// restoredAlready is the error of a restore that changed no tombstone: a
+// *review.RestoredError when the manifest's tombstone of the document stands restored
+// (a restore that came first: parallel restores of one document leave one winner), else
+// none (ErrNotFound: the manifest never removed it).
+func restoredAlready(ctx context.Context, tx *sql.Tx, manifestID, docID int64, none error) error {
+	var e review.RestoredError
+	var at string
+	err := tx.QueryRowContext(ctx, `SELECT d.ext_id, coalesce(u.name, ''), t.restored_at FROM tombstones t JOIN documents d ON d.id = t.document_id
+		LEFT JOIN users u ON u.id = t.restored_by WHERE t.document_id = ? AND t.manifest_id = ? AND t.restored_at IS NOT NULL`,
+		docID, manifestID).Scan(&e.Doc, &e.By, &at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return none
+	}
+	if err != nil {
+		return err
+	}
+	if e.At, err = parseTime("restored_at", at); err != nil {
+		return err
+	}
+	return &e
 }
 
 // Tombstone is a document a manifest removed.

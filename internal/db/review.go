@@ -574,6 +574,9 @@ func (d *DB) RequestSignOff(ctx context.Context, by User, manifestID int64) erro
 // review.DefaultApprovals is recorded as a lowering (team says why: how many may
 // approve), on the manifest, in the audit log and, at sign-off, in the record.
 func (d *DB) SetApprovalsRequired(ctx context.Context, by User, manifestID int64, n int, team string) error {
+	if err := review.CheckApprovals(n); err != nil {
+		return fmt.Errorf("set approvals of manifest %d: %w", manifestID, err)
+	}
 	err := d.inTx(ctx, func(tx *sql.Tx) error {
 		m, err := loadManifest(ctx, tx, manifestID)
 		if err != nil {

@@ -346,6 +346,34 @@ func TestReplaceCluster(t *testing.T) {
 	}
 }
 
+// A manifest asks at least one approval from someone other than its preparer: 0 (or
+// fewer) is refused as input, whatever the team looks like, and the stored number stays;
+// lowering to 1 is recorded with who and why.
+func TestApprovalsNeverUnderOne(t *testing.T) {
+	t.Parallel()
+	f := newReviewFixture(t)
+	ctx := context.Background()
+	if err := f.d.SetApprovalsRequired(ctx, f.prep, f.m.ID, 2, ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{0, -1, review.MaxApprovals + 1} {
+		if err := f.d.SetApprovalsRequired(ctx, f.prep, f.m.ID, n, "0 enabled account(s) other than the preparer may approve"); errkind.Of(err) != errkind.Invalid {
+			t.Errorf("SetApprovalsRequired(%d) = %v; want an input error", n, err)
+		}
+	}
+	if m, _ := f.d.Manifest(ctx, f.m.ID); m.ApprovalsRequired != 2 || m.ApprovalsLowered != nil {
+		t.Errorf("after refused settings: %d approvals, lowering %+v; want 2, none", m.ApprovalsRequired, m.ApprovalsLowered)
+	}
+	if err := f.d.SetApprovalsRequired(ctx, f.prep, f.m.ID, 1, "1 enabled account(s) other than the preparer may approve"); err != nil {
+		t.Fatal(err)
+	}
+	m, _ := f.d.Manifest(ctx, f.m.ID)
+	if l := m.ApprovalsLowered; m.ApprovalsRequired != 1 || l == nil || l.By != "prep" || l.From != review.DefaultApprovals || l.To != 1 ||
+		l.Why != "1 enabled account(s) other than the preparer may approve" {
+		t.Errorf("lowered to 1: %d approvals, lowering %+v; want 1, recorded by prep with why", m.ApprovalsRequired, l)
+	}
+}
+
 // The number of approvals is a draft's setting, audited; ApproveOutsideSample waits for
 // the sample to be decided, then approves every other removal, and a manifest without a
 // sample has nothing outside it.

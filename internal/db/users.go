@@ -184,16 +184,18 @@ func (d *DB) Users(ctx context.Context) ([]User, error) {
 	return us, nil
 }
 
-// Approvers counts the enabled accounts whose role may approve a manifest: the most
-// approvals the team can give one.
-func (d *DB) Approvers(ctx context.Context) (int, error) {
+// Approvers counts the people who may approve a manifest prepared by preparer (a user
+// id; 0 counts everyone): the enabled accounts whose role may approve, other than
+// preparer, whose own approval never counts (review.ErrSelfApproval). It is the most
+// approvals the team can give that manifest.
+func (d *DB) Approvers(ctx context.Context, preparer int64) (int, error) {
 	users, err := d.Users(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("count approvers: %w", err)
 	}
 	n := 0
 	for _, u := range users {
-		if !u.Disabled && u.Role.Can(auth.Approve) {
+		if !u.Disabled && u.Role.Can(auth.Approve) && u.ID != preparer {
 			n++
 		}
 	}

@@ -143,24 +143,43 @@ func TestCreateFirstAdminOnce(t *testing.T) {
 }
 
 // Approvers counts enabled admins and approvers, not reviewers, annotators or a
-// disabled approver.
+// disabled approver, and never the preparer, whose approval does not count: an admin
+// alone has nobody to approve what they prepare (the form offered them 1 approval, and
+// the first approver invited later signed 286 removals off alone).
 func TestApprovers(t *testing.T) {
 	t.Parallel()
 	d := openTest(t)
 	ctx := context.Background()
-	if n, err := d.Approvers(ctx); n != 0 || err != nil {
+	if n, err := d.Approvers(ctx, 0); n != 0 || err != nil {
 		t.Fatalf("Approvers of no accounts = %d, %v; want 0", n, err)
 	}
 	root := mustUser(t, d, "root", auth.Admin)
-	mustUser(t, d, "ann", auth.Approver)
+	if n, err := d.Approvers(ctx, root.ID); n != 0 || err != nil {
+		t.Errorf("Approvers(root) of root alone = %d, %v; want 0", n, err)
+	}
+	ann := mustUser(t, d, "ann", auth.Approver)
 	off := mustUser(t, d, "off", auth.Approver)
-	mustUser(t, d, "rev", auth.Reviewer)
+	rev := mustUser(t, d, "rev", auth.Reviewer)
 	mustUser(t, d, "lab", auth.Annotator)
 	if err := d.SetDisabled(ctx, root, off.ID, true); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := d.Approvers(ctx); n != 2 || err != nil {
-		t.Errorf("Approvers = %d, %v; want 2 (root and ann)", n, err)
+	for _, tc := range []struct {
+		name     string
+		preparer int64
+		want     int
+	}{
+		{"nobody", 0, 2},
+		{"root", root.ID, 1},
+		{"ann", ann.ID, 1},
+		{"rev", rev.ID, 2},
+		{"off", off.ID, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if n, err := d.Approvers(ctx, tc.preparer); n != tc.want || err != nil {
+				t.Errorf("Approvers(%s) = %d, %v; want %d", tc.name, n, err, tc.want)
+			}
+		})
 	}
 }
 

@@ -11,3 +11,4 @@ func (e *StaleError) Kind() errkind.Kind      { return errkind.Conflict }
 func (e *OutdatedError) Kind() errkind.Kind   { return errkind.Conflict }
 func (e *ConflictError) Kind() errkind.Kind   { return errkind.Conflict }
 func (e *SeparationError) Kind() errkind.Kind { return errkind.Conflict }
+func (e *RestoredError) Kind() errkind.Kind   { return errkind.Conflict }

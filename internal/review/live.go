@@ -26,9 +26,24 @@ import (
 // of a document live then.
 
 // DefaultApprovals is how many approvals sign a manifest off unless its preparer asks
-// for fewer: two people besides whoever prepared it. A team with one approver lowers it,
-// and the lowering is recorded (Lowering).
+// for fewer: two people besides whoever prepared it. It is never lowered for want of
+// people: a team with fewer approvers than that may prepare a manifest (it is a report
+// until signed off) and is told whom to invite; lowering it is a choice someone makes
+// and the manifest records (Lowering).
 const DefaultApprovals = 2
+
+// MaxApprovals is the most approvals a manifest may ask.
+const MaxApprovals = 20
+
+// CheckApprovals says whether a manifest may ask n approvals: at least one person
+// besides its preparer (whose approval never counts), at most MaxApprovals. More than
+// the team has approvers is allowed: the manifest waits for them.
+func CheckApprovals(n int) error {
+	if n < 1 || n > MaxApprovals {
+		return &InputError{Field: "approvals", Msg: fmt.Sprintf("want a whole number from 1 to %d (approvals from people other than the preparer)", MaxApprovals)}
+	}
+	return nil
+}
 
 // Lowering records that a manifest asks for fewer approvals than DefaultApprovals: who
 // asked, when and why. It is written to the audit log and to the sign-off record.
@@ -56,6 +71,23 @@ func (l Lowering) Text() string {
 		s += ": " + l.Why
 	}
 	return s
+}
+
+// RestoredError refuses the restore of a document that is back already: another
+// restore of it (a second click, another tab, another person, the manifest's revocation)
+// came first, and this one changed nothing.
+type RestoredError struct {
+	Doc string    // the document's external id
+	By  string    // who restored it
+	At  time.Time // when
+}
+
+func (e *RestoredError) Error() string {
+	by := ""
+	if e.By != "" {
+		by = " by " + e.By
+	}
+	return fmt.Sprintf("document %s was already restored%s on %s: nothing changed", e.Doc, by, e.At.UTC().Format("2006-01-02 15:04:05 UTC"))
 }
 
 // Live change kinds.

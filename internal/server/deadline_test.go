@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -53,6 +54,28 @@ func TestReadDeadlinesSpareUploads(t *testing.T) {
 		}
 		if d := time.Since(start); d > 5*time.Second {
 			t.Errorf("a body trickled for %v without being cut off; want about 1 s", d.Round(time.Millisecond))
+		}
+	})
+
+	// The form cut off is answered, not dropped nor handed to the handler empty (the
+	// labeling page said "choose a category"): 408, saying nothing was saved.
+	t.Run("a form cut off is told so", func(t *testing.T) {
+		conn, err := net.Dial("tcp", host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		fmt.Fprintf(conn, "POST /campaigns/1/pairs/1/label HTTP/1.1\r\nHost: %s\r\nContent-Type: application/x-www-form-urlencoded\r\n"+
+			"Sec-Fetch-Site: same-origin\r\nCookie: dedup_session=%s\r\nContent-Length: 1000\r\n\r\ncategory=exa", host, token)
+		conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatalf("no answer to a form cut off: %v", err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusRequestTimeout || !strings.Contains(string(body), "took too long to arrive, so it was cut off: nothing was saved") {
+			t.Errorf("form cut off: %d\n%s", res.StatusCode, body)
 		}
 	})
 
