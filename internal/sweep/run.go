@@ -485,7 +485,7 @@ type shapeCands struct {
 
 func (e *engine) candidates(ctx context.Context, sigs []lsh.Signature, sh lsh.Shape, exact bool) (*shapeCands, error) {
 	start := time.Now()
-	keys, skipped, err := candidatePairs(ctx, sigs, sh, e.opt.MaxBucket)
+	keys, skipped, err := lsh.CandidateKeys(ctx, sigs, sh, e.opt.MaxBucket)
 	if err != nil {
 		return nil, err
 	}
