@@ -275,6 +275,8 @@ func Run(ctx context.Context, in Input, g Grid, opt Options) (*Report, error) {
 						})
 					}
 					wg.Wait()
+					// The graph the policies shared is not needed again: one at a time is held.
+					cs.dropGraphs()
 					for i, pol := range g.Policies {
 						scores, accepted, per, err := outs[i].scores, outs[i].accepted, outs[i].per, outs[i].err
 						if err != nil {
@@ -477,7 +479,7 @@ type shapeCands struct {
 	labCand []int32 // per counted pair: its index in keys, or -1
 	time    time.Duration
 	// bins holds each candidate's model bin (engine.modelBins), graphs the cluster
-	// graphs of the policies internal/cluster runs, by verification.
+	// graphs of the policies internal/cluster runs, by similarities (similarities.key).
 	mu     sync.Mutex // guards bins and graphs: the policies of a shape run at once
 	bins   []uint8
 	graphs map[string]*cluster.Graph
@@ -535,12 +537,14 @@ type similarities struct {
 	sigs  []lsh.Signature // the estimates' signatures, for pairs that are not candidates
 }
 
-// key names the verification the similarities are of.
+// key names the similarities: the verification, and for estimates the k they are out
+// of (a shape's candidates are verified with the estimates of every k that shares it,
+// each a different graph to cluster).
 func (s similarities) key() string {
 	if s.exact != nil {
 		return string(ExactJaccard)
 	}
-	return string(MinHashEstimate)
+	return fmt.Sprintf("%s/k=%v", MinHashEstimate, s.k)
 }
 
 func (s similarities) len() int {
