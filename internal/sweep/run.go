@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
-	"github.com/dedupstudio/dedupstudio/internal/frame"
 	"github.com/dedupstudio/dedupstudio/internal/labels"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 )
@@ -320,14 +319,13 @@ type engine struct {
 	policies map[string]Clusterer
 
 	// The dataset estimates: the model of the labels, the bins of any pair under its
-	// representation (nil without a model), the frame (studio draws) and the keeper
-	// rules compiled over the documents.
+	// representation (nil without a model) and the keeper rules compiled over the
+	// documents. The frame (studio draws) sizes the model's bins and is not kept.
 	model        *Model
 	noModel      bool
 	modelNote    string
 	outsideModel []bool // per counted pair: left to the labeled-pairs basis
 	bin          *binner
-	frame        *frame.Frame
 	keep         []cluster.Doc
 	orders       []cluster.Order
 	ruleNames    []string
