@@ -143,7 +143,7 @@ func Build(ctx context.Context, sigs []lsh.Signature, sets *Sets, scheme Scheme,
 	if len(reps) > 0 {
 		k = len(reps[0])
 	}
-	var cands []lsh.Candidate
+	var cands []uint64 // class pairs, A<<32 | B
 	for r := 1; r <= max(k, 1); r++ {
 		if k == 0 {
 			break
@@ -159,7 +159,7 @@ func Build(ctx context.Context, sigs []lsh.Signature, sets *Sets, scheme Scheme,
 		}
 	}
 	for _, c := range cands {
-		x, y := int32(c.A), int32(c.B)
+		x, y := int32(c>>32), int32(uint32(c))
 		inter := sets.classInter(x, y)
 		union := len(sets.Set(int(x))) + len(sets.Set(int(y))) - inter
 		b := scheme.Bin(inter, union)
@@ -198,14 +198,17 @@ func Build(ctx context.Context, sigs []lsh.Signature, sets *Sets, scheme Scheme,
 	return f, nil
 }
 
-// boundedCandidates returns the candidate class pairs of sh, nil when they are more than
-// maxPairs.
-func boundedCandidates(ctx context.Context, sigs []lsh.Signature, sh lsh.Shape, maxBucket, maxPairs int) ([]lsh.Candidate, int, error) {
+// boundedCandidates returns the candidate class pairs of sh as sorted keys (A<<32 | B,
+// A < B), nil when they are more than maxPairs. They are lsh.CandidatesBounded's pairs,
+// made by lsh.CandidateKeys, which holds each distinct pair once: at one row per band a
+// near-duplicate pair collides in most of the bands, and holding every collision took
+// gigabytes where the distinct pairs take megabytes.
+func boundedCandidates(ctx context.Context, sigs []lsh.Signature, sh lsh.Shape, maxBucket, maxPairs int) ([]uint64, int, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, 0, err
 	}
 	if len(sigs) < 2 {
-		return []lsh.Candidate{}, 0, nil
+		return []uint64{}, 0, nil
 	}
 	// A quick upper bound from bucket sizes before the pairs are made: Σ over bands of
 	// Σ_bucket m(m-1)/2 bounds the distinct pairs.
@@ -228,7 +231,7 @@ func boundedCandidates(ctx context.Context, sigs []lsh.Signature, sh lsh.Shape, 
 			return nil, 0, nil
 		}
 	}
-	c, skipped, err := lsh.CandidatesBounded(sigs, sh, maxBucket)
+	c, skipped, err := lsh.CandidateKeys(ctx, sigs, sh, maxBucket)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -236,7 +239,7 @@ func boundedCandidates(ctx context.Context, sigs []lsh.Signature, sh lsh.Shape, 
 		return nil, 0, nil
 	}
 	if c == nil {
-		c = []lsh.Candidate{}
+		c = []uint64{}
 	}
 	return c, skipped, nil
 }

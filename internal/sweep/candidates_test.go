@@ -8,9 +8,9 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 )
 
-// TestCandidatePairsMatchLSH checks that the sweep's candidate generator returns exactly
-// lsh.CandidatesBounded's pairs and skipped count, on real text, with and without the
-// bucket bound cutting buckets.
+// TestCandidatePairsMatchLSH checks that the candidate generator of sweeps and frames
+// (lsh.CandidateKeys) returns exactly lsh.CandidatesBounded's pairs and skipped count,
+// on real text, with and without the bucket bound cutting buckets.
 func TestCandidatePairsMatchLSH(t *testing.T) {
 	d := loadDemo(t)
 	cut := false
@@ -30,7 +30,7 @@ func TestCandidatePairsMatchLSH(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					got, skipped, err := candidatePairs(t.Context(), sigs, sh, maxBucket)
+					got, skipped, err := lsh.CandidateKeys(t.Context(), sigs, sh, maxBucket)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -40,7 +40,7 @@ func TestCandidatePairsMatchLSH(t *testing.T) {
 					}
 					cut = cut || wantSkipped > 0
 					if !slices.Equal(got, wantKeys) || skipped != wantSkipped {
-						t.Errorf("candidatePairs = %d pairs, %d skipped; lsh.CandidatesBounded = %d, %d", len(got), skipped, len(wantKeys), wantSkipped)
+						t.Errorf("lsh.CandidateKeys = %d pairs, %d skipped; lsh.CandidatesBounded = %d, %d", len(got), skipped, len(wantKeys), wantSkipped)
 					}
 				})
 			}
@@ -80,7 +80,7 @@ func BenchmarkCandidates(b *testing.B) {
 		start := cpuTime(b)
 		for b.Loop() {
 			for _, sh := range shapes {
-				candidatePairs(b.Context(), sigs, sh, DefaultMaxBucket)
+				lsh.CandidateKeys(b.Context(), sigs, sh, DefaultMaxBucket)
 			}
 		}
 		reportCPU(b, start)

@@ -359,7 +359,8 @@ func (e *engine) frameSizes(ctx context.Context, m *Model) error {
 	if err != nil {
 		return err
 	}
-	e.frame = f
+	// Only the sizes are kept: the frame's entries (24 bytes a listed class pair, which
+	// grow with the square of the near-duplicates) are released before the shapes run.
 	for b := range m.Bins {
 		m.Bins[b].Size, m.Bins[b].Drawable = f.Sizes[b], f.Listed[b]
 		m.Bins[b].Pooled = Cell{Name: "drawn pairs", Size: f.Sizes[b], Frame: f.Listed[b]}

@@ -212,13 +212,16 @@
 // memo up to Options.MemoPairs pairs (16M, 16 bytes each; when they do not all fit, the
 // most similar, which every shape proposes again); one shape's candidates at 23 bytes a
 // pair (key, agreement count, exact similarity, threshold level, order), plus 16 bytes
-// a pair while they are generated and 28 while their exact similarities are computed;
-// band keys and flags of 9·b bytes a document; and a few bytes a document for the
-// clustering. The pairs a shape can propose are bounded by Options.MaxBucket: a band
-// bucket of more documents than that contributes only the pairs of its first MaxBucket
-// (as lsh.CandidatesBounded), and the result counts the collisions left out. Measured
-// on 100,000 documents (BenchmarkSweep100k): 650 MB of live heap at the peak, for a
-// shape proposing 10M pairs.
+// a pair while they are generated (lsh.CandidateKeys: each distinct pair once, never
+// each band's collisions) and 28 while their exact similarities are computed; one
+// cluster graph at a time for keeper-star and complete-link (about 60 bytes a
+// candidate, released once the policies of its k and verification are done); band keys
+// and flags of 9·b bytes a document; and a few bytes a document for the clustering. The
+// model's frame sizes its bins and is released before the shapes run. The pairs a shape
+// can propose are bounded by Options.MaxBucket: a band bucket of more documents than
+// that contributes only the pairs of its first MaxBucket (as lsh.CandidatesBounded), and
+// the result counts the collisions left out. What BenchmarkSweep100k measured as the
+// documents grow is in docs/performance.md.
 //
 // Progress and OnResult report each configuration as it completes; ctx is checked
 // between passes and inside every long loop, and a cancelled Run returns the results

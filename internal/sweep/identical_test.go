@@ -176,3 +176,48 @@ func TestDumpDefaultResults(t *testing.T) {
 		t.Logf("%s: %d results, sha256 %s", name, len(rep.Results), digest(h))
 	}
 }
+
+// TestSharedShapeClustersEachK checks that a configuration's figures do not depend on
+// the other ks of its grid: a shape that k=64 and k=128 share is verified with each k's
+// own estimates, and keeper-star and complete-link cluster those (they were clustered on
+// the first k's estimates when the shape's graph was kept by verification alone).
+func TestSharedShapeClustersEachK(t *testing.T) {
+	d := loadDemo(t)
+	var k64, k128 lsh.Spec
+	for s, p := range map[string]*lsh.Spec{"level=word size=5 k=64": &k64, "level=word size=5 k=128": &k128} {
+		var err error
+		if *p, err = lsh.ParseSpec(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	results := func(specs ...lsh.Spec) map[string]string {
+		g := Grid{Specs: specs, Shapes: []lsh.Shape{{Bands: 16, Rows: 4}}, Thresholds: Steps(0.3, 0.9, 0.1),
+			Verifications: []Verification{MinHashEstimate}, Policies: RegisteredPolicies()}
+		in := textInput(d.texts, resultsVariants(d)["studio"], precompute(t, d.texts, g.Specs))
+		rep, err := Run(context.Background(), in, g, Options{Seed: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		for _, r := range rep.Results {
+			if r.Config.Spec != k128 {
+				continue
+			}
+			var b strings.Builder
+			if err := writeResults(&b, &Report{Results: []Result{r}}); err != nil {
+				t.Fatal(err)
+			}
+			out[fmt.Sprint(r.Config)] = b.String()
+		}
+		return out
+	}
+	alone, shared := results(k128), results(k64, k128)
+	if len(alone) != 3*7 {
+		t.Fatalf("%d results for k=128; want 21", len(alone))
+	}
+	for name, r := range alone {
+		if shared[name] != r {
+			t.Errorf("%s: its figures change when k=64 shares its shape", name)
+		}
+	}
+}

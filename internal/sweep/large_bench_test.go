@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/metrics"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -93,8 +94,13 @@ func readCorpusSources(path string, maxBytes int) ([]string, error) {
 
 // heapPeak samples the heap every 20 ms until stop is called and returns the largest
 // heap in use (live objects and garbage not yet swept, roughly what the process holds)
-// and the largest live heap the collector marked (what the sweep keeps).
+// and the largest live heap the collector marked (what the sweep keeps). With
+// DEDUP_SWEEP_HEAPPROF set to a file name it writes a heap profile there each time the
+// live heap grows by a tenth past the last one written: the last is what was live at the
+// peak (go tool pprof -sample_index=inuse_space).
 func heapPeak() (stop func() (heap, live uint64)) {
+	profPath := os.Getenv("DEDUP_SWEEP_HEAPPROF")
+	var profAt uint64
 	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/gc/heap/live:bytes"}}
 	var heap, live atomic.Uint64
 	done := make(chan struct{})
@@ -106,6 +112,13 @@ func heapPeak() (stop func() (heap, live uint64)) {
 			metrics.Read(sample)
 			heap.Store(max(heap.Load(), sample[0].Value.Uint64()))
 			live.Store(max(live.Load(), sample[1].Value.Uint64()))
+			if l := sample[1].Value.Uint64(); profPath != "" && l > profAt+profAt/10 {
+				profAt = l
+				if f, err := os.Create(profPath); err == nil {
+					pprof.Lookup("heap").WriteTo(f, 0)
+					f.Close()
+				}
+			}
 			select {
 			case <-done:
 				return
@@ -137,7 +150,8 @@ func peakRSS() float64 {
 }
 
 // BenchmarkSweep100k sweeps 100,000 documents built from the shared corpus (see
-// largeCorpus; DEDUP_SWEEP_DOCS sets another count, at least 10,000) with 1,000
+// largeCorpus; DEDUP_SWEEP_DOCS sets another count, at least 1,000; below two copies of
+// every source document the corpus takes the first n/2 sources, two copies each) with 1,000
 // labeled pairs (copies of one source document, labeled duplicates; random pairs,
 // labeled different) under a draw design the model pools per bin of exact Jaccard.
 // It needs DEDUP_SWEEP_100K=1. Signatures are computed when the sweep asks for them
@@ -154,12 +168,17 @@ func BenchmarkSweep100k(b *testing.B) {
 		b.Skip("set DEDUP_SWEEP_100K=1 (word 5-shingles) or =default (DefaultGrid) to run")
 	}
 	n := 100_000
-	if v, err := strconv.Atoi(os.Getenv("DEDUP_SWEEP_DOCS")); err == nil && v >= 10_000 {
+	if v, err := strconv.Atoi(os.Getenv("DEDUP_SWEEP_DOCS")); err == nil && v >= 1_000 {
 		n = v
 	}
 	sources, err := readCorpusSources("/work/shared/data/corpus.jsonl.gz", 2000)
 	if err != nil {
 		b.Skip("the shared corpus is not readable here:", err)
+	}
+	if n < 2*len(sources) {
+		// Fewer documents than two of every source: half as many sources, two copies
+		// each, so that the labeled duplicates have copies to come from.
+		sources = sources[:n/2]
 	}
 	c := &largeCorpus{sources: sources, n: n}
 	g := DefaultGrid()

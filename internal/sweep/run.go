@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
-	"github.com/dedupstudio/dedupstudio/internal/frame"
 	"github.com/dedupstudio/dedupstudio/internal/labels"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 )
@@ -289,6 +288,8 @@ func Run(ctx context.Context, in Input, g Grid, opt Options) (*Report, error) {
 						})
 					}
 					wg.Wait()
+					// The graph the policies shared is not needed again: one at a time is held.
+					cs.dropGraphs()
 					for i, pol := range g.Policies {
 						scores, accepted, per, err := outs[i].scores, outs[i].accepted, outs[i].per, outs[i].err
 						if err != nil {
@@ -332,14 +333,13 @@ type engine struct {
 	policies map[string]Clusterer
 
 	// The dataset estimates: the model of the labels, the bins of any pair under its
-	// representation (nil without a model), the frame (studio draws) and the keeper
-	// rules compiled over the documents.
+	// representation (nil without a model) and the keeper rules compiled over the
+	// documents. The frame (studio draws) sizes the model's bins and is not kept.
 	model        *Model
 	noModel      bool
 	modelNote    string
 	outsideModel []bool // per counted pair: left to the labeled-pairs basis
 	bin          *binner
-	frame        *frame.Frame
 	keep         []cluster.Doc
 	orders       []cluster.Order
 	ruleNames    []string
@@ -495,7 +495,7 @@ type shapeCands struct {
 	labCand []int32 // per counted pair: its index in keys, or -1
 	time    time.Duration
 	// bins holds each candidate's model bin (engine.modelBins), graphs the cluster
-	// graphs of the policies internal/cluster runs, by verification.
+	// graphs of the policies internal/cluster runs, by similarities (similarities.key).
 	mu     sync.Mutex // guards bins and graphs: the policies of a shape run at once
 	bins   []uint8
 	graphs map[string]*cluster.Graph
@@ -503,7 +503,7 @@ type shapeCands struct {
 
 func (e *engine) candidates(ctx context.Context, sigs []lsh.Signature, sh lsh.Shape, exact bool) (*shapeCands, error) {
 	start := time.Now()
-	keys, skipped, err := candidatePairs(ctx, sigs, sh, e.opt.MaxBucket)
+	keys, skipped, err := lsh.CandidateKeys(ctx, sigs, sh, e.opt.MaxBucket)
 	if err != nil {
 		return nil, err
 	}
@@ -553,12 +553,14 @@ type similarities struct {
 	sigs  []lsh.Signature // the estimates' signatures, for pairs that are not candidates
 }
 
-// key names the verification the similarities are of.
+// key names the similarities: the verification, and for estimates the k they are out
+// of (a shape's candidates are verified with the estimates of every k that shares it,
+// each a different graph to cluster).
 func (s similarities) key() string {
 	if s.exact != nil {
 		return string(ExactJaccard)
 	}
-	return string(MinHashEstimate)
+	return fmt.Sprintf("%s/k=%v", MinHashEstimate, s.k)
 }
 
 func (s similarities) len() int {

@@ -265,8 +265,9 @@ func mergedSizes(keys []uint64, ids []int32) []int32 {
 	return out
 }
 
-// graphFor returns the cluster.Graph of a shape's candidates under one verification,
-// built once per (shape, verification) for the policies internal/cluster runs.
+// graphFor returns the cluster.Graph of a shape's candidates under one verification
+// (and, for estimates, one k), built once for the policies internal/cluster runs and
+// kept until dropGraphs.
 func (e *engine) graphFor(cs *shapeCands, sims similarities) (*cluster.Graph, error) {
 	key := sims.key()
 	cs.mu.Lock()
@@ -288,4 +289,13 @@ func (e *engine) graphFor(cs *shapeCands, sims similarities) (*cluster.Graph, er
 	}
 	cs.graphs[key] = g
 	return g, nil
+}
+
+// dropGraphs releases the shape's cluster graphs: a graph holds about 100 bytes a
+// candidate, and a shape's graphs held through all its ks and verifications were the
+// largest part of a large sweep's heap.
+func (cs *shapeCands) dropGraphs() {
+	cs.mu.Lock()
+	cs.graphs = nil
+	cs.mu.Unlock()
 }

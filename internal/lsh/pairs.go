@@ -1,4 +1,4 @@
-package sweep
+package lsh
 
 import (
 	"context"
@@ -7,19 +7,19 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-
-	"github.com/dedupstudio/dedupstudio/internal/lsh"
 )
 
-// candidatePairs returns the same pairs as lsh.CandidatesBounded(sigs, sh, maxBucket),
-// as sorted pair keys, with the same count of skipped collisions. It differs in cost:
-// lsh collects every (pair, band) collision and sorts them all to count bands per pair,
-// which on near-duplicate-heavy data is ten to thirty times the pairs; a sweep needs no
-// band counts, so here a pair is emitted only from the first band it collides in
+// CandidateKeys returns the same pairs as CandidatesBounded(sigs, sh, maxBucket), as
+// sorted pair keys (A<<32 | B, A < B), with the same count of skipped collisions, and
+// no band counts. It differs in cost: CandidatesBounded collects every (pair, band)
+// collision and sorts them all to count bands per pair, which on
+// near-duplicate-heavy data is ten to thirty times the pairs (and at one row per band up
+// to the bands times); here a pair is emitted only from the first band it collides in
 // (earlier bands are checked against the document-major keys), and only the distinct
-// pairs are sorted. On the demo sample's default grid that halves the candidate time
-// and removes most of a sweep's allocation.
-func candidatePairs(ctx context.Context, sigs []lsh.Signature, sh lsh.Shape, maxBucket int) (keys []uint64, skipped int, err error) {
+// pairs are held and sorted: 16 bytes a pair at the peak, plus 9 bytes a document and
+// band. On the demo sample's default grid that halves the candidate time of a sweep and
+// removes most of its allocation. It stops with ctx.Err() when ctx ends.
+func CandidateKeys(ctx context.Context, sigs []Signature, sh Shape, maxBucket int) (keys []uint64, skipped int, err error) {
 	n := len(sigs)
 	if n == 0 {
 		return nil, 0, nil
@@ -33,9 +33,9 @@ func candidatePairs(ctx context.Context, sigs []lsh.Signature, sh lsh.Shape, max
 		}
 	}
 	b := sh.Bands
-	// keys[doc*b+band], band keys as lsh.Shape.BandKeys computes them.
+	// keys[doc*b+band], band keys as Shape.BandKeys computes them.
 	bandKeys := make([]uint64, n*b)
-	if err := parallel(ctx, n, 256, func(lo, hi int) {
+	if err := parallelCtx(ctx, n, 256, func(lo, hi int) {
 		var tmp []uint64
 		for doc := lo; doc < hi; doc++ {
 			tmp = sh.BandKeys(sigs[doc], tmp[:0])
@@ -70,16 +70,16 @@ func candidatePairs(ctx context.Context, sigs []lsh.Signature, sh lsh.Shape, max
 		var wg sync.WaitGroup
 		for w := range workers {
 			wg.Go(func() {
-				entries, buf := make([]entry, n), make([]entry, n)
+				entries, buf := make([]keyEntry, n), make([]keyEntry, n)
 				var out []uint64
 				for band := range next {
 					if ctx.Err() != nil {
 						return
 					}
 					for doc := range n {
-						entries[doc] = entry{bandKeys[doc*b+band], uint32(doc)}
+						entries[doc] = keyEntry{bandKeys[doc*b+band], uint32(doc)}
 					}
-					radixSort(entries, buf) // stable: documents stay in order within a bucket
+					radixSortEntries(entries, buf) // stable: documents stay in order within a bucket
 					for i := 0; i < n; {
 						j := i + 1
 						for j < n && entries[j].key == entries[i].key {
@@ -133,17 +133,17 @@ func candidatePairs(ctx context.Context, sigs []lsh.Signature, sh lsh.Shape, max
 	return keys, skipped, nil
 }
 
-// entry is a document's key in one band.
-type entry struct {
+// keyEntry is a document's key in one band.
+type keyEntry struct {
 	key uint64
 	doc uint32
 }
 
-// radixSort sorts es by key, stably, with buf (len(es)) as scratch: eight passes of one
+// radixSortEntries sorts es by key, stably, with buf (len(es)) as scratch: eight passes of one
 // byte each, least significant first. Band keys are uniform hashes, so no pass can be
 // skipped, but eight linear passes beat a comparison sort's log n compares with a
 // closure each.
-func radixSort(es, buf []entry) {
+func radixSortEntries(es, buf []keyEntry) {
 	var count [256]int
 	src, dst := es, buf
 	for shift := uint(0); shift < 64; shift += 8 {
@@ -164,4 +164,28 @@ func radixSort(es, buf []entry) {
 		src, dst = dst, src
 	}
 	// Eight passes: the sorted keys are back in es.
+}
+
+// parallelCtx runs fn over [0, n) in chunks of about chunk items on every core, checking
+// ctx between chunks; it returns ctx.Err() if ctx ended before all chunks ran.
+func parallelCtx(ctx context.Context, n, chunk int, fn func(lo, hi int)) error {
+	if n == 0 {
+		return ctx.Err()
+	}
+	workers := min(runtime.GOMAXPROCS(0), (n+chunk-1)/chunk)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				lo := int(next.Add(int64(chunk))) - chunk
+				if lo >= n {
+					return
+				}
+				fn(lo, min(lo+chunk, n))
+			}
+		})
+	}
+	wg.Wait()
+	return ctx.Err()
 }
