@@ -144,6 +144,11 @@ func TestOneApproverBesidesThePreparer(t *testing.T) {
 		!strings.Contains(body, "Ask an admin to invite one.") {
 		t.Errorf("the page a reviewer sees does not name the preparer and who invites")
 	}
+	// The preparer's own line named bob as giving both approvals ("2 more approval(s)
+	// needed: bob may give them"); he gives one.
+	if _, body := get(t, f.h, page, f.admin); !strings.Contains(body, "2 more approval(s) needed; only bob may give one.") {
+		t.Errorf("the preparer's line does not say bob gives only one of the 2:\n%s", body)
+	}
 	m = f.submit(m)
 	f.approveAs(m, sessionFor(t, f.store, bob.ID))
 	if m, _ = f.store.Manifest(context.Background(), m.ID); m.State != review.InReview {

@@ -86,8 +86,13 @@ func keptHead(q url.Values) (review.AuditHead, error) {
 func eventRow(e db.AuditEvent, names map[int64]string) templates.EventRow {
 	row := templates.EventRow{ID: e.ID, At: e.At.UTC().Format("2006-01-02 15:04:05"), Actor: e.Actor, Action: actionText(e.Action),
 		Detail: detailText(e.Detail), Hash: e.Hash}
+	// Some services record their actor as "user:ID" (a sweep's start): that is the
+	// account, not an earlier name of it.
 	if n, ok := names[e.UserID]; ok && n != e.Actor {
-		row.Actor = fmt.Sprintf("%s (was %s)", n, e.Actor)
+		row.Actor = n
+		if e.Actor != fmt.Sprintf("user:%d", e.UserID) {
+			row.Actor = fmt.Sprintf("%s (was %s)", n, e.Actor)
+		}
 	}
 	if row.Actor == "" {
 		row.Actor = "system"
@@ -98,36 +103,51 @@ func eventRow(e db.AuditEvent, names map[int64]string) templates.EventRow {
 
 // actions names the recorded actions in words.
 var actions = map[string]string{
-	"login":                    "signed in",
-	"login.failed":             "failed to sign in",
-	"login.lock":               "met a sign-in limit",
-	"logout":                   "signed out",
-	"user.setup":               "created the first admin account",
-	"user.create":              "created an account",
-	"user.role":                "changed a role",
-	"user.disable":             "disabled an account",
-	"user.enable":              "enabled an account",
-	"invite.create":            "invited someone",
-	"invite.accept":            "joined by invitation",
-	"dataset.import":           "imported a dataset",
-	"campaign.update":          "changed campaign settings",
-	"pairs.sample":             "drew pairs to label",
-	"labels.add":               "added labels",
-	"manifest.prepare":         "prepared a manifest",
-	"manifest.decide":          "decided on a removal",
-	"manifest.decide-cluster":  "decided on a cluster",
-	"manifest.bulk-approve":    "approved low-risk clusters in bulk",
-	"manifest.keeper":          "changed a keeper",
-	"manifest.cut":             "cut a chain",
-	"manifest.undo":            "undid a decision",
-	"manifest.request-signoff": "requested sign-off",
-	"manifest.settings":        "changed manifest settings",
-	"manifest.review":          "reviewed a manifest",
-	"manifest.signoff":         "signed a manifest off",
-	"manifest.export":          "exported a manifest",
-	"manifest.revoke":          "revoked a manifest",
-	"manifest.restore":         "restored a removed document",
-	"manifest.refused":         "was refused on a manifest",
+	"login":                           "signed in",
+	"login.failed":                    "failed to sign in",
+	"login.lock":                      "met a sign-in limit",
+	"logout":                          "signed out",
+	"user.setup":                      "created the first admin account",
+	"user.create":                     "created an account",
+	"user.role":                       "changed a role",
+	"user.disable":                    "disabled an account",
+	"user.enable":                     "enabled an account",
+	"invite.create":                   "invited someone",
+	"invite.accept":                   "joined by invitation",
+	"dataset.import":                  "imported a dataset",
+	"campaign.update":                 "changed campaign settings",
+	"pairs.sample":                    "drew pairs to label",
+	"labels.add":                      "added labels",
+	"manifest.prepare":                "prepared a manifest",
+	"manifest.decide":                 "decided on a removal",
+	"manifest.decide-cluster":         "decided on a cluster",
+	"manifest.bulk-approve":           "approved low-risk clusters in bulk",
+	"manifest.keeper":                 "changed a keeper",
+	"manifest.cut":                    "cut a chain",
+	"manifest.undo":                   "undid a decision",
+	"manifest.request-signoff":        "requested sign-off",
+	"manifest.settings":               "changed manifest settings",
+	"manifest.review":                 "reviewed a manifest",
+	"manifest.signoff":                "signed a manifest off",
+	"manifest.export":                 "exported a manifest",
+	"manifest.revoke":                 "revoked a manifest",
+	"manifest.restore":                "restored a removed document",
+	"manifest.refused":                "was refused on a manifest",
+	"manifest.approve-outside-sample": "approved the clusters outside an audit's sample",
+	"manifest.audit":                  "requested an audit",
+	"manifest.audit-top-up":           "added pairs to an audit",
+	"label.adjudicate":                "adjudicated a pair",
+	"labels.import":                   "imported labels",
+	"sweep.start":                     "started a sweep",
+	"sweep.resume":                    "resumed a sweep",
+	"dedup-job.start":                 "started a whole-corpus run",
+	"dedup-job.resume":                "resumed a whole-corpus run",
+	"invite.revoke":                   "revoked an invite",
+	"user.unlock":                     "cleared a sign-in lockout",
+	"team.settings":                   "changed the team's rules",
+	"api_token.create":                "made an API token",
+	"api_token.revoke":                "revoked an API token",
+	"search_index.create":             "made a search index",
 }
 
 func actionText(a string) string { return cmp.Or(actions[a], a) }
@@ -149,6 +169,10 @@ func subjectText(subject string, names map[int64]string) (text, url string) {
 		return "manifest " + idText, "/manifests/" + idText
 	case "campaign":
 		return "campaign " + idText, "/campaigns/" + idText
+	case "sweep":
+		return "sweep " + idText, "/sweeps/" + idText
+	case "dedup-job":
+		return "whole-corpus run " + idText, "/dedup-jobs/" + idText
 	case "dataset":
 		return "dataset " + idText, ""
 	}

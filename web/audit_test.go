@@ -5,6 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -69,5 +73,53 @@ func TestAuditHeadPublishedAndChecked(t *testing.T) {
 	}
 	if res, _ := get(t, f.h, "/audit?head=nothex", f.admin); res.StatusCode != http.StatusUnprocessableEntity {
 		t.Errorf("a malformed head: %d; want 422", res.StatusCode)
+	}
+}
+
+// Every action the store records reads as words on the audit page, and a sweep's start
+// names the person who started it and links the sweep: the page said "alice (was
+// user:1) sweep.start sweep 2", as if alice had been renamed, with the action's code.
+func TestAuditLogSaysWhatHappened(t *testing.T) {
+	t.Parallel()
+	literal := regexp.MustCompile(`(?:auditBy|audit|Audit|AuditBy)\([^"\n]*"([a-z_-]+\.[a-z_.-]+)"`)
+	change := regexp.MustCompile(`(?:change\{action|Decision\{[^\n]*?Action): "([a-z-]+)"`)
+	var recorded []string
+	for _, dir := range []string{"../internal/db", "../internal/manifests", "."} {
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("sources of %s: %v, %v", dir, files, err)
+		}
+		for _, name := range files {
+			if strings.HasSuffix(name, "_test.go") {
+				continue
+			}
+			src, err := os.ReadFile(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range literal.FindAllStringSubmatch(string(src), -1) {
+				recorded = append(recorded, m[1])
+			}
+			if dir != "." {
+				for _, m := range change.FindAllStringSubmatch(string(src), -1) {
+					recorded = append(recorded, "manifest."+m[1])
+				}
+			}
+		}
+	}
+	if !slices.Contains(recorded, "sweep.start") || !slices.Contains(recorded, "manifest.decide") {
+		t.Fatalf("found the actions %v; want sweep.start and manifest.decide among them (has the store's code moved?)", recorded)
+	}
+	for _, a := range recorded {
+		if actionText(a) == a {
+			t.Errorf("actionText(%q) = %q; want it in words", a, a)
+		}
+	}
+
+	f := newFixture(t, 1<<20)
+	_, id := f.sweptCorpus(3, "audited")
+	_, page := get(t, f.h, "/audit", f.admin)
+	if !strings.Contains(page, "started a sweep") || !strings.Contains(page, fmt.Sprintf(`href="/sweeps/%d"`, id)) || strings.Contains(page, "(was user:") {
+		t.Errorf("the audit page after a sweep's start: want \"started a sweep\", a link to /sweeps/%d and no \"(was user:…)\"\n%s", id, page)
 	}
 }

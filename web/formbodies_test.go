@@ -66,6 +66,12 @@ func TestFormBodiesNotWhole(t *testing.T) {
 			"The form is larger than the limit of 1024 KiB: nothing was saved."},
 		{"broken off", io.MultiReader(strings.NewReader(form[:10]), iotestErr{}), -1, http.StatusBadRequest,
 			"The form could not be read (was it cut short?): nothing was saved."},
+		// Invalid UTF-8 was stored as sent (a sweep's name, a note) and served back as
+		// broken text in pages that declare UTF-8.
+		{"invalid UTF-8 in a value", strings.NewReader("category=exact&note=ok%FF%FE"), -1, http.StatusBadRequest,
+			"The form field “note” holds bytes that are not UTF-8 text: nothing was saved."},
+		{"invalid UTF-8 in a name", strings.NewReader("category=exact&n%C3=1"), -1, http.StatusBadRequest,
+			"The name of a form field holds bytes that are not UTF-8 text: nothing was saved."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := f.postBody("/campaigns/1/pairs/1/label", ann, tc.body, tc.length)

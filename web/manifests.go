@@ -972,8 +972,16 @@ func (s *server) approvalView(ctx context.Context, v *templates.ManifestPage, m 
 			return "it still needs an approval from someone who made none of its review decisions"
 		case st.Needed == 0:
 			return "its approvals are enough"
+		case len(may) == 1 && st.Needed > 1:
+			return fmt.Sprintf("%d more approval(s) needed; only %s may give one", st.Needed, may[0])
+		case len(may) > 0 && len(may) < st.Needed:
+			return fmt.Sprintf("%d more approval(s) needed; only %s may give one each", st.Needed, andNames(may))
+		case len(may) > 0 && st.Needed == 1:
+			return fmt.Sprintf("1 more approval(s) needed: %s may give it", orNames(may))
+		case len(may) == st.Needed:
+			return fmt.Sprintf("%d more approval(s) needed: %s may give them", st.Needed, andNames(may))
 		case len(may) > 0:
-			return fmt.Sprintf("%d more approval(s) needed: %s may give them", st.Needed, orNames(may))
+			return fmt.Sprintf("%d more approval(s) needed: any %d of %s may give them", st.Needed, st.Needed, orNames(may))
 		}
 		return fmt.Sprintf("%d more approval(s) needed", st.Needed)
 	}
@@ -1050,6 +1058,14 @@ func orNames(names []string) string {
 		return strings.Join(names, "")
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// andNames joins names with commas and a final "and".
+func andNames(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // teamOf says how many other approvers there are.

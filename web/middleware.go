@@ -11,9 +11,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/dedupstudio/dedupstudio/internal/auth"
 )
@@ -207,9 +209,32 @@ func (s *server) readForms(next http.Handler) http.Handler {
 				s.fail(w, r, formReadError(err))
 				return
 			}
+			if err := formNotText(r.PostForm); err != nil {
+				s.fail(w, r, err)
+				return
+			}
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// formNotText refuses a posted form whose names or values are not UTF-8 text: browsers
+// send forms of these pages (all UTF-8) as UTF-8, and bytes that are not text would be
+// stored as sent (a sweep's name, a note) and come back as broken text on every page
+// that shows them.
+func formNotText(form url.Values) error {
+	for name, values := range form {
+		if !utf8.ValidString(name) {
+			return &pageError{http.StatusBadRequest, "The name of a form field holds bytes that are not UTF-8 text: nothing was saved. Send the form again from its page."}
+		}
+		for _, v := range values {
+			if !utf8.ValidString(v) {
+				return &pageError{http.StatusBadRequest, fmt.Sprintf("The form field “%s” holds bytes that are not UTF-8 text: nothing was saved. "+
+					"Retype it (or paste it as text) and send the form again.", name)}
+			}
+		}
+	}
+	return nil
 }
 
 // formReadError is what a person reads when a form's body could not be read.

@@ -211,9 +211,9 @@ func Recommend(rs []Result, baseline *Scores, t Target) (Recommendation, error) 
 			"highest %s (%s) among the %d configurations whose %s stays at or below %s %s (%s)",
 			recallName, describe(h.Recall), met, rateName, percent.Format(t.MaxFalseRemovalRate, 'g', 3), where, percent.Format(bound(h), 'g', 3))}, nil
 	}
-	i, why := closest, "beats exact-hash dedup's recall"
+	i, why := closest, "beat exact-hash dedup's recall"
 	if i < 0 {
-		i, why = closestAny, "removes something (none beats exact-hash dedup's recall)"
+		i, why = closestAny, "remove something (none beats exact-hash dedup's recall)"
 	}
 	h := hs[i]
 	pre := h.FalseRemovalRate.Value <= t.MaxFalseRemovalRate

@@ -108,7 +108,8 @@ func TestRecommend(t *testing.T) {
 	// estimate breaks the target is never preselected.
 	base := result(0.85, 0.8, 0.9, 0, 0).Scores
 	rec, _ = Recommend(rs, &base, Target{MaxFalseRemovalRate: 0.001})
-	if rec.Index != 1 || !rec.Closest || rec.Preselect || !strings.Contains(rec.Reason, "not selected for you") {
+	if rec.Index != 1 || !rec.Closest || rec.Preselect || !strings.Contains(rec.Reason, "not selected for you") ||
+		!strings.Contains(rec.Reason, "among the configurations that beat exact-hash dedup's recall,") {
 		t.Errorf("Recommend(0.1%%, baseline 0.85) = %+v; want the closest beating the baseline, 1, not preselected", rec)
 	}
 	// Ties on recall go to the lower rate, then fewer candidates.
