@@ -129,7 +129,7 @@ func TestSweepCommand(t *testing.T) {
 	if err := run([]string{"sweep", "-db", path, "-campaign", "default", "-grid", gridPath, "-target", "1", "-q"}, &loose, &stderr); err != nil {
 		t.Fatalf("sweep -target 1: %v\n%s", err, stderr.String())
 	}
-	if !strings.Contains(loose.String(), "recommended: ") || !strings.Contains(loose.String(), "highest estimated recall") {
+	if !strings.Contains(loose.String(), "recommended: ") || !strings.Contains(loose.String(), "Highest estimated recall") {
 		t.Errorf("sweep -target 1 recommends nothing:\n%s", loose.String())
 	}
 }

@@ -151,7 +151,9 @@ var ErrNothingToRecommend = errkind.New(errkind.NotFound, "sweep: no configurati
 // that removes nothing helps nobody and is never picked. When none meets it, it names
 // the closest: the lowest upper end among those whose recall beats baseline's (exact-hash
 // dedup; nil when unknown), and says so first; the closest is preselected only when its
-// point estimate meets the target.
+// point estimate meets the target. A configuration that meets the target with a recall no
+// higher than the baseline's is never recommended either: it finds nothing exact-hash
+// dedup would not (after an export, a configuration removing one document did).
 func Recommend(rs []Result, baseline *Scores, t Target) (Recommendation, error) {
 	bound := func(h Headline) float64 {
 		if t.PointEstimate {
@@ -166,7 +168,7 @@ func Recommend(rs []Result, baseline *Scores, t Target) (Recommendation, error) 
 			floor = b
 		}
 	}
-	best, closest, closestAny, met := -1, -1, -1, 0
+	best, closest, closestAny, met, metBelow := -1, -1, -1, 0, 0
 	for i, h := range hs {
 		if math.IsNaN(h.Recall.Value) || math.IsNaN(bound(h)) || rs[i].Removals == 0 {
 			continue
@@ -181,6 +183,10 @@ func Recommend(rs []Result, baseline *Scores, t Target) (Recommendation, error) 
 			closest = i
 		}
 		if !t.Meets(h) {
+			continue
+		}
+		if h.Recall.Value <= floor {
+			metBelow++ // meets the target by finding no more than exact-hash dedup does
 			continue
 		}
 		met++
@@ -208,7 +214,7 @@ func Recommend(rs []Result, baseline *Scores, t Target) (Recommendation, error) 
 	if best >= 0 {
 		h := hs[best]
 		return Recommendation{Index: best, Config: rs[best].Config, Met: true, Preselect: true, Reason: fmt.Sprintf(
-			"highest %s (%s) among the %d configurations whose %s stays at or below %s %s (%s)",
+			"Highest %s (%s) among the %d configurations whose %s stays at or below %s %s (%s).",
 			recallName, describe(h.Recall), met, rateName, percent.Format(t.MaxFalseRemovalRate, 'g', 3), where, percent.Format(bound(h), 'g', 3))}, nil
 	}
 	i, why := closest, "beat exact-hash dedup's recall"
@@ -221,9 +227,21 @@ func Recommend(rs []Result, baseline *Scores, t Target) (Recommendation, error) 
 	if !pre {
 		tail = "; its point estimate alone breaks the target, so it is not selected for you"
 	}
+	qual, note := "", ""
+	if metBelow > 0 && baseline != nil {
+		qual = fmt.Sprintf(" that beats exact-hash dedup's recall (%.3f)", floor)
+		note = fmt.Sprintf(" (%s it without finding more than exact-hash dedup)", plural(metBelow, "configuration meets", "configurations meet"))
+	}
 	return Recommendation{Index: i, Config: rs[i].Config, Closest: true, Preselect: pre, Reason: fmt.Sprintf(
-		"No configuration keeps %s at or below %s %s. This one has the lowest upper end (%s) among the configurations that %s, with %s %s%s.",
-		rateName, percent.Format(t.MaxFalseRemovalRate, 'g', 3), where, percent.Format(bound(h), 'g', 3), why, recallName, describe(h.Recall), tail)}, nil
+		"No configuration%s keeps %s at or below %s %s%s. This one has the lowest upper end (%s) among the configurations that %s, with %s %s%s.",
+		qual, rateName, percent.Format(t.MaxFalseRemovalRate, 'g', 3), where, note, percent.Format(bound(h), 'g', 3), why, recallName, describe(h.Recall), tail)}, nil
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 func describe(iv Interval) string {

@@ -91,7 +91,7 @@ func TestRecommend(t *testing.T) {
 	if rec.Index != 2 || !rec.Met || !rec.Preselect || rec.Closest {
 		t.Errorf("Recommend = %+v; want 2, met, preselected", rec)
 	}
-	if !strings.Contains(rec.Reason, "highest estimated recall") || !strings.Contains(rec.Reason, "upper end") {
+	if !strings.HasPrefix(rec.Reason, "Highest estimated recall") || !strings.Contains(rec.Reason, "upper end") || !strings.HasSuffix(rec.Reason, ").") {
 		t.Errorf("Reason = %q", rec.Reason)
 	}
 	rec, _ = Recommend(rs, nil, Target{MaxFalseRemovalRate: 0.01, PointEstimate: true})
@@ -111,6 +111,15 @@ func TestRecommend(t *testing.T) {
 	if rec.Index != 1 || !rec.Closest || rec.Preselect || !strings.Contains(rec.Reason, "not selected for you") ||
 		!strings.Contains(rec.Reason, "among the configurations that beat exact-hash dedup's recall,") {
 		t.Errorf("Recommend(0.1%%, baseline 0.85) = %+v; want the closest beating the baseline, 1, not preselected", rec)
+	}
+	// A configuration that meets the target without beating exact-hash dedup's recall is
+	// never recommended (after an export one removing a single document, recall 0, was):
+	// here 1, 2 and 3 meet 1% and the baseline finds more than any of them.
+	high := result(0.93, 0.9, 0.95, 0, 0).Scores
+	rec, _ = Recommend(rs, &high, DefaultTarget)
+	if rec.Index != 0 || rec.Met || !rec.Closest || !strings.Contains(rec.Reason, "that beats exact-hash dedup's recall (0.930)") ||
+		!strings.Contains(rec.Reason, "(3 configurations meet it without finding more than exact-hash dedup)") {
+		t.Errorf("Recommend(1%%, baseline 0.93) = %+v; want 0 as the closest, none met, and why", rec)
 	}
 	// Ties on recall go to the lower rate, then fewer candidates.
 	tie := []Result{result(0.9, 0.8, 0.95, 0.005, 0.008), result(0.9, 0.8, 0.95, 0.005, 0.006), result(0.9, 0.8, 0.95, 0.005, 0.006)}
