@@ -599,7 +599,7 @@ func basisSentence(m *sweep.Model) string {
 		"and 95%% intervals carry each bin's uncertainty (Clopper-Pearson's confidence distributions summed over bins by %d Monte Carlo replicates, "+
 		"so a bin whose labels show no mistake still adds what they cannot rule out).", reprWords(m.Rep), m.Basis, m.Pairs, m.Replicates)
 	if m.Identical > 0 {
-		s += fmt.Sprintf(" %d pairs have identical normalized text: duplicates for certain, counted without a label.", m.Identical)
+		s += " " + templates.Plural(int(m.Identical), "pair has", "pairs have") + " identical normalized text: duplicates for certain, counted without a label."
 	}
 	if m.Unused > 0 {
 		s += fmt.Sprintf(" %d other counted pairs (imported, or of another design) count on the labeled-pairs basis only.", m.Unused)
