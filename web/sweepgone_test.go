@@ -7,11 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dedupstudio/dedupstudio/internal/auth"
-	"github.com/dedupstudio/dedupstudio/internal/cluster"
-	"github.com/dedupstudio/dedupstudio/internal/db"
-	"github.com/dedupstudio/dedupstudio/internal/lsh"
-	"github.com/dedupstudio/dedupstudio/internal/review"
+	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
 	"github.com/dedupstudio/dedupstudio/internal/sweep"
 	"github.com/dedupstudio/dedupstudio/internal/sweeprun"
 )
@@ -56,7 +52,7 @@ func TestSweepPageSaysLabelsOfRemovedDocumentsCount(t *testing.T) {
 			named++
 		}
 	}
-	exportOne(t, f.store, c.DatasetID, keeper, gone)
+	dbtest.ExportRemovals(t, f.store, c.DatasetID, []int64{keeper, gone})
 
 	form.Set("name", "after the export")
 	after := f.startSweep(c.ID, form)
@@ -74,49 +70,6 @@ func TestSweepPageSaysLabelsOfRemovedDocumentsCount(t *testing.T) {
 	// The assumption's last words (those before hold an apostrophe, which the page escapes).
 	if tail := sweep.GoneAssumption[strings.LastIndex(sweep.GoneAssumption, "non-duplicates measured"):]; !strings.Contains(body, tail) {
 		t.Errorf("the sweep page does not state the assumption %q", tail)
-	}
-}
-
-// exportOne has a signed-off manifest remove document gone (kept: keeper) and exports
-// it, through the store.
-func exportOne(t *testing.T, store *db.DB, datasetID, keeper, gone int64) {
-	t.Helper()
-	ctx := context.Background()
-	prep, err := store.CreateUser(ctx, "test", "prep-gone", auth.Reviewer, "x")
-	if err != nil {
-		t.Fatal(err)
-	}
-	appr, err := store.CreateUser(ctx, "test", "appr-gone", auth.Approver, "x")
-	if err != nil {
-		t.Fatal(err)
-	}
-	live, err := store.LiveState(ctx, datasetID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rule, _ := cluster.ParseRule("earliest")
-	p := review.Params{Spec: lsh.DefaultSpec(), Shape: lsh.Shape{Bands: 32, Rows: 4}, Threshold: 0.8, Verification: review.Exact,
-		Policy: cluster.Components, Rule: rule, CodeVersion: "test"}
-	cl := db.Cluster{Keeper: keeper, KeeperRule: "earliest", Size: 2, WeakestLink: 1, Weakest: gone,
-		Items: []db.Item{{Doc: gone, Keeper: keeper, Score: 1, Estimate: 1, Exact: 1, Reason: cluster.Exact, Decision: review.Approved,
-			DecidedBy: prep.ID, DecidedAt: "2026-01-01T00:00:00Z"}},
-		Links: []db.Link{{A: keeper, B: gone, Sim: 1}}}
-	m, err := store.CreateManifest(ctx, prep, db.NewManifest{DatasetID: datasetID, Params: p, DatasetHash: live.Snapshot, ApprovalsRequired: 1,
-		LiveMark: live.LiveMark, LabelMark: -1, Clusters: []db.Cluster{cl}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := store.RequestSignOff(ctx, prep, m.ID); err != nil {
-		t.Fatal(err)
-	}
-	res, err := store.AddReview(ctx, appr, m.ID, db.NewReview{Verdict: review.Approve, Hash: m.ContentHash}, func(s db.Sealing) (review.Record, error) {
-		return review.Record{Manifest: s.Manifest.ID, Params: s.Manifest.Params}, nil
-	})
-	if err != nil || !res.Signed {
-		t.Fatalf("sign-off: %+v, %v", res, err)
-	}
-	if _, err := store.Export(ctx, appr, m.ID); err != nil {
-		t.Fatal(err)
 	}
 }
 

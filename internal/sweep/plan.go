@@ -138,9 +138,12 @@ func (m *Model) Plan(p Profile, rule string, target float64) LabelPlan {
 }
 
 // Counts returns the plan's labels per bin, for a draw (campaign.DrawPlan.Counts).
-func (p LabelPlan) Counts(bins int) []int {
+func (p LabelPlan) Counts(bins int) []int { return planCounts(p.Bins, bins) }
+
+// planCounts spreads a plan's labels over bins bins.
+func planCounts(plan []PlanBin, bins int) []int {
 	out := make([]int, bins)
-	for _, b := range p.Bins {
+	for _, b := range plan {
 		if b.Bin < bins {
 			out[b.Bin] = b.More
 		}
@@ -299,15 +302,7 @@ type GuardAdvice struct {
 }
 
 // Counts returns the plan's labels per bin, as campaign.DrawPlan.Counts takes them.
-func (g GuardAdvice) Counts(bins int) []int {
-	out := make([]int, bins)
-	for _, b := range g.Plan {
-		if b.Bin < bins {
-			out[b.Bin] = b.More
-		}
-	}
-	return out
-}
+func (g GuardAdvice) Counts(bins int) []int { return planCounts(g.Plan, bins) }
 
 // GuardAdvice returns the guard bin's advice when GuardPlan(share) asks for labels,
 // nil when there is no guard or what it cannot rule out is within share already.
