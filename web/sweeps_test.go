@@ -234,7 +234,7 @@ func TestSweepDashboardNotEnoughLabels(t *testing.T) {
 	}
 	for _, want := range []string{`data-testid="guard-plan"`, `data-testid="guard-bins"`, `data-testid="guard-draw"`,
 		fmt.Sprintf("label %d more pairs around %s", a.Guard.More, a.Guard.Label), "more than all of the duplicates recall counts",
-		"No more of j0's pairs can be drawn"} {
+		"No more of j0's pairs can be drawn", `data-testid="guard-whole"`, "That is every pair of j0.05-0.1 not yet labeled"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("dashboard lacks %q", want)
 		}

@@ -536,7 +536,7 @@ func countsField(counts []int) string {
 
 // guardView is the advice for recall's guard bin, with the form that draws its pairs.
 func guardView(g sweep.GuardAdvice, d sweepData, campaignID int64) *templates.SweepGuard {
-	v := &templates.SweepGuard{Label: g.Label, FloorLabel: g.FloorLabel, Labeled: g.Labeled, More: g.More, Undrawable: g.Drawable == 0,
+	v := &templates.SweepGuard{Label: g.Label, FloorLabel: g.FloorLabel, Labeled: g.Labeled, More: g.More, Undrawable: g.Drawable == 0, Whole: g.Whole,
 		Upper: fmtNum(g.Upper, 0), Share: "about " + pct(g.Share) + " of", DrawAction: fmt.Sprintf("/campaigns/%d/sample", campaignID)}
 	if g.Share >= 1 {
 		v.Share = "more than all of"

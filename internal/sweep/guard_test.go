@@ -225,6 +225,9 @@ func TestGuardAdvice(t *testing.T) {
 	if math.Abs(a.Share-a.Upper/d) > 1e-12 {
 		t.Errorf("share %v; want upper over the duplicates from the floor up, %v", a.Share, a.Upper/d)
 	}
+	if a.Whole != "" {
+		t.Errorf("advice says the plan takes every pair of %s; it asks %d of bins of hundreds", a.Whole, a.More)
+	}
 	counts := a.Counts(frame.J21.Bins())
 	if counts[10] == 0 || counts[11] == 0 || counts[10]+counts[11] != a.More {
 		t.Fatalf("plan counts %v (more %d); want labels in bins 10 and 11 summing to more", counts, a.More)

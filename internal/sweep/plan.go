@@ -297,8 +297,10 @@ type GuardAdvice struct {
 	// bin up, identical texts included): about how far it lowers recall's lower end.
 	Upper, Share float64
 	Plan         []PlanBin
-	// More sums the plan's labels.
-	More int
+	// More sums the plan's labels; Whole names a bin of which the plan asks every pair
+	// not yet labeled ("" when none): on a large bin, more than a team labels.
+	More  int
+	Whole string
 }
 
 // Counts returns the plan's labels per bin, as campaign.DrawPlan.Counts takes them.
@@ -325,6 +327,9 @@ func (m *Model) GuardAdvice(share float64) *GuardAdvice {
 	}
 	for _, p := range plan {
 		a.More += p.More
+		if p.More > 0 && int64(p.More) >= p.Drawable && a.Whole == "" {
+			a.Whole = p.Label
+		}
 	}
 	return a
 }
