@@ -288,14 +288,16 @@ func (s *server) manifestView(r *http.Request, m db.Manifest) (templates.Manifes
 	if err := s.approvalView(ctx, &v, m, me, reviews, counts.Proposed); err != nil {
 		return v, err
 	}
-	if bar := r.URL.Query().Get("bulk"); bar != "" && v.CanDecide {
+	// Asked by whoever may bulk-approve, the manifest changeable or not: the page says
+	// what the post would say.
+	if bar := r.URL.Query().Get("bulk"); bar != "" && me.Role.Can(auth.PrepareManifests) {
 		v.Bulk = &templates.BulkPreview{Bar: bar}
 		x, err := strconv.ParseFloat(bar, 64)
 		if err != nil {
 			x = math.NaN()
 		}
 		if v.Bulk.Items, v.Bulk.Clusters, err = manifests.BulkPreview(ctx, s.store, m, x); err != nil {
-			if status, msg := s.problem(r, err); status == http.StatusUnprocessableEntity {
+			if status, msg := s.problem(r, err); status == http.StatusUnprocessableEntity || status == http.StatusConflict {
 				v.Bulk.Error = msg // a bar typed into the address
 			} else {
 				return v, err

@@ -264,6 +264,16 @@ func TestReviewThroughHandlers(t *testing.T) {
 	// A bar under the threshold is refused; a good one shows its count first, and that
 	// count is what the approval must confirm.
 	post(rev, base+"/bulk", url.Values{"bar": {"0.5"}}, http.StatusUnprocessableEntity)
+	// The same bars typed into the address say the same, where the preview would be.
+	for bar, why := range map[string]string{
+		"0.5": "0.5 is under the manifest&#39;s threshold 0.75", "NaN": "want a similarity in (0, 1], e.g. 0.95",
+		"-1": "want a similarity in (0, 1], e.g. 0.95", "x": "want a similarity in (0, 1], e.g. 0.95",
+	} {
+		res, page := get(t, f.h, base+"?bulk="+url.QueryEscape(bar), rev)
+		if res.StatusCode != http.StatusOK || !strings.Contains(page, `data-testid="bulk-refused">bar: `) || !strings.Contains(page, why) {
+			t.Errorf("GET ?bulk=%s: %d, no bulk-refused saying %q\n%s", bar, res.StatusCode, why, page)
+		}
+	}
 	if loc := post(rev, base+"/bulk", url.Values{"bar": {"0.75"}}, http.StatusSeeOther); loc != base+"?bulk=0.75#bulk-form" {
 		t.Errorf("bulk approval without its count: to %s; want the manifest page showing the count", loc)
 	}
@@ -305,6 +315,18 @@ func TestReviewThroughHandlers(t *testing.T) {
 	post(appr, base+"/export", url.Values{"hash": {m.ContentHash}}, http.StatusUnprocessableEntity) // no count confirmed
 	post(appr, base+"/export", url.Values{"hash": {m.ContentHash}, "count": {"3"}}, http.StatusUnprocessableEntity)
 	post(appr, base+"/export", url.Values{"hash": {m.ContentHash}, "count": {"2"}}, http.StatusSeeOther)
+	// An exported manifest takes no bulk approval, whatever the bar: the post says so
+	// (it said the bar was under the threshold) and the preview typed into the address
+	// says the same (it showed nothing).
+	const noChange = "this manifest is exported: it no longer changes (revoke it, then prepare a new run)"
+	for _, bar := range []string{"0.5", "0.75"} {
+		if _, page := f.follow(f.do("POST", base+"/bulk", rev, url.Values{"bar": {bar}}), rev); !strings.Contains(page, noChange) {
+			t.Errorf("bulk approval at %s of an exported manifest: the page it went to does not say %q", bar, noChange)
+		}
+		if _, page := get(t, f.h, base+"?bulk="+bar, rev); !strings.Contains(page, `data-testid="bulk-refused">`+noChange) {
+			t.Errorf("GET ?bulk=%s of an exported manifest does not say %q", bar, noChange)
+		}
+	}
 	res, body = get(t, f.h, base+"/removals.csv", f.signIn("annotator"))
 	recs, err := csv.NewReader(strings.NewReader(body)).ReadAll()
 	if res.StatusCode != http.StatusOK || err != nil || len(recs) != 3 {

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -30,9 +31,23 @@ func TestOneDocumentDatasetHasNoPairs(t *testing.T) {
 			t.Errorf("start page still offers %s", wrong)
 		}
 	}
-	// A campaign made anyway (a link kept from before): its pages say the same.
-	if rec := f.do("POST", "/datasets/1/campaigns", f.admin, url.Values{}); rec.Code != http.StatusSeeOther {
-		t.Fatalf("start a campaign: %d", rec.Code)
+	// Starting a campaign anyway (a page kept from before) is refused, naming why, and
+	// stores nothing.
+	ctx := context.Background()
+	before, err := f.store.Fingerprint(ctx, "sessions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const why = "one has 1 document, so no pairs: a pair takes two documents; import a sample of at least two"
+	if rec := f.do("POST", "/datasets/1/campaigns", f.admin, url.Values{}); rec.Code != http.StatusUnprocessableEntity || !strings.Contains(rec.Body.String(), why) {
+		t.Errorf("start a campaign on one document: %d; want 422 saying %q\n%s", rec.Code, why, rec.Body.String())
+	}
+	if after, _ := f.store.Fingerprint(ctx, "sessions"); after != before {
+		t.Errorf("a refused campaign changed the store")
+	}
+	// A campaign made before the refusal: its pages say the same.
+	if _, err := f.store.EnsureCampaign(ctx, 1, "default", nil); err != nil {
+		t.Fatal(err)
 	}
 	ann := f.signIn("annotator")
 	for _, tc := range []struct {
@@ -41,7 +56,10 @@ func TestOneDocumentDatasetHasNoPairs(t *testing.T) {
 		wants []string
 		wrong []string
 	}{
-		{"/campaigns/1", f.admin, []string{said, importLink}, []string{`data-testid="start-labeling"`}},
+		{"/campaigns/1", f.admin, []string{said, importLink, "<h2>Settings</h2>"}, []string{`data-testid="start-labeling"`, `data-testid="sweeps-link"`,
+			`data-testid="coverage"`, "draw more pairs", "<h2>Agreement</h2>", `data-testid="sample-form"`, "Draw pairs to label"}},
+		{"/campaigns/1", ann, []string{said}, []string{`data-testid="who-sweeps"`, `data-testid="who-draws"`, "<h2>Agreement</h2>"}},
+		{"/datasets/1/runs/new", f.admin, []string{said, importLink}, []string{`data-testid="run-form"`, "1 documents"}},
 		{"/campaigns/1/next", ann, []string{said, "Admins import data: ask one for a sample of at least two documents."},
 			[]string{"Every pair in this campaign has the labels it needs", "draw more pairs"}},
 		{"/campaigns/1/sweeps", f.admin, []string{said, importLink}, []string{"No sweeps yet"}},
@@ -62,5 +80,31 @@ func TestOneDocumentDatasetHasNoPairs(t *testing.T) {
 				}
 			}
 		})
+	}
+
+	// A draw and a run posted anyway (pages kept from before) go back to their page with
+	// why, whatever their fields say, and store nothing.
+	before, err = f.store.Fingerprint(ctx, "sessions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		path, back, why string
+		form            url.Values
+	}{
+		{"/campaigns/1/sample", "/campaigns/1?notice=", why, url.Values{"per_bin": {"10"}, "boundary": {"10"}, "random": {"10"}}},
+		{"/campaigns/1/sample", "/campaigns/1?notice=", why, url.Values{}},
+		{"/datasets/1/runs", "/datasets/1/runs/new?notice=", "one has 1 document(s): nothing to deduplicate",
+			url.Values{"token": {"t1"}}}, // every other field its default
+	} {
+		t.Run("POST "+tc.path, func(t *testing.T) {
+			loc, body := f.follow(f.do("POST", tc.path, f.admin, tc.form), f.admin)
+			if !strings.HasPrefix(loc, tc.back) || !strings.Contains(body, tc.why) {
+				t.Errorf("went to %s; want %s saying %q\n%s", loc, tc.back, tc.why, body)
+			}
+		})
+	}
+	if after, _ := f.store.Fingerprint(ctx, "sessions"); after != before {
+		t.Errorf("a refused draw or run changed the store")
 	}
 }

@@ -169,6 +169,10 @@ func (s *server) renderRunForm(w http.ResponseWriter, r *http.Request, ds db.Dat
 		view.Live -= rm.Documents
 		view.Removed = append(view.Removed, templates.RemovedRow{Manifest: rm.Manifest, Documents: rm.Documents, At: rm.At.UTC().Format("2006-01-02 15:04")})
 	}
+	if view.Pairless = pairlessOf(userOf(r), ds.Docs); view.Pairless == nil && view.Live < 2 && view.Error == "" {
+		// Documents there are, but exported manifests removed all but one: said up front.
+		view.Error = manifests.TooFew(ds, view.Live).Error()
+	}
 	me := userOf(r)
 	others, _, err := s.approvers(r.Context(), me.ID)
 	if err != nil {
@@ -213,7 +217,11 @@ func (s *server) startRun(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	req, err := f.parse(ds.ID, manifests.CodeVersion(s.version))
+	err = s.checkLive(r.Context(), ds)
+	var req manifests.Request
+	if err == nil {
+		req, err = f.parse(ds.ID, manifests.CodeVersion(s.version))
+	}
 	if err == nil {
 		req.By = *userOf(r)
 		err = s.checkRunRequest(r.Context(), ds, req)
@@ -397,6 +405,20 @@ func (s *server) cancelRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.Redirect(w, r, "/runs/"+snap.ID, http.StatusSeeOther)
+}
+
+// checkLive refuses a run over ds when fewer than two of its documents are live
+// (manifests.TooFew), before the form is read: no field of it could help.
+func (s *server) checkLive(ctx context.Context, ds db.Dataset) error {
+	removed, err := s.store.RemovedDocuments(ctx, ds.ID)
+	if err != nil {
+		return err
+	}
+	live := ds.Docs
+	for _, rm := range removed {
+		live -= rm.Documents
+	}
+	return manifests.TooFew(ds, live)
 }
 
 // checkRunRequest refuses, on the form, what would fail only once the run had started or

@@ -40,12 +40,31 @@ func invalid(format string, args ...any) error {
 }
 
 // Start opens the default campaign of a ready dataset, with the default categories; a
-// dataset that has one gets it back. An unknown dataset is db.ErrNotFound.
+// dataset that has one gets it back. An unknown dataset is db.ErrNotFound; one of fewer
+// than two documents, where no pair can be drawn, is refused (Pairless) and nothing is
+// stored.
 func Start(ctx context.Context, store *db.DB, datasetID int64) (db.Campaign, error) {
-	if _, err := store.Dataset(ctx, datasetID); err != nil {
+	ds, err := store.Dataset(ctx, datasetID)
+	if err != nil {
+		return db.Campaign{}, err
+	}
+	if err := Pairless(ds); err != nil {
 		return db.Campaign{}, err
 	}
 	return store.EnsureCampaign(ctx, datasetID, "default", nil)
+}
+
+// Pairless refuses, as an *InvalidError naming why, work on a dataset of fewer than two
+// documents: a pair takes two, so there is nothing to label, draw or deduplicate.
+func Pairless(ds db.Dataset) error {
+	if ds.Docs >= 2 {
+		return nil
+	}
+	docs := fmt.Sprintf("%d documents", ds.Docs)
+	if ds.Docs == 1 {
+		docs = "1 document"
+	}
+	return invalid("%s has %s, so no pairs: a pair takes two documents; import a sample of at least two", ds.Name, docs)
 }
 
 // Summary computes the campaign page's numbers: progress against the labels wanted,

@@ -311,12 +311,30 @@ func TestDrawPairs(t *testing.T) {
 	}
 }
 
-func TestDrawNeedsTwoDocuments(t *testing.T) {
+// A dataset of one document has no pair: starting a campaign there is refused, naming
+// why, and stores none; a draw in a campaign made before is refused for that reason
+// whatever its plan (a plan out of range used to be refused by its field instead).
+func TestOneDocumentHasNoPairs(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, 1)
+	ctx := context.Background()
+	store := dbtest.Open(t)
+	ds := dbtest.Dataset(t, store, "one", []db.NewDocument{{ExtID: "only", Text: "the one and only document of this dataset"}})
+	const why = "one has 1 document, so no pairs: a pair takes two documents; import a sample of at least two"
 	var inv *InvalidError
-	if _, err := Draw(context.Background(), f.store, sigcache.New(f.store), "rev", f.c, DrawPlan{Bin: -1, Random: 1}); !errors.As(err, &inv) {
-		t.Errorf("Draw from one document = %v; want an *InvalidError", err)
+	if _, err := Start(ctx, store, ds.ID); !errors.As(err, &inv) || err.Error() != why {
+		t.Errorf("Start on one document = %v; want an *InvalidError %q", err, why)
+	}
+	if all, err := store.Campaigns(ctx); err != nil || len(all) != 0 {
+		t.Errorf("after a refused Start: %d campaign(s), %v; want none", len(all), err)
+	}
+	c, err := store.EnsureCampaign(ctx, ds.ID, "default", nil) // made before the refusal
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, plan := range []DrawPlan{{Bin: -1, Random: 1}, {Bin: math.MinInt, PerBin: math.MinInt}} {
+		if _, err := Draw(ctx, store, sigcache.New(store), "rev", c, plan); !errors.As(err, &inv) || err.Error() != why {
+			t.Errorf("Draw(%+v) from one document = %v; want an *InvalidError %q", plan, err, why)
+		}
 	}
 }
 

@@ -84,6 +84,14 @@ func (p DrawPlan) Check() error {
 // sweeps can estimate over the whole dataset. Each new pair is scored and wanted Overlap
 // times (twice for a DoubleShare of them).
 func Draw(ctx context.Context, store *db.DB, sigs *sigcache.Cache, actor string, c db.Campaign, plan DrawPlan) (int, error) {
+	// A dataset without pairs first: the plan's fields do not matter there.
+	ds, err := store.Dataset(ctx, c.DatasetID)
+	if err != nil {
+		return 0, fmt.Errorf("draw pairs for campaign %d: %w", c.ID, err)
+	}
+	if err := Pairless(ds); err != nil {
+		return 0, err
+	}
 	if err := plan.Check(); err != nil {
 		return 0, err
 	}

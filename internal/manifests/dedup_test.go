@@ -667,3 +667,50 @@ func TestSuggestCutSeparatesTheChain(t *testing.T) {
 		t.Errorf("SuggestCut of a cluster that is not chained = %+v; want nothing to cut", plan)
 	}
 }
+
+// Two exports of one signed-off manifest, each from a page read before either: the
+// second is refused inside its transaction ("exported already"), and its audit record
+// gave the state read before it ("signed off"), contradicting the reason. It gives the
+// state the refusal saw.
+func TestRefusalAfterARaceLogsTheStateItSaw(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	m := f.run(f.params(cluster.KeeperStar, "earliest"))
+	if _, _, err := BulkApprove(ctx, f.store, f.prep, m, 0.75, -1); err != nil {
+		t.Fatal(err)
+	}
+	if err := RequestSignOff(ctx, f.store, f.prep, f.manifest(m.ID)); err != nil {
+		t.Fatal(err)
+	}
+	m = f.manifest(m.ID)
+	if res, err := Review(ctx, f.store, f.appr1, m, review.Approve, "", m.ContentHash, "test"); err != nil || !res.Signed {
+		t.Fatalf("sign-off: %+v, %v", res, err)
+	}
+	seen := f.manifest(m.ID) // both pages, read before either export
+	if seen.State != review.SignedOff {
+		t.Fatalf("state %s; want signed off", seen.State)
+	}
+	if _, err := exportShown(ctx, f.store, f.appr1, seen); err != nil {
+		t.Fatal(err)
+	}
+	_, err := exportShown(ctx, f.store, f.admin, seen)
+	if err == nil || !strings.Contains(err.Error(), "exported already") || !Recorded(err) {
+		t.Fatalf("the second export: %v; want refused as exported already, recorded", err)
+	}
+	events, err := f.store.AuditOf(ctx, "manifest:"+itoa(m.ID), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var detail map[string]any
+	for _, e := range events {
+		if e.Action == "manifest.refused" && strings.Contains(e.Detail, "exported already") {
+			if err := json.Unmarshal([]byte(e.Detail), &detail); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if want := review.Exported.Label(); detail["state"] != want {
+		t.Errorf("the refusal's record: state %v; want %q (detail %v)", detail["state"], want, detail)
+	}
+}

@@ -37,12 +37,21 @@ func Recorded(err error) bool {
 // RecordRefusal writes a refusal of action on manifest m to the audit log with reason
 // (what the person was told), unless err was recorded already, and returns err marked
 // as recorded. The pages call it for what they refuse themselves (a malformed form).
+//
+// The state logged is the manifest's as the refusal saw it, read again after the
+// refused transaction: m was read before it, and after a race (another export in
+// between) its state would contradict the reason ("exported already; state: signed
+// off"). If the read fails, m's is logged. The hash stays m's: the one acted on.
 func RecordRefusal(ctx context.Context, store *db.DB, by db.User, m db.Manifest, action, reason string, err error) error {
 	if Recorded(err) {
 		return err
 	}
+	ctx = context.WithoutCancel(ctx)
+	if now, rerr := store.Manifest(ctx, m.ID); rerr == nil {
+		m.State = now.State
+	}
 	detail := map[string]any{"action": action, "reason": reason, "manifest_hash": m.ContentHash, "state": m.State.Label()}
-	if aerr := store.AuditBy(context.WithoutCancel(ctx), by, "manifest.refused", fmt.Sprintf("manifest:%d", m.ID), detail); aerr != nil {
+	if aerr := store.AuditBy(ctx, by, "manifest.refused", fmt.Sprintf("manifest:%d", m.ID), detail); aerr != nil {
 		return fmt.Errorf("%w (and its record in the audit log failed: %w)", err, aerr)
 	}
 	return recorded{err}

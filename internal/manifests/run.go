@@ -203,14 +203,24 @@ func datasetToRun(ctx context.Context, store *db.DB, p review.Params, datasetID 
 	if err != nil {
 		return db.Dataset{}, db.LiveState{}, err
 	}
-	if n := len(live.Docs); n < 2 {
-		msg := fmt.Sprintf("%s has %d document(s): nothing to deduplicate", ds.Name, n)
-		if removed := ds.Docs - n; removed > 0 {
-			msg = fmt.Sprintf("%s has %d live document(s) (%d removed by exported manifests): nothing to deduplicate", ds.Name, n, removed)
-		}
-		return db.Dataset{}, db.LiveState{}, &review.InputError{Field: "dataset", Msg: msg}
+	if err := TooFew(ds, len(live.Docs)); err != nil {
+		return db.Dataset{}, db.LiveState{}, err
 	}
 	return ds, live, nil
+}
+
+// TooFew refuses, as a *review.InputError on the field "dataset", a run over ds when
+// fewer than two of its documents are live (under no exported manifest's tombstone):
+// there is no pair, so nothing to deduplicate. The run form asks it before a run starts.
+func TooFew(ds db.Dataset, live int) error {
+	if live >= 2 {
+		return nil
+	}
+	msg := fmt.Sprintf("%s has %d document(s): nothing to deduplicate", ds.Name, live)
+	if removed := ds.Docs - live; removed > 0 {
+		msg = fmt.Sprintf("%s has %d live document(s) (%d removed by exported manifests): nothing to deduplicate", ds.Name, live, removed)
+	}
+	return &review.InputError{Field: "dataset", Msg: msg}
 }
 
 // similarity is how a candidate pair is verified: the MinHash estimate, or exact

@@ -140,6 +140,10 @@ func bulkApprove(ctx context.Context, store *db.DB, by db.User, m db.Manifest, b
 
 // BulkPreview counts what BulkApprove at bar would approve now, without approving it.
 func BulkPreview(ctx context.Context, store *db.DB, m db.Manifest, bar float64) (items, clusters int, err error) {
+	// A manifest that no longer changes first: no bar would do there.
+	if err := review.CanChange(m.State); err != nil {
+		return 0, 0, err
+	}
 	if err := review.CheckBulkBar(bar, m.Params.Threshold); err != nil {
 		return 0, 0, err
 	}

@@ -37,8 +37,11 @@ func joinNames(names []string) string {
 // liveText says over which documents a run goes: the live ones, of how many.
 func liveText(f RunForm) string {
 	if len(f.Removed) == 0 {
+		if f.Docs == 1 {
+			return "Over the 1 document"
+		}
 		return fmt.Sprintf("Over all %d documents", f.Docs)
 	}
-	return fmt.Sprintf("Over the %d live documents of %d (the others were removed by exported manifests: they are neither proposed for removal nor kept)",
-		f.Live, f.Docs)
+	return fmt.Sprintf("Over the %s of %d (the others were removed by exported manifests: they are neither proposed for removal nor kept)",
+		Plural(f.Live, "live document", "live documents"), f.Docs)
 }
