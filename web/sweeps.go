@@ -168,6 +168,11 @@ func (s *server) startSweep(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	back := fmt.Sprintf("/campaigns/%d/sweeps#new", c.ID)
+	// A dataset without a pair is refused before the form is read: no field could help.
+	if err := s.sweeps.Pairless(r.Context(), c); err != nil {
+		s.failBack(w, r, err, back)
+		return
+	}
 	f := gridFormFrom(r.PostForm)
 	// The volume is checked before the grid is validated: counting the configurations of
 	// automatic shapes runs the shape optimizer at every k, seconds at k=4096.
