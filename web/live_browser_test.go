@@ -48,7 +48,7 @@ func TestStaleManifestInBrowser(t *testing.T) {
 	p.do(chromedp.Click(`[data-testid="approve"]`))
 	p.waitFor(`document.readyState === "complete" && !!document.querySelector('[data-testid="manifest-error"]')`)
 	p.screenshot("stale-manifest-refused")
-	exported := fmt.Sprintf("manifest %d was exported (1 document(s) tombstoned)", m1.ID)
+	exported := fmt.Sprintf("manifest %d was exported (1 document tombstoned)", m1.ID)
 	if got := evalJS[string](p, `document.querySelector('[data-testid="manifest-error"]').innerText`); !strings.HasPrefix(got, "Approval refused: the dataset changed since the run: "+exported) ||
 		!strings.Contains(got, "(=D2)") || !strings.Contains(got, "prepare a new run") {
 		t.Errorf("the refusal says %q; want the export that changed the dataset, the document and the way forward", got)

@@ -132,7 +132,7 @@ func TestStaleManifestThroughHandlers(t *testing.T) {
 	if rec := f.do("POST", fmt.Sprintf("/manifests/%d/export", m1.ID), appr, url.Values{"hash": {m1.ContentHash}, "count": {strconv.Itoa(f.approvedCount(m1))}}); rec.Code != http.StatusSeeOther {
 		t.Fatalf("export: %d", rec.Code)
 	}
-	exported := fmt.Sprintf("manifest %d was exported (1 document(s) tombstoned)", m1.ID)
+	exported := fmt.Sprintf("manifest %d was exported (1 document tombstoned)", m1.ID)
 	for _, m := range []db.Manifest{inReview, draft} {
 		_, body := get(t, f.h, fmt.Sprintf("/manifests/%d", m.ID), appr)
 		if !strings.Contains(body, `data-testid="manifest-stale"`) || !strings.Contains(body, exported) ||

@@ -3493,35 +3493,35 @@ func exportConfirm(m ManifestPage) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var179 string
-			templ_7745c5c3_Var179, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(e.Count))
+			templ_7745c5c3_Var179, templ_7745c5c3_Err = templ.JoinStringErrs(Plural(e.Count, "document", "documents"))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 758, Col: 92}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 758, Col: 113}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var179))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 299, " document(s)…</summary><div class=\"confirm-box\"><p data-testid=\"export-what\">Exporting tombstones <strong data-testid=\"export-count\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 299, "…</summary><div class=\"confirm-box\"><p data-testid=\"export-what\">Exporting tombstones <strong data-testid=\"export-count\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var180 string
-			templ_7745c5c3_Var180, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(e.Count))
+			templ_7745c5c3_Var180, templ_7745c5c3_Err = templ.JoinStringErrs(Plural(e.Count, "document", "documents"))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 761, Col: 82}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 761, Col: 103}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var180))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 300, " document(s)</strong> of ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 300, "</strong> of ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var181 string
 			templ_7745c5c3_Var181, templ_7745c5c3_Err = templ.JoinStringErrs(e.Dataset)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 761, Col: 120}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 761, Col: 129}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var181))
 			if templ_7745c5c3_Err != nil {
@@ -3610,15 +3610,15 @@ func exportConfirm(m ManifestPage) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var188 string
-			templ_7745c5c3_Var188, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(e.Count))
+			templ_7745c5c3_Var188, templ_7745c5c3_Err = templ.JoinStringErrs(Plural(e.Count, "document", "documents"))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 777, Col: 94}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 777, Col: 115}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var188))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 308, " document(s)</button></form></div></details>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 308, "</button></form></div></details>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -4998,15 +4998,15 @@ func staleness(m ManifestPage) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var257 string
-			templ_7745c5c3_Var257, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(m.ConflictTotal))
+			templ_7745c5c3_Var257, templ_7745c5c3_Err = templ.JoinStringErrs(Plural(m.ConflictTotal, "document", "documents"))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 1116, Col: 36}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/manifest.templ`, Line: 1116, Col: 57}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var257))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 430, " document(s) another open manifest decides otherwise</h2><p class=\"hint\">A document one manifest keeps and another removes: exporting both could leave its cluster with no copy. The export that comes second is refused when its keeper is gone; decide which manifest keeps it.</p><ul>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 430, " another open manifest decides otherwise</h2><p class=\"hint\">A document one manifest keeps and another removes: exporting both could leave its cluster with no copy. The export that comes second is refused when its keeper is gone; decide which manifest keeps it.</p><ul>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
