@@ -224,3 +224,36 @@ func TestClusterPagesAt390(t *testing.T) {
 	p.do(chromedp.Click(`[data-testid="members"] [data-testid^="approve-"]`))
 	p.waitFor(`!!document.querySelector('[data-testid="members"] tr[data-decision="approved"]')`)
 }
+
+// The labeling plan's, recall guard's and the bins' tables align their numbers on the
+// right, headers included (the last column's cells were right-aligned under a header
+// on the left, the other numbers on the left), and their bin names on the left.
+func TestSweepAdviceTablesAlignNumbers(t *testing.T) {
+	f := newFixture(t, 1<<20)
+	_, id := f.sweepWithPlan()
+	srv := httptest.NewServer(f.h)
+	t.Cleanup(srv.Close)
+	p := tab{t, sweepBrowser(t, 1280, 900)}
+	p.login(srv.URL, "admin")
+	p.do(chromedp.Navigate(fmt.Sprintf("%s/sweeps/%d", srv.URL, id)))
+	p.waitFor(`document.readyState === "complete" && !!document.querySelector('[data-testid="guard-bins"]')`)
+	p.screenshot("sweep-advice-tables")
+	got := evalJS[[]string](p, `(() => {
+		const out = [];
+		for (const sel of ['[data-testid="plan-bins"]', '[data-testid="guard-bins"]', '[data-testid="model-bins"] table']) {
+			const t = document.querySelector(sel);
+			if (!t) { out.push(sel + ": missing"); continue; }
+			[...t.querySelectorAll('thead th')].forEach((th, i) => {
+				const want = i === 0 ? "left" : "right";
+				const cells = [th, ...[...t.querySelectorAll('tbody tr')].map(tr => tr.children[i])];
+				const wrong = cells.filter(c => getComputedStyle(c).textAlign !== want);
+				if (wrong.length) out.push(sel + ' "' + th.textContent + '": ' + wrong.length + " of " + cells.length + " cells (header first) not " + want +
+					" (" + wrong.map(c => (c === th ? "header " : "") + getComputedStyle(c).textAlign).join(", ") + ")");
+			});
+		}
+		return out;
+	})()`)
+	for _, g := range got {
+		t.Error(g)
+	}
+}
