@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -112,6 +113,35 @@ func sessionFor(tb testing.TB, store *db.DB, userID int64) *http.Cookie {
 		tb.Fatal(err)
 	}
 	return &http.Cookie{Name: cookieName, Value: token}
+}
+
+// benchSession signs a new account of role in (CreateUser, sessionFor) for a benchmark.
+func benchSession(tb testing.TB, store *db.DB, name string, role auth.Role) *http.Cookie {
+	tb.Helper()
+	u, err := store.CreateUser(context.Background(), "bench", name, role, "not a hash")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return sessionFor(tb, store, u.ID)
+}
+
+// benchCampaign builds the generated campaign c (internal/db/dbtest) in a store named
+// name in the benchmark's temporary folder, with a job registry shut down at its end, and
+// logs how long the build took.
+func benchCampaign(b *testing.B, name string, c dbtest.Campaign) (*db.DB, *jobs.Registry, dbtest.Built) {
+	b.Helper()
+	ctx := context.Background()
+	path := filepath.Join(b.TempDir(), name+".db")
+	store := dbtest.OpenFile(b, path)
+	reg := jobs.NewRegistry(ctx)
+	b.Cleanup(func() { reg.Shutdown(ctx) })
+	start := time.Now()
+	built, err := dbtest.Build(ctx, path, name, c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("built %d events over %d pairs in %v", c.Events, c.Pairs, time.Since(start).Round(time.Millisecond))
+	return store, reg, built
 }
 
 func (f *fixture) upload(path, fileName, body string, fields map[string]string) *httptest.ResponseRecorder {
