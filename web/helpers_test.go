@@ -87,19 +87,24 @@ func newJobs(t *testing.T) *jobs.Registry {
 
 var cheapKDF = auth.Params{Memory: 1024, Time: 1, Threads: 1}
 
+// account creates the account name of role with password (a cheap hash).
+func (f *fixture) account(name string, role auth.Role, password string) db.User {
+	f.t.Helper()
+	hash, _ := auth.HashPassword(password, cheapKDF)
+	u, err := f.store.CreateUser(context.Background(), "test", name, role, hash)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return u
+}
+
 // signIn creates a user named after role (once) and returns a live session cookie.
 func (f *fixture) signIn(role string) *http.Cookie {
 	f.t.Helper()
 	if c, ok := f.cookies[role]; ok {
 		return c
 	}
-	ctx := context.Background()
-	hash, _ := auth.HashPassword(role+"-password", cheapKDF)
-	u, err := f.store.CreateUser(ctx, "test", role, auth.Role(role), hash)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	c := sessionFor(f.t, f.store, u.ID)
+	c := sessionFor(f.t, f.store, f.account(role, auth.Role(role), role+"-password").ID)
 	f.cookies[role] = c
 	return c
 }
