@@ -302,11 +302,8 @@ func TestClusterCardsShowNoEmptyLabelsAt390(t *testing.T) {
 	f := newFixture(t, 1<<20)
 	m := f.withRun(chainRun)
 	c := f.clusterWith(m, "A")
-	srv := httptest.NewServer(f.h)
-	t.Cleanup(srv.Close)
-	p := tab{t, sweepBrowser(t, 390, 844)}
-	p.login(srv.URL, "reviewer")
-	p.do(chromedp.EmulateViewport(390, 844), chromedp.Navigate(fmt.Sprintf("%s/manifests/%d/clusters/%d", srv.URL, m.ID, c.ID)))
+	p, base := f.browse(390, 844, "reviewer")
+	p.do(chromedp.Navigate(fmt.Sprintf("%s/manifests/%d/clusters/%d", base, m.ID, c.ID)))
 	p.waitFor(`document.readyState === "complete" && !!document.querySelector('tr.keeper')`)
 	// Every cell on screen with a column's name has a value; the keeper's card still names
 	// its document, source, bytes and decision.

@@ -3,7 +3,6 @@ package web
 import (
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
@@ -31,11 +30,8 @@ func TestStaleManifestInBrowser(t *testing.T) {
 		t.Fatalf("submit: %d", rec.Code)
 	}
 	f.signIn("approver")
-	srv := httptest.NewServer(f.h)
-	t.Cleanup(srv.Close)
-	p := tab{t, sweepBrowser(t, 1280, 1000)}
-	p.login(srv.URL, "approver")
-	p.do(chromedp.Navigate(fmt.Sprintf("%s/manifests/%d", srv.URL, m2.ID)))
+	p, base := f.browse(1280, 1000, "approver")
+	p.do(chromedp.Navigate(fmt.Sprintf("%s/manifests/%d", base, m2.ID)))
 	p.waitFor(`document.readyState === "complete" && !!document.querySelector('[data-testid="approve"]')`)
 	if evalJS[bool](p, `!!document.querySelector('[data-testid="manifest-stale"]')`) {
 		t.Fatal("a fresh manifest shows the stale card")
@@ -66,7 +62,7 @@ func TestStaleManifestInBrowser(t *testing.T) {
 	if m, _ := f.store.Manifest(t.Context(), m2.ID); m.State != "in_review" {
 		t.Errorf("the refused approval moved the manifest to %s", m.State)
 	}
-	p.do(chromedp.Navigate(srv.URL + "/manifests"))
+	p.do(chromedp.Navigate(base + "/manifests"))
 	p.waitFor(`document.readyState === "complete" && !!document.querySelector('[data-testid="manifest-table"]')`)
 	if got := evalJS[string](p, fmt.Sprintf(`document.querySelector('[data-testid="manifest-stale-%d"]')?.innerText ?? ""`, m2.ID)); got != fmt.Sprintf("stale: manifest %d exported", m1.ID) {
 		t.Errorf("the list marks manifest %d %q; want stale, naming the export", m2.ID, got)

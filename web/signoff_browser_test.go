@@ -157,11 +157,8 @@ func TestTeamOfOneIsToldThereIsNoOtherApprover(t *testing.T) {
 func TestExportConfirmationInBrowser(t *testing.T) {
 	f := newFixture(t, 1<<20)
 	m := f.signedOff(f.withRun(chainRun))
-	srv := httptest.NewServer(f.h)
-	t.Cleanup(srv.Close)
-	p := tab{t, sweepBrowser(t, 1280, 1000)}
-	p.login(srv.URL, "approver")
-	p.do(chromedp.Navigate(fmt.Sprintf("%s/manifests/%d", srv.URL, m.ID)))
+	p, base := f.browse(1280, 1000, "approver")
+	p.do(chromedp.Navigate(fmt.Sprintf("%s/manifests/%d", base, m.ID)))
 	p.waitFor(`document.readyState === "complete" && !!document.querySelector('[data-testid="export-open"]')`)
 	if evalJS[bool](p, `document.querySelector('[data-testid="export"]').checkVisibility()`) {
 		t.Error("the exporting button is on the page before the export was asked for")
