@@ -198,11 +198,7 @@ func TestAuditGateOnTheTeamPage(t *testing.T) {
 func TestAuditPairPageIsBlind(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 1<<20)
-	longest := url.Values{}
-	for k, v := range chainRun {
-		longest[k] = v
-	}
-	longest.Set("keeper", "longest")
+	longest := chainRunWith("keeper", "longest")
 	m := f.withRun(longest)
 	appr, rev2 := f.signIn("approver"), f.signInAs("rev2", "reviewer")
 	if rec := f.do("POST", fmt.Sprintf("/manifests/%d/audit", m.ID), appr, url.Values{}); rec.Code != http.StatusSeeOther {

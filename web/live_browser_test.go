@@ -19,11 +19,7 @@ import (
 func TestStaleManifestInBrowser(t *testing.T) {
 	f := newFixture(t, 1<<20)
 	m1 := f.withRun(chainRun)
-	longest := url.Values{}
-	for k, v := range chainRun {
-		longest[k] = v
-	}
-	longest.Set("keeper", "longest")
+	longest := chainRunWith("keeper", "longest")
 	m2 := f.runOn(m1.DatasetID, longest, "reviewer")
 	f.decideAll(m2)
 	if rec := f.do("POST", fmt.Sprintf("/manifests/%d/submit", m2.ID), f.signIn("reviewer"), url.Values{}); rec.Code != http.StatusSeeOther {

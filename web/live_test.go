@@ -109,11 +109,7 @@ func TestStaleManifestThroughHandlers(t *testing.T) {
 	f := newFixture(t, 1<<20)
 	ctx := context.Background()
 	m1 := f.withRun(chainRun)
-	longest := url.Values{}
-	for k, v := range chainRun {
-		longest[k] = v
-	}
-	longest.Set("keeper", "longest")
+	longest := chainRunWith("keeper", "longest")
 	inReview := f.runOn(m1.DatasetID, longest, "reviewer")
 	draft := f.runOn(m1.DatasetID, chainRun, "reviewer")
 	rev, appr := f.signIn("reviewer"), f.signIn("approver")

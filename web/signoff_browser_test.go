@@ -31,11 +31,7 @@ func (f *fixture) newAccount(name string, role auth.Role) db.User {
 // by the reviewer and sent to review.
 func (f *fixture) inReview() db.Manifest {
 	f.t.Helper()
-	run := url.Values{}
-	for k, v := range chainRun {
-		run[k] = v
-	}
-	run.Set("approvals", "2")
+	run := chainRunWith("approvals", "2")
 	m := f.withRun(run)
 	f.decideAll(m)
 	if rec := f.do("POST", fmt.Sprintf("/manifests/%d/submit", m.ID), f.signIn("reviewer"), url.Values{}); rec.Code != 303 {
