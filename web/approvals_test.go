@@ -43,11 +43,7 @@ func (f *fixture) formApprovals(ds int64, ck *http.Cookie) (string, string) {
 // runAsForm posts the chain run with the approvals the form offered.
 func (f *fixture) runAsForm(ds int64, approvals, who string) db.Manifest {
 	f.t.Helper()
-	run := url.Values{}
-	for k, v := range chainRun {
-		run[k] = v
-	}
-	run.Set("approvals", approvals)
+	run := chainRunWith("approvals", approvals)
 	return f.runOn(ds, run, who)
 }
 
@@ -165,11 +161,7 @@ func TestLoweringIsRecorded(t *testing.T) {
 	ds := f.chainDataset()
 	bob := f.newAccount("bob", auth.Approver)
 	for _, bad := range []string{"0", "21"} {
-		run := url.Values{}
-		for k, v := range chainRun {
-			run[k] = v
-		}
-		run.Set("approvals", bad)
+		run := chainRunWith("approvals", bad)
 		if _, body := f.follow(f.do("POST", fmt.Sprintf("/datasets/%d/runs", ds), f.admin, run), f.admin); !strings.Contains(body,
 			"approvals: want a whole number from 1 to 20 (approvals from people other than the preparer)") {
 			t.Errorf("approvals=%s: the form does not name the range", bad)

@@ -75,7 +75,7 @@ func (s *server) auditView(ctx context.Context, v *templates.ManifestPage, m db.
 	}
 	card := templates.AuditCard{Gate: gate.Text(), GateOn: gate.On(), Assumption: review.AuditAssumption, Size: audit.DefaultSize}
 	if e := m.Estimates; e != nil && e.Design != "" && !math.IsNaN(float64(e.FalseRemovals.Value)) {
-		card.Model = fmt.Sprintf("%s document(s) removed by mistake, %s of the removals, under keeper rule %s",
+		card.Model = fmt.Sprintf("%s documents removed by mistake, %s of the removals, under keeper rule %s",
 			intervalText(e.FalseRemovals, false), intervalText(e.FalseRemovalRate, true), e.KeeperRule)
 		card.ModelAssumption = "It assumes: " + cmpOr(e.Assumption, sweep.ModelAssumption)
 	}
@@ -208,7 +208,7 @@ func auditRecordSection(rec review.Record) templates.RecordSection {
 				a.Drawn, a.FrameRemovals-a.FrameCertain, a.FrameRemovals, a.FrameCertain, a.Design, a.RequestedBy, a.RequestedAt.Format("2006-01-02 15:04"))},
 			{Name: "Seed", Value: joinSeeds(a.Seeds)},
 			{Name: "Labeled, mistakes", Value: fmt.Sprintf("%d labeled, %d mistake(s), %d tied", a.Labeled, a.Mistakes, a.Tied)},
-			{Name: "Upper bound (95%)", Value: fmt.Sprintf("%d document(s), %s of %d removals", a.Upper, review.Percent(float64(a.UpperRate)), a.Removals)},
+			{Name: "Upper bound (95%)", Value: fmt.Sprintf("%s, %s of %d removals", templates.Plural(a.Upper, "document", "documents"), review.Percent(float64(a.UpperRate)), a.Removals)},
 			{Name: "Assumption", Value: review.AuditAssumption},
 		}
 	} else {

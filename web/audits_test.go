@@ -14,6 +14,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/audit"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/review"
+	"github.com/dedupstudio/dedupstudio/web/templates"
 )
 
 // auditedManifest runs the chain (B and C removed in favour of A: their texts differ;
@@ -92,8 +93,8 @@ func TestAuditThroughHandlers(t *testing.T) {
 			t.Errorf("the page's audit: %d of %d labeled, upper %d of %d; want %d of %d, audit.Estimate's %v of %d",
 				gotLabeled, drawn, upper, removals, labeled, stored.Size, want.Upper, stored.Removals)
 		}
-		figure := fmt.Sprintf("%d of %d labeled, %d mistake(s): at most %d document(s) removed by mistake (95%%), %s of %d removals; 1 removals are identical texts",
-			labeled, stored.Size, mistakes, int(want.Upper), review.Percent(want.UpperRate), stored.Removals)
+		figure := fmt.Sprintf("%d of %d labeled, %d mistake(s): at most %s removed by mistake (95%%), %s of %d removals; 1 removals are identical texts",
+			labeled, stored.Size, mistakes, templates.Plural(int(want.Upper), "document", "documents"), review.Percent(want.UpperRate), stored.Removals)
 		if !strings.Contains(page, figure) {
 			t.Errorf("the page does not say %q", figure)
 		}
@@ -142,7 +143,7 @@ func TestAuditThroughHandlers(t *testing.T) {
 		t.Fatalf("after the audit's labels the approval left the manifest %s", got.State)
 	}
 	_, record := get(t, f.h, base+"/signoff", appr)
-	for _, want := range []string{"The manifest&#39;s own audit", "2 labeled, 0 mistake(s), 0 tied", "0 document(s), 0% of 3 removals",
+	for _, want := range []string{"The manifest&#39;s own audit", "2 labeled, 0 mistake(s), 0 tied", "0 documents, 0% of 3 removals",
 		strconv.FormatUint(stored.Draws[0].Seed, 10), "at or under 1% of its removals (set by admin"} {
 		if !strings.Contains(record, want) {
 			t.Errorf("the sign-off record lacks %q", want)
@@ -197,11 +198,7 @@ func TestAuditGateOnTheTeamPage(t *testing.T) {
 func TestAuditPairPageIsBlind(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 1<<20)
-	longest := url.Values{}
-	for k, v := range chainRun {
-		longest[k] = v
-	}
-	longest.Set("keeper", "longest")
+	longest := chainRunWith("keeper", "longest")
 	m := f.withRun(longest)
 	appr, rev2 := f.signIn("approver"), f.signInAs("rev2", "reviewer")
 	if rec := f.do("POST", fmt.Sprintf("/manifests/%d/audit", m.ID), appr, url.Values{}); rec.Code != http.StatusSeeOther {

@@ -226,8 +226,7 @@ func TestLoginSessionsAndLimits(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 1<<20)
 	ctx := context.Background()
-	hash, _ := auth.HashPassword("the right password", cheapKDF)
-	u, _ := f.store.CreateUser(ctx, "test", "carol", "reviewer", hash)
+	u := f.account("carol", "reviewer", "the right password")
 
 	rec := f.do("POST", "/login", nil, url.Values{"name": {"carol"}, "password": {"the right password"}, "next": {"/audit"}})
 	if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != "/audit" {
@@ -308,8 +307,7 @@ func TestLoginRateLimits(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 1<<20)
 	ctx := context.Background()
-	hash, _ := auth.HashPassword("the right password", cheapKDF)
-	f.store.CreateUser(ctx, "test", "dave", "annotator", hash)
+	f.account("dave", "annotator", "the right password")
 	try := func(name, pw, addr string, fwd string) int {
 		req := httptest.NewRequest("POST", "/login", strings.NewReader(url.Values{"name": {name}, "password": {pw}}.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -356,8 +354,7 @@ func TestLoginRateLimits(t *testing.T) {
 func TestSecureCookieBehindTLS(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 1<<20)
-	hash, _ := auth.HashPassword("the right password", cheapKDF)
-	f.store.CreateUser(context.Background(), "test", "erin", "annotator", hash)
+	f.account("erin", "annotator", "the right password")
 	req := httptest.NewRequest("POST", "/login", strings.NewReader(url.Values{"name": {"erin"}, "password": {"the right password"}}.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.TLS = &tls.ConnectionState{}

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -19,7 +18,6 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
-	"github.com/dedupstudio/dedupstudio/internal/jobs"
 )
 
 // BenchmarkCampaignPages measures the campaign page (as an annotator, and as a reviewer,
@@ -44,24 +42,8 @@ func BenchmarkCampaignPages(b *testing.B) {
 		events = n
 	}
 	ctx := context.Background()
-	path := filepath.Join(b.TempDir(), "pages.db")
-	store := dbtest.OpenFile(b, path)
-	reg := jobs.NewRegistry(ctx)
-	b.Cleanup(func() { reg.Shutdown(ctx) })
-	start := time.Now()
-	built, err := dbtest.Build(ctx, path, "pages", dbtest.Campaign{Docs: max(100, events/20), Pairs: events / 10, Events: events})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Logf("built %d events over %d pairs in %v", events, events/10, time.Since(start).Round(time.Millisecond))
-	session := func(name string, role auth.Role) *http.Cookie {
-		u, err := store.CreateUser(ctx, "bench", name, role, "not a hash")
-		if err != nil {
-			b.Fatal(err)
-		}
-		return sessionFor(b, store, u.ID)
-	}
-	annotator, reviewer := session("annotator", auth.Annotator), session("reviewer", auth.Reviewer)
+	store, reg, built := benchCampaign(b, "pages", dbtest.Campaign{Docs: max(100, events/20), Pairs: events / 10, Events: events})
+	annotator, reviewer := benchSession(b, store, "annotator", auth.Annotator), benchSession(b, store, "reviewer", auth.Reviewer)
 	h := New(testDeps(store, reg))
 	get := func(url string, cookie *http.Cookie) int {
 		rec := httptest.NewRecorder()

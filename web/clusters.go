@@ -86,10 +86,7 @@ func (s *server) renderCluster(w http.ResponseWriter, r *http.Request, m db.Mani
 		s.fail(w, r, err)
 		return
 	}
-	if msg == "" && errMsg == "" {
-		msg, errMsg = pageMessage(&v.Page)
-	}
-	v.Message, v.Error = msg, errMsg
+	v.Message, v.Error = pageMessage(&v.Page, msg, errMsg)
 	w.Header().Set("Vary", "X-Fragment")
 	if r.Header.Get("X-Fragment") == "review" {
 		// The page's keys ask for the part a decision changes, to swap it in place.

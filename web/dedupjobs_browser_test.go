@@ -1,7 +1,6 @@
 package web
 
 import (
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -16,11 +15,8 @@ func TestDedupJobInBrowser(t *testing.T) {
 	f := newFixture(t, 8<<20)
 	run := f.withRun(chainRun)
 	f.corpusFile("chain.jsonl", chainDocs(t))
-	srv := httptest.NewServer(f.h)
-	t.Cleanup(srv.Close)
-	p := tab{t, sweepBrowser(t, 1280, 1000)}
-	p.login(srv.URL, "reviewer")
-	p.do(chromedp.Navigate(srv.URL+"/manifests/"+itoa64(run.ID)), chromedp.WaitVisible(`[data-testid="dedup-run"]`))
+	p, base := f.browse(1280, 1000, "reviewer")
+	p.do(chromedp.Navigate(base+"/manifests/"+itoa64(run.ID)), chromedp.WaitVisible(`[data-testid="dedup-run"]`))
 	p.do(chromedp.Click(`[data-testid="dedup-run"]`))
 	p.waitFor(`!!document.querySelector('[data-testid="dedup-corpus"]')`)
 	if got := evalJS[string](p, `document.querySelector('[data-testid="dedup-corpus"]').value`); got != "chain.jsonl" {
@@ -48,12 +44,8 @@ func TestDedupJobPagesAt390(t *testing.T) {
 	f := newFixture(t, 8<<20)
 	run := f.withRun(chainRun)
 	f.corpusFile("chain.jsonl", chainDocs(t))
-	srv := httptest.NewServer(f.h)
-	t.Cleanup(srv.Close)
-	p := tab{t, sweepBrowser(t, 390, 844)}
-	p.do(chromedp.EmulateViewport(390, 844))
-	p.login(srv.URL, "reviewer")
-	p.do(chromedp.Navigate(srv.URL + "/manifests/" + itoa64(run.ID) + "/dedup-jobs/new"))
+	p, base := f.browse(390, 844, "reviewer")
+	p.do(chromedp.Navigate(base + "/manifests/" + itoa64(run.ID) + "/dedup-jobs/new"))
 	p.waitFor(`document.readyState === "complete" && !!document.querySelector('[data-testid="dedup-corpus"]')`)
 	if got := evalJS[string](p, browsertest.OverflowJS); got != "" {
 		t.Errorf("the run form at 390 px: %s", got)
@@ -64,7 +56,7 @@ func TestDedupJobPagesAt390(t *testing.T) {
 	if got := evalJS[string](p, browsertest.OverflowJS); got != "" {
 		t.Errorf("a finished run's page at 390 px: %s", got)
 	}
-	p.do(chromedp.Navigate(srv.URL + "/dedup-jobs"))
+	p.do(chromedp.Navigate(base + "/dedup-jobs"))
 	p.waitFor(`document.readyState === "complete"`)
 	if got := evalJS[string](p, browsertest.OverflowJS); got != "" {
 		t.Errorf("the list of runs at 390 px: %s", got)
@@ -78,12 +70,8 @@ func TestDedupJobsFromSweepFormAt390(t *testing.T) {
 	f.signIn("reviewer")
 	cid := f.withSweepCorpus(newSweepCorpus(3))
 	f.startSweep(cid, smallGridForm("phone"))
-	srv := httptest.NewServer(f.h)
-	t.Cleanup(srv.Close)
-	p := tab{t, sweepBrowser(t, 390, 844)}
-	p.do(chromedp.EmulateViewport(390, 844))
-	p.login(srv.URL, "reviewer")
-	p.do(chromedp.Navigate(srv.URL + "/dedup-jobs"))
+	p, base := f.browse(390, 844, "reviewer")
+	p.do(chromedp.Navigate(base + "/dedup-jobs"))
 	p.waitFor(`document.readyState === "complete" && !!document.querySelector('[data-testid="dedup-from-sweep"]')`)
 	p.screenshot("dedup-jobs-from-sweep-390")
 	if got := evalJS[string](p, browsertest.OverflowJS); got != "" {

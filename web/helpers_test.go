@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -86,19 +87,24 @@ func newJobs(t *testing.T) *jobs.Registry {
 
 var cheapKDF = auth.Params{Memory: 1024, Time: 1, Threads: 1}
 
+// account creates the account name of role with password (a cheap hash).
+func (f *fixture) account(name string, role auth.Role, password string) db.User {
+	f.t.Helper()
+	hash, _ := auth.HashPassword(password, cheapKDF)
+	u, err := f.store.CreateUser(context.Background(), "test", name, role, hash)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return u
+}
+
 // signIn creates a user named after role (once) and returns a live session cookie.
 func (f *fixture) signIn(role string) *http.Cookie {
 	f.t.Helper()
 	if c, ok := f.cookies[role]; ok {
 		return c
 	}
-	ctx := context.Background()
-	hash, _ := auth.HashPassword(role+"-password", cheapKDF)
-	u, err := f.store.CreateUser(ctx, "test", role, auth.Role(role), hash)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	c := sessionFor(f.t, f.store, u.ID)
+	c := sessionFor(f.t, f.store, f.account(role, auth.Role(role), role+"-password").ID)
 	f.cookies[role] = c
 	return c
 }
@@ -112,6 +118,35 @@ func sessionFor(tb testing.TB, store *db.DB, userID int64) *http.Cookie {
 		tb.Fatal(err)
 	}
 	return &http.Cookie{Name: cookieName, Value: token}
+}
+
+// benchSession signs a new account of role in (CreateUser, sessionFor) for a benchmark.
+func benchSession(tb testing.TB, store *db.DB, name string, role auth.Role) *http.Cookie {
+	tb.Helper()
+	u, err := store.CreateUser(context.Background(), "bench", name, role, "not a hash")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return sessionFor(tb, store, u.ID)
+}
+
+// benchCampaign builds the generated campaign c (internal/db/dbtest) in a store named
+// name in the benchmark's temporary folder, with a job registry shut down at its end, and
+// logs how long the build took.
+func benchCampaign(b *testing.B, name string, c dbtest.Campaign) (*db.DB, *jobs.Registry, dbtest.Built) {
+	b.Helper()
+	ctx := context.Background()
+	path := filepath.Join(b.TempDir(), name+".db")
+	store := dbtest.OpenFile(b, path)
+	reg := jobs.NewRegistry(ctx)
+	b.Cleanup(func() { reg.Shutdown(ctx) })
+	start := time.Now()
+	built, err := dbtest.Build(ctx, path, name, c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("built %d events over %d pairs in %v", c.Events, c.Pairs, time.Since(start).Round(time.Millisecond))
+	return store, reg, built
 }
 
 func (f *fixture) upload(path, fileName, body string, fields map[string]string) *httptest.ResponseRecorder {

@@ -406,12 +406,8 @@ func (s *server) showImport(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) cancelImport(w http.ResponseWriter, r *http.Request) {
-	snap, err := s.loadImport(r)
-	if err == nil {
-		err = s.jobs.Cancel(snap.ID, jobCaller(r))
-	}
-	if err != nil {
-		s.fail(w, r, err)
+	snap, ok := s.cancelJob(w, r, s.loadImport)
+	if !ok {
 		return
 	}
 	n := done("Cancelled the import: what it read so far is being discarded.")

@@ -2,7 +2,6 @@ package web
 
 import (
 	"fmt"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -17,11 +16,8 @@ func TestGuidelinesAndUndoInBrowser(t *testing.T) {
 	f := newFixture(t, 1<<20)
 	f.withDemo()
 	f.signIn("annotator")
-	srv := httptest.NewServer(f.h)
-	t.Cleanup(srv.Close)
-	p := tab{t, sweepBrowser(t, 1280, 700)}
-	p.login(srv.URL, "annotator")
-	p.do(chromedp.Navigate(srv.URL + "/campaigns/1/next"))
+	p, base := f.browse(1280, 700, "annotator")
+	p.do(chromedp.Navigate(base + "/campaigns/1/next"))
 	p.waitFor(`document.readyState === "complete" && !!document.querySelector('[data-testid="label-form"]')`)
 	pair := evalJS[string](p, `document.querySelector('[data-testid="pair"]').dataset.pair`)
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"slices"
@@ -225,14 +224,11 @@ func TestEveryPageFitsInBrowser(t *testing.T) {
 		return nil
 	})
 	slices.Sort(paths)
-	srv := httptest.NewServer(f.h)
-	t.Cleanup(srv.Close)
-	p := tab{t, sweepBrowser(t, 1280, 900)}
-	p.login(srv.URL, "admin")
+	p, base := f.browse(1280, 900, "admin")
 	for _, width := range []int{1280, 390} {
 		p.do(chromedp.EmulateViewport(int64(width), 900))
 		for _, path := range paths {
-			p.do(chromedp.Navigate(srv.URL + path))
+			p.do(chromedp.Navigate(base + path))
 			p.waitFor(`document.readyState === "complete"`)
 			if ct := evalJS[string](p, `document.contentType`); ct != "text/html" {
 				t.Errorf("%s is listed as a page but answers %s", path, ct)

@@ -3,7 +3,6 @@ package web
 import (
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
@@ -20,22 +19,15 @@ import (
 func TestStaleManifestInBrowser(t *testing.T) {
 	f := newFixture(t, 1<<20)
 	m1 := f.withRun(chainRun)
-	longest := url.Values{}
-	for k, v := range chainRun {
-		longest[k] = v
-	}
-	longest.Set("keeper", "longest")
+	longest := chainRunWith("keeper", "longest")
 	m2 := f.runOn(m1.DatasetID, longest, "reviewer")
 	f.decideAll(m2)
 	if rec := f.do("POST", fmt.Sprintf("/manifests/%d/submit", m2.ID), f.signIn("reviewer"), url.Values{}); rec.Code != http.StatusSeeOther {
 		t.Fatalf("submit: %d", rec.Code)
 	}
 	f.signIn("approver")
-	srv := httptest.NewServer(f.h)
-	t.Cleanup(srv.Close)
-	p := tab{t, sweepBrowser(t, 1280, 1000)}
-	p.login(srv.URL, "approver")
-	p.do(chromedp.Navigate(fmt.Sprintf("%s/manifests/%d", srv.URL, m2.ID)))
+	p, base := f.browse(1280, 1000, "approver")
+	p.do(chromedp.Navigate(fmt.Sprintf("%s/manifests/%d", base, m2.ID)))
 	p.waitFor(`document.readyState === "complete" && !!document.querySelector('[data-testid="approve"]')`)
 	if evalJS[bool](p, `!!document.querySelector('[data-testid="manifest-stale"]')`) {
 		t.Fatal("a fresh manifest shows the stale card")
@@ -48,7 +40,7 @@ func TestStaleManifestInBrowser(t *testing.T) {
 	p.do(chromedp.Click(`[data-testid="approve"]`))
 	p.waitFor(`document.readyState === "complete" && !!document.querySelector('[data-testid="manifest-error"]')`)
 	p.screenshot("stale-manifest-refused")
-	exported := fmt.Sprintf("manifest %d was exported (1 document(s) tombstoned)", m1.ID)
+	exported := fmt.Sprintf("manifest %d was exported (1 document tombstoned)", m1.ID)
 	if got := evalJS[string](p, `document.querySelector('[data-testid="manifest-error"]').innerText`); !strings.HasPrefix(got, "Approval refused: the dataset changed since the run: "+exported) ||
 		!strings.Contains(got, "(=D2)") || !strings.Contains(got, "prepare a new run") {
 		t.Errorf("the refusal says %q; want the export that changed the dataset, the document and the way forward", got)
@@ -66,7 +58,7 @@ func TestStaleManifestInBrowser(t *testing.T) {
 	if m, _ := f.store.Manifest(t.Context(), m2.ID); m.State != "in_review" {
 		t.Errorf("the refused approval moved the manifest to %s", m.State)
 	}
-	p.do(chromedp.Navigate(srv.URL + "/manifests"))
+	p.do(chromedp.Navigate(base + "/manifests"))
 	p.waitFor(`document.readyState === "complete" && !!document.querySelector('[data-testid="manifest-table"]')`)
 	if got := evalJS[string](p, fmt.Sprintf(`document.querySelector('[data-testid="manifest-stale-%d"]')?.innerText ?? ""`, m2.ID)); got != fmt.Sprintf("stale: manifest %d exported", m1.ID) {
 		t.Errorf("the list marks manifest %d %q; want stale, naming the export", m2.ID, got)

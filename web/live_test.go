@@ -109,11 +109,7 @@ func TestStaleManifestThroughHandlers(t *testing.T) {
 	f := newFixture(t, 1<<20)
 	ctx := context.Background()
 	m1 := f.withRun(chainRun)
-	longest := url.Values{}
-	for k, v := range chainRun {
-		longest[k] = v
-	}
-	longest.Set("keeper", "longest")
+	longest := chainRunWith("keeper", "longest")
 	inReview := f.runOn(m1.DatasetID, longest, "reviewer")
 	draft := f.runOn(m1.DatasetID, chainRun, "reviewer")
 	rev, appr := f.signIn("reviewer"), f.signIn("approver")
@@ -132,7 +128,7 @@ func TestStaleManifestThroughHandlers(t *testing.T) {
 	if rec := f.do("POST", fmt.Sprintf("/manifests/%d/export", m1.ID), appr, url.Values{"hash": {m1.ContentHash}, "count": {strconv.Itoa(f.approvedCount(m1))}}); rec.Code != http.StatusSeeOther {
 		t.Fatalf("export: %d", rec.Code)
 	}
-	exported := fmt.Sprintf("manifest %d was exported (1 document(s) tombstoned)", m1.ID)
+	exported := fmt.Sprintf("manifest %d was exported (1 document tombstoned)", m1.ID)
 	for _, m := range []db.Manifest{inReview, draft} {
 		_, body := get(t, f.h, fmt.Sprintf("/manifests/%d", m.ID), appr)
 		if !strings.Contains(body, `data-testid="manifest-stale"`) || !strings.Contains(body, exported) ||

@@ -45,10 +45,14 @@ func (s *server) toManifest(w http.ResponseWriter, r *http.Request, id int64, ms
 	s.redirect(w, r, manifestURL(id), done(msg))
 }
 
-// pageMessage is what a POST left for this page to say (toManifest, failOnManifest,
-// failOnCluster) when it is plain text: what it did or why it was refused, taken off the
-// page's notice so that the page says it in its own place.
-func pageMessage(p *templates.Page) (msg, errMsg string) {
+// pageMessage is the message and error a page shows in its own place: msg and errMsg when
+// the handler has one, else what a POST left for this page to say (toManifest,
+// failOnManifest, failOnCluster) when it is plain text: what it did or why it was
+// refused, taken off the page's notice so that it is not said twice.
+func pageMessage(p *templates.Page, msg, errMsg string) (string, string) {
+	if msg != "" || errMsg != "" {
+		return msg, errMsg
+	}
 	n := p.Notice
 	if n.Text == "" || n.Link != "" || n.Secret != "" {
 		return "", ""
@@ -156,10 +160,7 @@ func (s *server) renderManifest(w http.ResponseWriter, r *http.Request, m db.Man
 		s.fail(w, r, err)
 		return
 	}
-	if msg == "" && errMsg == "" {
-		msg, errMsg = pageMessage(&v.Page)
-	}
-	v.Message, v.Error = msg, errMsg
+	v.Message, v.Error = pageMessage(&v.Page, msg, errMsg)
 	s.render(w, r, status, templates.ManifestOverviewPage(v))
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -91,6 +92,13 @@ func (f *fixture) withRun(query url.Values) db.Manifest {
 var chainRun = url.Values{"spec": {"level=word size=5 k=128"}, "bands": {"32"}, "rows": {"4"}, "threshold": {"0.75"},
 	"verification": {"exact"}, "policy": {"components"}, "keeper": {"earliest"}, "approvals": {"1"}}
 
+// chainRunWith is chainRun with field set to value.
+func chainRunWith(field, value string) url.Values {
+	q := maps.Clone(chainRun)
+	q.Set(field, value)
+	return q
+}
+
 // A configuration typed by hand or linked from another page prefills the form; a bad
 // field is named; a good one runs in the background and ends in a draft manifest.
 func TestRunFormPrefillErrorsAndRun(t *testing.T) {
@@ -118,11 +126,7 @@ func TestRunFormPrefillErrorsAndRun(t *testing.T) {
 		{"approvals", "1000000", "approvals: want a whole number from 1 to 20"},
 	} {
 		t.Run(tc.field, func(t *testing.T) {
-			form := url.Values{}
-			for k, v := range chainRun {
-				form[k] = v
-			}
-			form.Set(tc.field, tc.value)
+			form := chainRunWith(tc.field, tc.value)
 			// Refused: a 303 back to the form, which says why and keeps what was sent.
 			rec := f.do("POST", "/datasets/1/runs", rev, form)
 			loc, body := f.follow(rec, rev)
@@ -532,11 +536,7 @@ func TestRunFormPostedTwice(t *testing.T) {
 	if m == nil {
 		t.Fatal("the run form has no one-time token")
 	}
-	form := url.Values{}
-	for k, v := range chainRun {
-		form[k] = v
-	}
-	form.Set("token", m[1])
+	form := chainRunWith("token", m[1])
 	path := fmt.Sprintf("/datasets/%d/runs", first.DatasetID)
 	one, two := f.do("POST", path, rev, form), f.do("POST", path, rev, form)
 	loc := one.Header().Get("Location")

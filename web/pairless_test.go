@@ -62,7 +62,7 @@ func TestOneDocumentDatasetHasNoPairs(t *testing.T) {
 		{"/datasets/1/runs/new", f.admin, []string{said, importLink}, []string{`data-testid="run-form"`, "1 documents"}},
 		{"/campaigns/1/next", ann, []string{said, "Admins import data: ask one for a sample of at least two documents."},
 			[]string{"Every pair in this campaign has the labels it needs", "draw more pairs"}},
-		{"/campaigns/1/sweeps", f.admin, []string{said, importLink}, []string{"No sweeps yet"}},
+		{"/campaigns/1/sweeps", f.admin, []string{said, importLink}, []string{"No sweeps yet", `data-testid="sweep-form"`}},
 	} {
 		t.Run(tc.path, func(t *testing.T) {
 			res, body := get(t, f.h, tc.path, tc.who)
@@ -94,8 +94,10 @@ func TestOneDocumentDatasetHasNoPairs(t *testing.T) {
 	}{
 		{"/campaigns/1/sample", "/campaigns/1?notice=", why, url.Values{"per_bin": {"10"}, "boundary": {"10"}, "random": {"10"}}},
 		{"/campaigns/1/sample", "/campaigns/1?notice=", why, url.Values{}},
-		{"/datasets/1/runs", "/datasets/1/runs/new?notice=", "one has 1 document(s): nothing to deduplicate",
+		{"/datasets/1/runs", "/datasets/1/runs/new?notice=", "one has 1 document: nothing to deduplicate",
 			url.Values{"token": {"t1"}}}, // every other field its default
+		{"/campaigns/1/sweeps", "/campaigns/1/sweeps?notice=", why, smallGridForm("one")},
+		{"/campaigns/1/sweeps", "/campaigns/1/sweeps?notice=", why, url.Values{}},
 	} {
 		t.Run("POST "+tc.path, func(t *testing.T) {
 			loc, body := f.follow(f.do("POST", tc.path, f.admin, tc.form), f.admin)
@@ -105,6 +107,6 @@ func TestOneDocumentDatasetHasNoPairs(t *testing.T) {
 		})
 	}
 	if after, _ := f.store.Fingerprint(ctx, "sessions"); after != before {
-		t.Errorf("a refused draw or run changed the store")
+		t.Errorf("a refused draw, run or sweep changed the store")
 	}
 }

@@ -273,9 +273,9 @@ func (s *server) originView(ctx context.Context, v *templates.ManifestPage, m db
 			o.Skipped, strings.Join(o.SkippedIDs, ", "))})
 	}
 	if o.AlreadyRemoved > 0 {
-		v.Origin = append(v.Origin, templates.Param{Name: "Left out", Value: fmt.Sprintf("%d document(s) exported manifests had removed (e.g. %s): "+
+		v.Origin = append(v.Origin, templates.Param{Name: "Left out", Value: fmt.Sprintf("%s exported manifests had removed (e.g. %s): "+
 			"neither proposed again nor kept; %d cluster(s) whose keeper was among them keep a live member by the keeper rule",
-			o.AlreadyRemoved, strings.Join(o.AlreadyRemovedIDs, ", "), o.Rekept)})
+			templates.Plural(o.AlreadyRemoved, "document", "documents"), strings.Join(o.AlreadyRemovedIDs, ", "), o.Rekept)})
 	}
 	if o.Sample == nil {
 		return nil

@@ -2,7 +2,6 @@ package web
 
 import (
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,11 +26,8 @@ func TestUploadResultsInBrowser(t *testing.T) {
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(f.h)
-	t.Cleanup(srv.Close)
-	p := tab{t, sweepBrowser(t, 1280, 1000)}
-	p.login(srv.URL, "reviewer")
-	p.do(chromedp.Navigate(srv.URL+"/manifests"), chromedp.WaitVisible(`[data-testid="results-form"]`),
+	p, base := f.browse(1280, 1000, "reviewer")
+	p.do(chromedp.Navigate(base+"/manifests"), chromedp.WaitVisible(`[data-testid="results-form"]`),
 		chromedp.SetValue(`[data-testid="results-dataset"]`, fmt.Sprint(run.DatasetID)),
 		chromedp.SetValue(`[data-testid="results-format"]`, "milvus"),
 		chromedp.SetValue(`[data-testid="results-config"]`, fmt.Sprint(run.ID)),
@@ -70,12 +66,8 @@ func TestResultsCardAt390(t *testing.T) {
 	run := f.withRun(chainRun)
 	signed := f.withManifest(run.Params, true)
 	f.withManifest(run.Params, false) // a newer draft: not the default
-	srv := httptest.NewServer(f.h)
-	t.Cleanup(srv.Close)
-	p := tab{t, sweepBrowser(t, 390, 844)}
-	p.do(chromedp.EmulateViewport(390, 844))
-	p.login(srv.URL, "admin")
-	p.do(chromedp.Navigate(srv.URL + "/manifests"))
+	p, base := f.browse(390, 844, "admin")
+	p.do(chromedp.Navigate(base + "/manifests"))
 	p.waitFor(`document.readyState === "complete" && !!document.querySelector('[data-testid="results-form"]')`)
 	p.do(chromedp.ScrollIntoView(`[data-testid="import-results"]`))
 	p.screenshot("results-card-390")

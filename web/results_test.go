@@ -68,7 +68,7 @@ func TestUploadResultsThroughTheManifestsPage(t *testing.T) {
 	}
 	// Each refused record on a line of its own (they ran together on one line).
 	rec = f.upload("/manifests/import", "pairs.csv", pairs+"A,ghost,0.9\nB,ghost2,0.8\n", fields)
-	if _, body := f.waitRun(rec.Header().Get("Location")); !strings.Contains(body, `<p>pairs.csv: 2 document(s) that dataset`) ||
+	if _, body := f.waitRun(rec.Header().Get("Location")); !strings.Contains(body, `<p>pairs.csv: 2 documents that dataset`) ||
 		!strings.Contains(body, `<li>pairs.csv:7: field id_b: no document &#34;ghost&#34; in the dataset`) ||
 		!strings.Contains(body, `<li>pairs.csv:8: field id_b: no document &#34;ghost2&#34; in the dataset`) {
 		t.Errorf("two unknown ids: not one list item each\n%s", body)

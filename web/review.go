@@ -14,6 +14,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/manifests"
 	"github.com/dedupstudio/dedupstudio/internal/review"
+	"github.com/dedupstudio/dedupstudio/web/templates"
 )
 
 // The review verbs and the manifest's steps: every POST here answers with a redirect
@@ -452,9 +453,9 @@ func (s *server) exportManifest(w http.ResponseWriter, r *http.Request) {
 	}
 	switch n := formInt(r, "count"); {
 	case r.PostFormValue("count") == "":
-		err = &formError{field: "count", msg: fmt.Sprintf("confirm the export: it tombstones %d document(s)", counts.Approved)}
+		err = &formError{field: "count", msg: "confirm the export: it tombstones " + templates.Plural(counts.Approved, "document", "documents")}
 	case n != counts.Approved:
-		err = &formError{field: "count", msg: fmt.Sprintf("the export tombstones %d document(s), not %d: look at the manifest again", counts.Approved, n)}
+		err = &formError{field: "count", msg: fmt.Sprintf("the export tombstones %s, not %d: look at the manifest again", templates.Plural(counts.Approved, "document", "documents"), n)}
 	}
 	var n int
 	if err == nil {
@@ -464,7 +465,7 @@ func (s *server) exportManifest(w http.ResponseWriter, r *http.Request) {
 		s.failOnManifest(w, r, m, err)
 		return
 	}
-	s.toManifest(w, r, m.ID, fmt.Sprintf("Exported content hash %s: %d document(s) are tombstones now. Download the files below.", review.Short(m.ContentHash), n))
+	s.toManifest(w, r, m.ID, fmt.Sprintf("Exported content hash %s: %s now. Download the files below.", review.Short(m.ContentHash), templates.Plural(n, "document is a tombstone", "documents are tombstones")))
 }
 
 func (s *server) revokeManifest(w http.ResponseWriter, r *http.Request) {
@@ -479,7 +480,7 @@ func (s *server) revokeManifest(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.indexes.CloseManifest(m.ID) // a revoked configuration answers no more searches
-	s.toManifest(w, r, m.ID, fmt.Sprintf("Revoked; %d removed document(s) restored.", n))
+	s.toManifest(w, r, m.ID, fmt.Sprintf("Revoked; %s restored.", templates.Plural(n, "removed document", "removed documents")))
 }
 
 func (s *server) restoreDocument(w http.ResponseWriter, r *http.Request) {

@@ -396,15 +396,23 @@ func (s *server) renderRunRecord(w http.ResponseWriter, r *http.Request, rec db.
 }
 
 func (s *server) cancelRun(w http.ResponseWriter, r *http.Request) {
-	snap, err := s.loadRun(r)
+	if snap, ok := s.cancelJob(w, r, s.loadRun); ok {
+		http.Redirect(w, r, "/runs/"+snap.ID, http.StatusSeeOther)
+	}
+}
+
+// cancelJob cancels the background job of the URL (load finds it) for the person asking;
+// false when it answered with the error instead.
+func (s *server) cancelJob(w http.ResponseWriter, r *http.Request, load func(*http.Request) (jobs.Snapshot, error)) (jobs.Snapshot, bool) {
+	snap, err := load(r)
 	if err == nil {
 		err = s.jobs.Cancel(snap.ID, jobCaller(r))
 	}
 	if err != nil {
 		s.fail(w, r, err)
-		return
+		return snap, false
 	}
-	http.Redirect(w, r, "/runs/"+snap.ID, http.StatusSeeOther)
+	return snap, true
 }
 
 // checkLive refuses a run over ds when fewer than two of its documents are live

@@ -123,8 +123,7 @@ func (f *fixture) tryLogin(name, password, addr string) *httptest.ResponseRecord
 func TestParallelSignInsCountedFirst(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 1<<20)
-	hash, _ := auth.HashPassword("the right password", cheapKDF)
-	f.store.CreateUser(context.Background(), "test", "dave", "annotator", hash)
+	f.account("dave", "annotator", "the right password")
 	for _, tc := range []struct {
 		name    string
 		account func(i int) string
@@ -168,8 +167,7 @@ func TestLockoutAndUnlock(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 1<<20)
 	ctx := context.Background()
-	hash, _ := auth.HashPassword("the right password", cheapKDF)
-	erin, _ := f.store.CreateUser(ctx, "test", "erin", "annotator", hash)
+	erin := f.account("erin", "annotator", "the right password")
 	for range 5 {
 		f.tryLogin("erin", "guess", "203.0.113.66")
 	}
@@ -239,8 +237,7 @@ func TestSignInAttackFromManyAddressesLocksNobodyOut(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 1<<20)
 	ctx := context.Background()
-	hash, _ := auth.HashPassword("the right password", cheapKDF)
-	root, _ := f.store.CreateUser(ctx, "test", "root", "admin", hash)
+	root := f.account("root", "admin", "the right password")
 	attack := func(round int) (checked int) {
 		for i := range 50 {
 			rec := f.tryLogin("root", "guess", fmt.Sprintf("198.18.%d.%d", round, i/5))

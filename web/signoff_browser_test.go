@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"net/url"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/review"
+	"github.com/dedupstudio/dedupstudio/web/templates"
 )
 
 // newAccount creates an account that signs in with name+"-password".
@@ -31,11 +31,7 @@ func (f *fixture) newAccount(name string, role auth.Role) db.User {
 // by the reviewer and sent to review.
 func (f *fixture) inReview() db.Manifest {
 	f.t.Helper()
-	run := url.Values{}
-	for k, v := range chainRun {
-		run[k] = v
-	}
-	run.Set("approvals", "2")
+	run := chainRunWith("approvals", "2")
 	m := f.withRun(run)
 	f.decideAll(m)
 	if rec := f.do("POST", fmt.Sprintf("/manifests/%d/submit", m.ID), f.signIn("reviewer"), url.Values{}); rec.Code != 303 {
@@ -157,11 +153,8 @@ func TestTeamOfOneIsToldThereIsNoOtherApprover(t *testing.T) {
 func TestExportConfirmationInBrowser(t *testing.T) {
 	f := newFixture(t, 1<<20)
 	m := f.signedOff(f.withRun(chainRun))
-	srv := httptest.NewServer(f.h)
-	t.Cleanup(srv.Close)
-	p := tab{t, sweepBrowser(t, 1280, 1000)}
-	p.login(srv.URL, "approver")
-	p.do(chromedp.Navigate(fmt.Sprintf("%s/manifests/%d", srv.URL, m.ID)))
+	p, base := f.browse(1280, 1000, "approver")
+	p.do(chromedp.Navigate(fmt.Sprintf("%s/manifests/%d", base, m.ID)))
 	p.waitFor(`document.readyState === "complete" && !!document.querySelector('[data-testid="export-open"]')`)
 	if evalJS[bool](p, `document.querySelector('[data-testid="export"]').checkVisibility()`) {
 		t.Error("the exporting button is on the page before the export was asked for")
@@ -171,12 +164,12 @@ func TestExportConfirmationInBrowser(t *testing.T) {
 	p.waitFor(`document.querySelector('[data-testid="export"]')?.checkVisibility()`)
 	p.screenshot("export-confirm")
 	what := evalJS[string](p, `document.querySelector('[data-testid="export-confirm"] .confirm-box').innerText`)
-	for _, want := range []string{strconv.Itoa(n) + " document(s)", m.ContentHash, m.DatasetHash, "leave the dataset's live view", "can be restored", "approver"} {
+	for _, want := range []string{templates.Plural(n, "document", "documents"), m.ContentHash, m.DatasetHash, "leave the dataset's live view", "can be restored", "approver"} {
 		if !strings.Contains(what, want) {
 			t.Errorf("the export's confirmation lacks %q:\n%s", want, what)
 		}
 	}
-	if got := evalJS[string](p, `document.querySelector('[data-testid="export"]').innerText`); got != fmt.Sprintf("Tombstone %d document(s)", n) {
+	if got := evalJS[string](p, `document.querySelector('[data-testid="export"]').innerText`); got != "Tombstone "+templates.Plural(n, "document", "documents") {
 		t.Errorf("the confirming button says %q", got)
 	}
 	if st, _ := f.store.Manifest(context.Background(), m.ID); st.State != review.SignedOff {
@@ -185,7 +178,7 @@ func TestExportConfirmationInBrowser(t *testing.T) {
 	p.do(chromedp.Click(`[data-testid="export"]`))
 	p.waitFor(`document.querySelector('[data-testid="manifest"]')?.dataset.state === "applied"`)
 	if got := evalJS[string](p, `document.querySelector('[data-testid="manifest-message"]')?.innerText ?? ""`); got !=
-		fmt.Sprintf("Exported content hash %s: %d document(s) are tombstones now. Download the files below.", review.Short(m.ContentHash), n) {
+		fmt.Sprintf("Exported content hash %s: %s now. Download the files below.", review.Short(m.ContentHash), templates.Plural(n, "document is a tombstone", "documents are tombstones")) {
 		t.Errorf("after the export the page says %q", got)
 	}
 }

@@ -98,18 +98,10 @@ func newPageSweep(b *testing.B) *pageSweep {
 	if err != nil || len(cs) != 1 {
 		b.Fatalf("Campaigns() = %d, %v; want the demo's one", len(cs), err)
 	}
-	u, err := store.CreateUser(ctx, "bench", "admin", auth.Admin, "not a hash")
-	if err != nil {
-		b.Fatal(err)
-	}
-	token, th := auth.NewToken()
-	if err := store.CreateSession(ctx, db.NewSession{UserID: u.ID, TokenHash: th, TTL: time.Hour}); err != nil {
-		b.Fatal(err)
-	}
+	cookie := benchSession(b, store, "admin", auth.Admin)
 	<-sweep.WarmShapes() // as the server does at start
 	d := testDeps(store, reg)
-	return &pageSweep{h: New(d), sweeps: d.Sweeps,
-		cookie: &http.Cookie{Name: cookieName, Value: token}, campaign: cs[0].ID}
+	return &pageSweep{h: New(d), sweeps: d.Sweeps, cookie: cookie, campaign: cs[0].ID}
 }
 
 var sweepLocation = regexp.MustCompile(`^/sweeps/(\d+)`)

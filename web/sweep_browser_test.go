@@ -25,6 +25,18 @@ func sweepBrowser(t *testing.T, width, height int) context.Context {
 	return browsertest.New(t, browsertest.Options{Width: width, Height: height})
 }
 
+// browse serves f's router and returns a Chromium tab of width x height (its viewport
+// too) signed in as role, and the server's URL.
+func (f *fixture) browse(width, height int, role string) (tab, string) {
+	f.t.Helper()
+	srv := httptest.NewServer(f.h)
+	f.t.Cleanup(srv.Close)
+	p := tab{f.t, sweepBrowser(f.t, width, height)}
+	p.do(chromedp.EmulateViewport(int64(width), int64(height)))
+	p.login(srv.URL, role)
+	return p, srv.URL
+}
+
 type tab struct {
 	t   *testing.T
 	ctx context.Context
@@ -62,13 +74,10 @@ func TestSweepDashboardInBrowser(t *testing.T) {
 	f := newFixture(t, 1<<20)
 	f.signIn("reviewer")
 	cid := f.withSweepCorpus(newSweepCorpus(4))
-	srv := httptest.NewServer(f.h)
-	t.Cleanup(srv.Close)
-	p := tab{t, sweepBrowser(t, 1280, 1000)}
-	p.login(srv.URL, "reviewer")
+	p, base := f.browse(1280, 1000, "reviewer")
 
 	// The form, filled for a small grid.
-	p.do(chromedp.Navigate(fmt.Sprintf("%s/campaigns/%d", srv.URL, cid)), chromedp.Click(`[data-testid="sweeps-link"]`))
+	p.do(chromedp.Navigate(fmt.Sprintf("%s/campaigns/%d", base, cid)), chromedp.Click(`[data-testid="sweeps-link"]`))
 	p.waitFor(`!!document.querySelector('[data-testid="sweep-form"]') && document.readyState === "complete"`)
 	for _, field := range [][2]string{{"name", "browser sweep"}, {"word", "3"}, {"char", ""}, {"k", "64"}, {"from", "0.3"}, {"to", "0.9"}, {"step", "0.2"}} {
 		sel := `[data-testid="sweep-` + field[0] + `"]`
@@ -156,16 +165,12 @@ func mustFloat(t *testing.T, s string) float64 {
 func TestSweepDashboardAt390(t *testing.T) {
 	f := newFixture(t, 1<<20)
 	cid, id := f.sweptCorpus(3, "phone")
-	srv := httptest.NewServer(f.h)
-	t.Cleanup(srv.Close)
-	p := tab{t, sweepBrowser(t, 390, 844)}
-	p.do(chromedp.EmulateViewport(390, 844))
-	p.login(srv.URL, "admin")
+	p, base := f.browse(390, 844, "admin")
 	for path, ready := range map[string]string{
 		fmt.Sprintf("/campaigns/%d/sweeps", cid): `[data-testid="sweep-form"]`,
 		fmt.Sprintf("/sweeps/%d", id):            `[data-testid="tradeoff-chart"] svg`,
 	} {
-		p.do(chromedp.Navigate(srv.URL + path))
+		p.do(chromedp.Navigate(base + path))
 		p.waitFor(`document.readyState === "complete" && !!document.querySelector('` + ready + `')`)
 		p.screenshot("sweep-390" + strings.ReplaceAll(path, "/", "-"))
 		if got := evalJS[string](p, browsertest.OverflowJS); got != "" {
@@ -180,13 +185,9 @@ func TestSweepDashboardAt390(t *testing.T) {
 func TestClusterPagesAt390(t *testing.T) {
 	f := newFixture(t, 1<<20)
 	man := f.withRun(chainRun)
-	srv := httptest.NewServer(f.h)
-	t.Cleanup(srv.Close)
-	p := tab{t, sweepBrowser(t, 390, 844)}
-	p.do(chromedp.EmulateViewport(390, 844))
-	p.login(srv.URL, "reviewer")
+	p, base := f.browse(390, 844, "reviewer")
 	list := fmt.Sprintf("/manifests/%d/clusters", man.ID)
-	p.do(chromedp.Navigate(srv.URL + list))
+	p.do(chromedp.Navigate(base + list))
 	p.waitFor(`document.readyState === "complete" && !!document.querySelector('[data-testid="cluster-table"]')`)
 	p.screenshot("clusters-390")
 	// onScreen reports the selectors whose element lies (partly) past either side of the
@@ -210,7 +211,7 @@ func TestClusterPagesAt390(t *testing.T) {
 		t.Errorf("%s at 390 px: decision columns off screen: %s", list, got)
 	}
 	href := evalJS[string](p, `document.querySelector('[data-testid="cluster-table"] td[data-label="Cluster"] a').getAttribute("href")`)
-	p.do(chromedp.Navigate(srv.URL + href))
+	p.do(chromedp.Navigate(base + href))
 	p.waitFor(`document.readyState === "complete" && !!document.querySelector('[data-testid="members"] [data-testid^="approve-"]')`)
 	p.screenshot("cluster-390")
 	if got := evalJS[string](p, browsertest.OverflowJS); got != "" {
@@ -223,4 +224,34 @@ func TestClusterPagesAt390(t *testing.T) {
 	// The buttons work there: approving the first removal records it.
 	p.do(chromedp.Click(`[data-testid="members"] [data-testid^="approve-"]`))
 	p.waitFor(`!!document.querySelector('[data-testid="members"] tr[data-decision="approved"]')`)
+}
+
+// The labeling plan's, recall guard's and the bins' tables align their numbers on the
+// right, headers included (the last column's cells were right-aligned under a header
+// on the left, the other numbers on the left), and their bin names on the left.
+func TestSweepAdviceTablesAlignNumbers(t *testing.T) {
+	f := newFixture(t, 1<<20)
+	_, id := f.sweepWithPlan()
+	p, base := f.browse(1280, 900, "admin")
+	p.do(chromedp.Navigate(fmt.Sprintf("%s/sweeps/%d", base, id)))
+	p.waitFor(`document.readyState === "complete" && !!document.querySelector('[data-testid="guard-bins"]')`)
+	p.screenshot("sweep-advice-tables")
+	got := evalJS[[]string](p, `(() => {
+		const out = [];
+		for (const sel of ['[data-testid="plan-bins"]', '[data-testid="guard-bins"]', '[data-testid="model-bins"] table']) {
+			const t = document.querySelector(sel);
+			if (!t) { out.push(sel + ": missing"); continue; }
+			[...t.querySelectorAll('thead th')].forEach((th, i) => {
+				const want = i === 0 ? "left" : "right";
+				const cells = [th, ...[...t.querySelectorAll('tbody tr')].map(tr => tr.children[i])];
+				const wrong = cells.filter(c => getComputedStyle(c).textAlign !== want);
+				if (wrong.length) out.push(sel + ' "' + th.textContent + '": ' + wrong.length + " of " + cells.length + " cells (header first) not " + want +
+					" (" + wrong.map(c => (c === th ? "header " : "") + getComputedStyle(c).textAlign).join(", ") + ")");
+			});
+		}
+		return out;
+	})()`)
+	for _, g := range got {
+		t.Error(g)
+	}
 }

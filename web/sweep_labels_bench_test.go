@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/metrics"
 	"slices"
@@ -19,7 +18,6 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
-	"github.com/dedupstudio/dedupstudio/internal/jobs"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 	"github.com/dedupstudio/dedupstudio/internal/sweep"
 	"github.com/dedupstudio/dedupstudio/internal/sweeprun"
@@ -51,25 +49,8 @@ func BenchmarkSweepPagesManyLabels(b *testing.B) {
 		pairs = n
 	}
 	ctx := context.Background()
-	path := filepath.Join(b.TempDir(), "labels.db")
-	store := dbtest.OpenFile(b, path)
-	reg := jobs.NewRegistry(ctx)
-	b.Cleanup(func() { reg.Shutdown(ctx) })
-	start := time.Now()
-	built, err := dbtest.Build(ctx, path, "labels", dbtest.Campaign{Docs: 2136, Pairs: pairs, Events: 3 * pairs})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Logf("built %d pairs, %d events in %v", pairs, 3*pairs, time.Since(start).Round(time.Millisecond))
-	u, err := store.CreateUser(ctx, "bench", "reviewer", auth.Reviewer, "not a hash")
-	if err != nil {
-		b.Fatal(err)
-	}
-	token, th := auth.NewToken()
-	if err := store.CreateSession(ctx, db.NewSession{UserID: u.ID, TokenHash: th, TTL: time.Hour}); err != nil {
-		b.Fatal(err)
-	}
-	cookie := &http.Cookie{Name: cookieName, Value: token}
+	store, reg, built := benchCampaign(b, "labels", dbtest.Campaign{Docs: 2136, Pairs: pairs, Events: 3 * pairs})
+	cookie := benchSession(b, store, "reviewer", auth.Reviewer)
 	d := testDeps(store, reg)
 	sweeps, h := d.Sweeps, New(d)
 

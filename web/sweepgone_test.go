@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -68,8 +69,20 @@ func TestSweepPageSaysLabelsOfRemovedDocumentsCount(t *testing.T) {
 		t.Errorf("the sweep page does not count the demo's 826 pairs after the export")
 	}
 	// The assumption's last words (those before hold an apostrophe, which the page escapes).
-	if tail := sweep.GoneAssumption[strings.LastIndex(sweep.GoneAssumption, "non-duplicates measured"):]; !strings.Contains(body, tail) {
-		t.Errorf("the sweep page does not state the assumption %q", tail)
+	if tail := sweep.GoneAssumption[strings.LastIndex(sweep.GoneAssumption, "non-duplicates measured"):]; strings.Count(body, tail) != 1 {
+		t.Errorf("the sweep page states the assumption %q %d times; want once", tail, strings.Count(body, tail))
+	}
+	// The card says it once, with the label counts: not again in the design notes, nor
+	// in the assumption beside the bins (it said it three times).
+	card := body[strings.Index(body, `data-testid="sweep-labels"`):]
+	card = card[:strings.Index(card, "</section>")]
+	for _, said := range []string{"export", "no longer live", "still count"} {
+		if n := strings.Count(card, said); n > 1 {
+			t.Errorf("the Labels and basis card says %q %d times; want once:\n%s", said, n, card)
+		}
+	}
+	if !strings.Contains(card, sweep.ModelAssumption[:40]) {
+		t.Errorf("the card lost the model's assumption %q", sweep.ModelAssumption[:40])
 	}
 }
 
@@ -111,5 +124,30 @@ func TestGoneLabelsSentences(t *testing.T) {
 	}
 	if got, want := leftOutLabels(l), "1 flagged, 0 skipped, 0 tied, 0 unlabeled, 2 naming a document the dataset does not hold"; got != want {
 		t.Errorf("leftOutLabels = %q; want %q", got, want)
+	}
+}
+
+// TestDesignNotesLeaveOutRemovedDocuments: the notes under the label counts do not say
+// again what goneLabels says, with a model or without one.
+func TestDesignNotesLeaveOutRemovedDocuments(t *testing.T) {
+	t.Parallel()
+	m := &sweep.Model{Gone: 3, GoneUnused: 1}
+	m.Notes = []string{"a note", sweep.GoneNote(3), sweep.GoneUnusedNote(1), m.Assumption()}
+	for _, tc := range []struct {
+		name      string
+		m         *sweep.Model
+		modelNote string
+		want      []string
+	}{
+		{"model", m, "", []string{"a note", sweep.ModelAssumption}},
+		{"no model, another note", nil, "imported labels; " + sweep.GoneUncountedNote(3), []string{"Imported labels."}},
+		{"no model, that note alone", nil, sweep.GoneUncountedNote(3), nil},
+		{"no model, no note", nil, "", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := designNotes(tc.m, tc.modelNote, 3); !slices.Equal(got, tc.want) {
+				t.Errorf("designNotes = %q; want %q", got, tc.want)
+			}
+		})
 	}
 }

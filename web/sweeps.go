@@ -168,6 +168,11 @@ func (s *server) startSweep(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	back := fmt.Sprintf("/campaigns/%d/sweeps#new", c.ID)
+	// A dataset without a pair is refused before the form is read: no field could help.
+	if err := s.sweeps.Pairless(r.Context(), c); err != nil {
+		s.failBack(w, r, err, back)
+		return
+	}
 	f := gridFormFrom(r.PostForm)
 	// The volume is checked before the grid is validated: counting the configurations of
 	// automatic shapes runs the shape optimizer at every k, seconds at k=4096.
@@ -677,14 +682,11 @@ func (s *server) showSweep(w http.ResponseWriter, r *http.Request) {
 			v.Basis = string(sweep.DatasetBasis)
 		}
 		v.BasisSentence = basisSentence(sm.Model)
-		if sm.Model == nil && sm.ModelNote != "" {
-			v.DesignNotes = []string{capitalize(sm.ModelNote) + "."}
-		}
+		v.DesignNotes = designNotes(sm.Model, sm.ModelNote, l.Gone)
 		if sm.Model == nil && v.Progress.Running {
 			v.Basis, v.BasisSentence = runningBasis(d.rs)
 		}
 		if m := sm.Model; m != nil {
-			v.DesignNotes = m.Notes
 			v.ModelBins = modelBinRows(m)
 		}
 		if b := sm.Baseline; b != nil {
@@ -756,10 +758,7 @@ func (s *server) fillResults(r *http.Request, v *templates.SweepDashboard, d swe
 		v.RecReason = "Nothing to recommend yet: no configuration has both a recall and a false-removal rate (are there labeled duplicates and non-duplicates?)."
 	}
 	v.FalseRemovalDefinition = sweep.FalseRemovalDefinition
-	v.Assumption = sweep.ModelAssumption
-	if sm := d.sw.Summary; sm != nil && sm.Model != nil {
-		v.Assumption = sm.Model.Assumption()
-	}
+	v.Assumption = sweep.ModelAssumption // the part on removed documents is in GoneLabels
 	for _, r := range d.rs {
 		if r.Dataset != nil && r.Dataset.Unit != sweep.FalseRemovalUnit {
 			v.StaleUnits = true

@@ -161,17 +161,13 @@ func TestSweepListAndForm(t *testing.T) {
 	}
 }
 
-// TestSweepDashboardNotEnoughLabels: labels drawn by the studio (pairs of a few
-// duplicates, the rest random). Their high bins hold a handful of labels, which cannot
-// bound false removals at 1%: the page says so first, names the closest configuration
-// without tagging anything "recommended" or preselecting one whose point estimate breaks
-// the target, and gives a labeling plan whose form draws exactly its pairs.
-func TestSweepDashboardNotEnoughLabels(t *testing.T) {
-	t.Parallel()
-	f := newFixture(t, 1<<20)
+// sweepWithPlan sweeps labels drawn by the studio with one minor edit of eight labeled:
+// the bin of minor edits, where every configuration removes documents, is mostly
+// unlabeled, so the dashboard gives a labeling plan and recall's guard advice. It returns
+// the campaign and the sweep.
+func (f *fixture) sweepWithPlan() (campaignID, sweepID int64) {
+	f.t.Helper()
 	c := newSweepCorpus(8)
-	// One minor edit of eight labeled: the bin of minor edits, where every
-	// configuration removes documents, is mostly unlabeled.
 	minor := 0
 	c.labels = slices.DeleteFunc(c.labels, func(l corpusLabel) bool {
 		if l.category != "minor" {
@@ -180,8 +176,19 @@ func TestSweepDashboardNotEnoughLabels(t *testing.T) {
 		minor++
 		return minor > 1
 	})
-	cid := f.withSweepLabels(c, c.labelsDesignCSV(50000))
-	id := f.startSweep(cid, smallGridForm("design"))
+	campaignID = f.withSweepLabels(c, c.labelsDesignCSV(50000))
+	return campaignID, f.startSweep(campaignID, smallGridForm("design"))
+}
+
+// TestSweepDashboardNotEnoughLabels: labels drawn by the studio (pairs of a few
+// duplicates, the rest random). Their high bins hold a handful of labels, which cannot
+// bound false removals at 1%: the page says so first, names the closest configuration
+// without tagging anything "recommended" or preselecting one whose point estimate breaks
+// the target, and gives a labeling plan whose form draws exactly its pairs.
+func TestSweepDashboardNotEnoughLabels(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	cid, id := f.sweepWithPlan()
 	results, err := f.sweeps.Results(context.Background(), id)
 	if err != nil || len(results) == 0 {
 		t.Fatalf("results: %d, %v", len(results), err)

@@ -513,16 +513,21 @@ func fillModelRemovals(rows []templates.ModelBinRow, r sweep.Result, rule string
 // its pairs.
 func planView(p sweep.LabelPlan, d sweepData, campaignID int64, q dashQuery) *templates.SweepPlan {
 	v := &templates.SweepPlan{Rule: p.Rule, More: p.More, Now: pct(p.Now), Reaches: pct(p.Reaches), Limit: pct(p.Limit),
-		Target: pct(p.Target), Met: p.Met, Feasible: p.Feasible, Max: sweep.MaxPlan,
-		DrawAction: fmt.Sprintf("/campaigns/%d/sample", campaignID)}
-	if m := d.a.Model; m != nil {
-		v.Scheme, v.Rep = string(m.Scheme), m.Rep.String()
-		v.Counts = countsField(p.Counts(len(m.Bins)))
-	}
+		Target: pct(p.Target), Met: p.Met, Feasible: p.Feasible, Max: sweep.MaxPlan, Draw: planDraw(d, campaignID, p.Counts, p.More)}
 	for _, b := range p.Bins {
 		v.Bins = append(v.Bins, templates.PlanRow{Label: b.Label, Removals: b.Removal, Labeled: b.Labeled, More: b.More, Drawable: b.Drawable})
 	}
 	return v
+}
+
+// planDraw is the form that draws a plan's more pairs, counts per bin of the sweep's
+// model (no counts without one), into the campaign's labeling queue.
+func planDraw(d sweepData, campaignID int64, counts func(bins int) []int, more int) templates.PlanDraw {
+	f := templates.PlanDraw{Action: fmt.Sprintf("/campaigns/%d/sample", campaignID), More: more}
+	if m := d.a.Model; m != nil {
+		f.Scheme, f.Rep, f.Counts = string(m.Scheme), m.Rep.String(), countsField(counts(len(m.Bins)))
+	}
+	return f
 }
 
 // countsField is a draw form's counts per bin, as campaign.DrawPlan reads them.
@@ -537,13 +542,9 @@ func countsField(counts []int) string {
 // guardView is the advice for recall's guard bin, with the form that draws its pairs.
 func guardView(g sweep.GuardAdvice, d sweepData, campaignID int64) *templates.SweepGuard {
 	v := &templates.SweepGuard{Label: g.Label, FloorLabel: g.FloorLabel, Labeled: g.Labeled, More: g.More, Undrawable: g.Drawable == 0, Whole: g.Whole,
-		Upper: fmtNum(g.Upper, 0), Share: "about " + pct(g.Share) + " of", DrawAction: fmt.Sprintf("/campaigns/%d/sample", campaignID)}
+		Upper: fmtNum(g.Upper, 0), Share: "about " + pct(g.Share) + " of", Draw: planDraw(d, campaignID, g.Counts, g.More)}
 	if g.Share >= 1 {
 		v.Share = "more than all of"
-	}
-	if m := d.a.Model; m != nil {
-		v.Scheme, v.Rep = string(m.Scheme), m.Rep.String()
-		v.Counts = countsField(g.Counts(len(m.Bins)))
 	}
 	for _, b := range g.Plan {
 		v.Bins = append(v.Bins, templates.PlanRow{Label: b.Label, Labeled: b.Labeled, More: b.More, Drawable: b.Drawable})

@@ -53,7 +53,11 @@ func manifestCmd(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "exported manifest %d: %d document(s) tombstoned\n", m.ID, n)
+		docs := "documents"
+		if n == 1 {
+			docs = "document"
+		}
+		fmt.Fprintf(stdout, "exported manifest %d: %d %s tombstoned\n", m.ID, n, docs)
 		if m, err = store.Manifest(ctx, m.ID); err != nil {
 			return err
 		}

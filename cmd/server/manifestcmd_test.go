@@ -90,7 +90,7 @@ func TestManifestExportCommand(t *testing.T) {
 	if err := run([]string{"manifest", "export", "-db", path, "-manifest", fmt.Sprint(first), "-out", out}, &stdout, &stderr); err != nil {
 		t.Fatalf("manifest export: %v\n%s", err, stderr.String())
 	}
-	if !strings.Contains(stdout.String(), "3 document(s) tombstoned") {
+	if !strings.Contains(stdout.String(), "3 documents tombstoned") {
 		t.Errorf("stdout: %s", stdout.String())
 	}
 	for _, name := range manifests.ExportFiles {

@@ -157,6 +157,35 @@ func TestSweepCommandRefuses(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `no campaign "nope"`) {
 		t.Errorf("sweep on an unknown campaign = %v", err)
 	}
+	// A campaign whose dataset has one document: refused before anything is stored.
+	one := filepath.Join(dir, "one.db")
+	store, err := db.Open(context.Background(), one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := corpus.NewReader(strings.NewReader(`{"id":"only","text":"the one and only document"}`+"\n"), "one.jsonl", corpus.JSONL, corpus.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := ingest.Documents(context.Background(), store, r, "one.jsonl", ingest.Options{Dataset: "one"})
+	if err == nil {
+		_, err = store.EnsureCampaign(context.Background(), rep.Dataset.ID, "default", nil)
+	}
+	store.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const why = "one has 1 document, so no pairs: a pair takes two documents; import a sample of at least two"
+	if err := run([]string{"sweep", "-db", one, "-campaign", "default", "-q"}, &stdout, &stderr); err == nil || !strings.Contains(err.Error(), why) {
+		t.Errorf("sweep on one document = %v; want %q", err, why)
+	}
+	if store, err = db.Open(context.Background(), one); err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	if list, err := store.Sweeps(context.Background(), 0); err != nil || len(list) != 0 {
+		t.Errorf("the refused sweep stored %d sweeps (%v); want none", len(list), err)
+	}
 	stderr.Reset()
 	if err := run([]string{"sweep", "-h"}, &stdout, &stderr); !errors.Is(err, flag.ErrHelp) || !strings.Contains(stderr.String(), `"thresholds": [0.5, 0.6`) {
 		t.Errorf("sweep -h = %v; want help with an example grid:\n%s", err, stderr.String())

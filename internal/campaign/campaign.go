@@ -60,11 +60,15 @@ func Pairless(ds db.Dataset) error {
 	if ds.Docs >= 2 {
 		return nil
 	}
-	docs := fmt.Sprintf("%d documents", ds.Docs)
-	if ds.Docs == 1 {
-		docs = "1 document"
+	return invalid("%s has %s, so no pairs: a pair takes two documents; import a sample of at least two", ds.Name, documents(ds.Docs))
+}
+
+// documents is a count of documents in words: "1 document", "0 documents".
+func documents(n int) string {
+	if n == 1 {
+		return "1 document"
 	}
-	return invalid("%s has %s, so no pairs: a pair takes two documents; import a sample of at least two", ds.Name, docs)
+	return fmt.Sprintf("%d documents", n)
 }
 
 // Summary computes the campaign page's numbers: progress against the labels wanted,

@@ -106,7 +106,7 @@ func Draw(ctx context.Context, store *db.DB, sigs *sigcache.Cache, actor string,
 		return 0, err
 	}
 	if len(set.IDs) < 2 {
-		return 0, invalid("the dataset has %d document(s): there is no pair to draw", len(set.IDs))
+		return 0, invalid("the dataset has %s: there is no pair to draw", documents(len(set.IDs)))
 	}
 	f, set, err := sigs.Frame(ctx, c.DatasetID, rep, plan.scheme())
 	if err != nil {

@@ -216,9 +216,13 @@ func TooFew(ds db.Dataset, live int) error {
 	if live >= 2 {
 		return nil
 	}
-	msg := fmt.Sprintf("%s has %d document(s): nothing to deduplicate", ds.Name, live)
+	docs := "document"
+	if live != 1 {
+		docs = "documents"
+	}
+	msg := fmt.Sprintf("%s has %d %s: nothing to deduplicate", ds.Name, live, docs)
 	if removed := ds.Docs - live; removed > 0 {
-		msg = fmt.Sprintf("%s has %d live document(s) (%d removed by exported manifests): nothing to deduplicate", ds.Name, live, removed)
+		msg = fmt.Sprintf("%s has %d live %s (%d removed by exported manifests): nothing to deduplicate", ds.Name, live, docs, removed)
 	}
 	return &review.InputError{Field: "dataset", Msg: msg}
 }

@@ -228,7 +228,14 @@ func cut(ctx context.Context, store *db.DB, by db.User, m db.Manifest, c db.Clus
 		names[i] = ext[l[0]] + "~" + ext[l[1]]
 		pairs[i] = []string{ext[l[0]], ext[l[1]]}
 	}
-	summary := fmt.Sprintf("cut cluster %d at %s: %d cluster(s), %d document(s) left alone", c.ID, strings.Join(names, ", "), len(now), c.Size-kept)
+	clusters, alone := "clusters", "documents"
+	if len(now) == 1 {
+		clusters = "cluster"
+	}
+	if c.Size-kept == 1 {
+		alone = "document"
+	}
+	summary := fmt.Sprintf("cut cluster %d at %s: %d %s, %d %s left alone", c.ID, strings.Join(names, ", "), len(now), clusters, c.Size-kept, alone)
 	detail := map[string]any{"clusters_after": len(now), "size": map[string]int{"before": c.Size, "after": sizeOf(now)}}
 	if len(links) == 1 {
 		detail["link"] = pairs[0]

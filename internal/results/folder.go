@@ -156,8 +156,8 @@ func ReadDatatroveFolder(f Folder) (*Read, error) {
 			ref := Ref{Index: int(rec.doc), Place: rec.place, Field: "document"}
 			if f.IDs != nil {
 				if int(rec.doc) >= len(ids) {
-					bad.add(&corpus.RecordError{Place: rec.place, Field: "document", Msg: fmt.Sprintf("index %d: task %d read %d document(s) by %s",
-						rec.doc, rank, len(ids), path.Join(f.IDsName, fmt.Sprintf("%06d.ids", rank)))})
+					bad.add(&corpus.RecordError{Place: rec.place, Field: "document", Msg: fmt.Sprintf("index %d: task %d read %s by %s",
+						rec.doc, rank, documents(len(ids)), path.Join(f.IDsName, fmt.Sprintf("%06d.ids", rank)))})
 					continue
 				}
 				ref = Ref{ID: ids[rec.doc], Index: -1, Place: rec.place, Field: "document"}

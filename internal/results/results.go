@@ -126,7 +126,19 @@ type UnknownIDsError struct {
 }
 
 func (e *UnknownIDsError) Error() string {
-	return listError(e.File, "document(s) that dataset "+strconv.Quote(e.Dataset)+" does not have (import them there, or skip them)", e.Errors, e.Total)
+	what := "documents that dataset "
+	if e.Total == 1 {
+		what = "document that dataset "
+	}
+	return listError(e.File, what+strconv.Quote(e.Dataset)+" does not have (import them there, or skip them)", e.Errors, e.Total)
+}
+
+// documents is a count of documents in words: "1 document", "2 documents".
+func documents(n int) string {
+	if n == 1 {
+		return "1 document"
+	}
+	return fmt.Sprintf("%d documents", n)
 }
 
 // RowsError is a file with more rows than the cap on one import (Options.MaxRows),

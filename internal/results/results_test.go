@@ -588,7 +588,7 @@ func TestDatatroveFolderBad(t *testing.T) {
 		{"ids missing", fstest.MapFS{"000003.clusters": {Data: append(rec(0, 1), rec(1, 1)...)}}, fstest.MapFS{"000000.ids": {Data: []byte(`"a"` + "\n")}},
 			"doc_ids has no 000003.ids: the ids task 3 read are missing"},
 		{"index past the ids", fstest.MapFS{"000000.clusters": {Data: append(rec(0, 1), rec(7, 1)...)}}, fstest.MapFS{"000000.ids": {Data: []byte(`"d0"` + "\n" + `"d1"` + "\n")}},
-			"remove_ids/000000.clusters:2: field document: index 7: task 0 read 2 document(s) by doc_ids/000000.ids"},
+			"remove_ids/000000.clusters:2: field document: index 7: task 0 read 2 documents by doc_ids/000000.ids"},
 		{"bad id line", fstest.MapFS{"000000.clusters": {Data: append(rec(0, 1), rec(1, 1)...)}}, fstest.MapFS{"000000.ids": {Data: []byte(`"d0"` + "\n" + `{"id": 1}` + "\n")}},
 			"doc_ids/000000.ids:2: field id: want a string or a whole number"},
 		{"cut short", fstest.MapFS{"000000.clusters": {Data: append(rec(0, 1), 1, 0)}}, nil,

@@ -166,8 +166,8 @@ func (a Audit) Text() string {
 	if a.Removals == a.Certain {
 		return fmt.Sprintf("all %s removals are identical texts: none is a mistake", Thousands(a.Removals))
 	}
-	s := fmt.Sprintf("%s of %s labeled, %s mistake(s): at most %s document(s) removed by mistake (%.0f%%), %s of %s removals; "+
-		"%s removals are identical texts", Thousands(a.Labeled), Thousands(a.Drawn), Thousands(a.Mistakes), Thousands(a.Upper), 100*a.Level,
+	s := fmt.Sprintf("%s of %s labeled, %s mistake(s): at most %s removed by mistake (%.0f%%), %s of %s removals; "+
+		"%s removals are identical texts", Thousands(a.Labeled), Thousands(a.Drawn), Thousands(a.Mistakes), documents(a.Upper), 100*a.Level,
 		Percent(float64(a.UpperRate)), Thousands(a.Removals), Thousands(a.Certain))
 	if a.Tied > 0 {
 		s += fmt.Sprintf("; %s pair(s) labeled both ways wait for one more label or an adjudication", Thousands(a.Tied))

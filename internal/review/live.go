@@ -119,9 +119,9 @@ func (c LiveChange) Text() string {
 	var what string
 	switch c.Kind {
 	case ChangeExport:
-		what = fmt.Sprintf("manifest %d was exported (%d document(s) tombstoned)", c.Manifest, c.Documents)
+		what = fmt.Sprintf("manifest %d was exported (%s tombstoned)", c.Manifest, documents(c.Documents))
 	case ChangeRevoke:
-		what = fmt.Sprintf("manifest %d was revoked (%d document(s) restored)", c.Manifest, c.Documents)
+		what = fmt.Sprintf("manifest %d was revoked (%s restored)", c.Manifest, documents(c.Documents))
 	default:
 		what = fmt.Sprintf("document %s was restored from manifest %d", c.Document, c.Manifest)
 	}
@@ -280,4 +280,12 @@ type CarriedOver struct {
 	NotApplying int `json:"not_applying"`
 	// Overrides is how many keepers chosen by hand were not carried over.
 	Overrides int `json:"overrides"`
+}
+
+// documents is a count of documents in words: "1 document", "1,234 documents".
+func documents(n int) string {
+	if n == 1 {
+		return "1 document"
+	}
+	return Thousands(n) + " documents"
 }

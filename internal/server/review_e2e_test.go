@@ -124,7 +124,7 @@ func TestBrowserReviewChainedCluster(t *testing.T) {
 	rita.waitFor(decision("D2", "approved"))
 	rita.do(chromedp.Navigate(base + manifestURL))
 	rita.waitFor(`!!document.querySelector('[data-testid="request-signoff"]')`)
-	if n := rita.text(`[data-testid="recent"]`); !strings.Contains(n, "cut cluster") || !strings.Contains(n, "excluded C") {
+	if n := rita.text(`[data-testid="recent"]`); !strings.Contains(n, "cut cluster") || !strings.Contains(n, "excluded C") || !strings.Contains(n, "cut cluster 1 at B~C: 1 cluster, 1 document left alone") {
 		t.Errorf("recent decisions: %q", n)
 	}
 	rita.clickReady(`[data-testid="request-signoff"]`)
@@ -141,7 +141,7 @@ func TestBrowserReviewChainedCluster(t *testing.T) {
 		chromedp.Click(`[data-testid="approve"]`))
 	alice.waitFor(`document.querySelector('[data-testid="manifest"]')?.dataset.state === "signed"`)
 	alice.clickReady(`[data-testid="export-open"]`)
-	alice.waitFor(`document.querySelector('[data-testid="export-count"]')?.innerText === "2 document(s)"`)
+	alice.waitFor(`document.querySelector('[data-testid="export-count"]')?.innerText === "2 documents"`)
 	alice.do(chromedp.Click(`[data-testid="export"]`))
 	alice.waitFor(`document.querySelector('[data-testid="manifest"]')?.dataset.state === "applied"`)
 	alice.screenshot("exported")

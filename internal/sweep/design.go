@@ -169,13 +169,10 @@ func (e *engine) buildModel(ctx context.Context) error {
 			"they count in the labeled-pairs figures only", m.Unused))
 	}
 	if m.Gone > 0 {
-		m.Notes = append(m.Notes, fmt.Sprintf("%d labeled pair(s) name a document no longer live (an export removed it): each still counts "+
-			"for its bin's share of non-duplicates, binned by the exact Jaccard of the stored texts, and in no count of the live "+
-			"dataset's pairs (candidates, clusters, the labeled-pairs figures)", m.Gone))
+		m.Notes = append(m.Notes, GoneNote(m.Gone))
 	}
 	if m.GoneUnused > 0 {
-		m.Notes = append(m.Notes, fmt.Sprintf("%d labeled pair(s) name a document no longer live and record no draw the estimates can use: "+
-			"they count nowhere (the labeled-pairs figures count pairs of live documents only)", m.GoneUnused))
+		m.Notes = append(m.Notes, GoneUnusedNote(m.GoneUnused))
 	}
 	if identicalNonDup > 0 {
 		m.Notes = append(m.Notes, fmt.Sprintf("%d labeled pair(s) with identical normalized text are labeled not duplicates: "+
@@ -221,14 +218,36 @@ func (m *Model) Assumption() string {
 	return ModelAssumption
 }
 
+// GoneNote, GoneUnusedNote and GoneUncountedNote are the model's notes (Model.Notes, and
+// Report.ModelNote without a model, after "; " when it says more) on n labeled pairs
+// naming documents no longer live: those that count for their bins, those that record no
+// draw, and those of a sweep without estimates over the dataset. Pages that say it with
+// the label counts leave these notes out.
+func GoneNote(n int) string {
+	return fmt.Sprintf("%d labeled pair(s) name a document no longer live (an export removed it): each still counts "+
+		"for its bin's share of non-duplicates, binned by the exact Jaccard of the stored texts, and in no count of the live "+
+		"dataset's pairs (candidates, clusters, the labeled-pairs figures)", n)
+}
+
+// GoneUnusedNote: see GoneNote.
+func GoneUnusedNote(n int) string {
+	return fmt.Sprintf("%d labeled pair(s) name a document no longer live and record no draw the estimates can use: "+
+		"they count nowhere (the labeled-pairs figures count pairs of live documents only)", n)
+}
+
+// GoneUncountedNote: see GoneNote.
+func GoneUncountedNote(n int) string {
+	return fmt.Sprintf("%d labeled pair(s) name a document no longer live (an export removed it): without estimates over the dataset "+
+		"they count nowhere (the labeled-pairs figures count pairs of live documents only)", n)
+}
+
 // noteGoneUncounted adds to the note of a sweep without a model that n labeled pairs
 // naming documents no longer live count nowhere.
 func (e *engine) noteGoneUncounted(n int) {
 	if n == 0 {
 		return
 	}
-	note := fmt.Sprintf("%d labeled pair(s) name a document no longer live (an export removed it): without estimates over the dataset "+
-		"they count nowhere (the labeled-pairs figures count pairs of live documents only)", n)
+	note := GoneUncountedNote(n)
 	if e.modelNote == "" {
 		e.modelNote = note
 	} else {

@@ -10,10 +10,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dedupstudio/dedupstudio/internal/campaign"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/errkind"
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/manifests"
 	"github.com/dedupstudio/dedupstudio/internal/sweep"
 )
 
@@ -35,10 +37,47 @@ type run struct {
 
 // Start stores a new sweep of req.Grid on the campaign's current labels and queues it as
 // a background job (one sweep runs at a time). It returns the sweep with its JobID. A
-// grid over MaxSignatureValues is refused (*VolumeError); a request whose Token started
-// a sweep already returns that sweep with ErrReplayed.
+// campaign whose dataset has fewer than two live documents is refused (see Pairless),
+// and a grid over MaxSignatureValues (*VolumeError); a request whose Token started a
+// sweep already returns that sweep with ErrReplayed.
 func (s *Service) Start(ctx context.Context, req StartRequest) (Sweep, error) {
 	return s.start(ctx, req, 0)
+}
+
+// Pairless refuses, before a grid is read, a sweep of campaign c when its dataset has
+// fewer than two documents (campaign.Pairless) or fewer than two live ones, under no
+// exported manifest's tombstone (manifests.TooFew): no pair, so nothing to sweep.
+func (s *Service) Pairless(ctx context.Context, c db.Campaign) error {
+	_, _, err := s.liveDocuments(ctx, c)
+	return err
+}
+
+// liveDocuments returns the live documents of c's dataset and those an exported manifest
+// removed (left out of a sweep, and out when it is resumed or rescored), both sorted, or
+// the refusal of Pairless.
+func (s *Service) liveDocuments(ctx context.Context, c db.Campaign) (ids, leftOut []int64, err error) {
+	ds, err := s.store.Dataset(ctx, c.DatasetID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := campaign.Pairless(ds); err != nil {
+		return nil, nil, err
+	}
+	all, err := s.store.DatasetDocumentIDs(ctx, c.DatasetID)
+	if err != nil {
+		return nil, nil, err
+	}
+	tomb, err := s.store.Tombstoned(ctx, c.DatasetID)
+	if err != nil {
+		return nil, nil, err
+	}
+	leftOut = make([]int64, 0, len(tomb))
+	for id := range tomb {
+		leftOut = append(leftOut, id)
+	}
+	slices.Sort(leftOut)
+	ids = without(all, leftOut)
+	return ids, leftOut, manifests.TooFew(ds, len(ids))
 }
 
 func (s *Service) start(ctx context.Context, req StartRequest, rerunOf int64) (Sweep, error) {
@@ -46,22 +85,10 @@ func (s *Service) start(ctx context.Context, req StartRequest, rerunOf int64) (S
 	if err != nil {
 		return Sweep{}, err
 	}
-	// The live documents: those an exported manifest removed are left out (and stay out
-	// when the sweep is resumed or rescored).
-	all, err := s.store.DatasetDocumentIDs(ctx, c.DatasetID)
+	ids, leftOut, err := s.liveDocuments(ctx, c)
 	if err != nil {
 		return Sweep{}, err
 	}
-	tomb, err := s.store.Tombstoned(ctx, c.DatasetID)
-	if err != nil {
-		return Sweep{}, err
-	}
-	leftOut := make([]int64, 0, len(tomb))
-	for id := range tomb {
-		leftOut = append(leftOut, id)
-	}
-	slices.Sort(leftOut)
-	ids := without(all, leftOut)
 	// Before the configurations: counting automatic shapes at a large k takes seconds.
 	if err := s.CheckVolume(req.Grid, len(ids)); err != nil {
 		return Sweep{}, err
