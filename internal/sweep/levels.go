@@ -103,13 +103,6 @@ type follower struct {
 	// docs, when kept, is each document's cluster (an index into sizes) or -1.
 	docs  []int32
 	sizes []int32
-	// binOf remembers, per rule lo..hi-1 and document, the bin of its removal pair
-	// with the keeper binKeeper holds (-1: none yet). A component that changes keeps
-	// most of its documents under the same keepers, and binning a pair (exact Jaccard
-	// of two shingle sets, remembered in a map) was most of the cost of counting it
-	// again.
-	binOf     [][]uint8
-	binKeeper [][]int32
 }
 
 // compCounts is what one component's clusters add to the totals.
@@ -127,13 +120,8 @@ func (e *engine) newFollower(g *cluster.Graph, pol cluster.Policy, lo, hi int) (
 	f := &follower{e: e, l: l, lo: lo, hi: hi, comps: map[int32]*compCounts{}}
 	if e.bin != nil {
 		f.pairs = make([][]int64, hi-lo)
-		f.binOf, f.binKeeper = make([][]uint8, hi-lo), make([][]int32, hi-lo)
 		for r := range f.pairs {
 			f.pairs[r] = make([]int64, e.bin.bins()+1)
-			f.binOf[r], f.binKeeper[r] = make([]uint8, e.n), make([]int32, e.n)
-			for d := range f.binKeeper[r] {
-				f.binKeeper[r][d] = -1
-			}
 		}
 	}
 	return f, nil
@@ -210,15 +198,11 @@ func (f *follower) add(c cluster.Component) {
 					}
 				}
 			}
-			ps, bins, keepers := cc.pairs[r], f.binOf[r], f.binKeeper[r]
+			ps := cc.pairs[r]
 			for _, d := range cl.Members {
-				if d == k {
-					continue
+				if d != k {
+					ps[e.bin.keptBin(len(e.orders), f.lo+r, d, k)]++
 				}
-				if keepers[d] != k {
-					bins[d], keepers[d] = uint8(e.bin.of(int(d), int(k))), k
-				}
-				ps[bins[d]]++
 			}
 		}
 	}
