@@ -134,9 +134,23 @@ func (cl *completeLink) component(r *run, nodes []int32, edges []cedge) {
 // looked at in one order (a's list, then b's), known ones first.
 func (cl *completeLink) firstFail(r *run, a, b int32) float64 {
 	cl.pending = cl.pending[:0]
+	nb := int(r.uf.Size(b))
 	for x := cl.head[a]; x >= 0; x = cl.next[x] {
+		// x's edges are looked up by binary search, or, when b has many members for
+		// x's neighbours, by loading them all once (run.load).
+		loaded := len(r.g.neighbours(x)) <= 8*nb
+		if loaded {
+			r.load(x)
+		}
 		for y := cl.head[b]; y >= 0; y = cl.next[y] {
-			if s, ok := r.g.edgeSim(x, y); ok {
+			if loaded {
+				if r.stamp[y] == r.cur {
+					if s := r.known[y]; s < r.t {
+						return s
+					}
+					continue
+				}
+			} else if s, ok := r.g.edgeSim(x, y); ok {
 				if s < r.t {
 					return s
 				}
