@@ -33,7 +33,7 @@ type Levels struct {
 	next    []int32           // each component's nodes as a list from its root along next (-1 ends it)
 	tail    []int32           // per root: the last node of its list
 	added   int               // edges of g.sortedEdges() accepted so far
-	below   []float64         // per root: the largest Sim value under the threshold its clustering compared
+	below   []float64         // per root: the largest Sim value under the threshold its clustering compared (complete link: the failing pairs of its merge attempts, recorded or checked)
 	touched []int32           // per root: the Lower call whose accepted edges touched it
 	calls   int32
 	live    []int32 // roots of the components worth clustering: two nodes or more, or an exact group
