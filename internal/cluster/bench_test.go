@@ -130,3 +130,40 @@ func BenchmarkKeeper(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLevels follows the 100,000 documents down DefaultGrid's thresholds (0.95 to
+// 0.30 in steps of 0.05) under each policy Levels follows, as a sweep scores one shape:
+// every Lower, from a new Levels. docs/s counts the documents once per descent.
+func BenchmarkLevels(b *testing.B) {
+	g := benchInput(b)
+	var ths []float64
+	for i := 95; i >= 30; i -= 5 {
+		ths = append(ths, float64(i)/100)
+	}
+	for _, p := range Policies() {
+		if !FollowsLevels(p) {
+			continue
+		}
+		b.Run(string(p), func(b *testing.B) {
+			b.ReportAllocs()
+			benchCalls = 0
+			changed := 0
+			for b.Loop() {
+				l, err := g.Levels(Config{Policy: p, Rule: longest})
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, t := range ths {
+					lv, err := l.Lower(t)
+					if err != nil {
+						b.Fatal(err)
+					}
+					changed += len(lv.Changed)
+				}
+			}
+			reportDocs(b, g.n)
+			b.ReportMetric(float64(benchCalls)/float64(b.N), "sims/op")
+			b.ReportMetric(float64(changed)/float64(b.N), "changed/op")
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"math"
 	"slices"
 )
 
@@ -102,7 +103,7 @@ func (cl *completeLink) component(r *run, nodes []int32, edges []cedge) {
 		} else {
 			used += cost
 		}
-		if !cl.allPass(r, ru, rv) {
+		if cl.firstFail(r, ru, rv) < r.t {
 			cl.failed[pairKey(ru, rv)] = true
 			continue
 		}
@@ -128,22 +129,37 @@ func (cl *completeLink) component(r *run, nodes []int32, edges []cedge) {
 	}
 }
 
-// allPass reports whether every pair across the clusters rooted at a and b passes the
-// threshold.
-func (cl *completeLink) allPass(r *run, a, b int32) bool {
+// firstFail returns the similarity of the first pair across the clusters rooted at a and
+// b found under the threshold (every pair passes when none is: +Inf). The pairs are
+// looked at in one order (a's list, then b's), known ones first.
+func (cl *completeLink) firstFail(r *run, a, b int32) float64 {
 	cl.pending = cl.pending[:0]
+	nb := int(r.uf.Size(b))
 	for x := cl.head[a]; x >= 0; x = cl.next[x] {
+		// x's edges are looked up by binary search, or, when b has many members for
+		// x's neighbours, by loading them all once (run.load).
+		loaded := len(r.g.neighbours(x)) <= 8*nb
+		if loaded {
+			r.load(x)
+		}
 		for y := cl.head[b]; y >= 0; y = cl.next[y] {
-			if s, ok := r.g.edgeSim(x, y); ok {
+			if loaded {
+				if r.stamp[y] == r.cur {
+					if s := r.known[y]; s < r.t {
+						return s
+					}
+					continue
+				}
+			} else if s, ok := r.g.edgeSim(x, y); ok {
 				if s < r.t {
-					return false
+					return s
 				}
 				continue
 			}
 			key := pairKey(x, y)
 			if s, ok := r.memo[key]; ok {
 				if s < r.t {
-					return false
+					return s
 				}
 				continue
 			}
@@ -154,8 +170,8 @@ func (cl *completeLink) allPass(r *run, a, b int32) bool {
 		s := r.sim(int32(key>>32), int32(uint32(key)))
 		r.memo[key] = s
 		if s < r.t {
-			return false
+			return s
 		}
 	}
-	return true
+	return math.Inf(1)
 }

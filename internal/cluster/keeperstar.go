@@ -36,19 +36,7 @@ type keeperStar struct {
 func (ks *keeperStar) component(r *run, nodes []int32) {
 	g := r.g
 	ks.order = append(ks.order[:0], nodes...)
-	slices.SortFunc(ks.order, func(u, v int32) int {
-		switch {
-		case u == v:
-			return 0
-		case u == r.forced:
-			return -1
-		case v == r.forced:
-			return 1
-		case r.lessNode(u, v):
-			return -1
-		}
-		return 1
-	})
+	slices.SortFunc(ks.order, r.compareNodes)
 	const free = -1
 	if ks.owner == nil {
 		ks.owner = make([]int32, r.g.nodes())
@@ -59,29 +47,19 @@ func (ks *keeperStar) component(r *run, nodes []int32) {
 	}
 	limit := r.cfg.budget() * len(nodes)
 	used, limited := 0, false
+	free0 := len(nodes) // nodes still free
 	for _, k := range ks.order {
 		if owner[k] != free {
 			continue
 		}
 		owner[k] = k
+		free0--
 		r.load(k)
 		off := len(r.pnodes)
 		r.pnodes = append(r.pnodes, k)
 		r.psims = append(r.psims, 1)
 		if !limited {
-			// k's part: free nodes reachable from k over accepted edges through free nodes.
-			r.markCur++
-			r.mark[k] = r.markCur
-			q := append(r.queue[:0], k)
-			for i := 0; i < len(q); i++ {
-				for _, x := range g.neighbours(q[i]) {
-					if x.s >= r.t && owner[x.v] == free && r.mark[x.v] != r.markCur {
-						r.mark[x.v] = r.markCur
-						q = append(q, x.v)
-					}
-				}
-			}
-			r.queue = q
+			q := ks.part(r, k, free0)
 			for _, m := range q[1:] {
 				if used >= limit {
 					limited = true
@@ -94,6 +72,7 @@ func (ks *keeperStar) component(r *run, nodes []int32) {
 				}
 				if s >= r.t {
 					owner[m] = k
+					free0--
 					r.pnodes = append(r.pnodes, m)
 					r.psims = append(r.psims, s)
 				}
@@ -103,6 +82,7 @@ func (ks *keeperStar) component(r *run, nodes []int32) {
 			for _, x := range g.neighbours(k) {
 				if x.s >= r.t && owner[x.v] == free {
 					owner[x.v] = k
+					free0--
 					r.pnodes = append(r.pnodes, x.v)
 					r.psims = append(r.psims, x.s)
 				}
@@ -113,4 +93,43 @@ func (ks *keeperStar) component(r *run, nodes []int32) {
 	if limited {
 		r.limited++
 	}
+}
+
+// compareNodes orders nodes as keeper-star visits them: a forced keeper first, then by
+// the rule (a total order on documents, so on representatives).
+func (r *run) compareNodes(u, v int32) int {
+	switch {
+	case u == v:
+		return 0
+	case u == r.forced:
+		return -1
+	case v == r.forced:
+		return 1
+	case r.lessNode(u, v):
+		return -1
+	}
+	return 1
+}
+
+// part returns k's part: k, then the free nodes reachable from k over accepted edges
+// through free nodes, in the order a breadth-first search over each node's neighbours
+// (ascending) finds them. Once every free node (free of them) is in the queue there is
+// nothing left to find: a dense part would otherwise scan every member's neighbours for
+// nothing.
+func (ks *keeperStar) part(r *run, k int32, free int) []int32 {
+	g, owner := r.g, ks.owner
+	const isFree = -1
+	r.markCur++
+	r.mark[k] = r.markCur
+	q := append(r.queue[:0], k)
+	for i := 0; i < len(q) && len(q)-1 < free; i++ {
+		for _, x := range g.neighbours(q[i]) {
+			if x.s >= r.t && owner[x.v] == isFree && r.mark[x.v] != r.markCur {
+				r.mark[x.v] = r.markCur
+				q = append(q, x.v)
+			}
+		}
+	}
+	r.queue = q
+	return q
 }

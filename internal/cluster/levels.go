@@ -33,7 +33,7 @@ type Levels struct {
 	next    []int32           // each component's nodes as a list from its root along next (-1 ends it)
 	tail    []int32           // per root: the last node of its list
 	added   int               // edges of g.sortedEdges() accepted so far
-	below   []float64         // per root: the largest Sim value under the threshold its clustering compared
+	below   []float64         // per root: the largest Sim value under the threshold its clustering compared (complete link: the failing pairs of its merge attempts, recorded or checked)
 	touched []int32           // per root: the Lower call whose accepted edges touched it
 	calls   int32
 	live    []int32 // roots of the components worth clustering: two nodes or more, or an exact group
@@ -41,12 +41,20 @@ type Levels struct {
 	cl      completeLink
 	started bool
 
+	// Complete link's record of each edge (by its place in g.sortedEdges) as the last
+	// clustering of its component took it; see completeLink.
+	prevAdded int       // added before the current Lower
+	clCheck   []float64 // the merge attempt's first failing similarity, +Inf if all passed, -Inf if none was made
+	clMerged  []bool    // whether the edge merged two clusters
+	clDirty   []int32   // per cluster root: the Lower call in which it stopped being a cluster of the record
+
 	// What Lower returns, kept for the next call's reuse.
 	level   Level
 	roots   []int32
 	nodes   []int32
 	ranks   []int32
 	edges   []cedge
+	spare   []int32 // sortRanks' scratch
 	members []int32
 }
 
@@ -94,11 +102,16 @@ func (g *Graph) Levels(cfg Config) (*Levels, error) {
 	cfg.Lean = true
 	nn := g.nodes()
 	r := g.newRun(cfg, math.Inf(1))
-	if cfg.Policy == CompleteLink {
-		r.memo = make(map[uint64]float64)
-	}
 	l := &Levels{r: r, comp: unionfind.New(nn), next: make([]int32, nn), tail: make([]int32, nn),
 		below: make([]float64, nn), touched: make([]int32, nn)}
+	if cfg.Policy == CompleteLink {
+		r.memo = make(map[uint64]float64)
+		ne := len(g.sortedEdges())
+		l.clCheck, l.clMerged, l.clDirty = make([]float64, ne), make([]bool, ne), make([]int32, nn)
+		for i := range l.clCheck {
+			l.clCheck[i] = math.Inf(-1)
+		}
+	}
 	for u := range int32(nn) {
 		l.next[u], l.tail[u] = -1, u
 		l.below[u] = math.Inf(1) // never clustered
@@ -129,6 +142,7 @@ func (l *Levels) Lower(t float64) (*Level, error) {
 	// Accept the edges that reach t and merge their components.
 	all := r.g.sortedEdges()
 	roots := l.roots[:0]
+	l.prevAdded = l.added
 	for ; l.added < len(all) && all[l.added].s >= t; l.added++ {
 		e := all[l.added]
 		ru, rv := l.comp.Find(e.u), l.comp.Find(e.v)
@@ -178,13 +192,115 @@ func (l *Levels) Lower(t float64) (*Level, error) {
 		case KeeperStar:
 			l.ks.component(r, nodes)
 		case CompleteLink:
-			l.cl.component(r, nodes, l.componentEdges(nodes))
+			l.completeLink(nodes, l.componentEdges(nodes))
 		}
 		l.below[root] = r.below
 		lv.Changed = append(lv.Changed, Component{ID: root, Clusters: l.clusters()})
 	}
 	return lv, nil
 }
+
+// completeLink clusters one component under complete link as completeLink.component
+// does, with what the component's parts (the components that made it up at the last
+// threshold each was clustered at) decided then: edges before the current Lower were all
+// taken then, in the same order, by clusterings that differ from this one only in the
+// threshold (and, for a part, in the budget's limit, which is only ever larger now and
+// is checked again here).
+//
+// So, edge by edge in order, as long as the two clusters an edge joins are clusters the
+// record had at that edge (not dirty), the merge attempt checks the same pairs as the
+// record's: when it passed then it passes now, and when it failed at a similarity under
+// this threshold too it fails now at the same pair. Those answers are taken from the
+// record instead of checking up to a×b pairs again; every other attempt is checked. A
+// cluster becomes dirty when a decision differs from the record's (a merge made or not
+// made, by a check or by the budget), and a merge with a dirty cluster is dirty. The
+// clusters are thus those completeLink.component makes at this threshold.
+//
+// The largest failing similarity of the attempts (recorded or checked) is what Lower's
+// below keeps: when it is under the next threshold, every attempt has the same answer.
+func (l *Levels) completeLink(nodes []int32, edges []cedge) {
+	r, cl := l.r, &l.cl
+	if cl.head == nil {
+		nn := r.g.nodes()
+		cl.head, cl.tail, cl.next = make([]int32, nn), make([]int32, nn), make([]int32, nn)
+		cl.failed = make(map[uint64]bool)
+	}
+	r.uf.Split(nodes)
+	for _, u := range nodes {
+		cl.head[u], cl.tail[u], cl.next[u] = u, u, -1
+	}
+	clear(cl.failed)
+	// Sim results are kept from one threshold to the next (a merge attempted again at
+	// a lower threshold asks for the same pairs), up to a bound on their memory. A
+	// remembered failing similarity is as good a witness of a failed attempt as a new
+	// one: the attempts' answers do not depend on which pair is found first.
+	if len(r.memo) > levelsMemo {
+		clear(r.memo)
+	}
+	limit := r.cfg.budget() * len(nodes)
+	used, limited := 0, false
+	below := -1.0
+	for i, e := range edges {
+		rk := l.ranks[i]
+		old := int(rk) < l.prevAdded
+		ru, rv := r.find(e.u), r.find(e.v)
+		check := math.Inf(-1)
+		switch {
+		case ru == rv || cl.failed[pairKey(ru, rv)]:
+		case used+int(r.uf.Size(ru))*int(r.uf.Size(rv)) > limit:
+			limited = true
+		default:
+			used += int(r.uf.Size(ru)) * int(r.uf.Size(rv))
+			rec := l.clCheck[rk]
+			if old && l.clDirty[ru] != l.calls && l.clDirty[rv] != l.calls && !math.IsInf(rec, -1) && (math.IsInf(rec, 1) || rec < r.t) {
+				check = rec
+			} else {
+				check = cl.firstFail(r, ru, rv)
+			}
+			if check < r.t {
+				below = max(below, check)
+				cl.failed[pairKey(ru, rv)] = true
+			}
+		}
+		recMerged := old && l.clMerged[rk]
+		merge := check >= r.t
+		l.clCheck[rk], l.clMerged[rk] = check, merge
+		if !merge {
+			if recMerged {
+				l.clDirty[ru], l.clDirty[rv] = l.calls, l.calls
+			}
+			continue
+		}
+		dirty := !recMerged || l.clDirty[ru] == l.calls || l.clDirty[rv] == l.calls
+		h, t := cl.head[ru], cl.tail[rv]
+		cl.next[cl.tail[ru]] = cl.head[rv]
+		root := r.union(ru, rv)
+		cl.head[root], cl.tail[root] = h, t
+		if dirty {
+			l.clDirty[root] = l.calls
+		}
+	}
+	if limited {
+		r.limited++
+	}
+	r.below = below
+	// One proto per final cluster, in order of its smallest node.
+	for _, u := range nodes {
+		if r.find(u) != u {
+			continue
+		}
+		cl.members = cl.members[:0]
+		for x := cl.head[u]; x >= 0; x = cl.next[x] {
+			cl.members = append(cl.members, x)
+		}
+		slices.Sort(cl.members)
+		r.addProto(r.pick(cl.members), cl.members)
+	}
+}
+
+// levelsMemo bounds the Sim results Levels keeps for complete link across thresholds
+// (about 20 bytes each).
+const levelsMemo = 1 << 21
 
 // componentEdges returns the accepted edges between nodes (a whole component) in
 // complete-link's order, the order of g.sortedEdges: an edge is accepted when its place
@@ -201,7 +317,7 @@ func (l *Levels) componentEdges(nodes []int32) []cedge {
 			}
 		}
 	}
-	slices.Sort(ranks)
+	ranks, l.spare = sortRanks(ranks, l.spare)
 	edges := l.edges[:0]
 	for _, rk := range ranks {
 		edges = append(edges, all[rk])
@@ -229,4 +345,41 @@ func (l *Levels) clusters() []LevelCluster {
 		out = append(out, LevelCluster{Keeper: int(r.rep[p.keeper]), Members: ms})
 	}
 	return out
+}
+
+// sortRanks sorts ranks (places in g.sortedEdges, so below 2^31) and returns them and
+// the spare buffer: a least-significant-digit radix sort of 11-bit digits, up to the
+// largest rank's top bit, for long lists (a large component's edges, sorted again at
+// every threshold that changes it, took most of a large sweep's complete-link time
+// under slices.Sort).
+func sortRanks(ranks, spare []int32) (sorted, buf []int32) {
+	if len(ranks) < 256 {
+		slices.Sort(ranks)
+		return ranks, spare
+	}
+	hi := slices.Max(ranks)
+	if cap(spare) < len(ranks) {
+		spare = make([]int32, len(ranks), cap(ranks))
+	}
+	src, dst := ranks, spare[:len(ranks)]
+	const bits = 11
+	var count [1 << bits]int
+	for shift := 0; shift < 31 && hi>>shift != 0; shift += bits {
+		clear(count[:])
+		for _, v := range src {
+			count[v>>shift&(1<<bits-1)]++
+		}
+		at := 0
+		for d, c := range count {
+			count[d] = at
+			at += c
+		}
+		for _, v := range src {
+			d := v >> shift & (1<<bits - 1)
+			dst[count[d]] = v
+			count[d]++
+		}
+		src, dst = dst, src
+	}
+	return src, dst
 }

@@ -165,6 +165,11 @@ func (r *run) pick(nodes []int32) int32 {
 
 // load makes the similarities the edges give for node k known.
 func (r *run) load(k int32) {
+	if r.cur == math.MaxInt32 {
+		// A long Levels loads billions of times: start the stamps again.
+		clear(r.stamp)
+		r.cur = 0
+	}
 	r.cur++
 	for _, x := range r.g.neighbours(k) {
 		r.stamp[x.v] = r.cur

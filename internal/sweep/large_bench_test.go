@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"compress/gzip"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -162,6 +164,8 @@ func peakRSS() float64 {
 // the sweep, garbage included, minus the fixture's heap before it: sources and
 // content hashes), peak-live-MB (the same for the live heap the collector marked) and
 // peak-RSS-MB (the whole process's VmHWM, fixture and setup included).
+// DEDUP_SWEEP_DUMP=file writes the results there as TestDumpDefaultResults does, to
+// compare an engine change at this scale (the file, or the sha256 it logs).
 func BenchmarkSweep100k(b *testing.B) {
 	mode := os.Getenv("DEDUP_SWEEP_100K")
 	if mode == "" {
@@ -283,6 +287,20 @@ func BenchmarkSweep100k(b *testing.B) {
 		heap, live = max(heap, h), max(live, l)
 	}
 	reportCPU(b, start)
+	if path := os.Getenv("DEDUP_SWEEP_DUMP"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		h := sha256.New()
+		if err := writeResults(io.MultiWriter(f, h), rep); err != nil {
+			b.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("%d results written to %s, sha256 %s", len(rep.Results), path, digest(h))
+	}
 	fixture := base[0].Value.Uint64()
 	b.ReportMetric(float64(heap-min(heap, fixture))/(1<<20), "peak-heap-MB")
 	b.ReportMetric(float64(live-min(live, fixture))/(1<<20), "peak-live-MB")

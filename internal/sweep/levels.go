@@ -201,7 +201,7 @@ func (f *follower) add(c cluster.Component) {
 			ps := cc.pairs[r]
 			for _, d := range cl.Members {
 				if d != k {
-					ps[e.bin.of(int(d), int(k))]++
+					ps[e.bin.keptBin(len(e.orders), f.lo+r, d, k)]++
 				}
 			}
 		}

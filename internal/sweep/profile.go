@@ -2,6 +2,8 @@ package sweep
 
 import (
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/frame"
@@ -22,6 +24,11 @@ func DefaultRules() []cluster.Rule {
 type binner struct {
 	sets   *frame.Sets
 	scheme frame.Scheme
+
+	// kept remembers, per keeper rule and document, the bin of the document's pair with
+	// its last keeper under that rule (see keptBin); made on first use.
+	keptOnce sync.Once
+	kept     [][]atomic.Uint64
 }
 
 func (b *binner) bins() int { return b.scheme.Bins() }
@@ -35,6 +42,28 @@ func (b *binner) of(x, y int) int {
 		return b.identicalBin()
 	}
 	return b.sets.Bin(b.scheme, x, y)
+}
+
+// keptBin is of(d, k) for document d removed in favour of keeper k under rule r of
+// rules, remembered per rule and document: one clustering after another (thresholds,
+// shapes, verifications and policies under the same rule) keeps most documents under
+// the same keeper, and binning a pair (exact Jaccard of two shingle sets through a
+// locked map) was the largest part of counting removals by bin. Safe for concurrent
+// use: a slot holds the keeper and its bin in one word.
+func (b *binner) keptBin(rules, r int, d, k int32) int {
+	b.keptOnce.Do(func() {
+		b.kept = make([][]atomic.Uint64, rules)
+		for i := range b.kept {
+			b.kept[i] = make([]atomic.Uint64, b.sets.Docs())
+		}
+	})
+	slot := &b.kept[r][d]
+	if v := slot.Load(); uint32(v>>8) == uint32(k)+1 {
+		return int(uint8(v))
+	}
+	bin := b.of(int(d), int(k))
+	slot.Store(uint64(uint32(k)+1)<<8 | uint64(uint8(bin)))
+	return bin
 }
 
 // keeperTracker follows a clustering as clusters merge (connected components, edges
@@ -97,7 +126,7 @@ func (t *keeperTracker) merge(keep, gone int32) {
 			tot[bin] -= int64(c)
 		}
 		for d := lose.head; d >= 0; d = t.next[d] {
-			bin := t.b.of(int(d), int(k))
+			bin := t.b.keptBin(len(t.orders), r, d, k)
 			win.pairs[r][bin]++
 			tot[bin]++
 		}
