@@ -104,7 +104,7 @@ type Model struct {
 	// rank as the normal one; vF rounds a bin's share to a count of its pairs at random
 	// (drawn from a stream of their own, so the replicates above are what they were).
 	uF, vF [][]float64
-	point      []float64 // per bin: the point estimate of the share of non-duplicates
+	point  []float64 // per bin: the point estimate of the share of non-duplicates
 	// guardQ are the guard bin's replicates of its share of duplicates from the upper
 	// confidence distribution, capped by the floor bin's (comonotone: rank for rank);
 	// nil without a guard.
