@@ -100,7 +100,11 @@ type Model struct {
 	// deviates for the sampling of the bin's pairs themselves.
 	pLo, pHi   [][]float64
 	zF, zA, zM [][]float64
-	point      []float64 // per bin: the point estimate of the share of non-duplicates
+	// uF = Φ(zF) reads the false removals' exact (hypergeometric) draws at the same
+	// rank as the normal one; vF rounds a bin's share to a count of its pairs at random
+	// (drawn from a stream of their own, so the replicates above are what they were).
+	uF, vF [][]float64
+	point  []float64 // per bin: the point estimate of the share of non-duplicates
 	// guardQ are the guard bin's replicates of its share of duplicates from the upper
 	// confidence distribution, capped by the floor bin's (comonotone: rank for rank);
 	// nil without a guard.
@@ -111,6 +115,7 @@ type Model struct {
 	mu      sync.Mutex
 	recalls map[string][4]Interval // recallOf's memory
 	falses  map[string]falseSum    // falseSum's
+	exact   map[[2]int64]*exactVec // exactDraws'
 }
 
 // betaQuantile returns the p-quantile of Beta(a, b); a <= 0 is a point mass at 0 and
@@ -132,6 +137,8 @@ func newModel(m *Model, reps int, seed uint64) {
 	nb := len(m.Bins)
 	m.pLo, m.pHi = make([][]float64, nb), make([][]float64, nb)
 	m.zF, m.zA, m.zM = make([][]float64, nb), make([][]float64, nb), make([][]float64, nb)
+	m.uF, m.vF = make([][]float64, nb), make([][]float64, nb)
+	rngV := rand.New(rand.NewPCG(seed, 0x3ea2))
 	m.point = make([]float64, nb)
 	m.Floor = -1
 	for b := range m.Bins {
@@ -223,6 +230,10 @@ func newModel(m *Model, reps int, seed uint64) {
 		}
 		m.point[b], m.pLo[b], m.pHi[b] = point, lo, hi
 		m.zF[b], m.zA[b], m.zM[b] = normals(rng, reps), normals(rng, reps), normals(rng, reps)
+		m.uF[b], m.vF[b] = make([]float64, reps), make([]float64, reps)
+		for i, z := range m.zF[b] {
+			m.uF[b][i], m.vF[b][i] = stdNormalCDF(z), rngV.Float64()
+		}
 	}
 	m.guardQ = nil
 	if g := m.Guard(); g >= 0 {
@@ -526,6 +537,15 @@ func (m *Model) falseSum(pairs []int64) falseSum {
 		if s == 0 || b >= len(m.pLo) {
 			continue
 		}
+		if e := m.exactDraws(b, s); e != nil {
+			for i, v := range e.lo {
+				lo[i] += float64(v)
+			}
+			for i, v := range e.hi {
+				hi[i] += float64(v)
+			}
+			continue
+		}
 		sf, size := float64(s), m.Bins[b].Size
 		addDraws(lo, sf, size, m.pLo[b], m.zF[b])
 		addDraws(hi, sf, size, m.pHi[b], m.zF[b])
@@ -539,6 +559,60 @@ func (m *Model) falseSum(pairs []int64) falseSum {
 	m.falses[string(key)] = f
 	m.mu.Unlock()
 	return f
+}
+
+// exactVec is a bin's replicates of the non-duplicates among a number of its pairs,
+// from the lower and the upper confidence distribution. They are whole numbers wherever
+// a draw is exact, so float32 holds them without loss.
+type exactVec struct{ lo, hi []float32 }
+
+// exactDraws returns the replicates of the non-duplicates among s removal pairs of bin
+// b where some replicate's count is small enough to be drawn exactly (addExactDraws),
+// or nil where every replicate is the normal approximation (addDraws, as cheap as a
+// lookup). They are remembered by (bin, s): a sweep asks for a few thousand distinct
+// ones a hundred times each.
+func (m *Model) exactDraws(b int, s int64) *exactVec {
+	n, size := float64(s), m.Bins[b].Size
+	f := fpc(n, max(size, n))
+	small := false
+	for _, p := range [2][]float64{m.pLo[b], m.pHi[b]} {
+		for _, pi := range p {
+			if n*pi*(1-pi)*f <= exactVariance {
+				small = true
+				break
+			}
+		}
+	}
+	if !small {
+		return nil
+	}
+	key := [2]int64{int64(b), s}
+	m.mu.Lock()
+	e, ok := m.exact[key]
+	m.mu.Unlock()
+	if ok {
+		return e
+	}
+	acc := make([]float64, m.Replicates)
+	e = &exactVec{lo: make([]float32, m.Replicates), hi: make([]float32, m.Replicates)}
+	for j, p := range [2][]float64{m.pLo[b], m.pHi[b]} {
+		clear(acc)
+		addExactDraws(acc, n, size, p, m.zF[b], m.uF[b], m.vF[b])
+		out := e.lo
+		if j == 1 {
+			out = e.hi
+		}
+		for i, v := range acc {
+			out[i] = float32(v)
+		}
+	}
+	m.mu.Lock()
+	if m.exact == nil || len(m.exact) >= 4096 { // at most 32 MB at 1,000 replicates
+		m.exact = map[[2]int64]*exactVec{}
+	}
+	m.exact[key] = e
+	m.mu.Unlock()
+	return e
 }
 
 // recallOf is recall, remembered by the accepted pairs per bin: every cluster policy of
