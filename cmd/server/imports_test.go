@@ -49,7 +49,7 @@ func listModule(t *testing.T) map[string]modulePackage {
 // packages -> lsh. Nothing imports cmd; only cmd imports web (internal/server takes the
 // handler cmd/server builds, so it does not need web); domain packages import neither
 // and do not speak HTTP themselves; the engine pulls in no SQL or HTTP and none of our
-// packages but internal/errkind.
+// packages but internal/errkind and internal/par, which import the standard library only.
 func TestImportsPointOneWay(t *testing.T) {
 	t.Parallel()
 	pkgs := listModule(t)
@@ -81,8 +81,15 @@ func TestImportsPointOneWay(t *testing.T) {
 	}
 	lsh := pkgs["internal/lsh"]
 	for _, d := range lsh.deps {
-		if d == "database/sql" || d == "net/http" || strings.HasPrefix(d, module+"/") && d != module+"/internal/errkind" {
-			t.Errorf("internal/lsh depends on %s: the engine takes the standard library, hash libraries and internal/errkind only", d)
+		if d == "database/sql" || d == "net/http" || strings.HasPrefix(d, module+"/") && d != module+"/internal/errkind" && d != module+"/internal/par" {
+			t.Errorf("internal/lsh depends on %s: the engine takes the standard library, hash libraries, internal/errkind and internal/par only", d)
+		}
+	}
+	for _, leaf := range []string{"internal/errkind", "internal/par"} {
+		for _, d := range pkgs[leaf].deps {
+			if strings.Contains(d, ".") {
+				t.Errorf("%s depends on %s: the engine's helpers take the standard library only", leaf, d)
+			}
 		}
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/dedupstudio/dedupstudio/internal/par"
 )
 
 // CandidateKeys returns the same pairs as CandidatesBounded(sigs, sh, maxBucket), as
@@ -35,7 +37,7 @@ func CandidateKeys(ctx context.Context, sigs []Signature, sh Shape, maxBucket in
 	b := sh.Bands
 	// keys[doc*b+band], band keys as Shape.BandKeys computes them.
 	bandKeys := make([]uint64, n*b)
-	if err := parallelCtx(ctx, n, 256, func(lo, hi int) {
+	if err := par.Chunks(ctx, n, 256, func(lo, hi int) {
 		var tmp []uint64
 		for doc := lo; doc < hi; doc++ {
 			tmp = sh.BandKeys(sigs[doc], tmp[:0])
@@ -164,28 +166,4 @@ func radixSortEntries(es, buf []keyEntry) {
 		src, dst = dst, src
 	}
 	// Eight passes: the sorted keys are back in es.
-}
-
-// parallelCtx runs fn over [0, n) in chunks of about chunk items on every core, checking
-// ctx between chunks; it returns ctx.Err() if ctx ended before all chunks ran.
-func parallelCtx(ctx context.Context, n, chunk int, fn func(lo, hi int)) error {
-	if n == 0 {
-		return ctx.Err()
-	}
-	workers := min(runtime.GOMAXPROCS(0), (n+chunk-1)/chunk)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for ctx.Err() == nil {
-				lo := int(next.Add(int64(chunk))) - chunk
-				if lo >= n {
-					return
-				}
-				fn(lo, min(lo+chunk, n))
-			}
-		})
-	}
-	wg.Wait()
-	return ctx.Err()
 }

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/par"
 )
 
 // Memory defaults of the exact-Jaccard engine.
@@ -226,7 +227,7 @@ func (x *exactJaccard) compute(ctx context.Context, keys []uint64) ([]float64, e
 			}
 		}
 		slices.Sort(need)
-		err := parallel(ctx, len(need), 8, func(lo, hi int) {
+		err := par.Chunks(ctx, len(need), 8, func(lo, hi int) {
 			for _, d := range need[lo:hi] {
 				if x.used.Load() > x.budget {
 					return
@@ -249,7 +250,7 @@ func (x *exactJaccard) compute(ctx context.Context, keys []uint64) ([]float64, e
 			x.block = true
 		} else {
 			out := make([]float64, len(keys))
-			err := parallel(ctx, len(keys), 256, func(lo, hi int) {
+			err := par.Chunks(ctx, len(keys), 256, func(lo, hi int) {
 				for i := lo; i < hi; i++ {
 					a, b := unpair(keys[i])
 					out[i] = jaccardAtLeast(x.sets[a], x.sets[b], x.floor)
@@ -289,7 +290,7 @@ func (x *exactJaccard) blockJoin(ctx context.Context, keys []uint64) ([]float64,
 				stop++
 			}
 			sets := make([][]uint64, len(as))
-			if err := parallel(ctx, len(as), 4, func(lo, hi int) {
+			if err := par.Chunks(ctx, len(as), 4, func(lo, hi int) {
 				for i := lo; i < hi; i++ {
 					sets[i] = x.shingle(int(as[i]))
 				}
@@ -324,7 +325,7 @@ func (x *exactJaccard) blockJoin(ctx context.Context, keys []uint64) ([]float64,
 			}
 		}
 		starts = append(starts, len(idx))
-		if err := parallel(ctx, len(starts)-1, 4, func(lo, hi int) {
+		if err := par.Chunks(ctx, len(starts)-1, 4, func(lo, hi int) {
 			for g := lo; g < hi; g++ {
 				group := idx[starts[g]:starts[g+1]]
 				_, b := unpair(keys[group[0]])
@@ -391,28 +392,4 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
-}
-
-// parallel runs fn over [0, n) in chunks of about chunk items on every core, checking
-// ctx between chunks; it returns ctx.Err() if ctx ended before all chunks ran.
-func parallel(ctx context.Context, n, chunk int, fn func(lo, hi int)) error {
-	if n == 0 {
-		return ctx.Err()
-	}
-	workers := min(runtime.GOMAXPROCS(0), (n+chunk-1)/chunk)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for ctx.Err() == nil {
-				lo := int(next.Add(int64(chunk))) - chunk
-				if lo >= n {
-					return
-				}
-				fn(lo, min(lo+chunk, n))
-			}
-		})
-	}
-	wg.Wait()
-	return ctx.Err()
 }

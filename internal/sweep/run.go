@@ -11,6 +11,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/labels"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/par"
 )
 
 // Documents is the dataset a sweep runs over.
@@ -528,7 +529,7 @@ func (e *engine) candidates(ctx context.Context, sigs []lsh.Signature, sh lsh.Sh
 // the signatures, as agreement counts.
 func (cs *shapeCands) estimates(ctx context.Context, sigs []lsh.Signature, k int) (similarities, error) {
 	agree := make([]uint16, len(cs.keys))
-	err := parallel(ctx, len(cs.keys), 4096, func(lo, hi int) {
+	err := par.Chunks(ctx, len(cs.keys), 4096, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			a, b := unpair(cs.keys[i])
 			sa, sb := sigs[a][:k], sigs[b][:k]

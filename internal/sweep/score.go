@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
+	"github.com/dedupstudio/dedupstudio/internal/par"
 	"github.com/dedupstudio/dedupstudio/internal/unionfind"
 )
 
@@ -28,7 +29,7 @@ func (e *engine) modelBins(ctx context.Context, cs *shapeCands) ([]uint8, error)
 		return cs.bins, nil
 	}
 	out := make([]uint8, len(cs.keys))
-	err := parallel(ctx, len(cs.keys), 1024, func(lo, hi int) {
+	err := par.Chunks(ctx, len(cs.keys), 1024, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			a, b := unpair(cs.keys[i])
 			out[i] = uint8(e.bin.of(int(a), int(b)))
