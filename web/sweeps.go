@@ -546,9 +546,9 @@ func parseDash(q url.Values) (dashQuery, error) {
 	}
 	if spec := q.Get("hspec"); spec != "" {
 		d.hasHeat = true
-		d.heat = heatChoice{Spec: spec, Verification: sweep.Verification(q.Get("hv")), Policy: q.Get("hp"), Value: q.Get("hval")}
+		d.heat = heatChoice{Spec: spec, Verification: sweep.Verification(q.Get("hv")), Policy: cluster.Policy(q.Get("hp")), Value: q.Get("hval")}
 		if d.heat.Policy == "" {
-			d.heat.Policy = sweep.ConnectedComponents
+			d.heat.Policy = cluster.Components
 		}
 		if v := q.Get("ht"); v != "" {
 			t, err := parseUnit("ht", v)
@@ -875,7 +875,7 @@ func (s *server) fillResults(r *http.Request, v *templates.SweepDashboard, d swe
 
 // heatQuery writes a heatmap choice as chart parameters.
 func heatQuery(hc heatChoice) url.Values {
-	return url.Values{"hspec": {hc.Spec}, "ht": {fmtFloat(hc.Threshold)}, "hv": {string(hc.Verification)}, "hp": {hc.Policy}, "hval": {hc.Value}}
+	return url.Values{"hspec": {hc.Spec}, "ht": {fmtFloat(hc.Threshold)}, "hv": {string(hc.Verification)}, "hp": {string(hc.Policy)}, "hval": {hc.Value}}
 }
 
 // heatOptions lists the representations, thresholds and verifications the sweep has,

@@ -32,11 +32,11 @@ func verificationWords(v sweep.Verification) string {
 }
 
 // policyWords names a cluster policy in plain words.
-func policyWords(p string) string {
-	if info, ok := cluster.PolicyOf(cluster.Policy(p)); ok {
+func policyWords(p cluster.Policy) string {
+	if info, ok := cluster.PolicyOf(p); ok {
 		return info.Title
 	}
-	return p
+	return string(p)
 }
 
 // reprWords names a representation briefly: "word 5-shingles, k=128", with what differs
@@ -266,7 +266,7 @@ type heatChoice struct {
 	Spec         string // lsh.Spec.ID
 	Threshold    float64
 	Verification sweep.Verification
-	Policy       string
+	Policy       cluster.Policy
 	Value        string // "recall" or "false"
 }
 
@@ -416,7 +416,7 @@ func resultsTable(rs []sweep.Result, hs []sweep.Headline, front []bool) chart.Ta
 			est = num(r.Dataset.Rules[0].FalseRemovals.Value)
 		}
 		t.Rows = append(t.Rows, []string{strconv.Itoa(i), c.Spec.String(), string(c.Spec.Level), strconv.Itoa(c.Spec.Size),
-			strconv.Itoa(c.Spec.Hashes), strconv.Itoa(c.Shape.Bands), strconv.Itoa(c.Shape.Rows), num(c.Threshold), string(c.Verification), c.Policy,
+			strconv.Itoa(c.Spec.Hashes), strconv.Itoa(c.Shape.Bands), strconv.Itoa(c.Shape.Rows), num(c.Threshold), string(c.Verification), string(c.Policy),
 			string(h.Basis), num(h.Recall.Value), num(h.Recall.Lo), num(h.Recall.Hi), num(h.FalseRemovalRate.Value), num(h.FalseRemovalRate.Lo),
 			num(h.FalseRemovalRate.Hi), est, strconv.Itoa(r.Removals), strconv.Itoa(r.Clusters), strconv.Itoa(r.LargestCluster),
 			num(r.Recall.Value), strconv.Itoa(r.Recall.Of), num(r.ClusterRecall.Value), strconv.Itoa(r.FalseMerges.Hits), strconv.Itoa(r.FalseMerges.Of),
@@ -616,7 +616,7 @@ const defaultKeeper = "earliest"
 // form): the configuration, the campaign and the keeper rule, which the sweep does not
 // fix but which decides which documents a cluster removes.
 func proposeFields(campaignID int64, c sweep.Config, keeper string) [][2]string {
-	policy := c.Policy
+	policy := string(c.Policy)
 	if keeper == "" {
 		keeper = defaultKeeper
 	}
