@@ -1,10 +1,10 @@
 package web
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -980,15 +980,18 @@ func (s *server) liveView(r *http.Request, d sweepData, c sweep.Config, campaign
 	}
 	v.CanPropose = role.Can(auth.PrepareManifests) && d.chosen
 	v.NotChosen = !d.chosen
-	keeper := cmp.Or(d.a.Rule, defaultKeeper)
-	v.ProposeHref = proposeHref(d.sw.DatasetID, campaignID, c, keeper)
-	v.ProposeAction = fmt.Sprintf("/datasets/%d/runs/new", d.sw.DatasetID)
-	for _, f := range proposeFields(campaignID, c, keeper) {
-		if f[0] == "keeper" {
-			v.Keeper = f[1]
-			continue
+	if req, err := proposal(d.sw.DatasetID, campaignID, c, d.a.Rule); err != nil {
+		// Not a run the manifest can make (a policy no longer registered): nothing to propose.
+		v.CanPropose = false
+	} else {
+		v.ProposeHref = proposeHref(req)
+		v.ProposeAction = fmt.Sprintf("/datasets/%d/runs/new", d.sw.DatasetID)
+		q := runFormOf(req).query()
+		v.Keeper = q.Get("keeper")
+		q.Del("keeper") // an input of its own
+		for _, name := range slices.Sorted(maps.Keys(q)) {
+			v.ProposeFields = append(v.ProposeFields, templates.Fact{Name: name, Value: q.Get(name)})
 		}
-		v.ProposeFields = append(v.ProposeFields, templates.Fact{Name: f[0], Value: f[1]})
 	}
 	v.SettingsHref = fmt.Sprintf("/sweeps/%d/settings.json?config=%d&t=%s", d.sw.ID, d.results[d.sel].Ordinal, fmtFloat(c.Threshold))
 	if v.CanPropose {
