@@ -28,17 +28,39 @@ import (
 // &verification=…&policy=…&keeper=…) runs over a dataset as a background job that ends
 // in a draft manifest.
 
-// runForm holds the run form's fields as typed.
+// runForm holds the run form's fields as typed. A run request travels as it: runFormOf
+// writes one (a proposal from a sweep, a manifest prepared again), query and
+// runFormFrom carry it through a URL or a post, and parse reads it back.
 type runForm struct {
 	spec, bands, rows, threshold, verification, policy, keeper, campaign, approvals string
+}
+
+// runFormOf writes req's parameters, campaign and approvals as the form's fields;
+// parse reads them back to req (but its dataset, code version and who runs it, which
+// the form does not hold). Approvals of 0 leave the field to the form's default.
+func runFormOf(req manifests.Request) runForm {
+	p := req.Params
+	f := runForm{spec: p.Spec.String(), bands: strconv.Itoa(p.Shape.Bands), rows: strconv.Itoa(p.Shape.Rows),
+		threshold: fmtFloat(p.Threshold), verification: string(p.Verification), policy: string(p.Policy), keeper: p.Rule.String(),
+		campaign: strconv.FormatInt(req.CampaignID, 10)}
+	if req.ApprovalsRequired > 0 {
+		f.approvals = strconv.Itoa(req.ApprovalsRequired)
+	}
+	return f
+}
+
+// runFormFrom reads the form's fields from v (the query of the new-run page, or the
+// POST body), as query writes them.
+func runFormFrom(v url.Values) runForm {
+	return runForm{spec: v.Get("spec"), bands: v.Get("bands"), rows: v.Get("rows"), threshold: v.Get("threshold"),
+		verification: v.Get("verification"), policy: v.Get("policy"), keeper: v.Get("keeper"), campaign: v.Get("campaign"),
+		approvals: v.Get("approvals")}
 }
 
 // formValues reads the run form from v (the query of the new-run page, or the POST
 // body), filling what is missing from the dataset's campaign and sensible defaults.
 func (s *server) runFormValues(ctx context.Context, datasetID int64, v url.Values) (runForm, []db.Campaign, error) {
-	f := runForm{spec: v.Get("spec"), bands: v.Get("bands"), rows: v.Get("rows"), threshold: v.Get("threshold"),
-		verification: v.Get("verification"), policy: v.Get("policy"), keeper: v.Get("keeper"), campaign: v.Get("campaign"),
-		approvals: v.Get("approvals")}
+	f := runFormFrom(v)
 	all, err := s.store.Campaigns(ctx)
 	if err != nil {
 		return f, nil, err
@@ -287,10 +309,7 @@ func (s *server) prepareAgain(w http.ResponseWriter, r *http.Request) {
 	}
 	title := fmt.Sprintf("manifest %d prepared again: %s v%d, %s %s t=%s %s", m.ID, ds.Name, ds.Version, p.Policy, p.Shape,
 		strconv.FormatFloat(p.Threshold, 'g', -1, 64), p.Verification)
-	form := url.Values{"spec": {p.Spec.String()}, "bands": {strconv.Itoa(p.Shape.Bands)}, "rows": {strconv.Itoa(p.Shape.Rows)},
-		"threshold": {strconv.FormatFloat(p.Threshold, 'g', -1, 64)}, "verification": {string(p.Verification)}, "policy": {string(p.Policy)},
-		"keeper": {p.Rule.String()}, "campaign": {strconv.FormatInt(m.CampaignID, 10)}, "approvals": {strconv.Itoa(m.ApprovalsRequired)}}
-	id, err := s.launchRun(r.Context(), ds, req, title, form)
+	id, err := s.launchRun(r.Context(), ds, req, title, runFormOf(req).query())
 	target := ""
 	if err == nil {
 		target = "/runs/" + id
@@ -316,10 +335,17 @@ func (s *server) teamOf(ctx context.Context, approvals int, preparer int64) stri
 	return team
 }
 
-// query is the form as the run form's query, to run it again.
+// query is the form as the run form's query (runFormFrom reads it), to run it again;
+// an empty field is left out, which the form reads as empty.
 func (f runForm) query() url.Values {
-	return url.Values{"spec": {f.spec}, "bands": {f.bands}, "rows": {f.rows}, "threshold": {f.threshold}, "verification": {f.verification},
-		"policy": {f.policy}, "keeper": {f.keeper}, "campaign": {f.campaign}, "approvals": {f.approvals}}
+	v := url.Values{}
+	for name, value := range map[string]string{"spec": f.spec, "bands": f.bands, "rows": f.rows, "threshold": f.threshold,
+		"verification": f.verification, "policy": f.policy, "keeper": f.keeper, "campaign": f.campaign, "approvals": f.approvals} {
+		if value != "" {
+			v.Set(name, value)
+		}
+	}
+	return v
 }
 
 // launchRun starts a run of req over ds as a background job with its record

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/labels"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 	"github.com/dedupstudio/dedupstudio/internal/sweep"
@@ -154,7 +155,7 @@ func smallGrid() sweep.Grid {
 	base := lsh.DefaultSpec()
 	base.Size, base.Hashes = 3, 64
 	return sweep.Grid{Specs: []lsh.Spec{base}, Thresholds: sweep.Steps(0.3, 0.9, 0.2),
-		Verifications: []sweep.Verification{sweep.MinHashEstimate, sweep.ExactJaccard}, Policies: []string{sweep.ConnectedComponents}}
+		Verifications: []sweep.Verification{sweep.MinHashEstimate, sweep.ExactJaccard}, Policies: []cluster.Policy{cluster.Components}}
 }
 
 // input is the corpus as a sweep input, labels as human labels of one annotator.

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/dedupstudio/dedupstudio/internal/auth"
+	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
@@ -57,7 +58,7 @@ func BenchmarkSweepPagesManyLabels(b *testing.B) {
 	// The sweep, with its peak heap.
 	grid := sweep.Grid{Specs: sweep.Representations(lsh.DefaultSpec(), []int{3, 5}, nil, []int{64, 128}),
 		Shapes: []lsh.Shape{{Bands: 16, Rows: 4}, {Bands: 8, Rows: 8}, {Bands: 20, Rows: 3}}, Thresholds: []float64{0.5, 0.7, 0.9},
-		Verifications: []sweep.Verification{sweep.MinHashEstimate, sweep.ExactJaccard}, Policies: []string{sweep.ConnectedComponents}}
+		Verifications: []sweep.Verification{sweep.MinHashEstimate, sweep.ExactJaccard}, Policies: []cluster.Policy{cluster.Components}}
 	// The sweep as a sub-benchmark of its own (a parent's metrics are not printed beside
 	// sub-benchmarks): each iteration starts one and waits for it; the pages below show
 	// the last.

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 	"github.com/dedupstudio/dedupstudio/internal/sweep"
 )
@@ -82,7 +83,9 @@ func gridFormOf(g sweep.Grid) gridForm {
 	for _, v := range g.Verifications {
 		f.Verifications = append(f.Verifications, string(v))
 	}
-	f.Policies = slices.Clone(g.Policies)
+	for _, p := range g.Policies {
+		f.Policies = append(f.Policies, string(p))
+	}
 	f.known()
 	return f
 }
@@ -91,10 +94,10 @@ func gridFormOf(g sweep.Grid) gridForm {
 func (f *gridForm) known() {
 	f.KnownVerifications = []string{string(sweep.MinHashEstimate), string(sweep.ExactJaccard)}
 	f.VerificationLabels = map[string]string{string(sweep.MinHashEstimate): "MinHash estimate", string(sweep.ExactJaccard): "exact Jaccard (Milvus's mh_search_with_jaccard)"}
-	f.KnownPolicies = sweep.RegisteredPolicies()
-	f.PolicyLabels = map[string]string{}
-	for _, p := range f.KnownPolicies {
-		f.PolicyLabels[p] = policyWords(p)
+	f.KnownPolicies, f.PolicyLabels = nil, map[string]string{}
+	for _, p := range cluster.Policies() {
+		f.KnownPolicies = append(f.KnownPolicies, string(p))
+		f.PolicyLabels[string(p)] = policyWords(p)
 	}
 }
 
@@ -219,7 +222,9 @@ func (f gridForm) grid() (sweep.Grid, error) {
 	if len(g.Verifications) == 0 {
 		return g, &formError{field: "verification", msg: "tick at least one"}
 	}
-	g.Policies = f.Policies
+	for _, p := range f.Policies {
+		g.Policies = append(g.Policies, cluster.Policy(p))
+	}
 	if len(g.Policies) == 0 {
 		return g, &formError{field: "policy", msg: "tick at least one"}
 	}

@@ -1,10 +1,10 @@
 package web
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -546,9 +546,9 @@ func parseDash(q url.Values) (dashQuery, error) {
 	}
 	if spec := q.Get("hspec"); spec != "" {
 		d.hasHeat = true
-		d.heat = heatChoice{Spec: spec, Verification: sweep.Verification(q.Get("hv")), Policy: q.Get("hp"), Value: q.Get("hval")}
+		d.heat = heatChoice{Spec: spec, Verification: sweep.Verification(q.Get("hv")), Policy: cluster.Policy(q.Get("hp")), Value: q.Get("hval")}
 		if d.heat.Policy == "" {
-			d.heat.Policy = sweep.ConnectedComponents
+			d.heat.Policy = cluster.Components
 		}
 		if v := q.Get("ht"); v != "" {
 			t, err := parseUnit("ht", v)
@@ -875,7 +875,7 @@ func (s *server) fillResults(r *http.Request, v *templates.SweepDashboard, d swe
 
 // heatQuery writes a heatmap choice as chart parameters.
 func heatQuery(hc heatChoice) url.Values {
-	return url.Values{"hspec": {hc.Spec}, "ht": {fmtFloat(hc.Threshold)}, "hv": {string(hc.Verification)}, "hp": {hc.Policy}, "hval": {hc.Value}}
+	return url.Values{"hspec": {hc.Spec}, "ht": {fmtFloat(hc.Threshold)}, "hv": {string(hc.Verification)}, "hp": {string(hc.Policy)}, "hval": {hc.Value}}
 }
 
 // heatOptions lists the representations, thresholds and verifications the sweep has,
@@ -980,15 +980,18 @@ func (s *server) liveView(r *http.Request, d sweepData, c sweep.Config, campaign
 	}
 	v.CanPropose = role.Can(auth.PrepareManifests) && d.chosen
 	v.NotChosen = !d.chosen
-	keeper := cmp.Or(d.a.Rule, defaultKeeper)
-	v.ProposeHref = proposeHref(d.sw.DatasetID, campaignID, c, keeper)
-	v.ProposeAction = fmt.Sprintf("/datasets/%d/runs/new", d.sw.DatasetID)
-	for _, f := range proposeFields(campaignID, c, keeper) {
-		if f[0] == "keeper" {
-			v.Keeper = f[1]
-			continue
+	if req, err := proposal(d.sw.DatasetID, campaignID, c, d.a.Rule); err != nil {
+		// Not a run the manifest can make (a policy no longer registered): nothing to propose.
+		v.CanPropose = false
+	} else {
+		v.ProposeHref = proposeHref(req)
+		v.ProposeAction = fmt.Sprintf("/datasets/%d/runs/new", d.sw.DatasetID)
+		q := runFormOf(req).query()
+		v.Keeper = q.Get("keeper")
+		q.Del("keeper") // an input of its own
+		for _, name := range slices.Sorted(maps.Keys(q)) {
+			v.ProposeFields = append(v.ProposeFields, templates.Fact{Name: name, Value: q.Get(name)})
 		}
-		v.ProposeFields = append(v.ProposeFields, templates.Fact{Name: f[0], Value: f[1]})
 	}
 	v.SettingsHref = fmt.Sprintf("/sweeps/%d/settings.json?config=%d&t=%s", d.sw.ID, d.results[d.sel].Ordinal, fmtFloat(c.Threshold))
 	if v.CanPropose {

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"math"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/chart"
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/manifests"
 	"github.com/dedupstudio/dedupstudio/internal/sweep"
 	"github.com/dedupstudio/dedupstudio/web/templates"
 )
@@ -32,11 +32,11 @@ func verificationWords(v sweep.Verification) string {
 }
 
 // policyWords names a cluster policy in plain words.
-func policyWords(p string) string {
-	if info, ok := cluster.PolicyOf(cluster.Policy(p)); ok {
+func policyWords(p cluster.Policy) string {
+	if info, ok := cluster.PolicyOf(p); ok {
 		return info.Title
 	}
-	return p
+	return string(p)
 }
 
 // reprWords names a representation briefly: "word 5-shingles, k=128", with what differs
@@ -266,7 +266,7 @@ type heatChoice struct {
 	Spec         string // lsh.Spec.ID
 	Threshold    float64
 	Verification sweep.Verification
-	Policy       string
+	Policy       cluster.Policy
 	Value        string // "recall" or "false"
 }
 
@@ -416,7 +416,7 @@ func resultsTable(rs []sweep.Result, hs []sweep.Headline, front []bool) chart.Ta
 			est = num(r.Dataset.Rules[0].FalseRemovals.Value)
 		}
 		t.Rows = append(t.Rows, []string{strconv.Itoa(i), c.Spec.String(), string(c.Spec.Level), strconv.Itoa(c.Spec.Size),
-			strconv.Itoa(c.Spec.Hashes), strconv.Itoa(c.Shape.Bands), strconv.Itoa(c.Shape.Rows), num(c.Threshold), string(c.Verification), c.Policy,
+			strconv.Itoa(c.Spec.Hashes), strconv.Itoa(c.Shape.Bands), strconv.Itoa(c.Shape.Rows), num(c.Threshold), string(c.Verification), string(c.Policy),
 			string(h.Basis), num(h.Recall.Value), num(h.Recall.Lo), num(h.Recall.Hi), num(h.FalseRemovalRate.Value), num(h.FalseRemovalRate.Lo),
 			num(h.FalseRemovalRate.Hi), est, strconv.Itoa(r.Removals), strconv.Itoa(r.Clusters), strconv.Itoa(r.LargestCluster),
 			num(r.Recall.Value), strconv.Itoa(r.Recall.Of), num(r.ClusterRecall.Value), strconv.Itoa(r.FalseMerges.Hits), strconv.Itoa(r.FalseMerges.Of),
@@ -612,26 +612,23 @@ func basisSentence(m *sweep.Model) string {
 // default): the earliest document of a cluster stays.
 const defaultKeeper = "earliest"
 
-// proposeFields are the run form's fields that c and keeper fill (web/runs.go's new-run
-// form): the configuration, the campaign and the keeper rule, which the sweep does not
-// fix but which decides which documents a cluster removes.
-func proposeFields(campaignID int64, c sweep.Config, keeper string) [][2]string {
-	policy := c.Policy
-	if keeper == "" {
-		keeper = defaultKeeper
+// proposal is the run that configuration c of a sweep over datasetID and campaignID
+// proposes, with keeper rule keeper (defaultKeeper when empty): the sweep does not fix
+// the rule, which decides which documents a cluster removes. It fails as c.Params
+// does, and on a keeper rule that does not parse.
+func proposal(datasetID, campaignID int64, c sweep.Config, keeper string) (manifests.Request, error) {
+	rule, err := cluster.ParseRule(cmp.Or(keeper, defaultKeeper))
+	if err != nil {
+		return manifests.Request{}, err
 	}
-	return [][2]string{{"spec", c.Spec.String()}, {"bands", strconv.Itoa(c.Shape.Bands)}, {"rows", strconv.Itoa(c.Shape.Rows)},
-		{"threshold", fmtFloat(c.Threshold)}, {"verification", string(c.Verification)}, {"policy", policy},
-		{"campaign", strconv.FormatInt(campaignID, 10)}, {"keeper", keeper}}
+	p, err := c.Params(rule)
+	if err != nil {
+		return manifests.Request{}, err
+	}
+	return manifests.Request{DatasetID: datasetID, CampaignID: campaignID, Params: p}, nil
 }
 
-// proposeHref links web/runs.go's new-run form prefilled with c and the keeper rule.
-func proposeHref(datasetID, campaignID int64, c sweep.Config, keeper string) string {
-	var parts []string
-	for _, f := range proposeFields(campaignID, c, keeper) {
-		parts = append(parts, f[0]+"="+urlEscape(f[1]))
-	}
-	return fmt.Sprintf("/datasets/%d/runs/new?%s", datasetID, strings.Join(parts, "&"))
+// proposeHref links web/runs.go's new-run form prefilled with req (runFormOf).
+func proposeHref(req manifests.Request) string {
+	return fmt.Sprintf("/datasets/%d/runs/new?%s", req.DatasetID, strings.ReplaceAll(runFormOf(req).query().Encode(), "+", "%20"))
 }
-
-func urlEscape(s string) string { return strings.ReplaceAll(url.QueryEscape(s), "+", "%20") }

@@ -1,16 +1,20 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"math"
 	"net/url"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/dedupstudio/dedupstudio/internal/chart"
+	"github.com/dedupstudio/dedupstudio/internal/cluster"
+	"github.com/dedupstudio/dedupstudio/internal/lsh"
 	"github.com/dedupstudio/dedupstudio/internal/sweep"
 )
 
@@ -336,36 +340,76 @@ func TestIntRanges(t *testing.T) {
 	}
 }
 
-// The proposal link fills web/runs.go's form with the configuration, which parses back
-// to the same parameters.
-func TestProposeHrefFillsTheRunForm(t *testing.T) {
+// A sweep's configuration travels to the run form typed (proposal: sweep.Config and a
+// keeper rule as a run request) and back through one pair: runFormOf writes the form's
+// fields, the link's query carries them, runFormFrom and parse read them. Every
+// registered policy, both verifications, two representations, thresholds that are not
+// short decimals and keeper rules with punctuation come back as the same request.
+func TestProposalRoundTrip(t *testing.T) {
 	t.Parallel()
-	rep, _ := newSweepCorpus(3).report(t)
-	c := rep.Results[len(rep.Results)-1].Config
-	u, err := url.Parse(proposeHref(7, 3, c, "source(debian,spdx)>longest"))
+	char := lsh.DefaultSpec()
+	char.Level, char.Size, char.Scheme, char.Hashes = lsh.Char, 5, lsh.Datasketch, 64
+	g := sweep.Grid{Specs: []lsh.Spec{lsh.DefaultSpec(), char}, Shapes: []lsh.Shape{{Bands: 16, Rows: 4}},
+		Thresholds: []float64{1.0 / 3, 0.85, 1}, Verifications: []sweep.Verification{sweep.MinHashEstimate, sweep.ExactJaccard},
+		Policies: cluster.Policies()}
+	cs, err := g.Configs()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if u.Path != "/datasets/7/runs/new" {
-		t.Errorf("path %s", u.Path)
+	seen := map[cluster.Policy]bool{}
+	for _, c := range cs {
+		seen[c.Policy] = true
+		for _, keeper := range []string{"source(debian,spdx)>longest", "", "longest"} {
+			req, err := proposal(7, 3, c, keeper)
+			if err != nil {
+				t.Fatalf("proposal(%s, %q) = %v", c, keeper, err)
+			}
+			href := proposeHref(req)
+			u, err := url.Parse(href)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if u.Path != "/datasets/7/runs/new" || strings.Contains(u.RawQuery, "+") {
+				t.Errorf("proposal link %s; want /datasets/7/runs/new?… with spaces as %%20", href)
+			}
+			got, err := runFormFrom(u.Query()).parse(7, "test")
+			if err != nil {
+				t.Fatalf("the run form refuses the proposal %s: %v", href, err)
+			}
+			want := req
+			want.Params.CodeVersion = "test"
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s: run form read %+v; want %+v", href, got, want)
+			}
+			if back := sweep.ConfigOf(got.Params); back != c {
+				t.Errorf("%s: the run's configuration %v; want the sweep's %v", href, back, c)
+			}
+			if wantRule := cmp.Or(keeper, defaultKeeper); got.Params.Rule.String() != wantRule {
+				t.Errorf("%s: keeper rule %q; want %q", href, got.Params.Rule, wantRule)
+			}
+		}
 	}
-	q := u.Query()
-	f := runForm{spec: q.Get("spec"), bands: q.Get("bands"), rows: q.Get("rows"), threshold: q.Get("threshold"),
-		verification: q.Get("verification"), policy: q.Get("policy"), keeper: q.Get("keeper"), campaign: q.Get("campaign"), approvals: "1"}
-	req, err := f.parse(7, "test")
+	if len(seen) != len(cluster.Policies()) {
+		t.Errorf("policies proposed %v; want every registered one %v", seen, cluster.Policies())
+	}
+	// A run request with a campaign of none and approvals lowered comes back the same.
+	req, err := proposal(2, 0, cs[0], "source(a,b)>earliest")
 	if err != nil {
-		t.Fatalf("the run form refuses the proposal %s: %v", u, err)
+		t.Fatal(err)
 	}
-	p := req.Params
-	if p.Spec != c.Spec || p.Shape != c.Shape || p.Threshold != c.Threshold || string(p.Verification) != string(c.Verification) || req.CampaignID != 3 {
-		t.Errorf("run form got %+v (campaign %d); want %v", p, req.CampaignID, c)
+	req.ApprovalsRequired = 1
+	got, err := runFormFrom(runFormOf(req).query()).parse(2, "")
+	if err != nil || !reflect.DeepEqual(got, req) {
+		t.Errorf("round trip of %+v = %+v, %v", req, got, err)
 	}
-	// The keeper rule is carried, not left to the run form's default.
-	if got := p.Rule.String(); got != "source(debian,spdx)>longest" {
-		t.Errorf("run form's keeper rule = %q; want the proposal's source(debian,spdx)>longest", got)
+	// What the run form cannot run is not proposed.
+	bad := cs[0]
+	bad.Policy = "single-pass"
+	if _, err := proposal(7, 3, bad, ""); err == nil {
+		t.Errorf("proposal of an unregistered policy: no error")
 	}
-	if u, _ := url.Parse(proposeHref(7, 3, c, "")); u.Query().Get("keeper") != defaultKeeper {
-		t.Errorf("a proposal without a keeper rule links keeper=%q; want %q", u.Query().Get("keeper"), defaultKeeper)
+	if _, err := proposal(7, 3, cs[0], "tallest"); err == nil {
+		t.Errorf("proposal with keeper rule tallest: no error")
 	}
 }
 

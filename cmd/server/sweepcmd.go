@@ -29,7 +29,7 @@ const exampleGrid = `{
     "shapes": ["16x8", "32x4", "20x5"],
     "thresholds": [0.5, 0.6, 0.7, 0.8, 0.9],
     "verifications": ["estimate", "exact"],
-    "policies": ["connected-components"]
+    "policies": ["components", "keeper-star"]
   }`
 
 // sweepCmd runs "sweep": the sweep the Sweeps page runs, from the command line.
@@ -369,7 +369,7 @@ func writeResultsCSV(path string, a *sweeprun.Analysis) (err error) {
 			fr = append([]string{re.Rule}, iv(re.FalseRemovals)...)
 		}
 		row := []string{strconv.FormatInt(r.ID, 10), strconv.Itoa(r.Ordinal), r.Config.Spec.String(), strconv.Itoa(r.Config.Shape.Bands),
-			strconv.Itoa(r.Config.Shape.Rows), num(r.Config.Threshold), string(r.Config.Verification), r.Config.Policy, string(h.Basis)}
+			strconv.Itoa(r.Config.Shape.Rows), num(r.Config.Threshold), string(r.Config.Verification), string(r.Config.Policy), string(h.Basis)}
 		row = append(row, iv(h.Recall)...)
 		row = append(row, iv(h.FalseRemovalRate)...)
 		row = append(row, num(r.Recall.Value), strconv.Itoa(r.Recall.Of), num(r.CandidateRecall.Value), num(r.ExpectedCandidateRecall),

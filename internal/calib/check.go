@@ -465,10 +465,6 @@ func categoryFor(cats []labels.Category, d labels.Decision) string {
 // sweep form starts one, and waits for each. With analyze it also returns each sweep's
 // analysis as the dashboard reads it (results and the model, restored from the store).
 func (h *harness) sweep(ctx context.Context, c db.Campaign, name string, analyze bool) ([]sweep.Result, []*sweeprun.Analysis, error) {
-	var pols []string
-	for _, p := range h.opt.Policies {
-		pols = append(pols, string(p))
-	}
 	var out []sweep.Result
 	var analyses []*sweeprun.Analysis
 	for i, part := range h.opt.Grid {
@@ -476,7 +472,7 @@ func (h *harness) sweep(ctx context.Context, c db.Campaign, name string, analyze
 		for _, v := range part.Verifications {
 			verifs = append(verifs, sweep.Verification(v))
 		}
-		g := sweep.Grid{Specs: []lsh.Spec{part.Spec}, Shapes: part.Shapes, Thresholds: part.Thresholds, Verifications: verifs, Policies: pols}
+		g := sweep.Grid{Specs: []lsh.Spec{part.Spec}, Shapes: part.Shapes, Thresholds: part.Thresholds, Verifications: verifs, Policies: h.opt.Policies}
 		sw, err := h.runs.Start(ctx, sweeprun.StartRequest{CampaignID: c.ID, Name: fmt.Sprintf("%s, %s", name, part.Spec), Grid: g})
 		if err != nil {
 			return nil, nil, fmt.Errorf("calibration check: sweep %d of campaign %d: %w", i+1, c.ID, err)

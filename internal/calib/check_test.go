@@ -245,7 +245,7 @@ func TestTableAdd(t *testing.T) {
 		t.Fatalf("true recall %v; want 2/3 (two of three duplicates accepted)", got)
 	}
 	iv := func(v, lo, hi float64) sweep.Interval { return sweep.Interval{Value: v, Lo: lo, Hi: hi} }
-	result := func(policy string, recall sweep.Interval, fr map[cluster.Criterion]sweep.Interval) sweep.Result {
+	result := func(policy cluster.Policy, recall sweep.Interval, fr map[cluster.Criterion]sweep.Interval) sweep.Result {
 		r := sweep.Result{Config: sweep.Config{Spec: cfg.Spec, Shape: cfg.Shape, Threshold: cfg.Threshold, Verification: sweep.ExactJaccard, Policy: policy}}
 		r.Dataset = &sweep.Estimate{Recall: recall}
 		for _, rule := range Rules {
@@ -258,23 +258,23 @@ func TestTableAdd(t *testing.T) {
 	all := func(x sweep.Interval) map[cluster.Criterion]sweep.Interval {
 		return map[cluster.Criterion]sweep.Interval{cluster.Earliest: x, cluster.Longest: x, cluster.Shortest: x}
 	}
-	comp1 := result(sweep.ConnectedComponents, iv(0.6, 0.5, 0.7), map[cluster.Criterion]sweep.Interval{
+	comp1 := result(cluster.Components, iv(0.6, 0.5, 0.7), map[cluster.Criterion]sweep.Interval{
 		cluster.Earliest: iv(1, 0, 2), cluster.Longest: iv(1, 0, 2), cluster.Shortest: iv(3, 2, 4)})
 	comp1.Profile = &sweep.Profile{Accepted: o.Bins}
 	for _, rule := range Rules {
 		comp1.Profile.Rules = append(comp1.Profile.Rules, sweep.RuleProfile{Rule: string(rule), Removals: 2, Pairs: bins([2]int{9, 10}, [2]int{1, 10})})
 	}
-	star1 := result(string(cluster.KeeperStar), iv(0.6, 0.5, 0.7), all(iv(0, 0, 5)))
+	star1 := result(cluster.KeeperStar, iv(0.6, 0.5, 0.7), all(iv(0, 0, 5)))
 	// A profile that counts one removal pair in the wrong bin.
 	star1.Profile = &sweep.Profile{Accepted: o.Bins, Rules: []sweep.RuleProfile{{Rule: "longest", Removals: 200, Pairs: bins([2]int{8, 10})}}}
 	star1.Profile.Rules[0].Pairs[frame.J21.Bin(9, 10)] = 199
 	draws := [][]sweep.Result{
 		{comp1, star1},
-		{result(sweep.ConnectedComponents, iv(0.7, 0.68, 0.8), map[cluster.Criterion]sweep.Interval{
+		{result(cluster.Components, iv(0.7, 0.68, 0.8), map[cluster.Criterion]sweep.Interval{
 			cluster.Earliest: iv(3, 2, 4), cluster.Longest: iv(1, 1, 1)}), // no figure for shortest
-			result(string(cluster.KeeperStar), iv(0.7, 0.68, 0.8), all(iv(1, 0, 7)))},
+			result(cluster.KeeperStar, iv(0.7, 0.68, 0.8), all(iv(1, 0, 7)))},
 		{{Config: sweep.Config{Spec: cfg.Spec, Shape: cfg.Shape, Threshold: cfg.Threshold, Verification: sweep.ExactJaccard,
-			Policy: sweep.ConnectedComponents}}}, // no model: no estimate
+			Policy: cluster.Components}}}, // no model: no estimate
 	}
 	for _, d := range draws {
 		if err := tab.add(Cut(0.5), Cut(0.5), d); err != nil {
@@ -322,7 +322,7 @@ func TestTableAdd(t *testing.T) {
 			t.Errorf("the table lacks %q:\n%s", want, md.String())
 		}
 	}
-	other := result(sweep.ConnectedComponents, sweep.Interval{}, nil)
+	other := result(cluster.Components, sweep.Interval{}, nil)
 	other.Config.Threshold = 0.55
 	if err := tab.add(Cut(0.5), Cut(0.5), []sweep.Result{other}); err == nil {
 		t.Error("a result of a configuration outside the grid was taken")

@@ -48,10 +48,6 @@ func TestTruthMatchesSweepCounts(t *testing.T) {
 		pairs = append(pairs, sweep.LabeledPair{ID: int64(i + 1), A: int(p.A), B: int(p.B), Origin: "random",
 			Labels: []sweep.Label{{Annotator: RuleAnnotator(Cut(0.5)), Kind: string(labels.KindLabel), Category: cat, Duplicate: dup, Rule: true}}})
 	}
-	var pols []string
-	for _, p := range policies {
-		pols = append(pols, string(p))
-	}
 	checked := 0
 	for _, part := range grid {
 		sigs, err := eng.Signatures(part.Spec)
@@ -69,7 +65,7 @@ func TestTruthMatchesSweepCounts(t *testing.T) {
 			Rep: Word5(),
 		}
 		rep, err := sweep.Run(ctx, in, sweep.Grid{Specs: []lsh.Spec{part.Spec}, Shapes: part.Shapes, Thresholds: part.Thresholds,
-			Verifications: verifs, Policies: pols}, sweep.Options{Seed: 1})
+			Verifications: verifs, Policies: policies}, sweep.Options{Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}

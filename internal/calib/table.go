@@ -275,8 +275,8 @@ func (t *Table) add(tau, lab LabelRule, results []sweep.Result) error {
 	seen := map[Config]bool{}
 	for _, r := range results {
 		cfg := configOf(r)
-		pol, err := cluster.ParsePolicy(r.Config.Policy)
-		if err != nil {
+		pol := r.Config.Policy
+		if err := pol.Validate(); err != nil {
 			return fmt.Errorf("calibration check: result of %s: %w", cfg, err)
 		}
 		t.checkProfile(cfg, pol, r)

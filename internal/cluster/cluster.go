@@ -72,7 +72,7 @@ func (c Config) validate() error {
 	if math.IsNaN(c.Threshold) || c.Threshold < 0 || c.Threshold > 1 {
 		return &InputError{Field: "threshold", Msg: fmt.Sprintf("%v is not in [0, 1]", c.Threshold)}
 	}
-	if _, err := ParsePolicy(string(c.Policy)); err != nil {
+	if err := c.Policy.Validate(); err != nil {
 		return err
 	}
 	return c.Rule.Validate()

@@ -84,6 +84,12 @@ func PolicyOf(p Policy) (PolicyInfo, bool) { return find(registry, p, PolicyInfo
 
 func (p PolicyInfo) name() Policy { return p.Name }
 
+// Validate reports a policy that is not registered as an *InputError.
+func (p Policy) Validate() error {
+	_, err := ParsePolicy(string(p))
+	return err
+}
+
 // ParsePolicy returns the policy named s.
 func ParsePolicy(s string) (Policy, error) {
 	if _, ok := PolicyOf(Policy(s)); ok {

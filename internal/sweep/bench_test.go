@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 )
 
@@ -74,9 +75,9 @@ func BenchmarkRescore(b *testing.B) {
 	char3, _ := lsh.ParseSpec("level=char size=3 k=128")
 	configs := map[string]Config{
 		"word5": {Spec: lsh.DefaultSpec(), Shape: lsh.Shape{Bands: 25, Rows: 5}, Threshold: 0.5,
-			Verification: ExactJaccard, Policy: ConnectedComponents},
+			Verification: ExactJaccard, Policy: cluster.Components},
 		"char3": {Spec: char3, Shape: lsh.Shape{Bands: 37, Rows: 3}, Threshold: 0.5,
-			Verification: ExactJaccard, Policy: ConnectedComponents},
+			Verification: ExactJaccard, Policy: cluster.Components},
 	}
 	for _, variant := range []string{"word5", "word5-design", "char3-design"} {
 		b.Run(variant, func(b *testing.B) {

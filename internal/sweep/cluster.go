@@ -1,7 +1,6 @@
 package sweep
 
 import (
-	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/unionfind"
 )
 
@@ -20,15 +19,12 @@ type Edge struct {
 // call from one goroutine at a time and must not keep edges.
 type Clusterer func(n int, edges []Edge, threshold float64) []int32
 
-// ConnectedComponents is cluster.Components, the policy the sweep scores in one
-// union-find pass over all thresholds: single linkage, every chain of accepted pairs
-// (A~B, B~C) is one cluster, so A and C are merged even when they share nothing. It is
-// what most pipelines run and what chains hurt most. The other registered policies
-// (cluster.Policies) are clustered by internal/cluster at each threshold.
-const ConnectedComponents = string(cluster.Components)
-
-// Components is the ConnectedComponents policy as a Clusterer: union-find over the
-// edges; each cluster's id is its smallest document index.
+// Components is cluster.Components as a Clusterer: union-find over the edges; each
+// cluster's id is its smallest document index. The sweep scores cluster.Components in
+// one union-find pass over all thresholds: single linkage, every chain of accepted
+// pairs (A~B, B~C) is one cluster, so A and C are merged even when they share nothing.
+// It is what most pipelines run and what chains hurt most. The other registered
+// policies (cluster.Policies) are clustered by internal/cluster at each threshold.
 func Components(n int, edges []Edge, _ float64) []int32 {
 	uf := unionfind.New(n)
 	for _, e := range edges {

@@ -18,12 +18,13 @@
 //     mh_search_with_jaccard refinement does).
 //   - The policy turns accepted pairs (edges) into clusters; each cluster of m documents
 //     keeps one (by the keeper rule) and removes m-1. The policies are internal/cluster's
-//     registered ones (components, keeper-star, complete-link); a caller may add
-//     Clusterer functions by name.
+//     registered ones (components, keeper-star, complete-link), and a Config holds one
+//     as a cluster.Policy; a caller may add Clusterer functions under names of its own
+//     (Input.Policies).
 //
 // A Grid lists values for every axis and the sweep scores every combination.
 // DefaultGrid is word 1-5 and char 3-7 shingles at k = 128 and 256, thresholds 0.30 to
-// 0.95 in steps of 0.05, both verifications and connected components, with the shapes
+// 0.95 in steps of 0.05, both verifications and every registered policy, with the shapes
 // worth trying for each k chosen by ShapesFor: the distinct datasketch optima
 // (lsh.OptimalShape) of the grid's thresholds. Every shape is scored at every
 // threshold, so each threshold meets its own optimum and the shapes a row or two

@@ -40,9 +40,9 @@ type Grid struct {
 	Shapes        []lsh.Shape
 	Thresholds    []float64
 	Verifications []Verification
-	// Policies name cluster policies: registered ones (cluster.Policies) or one the run
-	// is given.
-	Policies []string
+	// Policies are cluster policies: registered ones (cluster.Policies) or one the run
+	// is given (Input.Policies).
+	Policies []cluster.Policy
 }
 
 // MaxThresholds bounds the thresholds of one grid (each costs a shape search when the
@@ -106,27 +106,18 @@ func DefaultGrid() Grid {
 		Specs:         Representations(lsh.DefaultSpec(), Sizes(1, 5), Sizes(3, 7), []int{128, 256}),
 		Thresholds:    Steps(0.30, 0.95, 0.05),
 		Verifications: []Verification{MinHashEstimate, ExactJaccard},
-		Policies:      RegisteredPolicies(),
+		Policies:      cluster.Policies(),
 	}
 }
 
-// RegisteredPolicies returns the names of the cluster policies internal/cluster
-// registers, in its order: what a sweep scores when the grid does not narrow it.
-func RegisteredPolicies() []string {
-	var out []string
-	for _, p := range cluster.Policies() {
-		out = append(out, string(p))
+// storedPolicy reads a policy name as sweeps stored it: those stored before the policy
+// registry say "connected-components" for cluster.Components. The name is the JSON
+// edge's only: a Grid and a Config hold the registered policy.
+func storedPolicy(name string) cluster.Policy {
+	if name == "connected-components" {
+		return cluster.Components
 	}
-	return out
-}
-
-// CanonicalPolicy maps the policy names of sweeps stored before the registry
-// ("connected-components") to the registered ones.
-func CanonicalPolicy(p string) string {
-	if p == "connected-components" {
-		return ConnectedComponents
-	}
-	return p
+	return cluster.Policy(name)
 }
 
 // WarmShapes computes, once per process and in the background, the shapes DefaultGrid
@@ -186,9 +177,9 @@ func ShapesFor(k int, thresholds []float64) ([]lsh.Shape, error) {
 	return out, nil
 }
 
-// Validate reports the first problem of g as a *GridError. policies are the names of
-// policies beyond the registered ones (cluster.Policies) that the run will be given.
-func (g Grid) Validate(policies ...string) error {
+// Validate reports the first problem of g as a *GridError. policies are the policies
+// beyond the registered ones (cluster.Policies) that the run will be given.
+func (g Grid) Validate(policies ...cluster.Policy) error {
 	if len(g.Specs) == 0 {
 		return &GridError{Axis: "specs", Index: -1, Msg: "no representation"}
 	}
@@ -241,8 +232,11 @@ func (g Grid) Validate(policies ...string) error {
 		return &GridError{Axis: "policies", Index: -1, Msg: "no cluster policy"}
 	}
 	for i, p := range g.Policies {
-		if !slices.Contains(RegisteredPolicies(), p) && !slices.Contains(policies, p) {
-			known := append(RegisteredPolicies(), policies...)
+		if _, ok := cluster.PolicyOf(p); !ok && !slices.Contains(policies, p) {
+			var known []string
+			for _, k := range append(cluster.Policies(), policies...) {
+				known = append(known, string(k))
+			}
 			return &GridError{Axis: "policies", Index: i, Msg: fmt.Sprintf("unknown policy %q (want one of %s)", p, strings.Join(known, ", "))}
 		}
 		if slices.Contains(g.Policies[:i], p) {
@@ -401,18 +395,18 @@ type Config struct {
 	Shape        lsh.Shape
 	Threshold    float64
 	Verification Verification
-	Policy       string
+	Policy       cluster.Policy
 }
 
 // Label is a short name for charts and tables, e.g. "word5 k128 25x5 ≥0.50 exact cc".
 func (c Config) Label() string {
-	pol := c.Policy
-	switch pol {
-	case ConnectedComponents:
+	pol := string(c.Policy)
+	switch c.Policy {
+	case cluster.Components:
 		pol = "cc"
-	case string(cluster.KeeperStar):
+	case cluster.KeeperStar:
 		pol = "star"
-	case string(cluster.CompleteLink):
+	case cluster.CompleteLink:
 		pol = "clink"
 	}
 	return fmt.Sprintf("%s%d k%d %v ≥%.2f %s %s", c.Spec.Level, c.Spec.Size, c.Spec.Hashes, c.Shape, c.Threshold, c.Verification, pol)
@@ -447,7 +441,10 @@ type gridJSON struct {
 
 // MarshalJSON writes specs in their canonical text form and shapes as "BxR".
 func (g Grid) MarshalJSON() ([]byte, error) {
-	j := gridJSON{Thresholds: g.Thresholds, Verifications: g.Verifications, Policies: g.Policies}
+	j := gridJSON{Thresholds: g.Thresholds, Verifications: g.Verifications}
+	for _, p := range g.Policies {
+		j.Policies = append(j.Policies, string(p))
+	}
 	for _, s := range g.Specs {
 		j.Specs = append(j.Specs, s.String())
 	}
@@ -466,7 +463,7 @@ func (g *Grid) UnmarshalJSON(b []byte) error {
 	}
 	out := Grid{Thresholds: j.Thresholds, Verifications: j.Verifications}
 	for _, p := range j.Policies {
-		out.Policies = append(out.Policies, CanonicalPolicy(p))
+		out.Policies = append(out.Policies, storedPolicy(p))
 	}
 	for i, text := range j.Specs {
 		s, err := lsh.ParseSpec(text)
@@ -486,15 +483,16 @@ func (g *Grid) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// UnmarshalJSON reads a Config, mapping the policy names of sweeps stored before the
-// policy registry to the registered ones (CanonicalPolicy).
+// UnmarshalJSON reads a Config as stored, with the policy names of sweeps stored
+// before the policy registry (storedPolicy). Its encoding is the default one: a
+// cluster.Policy is written as its name.
 func (c *Config) UnmarshalJSON(b []byte) error {
 	type plain Config
 	var p plain
 	if err := json.Unmarshal(b, &p); err != nil {
 		return err
 	}
-	p.Policy = CanonicalPolicy(p.Policy)
+	p.Policy = storedPolicy(string(p.Policy))
 	*c = Config(p)
 	return nil
 }

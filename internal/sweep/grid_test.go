@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 )
 
@@ -54,7 +56,7 @@ func TestDefaultGrid(t *testing.T) {
 func TestGridValidate(t *testing.T) {
 	t.Parallel()
 	base := func() Grid {
-		return Grid{Specs: []lsh.Spec{lsh.DefaultSpec()}, Thresholds: []float64{0.5}, Verifications: []Verification{ExactJaccard}, Policies: []string{ConnectedComponents}}
+		return Grid{Specs: []lsh.Spec{lsh.DefaultSpec()}, Thresholds: []float64{0.5}, Verifications: []Verification{ExactJaccard}, Policies: []cluster.Policy{cluster.Components}}
 	}
 	bad := lsh.DefaultSpec()
 	bad.Size = 0
@@ -73,7 +75,7 @@ func TestGridValidate(t *testing.T) {
 		{"threshold 0", func(g *Grid) { g.Thresholds = []float64{0.5, 0} }, "thresholds", 1},
 		{"threshold above 1", func(g *Grid) { g.Thresholds = []float64{1.5} }, "thresholds", 0},
 		{"unknown verification", func(g *Grid) { g.Verifications = []Verification{"guess"} }, "verifications", 0},
-		{"unknown policy", func(g *Grid) { g.Policies = []string{ConnectedComponents, "single-pass"} }, "policies", 1},
+		{"unknown policy", func(g *Grid) { g.Policies = []cluster.Policy{cluster.Components, "single-pass"} }, "policies", 1},
 		{"too many thresholds", func(g *Grid) { g.Thresholds = Steps(0.005, 1, 0.005) }, "thresholds", -1},
 		{"too large", func(g *Grid) {
 			g.Thresholds = Steps(0.01, 1, 0.01)
@@ -97,7 +99,7 @@ func TestGridValidate(t *testing.T) {
 		})
 	}
 	g := base()
-	g.Policies = []string{"single-pass"}
+	g.Policies = []cluster.Policy{"single-pass"}
 	if err := g.Validate("single-pass"); err != nil {
 		t.Errorf("Validate(with keeper-star given) = %v; want nil", err)
 	}
@@ -125,6 +127,9 @@ func TestGridJSON(t *testing.T) {
 	}
 	if partial.Specs[0].Level != lsh.Char || partial.Specs[0].Size != 5 || partial.Shapes[0] != (lsh.Shape{Bands: 16, Rows: 8}) {
 		t.Errorf("partial grid = %+v", partial)
+	}
+	if !slices.Equal(partial.Policies, []cluster.Policy{cluster.Components}) {
+		t.Errorf("policies of a grid stored before the registry (connected-components) = %q; want [components]", partial.Policies)
 	}
 	for _, c := range []struct {
 		text  string
@@ -205,11 +210,50 @@ func TestCanPrefix(t *testing.T) {
 
 func TestConfigNames(t *testing.T) {
 	t.Parallel()
-	c := Config{Spec: lsh.DefaultSpec(), Shape: lsh.Shape{Bands: 25, Rows: 5}, Threshold: 0.5, Verification: ExactJaccard, Policy: ConnectedComponents}
+	c := Config{Spec: lsh.DefaultSpec(), Shape: lsh.Shape{Bands: 25, Rows: 5}, Threshold: 0.5, Verification: ExactJaccard, Policy: cluster.Components}
 	if got, want := c.Label(), "word5 k128 25x5 ≥0.50 exact cc"; got != want {
 		t.Errorf("Label() = %q; want %q", got, want)
 	}
 	if got, want := c.String(), lsh.DefaultSpec().String()+" shape=25x5 threshold=0.5 verification=exact policy=components"; got != want {
 		t.Errorf("String() = %q; want %q", got, want)
+	}
+}
+
+// TestConfigJSON: a configuration is stored with its policy's registered name, the
+// string a Config held before the policy was typed, so stored results hash the same
+// (TestResultsUnchanged); one stored before the registry says connected-components and
+// reads as cluster.Components, within a stored result too.
+func TestConfigJSON(t *testing.T) {
+	t.Parallel()
+	for _, pol := range cluster.Policies() {
+		c := Config{Spec: lsh.DefaultSpec(), Shape: lsh.Shape{Bands: 25, Rows: 5}, Threshold: 0.5, Verification: ExactJaccard, Policy: pol}
+		b, err := json.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := `"Policy":"` + string(pol) + `"}`; !strings.HasSuffix(string(b), want) {
+			t.Errorf("Marshal(%v) = %s; want it to end %s", c, b, want)
+		}
+		var back Config
+		if err := json.Unmarshal(b, &back); err != nil || back != c {
+			t.Errorf("round trip of %s = %v, %v; want %v", b, back, err, c)
+		}
+	}
+	old := Result{Config: Config{Spec: lsh.DefaultSpec(), Shape: lsh.Shape{Bands: 25, Rows: 5}, Threshold: 0.5, Verification: ExactJaccard,
+		Policy: cluster.Components}, Accepted: 3, Candidates: 7}
+	b, err := json.Marshal(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := strings.Replace(string(b), `"Policy":"components"`, `"Policy":"connected-components"`, 1)
+	if stored == string(b) {
+		t.Fatalf("no policy in %s", b)
+	}
+	var r Result
+	if err := json.Unmarshal([]byte(stored), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Config != old.Config || r.Accepted != 3 || r.Candidates != 7 {
+		t.Errorf("a result stored before the registry reads as %+v; want %+v", r, old)
 	}
 }

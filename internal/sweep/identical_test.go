@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 )
 
@@ -72,7 +73,7 @@ func identicalGrid(t testing.TB) Grid {
 		specs = append(specs, sp)
 	}
 	return Grid{Specs: specs, Shapes: []lsh.Shape{{Bands: 32, Rows: 2}, {Bands: 16, Rows: 4}, {Bands: 8, Rows: 8}},
-		Thresholds: Steps(0.3, 0.9, 0.1), Verifications: []Verification{MinHashEstimate, ExactJaccard}, Policies: RegisteredPolicies()}
+		Thresholds: Steps(0.3, 0.9, 0.1), Verifications: []Verification{MinHashEstimate, ExactJaccard}, Policies: cluster.Policies()}
 }
 
 // TestResultsUnchanged runs identicalGrid on the demo under each way of estimating and
@@ -192,7 +193,7 @@ func TestSharedShapeClustersEachK(t *testing.T) {
 	}
 	results := func(specs ...lsh.Spec) map[string]string {
 		g := Grid{Specs: specs, Shapes: []lsh.Shape{{Bands: 16, Rows: 4}}, Thresholds: Steps(0.3, 0.9, 0.1),
-			Verifications: []Verification{MinHashEstimate}, Policies: RegisteredPolicies()}
+			Verifications: []Verification{MinHashEstimate}, Policies: cluster.Policies()}
 		in := textInput(d.texts, resultsVariants(d)["studio"], precompute(t, d.texts, g.Specs))
 		rep, err := Run(context.Background(), in, g, Options{Seed: 3})
 		if err != nil {

@@ -17,10 +17,9 @@ import (
 //
 // step(j) readies threshold j's accepted pairs (those of the counted pairs it returns,
 // and the accepted pairs per bin profileOf adds to the rules' profiles).
-func (e *engine) passLevels(ctx context.Context, cs *shapeCands, sims similarities, ths []float64, policy string,
+func (e *engine) passLevels(ctx context.Context, cs *shapeCands, sims similarities, ths []float64, pol cluster.Policy,
 	step func(j int) []bool, profileOf func(rules []RuleProfile) *Profile) ([]Scores, error) {
-	pol, err := cluster.ParsePolicy(policy)
-	if err != nil {
+	if err := pol.Validate(); err != nil {
 		return nil, err
 	}
 	g, err := e.graphFor(cs, sims)

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 )
 
@@ -23,7 +24,7 @@ func TestDemoProfilesAndEstimates(t *testing.T) {
 	t.Parallel()
 	d := loadDemo(t)
 	g := Grid{Specs: []lsh.Spec{lsh.DefaultSpec()}, Shapes: []lsh.Shape{{Bands: 25, Rows: 5}, {Bands: 9, Rows: 13}},
-		Thresholds: []float64{0.3, 0.6, 0.9}, Verifications: []Verification{MinHashEstimate, ExactJaccard}, Policies: RegisteredPolicies()}
+		Thresholds: []float64{0.3, 0.6, 0.9}, Verifications: []Verification{MinHashEstimate, ExactJaccard}, Policies: cluster.Policies()}
 	in := textInput(d.texts, d.design, precompute(t, d.texts, g.Specs))
 	rep, err := Run(context.Background(), in, g, Options{})
 	if err != nil {
@@ -105,7 +106,7 @@ func TestModelRestoreEstimatesAsTheSweep(t *testing.T) {
 	t.Parallel()
 	d := loadDemo(t)
 	g := Grid{Specs: []lsh.Spec{lsh.DefaultSpec()}, Shapes: []lsh.Shape{{Bands: 3, Rows: 42}, {Bands: 25, Rows: 5}},
-		Thresholds: []float64{0.5, 0.95}, Verifications: []Verification{ExactJaccard}, Policies: []string{ConnectedComponents}}
+		Thresholds: []float64{0.5, 0.95}, Verifications: []Verification{ExactJaccard}, Policies: []cluster.Policy{cluster.Components}}
 	in := textInput(d.texts, d.design, precompute(t, d.texts, g.Specs))
 	rep, err := Run(context.Background(), in, g, Options{Seed: 7})
 	if err != nil {

@@ -14,11 +14,7 @@ import (
 // sweep scores several; the manifest keeps one). It fails, as review.Params.Validate
 // does, on a policy that is not registered or a value a manifest cannot run.
 func (c Config) Params(rule cluster.Rule) (review.Params, error) {
-	pol, err := cluster.ParsePolicy(c.Policy)
-	if err != nil {
-		return review.Params{}, err
-	}
-	p := review.Params{Spec: c.Spec, Shape: c.Shape, Threshold: c.Threshold, Verification: c.Verification, Policy: pol, Rule: rule}
+	p := review.Params{Spec: c.Spec, Shape: c.Shape, Threshold: c.Threshold, Verification: c.Verification, Policy: c.Policy, Rule: rule}
 	if err := p.Validate(); err != nil {
 		return review.Params{}, err
 	}
@@ -28,11 +24,11 @@ func (c Config) Params(rule cluster.Rule) (review.Params, error) {
 // ConfigOf is a manifest's parameters as a sweep's configuration; the keeper rule is
 // the sweep's to score (Options.Rules).
 func ConfigOf(p review.Params) Config {
-	return Config{Spec: p.Spec, Shape: p.Shape, Threshold: p.Threshold, Verification: p.Verification, Policy: string(p.Policy)}
+	return Config{Spec: p.Spec, Shape: p.Shape, Threshold: p.Threshold, Verification: p.Verification, Policy: p.Policy}
 }
 
 // Grid is the grid of c alone.
 func (c Config) Grid() Grid {
 	return Grid{Specs: []lsh.Spec{c.Spec}, Shapes: []lsh.Shape{c.Shape}, Thresholds: []float64{c.Threshold},
-		Verifications: []Verification{c.Verification}, Policies: []string{c.Policy}}
+		Verifications: []Verification{c.Verification}, Policies: []cluster.Policy{c.Policy}}
 }

@@ -17,7 +17,7 @@ import (
 func TestParams(t *testing.T) {
 	t.Parallel()
 	rule := cluster.Rule{By: []cluster.Criterion{cluster.Longest}}
-	for _, pol := range RegisteredPolicies() {
+	for _, pol := range cluster.Policies() {
 		for _, v := range []Verification{MinHashEstimate, ExactJaccard} {
 			c := Config{Spec: lsh.DefaultSpec(), Shape: lsh.Shape{Bands: 16, Rows: 8}, Threshold: 0.7, Verification: v, Policy: pol}
 			t.Run(c.Label(), func(t *testing.T) {
@@ -41,7 +41,7 @@ func TestParams(t *testing.T) {
 	if MinHashEstimate != review.Estimate || ExactJaccard != review.Exact {
 		t.Errorf("verifications %q, %q; want review's %q, %q", MinHashEstimate, ExactJaccard, review.Estimate, review.Exact)
 	}
-	good := Config{Spec: lsh.DefaultSpec(), Shape: lsh.Shape{Bands: 16, Rows: 8}, Threshold: 0.7, Verification: ExactJaccard, Policy: ConnectedComponents}
+	good := Config{Spec: lsh.DefaultSpec(), Shape: lsh.Shape{Bands: 16, Rows: 8}, Threshold: 0.7, Verification: ExactJaccard, Policy: cluster.Components}
 	for name, c := range map[string]Config{
 		"unknown policy": func() Config { c := good; c.Policy = "nope"; return c }(),
 		"threshold 0":    func() Config { c := good; c.Threshold = 0; return c }(),

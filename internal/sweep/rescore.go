@@ -229,7 +229,7 @@ type single struct {
 // one clusters the candidates accepted at threshold t under policy and returns, with a
 // model, each keeper rule's profile of removals. The labeled-pairs figures follow the
 // clustering of the first rule (the only one for every policy but keeper-star).
-func (e *engine) one(ctx context.Context, cs *shapeCands, sims similarities, t float64, policy string) (single, []RuleProfile, error) {
+func (e *engine) one(ctx context.Context, cs *shapeCands, sims similarities, t float64, policy cluster.Policy) (single, []RuleProfile, error) {
 	if err := ctx.Err(); err != nil {
 		return single{}, nil, err
 	}
@@ -243,7 +243,7 @@ func (e *engine) one(ctx context.Context, cs *shapeCands, sims similarities, t f
 			o.edges++
 		}
 	}
-	if policy == ConnectedComponents {
+	if policy == cluster.Components {
 		uf := unionfind.New(e.n)
 		var kt *keeperTracker
 		if e.bin != nil {
@@ -287,8 +287,7 @@ func (e *engine) one(ctx context.Context, cs *shapeCands, sims similarities, t f
 		}
 		return o, rules, nil
 	}
-	pol, err := cluster.ParsePolicy(policy)
-	if err != nil {
+	if err := policy.Validate(); err != nil {
 		return single{}, nil, err
 	}
 	g, err := e.graphFor(cs, sims)
@@ -300,14 +299,14 @@ func (e *engine) one(ctx context.Context, cs *shapeCands, sims similarities, t f
 		if r > 0 && e.bin == nil {
 			break
 		}
-		if info, _ := cluster.PolicyOf(pol); r > 0 && !info.KeeperDependent {
+		if info, _ := cluster.PolicyOf(policy); r > 0 && !info.KeeperDependent {
 			// A policy whose clusters do not depend on the keeper rule (complete link
 			// picks the keeper afterwards) clusters once: the other rules keep the
 			// lesser of each cluster's members, all counted in one pass.
 			rules = append(rules, e.bin.profileOfIDs(o.ids, e.orders[r:], e.ruleNames[r:])...)
 			break
 		}
-		res, err := g.Cluster(cluster.Config{Threshold: t, Policy: pol, Rule: rule, Lean: true})
+		res, err := g.Cluster(cluster.Config{Threshold: t, Policy: policy, Rule: rule, Lean: true})
 		if err != nil {
 			return single{}, nil, err
 		}

@@ -59,7 +59,7 @@ type Input struct {
 	Rep lsh.Spec
 	// Policies are cluster policies beyond the registered ones (cluster.Policies), by
 	// name: a Clusterer the caller brings.
-	Policies map[string]Clusterer
+	Policies map[cluster.Policy]Clusterer
 }
 
 // DefaultMaxBucket bounds the pairs one band bucket contributes (see
@@ -331,7 +331,7 @@ type engine struct {
 	catOf    []int    // per counted pair
 	keys     []uint64 // per counted pair
 	dup      []bool   // per counted pair
-	policies map[string]Clusterer
+	policies map[cluster.Policy]Clusterer
 
 	// The dataset estimates: the model of the labels, the bins of any pair under its
 	// representation (nil without a model) and the keeper rules compiled over the
@@ -375,7 +375,7 @@ func newEngine(in Input, opt Options) (*engine, error) {
 		return nil, &InputError{Field: "gone documents", Index: -1, Msg: fmt.Sprintf("%d live and %d gone documents: at most 2^31-1", n, in.Gone.Count)}
 	}
 	for name, c := range in.Policies {
-		if slices.Contains(RegisteredPolicies(), name) {
+		if _, ok := cluster.PolicyOf(name); ok {
 			return nil, &InputError{Field: "policies", Index: -1, Msg: fmt.Sprintf("%q is a registered policy's name", name)}
 		}
 		if c == nil {
@@ -431,8 +431,8 @@ func newEngine(in Input, opt Options) (*engine, error) {
 	return e, nil
 }
 
-func (e *engine) policyNames() []string {
-	var out []string
+func (e *engine) policyNames() []cluster.Policy {
+	var out []cluster.Policy
 	for name := range e.policies {
 		out = append(out, name)
 	}

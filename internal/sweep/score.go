@@ -44,7 +44,7 @@ func (e *engine) modelBins(ctx context.Context, cs *shapeCands) ([]uint8, error)
 
 // pass scores one (shape, similarity, policy) at every threshold of ths (ascending) and
 // returns the scores and the accepted candidates per threshold.
-func (e *engine) pass(ctx context.Context, cs *shapeCands, sims similarities, ths []float64, policy string) ([]Scores, []int, error) {
+func (e *engine) pass(ctx context.Context, cs *shapeCands, sims similarities, ths []float64, policy cluster.Policy) ([]Scores, []int, error) {
 	m := len(ths) // at most MaxThresholds, so a level fits a byte
 	n := sims.len()
 	lv := make([]uint8, n)
@@ -100,7 +100,7 @@ func (e *engine) pass(ctx context.Context, cs *shapeCands, sims similarities, th
 		return &Profile{Accepted: slices.Clone(accBins[:nb]), AcceptedIdentical: accBins[nb], Rules: rules}
 	}
 
-	if _, custom := e.policies[policy]; policy != ConnectedComponents && !custom && cluster.FollowsLevels(cluster.Policy(policy)) {
+	if _, custom := e.policies[policy]; policy != cluster.Components && !custom && cluster.FollowsLevels(policy) {
 		step := func(j int) []bool {
 			addAccepted(j)
 			acceptedAt(j)
@@ -109,7 +109,7 @@ func (e *engine) pass(ctx context.Context, cs *shapeCands, sims similarities, th
 		scores, err := e.passLevels(ctx, cs, sims, ths, policy, step, profileOf)
 		return scores, accepted, err
 	}
-	if policy != ConnectedComponents {
+	if policy != cluster.Components {
 		for j := m - 1; j >= 0; j-- {
 			addAccepted(j)
 			t := ths[j]

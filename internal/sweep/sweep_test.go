@@ -13,6 +13,7 @@ import (
 	"testing"
 	"weak"
 
+	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/labels"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 )
@@ -93,11 +94,11 @@ func handInput(tb testing.TB) Input {
 	texts, pairs := handSample()
 	in := textInput(texts, pairs, precompute(tb, texts, []lsh.Spec{word1(tb)}))
 	in.Rep = word1(tb) // the campaign's representation: its bins are the estimates'
-	in.Policies = map[string]Clusterer{"pairs-only": pairsOnly}
+	in.Policies = map[cluster.Policy]Clusterer{"pairs-only": pairsOnly}
 	return in
 }
 
-func findResult(tb testing.TB, rs []Result, t float64, v Verification, policy string) Result {
+func findResult(tb testing.TB, rs []Result, t float64, v Verification, policy cluster.Policy) Result {
 	tb.Helper()
 	for _, r := range rs {
 		if r.Config.Threshold == t && r.Config.Verification == v && r.Config.Policy == policy {
@@ -135,7 +136,7 @@ func TestRunHandSample(t *testing.T) {
 		Shapes:        []lsh.Shape{{Bands: 64, Rows: 2}},
 		Thresholds:    []float64{0.3, 0.5, 0.9},
 		Verifications: []Verification{ExactJaccard, MinHashEstimate},
-		Policies:      []string{ConnectedComponents, "pairs-only"},
+		Policies:      []cluster.Policy{cluster.Components, "pairs-only"},
 	}
 	rep, err := Run(context.Background(), in, g, Options{})
 	if err != nil {
@@ -146,7 +147,7 @@ func TestRunHandSample(t *testing.T) {
 	}
 	cases := []struct {
 		threshold                  float64
-		policy                     string
+		policy                     cluster.Policy
 		recall, falseMerges        int // of 4 duplicates, of 2 non-duplicates
 		precisionHits, precisionOf int
 		removals, clusters         int
@@ -154,12 +155,12 @@ func TestRunHandSample(t *testing.T) {
 	}{
 		// At 0.5: (7,8) at J=0.4 is missed; (4,6) at 0.333 is not accepted but the chain
 		// 4~5~6 puts it in one cluster under connected components.
-		{0.5, ConnectedComponents, 3, 1, 3, 3, 4, 3, 3},
+		{0.5, cluster.Components, 3, 1, 3, 3, 4, 3, 3},
 		{0.5, "pairs-only", 3, 0, 3, 3, 3, 3, 2},
 		// At 0.3 every labeled pair but (9,10) is accepted, (4,6) directly.
-		{0.3, ConnectedComponents, 4, 1, 4, 5, 5, 4, 3},
+		{0.3, cluster.Components, 4, 1, 4, 5, 5, 4, 3},
 		// At 0.9 only the identical pair.
-		{0.9, ConnectedComponents, 1, 0, 1, 1, 1, 1, 2},
+		{0.9, cluster.Components, 1, 0, 1, 1, 1, 1, 2},
 	}
 	for _, c := range cases {
 		t.Run(fmt.Sprintf("t=%v/%s", c.threshold, c.policy), func(t *testing.T) {
@@ -178,7 +179,7 @@ func TestRunHandSample(t *testing.T) {
 		})
 	}
 	t.Run("categories", func(t *testing.T) {
-		r := findResult(t, rep.Results, 0.5, ExactJaccard, ConnectedComponents)
+		r := findResult(t, rep.Results, 0.5, ExactJaccard, cluster.Components)
 		checkRate(t, "exact recall", category(t, r.Scores, "exact").Recall, 1, 1)
 		checkRate(t, "minor recall", category(t, r.Scores, "minor").Recall, 2, 2)
 		checkRate(t, "partial recall", category(t, r.Scores, "partial").Recall, 0, 1)
@@ -200,7 +201,7 @@ func TestRunHandSample(t *testing.T) {
 		}
 	})
 	t.Run("expected candidate recall", func(t *testing.T) {
-		r := findResult(t, rep.Results, 0.5, ExactJaccard, ConnectedComponents)
+		r := findResult(t, rep.Results, 0.5, ExactJaccard, cluster.Components)
 		sh := lsh.Shape{Bands: 64, Rows: 2}
 		want := (lsh.Probability(1, sh) + lsh.Probability(0.8, sh) + lsh.Probability(0.4, sh) + lsh.Probability(0.6, sh)) / 4
 		if math.Abs(r.ExpectedCandidateRecall-want) > 1e-12 {
@@ -210,9 +211,9 @@ func TestRunHandSample(t *testing.T) {
 	t.Run("estimate verification", func(t *testing.T) {
 		// The identical pair's estimate is exactly 1; J=0.8 and 0.6 are accepted at 0.3
 		// whatever the estimate's noise (sd <= 0.044 at k=128).
-		r := findResult(t, rep.Results, 0.3, MinHashEstimate, ConnectedComponents)
+		r := findResult(t, rep.Results, 0.3, MinHashEstimate, cluster.Components)
 		checkRate(t, "estimate Recall at 0.3", r.Recall, 4, 4)
-		r = findResult(t, rep.Results, 0.9, MinHashEstimate, ConnectedComponents)
+		r = findResult(t, rep.Results, 0.9, MinHashEstimate, cluster.Components)
 		if r.Recall.Hits < 1 {
 			t.Errorf("estimate Recall at 0.9 = %d/4; want the identical pair at least", r.Recall.Hits)
 		}
@@ -231,10 +232,10 @@ func TestRescoreMatchesRun(t *testing.T) {
 		Shapes:        []lsh.Shape{{Bands: 32, Rows: 4}, {Bands: 14, Rows: 9}},
 		Thresholds:    []float64{0.3, 0.5, 0.7, 0.9},
 		Verifications: []Verification{MinHashEstimate, ExactJaccard},
-		Policies:      []string{ConnectedComponents, "components-again"},
+		Policies:      []cluster.Policy{cluster.Components, "components-again"},
 	}
 	in := textInput(d.texts, d.pairs, precompute(t, d.texts, g.Specs))
-	in.Policies = map[string]Clusterer{"components-again": Components}
+	in.Policies = map[cluster.Policy]Clusterer{"components-again": Components}
 	rep, err := Run(context.Background(), in, g, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -242,7 +243,7 @@ func TestRescoreMatchesRun(t *testing.T) {
 	states := map[[3]string]*State{}
 	for _, r := range rep.Results {
 		c := r.Config
-		key := [3]string{c.Shape.String(), string(c.Verification), c.Policy}
+		key := [3]string{c.Shape.String(), string(c.Verification), string(c.Policy)}
 		st := states[key]
 		if st == nil {
 			if st, err = Prepare(context.Background(), in, c, Options{}); err != nil {
@@ -260,7 +261,7 @@ func TestRescoreMatchesRun(t *testing.T) {
 	}
 	// The built-in and the wrapped policy agree.
 	for _, r := range rep.Results {
-		if r.Config.Policy != ConnectedComponents {
+		if r.Config.Policy != cluster.Components {
 			continue
 		}
 		o := findConfig(t, rep.Results, r.Config, "components-again")
@@ -270,7 +271,7 @@ func TestRescoreMatchesRun(t *testing.T) {
 	}
 }
 
-func findConfig(tb testing.TB, rs []Result, c Config, policy string) Result {
+func findConfig(tb testing.TB, rs []Result, c Config, policy cluster.Policy) Result {
 	tb.Helper()
 	c.Policy = policy
 	for _, r := range rs {
@@ -313,7 +314,7 @@ func TestRunDemoMonotone(t *testing.T) {
 		Specs:         []lsh.Spec{lsh.DefaultSpec(), char5},
 		Thresholds:    Steps(0.3, 0.95, 0.05),
 		Verifications: []Verification{MinHashEstimate, ExactJaccard},
-		Policies:      []string{ConnectedComponents},
+		Policies:      []cluster.Policy{cluster.Components},
 	}
 	in := textInput(d.texts, d.pairs, precompute(t, d.texts, g.Specs))
 	rep, err := Run(context.Background(), in, g, Options{})
@@ -355,7 +356,7 @@ func TestRunCancel(t *testing.T) {
 		Specs:         []lsh.Spec{lsh.DefaultSpec()},
 		Thresholds:    Steps(0.3, 0.95, 0.05),
 		Verifications: []Verification{MinHashEstimate, ExactJaccard},
-		Policies:      []string{ConnectedComponents},
+		Policies:      []cluster.Policy{cluster.Components},
 	}
 	in := textInput(d.texts, d.pairs, precompute(t, d.texts, g.Specs))
 	total, err := g.count()
@@ -425,7 +426,7 @@ func countNonDup(rep *Report) int {
 func TestRunInputErrors(t *testing.T) {
 	texts, pairs := handSample()
 	good := func() Input { return handInput(t) }
-	g := Grid{Specs: []lsh.Spec{word1(t)}, Thresholds: []float64{0.5}, Verifications: []Verification{ExactJaccard}, Policies: []string{ConnectedComponents}}
+	g := Grid{Specs: []lsh.Spec{word1(t)}, Thresholds: []float64{0.5}, Verifications: []Verification{ExactJaccard}, Policies: []cluster.Policy{cluster.Components}}
 	cases := []struct {
 		name  string
 		edit  func(*Input)
@@ -439,7 +440,7 @@ func TestRunInputErrors(t *testing.T) {
 		{"short signatures", func(in *Input) {
 			in.Signatures = func(context.Context, lsh.Spec) ([]lsh.Signature, error) { return make([]lsh.Signature, 2), nil }
 		}, "signatures"},
-		{"registered policy name", func(in *Input) { in.Policies = map[string]Clusterer{ConnectedComponents: Components} }, "policies"},
+		{"registered policy name", func(in *Input) { in.Policies = map[cluster.Policy]Clusterer{cluster.Components: Components} }, "policies"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -461,7 +462,7 @@ func TestRescoreConcurrent(t *testing.T) {
 	for i := range in.Pairs {
 		in.Pairs[i].Design, in.Pairs[i].Stratum, in.Pairs[i].FrameSize = StudioDesignPrefix+"test", "all", 100
 	}
-	c := Config{Spec: word1(t), Shape: lsh.Shape{Bands: 64, Rows: 2}, Threshold: 0.5, Verification: ExactJaccard, Policy: ConnectedComponents}
+	c := Config{Spec: word1(t), Shape: lsh.Shape{Bands: 64, Rows: 2}, Threshold: 0.5, Verification: ExactJaccard, Policy: cluster.Components}
 	st, err := Prepare(t.Context(), in, c, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -535,7 +536,7 @@ func TestRescoreConcurrent(t *testing.T) {
 // TestPreparedStateDropsInputPairs: a prepared State (the live panel keeps a few, each
 // over every labeled pair) holds the labels resolved, not the input's pairs too.
 func TestPreparedStateDropsInputPairs(t *testing.T) {
-	c := Config{Spec: word1(t), Shape: lsh.Shape{Bands: 64, Rows: 2}, Threshold: 0.5, Verification: ExactJaccard, Policy: ConnectedComponents}
+	c := Config{Spec: word1(t), Shape: lsh.Shape{Bands: 64, Rows: 2}, Threshold: 0.5, Verification: ExactJaccard, Policy: cluster.Components}
 	prepare := func() (*State, weak.Pointer[LabeledPair]) {
 		in := handInput(t)
 		st, err := Prepare(t.Context(), in, c, Options{})

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 	"github.com/dedupstudio/dedupstudio/internal/sweep"
@@ -21,7 +22,7 @@ func TestLabelsOfRemovedDocumentsStillCount(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	grid := sweep.Grid{Specs: []lsh.Spec{lsh.DefaultSpec()}, Shapes: []lsh.Shape{{Bands: 32, Rows: 4}}, Thresholds: []float64{0.8},
-		Verifications: []sweep.Verification{sweep.ExactJaccard}, Policies: []string{sweep.ConnectedComponents}}
+		Verifications: []sweep.Verification{sweep.ExactJaccard}, Policies: []cluster.Policy{cluster.Components}}
 	before := e.run(StartRequest{CampaignID: e.campaign.ID, Grid: grid})
 
 	// A labeled duplicate of the demo's J 0.9-1 stratum whose normalized texts differ (a

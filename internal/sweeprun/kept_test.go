@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/sweep"
 )
 
@@ -23,7 +24,7 @@ func TestResultsKeptAsStored(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	g := smallGrid()
-	g.Policies = sweep.RegisteredPolicies()
+	g.Policies = cluster.Policies()
 	sw := e.run(StartRequest{CampaignID: e.campaign.ID, Grid: g})
 	if sw.State != Done {
 		t.Fatalf("sweep %s (%s); want done", sw.State, sw.Error)

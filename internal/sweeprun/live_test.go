@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 	"github.com/dedupstudio/dedupstudio/internal/sweep"
@@ -17,7 +18,7 @@ func TestSweepScoresTheLiveDocuments(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	grid := sweep.Grid{Specs: []lsh.Spec{lsh.DefaultSpec()}, Shapes: []lsh.Shape{{Bands: 32, Rows: 4}}, Thresholds: []float64{0.8},
-		Verifications: []sweep.Verification{sweep.ExactJaccard}, Policies: []string{sweep.ConnectedComponents}}
+		Verifications: []sweep.Verification{sweep.ExactJaccard}, Policies: []cluster.Policy{cluster.Components}}
 	before := e.run(StartRequest{CampaignID: e.campaign.ID, Grid: grid})
 	// Copies of one text: an exported manifest removes all but the first.
 	docs, err := e.store.DatasetDocs(ctx, e.campaign.DatasetID)

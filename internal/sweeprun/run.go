@@ -590,7 +590,7 @@ func resultRow(ordinal int, r sweep.Result) (db.SweepResult, error) {
 	}
 	c := r.Config
 	return db.SweepResult{Ordinal: ordinal, Spec: c.Spec.String(), Bands: c.Shape.Bands, Rows: c.Shape.Rows, Threshold: c.Threshold,
-		Verification: string(c.Verification), Policy: c.Policy, Metrics: string(b)}, nil
+		Verification: string(c.Verification), Policy: string(c.Policy), Metrics: string(b)}, nil
 }
 
 func (s *Service) setSummary(ctx context.Context, id int64, sum Summary) error {

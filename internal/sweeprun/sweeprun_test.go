@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
@@ -144,7 +145,7 @@ func smallGrid() sweep.Grid {
 		Shapes:        []lsh.Shape{{Bands: 16, Rows: 4}, {Bands: 8, Rows: 8}, {Bands: 20, Rows: 3}},
 		Thresholds:    []float64{0.5, 0.7, 0.9},
 		Verifications: []sweep.Verification{sweep.MinHashEstimate, sweep.ExactJaccard},
-		Policies:      []string{sweep.ConnectedComponents},
+		Policies:      []cluster.Policy{cluster.Components},
 	}
 }
 
