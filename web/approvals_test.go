@@ -142,7 +142,7 @@ func TestOneApproverBesidesThePreparer(t *testing.T) {
 	}
 	// The preparer's own line named bob as giving both approvals ("2 more approval(s)
 	// needed: bob may give them"); he gives one.
-	if _, body := get(t, f.h, page, f.admin); !strings.Contains(body, "2 more approval(s) needed; only bob may give one.") {
+	if _, body := get(t, f.h, page, f.admin); !strings.Contains(body, "2 more approvals needed; only bob may give one.") {
 		t.Errorf("the preparer's line does not say bob gives only one of the 2:\n%s", body)
 	}
 	m = f.submit(m)
@@ -187,7 +187,7 @@ func TestLoweringIsRecorded(t *testing.T) {
 		t.Errorf("settings approvals=0 not refused by name:\n%s", body)
 	}
 	if _, body := f.follow(f.do("POST", settings, f.admin, url.Values{"approvals": {"3"}}), f.admin); !strings.Contains(body,
-		"3 approval(s) now sign this manifest off. It needs 3 approvals from people other than you; 1 such account: invite 2 more approvers.") {
+		"3 approvals now sign this manifest off. It needs 3 approvals from people other than you; 1 such account: invite 2 more approvers.") {
 		t.Errorf("settings approvals=3 does not say the team is short:\n%s", body)
 	}
 	if m, _ = f.store.Manifest(context.Background(), m.ID); m.ApprovalsRequired != 3 || m.ApprovalsLowered != nil {

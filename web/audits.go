@@ -44,7 +44,7 @@ func (s *server) requestAudit(w http.ResponseWriter, r *http.Request) {
 	var msg string
 	switch {
 	case out.TopUp:
-		msg = fmt.Sprintf("Drew %d more pair(s) for the audit: %d in all, queued first for labeling.", out.Added, out.Audit.Size)
+		msg = fmt.Sprintf("Drew %s for the audit: %d in all, queued first for labeling.", templates.Plural(out.Added, "more pair", "more pairs"), out.Audit.Size)
 	case out.Added == 0:
 		msg = "Every removal of this manifest is an identical text: the audit needs no label, and bounds its mistakes at 0."
 	default:
@@ -204,10 +204,10 @@ func auditRecordSection(rec review.Record) templates.RecordSection {
 	if a := rec.Audit; a != nil {
 		sec.Facts = []templates.Param{
 			{Name: "Audit", Value: a.Text()},
-			{Name: "Drawn", Value: fmt.Sprintf("%d pair(s) of %d uncertain removals (of %d, %d identical texts), design %s, by %s on %s",
-				a.Drawn, a.FrameRemovals-a.FrameCertain, a.FrameRemovals, a.FrameCertain, a.Design, a.RequestedBy, a.RequestedAt.Format("2006-01-02 15:04"))},
+			{Name: "Drawn", Value: fmt.Sprintf("%s of %d uncertain removals (of %d, %d identical texts), design %s, by %s on %s",
+				templates.Plural(a.Drawn, "pair", "pairs"), a.FrameRemovals-a.FrameCertain, a.FrameRemovals, a.FrameCertain, a.Design, a.RequestedBy, a.RequestedAt.Format("2006-01-02 15:04"))},
 			{Name: "Seed", Value: joinSeeds(a.Seeds)},
-			{Name: "Labeled, mistakes", Value: fmt.Sprintf("%d labeled, %d mistake(s), %d tied", a.Labeled, a.Mistakes, a.Tied)},
+			{Name: "Labeled, mistakes", Value: fmt.Sprintf("%d labeled, %s, %d tied", a.Labeled, templates.Plural(a.Mistakes, "mistake", "mistakes"), a.Tied)},
 			{Name: "Upper bound (95%)", Value: fmt.Sprintf("%s, %s of %d removals", templates.Plural(a.Upper, "document", "documents"), review.Percent(float64(a.UpperRate)), a.Removals)},
 			{Name: "Assumption", Value: review.AuditAssumption},
 		}

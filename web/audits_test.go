@@ -143,7 +143,7 @@ func TestAuditThroughHandlers(t *testing.T) {
 		t.Fatalf("after the audit's labels the approval left the manifest %s", got.State)
 	}
 	_, record := get(t, f.h, base+"/signoff", appr)
-	for _, want := range []string{"The manifest&#39;s own audit", "2 labeled, 0 mistake(s), 0 tied", "0 documents, 0% of 3 removals",
+	for _, want := range []string{"The manifest&#39;s own audit", "2 labeled, 0 mistakes, 0 tied", "0 documents, 0% of 3 removals",
 		strconv.FormatUint(stored.Draws[0].Seed, 10), "at or under 1% of its removals (set by admin"} {
 		if !strings.Contains(record, want) {
 			t.Errorf("the sign-off record lacks %q", want)

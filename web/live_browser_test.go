@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/dedupstudio/dedupstudio/internal/browsertest"
 )
 
 // A stale manifest in headless Chromium, the way an approver meets it: the manifest's
@@ -64,4 +66,24 @@ func TestStaleManifestInBrowser(t *testing.T) {
 		t.Errorf("the list marks manifest %d %q; want stale, naming the export", m2.ID, got)
 	}
 	p.screenshot("stale-manifest-list")
+}
+
+// The stale card at a phone's width: its one button, "Prepare a new run, carrying
+// decisions over", is wider than 390 px on one line; it wraps inside the card rather
+// than pushing the page sideways (it did: a button in a form.row never wrapped).
+func TestStaleManifestAtPhoneWidth(t *testing.T) {
+	f := newFixture(t, 1<<20)
+	m1 := f.withRun(chainRun)
+	m2 := f.runOn(m1.DatasetID, chainRunWith("keeper", "longest"), "reviewer")
+	m1 = f.signedOff(m1, "A")
+	if rec := f.do("POST", fmt.Sprintf("/manifests/%d/export", m1.ID), f.signIn("approver"), url.Values{"hash": {m1.ContentHash}, "count": {strconv.Itoa(f.approvedCount(m1))}}); rec.Code != http.StatusSeeOther {
+		t.Fatalf("export: %d", rec.Code)
+	}
+	p, base := f.browse(390, 844, "reviewer")
+	p.do(chromedp.Navigate(fmt.Sprintf("%s/manifests/%d", base, m2.ID)))
+	p.waitFor(`document.readyState === "complete" && !!document.querySelector('[data-testid="prepare-again"]')`)
+	p.screenshot("stale-manifest-390")
+	if got := evalJS[string](p, browsertest.OverflowJS); got != "" {
+		t.Errorf("the stale manifest at 390 px: %s", got)
+	}
 }

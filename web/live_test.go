@@ -367,7 +367,7 @@ func TestLabelAfterSignOffMarksTheRecordStale(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, body := get(t, f.h, path, appr); !strings.Contains(body, `data-testid="signoff-labels-stale">The label figures below are stale: campaign`) ||
-		!strings.Contains(body, "1 label event(s) on 1 pair(s)") {
+		!strings.Contains(body, "1 label event on 1 pair") {
 		t.Errorf("the record does not say a label came after its figures\n%.2000s", body)
 	}
 	_, js := get(t, f.h, path+".json", appr)

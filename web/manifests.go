@@ -319,7 +319,7 @@ func staleSummary(st review.Staleness) string {
 		parts = append(parts, fmt.Sprintf("manifest %d %s", c.Manifest, verb))
 	}
 	if st.LabelEvents > 0 {
-		parts = append(parts, fmt.Sprintf("%d new label event(s)", st.LabelEvents))
+		parts = append(parts, templates.Plural(st.LabelEvents, "new label event", "new label events"))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -396,7 +396,7 @@ func approvalsText(m db.Manifest) string {
 func estimateRows(e *review.Estimates) []templates.Param {
 	rows := []templates.Param{
 		{Name: "Labels", Value: fmt.Sprintf("campaign %s, version %s: %d pairs counted, %d left out", e.CampaignName, e.LabelVersion, e.Counted, e.Left)},
-		{Name: "Agreement", Value: fmt.Sprintf("Krippendorff's alpha %s over %d pairs labeled twice or more", fmtNum(float64(e.Alpha), 3), e.AlphaUnits)},
+		{Name: "Agreement", Value: fmt.Sprintf("Krippendorff's alpha %s over %s labeled twice or more", fmtNum(float64(e.Alpha), 3), templates.Plural(e.AlphaUnits, "pair", "pairs"))},
 		{Name: "Recall (labeled duplicates accepted)", Value: intervalText(e.Recall, true)},
 		{Name: "Cluster recall (labeled duplicates in one cluster)", Value: intervalText(e.ClusterRecall, true)},
 		{Name: "False merges (labeled non-duplicates in one cluster)", Value: intervalText(e.FalseMerges, true)},
@@ -691,9 +691,9 @@ func (s *server) showSignOff(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if since != nil {
-		v.LabelsStale = fmt.Sprintf("The label figures below are stale: campaign %s has %d label event(s) on %d pair(s) after the labels they were "+
+		v.LabelsStale = fmt.Sprintf("The label figures below are stale: campaign %s has %s on %s after the labels they were "+
 			"computed on (the last on %s). They are what the approvers saw; a new run scores the configuration on the labels as they are.",
-			so.Record.Labels.CampaignName, since.Events, since.Pairs, since.Last.Format("2006-01-02 15:04 UTC"))
+			so.Record.Labels.CampaignName, templates.Plural(since.Events, "label event", "label events"), templates.Plural(since.Pairs, "pair", "pairs"), since.Last.Format("2006-01-02 15:04 UTC"))
 	}
 	s.render(w, r, http.StatusOK, templates.SignOffRecordPage(v))
 }
@@ -767,7 +767,7 @@ func recordSections(rec review.Record) []templates.RecordSection {
 		secs = append(secs, pol)
 	}
 	secs = append(secs, originSections(rec)...)
-	people := templates.RecordSection{Title: fmt.Sprintf("People (%d approval(s) required)", rec.ApprovalsRequired),
+	people := templates.RecordSection{Title: fmt.Sprintf("People (%s required)", templates.Plural(rec.ApprovalsRequired, "approval", "approvals")),
 		Header: []string{"name", "role", "as", "decision", "when", "comment", "on hash"}}
 	pr := rec.Preparer
 	people.Rows = append(people.Rows, []string{pr.Name, pr.Role, "preparer", "prepared", pr.At.Format("2006-01-02 15:04"), "", ""})
@@ -775,9 +775,9 @@ func recordSections(rec review.Record) []templates.RecordSection {
 		people.Rows = append(people.Rows, []string{a.Name, a.Role, "reviewer", a.Verdict, a.At.Format("2006-01-02 15:04"), a.Comment, review.Short(a.Hash)})
 	}
 	for _, b := range rec.BulkApprovals {
-		what := fmt.Sprintf("%d removal(s) at bar %g", b.Items, b.Bar)
+		what := fmt.Sprintf("%s at bar %g", templates.Plural(b.Items, "removal", "removals"), b.Bar)
 		if b.OutsideSample {
-			what = fmt.Sprintf("%d removal(s) outside the review sample, on its strength", b.Items)
+			what = templates.Plural(b.Items, "removal", "removals") + " outside the review sample, on its strength"
 		}
 		people.Rows = append(people.Rows, []string{b.Name, "", "bulk approval", what, b.At.Format("2006-01-02 15:04"), "", ""})
 	}
@@ -976,17 +976,17 @@ func (s *server) approvalView(ctx context.Context, v *templates.ManifestPage, m 
 		case st.Needed == 0:
 			return "its approvals are enough"
 		case len(may) == 1 && st.Needed > 1:
-			return fmt.Sprintf("%d more approval(s) needed; only %s may give one", st.Needed, may[0])
+			return fmt.Sprintf("%d more approvals needed; only %s may give one", st.Needed, may[0])
 		case len(may) > 0 && len(may) < st.Needed:
-			return fmt.Sprintf("%d more approval(s) needed; only %s may give one each", st.Needed, andNames(may))
+			return fmt.Sprintf("%d more approvals needed; only %s may give one each", st.Needed, andNames(may))
 		case len(may) > 0 && st.Needed == 1:
-			return fmt.Sprintf("1 more approval(s) needed: %s may give it", orNames(may))
+			return fmt.Sprintf("1 more approval needed: %s may give it", orNames(may))
 		case len(may) == st.Needed:
-			return fmt.Sprintf("%d more approval(s) needed: %s may give them", st.Needed, andNames(may))
+			return fmt.Sprintf("%d more approvals needed: %s may give them", st.Needed, andNames(may))
 		case len(may) > 0:
-			return fmt.Sprintf("%d more approval(s) needed: any %d of %s may give them", st.Needed, st.Needed, orNames(may))
+			return fmt.Sprintf("%d more approvals needed: any %d of %s may give them", st.Needed, st.Needed, orNames(may))
 		}
-		return fmt.Sprintf("%d more approval(s) needed", st.Needed)
+		return templates.Plural(st.Needed, "more approval", "more approvals") + " needed"
 	}
 	inReview := m.State == review.InReview
 	switch {
@@ -1022,8 +1022,8 @@ func (s *server) approvalView(ctx context.Context, v *templates.ManifestPage, m 
 			sf := shortfall(me, st.Needed, len(st.MayStill), len(st.Approved) > 0, preparerWord(me, m))
 			a.Blocked = "Nobody can sign this manifest off yet: it " + sf.Text + "."
 		} else {
-			a.Blocked = fmt.Sprintf("Nobody can sign this manifest off yet: it needs %d approval(s) from an approver who made none of its review decisions, and the team has %s.",
-				max(1, st.Needed), teamOf(len(st.MayStill)))
+			a.Blocked = fmt.Sprintf("Nobody can sign this manifest off yet: it needs %s from an approver who made none of its review decisions, and the team has %s.",
+				templates.Plural(max(1, st.Needed), "approval", "approvals"), teamOf(len(st.MayStill)))
 		}
 		if me.Role.Can(auth.ManageUsers) {
 			a.InviteURL = inviteApproverURL

@@ -283,6 +283,8 @@ func TestReviewThroughHandlers(t *testing.T) {
 	}
 	if _, page := get(t, f.h, base+"?bulk=0.75", rev); !strings.Contains(page, `data-testid="bulk-confirm"`) || !strings.Contains(page, `name="expect" value="2"`) {
 		t.Errorf("the bulk preview does not show the count of 2 removals to confirm")
+	} else if !strings.Contains(page, `data-testid="bulk-count">2 removals</strong>`) || !strings.Contains(page, "Approve 2 removals</button>") {
+		t.Errorf("the bulk preview does not say its count in words (2 removals)")
 	}
 	post(rev, base+"/bulk", url.Values{"bar": {"0.75"}, "expect": {"3"}}, http.StatusConflict)
 	post(rev, base+"/bulk", url.Values{"bar": {"0.75"}, "expect": {"2"}}, http.StatusSeeOther)
@@ -625,6 +627,16 @@ func TestIDsInURLsAreCanonical(t *testing.T) {
 			if res, _ := get(t, f.h, fmt.Sprintf(pattern, bad), rev); res.StatusCode != http.StatusNotFound {
 				t.Errorf("GET %s: %d; want 404", fmt.Sprintf(pattern, bad), res.StatusCode)
 			}
+		}
+	}
+}
+
+// The estimates' agreement line says its count in words: "over 1 pair", not "1 pairs".
+func TestEstimateRowsAgreementInWords(t *testing.T) {
+	for units, want := range map[int]string{1: "over 1 pair labeled twice", 3: "over 3 pairs labeled twice"} {
+		rows := estimateRows(&review.Estimates{AlphaUnits: units})
+		if got := rows[1].Value; rows[1].Name != "Agreement" || !strings.Contains(got, want) {
+			t.Errorf("%d pairs: %s %q; want %q", units, rows[1].Name, got, want)
 		}
 	}
 }

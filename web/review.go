@@ -194,11 +194,11 @@ func (s *server) decideCluster(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	verb := map[review.Decision]string{review.Approved: "Approved", review.Excluded: "Excluded", review.Proposed: "Reset"}[d]
-	what := "removal(s) of this cluster"
+	what := templates.Plural(n, "removal", "removals") + " of this cluster"
 	if scope.Direct && d == review.Approved {
-		what = "direct removal(s) of this cluster; the chained ones wait for you to read them"
+		what = templates.Plural(n, "direct removal", "direct removals") + " of this cluster; the chained ones wait for you to read them"
 	}
-	s.afterDecision(w, r, m, c.ID, 0, fmt.Sprintf("%s %d %s.", verb, n, what))
+	s.afterDecision(w, r, m, c.ID, 0, fmt.Sprintf("%s %s.", verb, what))
 }
 
 func (s *server) makeKeeper(w http.ResponseWriter, r *http.Request) {
@@ -215,7 +215,7 @@ func (s *server) makeKeeper(w http.ResponseWriter, r *http.Request) {
 	}
 	msg := "Keeper changed; removals whose keeper changed are proposals again."
 	if len(out) > 1 {
-		msg = fmt.Sprintf("Keeper changed; %d cluster(s) split off (members that do not pass the new keeper).", len(out)-1)
+		msg = fmt.Sprintf("Keeper changed; %s split off (members that do not pass the new keeper).", templates.Plural(len(out)-1, "cluster", "clusters"))
 	}
 	s.afterDecision(w, r, m, c.ID, doc, msg)
 }
@@ -249,12 +249,12 @@ func (s *server) cutCluster(w http.ResponseWriter, r *http.Request) {
 		s.redirect(w, r, fmt.Sprintf("/manifests/%d/clusters", m.ID), done("Cut: the keeper is left alone, so the cluster is gone."))
 		return
 	}
-	msg := fmt.Sprintf("Cut: %d member(s) stay with the keeper", out[0].Size)
+	msg := "Cut: " + templates.Plural(out[0].Size, "member stays", "members stay") + " with the keeper"
 	if len(out) > 1 {
-		msg += fmt.Sprintf("; %d new cluster(s) split off", len(out)-1)
+		msg += "; " + templates.Plural(len(out)-1, "new cluster", "new clusters") + " split off"
 	}
 	if out[0].Chained {
-		msg += fmt.Sprintf("; %d member(s) are still chained", out[0].ChainedMembers)
+		msg += "; " + templates.Plural(out[0].ChainedMembers, "member is", "members are") + " still chained"
 	} else {
 		msg += "; none is chained now"
 	}
@@ -309,7 +309,7 @@ func (s *server) bulkApprove(w http.ResponseWriter, r *http.Request) {
 		s.failOnManifest(w, r, m, err)
 		return
 	}
-	s.toManifest(w, r, m.ID, fmt.Sprintf("Approved %d removal(s) in %d low-risk cluster(s) at bar %g.", items, clusters, bar))
+	s.toManifest(w, r, m.ID, fmt.Sprintf("Approved %s in %s at bar %g.", templates.Plural(items, "removal", "removals"), templates.Plural(clusters, "low-risk cluster", "low-risk clusters"), bar))
 }
 
 func (s *server) undoDecision(w http.ResponseWriter, r *http.Request) {
@@ -391,7 +391,7 @@ func (s *server) saveManifestSettings(w http.ResponseWriter, r *http.Request) {
 		s.failOnManifest(w, r, m, err)
 		return
 	}
-	msg := fmt.Sprintf("%d approval(s) now sign this manifest off.", n)
+	msg := templates.Plural(n, "approval now signs", "approvals now sign") + " this manifest off."
 	if n < review.DefaultApprovals {
 		msg += fmt.Sprintf(" That is fewer than the default %d: the lowering is recorded in the audit log and on the sign-off record.", review.DefaultApprovals)
 	}
@@ -432,7 +432,7 @@ func (s *server) reviewManifest(w http.ResponseWriter, r *http.Request) {
 	case v == review.Approve:
 		if reviews, err := s.store.Reviews(r.Context(), m.ID); err == nil {
 			n := len(review.TallyOf(reviews, m.PreparedBy).Approvals)
-			msg = fmt.Sprintf("Approved: %d of %d approval(s); %d more needed before it is signed off.", n, m.ApprovalsRequired, max(0, m.ApprovalsRequired-n))
+			msg = fmt.Sprintf("Approved: %d of %s; %d more needed before it is signed off.", n, templates.Plural(m.ApprovalsRequired, "approval", "approvals"), max(0, m.ApprovalsRequired-n))
 		}
 	}
 	s.toManifest(w, r, m.ID, msg)

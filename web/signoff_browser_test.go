@@ -77,14 +77,14 @@ func TestApprovalStandingInBrowser(t *testing.T) {
 	p.waitFor(`document.readyState === "complete" && document.querySelector('[data-testid="approval-you"]')?.dataset.you === "approved"`)
 	p.screenshot("approval-bob-approved")
 	short := review.Short(m.ContentHash)
-	if got := evalJS[string](p, youJS); !strings.HasPrefix(got, "You approved content hash "+short+"; 1 more approval(s) needed: ") || !strings.Contains(got, "carol") ||
+	if got := evalJS[string](p, youJS); !strings.HasPrefix(got, "You approved content hash "+short+"; 1 more approval needed: ") || !strings.Contains(got, "carol") ||
 		strings.Contains(got, "bob may") {
 		t.Errorf("bob, after approving, reads %q; want that he approved %s and 1 more is needed, from carol or another", got, short)
 	}
 	if evalJS[bool](p, `!!document.querySelector('[data-testid="approve"]')`) {
 		t.Error("bob, who approved, is still offered the approval")
 	}
-	if got := evalJS[string](p, `document.querySelector('[data-testid="manifest-message"]')?.innerText ?? ""`); got != "Approved: 1 of 2 approval(s); 1 more needed before it is signed off." {
+	if got := evalJS[string](p, `document.querySelector('[data-testid="manifest-message"]')?.innerText ?? ""`); got != "Approved: 1 of 2 approvals; 1 more needed before it is signed off." {
 		t.Errorf("the message after bob's approval: %q", got)
 	}
 	if got := evalJS[string](p, `[...document.querySelectorAll('[data-testid="approved-by"]')].map(e => e.innerText).join("|")`); !strings.HasPrefix(got, "approved bob (approver") {

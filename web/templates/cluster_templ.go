@@ -1469,22 +1469,22 @@ func clusterReview(c ClusterPage) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var75 string
-			templ_7745c5c3_Var75, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(c.ChainedMembers))
+			templ_7745c5c3_Var75, templ_7745c5c3_Err = templ.JoinStringErrs(Plural(c.ChainedMembers, "member", "members"))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/cluster.templ`, Line: 328, Col: 93}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/cluster.templ`, Line: 328, Col: 110}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var75))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 122, " member(s) under ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 122, " under ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var76 string
 			templ_7745c5c3_Var76, templ_7745c5c3_Err = templ.JoinStringErrs(c.Threshold)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/cluster.templ`, Line: 328, Col: 125}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/cluster.templ`, Line: 328, Col: 132}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var76))
 			if templ_7745c5c3_Err != nil {
@@ -2840,15 +2840,15 @@ func clusterActions(c ClusterPage) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var157 string
-				templ_7745c5c3_Var157, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(c.Undecided - c.ChainedUndecided))
+				templ_7745c5c3_Var157, templ_7745c5c3_Err = templ.JoinStringErrs(Plural(c.Undecided-c.ChainedUndecided, "direct removal", "direct removals"))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/cluster.templ`, Line: 543, Col: 149}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/cluster.templ`, Line: 543, Col: 180}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var157))
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 241, " direct removal(s) only</button></form>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 241, " only</button></form>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -3081,15 +3081,15 @@ func suggestedCut(c ClusterPage) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var172 string
-			templ_7745c5c3_Var172, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(c.ChainedMembers))
+			templ_7745c5c3_Var172, templ_7745c5c3_Err = templ.JoinStringErrs(Plural(c.ChainedMembers, "chained member", "chained members"))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/cluster.templ`, Line: 579, Col: 102}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/cluster.templ`, Line: 579, Col: 135}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var172))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 262, " chained member(s) from the keeper: they reach it along many paths. Exclude them (<kbd>e</kbd> on each), keep another document, or cut links one at a time below.</p>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 262, " from the keeper: they reach it along many paths. Exclude them (<kbd>e</kbd> on each), keep another document, or cut links one at a time below.</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -3229,11 +3229,20 @@ func cutSentence(c CutView) string {
 	if len(c.Links) > 1 {
 		what = fmt.Sprintf("cutting these %d links", len(c.Links))
 	}
-	out := fmt.Sprintf("%s separates all %d chained member(s) from the keeper", what, c.Chained)
+	out := fmt.Sprintf("%s separates %s from the keeper", what, allChained(c.Chained))
 	if c.Unchained > 0 {
-		out += fmt.Sprintf(", and %d member(s) that pass the keeper but reach it only through them go with them", c.Unchained)
+		out += fmt.Sprintf(", and %s that pass the keeper but reach it only through them go with them", Plural(c.Unchained, "member", "members"))
 	}
 	return out + "; what is cut off forms clusters of its own."
+}
+
+// allChained names the chained members a cut separates: "the chained member" or "all 3
+// chained members".
+func allChained(n int) string {
+	if n == 1 {
+		return "the chained member"
+	}
+	return fmt.Sprintf("all %d chained members", n)
 }
 
 func linkSims(ls []LinkRow) string {
