@@ -35,7 +35,7 @@ func TestAuditInBrowser(t *testing.T) {
 	p.do(chromedp.Click(`[data-testid="audit-request"]`))
 	p.waitFor(`document.readyState === "complete" && !!document.querySelector('[data-testid="audit-figure"]')`)
 	p.screenshot("audit-requested")
-	if got := evalJS[string](p, `document.querySelector('[data-testid="audit-figure"]').innerText`); !strings.HasPrefix(got, "0 of 2 labeled, 0 mistake(s): at most 2 documents removed by mistake (95%), 67% of 3 removals") {
+	if got := evalJS[string](p, `document.querySelector('[data-testid="audit-figure"]').innerText`); !strings.HasPrefix(got, "0 of 2 labeled, 0 mistakes: at most 2 documents removed by mistake (95%), 67% of 3 removals") {
 		t.Errorf("the audit's figure: %q", got)
 	}
 	if got := evalJS[string](p, `document.querySelector('[data-testid="audit-gate"]')?.innerText ?? ""`); !strings.Contains(got, "it is 67% now") ||
@@ -68,7 +68,7 @@ func TestAuditInBrowser(t *testing.T) {
 	p.do(chromedp.Navigate(manifest))
 	p.waitFor(`document.readyState === "complete" && !!document.querySelector('[data-testid="audit-figure"]')`)
 	p.screenshot("audit-labeled")
-	if got := evalJS[string](p, `document.querySelector('[data-testid="audit-figure"]').innerText`); !strings.HasPrefix(got, "2 of 2 labeled, 0 mistake(s): at most 0 documents removed by mistake (95%), 0% of 3 removals; 1 removals are identical texts") {
+	if got := evalJS[string](p, `document.querySelector('[data-testid="audit-figure"]').innerText`); !strings.HasPrefix(got, "2 of 2 labeled, 0 mistakes: at most 0 documents removed by mistake (95%), 0% of 3 removals; 1 removal is an identical text") {
 		t.Errorf("the audit's figure after the labels: %q", got)
 	}
 	if evalJS[bool](p, `!!document.querySelector('[data-testid="audit-gate"]') || document.querySelector('[data-testid="approve"]').disabled`) {

@@ -93,8 +93,8 @@ func TestAuditThroughHandlers(t *testing.T) {
 			t.Errorf("the page's audit: %d of %d labeled, upper %d of %d; want %d of %d, audit.Estimate's %v of %d",
 				gotLabeled, drawn, upper, removals, labeled, stored.Size, want.Upper, stored.Removals)
 		}
-		figure := fmt.Sprintf("%d of %d labeled, %d mistake(s): at most %s removed by mistake (95%%), %s of %d removals; 1 removals are identical texts",
-			labeled, stored.Size, mistakes, templates.Plural(int(want.Upper), "document", "documents"), review.Percent(want.UpperRate), stored.Removals)
+		figure := fmt.Sprintf("%d of %d labeled, %s: at most %s removed by mistake (95%%), %s of %d removals; 1 removal is an identical text",
+			labeled, stored.Size, templates.Plural(mistakes, "mistake", "mistakes"), templates.Plural(int(want.Upper), "document", "documents"), review.Percent(want.UpperRate), stored.Removals)
 		if !strings.Contains(page, figure) {
 			t.Errorf("the page does not say %q", figure)
 		}

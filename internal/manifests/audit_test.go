@@ -201,7 +201,7 @@ func TestAuditBoundIsTheEstimateOfItsCounts(t *testing.T) {
 		}
 		return *a
 	}
-	if a := check(0, 0); a.Upper != 2 || !strings.Contains(a.Text(), "0 of 1 labeled, 0 mistake(s): at most 2 documents removed by mistake (95%), 67% of 3 removals; 1 removals are identical texts") {
+	if a := check(0, 0); a.Upper != 2 || !strings.Contains(a.Text(), "0 of 1 labeled, 0 mistakes: at most 2 documents removed by mistake (95%), 67% of 3 removals; 1 removal is an identical text") {
 		t.Errorf("before any label: %q", a.Text())
 	}
 	// Asking for no more than it has is refused; more tops it up from the same frame.

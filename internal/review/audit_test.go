@@ -83,7 +83,7 @@ func TestCheckAuditGate(t *testing.T) {
 		{"no audit", AuditGate{Target: 1}, nil, "has none"},
 		{"zero in 300 under 1%", AuditGate{Target: 1}, &ok, ""},
 		{"zero in 100 over 1%", AuditGate{Target: 1}, &high, "it is " + Percent(float64(high.UpperRate)) + " now"},
-		{"outside the frame", AuditGate{Target: 1}, &moved, "3 removal(s) outside it"},
+		{"outside the frame", AuditGate{Target: 1}, &moved, "3 removals outside it"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := CheckAuditGate(tc.gate, tc.a)

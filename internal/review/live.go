@@ -283,9 +283,12 @@ type CarriedOver struct {
 }
 
 // documents is a count of documents in words: "1 document", "1,234 documents".
-func documents(n int) string {
+func documents(n int) string { return count(n, "document", "documents") }
+
+// count writes n with thousands separators and the noun's number: "1 mistake", "0 mistakes".
+func count(n int, one, many string) string {
 	if n == 1 {
-		return "1 document"
+		return "1 " + one
 	}
-	return Thousands(n) + " documents"
+	return Thousands(n) + " " + many
 }
