@@ -98,7 +98,7 @@ func TestParquetImportMemoryIsBounded(t *testing.T) {
 	path := filepath.Join(dir, "big.parquet")
 	const docs, size = 1000, 1_000_000
 	writeParquet(t, path, docs, size, 1<<20)
-	memtest.SoftLimit(t, 48 << 20)
+	memtest.SoftLimit(t, 48<<20)
 	stop := memtest.HeapPeak()
 	rep, err := File(context.Background(), store, path, Options{})
 	peak := stop()
@@ -124,7 +124,7 @@ func TestParquetHugePageRefused(t *testing.T) {
 	store := dbtest.OpenFile(t, filepath.Join(dir, "mem.db"))
 	path := filepath.Join(dir, "huge-page.parquet")
 	writeParquet(t, path, 100, 1_000_000, 1<<30) // one page of 100 MB
-	memtest.SoftLimit(t, 24 << 20)
+	memtest.SoftLimit(t, 24<<20)
 	stop := memtest.HeapPeak()
 	_, err := File(context.Background(), store, path, Options{})
 	peak := stop()

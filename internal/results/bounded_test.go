@@ -45,7 +45,7 @@ func TestPairsMemoryBoundedByDistinctPairs(t *testing.T) {
 	const repeats, distinct = 2_000_000, 20_000
 	gz := gzipPairs(t, repeats, distinct)
 	runtime.GC()
-	memtest.SoftLimit(t, 32 << 20)
+	memtest.SoftLimit(t, 32<<20)
 	stop := memtest.HeapPeak()
 	r, err := ReadFile(Source{Name: "pairs.csv.gz", Reader: bytes.NewReader(gz)}, Pairs, Source{}, Options{})
 	if err != nil {
