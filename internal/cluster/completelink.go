@@ -77,8 +77,9 @@ type completeLink struct {
 	members          []int32
 }
 
-// component clusters the nodes of one component, given its accepted edges in order.
-func (cl *completeLink) component(r *run, nodes []int32, edges []cedge) {
+// start makes every node of a component a cluster of its own, with no failed attempt
+// remembered: where Graph.Cluster and Levels begin a component.
+func (cl *completeLink) start(r *run, nodes []int32) {
 	if cl.head == nil {
 		nn := r.g.nodes()
 		cl.head, cl.tail, cl.next = make([]int32, nn), make([]int32, nn), make([]int32, nn)
@@ -89,6 +90,11 @@ func (cl *completeLink) component(r *run, nodes []int32, edges []cedge) {
 		cl.head[u], cl.tail[u], cl.next[u] = u, u, -1
 	}
 	clear(cl.failed)
+}
+
+// component clusters the nodes of one component, given its accepted edges in order.
+func (cl *completeLink) component(r *run, nodes []int32, edges []cedge) {
+	cl.start(r, nodes)
 	clear(r.memo)
 	limit := r.cfg.budget() * len(nodes)
 	used, limited := 0, false

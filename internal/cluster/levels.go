@@ -220,16 +220,7 @@ func (l *Levels) Lower(t float64) (*Level, error) {
 // below keeps: when it is under the next threshold, every attempt has the same answer.
 func (l *Levels) completeLink(nodes []int32, edges []cedge) {
 	r, cl := l.r, &l.cl
-	if cl.head == nil {
-		nn := r.g.nodes()
-		cl.head, cl.tail, cl.next = make([]int32, nn), make([]int32, nn), make([]int32, nn)
-		cl.failed = make(map[uint64]bool)
-	}
-	r.uf.Split(nodes)
-	for _, u := range nodes {
-		cl.head[u], cl.tail[u], cl.next[u] = u, u, -1
-	}
-	clear(cl.failed)
+	cl.start(r, nodes)
 	// Sim results are kept from one threshold to the next (a merge attempted again at
 	// a lower threshold asks for the same pairs), up to a bound on their memory. A
 	// remembered failing similarity is as good a witness of a failed attempt as a new
