@@ -568,10 +568,17 @@ type exactVec struct{ lo, hi []float32 }
 
 // exactDraws returns the replicates of the non-duplicates among s removal pairs of bin
 // b where some replicate's count is small enough to be drawn exactly (addExactDraws),
-// or nil where every replicate is the normal approximation (addDraws, as cheap as a
-// lookup). They are remembered by (bin, s): a sweep asks for a few thousand distinct
-// ones a hundred times each.
+// or nil where every replicate is the normal approximation (addDraws). Both answers are
+// remembered by (bin, s), so the scan for a small replicate runs once too: a sweep asks
+// for a few thousand distinct ones a hundred times each.
 func (m *Model) exactDraws(b int, s int64) *exactVec {
+	key := [2]int64{int64(b), s}
+	m.mu.Lock()
+	e, ok := m.exact[key]
+	m.mu.Unlock()
+	if ok {
+		return e // nil too: no replicate of (b, s) is small
+	}
 	n, size := float64(s), m.Bins[b].Size
 	f := fpc(n, max(size, n))
 	small := false
@@ -583,27 +590,19 @@ func (m *Model) exactDraws(b int, s int64) *exactVec {
 			}
 		}
 	}
-	if !small {
-		return nil
-	}
-	key := [2]int64{int64(b), s}
-	m.mu.Lock()
-	e, ok := m.exact[key]
-	m.mu.Unlock()
-	if ok {
-		return e
-	}
-	acc := make([]float64, m.Replicates)
-	e = &exactVec{lo: make([]float32, m.Replicates), hi: make([]float32, m.Replicates)}
-	for j, p := range [2][]float64{m.pLo[b], m.pHi[b]} {
-		clear(acc)
-		addExactDraws(acc, n, size, p, m.zF[b], m.uF[b], m.vF[b])
-		out := e.lo
-		if j == 1 {
-			out = e.hi
-		}
-		for i, v := range acc {
-			out[i] = float32(v)
+	if small {
+		acc := make([]float64, m.Replicates)
+		e = &exactVec{lo: make([]float32, m.Replicates), hi: make([]float32, m.Replicates)}
+		for j, p := range [2][]float64{m.pLo[b], m.pHi[b]} {
+			clear(acc)
+			addExactDraws(acc, n, size, p, m.zF[b], m.uF[b], m.vF[b])
+			out := e.lo
+			if j == 1 {
+				out = e.hi
+			}
+			for i, v := range acc {
+				out[i] = float32(v)
+			}
 		}
 	}
 	m.mu.Lock()
