@@ -133,13 +133,8 @@ func (e *UnknownIDsError) Error() string {
 	return listError(e.File, what+strconv.Quote(e.Dataset)+" does not have (import them there, or skip them)", e.Errors, e.Total)
 }
 
-// documents is a count of documents in words: "1 document", "2 documents".
-func documents(n int) string {
-	if n == 1 {
-		return "1 document"
-	}
-	return fmt.Sprintf("%d documents", n)
-}
+// documents is a count of documents in words: "1 document", "2,000 documents".
+func documents(n int) string { return review.Quantity(n, "document", "documents") }
 
 // RowsError is a file with more rows than the cap on one import (Options.MaxRows),
 // refused at the first row past it.

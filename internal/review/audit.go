@@ -165,29 +165,29 @@ func (a Audit) Text() string {
 			are = "is"
 		}
 		return fmt.Sprintf("%s of %s labeled, %s, but %s %s outside the audit (the manifest changed since it was drawn): "+
-			"it no longer bounds this manifest; request a new audit", Thousands(a.Labeled), Thousands(a.Drawn), count(a.Mistakes, "mistake", "mistakes"),
-			count(a.Uncovered, "removal", "removals"), are)
+			"it no longer bounds this manifest; request a new audit", Thousands(a.Labeled), Thousands(a.Drawn), Quantity(a.Mistakes, "mistake", "mistakes"),
+			Quantity(a.Uncovered, "removal", "removals"), are)
 	}
 	if a.Removals == a.Certain {
 		return fmt.Sprintf("all %s removals are identical texts: none is a mistake", Thousands(a.Removals))
 	}
-	identical := count(a.Certain, "removal is an identical text", "removals are identical texts")
+	identical := Quantity(a.Certain, "removal is an identical text", "removals are identical texts")
 	s := fmt.Sprintf("%s of %s labeled, %s: at most %s removed by mistake (%.0f%%), %s of %s; %s",
-		Thousands(a.Labeled), Thousands(a.Drawn), count(a.Mistakes, "mistake", "mistakes"), documents(a.Upper), 100*a.Level,
-		Percent(float64(a.UpperRate)), count(a.Removals, "removal", "removals"), identical)
+		Thousands(a.Labeled), Thousands(a.Drawn), Quantity(a.Mistakes, "mistake", "mistakes"), documents(a.Upper), 100*a.Level,
+		Percent(float64(a.UpperRate)), Quantity(a.Removals, "removal", "removals"), identical)
 	if a.Tied > 0 {
 		wait := "wait"
 		if a.Tied == 1 {
 			wait = "waits"
 		}
-		s += fmt.Sprintf("; %s labeled both ways %s for one more label or an adjudication", count(a.Tied, "pair", "pairs"), wait)
+		s += fmt.Sprintf("; %s labeled both ways %s for one more label or an adjudication", Quantity(a.Tied, "pair", "pairs"), wait)
 	}
 	if a.MistakesGone > 0 {
 		are := "are"
 		if a.MistakesGone == 1 {
 			are = "is"
 		}
-		s += fmt.Sprintf("; %s it found %s excluded since", count(a.MistakesGone, "mistake", "mistakes"), are)
+		s += fmt.Sprintf("; %s it found %s excluded since", Quantity(a.MistakesGone, "mistake", "mistakes"), are)
 	}
 	return s
 }
@@ -235,7 +235,7 @@ func CheckAuditGate(g AuditGate, a *Audit) error {
 			"this manifest has none: request an audit, and approve once its labels bound the mistakes", target)
 	case !a.Covers:
 		return refused("the team requires an audit whose upper end is at or under %s of the removals before the last approval counts; "+
-			"this manifest changed since its audit was drawn (%s outside it): request a new audit", target, count(a.Uncovered, "removal", "removals"))
+			"this manifest changed since its audit was drawn (%s outside it): request a new audit", target, Quantity(a.Uncovered, "removal", "removals"))
 	case float64(a.UpperRate)*100 > g.Target+1e-9:
 		return refused("the team requires the audit's upper end at or under %s of the removals before the last approval counts; "+
 			"it is %s now (at most %s of %s removals by mistake, %s of %s drawn pairs labeled): label more of the audit, or top it up",

@@ -283,10 +283,10 @@ type CarriedOver struct {
 }
 
 // documents is a count of documents in words: "1 document", "1,234 documents".
-func documents(n int) string { return count(n, "document", "documents") }
+func documents(n int) string { return Quantity(n, "document", "documents") }
 
-// count writes n with thousands separators and the noun's number: "1 mistake", "0 mistakes".
-func count(n int, one, many string) string {
+// Quantity writes n with thousands separators and the noun's number: "1 mistake", "0 mistakes".
+func Quantity(n int, one, many string) string {
 	if n == 1 {
 		return "1 " + one
 	}
