@@ -110,6 +110,8 @@ type Model struct {
 	// nil without a guard.
 	guardQ        []float64
 	unlabeledBins []int // bins with pairs and no label
+	// zero bounds the bins whose labels saw no non-duplicate together (zero.go).
+	zero zeroGroup
 
 	seed    uint64 // of the replicates
 	mu      sync.Mutex
@@ -235,6 +237,7 @@ func newModel(m *Model, reps int, seed uint64) {
 			m.uF[b][i], m.vF[b][i] = stdNormalCDF(z), rngV.Float64()
 		}
 	}
+	m.zero = newZeroGroup(m, reps, seed)
 	m.guardQ = nil
 	if g := m.Guard(); g >= 0 {
 		m.guardQ = guardShares(m.pLo[g], m.pLo[m.Floor])
@@ -534,8 +537,8 @@ func (m *Model) falseSum(pairs []int64) falseSum {
 	clear(lo)
 	clear(hi)
 	for b, s := range pairs {
-		if s == 0 || b >= len(m.pLo) {
-			continue
+		if s == 0 || b >= len(m.pLo) || m.zero.in[b] {
+			continue // the group's bins add nothing to the lower end, and together to the upper
 		}
 		if e := m.exactDraws(b, s); e != nil {
 			for i, v := range e.lo {
@@ -550,6 +553,7 @@ func (m *Model) falseSum(pairs []int64) falseSum {
 		addDraws(lo, sf, size, m.pLo[b], m.zF[b])
 		addDraws(hi, sf, size, m.pHi[b], m.zF[b])
 	}
+	m.addZeroDraws(hi, pairs)
 	f.lo, f.hi = quantileSelect(lo, 0.025), quantileSelect(hi, 0.975)
 	scratch.Put(buf)
 	m.mu.Lock()

@@ -177,8 +177,14 @@ func (m *Model) shareFor(b int) float64 {
 // approxUpper is the upper end of Σ_b s_b·p_b on a normal approximation: each bin's
 // share from the upper confidence distribution Beta(x+1, n-x) with x = share·n, and the
 // binomial spread of the bin's own pairs. n = +Inf means the share is known.
+//
+// Bins whose share is 0 are bounded together, as the Monte Carlo bounds them
+// (addZeroDraws): their joint zero-event bound at the 97.5% point, with its Poisson
+// spread. It falls fastest when labels follow the removal pairs (n_b in proportion to
+// s_b), so that is where the greedy allocation puts them.
 func approxUpper(s, n, share []float64) float64 {
 	var mean, v float64
+	var za, zn []float64
 	for b, sb := range s {
 		if sb == 0 {
 			continue
@@ -189,12 +195,21 @@ func approxUpper(s, n, share []float64) float64 {
 			v += sb * p * (1 - p)
 			continue
 		}
+		if p == 0 && n[b] > 0 {
+			za, zn = append(za, sb), append(zn, n[b])
+			continue
+		}
 		x := p * n[b]
 		a, c := x+1, math.Max(n[b]-x, 1e-9)
 		mu := a / (a + c)
 		variance := a * c / ((a + c) * (a + c) * (a + c + 1))
 		mean += sb * mu
 		v += sb*sb*variance + sb*mu*(1-mu)
+	}
+	if len(za) > 0 {
+		t := zeroBound(za, zn, math.Log(40))
+		mean += t
+		v += t
 	}
 	return mean + z95*math.Sqrt(v)
 }
