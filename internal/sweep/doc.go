@@ -151,9 +151,13 @@
 // more of the bin they are). F's lower end is the 2.5% quantile of the replicates drawn
 // from the lower distributions, its upper end the 97.5% quantile of those from the upper
 // ones: Fay and Feuer's construction for weighted sums of rates (1997), with beta or
-// hypergeometric in place of gamma, conservative by design. A bin whose labels show no
-// mistake still adds what they cannot rule out, but the bins are summed by simulation,
-// not bound by bound, so the upper end is not every removal. Recall's ends take, bin by
+// hypergeometric in place of gamma, conservative by design. The bins whose labels show
+// no mistake are bounded together (zero.go): the observation "no mistake in any of
+// them" allows shares p_u with Σ -n_u·log(1-p_u) <= -log(1-u) at level u, and a
+// replicate takes the most mistakes among the configuration's removal pairs those
+// shares allow (water-filling), plus a Poisson deviate for the removal pairs' sampling;
+// its 97.5% point is the exact joint zero-event bound, where summing each bin's own
+// zero-event tail would carry up to several times as much. Recall's ends take, bin by
 // bin, the distribution that moves recall adversely (the lower one where a configuration
 // accepts more of the bin than of the whole, the upper one where less). The confidence
 // distributions are checked against brute-force hypergeometric limits and exact coverage

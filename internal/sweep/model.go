@@ -473,10 +473,10 @@ func (m *Model) Estimate(p Profile) Estimate {
 // falseRemovals estimates how many of a rule's removal pairs are not duplicates: Σ_b s_b·p_b
 // with each bin's share p_b from its labels. The lower end takes every bin's share from
 // the lower confidence distribution and the upper end from the upper one (with the
-// sampling of the bin's own pairs on top), so a bin whose labels show no mistake still
-// adds what they cannot rule out, as Clopper-Pearson's zero-event bound does; summed over
-// bins by Monte Carlo, not bound by bound (Fay and Feuer's construction for weighted sums
-// of rates, with beta in place of gamma distributions).
+// sampling of the bin's own pairs on top), summed over bins by Monte Carlo, not bound by
+// bound (Fay and Feuer's construction for weighted sums of rates, with beta in place of
+// gamma distributions). The bins whose labels show no mistake add what they cannot rule
+// out together, as one joint zero-event bound (addZeroDraws).
 func (m *Model) falseRemovals(r RuleProfile) RuleEstimate {
 	out := RuleEstimate{Rule: r.Rule, Removals: r.Removals, Certain: r.Identical}
 	f := m.falseSum(r.Pairs)
