@@ -23,14 +23,10 @@ import (
 // and its line on the approval form, and the team's rule on audits on the Team page.
 
 // requestAudit draws an audit of the manifest, or more pairs for the one it has.
-func (s *server) requestAudit(w http.ResponseWriter, r *http.Request) {
-	m, err := s.loadManifest(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) requestAudit(w http.ResponseWriter, r *http.Request, m db.Manifest) {
 	n := audit.DefaultSize
 	if v := strings.TrimSpace(r.PostFormValue("pairs")); v != "" {
+		var err error
 		if n, err = strconv.Atoi(v); err != nil {
 			s.failOnManifest(w, r, m, &formError{field: "pairs to label", msg: strconv.Quote(v) + " is not a whole number"})
 			return

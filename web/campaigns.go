@@ -46,17 +46,27 @@ func loadByID[T any](r *http.Request, param, what string, load func(context.Cont
 	return v, err
 }
 
+// loaded adapts a handler of the one thing its URL names (the {campaign} of
+// /campaigns/{campaign}, ...): load reads it first, and a failure to (a malformed id,
+// none such, the store's error) is answered as every page answers one, so the handler
+// starts with what it works on.
+func loaded[T any](s *server, load func(*http.Request) (T, error), h func(http.ResponseWriter, *http.Request, T)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		v, err := load(r)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		h(w, r, v)
+	}
+}
+
 // loadCampaign loads the {campaign} of the URL.
 func (s *server) loadCampaign(r *http.Request) (db.Campaign, error) {
 	return loadByID(r, "campaign", "campaign", s.store.Campaign)
 }
 
-func (s *server) showCampaign(w http.ResponseWriter, r *http.Request) {
-	c, err := s.loadCampaign(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) showCampaign(w http.ResponseWriter, r *http.Request, c db.Campaign) {
 	v, err := s.campaignView(r, c)
 	if err != nil {
 		s.fail(w, r, err)
@@ -187,12 +197,7 @@ func formInt(r *http.Request, name string) int {
 	return n
 }
 
-func (s *server) saveCampaignSettings(w http.ResponseWriter, r *http.Request) {
-	c, err := s.loadCampaign(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) saveCampaignSettings(w http.ResponseWriter, r *http.Request, c db.Campaign) {
 	settings, err := parseSettings(r)
 	if err == nil {
 		err = campaign.Update(r.Context(), s.store, userOf(r).Name, c, settings)
@@ -223,12 +228,7 @@ func parseSettings(r *http.Request) (campaign.Settings, error) {
 	return st, nil
 }
 
-func (s *server) samplePairs(w http.ResponseWriter, r *http.Request) {
-	c, err := s.loadCampaign(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) samplePairs(w http.ResponseWriter, r *http.Request, c db.Campaign) {
 	plan, err := drawPlanOf(r)
 	if err != nil {
 		s.failOnCampaign(w, r, c, err)

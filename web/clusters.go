@@ -41,12 +41,7 @@ func clusterFilter(q url.Values) db.ClusterFilter {
 	return f
 }
 
-func (s *server) listClusters(w http.ResponseWriter, r *http.Request) {
-	m, err := s.loadManifest(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) listClusters(w http.ResponseWriter, r *http.Request, m db.Manifest) {
 	q := r.URL.Query()
 	f := clusterFilter(q)
 	rows, err := s.store.Clusters(r.Context(), m.ID, f)

@@ -189,12 +189,7 @@ func (s *server) dedupFromSweep(w http.ResponseWriter, r *http.Request) {
 
 // showDedupJob shows a run: its progress while it runs, how it ended, its files and
 // the manifest its removals became.
-func (s *server) showDedupJob(w http.ResponseWriter, r *http.Request) {
-	j, err := s.loadDedupJob(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) showDedupJob(w http.ResponseWriter, r *http.Request, j corpusrun.Run) {
 	v := templates.DedupJob{Page: s.page(r, fmt.Sprintf("Whole-corpus run %d", j.ID)), ID: j.ID, Corpus: j.Corpus, Source: j.Source,
 		State: string(j.State), Error: j.Error, By: j.StartedName, ManifestID: j.ManifestID, ImportNote: j.ImportNote,
 		CanControl: mayControl(r, j), Out: s.corpusRuns.OutDir(j.ID)}
@@ -280,14 +275,9 @@ func (s *server) resumeDedupJob(w http.ResponseWriter, r *http.Request) {
 
 // importDedupJob imports a finished run's removals (after the corpus was imported as a
 // dataset, or again after a refused import).
-func (s *server) importDedupJob(w http.ResponseWriter, r *http.Request) {
-	j, err := s.loadDedupJob(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) importDedupJob(w http.ResponseWriter, r *http.Request, j corpusrun.Run) {
 	back := fmt.Sprintf("/dedup-jobs/%d", j.ID)
-	j, err = s.corpusRuns.Import(r.Context(), j.ID, *userOf(r))
+	j, err := s.corpusRuns.Import(r.Context(), j.ID, *userOf(r))
 	if err != nil {
 		s.failBack(w, r, err, back)
 		return
@@ -300,12 +290,7 @@ func (s *server) importDedupJob(w http.ResponseWriter, r *http.Request) {
 }
 
 // dedupJobFile serves one of a finished run's files.
-func (s *server) dedupJobFile(w http.ResponseWriter, r *http.Request) {
-	j, err := s.loadDedupJob(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) dedupJobFile(w http.ResponseWriter, r *http.Request, j corpusrun.Run) {
 	name := chi.URLParam(r, "file")
 	f, err := s.corpusRuns.Open(j.ID, name)
 	if errors.Is(err, db.ErrNotFound) {

@@ -13,13 +13,8 @@ import (
 
 // exportLabels writes the campaign's standing labels (and adjudications) as CSV or JSONL
 // in the format import-labels reads.
-func (s *server) exportLabels(format string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		c, err := s.loadCampaign(r)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
+func (s *server) exportLabels(format string) func(http.ResponseWriter, *http.Request, db.Campaign) {
+	return func(w http.ResponseWriter, r *http.Request, c db.Campaign) {
 		cur, err := s.store.CurrentLabels(r.Context(), c.ID)
 		if err != nil {
 			s.fail(w, r, err)

@@ -301,18 +301,16 @@ func (s *server) startImport(owner *db.User, up upload, opt ingest.Options) (str
 }
 
 // importNewVersion imports the file of an import refused as identical, as a new version.
-func (s *server) importNewVersion(w http.ResponseWriter, r *http.Request) {
-	snap, err := s.loadImport(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) importNewVersion(w http.ResponseWriter, r *http.Request, snap jobs.Snapshot) {
 	// One at a time from taking the file to its import's start, so that the same
 	// button pressed twice (a double click, a replayed POST) finds the import the first
 	// press started, goes to it and starts nothing.
 	s.held.starts.Lock()
 	h, ok, job := s.held.take(snap.ID, s.now())
-	var id string
+	var (
+		id  string
+		err error
+	)
 	if ok {
 		h.opt.NewVersion = true
 		id, err = s.startImport(userOf(r), h.upload, h.opt)
@@ -365,12 +363,7 @@ func (s *server) loadImport(r *http.Request) (jobs.Snapshot, error) {
 	return s.loadJob(r, "import", "No such import. Imports are kept while the server runs.")
 }
 
-func (s *server) showImport(w http.ResponseWriter, r *http.Request) {
-	snap, err := s.loadImport(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) showImport(w http.ResponseWriter, r *http.Request, snap jobs.Snapshot) {
 	v := templates.ImportStatus{Page: s.page(r, "Import "+snap.Title), JobID: snap.ID, Title: snap.Title, State: string(snap.State),
 		Running: snap.State == jobs.Running, Cancelling: snap.Cancelling, Error: snap.Err, Elapsed: s.elapsed(snap)}
 	if v.Running {

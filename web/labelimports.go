@@ -64,12 +64,7 @@ func (s *server) loadLabelImport(r *http.Request) (jobs.Snapshot, error) {
 // person where the import's result belongs, as the form did when imports ran within the
 // request: to the campaign saying what it did, or back to the form saying what was wrong
 // (with what they chose); a cancelled one says so here.
-func (s *server) showLabelImport(w http.ResponseWriter, r *http.Request) {
-	snap, err := s.loadLabelImport(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) showLabelImport(w http.ResponseWriter, r *http.Request, snap jobs.Snapshot) {
 	res, _ := snap.Result.(labelImportResult) // none until the job has finished
 	switch snap.State {
 	case jobs.Done:

@@ -126,12 +126,7 @@ func (s *server) listManifests(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusOK, templates.ManifestListPage(v))
 }
 
-func (s *server) showManifest(w http.ResponseWriter, r *http.Request) {
-	m, err := s.loadManifest(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) showManifest(w http.ResponseWriter, r *http.Request, m db.Manifest) {
 	s.renderManifest(w, r, m, http.StatusOK, "", "")
 }
 
@@ -522,12 +517,7 @@ func (s *server) impact(ctx context.Context, m db.Manifest, g db.GroupBy) (revie
 }
 
 // impactChart serves the impact's rate ratios as SVG, PNG or CSV.
-func (s *server) impactChart(w http.ResponseWriter, r *http.Request) {
-	m, err := s.loadManifest(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) impactChart(w http.ResponseWriter, r *http.Request, m db.Manifest) {
 	group, _, err := s.groupChoice(r.Context(), m, r.URL.Query().Get("group"))
 	if err != nil {
 		s.fail(w, r, err)
@@ -657,12 +647,7 @@ func (s *server) renderDiff(w http.ResponseWriter, r *http.Request, ma, mb db.Ma
 	s.render(w, r, http.StatusOK, templates.DiffManifestsPage(v))
 }
 
-func (s *server) showSignOff(w http.ResponseWriter, r *http.Request) {
-	m, err := s.loadManifest(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) showSignOff(w http.ResponseWriter, r *http.Request, m db.Manifest) {
 	sos, err := s.store.SignOffs(r.Context(), m.ID)
 	if err != nil {
 		s.fail(w, r, err)
@@ -792,12 +777,7 @@ func auditHeadText(h *review.AuditHead) string {
 	return h.String() + ": keep it elsewhere; the audit page or \"audit verify -head\" checks it"
 }
 
-func (s *server) signOffJSON(w http.ResponseWriter, r *http.Request) {
-	m, err := s.loadManifest(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) signOffJSON(w http.ResponseWriter, r *http.Request, m db.Manifest) {
 	var buf bytes.Buffer
 	if err := manifests.WriteSignOff(r.Context(), s.store, m, &buf); err != nil {
 		if errors.Is(err, db.ErrNotFound) {
@@ -814,15 +794,10 @@ func (s *server) signOffJSON(w http.ResponseWriter, r *http.Request) {
 // exportFile serves a file of an exported manifest (removals.csv, removals.jsonl,
 // split.jsonl), refusing when the manifest or the dataset changed since the sign-off.
 // The check comes before the first byte, so a refusal is a page, not half a file.
-func (s *server) exportFile(name string) http.HandlerFunc {
+func (s *server) exportFile(name string) func(http.ResponseWriter, *http.Request, db.Manifest) {
 	ct := map[string]string{manifests.RemovalsCSV: "text/csv; charset=utf-8", manifests.RemovalsJSONL: "application/jsonl",
 		manifests.SplitJSONL: "application/jsonl"}[name]
-	return func(w http.ResponseWriter, r *http.Request) {
-		m, err := s.loadManifest(r)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
+	return func(w http.ResponseWriter, r *http.Request, m db.Manifest) {
 		out := &startWriter{w: w, start: func() {
 			w.Header().Set("Content-Type", ct)
 			w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="manifest-%d-%s"`, m.ID, name))

@@ -184,12 +184,7 @@ func spans(in []textdiff.Span, sameClass string) []templates.TextSpan {
 }
 
 // nextPair sends the annotator to the next pair of their queue, or shows that it is empty.
-func (s *server) nextPair(w http.ResponseWriter, r *http.Request) {
-	c, err := s.loadCampaign(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) nextPair(w http.ResponseWriter, r *http.Request, c db.Campaign) {
 	after, _ := strconv.ParseInt(r.URL.Query().Get("after"), 10, 64) // no number: from the start
 	id, ok, err := campaign.Next(r.Context(), s.store, c, userOf(r).Name, after)
 	switch {
@@ -211,12 +206,7 @@ func (s *server) nextPair(w http.ResponseWriter, r *http.Request) {
 
 // nextDisagreement sends an adjudicator to the first disagreement of the campaign's
 // queue they may settle, or back to the campaign page when there is none.
-func (s *server) nextDisagreement(w http.ResponseWriter, r *http.Request) {
-	c, err := s.loadCampaign(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) nextDisagreement(w http.ResponseWriter, r *http.Request, c db.Campaign) {
 	after, _ := strconv.ParseInt(r.URL.Query().Get("after"), 10, 64) // no number: from the start
 	next, err := s.nextDisagreementURL(r, c, after)
 	if err != nil {
@@ -367,12 +357,7 @@ func undoneAnswer(c db.Campaign, e db.LabelEvent) url.Values {
 
 // undoLast withdraws the annotator's most recent decision in the campaign and goes back
 // to that pair to decide again; with nothing to undo, to the queue.
-func (s *server) undoLast(w http.ResponseWriter, r *http.Request) {
-	c, err := s.loadCampaign(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) undoLast(w http.ResponseWriter, r *http.Request, c db.Campaign) {
 	undone, ok, err := campaign.Undo(r.Context(), s.store, c, *userOf(r))
 	switch {
 	case err != nil:

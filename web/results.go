@@ -232,12 +232,7 @@ func (s *server) resultsRequest(r *http.Request, up upload) (manifests.ImportReq
 
 // approveOutsideSample approves the removals outside an imported manifest's review
 // sample, once the sample is decided.
-func (s *server) approveOutsideSample(w http.ResponseWriter, r *http.Request) {
-	m, err := s.loadManifest(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) approveOutsideSample(w http.ResponseWriter, r *http.Request, m db.Manifest) {
 	items, clusters, err := manifests.ApproveOutsideSample(r.Context(), s.store, *userOf(r), m)
 	if err != nil {
 		s.failOnManifest(w, r, m, err)

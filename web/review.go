@@ -130,12 +130,7 @@ func (s *server) failOnCluster(w http.ResponseWriter, r *http.Request, m db.Mani
 	})
 }
 
-func (s *server) decideItem(w http.ResponseWriter, r *http.Request) {
-	m, err := s.loadManifest(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) decideItem(w http.ResponseWriter, r *http.Request, m db.Manifest) {
 	itemID, ok := idParam(r, "item")
 	clusterID, err2 := strconv.ParseInt(r.PostFormValue("cluster"), 10, 64)
 	if !ok || err2 != nil {
@@ -284,12 +279,7 @@ func (s *server) commentCluster(w http.ResponseWriter, r *http.Request) {
 
 // bulkApprove approves the low-risk clusters at the bar the manifest page showed with
 // its count (expect): a form without the count is sent back to the page to show it.
-func (s *server) bulkApprove(w http.ResponseWriter, r *http.Request) {
-	m, err := s.loadManifest(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) bulkApprove(w http.ResponseWriter, r *http.Request, m db.Manifest) {
 	bar := formFloat(r, "bar")
 	if r.PostFormValue("expect") == "" {
 		if _, _, err := manifests.BulkPreview(r.Context(), s.store, m, bar); err != nil {
@@ -312,12 +302,7 @@ func (s *server) bulkApprove(w http.ResponseWriter, r *http.Request) {
 	s.toManifest(w, r, m.ID, fmt.Sprintf("Approved %s in %s at bar %g.", templates.Plural(items, "removal", "removals"), templates.Plural(clusters, "low-risk cluster", "low-risk clusters"), bar))
 }
 
-func (s *server) undoDecision(w http.ResponseWriter, r *http.Request) {
-	m, err := s.loadManifest(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) undoDecision(w http.ResponseWriter, r *http.Request, m db.Manifest) {
 	me := *userOf(r)
 	from, _ := strconv.ParseInt(r.PostFormValue("cluster"), 10, 64) // the cluster page's form says which; 0 from elsewhere
 	var before db.Cluster
@@ -363,12 +348,7 @@ func changedDoc(before, after db.Cluster) int64 {
 	return 0
 }
 
-func (s *server) requestSignOff(w http.ResponseWriter, r *http.Request) {
-	m, err := s.loadManifest(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) requestSignOff(w http.ResponseWriter, r *http.Request, m db.Manifest) {
 	if err := manifests.RequestSignOff(r.Context(), s.store, *userOf(r), m); err != nil {
 		s.failOnManifest(w, r, m, err)
 		return
@@ -376,12 +356,7 @@ func (s *server) requestSignOff(w http.ResponseWriter, r *http.Request) {
 	s.toManifest(w, r, m.ID, "Sign-off requested: approvers can now approve it.")
 }
 
-func (s *server) saveManifestSettings(w http.ResponseWriter, r *http.Request) {
-	m, err := s.loadManifest(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) saveManifestSettings(w http.ResponseWriter, r *http.Request, m db.Manifest) {
 	n := formInt(r, "approvals")
 	team, err := s.checkApprovals(r.Context(), "approvals required", n, m.PreparedBy)
 	if err == nil {
@@ -403,12 +378,7 @@ func (s *server) saveManifestSettings(w http.ResponseWriter, r *http.Request) {
 	s.toManifest(w, r, m.ID, msg)
 }
 
-func (s *server) reviewManifest(w http.ResponseWriter, r *http.Request) {
-	m, err := s.loadManifest(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) reviewManifest(w http.ResponseWriter, r *http.Request, m db.Manifest) {
 	v, err := review.ParseVerdict(r.PostFormValue("verdict"))
 	var res db.ReviewResult
 	if err == nil {
@@ -440,12 +410,7 @@ func (s *server) reviewManifest(w http.ResponseWriter, r *http.Request) {
 
 // exportManifest tombstones a signed-off manifest's approved removals once the person
 // confirmed how many (count) of which content hash (hash), as the page showed them.
-func (s *server) exportManifest(w http.ResponseWriter, r *http.Request) {
-	m, err := s.loadManifest(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) exportManifest(w http.ResponseWriter, r *http.Request, m db.Manifest) {
 	counts, err := s.store.CountManifest(r.Context(), m.ID)
 	if err != nil {
 		s.fail(w, r, err)
@@ -468,12 +433,7 @@ func (s *server) exportManifest(w http.ResponseWriter, r *http.Request) {
 	s.toManifest(w, r, m.ID, fmt.Sprintf("Exported content hash %s: %s now. Download the files below.", review.Short(m.ContentHash), templates.Plural(n, "document is a tombstone", "documents are tombstones")))
 }
 
-func (s *server) revokeManifest(w http.ResponseWriter, r *http.Request) {
-	m, err := s.loadManifest(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) revokeManifest(w http.ResponseWriter, r *http.Request, m db.Manifest) {
 	n, err := manifests.Revoke(r.Context(), s.store, *userOf(r), m, r.PostFormValue("reason"))
 	if err != nil {
 		s.failOnManifest(w, r, m, err)
@@ -483,18 +443,13 @@ func (s *server) revokeManifest(w http.ResponseWriter, r *http.Request) {
 	s.toManifest(w, r, m.ID, fmt.Sprintf("Revoked; %s restored.", templates.Plural(n, "removed document", "removed documents")))
 }
 
-func (s *server) restoreDocument(w http.ResponseWriter, r *http.Request) {
-	m, err := s.loadManifest(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) restoreDocument(w http.ResponseWriter, r *http.Request, m db.Manifest) {
 	doc, ok := idParam(r, "doc")
 	if !ok {
 		s.fail(w, r, notFound("removed document"))
 		return
 	}
-	err = manifests.Restore(r.Context(), s.store, *userOf(r), m, doc)
+	err := manifests.Restore(r.Context(), s.store, *userOf(r), m, doc)
 	if errors.Is(err, db.ErrNotFound) {
 		err = notFound("standing removal of this document by this manifest")
 	}

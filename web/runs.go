@@ -155,12 +155,7 @@ func (s *server) loadDataset(r *http.Request) (db.Dataset, error) {
 	return loadByID(r, "dataset", "dataset", s.store.Dataset)
 }
 
-func (s *server) newRun(w http.ResponseWriter, r *http.Request) {
-	ds, err := s.loadDataset(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) newRun(w http.ResponseWriter, r *http.Request, ds db.Dataset) {
 	// A refused post comes back here (303) with what was sent and why it was refused.
 	v, errMsg := r.URL.Query(), ""
 	if n := noticeOf(r); n.Error && n.Form != nil {
@@ -224,12 +219,7 @@ func (s *server) renderRunForm(w http.ResponseWriter, r *http.Request, ds db.Dat
 	s.render(w, r, status, templates.RunFormPage(view))
 }
 
-func (s *server) startRun(w http.ResponseWriter, r *http.Request) {
-	ds, err := s.loadDataset(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) startRun(w http.ResponseWriter, r *http.Request, ds db.Dataset) {
 	if err := r.ParseForm(); err != nil {
 		s.fail(w, r, &pageError{http.StatusBadRequest, "Unreadable form."})
 		return
@@ -278,12 +268,7 @@ func (s *server) startRun(w http.ResponseWriter, r *http.Request) {
 // prepareAgain runs a manifest's settings again over the live documents and the current
 // labels (one click on a stale manifest's page): the new draft carries over every
 // approval and exclusion that still applies.
-func (s *server) prepareAgain(w http.ResponseWriter, r *http.Request) {
-	m, err := s.loadManifest(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) prepareAgain(w http.ResponseWriter, r *http.Request, m db.Manifest) {
 	if m.Origin != nil {
 		s.failOnManifest(w, r, m, &review.RefusedError{Msg: "an imported manifest is not run here: bring the engine's results back again " +
 			"(the import leaves out the documents exported manifests removed)"})

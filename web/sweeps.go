@@ -18,6 +18,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/chart"
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
+	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 	"github.com/dedupstudio/dedupstudio/internal/sweep"
 	"github.com/dedupstudio/dedupstudio/internal/sweeprun"
@@ -42,12 +43,7 @@ func (s *server) loadSweep(r *http.Request) (sweeprun.Sweep, error) {
 	return loadByID(r, "sweep", "sweep", s.sweeps.Get)
 }
 
-func (s *server) listSweeps(w http.ResponseWriter, r *http.Request) {
-	c, err := s.loadCampaign(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) listSweeps(w http.ResponseWriter, r *http.Request, c db.Campaign) {
 	ds, err := s.store.Dataset(r.Context(), c.DatasetID)
 	if err != nil {
 		s.fail(w, r, err)
@@ -157,12 +153,7 @@ func contains(list []string, v string) bool {
 	return false
 }
 
-func (s *server) startSweep(w http.ResponseWriter, r *http.Request) {
-	c, err := s.loadCampaign(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) startSweep(w http.ResponseWriter, r *http.Request, c db.Campaign) {
 	if err := r.ParseForm(); err != nil {
 		s.fail(w, r, &pageError{http.StatusBadRequest, "Unreadable form."})
 		return
@@ -339,14 +330,10 @@ func (s *server) rerunSweep(w http.ResponseWriter, r *http.Request) {
 	s.afterSweepAction(w, r, sw, err, "Re-run started on the current labels.")
 }
 
-func (s *server) saveSweepNotes(w http.ResponseWriter, r *http.Request) {
-	sw, err := s.loadSweep(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) saveSweepNotes(w http.ResponseWriter, r *http.Request, sw sweeprun.Sweep) {
 	name, notes := strings.TrimSpace(r.PostFormValue("name")), strings.TrimSpace(r.PostFormValue("notes"))
-	if err = checkSweepName(name, notes); err == nil {
+	err := checkSweepName(name, notes)
+	if err == nil {
 		err = s.sweeps.SetNotes(r.Context(), sw.ID, name, notes)
 	}
 	s.afterSweepAction(w, r, sw, err, "Saved the name and notes.")
@@ -467,12 +454,7 @@ func roundDuration(d time.Duration) string {
 	return d.Round(time.Minute).String()
 }
 
-func (s *server) sweepProgress(w http.ResponseWriter, r *http.Request) {
-	sw, err := s.loadSweep(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) sweepProgress(w http.ResponseWriter, r *http.Request, sw sweeprun.Sweep) {
 	// Polled every second or two while a sweep runs: no results are read here (the page
 	// refreshes them itself, less often).
 	s.render(w, r, http.StatusOK, templates.SweepProgressFragment(s.progressView(sw, nil)))

@@ -137,12 +137,7 @@ func (s *server) loadUser(r *http.Request) (db.User, error) {
 	return u, err
 }
 
-func (s *server) setUserRole(w http.ResponseWriter, r *http.Request) {
-	u, err := s.loadUser(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) setUserRole(w http.ResponseWriter, r *http.Request, u db.User) {
 	role, err := auth.ParseRole(r.PostFormValue("role"))
 	if err != nil {
 		s.failOnUsers(w, r, &formError{msg: "Choose a user and a role."})
@@ -161,24 +156,14 @@ func withArticle(role string) string {
 
 // confirmDisable asks before disabling an account, on a page of its own, so the step
 // works without JavaScript.
-func (s *server) confirmDisable(w http.ResponseWriter, r *http.Request) {
-	u, err := s.loadUser(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) confirmDisable(w http.ResponseWriter, r *http.Request, u db.User) {
 	v := templates.ConfirmDisable{Page: s.page(r, "Disable "+u.Name), ID: u.ID, Name: u.Name, Role: string(u.Role),
 		Disabled: u.Disabled, IsSelf: userOf(r).ID == u.ID}
 	s.render(w, r, http.StatusOK, templates.ConfirmDisablePage(v))
 }
 
-func (s *server) setUserDisabled(disabled bool) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		u, err := s.loadUser(r)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
+func (s *server) setUserDisabled(disabled bool) func(http.ResponseWriter, *http.Request, db.User) {
+	return func(w http.ResponseWriter, r *http.Request, u db.User) {
 		if me := userOf(r); me.ID == u.ID && disabled {
 			s.failOnUsers(w, r, &formError{msg: "You cannot disable yourself."})
 			return
