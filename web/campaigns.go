@@ -61,6 +61,19 @@ func loaded[T any](s *server, load func(*http.Request) (T, error), h func(http.R
 	}
 }
 
+// loaded2 is loaded for a URL that names two things, the second within the first (a
+// manifest's {cluster}, a campaign's {pair}).
+func loaded2[A, B any](s *server, load func(*http.Request) (A, B, error), h func(http.ResponseWriter, *http.Request, A, B)) http.HandlerFunc {
+	type both struct {
+		a A
+		b B
+	}
+	return loaded(s, func(r *http.Request) (both, error) {
+		a, b, err := load(r)
+		return both{a, b}, err
+	}, func(w http.ResponseWriter, r *http.Request, v both) { h(w, r, v.a, v.b) })
+}
+
 // loadCampaign loads the {campaign} of the URL.
 func (s *server) loadCampaign(r *http.Request) (db.Campaign, error) {
 	return loadByID(r, "campaign", "campaign", s.store.Campaign)

@@ -66,12 +66,7 @@ func (s *server) listClusters(w http.ResponseWriter, r *http.Request, m db.Manif
 	s.render(w, r, http.StatusOK, templates.ClusterListPage(v))
 }
 
-func (s *server) showCluster(w http.ResponseWriter, r *http.Request) {
-	m, c, err := s.loadCluster(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) showCluster(w http.ResponseWriter, r *http.Request, m db.Manifest, c db.Cluster) {
 	s.renderCluster(w, r, m, c, http.StatusOK, "", "")
 }
 
@@ -387,14 +382,12 @@ func (s *server) memberLabels(ctx context.Context, me *db.User, members []int64,
 const maxMatrix = 80
 
 // clusterChart serves a cluster's similarity matrix or chain as SVG, PNG or CSV.
-func (s *server) clusterChart(kind string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		m, c, err := s.loadCluster(r)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		var fig *chart.Figure
+func (s *server) clusterChart(kind string) func(http.ResponseWriter, *http.Request, db.Manifest, db.Cluster) {
+	return func(w http.ResponseWriter, r *http.Request, m db.Manifest, c db.Cluster) {
+		var (
+			fig *chart.Figure
+			err error
+		)
 		if kind == "matrix" {
 			fig, err = s.matrixFigure(r.Context(), m, c)
 		} else {

@@ -55,23 +55,18 @@ func (s *server) uploadView(r *http.Request) (templates.Upload, error) {
 	return u, nil
 }
 
-func (s *server) showUpload(w http.ResponseWriter, r *http.Request) {
-	u, err := s.uploadView(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
+// showUpload shows the import page: with the document form where withData (/datasets/new,
+// for a role that imports data), else with the label form alone (/labels/new).
+func (s *server) showUpload(withData bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		u, err := s.uploadView(r)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		u.ShowData = u.ShowData && withData
+		s.render(w, r, http.StatusOK, templates.UploadPage(u))
 	}
-	s.render(w, r, http.StatusOK, templates.UploadPage(u))
-}
-
-func (s *server) showLabelsUpload(w http.ResponseWriter, r *http.Request) {
-	u, err := s.uploadView(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	u.ShowData = false
-	s.render(w, r, http.StatusOK, templates.UploadPage(u))
 }
 
 // failOnUpload shows err on the upload form the person came from when they can fix it

@@ -366,16 +366,23 @@ func paramRows(m db.Manifest) []templates.Param {
 	if p.Budget != 0 {
 		budget = strconv.Itoa(p.Budget)
 	}
+	return append(methodFacts(p, m.Origin),
+		templates.Param{Name: "Budget", Value: budget},
+		templates.Param{Name: "Code version", Value: p.CodeVersion},
+		templates.Param{Name: "Approvals required", Value: approvalsText(m)},
+	)
+}
+
+// methodFacts are the parameters that say how a manifest's removals were found (compared,
+// verified, grouped, kept), the facts its page and its sign-off record both begin with.
+func methodFacts(p review.Params, o *review.Origin) []templates.Param {
 	return []templates.Param{
 		{Name: "Representation", Value: p.Spec.String() + " (" + p.Spec.ID() + ")"},
 		{Name: "Bands × rows", Value: p.Shape.String()},
 		{Name: "Threshold", Value: fmtNum(p.Threshold, 3)},
 		{Name: "Verification", Value: string(p.Verification)},
-		{Name: "Cluster policy", Value: policyText(p, m.Origin)},
+		{Name: "Cluster policy", Value: policyText(p, o)},
 		{Name: "Keeper rule", Value: p.Rule.String()},
-		{Name: "Budget", Value: budget},
-		{Name: "Code version", Value: p.CodeVersion},
-		{Name: "Approvals required", Value: approvalsText(m)},
 	}
 }
 
@@ -708,15 +715,9 @@ func recordSections(rec review.Record) []templates.RecordSection {
 			{Name: "Approvals required", Value: approvalsRecord(rec)},
 			{Name: "Review decisions by", Value: cmp.Or(strings.Join(rec.Deciders, ", "), "nobody recorded (signed before deciders were recorded, or no decision)")},
 		}},
-		{Title: "Parameters", Facts: []templates.Param{
-			{Name: "Representation", Value: p.Spec.String() + " (" + p.Spec.ID() + ")"},
-			{Name: "Bands × rows", Value: p.Shape.String()},
-			{Name: "Threshold", Value: fmtNum(p.Threshold, 3)},
-			{Name: "Verification", Value: string(p.Verification)},
-			{Name: "Cluster policy", Value: policyText(p, rec.Origin)},
-			{Name: "Keeper rule", Value: p.Rule.String()},
-			{Name: "Run with code version", Value: p.CodeVersion},
-		}},
+		{Title: "Parameters", Facts: append(methodFacts(p, rec.Origin),
+			templates.Param{Name: "Run with code version", Value: p.CodeVersion},
+		)},
 	}
 	if rec.Labels != nil {
 		secs = append(secs, templates.RecordSection{Title: "Labels and estimates", Facts: estimateRows(rec.Labels)})

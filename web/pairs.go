@@ -42,12 +42,7 @@ func adjudicating(r *http.Request) (bool, error) {
 	return adj, nil
 }
 
-func (s *server) showPair(w http.ResponseWriter, r *http.Request) {
-	c, pairID, err := s.loadPair(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) showPair(w http.ResponseWriter, r *http.Request, c db.Campaign, pairID int64) {
 	adjudicate, err := adjudicating(r)
 	if err != nil {
 		s.fail(w, r, err)
@@ -285,12 +280,7 @@ func decisionText(c db.Campaign, d campaign.Decision) string {
 	return labelText(c, cat.Key, dup)
 }
 
-func (s *server) labelPair(w http.ResponseWriter, r *http.Request) {
-	c, pairID, err := s.loadPair(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) labelPair(w http.ResponseWriter, r *http.Request, c db.Campaign, pairID int64) {
 	adjudicate, err := adjudicating(r)
 	if err == nil && !adjudicate && !userOf(r).Role.Can(auth.Label) {
 		err = &pageError{http.StatusForbidden, "Your role does not label."}

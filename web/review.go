@@ -169,12 +169,7 @@ func (s *server) decideItem(w http.ResponseWriter, r *http.Request, m db.Manifes
 	s.afterDecision(w, r, m, c.ID, doc, msg)
 }
 
-func (s *server) decideCluster(w http.ResponseWriter, r *http.Request) {
-	m, c, err := s.loadCluster(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) decideCluster(w http.ResponseWriter, r *http.Request, m db.Manifest, c db.Cluster) {
 	d, err := review.ParseDecision(r.PostFormValue("decision"))
 	scope := manifests.Scope{Direct: r.PostFormValue("scope") == "direct"}
 	if chained := r.PostFormValue("chained"); chained != "" {
@@ -196,12 +191,7 @@ func (s *server) decideCluster(w http.ResponseWriter, r *http.Request) {
 	s.afterDecision(w, r, m, c.ID, 0, fmt.Sprintf("%s %s.", verb, what))
 }
 
-func (s *server) makeKeeper(w http.ResponseWriter, r *http.Request) {
-	m, c, err := s.loadCluster(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) makeKeeper(w http.ResponseWriter, r *http.Request, m db.Manifest, c db.Cluster) {
 	doc, _ := strconv.ParseInt(r.PostFormValue("doc"), 10, 64) // none: 0, not a member
 	out, err := manifests.MakeKeeper(r.Context(), s.store, *userOf(r), m, c, doc, r.PostFormValue("reason"))
 	if err != nil {
@@ -215,12 +205,7 @@ func (s *server) makeKeeper(w http.ResponseWriter, r *http.Request) {
 	s.afterDecision(w, r, m, c.ID, doc, msg)
 }
 
-func (s *server) cutCluster(w http.ResponseWriter, r *http.Request) {
-	m, c, err := s.loadCluster(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) cutCluster(w http.ResponseWriter, r *http.Request, m db.Manifest, c db.Cluster) {
 	var links [][2]int64
 	r.ParseForm() // a body that does not parse leaves no link, refused below
 	for _, v := range r.PostForm["link"] {
@@ -264,12 +249,7 @@ func parseLink(s string) (a, b int64, ok bool) {
 	return a, b, found && errA == nil && errB == nil
 }
 
-func (s *server) commentCluster(w http.ResponseWriter, r *http.Request) {
-	m, c, err := s.loadCluster(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) commentCluster(w http.ResponseWriter, r *http.Request, m db.Manifest, c db.Cluster) {
 	if err := manifests.Comment(r.Context(), s.store, *userOf(r), m, c.ID, r.PostFormValue("comment")); err != nil {
 		s.failOnCluster(w, r, m, c, err)
 		return
