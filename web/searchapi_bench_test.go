@@ -130,7 +130,7 @@ func benchSearchServer(b *testing.B, dir string, n int) (http.Handler, string, s
 	reg := jobs.NewRegistry(ctx)
 	b.Cleanup(func() { reg.Shutdown(context.Background()) })
 	h := New(testDeps(store, reg))
-	return h, token, fmt.Sprintf("/api/v1/indexes/%d/search", x.ID), texts
+	return h, token, searchPath(x.ID), texts
 }
 
 // BenchmarkSearchAPI sends single-document requests over real HTTP, through the

@@ -102,6 +102,20 @@ func (f *fixture) newSearchIndex(m db.Manifest, name string) int64 {
 	return id
 }
 
+// searchPath is the search API's address of index id.
+func searchPath(id int64) string {
+	return fmt.Sprintf("/api/v1/indexes/%d/search", id)
+}
+
+// streamIndex makes what most API tests start from: a pipeline's token, and an index
+// named "stream" of a signed-off manifest verified by v; it returns the token and the
+// index's search path.
+func (f *fixture) streamIndex(v review.Verification) (token, path string) {
+	f.t.Helper()
+	token = f.newAPIToken("pipeline")
+	return token, searchPath(f.newSearchIndex(f.withManifest(searchParams(v), true), "stream"))
+}
+
 // api sends a JSON request to h as a pipeline would: no cookie, a bearer token when
 // one is given.
 func api(t *testing.T, h http.Handler, method, path, token string, body any) (int, map[string]any, http.Header) {
@@ -185,7 +199,7 @@ func TestSearchAPIAuth(t *testing.T) {
 	m := f.withManifest(searchParams(review.Estimate), true)
 	token := f.newAPIToken("crawler")
 	id := f.newSearchIndex(m, "crawl")
-	path := fmt.Sprintf("/api/v1/indexes/%d/search", id)
+	path := searchPath(id)
 	body := searchBody{Documents: []doc{{"x", "a few words of text to search for"}}}
 
 	// The token is stored only as its hash.
@@ -343,9 +357,7 @@ func TestSearchAPISemanticsAndRestart(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t, 1<<20)
 			ctx := context.Background()
-			token := f.newAPIToken("pipeline")
-			id := f.newSearchIndex(f.withManifest(searchParams(v), true), "stream")
-			path := fmt.Sprintf("/api/v1/indexes/%d/search", id)
+			token, path := f.streamIndex(v)
 			texts := realtext.Texts(t, 3, 250)
 
 			status, out, _ := api(t, f.h, "POST", path, token, searchBody{Insert: true, Documents: []doc{
@@ -402,9 +414,7 @@ func TestSearchAPIBadInput(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 1<<20)
 	ctx := context.Background()
-	token := f.newAPIToken("pipeline")
-	id := f.newSearchIndex(f.withManifest(searchParams(review.Estimate), true), "stream")
-	path := fmt.Sprintf("/api/v1/indexes/%d/search", id)
+	token, path := f.streamIndex(review.Estimate)
 	many := make([]doc, maxSearchDocs+1)
 	for i := range many {
 		many[i] = doc{fmt.Sprint(i), "text"}
@@ -504,9 +514,7 @@ func TestSearchAPIConcurrentInserts(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 1<<20)
 	ctx := context.Background()
-	token := f.newAPIToken("pipeline")
-	id := f.newSearchIndex(f.withManifest(searchParams(review.Estimate), true), "stream")
-	path := fmt.Sprintf("/api/v1/indexes/%d/search", id)
+	token, path := f.streamIndex(review.Estimate)
 	text := realtext.Texts(t, 1, 250)[0]
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -547,7 +555,7 @@ func TestSearchAPIRevokedManifest(t *testing.T) {
 	token := f.newAPIToken("pipeline")
 	m := f.withManifest(searchParams(review.Estimate), true)
 	id := f.newSearchIndex(m, "stream")
-	path := fmt.Sprintf("/api/v1/indexes/%d/search", id)
+	path := searchPath(id)
 	body := searchBody{Documents: []doc{{"x", "some words to look for here"}}}
 	if status, out, _ := api(t, f.h, "POST", path, token, body); status != 200 {
 		t.Fatalf("before the revocation: %d %v", status, out)
