@@ -243,8 +243,7 @@ func TestLoginSessionsAndLimits(t *testing.T) {
 	req := httptest.NewRequest("POST", "/login", strings.NewReader(url.Values{"name": {"carol"}, "password": {"the right password"}}.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.AddCookie(c)
-	w := httptest.NewRecorder()
-	f.h.ServeHTTP(w, req)
+	w := serve(f.h, req)
 	c2 := w.Result().Cookies()[0]
 	if c2.Value == c.Value {
 		t.Error("session token not rotated at login")
@@ -315,8 +314,7 @@ func TestLoginRateLimits(t *testing.T) {
 		if fwd != "" {
 			req.Header.Set("X-Forwarded-For", fwd)
 		}
-		w := httptest.NewRecorder()
-		f.h.ServeHTTP(w, req)
+		w := serve(f.h, req)
 		return w.Code
 	}
 	// Per account and address: 5 failures, then even the right password waits there,
@@ -358,8 +356,7 @@ func TestSecureCookieBehindTLS(t *testing.T) {
 	req := httptest.NewRequest("POST", "/login", strings.NewReader(url.Values{"name": {"erin"}, "password": {"the right password"}}.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.TLS = &tls.ConnectionState{}
-	w := httptest.NewRecorder()
-	f.h.ServeHTTP(w, req)
+	w := serve(f.h, req)
 	c := w.Result().Cookies()[0]
 	if c.Name != "__Host-dedup_session" || !c.Secure || c.Path != "/" || c.Domain != "" {
 		t.Errorf("cookie over TLS: %+v", c)

@@ -46,11 +46,9 @@ func BenchmarkCampaignPages(b *testing.B) {
 	annotator, reviewer := benchSession(b, store, "annotator", auth.Annotator), benchSession(b, store, "reviewer", auth.Reviewer)
 	h := New(testDeps(store, reg))
 	get := func(url string, cookie *http.Cookie) int {
-		rec := httptest.NewRecorder()
 		req := httptest.NewRequest(http.MethodGet, url, nil)
 		req.AddCookie(cookie)
-		h.ServeHTTP(rec, req)
-		return rec.Code
+		return serve(h, req).Code
 	}
 	campaignURL := fmt.Sprintf("/campaigns/%d", built.CampaignID)
 	if code := get(campaignURL, reviewer); code != http.StatusOK { // the first look reads the whole log (the server warms it at start)

@@ -32,9 +32,7 @@ func (f *fixture) postBody(path string, ck *http.Cookie, body io.Reader, length 
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Sec-Fetch-Site", "same-origin")
 	req.AddCookie(ck)
-	rec := httptest.NewRecorder()
-	f.h.ServeHTTP(rec, req)
-	return rec
+	return serve(f.h, req)
 }
 
 // A label form whose body was cut off at the read deadline reached the handler empty,

@@ -163,9 +163,7 @@ func (f *fixture) upload(path, fileName, body string, fields map[string]string) 
 	req.Header.Set("Content-Type", mw.FormDataContentType())
 	req.Header.Set("Sec-Fetch-Site", "same-origin")
 	req.AddCookie(f.admin)
-	rec := httptest.NewRecorder()
-	f.h.ServeHTTP(rec, req)
-	return rec
+	return serve(f.h, req)
 }
 
 func (f *fixture) waitJob(location string) (int, string) {
@@ -180,15 +178,20 @@ func (f *fixture) waitJob(location string) (int, string) {
 	return res.StatusCode, body
 }
 
+// serve answers req with h and returns the recorded answer.
+func serve(h http.Handler, req *http.Request) *httptest.ResponseRecorder {
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
 func get(t *testing.T, h http.Handler, path string, cookies ...*http.Cookie) (*http.Response, string) {
 	t.Helper()
-	rec := httptest.NewRecorder()
 	req := httptest.NewRequest(http.MethodGet, path, nil)
 	for _, c := range cookies {
 		req.AddCookie(c)
 	}
-	h.ServeHTTP(rec, req)
-	res := rec.Result()
+	res := serve(h, req).Result()
 	b, _ := io.ReadAll(res.Body)
 	return res, string(b)
 }
@@ -211,9 +214,7 @@ func (f *fixture) do(method, path string, c *http.Cookie, form url.Values) *http
 	if c != nil {
 		req.AddCookie(c)
 	}
-	rec := httptest.NewRecorder()
-	f.h.ServeHTTP(rec, req)
-	return rec
+	return serve(f.h, req)
 }
 
 // follow checks that rec answers a form with 303 See Other (Post/Redirect/Get), GETs the
@@ -232,11 +233,9 @@ func (f *fixture) follow(rec *httptest.ResponseRecorder, c *http.Cookie) (locati
 		if _, err := f.jobs.Wait(ctx, id); err != nil {
 			f.t.Fatal(err)
 		}
-		rec = httptest.NewRecorder()
 		req := httptest.NewRequest(http.MethodGet, location, nil)
 		req.AddCookie(c)
-		f.h.ServeHTTP(rec, req)
-		return f.follow(rec, c)
+		return f.follow(serve(f.h, req), c)
 	}
 	path, _, _ := strings.Cut(location, "#") // a browser keeps the fragment to itself
 	res, body := get(f.t, f.h, path, c)

@@ -55,16 +55,14 @@ func TestUploadLimitsAndCrossOrigin(t *testing.T) {
 	req := httptest.NewRequest(http.MethodPost, "/imports/x/cancel", strings.NewReader(strings.Repeat("x", 2<<20)))
 	req.Header.Set("Sec-Fetch-Site", "same-origin")
 	req.AddCookie(f.admin)
-	w := httptest.NewRecorder()
-	f.h.ServeHTTP(w, req)
+	w := serve(f.h, req)
 	if w.Code != http.StatusRequestEntityTooLarge {
 		t.Errorf("2 MB form post: %d; want 413", w.Code)
 	}
 	// A cross-site POST is refused before any handler runs.
 	req = httptest.NewRequest(http.MethodPost, "/datasets", strings.NewReader(""))
 	req.Header.Set("Sec-Fetch-Site", "cross-site")
-	w = httptest.NewRecorder()
-	f.h.ServeHTTP(w, req)
+	w = serve(f.h, req)
 	if w.Code != http.StatusForbidden {
 		t.Errorf("cross-site POST: %d; want 403", w.Code)
 	}

@@ -99,10 +99,9 @@ func BenchmarkStaleManifestPages(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				rec := httptest.NewRecorder()
 				req := httptest.NewRequest(http.MethodGet, bc.url, nil)
 				req.AddCookie(cookie)
-				h.ServeHTTP(rec, req)
+				rec := serve(h, req)
 				if rec.Code != http.StatusOK {
 					b.Fatalf("GET %s: %d", bc.url, rec.Code)
 				}

@@ -174,8 +174,7 @@ func TestUploadDatatroveClustersWithRemove(t *testing.T) {
 	req.Header.Set("Content-Type", mw.FormDataContentType())
 	req.Header.Set("Sec-Fetch-Site", "same-origin")
 	req.AddCookie(f.admin)
-	rec := httptest.NewRecorder()
-	f.h.ServeHTTP(rec, req)
+	rec := serve(f.h, req)
 	status, body := f.waitRun(rec.Header().Get("Location"))
 	m := regexp.MustCompile(`href="/manifests/(\d+)" data-testid="run-manifest"`).FindStringSubmatch(body)
 	if status != http.StatusOK || m == nil {

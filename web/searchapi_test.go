@@ -138,8 +138,7 @@ func api(t *testing.T, h http.Handler, method, path, token string, body any) (in
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
+	rec := serve(h, req)
 	var out map[string]any
 	if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 		t.Fatalf("%s %s: %d with Content-Type %q; want JSON\n%s", method, path, rec.Code, ct, rec.Body.String())
@@ -227,8 +226,7 @@ func TestSearchAPIAuth(t *testing.T) {
 			if c.header != "" {
 				req.Header.Set("Authorization", c.header)
 			}
-			rec := httptest.NewRecorder()
-			f.h.ServeHTTP(rec, req)
+			rec := serve(f.h, req)
 			var e map[string]any
 			if rec.Code != c.status || json.Unmarshal(rec.Body.Bytes(), &e) != nil || e["error"] == "" ||
 				!strings.HasPrefix(rec.Header().Get("WWW-Authenticate"), "Bearer") {
@@ -239,8 +237,7 @@ func TestSearchAPIAuth(t *testing.T) {
 	// A session cookie does not open the API, not even an admin's.
 	req := httptest.NewRequest("POST", path, strings.NewReader(`{"documents":[{"id":"x","text":"y"}]}`))
 	req.AddCookie(f.admin)
-	rec := httptest.NewRecorder()
-	f.h.ServeHTTP(rec, req)
+	rec := serve(f.h, req)
 	if rec.Code != http.StatusUnauthorized {
 		t.Errorf("API with an admin's session cookie: %d; want 401", rec.Code)
 	}
@@ -257,8 +254,7 @@ func TestSearchAPIAuth(t *testing.T) {
 		req := httptest.NewRequest(rt.method, rt.path, strings.NewReader(""))
 		req.Header.Set("Authorization", "Bearer "+token)
 		req.Header.Set("Sec-Fetch-Site", "same-origin")
-		rec := httptest.NewRecorder()
-		f.h.ServeHTTP(rec, req)
+		rec := serve(f.h, req)
 		wantLogin := rt.method == "GET" && rec.Code == http.StatusSeeOther && strings.HasPrefix(rec.Header().Get("Location"), "/login")
 		if !wantLogin && !(rt.method == "POST" && rec.Code == http.StatusUnauthorized) {
 			t.Errorf("%s %s with an API token: %d; want it refused as signed out", rt.method, rt.path, rec.Code)
@@ -484,8 +480,7 @@ func TestSearchAPIBadInput(t *testing.T) {
 	// A body of unknown length (chunked) is cut off at the limit all the same.
 	req := httptest.NewRequest("POST", path, io.MultiReader(strings.NewReader(big)))
 	req.Header.Set("Authorization", "Bearer "+token)
-	rec := httptest.NewRecorder()
-	f.h.ServeHTTP(rec, req)
+	rec := serve(f.h, req)
 	if rec.Code != http.StatusRequestEntityTooLarge || !strings.Contains(rec.Body.String(), `"error"`) {
 		t.Errorf("chunked body over the limit: %d %s; want 413 with a JSON error", rec.Code, rec.Body.String())
 	}

@@ -112,9 +112,7 @@ func (f *fixture) tryLogin(name, password, addr string) *httptest.ResponseRecord
 	req := httptest.NewRequest("POST", "/login", strings.NewReader(url.Values{"name": {name}, "password": {password}}.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.RemoteAddr = addr + ":1234"
-	w := httptest.NewRecorder()
-	f.h.ServeHTTP(w, req)
-	return w
+	return serve(f.h, req)
 }
 
 // 200 sign-ins at once from one address are counted before their passwords are checked:
@@ -362,8 +360,7 @@ func TestClientAbortIsNotAServerError(t *testing.T) {
 		cancel()
 		req := httptest.NewRequest("GET", path, nil).WithContext(ctx)
 		req.AddCookie(ann)
-		rec := httptest.NewRecorder()
-		f.h.ServeHTTP(rec, req)
+		rec := serve(f.h, req)
 		if rec.Code != statusClientClosed {
 			t.Errorf("GET %s with its client gone: %d; want %d", path, rec.Code, statusClientClosed)
 		}

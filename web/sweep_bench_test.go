@@ -119,8 +119,7 @@ func (p *pageSweep) sweep(b *testing.B) pageTimes {
 	req.Header.Set("Sec-Fetch-Site", "same-origin")
 	req.RemoteAddr = "192.0.2.10:5555"
 	req.AddCookie(p.cookie)
-	rec := httptest.NewRecorder()
-	p.h.ServeHTTP(rec, req)
+	rec := serve(p.h, req)
 	t.start = time.Since(t0)
 	m := sweepLocation.FindStringSubmatch(rec.Header().Get("Location"))
 	if rec.Code != http.StatusSeeOther || m == nil {
@@ -135,8 +134,7 @@ func (p *pageSweep) sweep(b *testing.B) pageTimes {
 		v0 := time.Now()
 		req := httptest.NewRequest(http.MethodGet, fmt.Sprintf("/sweeps/%d", id), nil)
 		req.AddCookie(p.cookie)
-		rec := httptest.NewRecorder()
-		p.h.ServeHTTP(rec, req)
+		rec := serve(p.h, req)
 		if rec.Code != http.StatusOK {
 			b.Fatalf("GET /sweeps/%d: %d", id, rec.Code)
 		}

@@ -97,8 +97,7 @@ func BenchmarkSweepPagesManyLabels(b *testing.B) {
 		t0 := time.Now()
 		req := httptest.NewRequest(http.MethodGet, url, nil)
 		req.AddCookie(cookie)
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
+		rec := serve(h, req)
 		if rec.Code != http.StatusOK {
 			b.Fatalf("GET %s: %d", url, rec.Code)
 		}

@@ -113,10 +113,9 @@ func TestNotFoundAndMethods(t *testing.T) {
 	if res.StatusCode != 404 || !strings.Contains(body, `data-testid="error-status">404<`) {
 		t.Errorf("404 page: status %d", res.StatusCode)
 	}
-	rec := httptest.NewRecorder()
 	req := httptest.NewRequest(http.MethodPost, "/", nil)
 	req.AddCookie(f.signIn("annotator"))
-	h.ServeHTTP(rec, req)
+	rec := serve(h, req)
 	if rec.Code != http.StatusMethodNotAllowed {
 		t.Errorf("POST /: status %d; want 405", rec.Code)
 	}
