@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dedupstudio/dedupstudio/internal/audit"
+	"github.com/dedupstudio/dedupstudio/internal/words"
 )
 
 // # The manifest's own audit
@@ -192,19 +193,8 @@ func (a Audit) Text() string {
 	return s
 }
 
-// Thousands writes a whole number with thousands separators: 1,942.
-func Thousands(n int) string {
-	s := strconv.Itoa(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	if neg {
-		s = "-" + s
-	}
-	return s
-}
+// Thousands writes a whole number with thousands separators: 1,942 (words.Thousands).
+func Thousands(n int) string { return words.Thousands(n) }
 
 // Short is the figure in a few words, for the manifest list: "audit 120/300, ≤ 0.46%".
 func (a Audit) Short() string {

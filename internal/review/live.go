@@ -2,6 +2,7 @@ package review
 
 import (
 	"fmt"
+	"github.com/dedupstudio/dedupstudio/internal/words"
 	"strings"
 	"time"
 )
@@ -285,10 +286,6 @@ type CarriedOver struct {
 // documents is a count of documents in words: "1 document", "1,234 documents".
 func documents(n int) string { return Quantity(n, "document", "documents") }
 
-// Quantity writes n with thousands separators and the noun's number: "1 mistake", "0 mistakes".
-func Quantity(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return Thousands(n) + " " + many
-}
+// Quantity writes n with thousands separators and the noun's number: "1 mistake", "0 mistakes"
+// (words.Count).
+func Quantity(n int, one, many string) string { return words.Count(n, one, many) }

@@ -1,15 +1,14 @@
 package templates
 
-import "fmt"
+import (
+	"fmt"
 
-// Plural writes a count with the words that agree with it: Plural(1, "bad record was",
-// "bad records were") is "1 bad record was".
-func Plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
+	"github.com/dedupstudio/dedupstudio/internal/words"
+)
+
+// Plural writes a count with the words that agree with it, with thousands separators:
+// Plural(1, "bad record was", "bad records were") is "1 bad record was" (words.Count).
+func Plural(n int, one, many string) string { return words.Count(n, one, many) }
 
 // capitalize puts the first letter of s in upper case (ASCII: role names).
 func capitalize(s string) string {
@@ -45,3 +44,6 @@ func liveText(f RunForm) string {
 	return fmt.Sprintf("Over the %s of %d (the others were removed by exported manifests: they are neither proposed for removal nor kept)",
 		Plural(f.Live, "live document", "live documents"), f.Docs)
 }
+
+// Num writes a whole number for people, with thousands separators: 14,780.
+func Num[T ~int | ~int64 | ~int32](n T) string { return words.Thousands(int(n)) }
