@@ -10,6 +10,7 @@ import (
 
 	"github.com/dedupstudio/dedupstudio/internal/frame"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/words"
 )
 
 // DefaultReplicates is the number of Monte Carlo replicates behind every interval when
@@ -165,8 +166,8 @@ func (e *engine) buildModel(ctx context.Context) error {
 		count(p, gone.sets, a, b, false)
 	}
 	if m.Unused > 0 {
-		m.Notes = append(m.Notes, fmt.Sprintf("%d labeled pair(s) record no draw the estimates can use (imported, or of another design): "+
-			"they count in the labeled-pairs figures only", m.Unused))
+		m.Notes = append(m.Notes, words.Count(m.Unused, "labeled pair records", "labeled pairs record")+
+			" no draw the estimates can use (imported, or of another design): they count in the labeled-pairs figures only")
 	}
 	if m.Gone > 0 {
 		m.Notes = append(m.Notes, GoneNote(m.Gone))
@@ -175,8 +176,9 @@ func (e *engine) buildModel(ctx context.Context) error {
 		m.Notes = append(m.Notes, GoneUnusedNote(m.GoneUnused))
 	}
 	if identicalNonDup > 0 {
-		m.Notes = append(m.Notes, fmt.Sprintf("%d labeled pair(s) with identical normalized text are labeled not duplicates: "+
-			"the estimates count identical texts as duplicates whatever their labels say", identicalNonDup))
+		m.Notes = append(m.Notes, words.Count(identicalNonDup, "labeled pair with identical normalized text is labeled not a duplicate",
+			"labeled pairs with identical normalized text are labeled not duplicates")+
+			": the estimates count identical texts as duplicates whatever their labels say")
 	}
 	for b := range m.Bins {
 		sortCells(m.Bins[b].Cells)
@@ -193,8 +195,8 @@ func (e *engine) buildModel(ctx context.Context) error {
 		for _, b := range bs {
 			names = append(names, m.Bins[b].Label)
 		}
-		m.Notes = append(m.Notes, fmt.Sprintf("%d bin(s) hold pairs and no label (%s): a configuration that removes or accepts pairs there "+
-			"gets an interval that spans them whole", len(bs), strings.Join(names, ", ")))
+		m.Notes = append(m.Notes, fmt.Sprintf("%s pairs and no label (%s): a configuration that removes or accepts pairs there "+
+			"gets an interval that spans them whole", words.Count(len(bs), "bin holds", "bins hold"), strings.Join(names, ", ")))
 	}
 	m.Notes = append(m.Notes, m.Assumption())
 	e.model = m
@@ -224,21 +226,21 @@ func (m *Model) Assumption() string {
 // draw, and those of a sweep without estimates over the dataset. Pages that say it with
 // the label counts leave these notes out.
 func GoneNote(n int) string {
-	return fmt.Sprintf("%d labeled pair(s) name a document no longer live (an export removed it): each still counts "+
-		"for its bin's share of non-duplicates, binned by the exact Jaccard of the stored texts, and in no count of the live "+
-		"dataset's pairs (candidates, clusters, the labeled-pairs figures)", n)
+	return words.Count(n, "labeled pair names", "labeled pairs name") + " a document no longer live (an export removed it): each still counts " +
+		"for its bin's share of non-duplicates, binned by the exact Jaccard of the stored texts, and in no count of the live " +
+		"dataset's pairs (candidates, clusters, the labeled-pairs figures)"
 }
 
 // GoneUnusedNote: see GoneNote.
 func GoneUnusedNote(n int) string {
-	return fmt.Sprintf("%d labeled pair(s) name a document no longer live and record no draw the estimates can use: "+
-		"they count nowhere (the labeled-pairs figures count pairs of live documents only)", n)
+	return words.Count(n, "labeled pair names a document no longer live and records", "labeled pairs name a document no longer live and record") +
+		" no draw the estimates can use: they count nowhere (the labeled-pairs figures count pairs of live documents only)"
 }
 
 // GoneUncountedNote: see GoneNote.
 func GoneUncountedNote(n int) string {
-	return fmt.Sprintf("%d labeled pair(s) name a document no longer live (an export removed it): without estimates over the dataset "+
-		"they count nowhere (the labeled-pairs figures count pairs of live documents only)", n)
+	return words.Count(n, "labeled pair names", "labeled pairs name") + " a document no longer live (an export removed it): without estimates over the dataset " +
+		"they count nowhere (the labeled-pairs figures count pairs of live documents only)"
 }
 
 // noteGoneUncounted adds to the note of a sweep without a model that n labeled pairs

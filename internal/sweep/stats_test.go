@@ -86,7 +86,7 @@ func TestExpectedRecallSimulation(t *testing.T) {
 	for _, j := range []float64{0.3, 0.5, 0.7, 0.85} {
 		// A = 0..99, B = 100-s..199-s shares s elements: J = s/(200-s).
 		s := int(math.Round(200 * j / (1 + j)))
-		a, b := words(0, 100), words(100-s, 200-s)
+		a, b := tokens(0, 100), tokens(100-s, 200-s)
 		exact := float64(s) / float64(200-s)
 		for _, sh := range shapes {
 			hits := 0

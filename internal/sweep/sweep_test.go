@@ -18,10 +18,10 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 )
 
-// words returns the text "w<lo> w<lo+1> ... w<hi-1>": under word 1-shingles its set is
+// tokens returns the text "w<lo> w<lo+1> ... w<hi-1>": under word 1-shingles its set is
 // exactly those tokens, so Jaccard similarities of such texts are known by
 // construction.
-func words(lo, hi int) string {
+func tokens(lo, hi int) string {
 	var sb strings.Builder
 	for i := lo; i < hi; i++ {
 		fmt.Fprintf(&sb, "w%d ", i)
@@ -41,12 +41,12 @@ func words(lo, hi int) string {
 //	11-14  unrelated
 func handSample() ([]string, []LabeledPair) {
 	texts := []string{
-		words(0, 100), words(0, 100),
-		words(1000, 1090), words(1010, 1100),
-		words(2000, 2100), words(2025, 2125), words(2050, 2150),
-		words(3000, 3070), words(3030, 3100),
-		words(4000, 4100), words(5000, 5100),
-		words(6000, 6100), words(7000, 7100), words(8000, 8100), words(9000, 9100),
+		tokens(0, 100), tokens(0, 100),
+		tokens(1000, 1090), tokens(1010, 1100),
+		tokens(2000, 2100), tokens(2025, 2125), tokens(2050, 2150),
+		tokens(3000, 3070), tokens(3030, 3100),
+		tokens(4000, 4100), tokens(5000, 5100),
+		tokens(6000, 6100), tokens(7000, 7100), tokens(8000, 8100), tokens(9000, 9100),
 	}
 	lab := func(id int64, a, b int, cat string, dup bool) LabeledPair {
 		return LabeledPair{ID: id, A: a, B: b, Labels: []Label{{Annotator: "ann", Kind: "label", Category: cat, Duplicate: dup}}}
