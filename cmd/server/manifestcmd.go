@@ -18,9 +18,8 @@ import (
 
 // manifestCmd runs "manifest export".
 func manifestCmd(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "export" {
-		fmt.Fprintln(stderr, "usage: server manifest export -db F -manifest ID -out DIR")
-		return errors.New(`want "manifest export"`)
+	if err := wantVerb(args, "manifest export", "-db F -manifest ID -out DIR", stderr); err != nil {
+		return err
 	}
 	fs := newFlagSet("manifest export",
 		"server manifest export: export a signed-off manifest, as the Export button does, and write its files:\n"+
@@ -75,6 +74,17 @@ func manifestCmd(args []string, stdout, stderr io.Writer) error {
 	if head, err := store.ExportAuditHead(ctx, m.ID); err == nil {
 		fmt.Fprintf(stdout, "audit chain head at the export: %s: keep it elsewhere; \"audit verify -head %s -entries %d\" checks it\n",
 			head, head.Hash, head.Entries)
+	}
+	return nil
+}
+
+// wantVerb checks that args start with the second word of the two-word command cmd
+// ("manifest export"); when not, it prints the command's usage, cmd then flags, and
+// returns an error.
+func wantVerb(args []string, cmd, flags string, stderr io.Writer) error {
+	if _, verb, _ := strings.Cut(cmd, " "); len(args) == 0 || args[0] != verb {
+		fmt.Fprintln(stderr, "usage: server "+cmd+" "+flags)
+		return fmt.Errorf("want %q", cmd)
 	}
 	return nil
 }
@@ -151,9 +161,8 @@ func writeWhole(root *os.Root, name string, write func(io.Writer) error) error {
 
 // auditCmd runs "audit verify".
 func auditCmd(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "verify" {
-		fmt.Fprintln(stderr, "usage: server audit verify -db F [-head HASH [-entries N]]")
-		return errors.New(`want "audit verify"`)
+	if err := wantVerb(args, "audit verify", "-db F [-head HASH [-entries N]]", stderr); err != nil {
+		return err
 	}
 	fs := newFlagSet("audit verify",
 		"server audit verify: walk the audit log's hash chain and name the first entry that was edited, that has\n"+
