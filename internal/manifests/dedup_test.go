@@ -88,6 +88,20 @@ func newFixture(t *testing.T) *fixture {
 	return f
 }
 
+// demoStore is a store holding the demo sample (2,136 documents, 826 labeled pairs),
+// the report of its import, and a reviewer, prep, to run manifests as.
+func demoStore(tb testing.TB) (*db.DB, ingest.Report, db.User) {
+	tb.Helper()
+	ctx := context.Background()
+	store := dbtest.Open(tb)
+	rep, _, err := demo.Load(ctx, store)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	u, _ := store.CreateUser(ctx, "t", "prep", auth.Reviewer, "x")
+	return store, rep, u
+}
+
 func (f *fixture) params(policy cluster.Policy, rule string) review.Params {
 	f.t.Helper()
 	r, err := cluster.ParseRule(rule)
@@ -471,12 +485,7 @@ func TestRunOnTheDemoSample(t *testing.T) {
 	}
 	t.Parallel()
 	ctx := context.Background()
-	store := dbtest.Open(t)
-	rep, _, err := demo.Load(ctx, store)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u, _ := store.CreateUser(ctx, "t", "prep", auth.Reviewer, "x")
+	store, rep, u := demoStore(t)
 	rule, _ := cluster.ParseRule("longest")
 	p := review.Params{Spec: lsh.DefaultSpec(), Shape: lsh.Shape{Bands: 32, Rows: 4}, Threshold: 0.5, Verification: review.Exact,
 		Policy: cluster.KeeperStar, Rule: rule, CodeVersion: "test"}
