@@ -154,7 +154,7 @@ func (d *DB) Decide(ctx context.Context, by User, manifestID int64, dec Decision
 		return err
 	})
 	if err != nil {
-		return 0, fmt.Errorf("decide on %d item(s) of manifest %d: %w", len(dec.Items), manifestID, err)
+		return 0, fmt.Errorf("decide on %s of manifest %d: %w", review.Quantity(len(dec.Items), "item", "items"), manifestID, err)
 	}
 	return changed, nil
 }
@@ -176,10 +176,11 @@ func (d *DB) BulkApprove(ctx context.Context, by User, manifestID int64, bar flo
 		}
 		clusters = clusterCount(list)
 		if expect >= 0 && len(list) != expect {
-			return &review.RefusedError{Msg: fmt.Sprintf("the low-risk clusters changed since you looked: %d removal(s) in %d cluster(s) now, not %d; nothing was approved, look again",
-				len(list), clusters, expect)}
+			return &review.RefusedError{Msg: fmt.Sprintf("the low-risk clusters changed since you looked: %s in %s now, not %s; nothing was approved, look again",
+				review.Quantity(len(list), "removal", "removals"), review.Quantity(clusters, "cluster", "clusters"), review.Thousands(expect))}
 		}
-		summary := fmt.Sprintf("bulk-approved %d removal(s) in %d low-risk cluster(s) at bar %g", len(list), clusters, bar)
+		summary := fmt.Sprintf("bulk-approved %s in %s at bar %g", review.Quantity(len(list), "removal", "removals"),
+			review.Quantity(clusters, "low-risk cluster", "low-risk clusters"), bar)
 		ch := change{action: "bulk-approve", summary: summary, detail: map[string]any{"bar": bar, "clusters": clusters}}
 		items, err = d.decideAll(ctx, tx, by, m, list, review.Approved, bar, ch)
 		return err
@@ -903,7 +904,7 @@ func (d *DB) ApproveOutsideSample(ctx context.Context, by User, manifestID int64
 			return &review.InputError{Field: "sample", Msg: "this manifest has no review sample: every cluster is reviewed"}
 		}
 		if undecided > 0 {
-			return fmt.Errorf("%d removal(s) of the sample undecided: %w", undecided, ErrSampleUndecided)
+			return fmt.Errorf("%s of the sample undecided: %w", review.Quantity(undecided, "removal", "removals"), ErrSampleUndecided)
 		}
 		list, err := collect(ctx, tx, `SELECT `+itemColumns+` FROM manifest_items i JOIN clusters c ON c.id = i.cluster_id
 			WHERE i.manifest_id = ? AND i.decision = 'remove' AND i.reviewed = 0 AND c.sample_stratum IS NULL
@@ -912,7 +913,8 @@ func (d *DB) ApproveOutsideSample(ctx context.Context, by User, manifestID int64
 			return err
 		}
 		clusters = clusterCount(list)
-		summary := fmt.Sprintf("approved %d removal(s) in %d cluster(s) outside the review sample of %d cluster(s)", len(list), clusters, sampled)
+		summary := fmt.Sprintf("approved %s in %s outside the review sample of %s", review.Quantity(len(list), "removal", "removals"),
+			review.Quantity(clusters, "cluster", "clusters"), review.Quantity(sampled, "cluster", "clusters"))
 		ch := change{action: "approve-outside-sample", summary: summary, detail: map[string]any{"clusters": clusters, "sampled_clusters": sampled}}
 		items, err = d.decideAll(ctx, tx, by, m, list, review.Approved, OutsideSampleBar, ch)
 		return err

@@ -591,7 +591,7 @@ func TestRevocationAndLabelsMakeManifestsStale(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = RequestSignOff(ctx, f.store, f.prep, f.manifest(again.ID))
-	if !errors.As(err, &outdated) || !strings.Contains(err.Error(), "the labels changed since the run: 1 label event(s) on 1 pair(s) of campaign default") {
+	if !errors.As(err, &outdated) || !strings.Contains(err.Error(), "the labels changed since the run: 1 label event on 1 pair of campaign default,") {
 		t.Errorf("request sign-off after a new label: %v", err)
 	}
 }
