@@ -47,11 +47,7 @@ func manifestCmd(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		docs := "documents"
-		if n == 1 {
-			docs = "document"
-		}
-		fmt.Fprintf(stdout, "exported manifest %d: %d %s tombstoned\n", m.ID, n, docs)
+		fmt.Fprintf(stdout, "exported manifest %d: %s tombstoned\n", m.ID, review.Quantity(n, "document", "documents"))
 		if m, err = store.Manifest(ctx, m.ID); err != nil {
 			return err
 		}
