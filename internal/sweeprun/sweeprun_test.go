@@ -179,18 +179,24 @@ func (e *env) runSmall(name string) Sweep {
 	return e.run(StartRequest{CampaignID: e.campaign.ID, Name: name, Grid: grid})
 }
 
+// onFirstFlush makes svc flush every five configurations and call fn, once, with the
+// sweep of the first flush, in its job.
+func onFirstFlush(svc *Service, fn func(id int64)) {
+	var once sync.Once
+	svc.flushEvery = 5
+	svc.afterFlush = func(id int64, done int) {
+		once.Do(func() { fn(id) })
+	}
+}
+
 // holdFirstFlush makes svc's next job stop after its first flush: the job's sweep id
 // is sent on reached, and the job goes on once release is closed.
 func holdFirstFlush(svc *Service) (reached chan int64, release chan struct{}) {
 	reached, release = make(chan int64), make(chan struct{})
-	var once sync.Once
-	svc.flushEvery = 5
-	svc.afterFlush = func(id int64, done int) {
-		once.Do(func() {
-			reached <- id
-			<-release
-		})
-	}
+	onFirstFlush(svc, func(id int64) {
+		reached <- id
+		<-release
+	})
 	return reached, release
 }
 
@@ -299,15 +305,11 @@ func TestCancelResume(t *testing.T) {
 	whole := e.run(StartRequest{CampaignID: e.campaign.ID, Grid: smallGrid()})
 	want := e.results(whole.ID)
 
-	e.svc.flushEvery = 5
-	var once sync.Once
-	e.svc.afterFlush = func(id int64, done int) {
-		once.Do(func() {
-			if err := e.svc.Cancel(id); err != nil {
-				t.Errorf("Cancel(%d): %v", id, err)
-			}
-		})
-	}
+	onFirstFlush(e.svc, func(id int64) {
+		if err := e.svc.Cancel(id); err != nil {
+			t.Errorf("Cancel(%d): %v", id, err)
+		}
+	})
 	cut := e.run(StartRequest{CampaignID: e.campaign.ID, Grid: smallGrid()})
 	e.svc.afterFlush = nil
 	if cut.State != Cancelled {
