@@ -104,11 +104,18 @@ func demoStore(tb testing.TB) (*db.DB, ingest.Report, db.User) {
 
 func (f *fixture) params(policy cluster.Policy, rule string) review.Params {
 	f.t.Helper()
+	return exactParams(f.t, 0.75, policy, rule)
+}
+
+// exactParams is the default representation at 32 × 4, verified exactly, at threshold t
+// with the cluster policy and keeper rule given.
+func exactParams(tb testing.TB, t float64, policy cluster.Policy, rule string) review.Params {
+	tb.Helper()
 	r, err := cluster.ParseRule(rule)
 	if err != nil {
-		f.t.Fatal(err)
+		tb.Fatal(err)
 	}
-	return review.Params{Spec: lsh.DefaultSpec(), Shape: lsh.Shape{Bands: 32, Rows: 4}, Threshold: 0.75,
+	return review.Params{Spec: lsh.DefaultSpec(), Shape: lsh.Shape{Bands: 32, Rows: 4}, Threshold: t,
 		Verification: review.Exact, Policy: policy, Rule: r, CodeVersion: "test"}
 }
 
@@ -486,9 +493,7 @@ func TestRunOnTheDemoSample(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	store, rep, u := demoStore(t)
-	rule, _ := cluster.ParseRule("longest")
-	p := review.Params{Spec: lsh.DefaultSpec(), Shape: lsh.Shape{Bands: 32, Rows: 4}, Threshold: 0.5, Verification: review.Exact,
-		Policy: cluster.KeeperStar, Rule: rule, CodeVersion: "test"}
+	p := exactParams(t, 0.5, cluster.KeeperStar, "longest")
 	m, err := Run(ctx, store, sigcache.New(store), Request{DatasetID: rep.Dataset.ID, Params: p, By: u}, nil)
 	if err != nil {
 		t.Fatal(err)

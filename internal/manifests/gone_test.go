@@ -7,7 +7,6 @@ import (
 
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
-	"github.com/dedupstudio/dedupstudio/internal/lsh"
 	"github.com/dedupstudio/dedupstudio/internal/review"
 	"github.com/dedupstudio/dedupstudio/internal/sigcache"
 	"github.com/dedupstudio/dedupstudio/internal/sweep"
@@ -24,9 +23,7 @@ func TestRunAfterAnExportKeepsItsLabels(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	store, rep, u := demoStore(t)
-	rule, _ := cluster.ParseRule("earliest")
-	p := review.Params{Spec: lsh.DefaultSpec(), Shape: lsh.Shape{Bands: 32, Rows: 4}, Threshold: 0.8, Verification: review.Exact,
-		Policy: cluster.Components, Rule: rule, CodeVersion: "test"}
+	p := exactParams(t, 0.8, cluster.Components, "earliest")
 	run := func() *review.Estimates {
 		t.Helper()
 		m, err := Run(ctx, store, sigcache.New(store), Request{DatasetID: rep.Dataset.ID, Params: p, By: u}, nil)
