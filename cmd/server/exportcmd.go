@@ -1,10 +1,8 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path"
 	"time"
 
@@ -25,17 +23,14 @@ func exportCmd(args []string, stdout, stderr io.Writer) error {
 			"the differences measured on the manifest's dataset (one pass over its texts; -measure=false skips it),\n"+
 			"and DRAFT when the manifest is not signed off. Nothing in the store changes.",
 		"go run ./cmd/server handoff -db dedupstudio.db -manifest 3 -format milvus -out engines/", stderr)
-	dbPath := fs.String("db", "dedupstudio.db", "database file")
-	id := fs.Int64("manifest", 0, "manifest id (on its page and in the list of manifests)")
+	mf := addManifestFlags(fs)
 	format := fs.String("format", "all", "milvus, datasketch, datatrove, json or all")
-	out := fs.String("out", "", "directory to write the files into (created if needed)")
 	measure := fs.Bool("measure", true, "measure on the manifest's dataset what each engine does differently (the files give the numbers)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *id <= 0 || *out == "" {
-		fs.Usage()
-		return errors.New("-manifest and -out are required")
+	if err := mf.required(fs); err != nil {
+		return err
 	}
 	var f handoff.Format
 	if *format != "all" {
@@ -44,15 +39,11 @@ func exportCmd(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("-format: unknown format %q (want milvus, datasketch, datatrove, json or all)", *format)
 		}
 	}
-	ctx, store, done, err := openStore(*dbPath)
+	ctx, store, m, done, err := mf.open()
 	if err != nil {
 		return err
 	}
 	defer done()
-	m, err := manifestByID(ctx, store, *id)
-	if err != nil {
-		return err
-	}
 	s := handoff.Settings{Params: m.Params, Generated: time.Now(),
 		Source: handoff.Source{Manifest: m.ID, Dataset: m.Dataset, State: m.State}}
 	if *measure && (f == "" || f != handoff.JSON) {
@@ -79,11 +70,11 @@ func exportCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := writeFiles(*out, files); err != nil {
+	if err := writeFiles(*mf.out, files); err != nil {
 		return err
 	}
 	for _, file := range files {
-		fmt.Fprintln(stdout, path.Join(*out, file.Name))
+		fmt.Fprintln(stdout, path.Join(*mf.out, file.Name))
 	}
 	if !s.Source.SignedOff() {
 		fmt.Fprintf(stderr, "note: manifest %d is %s, not signed off: the files say DRAFT\n", m.ID, m.State.Label())
@@ -96,10 +87,7 @@ func exportCmd(args []string, stdout, stderr io.Writer) error {
 
 // writeFiles writes each file under dir (writeWhole: never half a file under its name).
 func writeFiles(dir string, files []handoff.File) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	root, err := os.OpenRoot(dir)
+	root, err := openOut(dir)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/ingest"
+	"github.com/dedupstudio/dedupstudio/internal/review"
 )
 
 func importDocs(args []string, stdout, stderr io.Writer) error {
@@ -98,7 +99,7 @@ func printRejects(w io.Writer, errs []*corpus.RecordError, total int) {
 	if total == 0 {
 		return
 	}
-	fmt.Fprintf(w, "%d bad record(s):\n", total)
+	fmt.Fprintf(w, "%s:\n", review.Quantity(total, "bad record", "bad records"))
 	for _, e := range errs {
 		fmt.Fprintf(w, "  %s\n", e)
 	}
@@ -165,7 +166,8 @@ func importLabels(args []string, stdout, stderr io.Writer) error {
 	rep, err := ingest.LabelsFile(ctx, store, *in, opt)
 	printRejects(stderr, rep.Errors, rep.Rejected)
 	if rep.Overrides > 0 {
-		fmt.Fprintf(stderr, "%d row(s) override what their category says (kept as written):\n", rep.Overrides)
+		fmt.Fprintf(stderr, "%s (kept as written):\n",
+			review.Quantity(rep.Overrides, "row overrides what its category says", "rows override what their category says"))
 		for _, w := range rep.Warnings {
 			fmt.Fprintf(stderr, "  %s\n", w)
 		}

@@ -84,7 +84,7 @@ func TestImportCommandsAsAPersonTypesThem(t *testing.T) {
 	// Bad rows: refused with the count of all rows; with -skip-bad the rejects, whole,
 	// go to a new file in the working directory whose path is printed.
 	_, errOut, err = cmd("import-labels", "-db", dbPath, "-dataset", "hb", "-version", "1", "-campaign", "gold", "-in", "TESTDATA/eight-rows.csv")
-	if err == nil || !strings.Contains(err.Error(), "5 bad row(s) of 8") || !strings.Contains(errOut, "eight-rows.csv:5: field b: unknown document id") {
+	if err == nil || !strings.Contains(err.Error(), "5 bad rows of 8") || !strings.Contains(errOut, "eight-rows.csv:5: field b: unknown document id") {
 		t.Errorf("eight rows, 5 bad: err = %v, stderr %q", err, errOut)
 	}
 	out, errOut, err = cmd("import-labels", "-db", dbPath, "-dataset", "hb", "-version", "1", "-campaign", "gold", "-skip-bad", "-in", "TESTDATA/eight-rows.csv")
@@ -105,7 +105,7 @@ func TestImportCommandsAsAPersonTypesThem(t *testing.T) {
 
 	// A row that contradicts its category is kept and named.
 	out, errOut, err = cmd("import-labels", "-db", dbPath, "-dataset", "hb", "-version", "1", "-campaign", "gold", "-in", "TESTDATA/contradicting.csv")
-	if err != nil || !strings.Contains(errOut, "2 row(s) override what their category says") || !strings.Contains(errOut, "contradicting.csv:4: field duplicate") ||
+	if err != nil || !strings.Contains(errOut, "2 rows override what their category says (kept as written):\n") || !strings.Contains(errOut, "contradicting.csv:4: field duplicate") ||
 		!strings.HasSuffix(out, "0 rejected of 5 rows\n") {
 		t.Errorf("contradicting rows: %q %q, %v", out, errOut, err)
 	}

@@ -41,6 +41,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
 		cmd, args = args[0], args[1:]
 	}
+	if now, ok := oldNames[cmd]; ok {
+		deprecated(stderr, cmd, now)
+		cmd = now
+	}
 	switch cmd {
 	case "serve":
 		return serve(args, stderr)
@@ -60,15 +64,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return sweepCmd(args, stdout, stderr)
 	case "handoff":
 		return exportCmd(args, stdout, stderr)
-	case "export": // the name before issue 26.5, kept for scripts
-		deprecated(stderr, "export", "handoff")
-		return exportCmd(args, stdout, stderr)
 	case "audit":
 		return auditCmd(args, stdout, stderr)
 	case "corpus-run":
-		return dedupCmd(args, stdout, stderr)
-	case "dedup": // the name before issue 26.5, kept for scripts
-		deprecated(stderr, "dedup", "corpus-run")
 		return dedupCmd(args, stdout, stderr)
 	case "gencorpus":
 		return gencorpusCmd(args, stdout, stderr)
@@ -103,6 +101,10 @@ Run "server COMMAND -h" for a command's flags and an example. "export" and "dedu
 old names of "handoff" and "corpus-run", still work and say so.
 `)
 }
+
+// oldNames maps the commands' names before issue 26.5, kept for scripts, to their names
+// now.
+var oldNames = map[string]string{"export": "handoff", "dedup": "corpus-run"}
 
 // deprecated tells the user of an old command name the new one; the command then runs.
 func deprecated(stderr io.Writer, old, now string) {

@@ -59,15 +59,26 @@ func TestOldCommandNames(t *testing.T) {
 	}
 }
 
+// writeDocs writes texts to path as JSON lines, each text under textField with its
+// index under idField.
+func writeDocs(t *testing.T, path, idField, textField string, texts []string) {
+	t.Helper()
+	var b bytes.Buffer
+	for i, text := range texts {
+		if err := json.NewEncoder(&b).Encode(map[string]any{idField: i, textField: text}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestSignaturesCommand(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "docs.jsonl")
 	docs := []string{"the quick brown fox jumps over the lazy dog", "the quick brown fox jumps over the lazy cat", "nothing alike at all here"}
-	var b strings.Builder
-	for i, d := range docs {
-		json.NewEncoder(&b).Encode(map[string]any{"doc_id": i, "body": d})
-	}
-	os.WriteFile(in, []byte(b.String()), 0o644)
+	writeDocs(t, in, "doc_id", "body", docs)
 	spec := "level=word size=2 k=64"
 	out := filepath.Join(dir, "sigs.jsonl")
 	var stdout, stderr bytes.Buffer

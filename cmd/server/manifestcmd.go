@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -16,9 +18,8 @@ import (
 
 // manifestCmd runs "manifest export".
 func manifestCmd(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "export" {
-		fmt.Fprintln(stderr, "usage: server manifest export -db F -manifest ID -out DIR")
-		return errors.New(`want "manifest export"`)
+	if err := wantVerb(args, "manifest export", "-db F -manifest ID -out DIR", stderr); err != nil {
+		return err
 	}
 	fs := newFlagSet("manifest export",
 		"server manifest export: export a signed-off manifest, as the Export button does, and write its files:\n"+
@@ -28,36 +29,25 @@ func manifestCmd(args []string, stdout, stderr io.Writer) error {
 			"written. An exported manifest's files are written again (after the same check). Nothing is deleted:\n"+
 			"removals are tombstones in the store.",
 		"go run ./cmd/server manifest export -db dedupstudio.db -manifest 3 -out export/", stderr)
-	dbPath := fs.String("db", "dedupstudio.db", "database file")
-	id := fs.Int64("manifest", 0, "manifest id (on its page and in the list of manifests)")
-	out := fs.String("out", "", "directory to write the files into (created if needed)")
+	mf := addManifestFlags(fs)
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
-	if *id <= 0 || *out == "" {
-		fs.Usage()
-		return errors.New("-manifest and -out are required")
+	if err := mf.required(fs); err != nil {
+		return err
 	}
-	ctx, store, done, err := openStore(*dbPath)
+	ctx, store, m, done, err := mf.open()
 	if err != nil {
 		return err
 	}
 	defer done()
-	m, err := manifestByID(ctx, store, *id)
-	if err != nil {
-		return err
-	}
 	switch m.State {
 	case review.SignedOff:
 		n, err := manifests.Export(ctx, store, db.User{Name: "cli:" + os.Getenv("USER")}, m, m.ContentHash)
 		if err != nil {
 			return err
 		}
-		docs := "documents"
-		if n == 1 {
-			docs = "document"
-		}
-		fmt.Fprintf(stdout, "exported manifest %d: %d %s tombstoned\n", m.ID, n, docs)
+		fmt.Fprintf(stdout, "exported manifest %d: %s tombstoned\n", m.ID, review.Quantity(n, "document", "documents"))
 		if m, err = store.Manifest(ctx, m.ID); err != nil {
 			return err
 		}
@@ -65,10 +55,7 @@ func manifestCmd(args []string, stdout, stderr io.Writer) error {
 	default:
 		return fmt.Errorf("manifest %d is %s: only a signed-off manifest is exported", m.ID, m.State.Label())
 	}
-	if err := os.MkdirAll(*out, 0o755); err != nil {
-		return err
-	}
-	root, err := os.OpenRoot(*out)
+	root, err := openOut(*mf.out)
 	if err != nil {
 		return err
 	}
@@ -78,13 +65,71 @@ func manifestCmd(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "wrote %s\n", strconv.Quote(*out+string(os.PathSeparator)+name))
+		fmt.Fprintf(stdout, "wrote %s\n", strconv.Quote(*mf.out+string(os.PathSeparator)+name))
 	}
 	if head, err := store.ExportAuditHead(ctx, m.ID); err == nil {
 		fmt.Fprintf(stdout, "audit chain head at the export: %s: keep it elsewhere; \"audit verify -head %s -entries %d\" checks it\n",
 			head, head.Hash, head.Entries)
 	}
 	return nil
+}
+
+// wantVerb checks that args start with the second word of the two-word command cmd
+// ("manifest export"); when not, it prints the command's usage, cmd then flags, and
+// returns an error.
+func wantVerb(args []string, cmd, flags string, stderr io.Writer) error {
+	if _, verb, _ := strings.Cut(cmd, " "); len(args) == 0 || args[0] != verb {
+		fmt.Fprintln(stderr, "usage: server "+cmd+" "+flags)
+		return fmt.Errorf("want %q", cmd)
+	}
+	return nil
+}
+
+// manifestFlags are the flags of the commands that write a manifest's files: the store,
+// the manifest and the folder to write into.
+type manifestFlags struct {
+	db  *string
+	id  *int64
+	out *string
+}
+
+func addManifestFlags(fs *flag.FlagSet) manifestFlags {
+	return manifestFlags{
+		db:  fs.String("db", "dedupstudio.db", "database file"),
+		id:  fs.Int64("manifest", 0, "manifest id (on its page and in the list of manifests)"),
+		out: fs.String("out", "", "directory to write the files into (created if needed)"),
+	}
+}
+
+// required shows fs's usage and returns an error when -manifest or -out is missing.
+func (f manifestFlags) required(fs *flag.FlagSet) error {
+	if *f.id <= 0 || *f.out == "" {
+		fs.Usage()
+		return errors.New("-manifest and -out are required")
+	}
+	return nil
+}
+
+// open opens the store and reads the manifest; done closes the store.
+func (f manifestFlags) open() (ctx context.Context, store *db.DB, m db.Manifest, done func(), err error) {
+	ctx, store, done, err = openStore(*f.db)
+	if err != nil {
+		return nil, nil, m, nil, err
+	}
+	if m, err = manifestByID(ctx, store, *f.id); err != nil {
+		done()
+		return nil, nil, m, nil, err
+	}
+	return ctx, store, m, done, nil
+}
+
+// openOut makes the folder dir where missing and opens it as a root to write files
+// under.
+func openOut(dir string) (*os.Root, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	return os.OpenRoot(dir)
 }
 
 // writeWhole writes the file name under root whole under a temporary name, then renames
@@ -112,9 +157,8 @@ func writeWhole(root *os.Root, name string, write func(io.Writer) error) error {
 
 // auditCmd runs "audit verify".
 func auditCmd(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "verify" {
-		fmt.Fprintln(stderr, "usage: server audit verify -db F [-head HASH [-entries N]]")
-		return errors.New(`want "audit verify"`)
+	if err := wantVerb(args, "audit verify", "-db F [-head HASH [-entries N]]", stderr); err != nil {
+		return err
 	}
 	fs := newFlagSet("audit verify",
 		"server audit verify: walk the audit log's hash chain and name the first entry that was edited, that has\n"+

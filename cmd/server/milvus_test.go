@@ -19,13 +19,7 @@ func TestSignaturesCommandMilvusParams(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "docs.jsonl")
 	docs := []string{"Hello", "three word text", "MiXeD CaSe WoRdS: ThE QuIcK bRoWn FoX JUMPS over THE lazy DOG"}
-	var b strings.Builder
-	for i, d := range docs {
-		json.NewEncoder(&b).Encode(map[string]any{"id": i, "text": d})
-	}
-	if err := os.WriteFile(in, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeDocs(t, in, "id", "text", docs)
 	for _, tc := range []struct {
 		params string
 		want   [][]uint32

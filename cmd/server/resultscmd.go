@@ -173,10 +173,12 @@ func importResults(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	o := m.Origin
-	fmt.Fprintf(stdout, "manifest %d (draft) of dataset %q version %d: %d cluster(s), %d removal(s) from %s (%s, %d record(s)); keepers by %s\n",
-		m.ID, ds.Name, ds.Version, o.Clusters, o.Removals, o.File, o.Format, o.Records, o.Keepers)
+	fmt.Fprintf(stdout, "manifest %d (draft) of dataset %q version %d: %s, %s from %s (%s, %s); keepers by %s\n",
+		m.ID, ds.Name, ds.Version, review.Quantity(o.Clusters, "cluster", "clusters"), review.Quantity(o.Removals, "removal", "removals"),
+		o.File, o.Format, review.Quantity(o.Records, "record", "records"), o.Keepers)
 	if o.Skipped > 0 {
-		fmt.Fprintf(stdout, "skipped %d record(s) naming documents the dataset does not have (e.g. %s)\n", o.Skipped, strings.Join(o.SkippedIDs, ", "))
+		fmt.Fprintf(stdout, "skipped %s naming documents the dataset does not have (e.g. %s)\n",
+			review.Quantity(o.Skipped, "record", "records"), strings.Join(o.SkippedIDs, ", "))
 	}
 	if o.Sample != nil {
 		fmt.Fprintf(stdout, "review: %s\n", o.Sample)

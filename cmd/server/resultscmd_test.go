@@ -46,8 +46,8 @@ func TestImportResultsCommand(t *testing.T) {
 		t.Fatalf("import-results -skip-unknown: %v\n%s", err, stderr.String())
 	}
 	out := stdout.String()
-	for _, w := range []string{"(draft) of dataset \"cli\"", fmt.Sprintf("%d removal(s) from pairs.csv (pairs, %d record(s)); keepers by rule", len(rows), len(rows)+1),
-		"skipped 1 record(s) naming documents the dataset does not have (e.g. not-in-the-dataset)", "review: every cluster"} {
+	for _, w := range []string{"(draft) of dataset \"cli\"", fmt.Sprintf("%d removals from pairs.csv (pairs, %d records); keepers by rule", len(rows), len(rows)+1),
+		"skipped 1 record naming documents the dataset does not have (e.g. not-in-the-dataset)", "review: every cluster"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("stdout %q; want %q", out, w)
 		}
@@ -182,7 +182,7 @@ func TestImportResultsConfigBadField(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stdout, stderr bytes.Buffer
-	if err := run(args, &stdout, &stderr); err != nil || !strings.Contains(stdout.String(), "1 removal(s) from pairs.csv") {
+	if err := run(args, &stdout, &stderr); err != nil || !strings.Contains(stdout.String(), "1 removal from pairs.csv") {
 		t.Fatalf("import-results with the file made right = %v\n%s", err, stdout.String())
 	}
 }
@@ -319,7 +319,7 @@ func TestImportResultsDatatroveFolder(t *testing.T) {
 	if err := run(args, &stdout, &stderr); err != nil {
 		t.Fatalf("import-results: %v\n%s", err, stderr.String())
 	}
-	want := fmt.Sprintf("%d cluster(s), %d removal(s) from remove_ids/ (datatrove, %d record(s)); keepers by", len(cluster), len(rows), len(rows)+len(cluster))
+	want := fmt.Sprintf("%d clusters, %d removals from remove_ids/ (datatrove, %d records); keepers by", len(cluster), len(rows), len(rows)+len(cluster))
 	if !strings.Contains(stdout.String(), want) || !strings.Contains(stderr.String(), "document ids from doc_ids") {
 		t.Errorf("stdout %q, stderr %q; want %q and the ids folder named", stdout.String(), stderr.String(), want)
 	}
@@ -327,7 +327,7 @@ func TestImportResultsDatatroveFolder(t *testing.T) {
 	if err := os.RemoveAll(docIDs); err != nil {
 		t.Fatal(err)
 	}
-	if err := run(args, &stdout, &stderr); err == nil || !strings.Contains(err.Error(), "remove_ids: holds the clusters of 2 task(s)") {
+	if err := run(args, &stdout, &stderr); err == nil || !strings.Contains(err.Error(), "remove_ids: holds the clusters of 2 tasks") {
 		t.Errorf("without doc_ids: %v", err)
 	}
 	if err := run(append(args[:len(args)-2], "-format", "milvus"), &stdout, &stderr); err == nil || !strings.Contains(err.Error(), "is a folder: only -format datatrove reads one") {

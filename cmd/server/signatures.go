@@ -10,6 +10,7 @@ import (
 
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/review"
 	"github.com/dedupstudio/dedupstudio/internal/sigio"
 )
 
@@ -102,7 +103,8 @@ func signatures(args []string, stdout, stderr io.Writer) (err error) {
 		}
 	}
 	if sum.Skipped > 0 {
-		return fmt.Errorf("%d bad record(s) skipped; the other %d documents were signed", sum.Skipped, sum.Docs)
+		return fmt.Errorf("%s skipped; the other %s signed", review.Quantity(sum.Skipped, "bad record", "bad records"),
+			review.Quantity(sum.Docs, "document was", "documents were"))
 	}
 	return nil
 }

@@ -33,10 +33,10 @@ func TestSignaturesSizeCapAndSkipBad(t *testing.T) {
 
 	stderr.Reset()
 	err = run([]string{"signatures", "-q", "-skip-bad", "-max-doc-bytes", "100", "-in", in, "-out", out}, &stdout, &stderr)
-	if err == nil || err.Error() != "2 bad record(s) skipped; the other 2 documents were signed" {
+	if err == nil || err.Error() != "2 bad records skipped; the other 2 documents were signed" {
 		t.Errorf("-skip-bad: %v; want the count of skipped records", err)
 	}
-	for _, want := range []string{"2 bad record(s):\n", "  docs.jsonl:2: field text: document of 500 bytes exceeds the 100-byte cap\n", "  docs.jsonl:4: field text: missing\n"} {
+	for _, want := range []string{"2 bad records:\n", "  docs.jsonl:2: field text: document of 500 bytes exceeds the 100-byte cap\n", "  docs.jsonl:4: field text: missing\n"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("-skip-bad stderr lacks %q:\n%s", want, stderr.String())
 		}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/labels"
+	"github.com/dedupstudio/dedupstudio/internal/review"
 )
 
 // Bins is the number of similarity bins over [0, 1] the campaign page and drawing use.
@@ -64,12 +65,7 @@ func Pairless(ds db.Dataset) error {
 }
 
 // documents is a count of documents in words: "1 document", "0 documents".
-func documents(n int) string {
-	if n == 1 {
-		return "1 document"
-	}
-	return fmt.Sprintf("%d documents", n)
-}
+func documents(n int) string { return review.Quantity(n, "document", "documents") }
 
 // Summary computes the campaign page's numbers: progress against the labels wanted,
 // the coverage matrix (category by similarity bin), agreement between annotators and

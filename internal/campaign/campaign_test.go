@@ -171,7 +171,7 @@ func TestUpdateRescoresWithTheSettings(t *testing.T) {
 		{"spec", ctx, func(s *Settings) { s.Spec.Size = 0 }, "size"},
 		{"a used category dropped", ctx, func(s *Settings) {
 			s.Categories = []labels.Category{{Key: "a", Name: "a", Duplicate: labels.Yes}, {Key: "b", Name: "b", Duplicate: labels.No}}
-		}, `category "minor" has 1 standing label(s)`},
+		}, `category "minor" has 1 standing label: keep it in the list`},
 		{"cancelled while rescoring", cancelled, func(*Settings) {}, "context canceled"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/labels"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/review"
 )
 
 // MaxOverlap is the most labels a campaign may want per pair.
@@ -94,7 +95,7 @@ func keepsUsedCategories(ctx context.Context, store *db.DB, campaignID int64, ca
 	slices.Sort(keys)
 	for _, key := range keys {
 		if _, ok := labels.Find(cats, key); !ok {
-			return invalid("category %q has %d standing label(s): keep it in the list", key, used[key])
+			return invalid("category %q has %s: keep it in the list", key, review.Quantity(used[key], "standing label", "standing labels"))
 		}
 	}
 	return nil

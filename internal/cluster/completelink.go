@@ -118,10 +118,16 @@ func (cl *completeLink) component(r *run, nodes []int32, edges []cedge) {
 		root := r.union(ru, rv)
 		cl.head[root], cl.tail[root] = h, t
 	}
+	cl.finish(r, nodes, limited)
+}
+
+// finish adds one proto per final cluster of a component, in order of its smallest node,
+// and counts the component when its work was limited: where Graph.Cluster and Levels end
+// a component.
+func (cl *completeLink) finish(r *run, nodes []int32, limited bool) {
 	if limited {
 		r.limited++
 	}
-	// One proto per final cluster, in order of its smallest node.
 	for _, u := range nodes {
 		if r.find(u) != u {
 			continue

@@ -271,22 +271,8 @@ func (l *Levels) completeLink(nodes []int32, edges []cedge) {
 			l.clDirty[root] = l.calls
 		}
 	}
-	if limited {
-		r.limited++
-	}
 	r.below = below
-	// One proto per final cluster, in order of its smallest node.
-	for _, u := range nodes {
-		if r.find(u) != u {
-			continue
-		}
-		cl.members = cl.members[:0]
-		for x := cl.head[u]; x >= 0; x = cl.next[x] {
-			cl.members = append(cl.members, x)
-		}
-		slices.Sort(cl.members)
-		r.addProto(r.pick(cl.members), cl.members)
-	}
+	cl.finish(r, nodes, limited)
 }
 
 // levelsMemo bounds the Sim results Levels keeps for complete link across thresholds

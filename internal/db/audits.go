@@ -401,13 +401,7 @@ func (d *DB) nextAuditPair(ctx context.Context, campaignID int64, annotator stri
 		  AND NOT ` + auditExcluded("(SELECT id FROM me)") + `
 		  AND ` + auditUnresolved + notAuditedFor
 	args := []any{annotator, campaignID, f.After, labelerMark(annotator), annotator, annotator}
-	if !f.Skipped {
-		q += ` AND NOT EXISTS (SELECT 1 FROM label_events se WHERE se.pair_id = p.id AND se.annotator = ? AND se.kind = 'skip')`
-		args = append(args, annotator)
-	}
-	if f.NotExact {
-		q += ` AND NOT ` + exactPair
-	}
+	q, args = f.where(q, args, annotator)
 	q += ` ORDER BY a.id, ap.position LIMIT 1`
 	var id int64
 	if err := d.r.QueryRowContext(ctx, q, args...).Scan(&id); err != nil {

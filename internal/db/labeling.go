@@ -184,6 +184,20 @@ type QueueFilter struct {
 	NotExact bool  // leave out exact copies: Jaccard 1, or identical content hashes
 }
 
+// where appends to a next-pair query (its pair named p) the conditions that leave out
+// what f leaves out for annotator: the pairs they skipped (unless f.Skipped) and exact
+// copies (f.NotExact).
+func (f QueueFilter) where(q string, args []any, annotator string) (string, []any) {
+	if !f.Skipped {
+		q += ` AND NOT EXISTS (SELECT 1 FROM label_events se WHERE se.pair_id = p.id AND se.annotator = ? AND se.kind = 'skip')`
+		args = append(args, annotator)
+	}
+	if f.NotExact {
+		q += ` AND NOT ` + exactPair
+	}
+	return q, args
+}
+
 // NextPair picks the next pair for an annotator: first the pairs of the campaign's open
 // audits that no label counts for yet, audit by audit in drawn order, unless the
 // annotator's label would not count for them (the manifest's author, whoever decided
@@ -220,13 +234,7 @@ func (d *DB) NextPair(ctx context.Context, campaignID int64, annotator string, f
 		q += notAuditedFor
 		args = append(args, annotator, annotator)
 	}
-	if !f.Skipped {
-		q += ` AND NOT EXISTS (SELECT 1 FROM label_events e WHERE e.pair_id = p.id AND e.annotator = ? AND e.kind = 'skip')`
-		args = append(args, annotator)
-	}
-	if f.NotExact {
-		q += ` AND NOT ` + exactPair
-	}
+	q, args = f.where(q, args, annotator)
 	q += ` ORDER BY p.queue_stage, p.queue_rank LIMIT 1`
 	var id int64
 	if err := d.r.QueryRowContext(ctx, q, args...).Scan(&id); err != nil {

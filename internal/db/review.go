@@ -116,13 +116,20 @@ func (d *DB) commit(ctx context.Context, tx *sql.Tx, by User, m Manifest, ch cha
 	return d.auditBy(ctx, tx, by, "manifest."+ch.action, manifestSubject(m.ID), detail)
 }
 
-// writable loads manifest id inside tx and refuses one that no longer changes.
-func writable(ctx context.Context, tx *sql.Tx, id int64) (Manifest, error) {
-	m, err := loadManifest(ctx, tx, id)
-	if err != nil {
-		return m, err
-	}
-	return m, review.CanChange(m.State)
+// inReviewTx runs fn in a write transaction with manifest id as it stands inside it,
+// refusing a manifest that no longer changes (review.CanChange): how every change of a
+// review starts.
+func (d *DB) inReviewTx(ctx context.Context, id int64, fn func(tx *sql.Tx, m Manifest) error) error {
+	return d.inTx(ctx, func(tx *sql.Tx) error {
+		m, err := loadManifest(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if err := review.CanChange(m.State); err != nil {
+			return err
+		}
+		return fn(tx, m)
+	})
 }
 
 // Decision is a change of some items' decision.
@@ -139,11 +146,7 @@ type Decision struct {
 // nothing is written and it returns 0.
 func (d *DB) Decide(ctx context.Context, by User, manifestID int64, dec Decision) (int, error) {
 	changed := 0
-	err := d.inTx(ctx, func(tx *sql.Tx) error {
-		m, err := writable(ctx, tx, manifestID)
-		if err != nil {
-			return err
-		}
+	err := d.inReviewTx(ctx, manifestID, func(tx *sql.Tx, m Manifest) error {
 		items, err := loadItems(ctx, tx, manifestID, dec.Items)
 		if err != nil {
 			return err
@@ -154,7 +157,7 @@ func (d *DB) Decide(ctx context.Context, by User, manifestID int64, dec Decision
 		return err
 	})
 	if err != nil {
-		return 0, fmt.Errorf("decide on %d item(s) of manifest %d: %w", len(dec.Items), manifestID, err)
+		return 0, fmt.Errorf("decide on %s of manifest %d: %w", review.Quantity(len(dec.Items), "item", "items"), manifestID, err)
 	}
 	return changed, nil
 }
@@ -164,11 +167,7 @@ func (d *DB) Decide(ctx context.Context, by User, manifestID int64, dec Decision
 // at least bar, recording the bar with each. It returns how many removals it approved
 // and in how many clusters.
 func (d *DB) BulkApprove(ctx context.Context, by User, manifestID int64, bar float64, expect int) (items, clusters int, err error) {
-	err = d.inTx(ctx, func(tx *sql.Tx) error {
-		m, err := writable(ctx, tx, manifestID)
-		if err != nil {
-			return err
-		}
+	err = d.inReviewTx(ctx, manifestID, func(tx *sql.Tx, m Manifest) error {
 		list, err := collect(ctx, tx, `SELECT `+itemColumns+` FROM manifest_items i JOIN clusters c ON c.id = i.cluster_id WHERE `+bulkWhere+`
 			ORDER BY i.document_id`, scanItem, manifestID, bar)
 		if err != nil {
@@ -176,10 +175,11 @@ func (d *DB) BulkApprove(ctx context.Context, by User, manifestID int64, bar flo
 		}
 		clusters = clusterCount(list)
 		if expect >= 0 && len(list) != expect {
-			return &review.RefusedError{Msg: fmt.Sprintf("the low-risk clusters changed since you looked: %d removal(s) in %d cluster(s) now, not %d; nothing was approved, look again",
-				len(list), clusters, expect)}
+			return &review.RefusedError{Msg: fmt.Sprintf("the low-risk clusters changed since you looked: %s in %s now, not %s; nothing was approved, look again",
+				review.Quantity(len(list), "removal", "removals"), review.Quantity(clusters, "cluster", "clusters"), review.Thousands(expect))}
 		}
-		summary := fmt.Sprintf("bulk-approved %d removal(s) in %d low-risk cluster(s) at bar %g", len(list), clusters, bar)
+		summary := fmt.Sprintf("bulk-approved %s in %s at bar %g", review.Quantity(len(list), "removal", "removals"),
+			review.Quantity(clusters, "low-risk cluster", "low-risk clusters"), bar)
 		ch := change{action: "bulk-approve", summary: summary, detail: map[string]any{"bar": bar, "clusters": clusters}}
 		items, err = d.decideAll(ctx, tx, by, m, list, review.Approved, bar, ch)
 		return err
@@ -300,11 +300,7 @@ func updateItem(ctx context.Context, tx *sql.Tx, it Item, docs docCache) error {
 // where their document stays in the first cluster. It returns the stored clusters.
 func (d *DB) ReplaceCluster(ctx context.Context, by User, manifestID int64, was Cluster, now []Cluster, action, summary string, detail map[string]any) ([]Cluster, error) {
 	var stored []Cluster
-	err := d.inTx(ctx, func(tx *sql.Tx) error {
-		m, err := writable(ctx, tx, manifestID)
-		if err != nil {
-			return err
-		}
+	err := d.inReviewTx(ctx, manifestID, func(tx *sql.Tx, m Manifest) error {
 		cur, err := loadCluster(ctx, tx, manifestID, was.ID)
 		if err != nil {
 			return err
@@ -413,11 +409,7 @@ func applyClusters(ctx context.Context, tx *sql.Tx, manifestID int64, remove []i
 // the error is ErrStale. It returns the cluster the change was in (0 for none) and false
 // when there is nothing to undo.
 func (d *DB) Undo(ctx context.Context, by User, manifestID int64) (clusterID int64, ok bool, err error) {
-	err = d.inTx(ctx, func(tx *sql.Tx) error {
-		m, err := writable(ctx, tx, manifestID)
-		if err != nil {
-			return err
-		}
+	err = d.inReviewTx(ctx, manifestID, func(tx *sql.Tx, m Manifest) error {
 		var id int64
 		var action, summary, beforeText, afterText string
 		var cl sql.NullInt64
@@ -888,11 +880,7 @@ var ErrSampleUndecided = errkind.New(errkind.Conflict, "the review sample still 
 // approval with OutsideSampleBar, listed in the sign-off record). It returns how many
 // removals it approved and in how many clusters.
 func (d *DB) ApproveOutsideSample(ctx context.Context, by User, manifestID int64) (items, clusters int, err error) {
-	err = d.inTx(ctx, func(tx *sql.Tx) error {
-		m, err := writable(ctx, tx, manifestID)
-		if err != nil {
-			return err
-		}
+	err = d.inReviewTx(ctx, manifestID, func(tx *sql.Tx, m Manifest) error {
 		var sampled, undecided int
 		if err := tx.QueryRowContext(ctx, `SELECT count(DISTINCT c.id), coalesce(sum(i.decision = 'remove' AND i.reviewed = 0), 0)
 			FROM clusters c LEFT JOIN manifest_items i ON i.cluster_id = c.id
@@ -903,7 +891,7 @@ func (d *DB) ApproveOutsideSample(ctx context.Context, by User, manifestID int64
 			return &review.InputError{Field: "sample", Msg: "this manifest has no review sample: every cluster is reviewed"}
 		}
 		if undecided > 0 {
-			return fmt.Errorf("%d removal(s) of the sample undecided: %w", undecided, ErrSampleUndecided)
+			return fmt.Errorf("%s of the sample undecided: %w", review.Quantity(undecided, "removal", "removals"), ErrSampleUndecided)
 		}
 		list, err := collect(ctx, tx, `SELECT `+itemColumns+` FROM manifest_items i JOIN clusters c ON c.id = i.cluster_id
 			WHERE i.manifest_id = ? AND i.decision = 'remove' AND i.reviewed = 0 AND c.sample_stratum IS NULL
@@ -912,7 +900,8 @@ func (d *DB) ApproveOutsideSample(ctx context.Context, by User, manifestID int64
 			return err
 		}
 		clusters = clusterCount(list)
-		summary := fmt.Sprintf("approved %d removal(s) in %d cluster(s) outside the review sample of %d cluster(s)", len(list), clusters, sampled)
+		summary := fmt.Sprintf("approved %s in %s outside the review sample of %s", review.Quantity(len(list), "removal", "removals"),
+			review.Quantity(clusters, "cluster", "clusters"), review.Quantity(sampled, "cluster", "clusters"))
 		ch := change{action: "approve-outside-sample", summary: summary, detail: map[string]any{"clusters": clusters, "sampled_clusters": sampled}}
 		items, err = d.decideAll(ctx, tx, by, m, list, review.Approved, OutsideSampleBar, ch)
 		return err

@@ -277,7 +277,7 @@ func TestBulkApprove(t *testing.T) {
 		t.Error("the content hash did not move with the decisions")
 	}
 	acts, err := f.d.RecentActions(ctx, f.m.ID, f.prep.ID, 10)
-	if err != nil || len(acts) != 1 || acts[0].Action != "bulk-approve" || acts[0].Summary != "bulk-approved 2 removal(s) in 1 low-risk cluster(s) at bar 0.8" {
+	if err != nil || len(acts) != 1 || acts[0].Action != "bulk-approve" || acts[0].Summary != "bulk-approved 2 removals in 1 low-risk cluster at bar 0.8" {
 		t.Errorf("actions: %+v, %v; want one bulk-approve", acts, err)
 	}
 	if n, _, err := f.d.BulkApprove(ctx, f.prep, f.m.ID, 0.5, -1); err != nil || n != 0 {

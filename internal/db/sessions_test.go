@@ -27,9 +27,7 @@ func TestLoginRotatesAndAudits(t *testing.T) {
 	if err := d.Login(ctx, bo, NewSession{TokenHash: []byte("second"), Replaces: []byte("first"), TTL: time.Hour}, "192.0.2.1"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.SessionByToken(ctx, []byte("first")); !errors.Is(err, ErrNotFound) {
-		t.Errorf("replaced session: %v; want ErrNotFound", err)
-	}
+	checkNoSession(t, d, "first", "replaced session")
 	if _, err := d.SessionByToken(ctx, []byte("second")); err != nil {
 		t.Errorf("new session: %v", err)
 	}
@@ -51,9 +49,7 @@ func TestLoginWithoutAuditLeavesNoSession(t *testing.T) {
 	if err := d.Login(ctx, bo, NewSession{TokenHash: []byte("t"), TTL: time.Hour}, "192.0.2.1"); err == nil {
 		t.Fatal("Login without an audit log: no error")
 	}
-	if _, err := d.SessionByToken(ctx, []byte("t")); !errors.Is(err, ErrNotFound) {
-		t.Errorf("session after a failed login: %v; want ErrNotFound", err)
-	}
+	checkNoSession(t, d, "t", "session after a failed login")
 	if err := d.Logout(ctx, []byte("t"), bo); err == nil {
 		t.Error("Logout without an audit log: no error")
 	}
@@ -65,9 +61,7 @@ func TestSessionLifetime(t *testing.T) {
 	ctx := context.Background()
 	bo := mustUser(t, d, "bo", auth.Annotator)
 	start := time.Now()
-	if err := d.CreateSession(ctx, NewSession{UserID: bo.ID, TokenHash: []byte("s"), TTL: time.Hour}); err != nil {
-		t.Fatal(err)
-	}
+	mustSession(t, d, bo, "s")
 	for _, tc := range []struct {
 		name  string
 		at    time.Duration // after start
@@ -103,13 +97,11 @@ func TestLogout(t *testing.T) {
 	d := openTest(t)
 	ctx := context.Background()
 	bo := mustUser(t, d, "bo", auth.Annotator)
-	d.CreateSession(ctx, NewSession{UserID: bo.ID, TokenHash: []byte("s"), TTL: time.Hour})
+	mustSession(t, d, bo, "s")
 	if err := d.Logout(ctx, []byte("s"), bo); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.SessionByToken(ctx, []byte("s")); !errors.Is(err, ErrNotFound) {
-		t.Errorf("session after logout: %v; want ErrNotFound", err)
-	}
+	checkNoSession(t, d, "s", "session after logout")
 	// A dead cookie of nobody known: the session goes, nothing is audited.
 	if err := d.Logout(ctx, []byte("dead"), User{}); err != nil {
 		t.Fatal(err)
@@ -143,9 +135,7 @@ func TestTryTouchSession(t *testing.T) {
 	ctx := context.Background()
 	bo := mustUser(t, d, "bo", auth.Annotator)
 	start := time.Now()
-	if err := d.CreateSession(ctx, NewSession{UserID: bo.ID, TokenHash: []byte("s"), TTL: time.Hour}); err != nil {
-		t.Fatal(err)
-	}
+	mustSession(t, d, bo, "s")
 	d.now = func() time.Time { return start.Add(10 * time.Minute) }
 	holding, release, done := make(chan struct{}), make(chan struct{}), make(chan error)
 	go func() {

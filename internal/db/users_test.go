@@ -34,6 +34,22 @@ func mustUser(t *testing.T, d *DB, name string, role auth.Role) User {
 	return u
 }
 
+// mustSession opens a session of u, valid for an hour, under token.
+func mustSession(t *testing.T, d *DB, u User, token string) {
+	t.Helper()
+	if err := d.CreateSession(context.Background(), NewSession{UserID: u.ID, TokenHash: []byte(token), TTL: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkNoSession checks that no session answers to token; what names the session.
+func checkNoSession(t *testing.T, d *DB, token, what string) {
+	t.Helper()
+	if _, err := d.SessionByToken(context.Background(), []byte(token)); !errors.Is(err, ErrNotFound) {
+		t.Errorf("%s: %v; want ErrNotFound", what, err)
+	}
+}
+
 func TestCreateUserAndLookups(t *testing.T) {
 	t.Parallel()
 	d := openTest(t)
@@ -226,9 +242,7 @@ func TestSetDisabledEndsSessions(t *testing.T) {
 	ctx := context.Background()
 	root := mustUser(t, d, "root", auth.Admin)
 	bo := mustUser(t, d, "bo", auth.Annotator)
-	if err := d.CreateSession(ctx, NewSession{UserID: bo.ID, TokenHash: []byte("bo-session"), TTL: time.Hour}); err != nil {
-		t.Fatal(err)
-	}
+	mustSession(t, d, bo, "bo-session")
 	if err := d.SetDisabled(ctx, root, root.ID, true); !errors.Is(err, ErrLastAdmin) {
 		t.Errorf("disabling the only admin: %v; want ErrLastAdmin", err)
 	}
@@ -238,9 +252,7 @@ func TestSetDisabledEndsSessions(t *testing.T) {
 	if u, _ := d.UserByID(ctx, bo.ID); !u.Disabled {
 		t.Error("bo is not disabled")
 	}
-	if _, err := d.SessionByToken(ctx, []byte("bo-session")); !errors.Is(err, ErrNotFound) {
-		t.Errorf("a disabled user's session: %v; want ErrNotFound", err)
-	}
+	checkNoSession(t, d, "bo-session", "a disabled user's session")
 	if err := d.SetDisabled(ctx, root, bo.ID, false); err != nil {
 		t.Fatal(err)
 	}
@@ -260,16 +272,14 @@ func TestSetPasswordEndsSessions(t *testing.T) {
 	d := openTest(t)
 	ctx := context.Background()
 	bo := mustUser(t, d, "bo", auth.Annotator)
-	d.CreateSession(ctx, NewSession{UserID: bo.ID, TokenHash: []byte("s"), TTL: time.Hour})
+	mustSession(t, d, bo, "s")
 	if err := d.SetPassword(ctx, bo.ID, "new-hash"); err != nil {
 		t.Fatal(err)
 	}
 	if u, _ := d.UserByID(ctx, bo.ID); u.PasswordHash != "new-hash" {
 		t.Errorf("hash after SetPassword = %q", u.PasswordHash)
 	}
-	if _, err := d.SessionByToken(ctx, []byte("s")); !errors.Is(err, ErrNotFound) {
-		t.Errorf("session after a password change: %v; want ErrNotFound", err)
-	}
+	checkNoSession(t, d, "s", "session after a password change")
 	if err := d.SetPassword(ctx, 999, "x"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("SetPassword of an unknown user: %v; want ErrNotFound", err)
 	}

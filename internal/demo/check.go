@@ -13,6 +13,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
 	"github.com/dedupstudio/dedupstudio/internal/labels"
 	"github.com/dedupstudio/dedupstudio/internal/percent"
+	"github.com/dedupstudio/dedupstudio/internal/review"
 )
 
 // Judgement is one answer about a pair: a blind judge's or the rules'.
@@ -264,7 +265,8 @@ func (r CheckReport) Write(w io.Writer) {
 		}
 		return fmt.Sprintf("%.3f", x)
 	}
-	fmt.Fprintf(w, "Blind check of %s against the current rules: %d judge(s): %s. Targets: alpha >= 0.9 on category, >= 95%% agreement on duplicate.\n\n", r.Pairs, len(r.JudgeNames), strings.Join(r.JudgeNames, ", "))
+	fmt.Fprintf(w, "Blind check of %s against the current rules: %s: %s. Targets: alpha >= 0.9 on category, >= 95%% agreement on duplicate.\n\n",
+		r.Pairs, review.Quantity(len(r.JudgeNames), "judge", "judges"), strings.Join(r.JudgeNames, ", "))
 	for _, u := range r.Unknown {
 		fmt.Fprintf(w, "- not in the pairs file, left out: %s\n", u)
 	}

@@ -207,7 +207,7 @@ func TestCheck(t *testing.T) {
 	}
 	var out strings.Builder
 	rep.Write(&out)
-	for _, want := range []string{"| rules vs same | 84 | 1.000 |", "| same vs off | 84 |", "All judges: alpha"} {
+	for _, want := range []string{"against the current rules: 2 judges: ", "| rules vs same | 84 | 1.000 |", "| same vs off | 84 |", "All judges: alpha"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
 		}

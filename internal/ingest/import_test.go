@@ -123,7 +123,7 @@ func TestLabelCountsAndRejects(t *testing.T) {
 	store, ds := importNumeric(t)
 	_, err := LabelsFile(ctx, store, "testdata/eight-rows.csv", LabelOptions{DatasetID: ds.ID, Create: true})
 	var le *LabelError
-	if !errors.As(err, &le) || !strings.HasPrefix(err.Error(), "label import refused, nothing was imported: 5 bad row(s) of 8;") {
+	if !errors.As(err, &le) || !strings.HasPrefix(err.Error(), "label import refused, nothing was imported: 5 bad rows of 8;") {
 		t.Fatalf("err = %v; want 5 bad rows of 8", err)
 	}
 	if r := le.Report; r.Rows != 8 || r.Accepted != 3 || r.Rejected != 5 || r.New != 0 {

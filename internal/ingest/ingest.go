@@ -21,6 +21,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/errkind"
+	"github.com/dedupstudio/dedupstudio/internal/review"
 )
 
 // ErrEmpty is an import of a file without a single document.
@@ -85,7 +86,8 @@ func (e *Error) Error() string {
 	if e.Err != nil {
 		return "import failed, nothing was imported: " + e.Err.Error()
 	}
-	msg := fmt.Sprintf("import refused, nothing was imported: %d bad record(s) of %d", e.Report.Rejected, e.Report.Valid+e.Report.Rejected)
+	msg := fmt.Sprintf("import refused, nothing was imported: %s of %s", review.Quantity(e.Report.Rejected, "bad record", "bad records"),
+		review.Thousands(e.Report.Valid+e.Report.Rejected))
 	if len(e.Report.Errors) > 0 {
 		msg += "; first: " + e.Report.Errors[0].Error()
 	}

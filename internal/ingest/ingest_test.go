@@ -281,3 +281,21 @@ func TestHelperImportChild(t *testing.T) {
 	})
 	t.Fatalf("import finished before it was killed: %v", err)
 }
+
+// A refused import counts its bad records in words, with thousands separators.
+func TestRefusalCountsInWords(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{&Error{Report: Report{Valid: 1, Rejected: 1}}, "import refused, nothing was imported: 1 bad record of 2 ("},
+		{&Error{Report: Report{Valid: 1998, Rejected: 2}}, "import refused, nothing was imported: 2 bad records of 2,000 ("},
+		{&LabelError{Report: LabelReport{Rows: 8, Rejected: 1}}, "label import refused, nothing was imported: 1 bad row of 8"},
+		{&LabelError{Report: LabelReport{Rows: 1500, Rejected: 1200}}, "label import refused, nothing was imported: 1,200 bad rows of 1,500"},
+	} {
+		if got := tc.err.Error(); !strings.HasPrefix(got, tc.want) {
+			t.Errorf("Error() = %q; want it to start %q", got, tc.want)
+		}
+	}
+}

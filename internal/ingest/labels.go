@@ -17,6 +17,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/errkind"
 	"github.com/dedupstudio/dedupstudio/internal/labels"
+	"github.com/dedupstudio/dedupstudio/internal/review"
 )
 
 // LabelOptions tune a label import. The command line's flags and the web form's fields
@@ -101,7 +102,8 @@ func (e *LabelError) Error() string {
 	if e.Err != nil {
 		return "label import refused, nothing was imported: " + e.Err.Error()
 	}
-	msg := fmt.Sprintf("label import refused, nothing was imported: %d bad row(s) of %d", e.Report.Rejected, e.Report.Rows)
+	msg := fmt.Sprintf("label import refused, nothing was imported: %s of %s", review.Quantity(e.Report.Rejected, "bad row", "bad rows"),
+		review.Thousands(e.Report.Rows))
 	if len(e.Report.Errors) > 0 {
 		msg += "; first: " + e.Report.Errors[0].Error()
 	}

@@ -8,8 +8,6 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/campaign"
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/db"
-	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
-	"github.com/dedupstudio/dedupstudio/internal/demo"
 	"github.com/dedupstudio/dedupstudio/internal/labels"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 	"github.com/dedupstudio/dedupstudio/internal/review"
@@ -27,12 +25,7 @@ import (
 //     (the audit's pairs labeled: the walk passes over all 300 of them).
 func BenchmarkAuditDemo(b *testing.B) {
 	ctx := context.Background()
-	store := dbtest.Open(b)
-	rep, _, err := demo.Load(ctx, store)
-	if err != nil {
-		b.Fatal(err)
-	}
-	prep, _ := store.CreateUser(ctx, "t", "prep", auth.Reviewer, "x")
+	store, rep, prep := demoStore(b)
 	appr, _ := store.CreateUser(ctx, "t", "appr", auth.Approver, "x")
 	ann, _ := store.CreateUser(ctx, "t", "ann", auth.Annotator, "x")
 	spec, err := lsh.ParseSpec("level=char size=3 k=128")

@@ -15,7 +15,6 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
 	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
-	"github.com/dedupstudio/dedupstudio/internal/demo"
 	"github.com/dedupstudio/dedupstudio/internal/ingest"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 	"github.com/dedupstudio/dedupstudio/internal/realtext"
@@ -30,12 +29,7 @@ import (
 // labels, and the manifest stored. SetBytes is the dataset's text, so MB/s is printed.
 func BenchmarkRunDemo(b *testing.B) {
 	ctx := context.Background()
-	store := dbtest.Open(b)
-	rep, _, err := demo.Load(ctx, store)
-	if err != nil {
-		b.Fatal(err)
-	}
-	u, _ := store.CreateUser(ctx, "t", "prep", auth.Reviewer, "x")
+	store, rep, u := demoStore(b)
 	rule, _ := cluster.ParseRule("longest")
 	sigs := sigcache.New(store)
 	for _, v := range []review.Verification{review.Exact, review.Estimate} {

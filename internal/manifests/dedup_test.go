@@ -88,13 +88,34 @@ func newFixture(t *testing.T) *fixture {
 	return f
 }
 
+// demoStore is a store holding the demo sample (2,136 documents, 826 labeled pairs),
+// the report of its import, and a reviewer, prep, to run manifests as.
+func demoStore(tb testing.TB) (*db.DB, ingest.Report, db.User) {
+	tb.Helper()
+	ctx := context.Background()
+	store := dbtest.Open(tb)
+	rep, _, err := demo.Load(ctx, store)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	u, _ := store.CreateUser(ctx, "t", "prep", auth.Reviewer, "x")
+	return store, rep, u
+}
+
 func (f *fixture) params(policy cluster.Policy, rule string) review.Params {
 	f.t.Helper()
+	return exactParams(f.t, 0.75, policy, rule)
+}
+
+// exactParams is the default representation at 32 × 4, verified exactly, at threshold t
+// with the cluster policy and keeper rule given.
+func exactParams(tb testing.TB, t float64, policy cluster.Policy, rule string) review.Params {
+	tb.Helper()
 	r, err := cluster.ParseRule(rule)
 	if err != nil {
-		f.t.Fatal(err)
+		tb.Fatal(err)
 	}
-	return review.Params{Spec: lsh.DefaultSpec(), Shape: lsh.Shape{Bands: 32, Rows: 4}, Threshold: 0.75,
+	return review.Params{Spec: lsh.DefaultSpec(), Shape: lsh.Shape{Bands: 32, Rows: 4}, Threshold: t,
 		Verification: review.Exact, Policy: policy, Rule: r, CodeVersion: "test"}
 }
 
@@ -471,15 +492,8 @@ func TestRunOnTheDemoSample(t *testing.T) {
 	}
 	t.Parallel()
 	ctx := context.Background()
-	store := dbtest.Open(t)
-	rep, _, err := demo.Load(ctx, store)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u, _ := store.CreateUser(ctx, "t", "prep", auth.Reviewer, "x")
-	rule, _ := cluster.ParseRule("longest")
-	p := review.Params{Spec: lsh.DefaultSpec(), Shape: lsh.Shape{Bands: 32, Rows: 4}, Threshold: 0.5, Verification: review.Exact,
-		Policy: cluster.KeeperStar, Rule: rule, CodeVersion: "test"}
+	store, rep, u := demoStore(t)
+	p := exactParams(t, 0.5, cluster.KeeperStar, "longest")
 	m, err := Run(ctx, store, sigcache.New(store), Request{DatasetID: rep.Dataset.ID, Params: p, By: u}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -582,7 +596,7 @@ func TestRevocationAndLabelsMakeManifestsStale(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = RequestSignOff(ctx, f.store, f.prep, f.manifest(again.ID))
-	if !errors.As(err, &outdated) || !strings.Contains(err.Error(), "the labels changed since the run: 1 label event(s) on 1 pair(s) of campaign default") {
+	if !errors.As(err, &outdated) || !strings.Contains(err.Error(), "the labels changed since the run: 1 label event on 1 pair of campaign default,") {
 		t.Errorf("request sign-off after a new label: %v", err)
 	}
 }

@@ -5,11 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/db/dbtest"
-	"github.com/dedupstudio/dedupstudio/internal/demo"
-	"github.com/dedupstudio/dedupstudio/internal/lsh"
 	"github.com/dedupstudio/dedupstudio/internal/review"
 	"github.com/dedupstudio/dedupstudio/internal/sigcache"
 	"github.com/dedupstudio/dedupstudio/internal/sweep"
@@ -25,15 +22,8 @@ func TestRunAfterAnExportKeepsItsLabels(t *testing.T) {
 	}
 	t.Parallel()
 	ctx := context.Background()
-	store := dbtest.Open(t)
-	rep, _, err := demo.Load(ctx, store)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u, _ := store.CreateUser(ctx, "t", "prep", auth.Reviewer, "x")
-	rule, _ := cluster.ParseRule("earliest")
-	p := review.Params{Spec: lsh.DefaultSpec(), Shape: lsh.Shape{Bands: 32, Rows: 4}, Threshold: 0.8, Verification: review.Exact,
-		Policy: cluster.Components, Rule: rule, CodeVersion: "test"}
+	store, rep, u := demoStore(t)
+	p := exactParams(t, 0.8, cluster.Components, "earliest")
 	run := func() *review.Estimates {
 		t.Helper()
 		m, err := Run(ctx, store, sigcache.New(store), Request{DatasetID: rep.Dataset.ID, Params: p, By: u}, nil)

@@ -341,19 +341,8 @@ func (w *walk) run() string {
 	w.runs++
 	w.ms = append(w.ms, m.ID)
 	// The run proposed no tombstoned document and kept none.
-	items, err := w.store.Items(w.ctx, m.ID)
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	for _, it := range items {
-		if mm, gone := w.standing[it.Doc]; gone {
-			w.t.Errorf("manifest %d proposes %s, tombstoned by manifest %d", m.ID, w.ext[it.Doc], mm)
-		}
-		if mm, gone := w.standing[it.Keeper]; gone {
-			w.t.Errorf("manifest %d keeps %s, tombstoned by manifest %d", m.ID, w.ext[it.Keeper], mm)
-		}
-	}
-	return fmt.Sprintf("%s: manifest %d, %d removal(s)", what, m.ID, len(items))
+	n := w.checkNoneGone("manifest", m.ID)
+	return fmt.Sprintf("%s: manifest %d, %d removal(s)", what, m.ID, n)
 }
 
 // importPairs brings back what an engine that ran over the whole corpus decided: pairs
@@ -380,19 +369,27 @@ func (w *walk) importPairs() string {
 	}
 	w.runs++
 	w.ms = append(w.ms, m.ID)
-	items, err := w.store.Items(w.ctx, m.ID)
+	n := w.checkNoneGone("imported manifest", m.ID)
+	return fmt.Sprintf("%s imports pairs: manifest %d, %d removal(s), %d left out (removed before)", by.Name, m.ID, n, m.Origin.AlreadyRemoved)
+}
+
+// checkNoneGone checks that manifest id (what: "manifest", "imported manifest") neither
+// proposes nor keeps a document an exported manifest tombstoned, and returns how many
+// removals it proposes.
+func (w *walk) checkNoneGone(what string, id int64) int {
+	items, err := w.store.Items(w.ctx, id)
 	if err != nil {
 		w.t.Fatal(err)
 	}
 	for _, it := range items {
 		if mm, gone := w.standing[it.Doc]; gone {
-			w.t.Errorf("imported manifest %d proposes %s, tombstoned by manifest %d", m.ID, w.ext[it.Doc], mm)
+			w.t.Errorf("%s %d proposes %s, tombstoned by manifest %d", what, id, w.ext[it.Doc], mm)
 		}
 		if mm, gone := w.standing[it.Keeper]; gone {
-			w.t.Errorf("imported manifest %d keeps %s, tombstoned by manifest %d", m.ID, w.ext[it.Keeper], mm)
+			w.t.Errorf("%s %d keeps %s, tombstoned by manifest %d", what, id, w.ext[it.Keeper], mm)
 		}
 	}
-	return fmt.Sprintf("%s imports pairs: manifest %d, %d removal(s), %d left out (removed before)", by.Name, m.ID, len(items), m.Origin.AlreadyRemoved)
+	return len(items)
 }
 
 // decide gives every undecided removal of a manifest a decision (mostly approvals), or

@@ -113,12 +113,12 @@ func decideCluster(ctx context.Context, store *db.DB, by db.User, m db.Manifest,
 		return 0, nil
 	}
 	verb := map[review.Decision]string{review.Approved: "approved", review.Excluded: "excluded"}[d]
-	what := "removal(s)"
+	what := review.Quantity(len(ids), "removal", "removals")
 	if d == review.Approved && scope.Direct {
-		what = "direct removal(s)"
+		what = review.Quantity(len(ids), "direct removal", "direct removals")
 	}
 	return store.Decide(ctx, by, m.ID, db.Decision{Items: ids, Decision: d, Action: "decide-cluster", Cluster: c.ID,
-		Summary: fmt.Sprintf("%s %d %s of cluster %d", verb, len(ids), what, c.ID)})
+		Summary: fmt.Sprintf("%s %s of cluster %d", verb, what, c.ID)})
 }
 
 // BulkApprove approves every undecided removal of the clusters that are not chained and
@@ -228,14 +228,8 @@ func cut(ctx context.Context, store *db.DB, by db.User, m db.Manifest, c db.Clus
 		names[i] = ext[l[0]] + "~" + ext[l[1]]
 		pairs[i] = []string{ext[l[0]], ext[l[1]]}
 	}
-	clusters, alone := "clusters", "documents"
-	if len(now) == 1 {
-		clusters = "cluster"
-	}
-	if c.Size-kept == 1 {
-		alone = "document"
-	}
-	summary := fmt.Sprintf("cut cluster %d at %s: %d %s, %d %s left alone", c.ID, strings.Join(names, ", "), len(now), clusters, c.Size-kept, alone)
+	summary := fmt.Sprintf("cut cluster %d at %s: %s, %s left alone", c.ID, strings.Join(names, ", "),
+		review.Quantity(len(now), "cluster", "clusters"), review.Quantity(c.Size-kept, "document", "documents"))
 	detail := map[string]any{"clusters_after": len(now), "size": map[string]int{"before": c.Size, "after": sizeOf(now)}}
 	if len(links) == 1 {
 		detail["link"] = pairs[0]

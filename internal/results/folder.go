@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
+	"github.com/dedupstudio/dedupstudio/internal/review"
 )
 
 // Folder is the output folder of datatrove's MinhashDedupCluster (remove_ids in
@@ -78,8 +79,8 @@ func ReadDatatroveFolder(f Folder) (*Read, error) {
 	}
 	if len(clusters) == 0 {
 		if len(removes) > 0 {
-			return fail("%d .remove file(s) and no .clusters file: a .remove file lists the documents to remove but not what each duplicates; "+
-				"run MinhashDedupCluster with save_cluster_id=True (the exported pipeline does) and import the folder again", len(removes))
+			return fail("%s and no .clusters file: a .remove file lists the documents to remove but not what each duplicates; "+
+				"run MinhashDedupCluster with save_cluster_id=True (the exported pipeline does) and import the folder again", review.Quantity(len(removes), ".remove file", ".remove files"))
 		}
 		return fail("no NNNNNN.clusters file in it: import the output folder of MinhashDedupCluster(save_cluster_id=True) (remove_ids)")
 	}
@@ -89,8 +90,8 @@ func ReadDatatroveFolder(f Folder) (*Read, error) {
 	}
 	slices.Sort(ranks)
 	if f.IDs == nil && (len(ranks) > 1 || ranks[0] != 0) {
-		return fail("holds the clusters of %d task(s) (%s, ...): a document is named there by its index in its task's input, so the import needs "+
-			"the ids each task read, which the exported pipeline writes to doc_ids/ beside remove_ids/ (give that folder as -ids)", len(ranks), clusters[ranks[0]])
+		return fail("holds the clusters of %s (%s, ...): a document is named there by its index in its task's input, so the import needs "+
+			"the ids each task read, which the exported pipeline writes to doc_ids/ beside remove_ids/ (give that folder as -ids)", review.Quantity(len(ranks), "task", "tasks"), clusters[ranks[0]])
 	}
 
 	r := &Read{Format: Datatrove, File: name + "/", KeeperGiven: len(removes) > 0}

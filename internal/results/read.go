@@ -299,7 +299,7 @@ func readDatasketchTSV(src Source, opt Options) (*Read, error) {
 		f := strings.Split(text, "\t")
 		if len(f) != 5 || f[1] != "duplicate of" || f[3] != "jaccard estimate" {
 			bad.add(&corpus.RecordError{Place: place, Msg: fmt.Sprintf("want JSON lines {\"id\", \"matches\": [...]} or the tab-separated line "+
-				"id, \"duplicate of\", id, \"jaccard estimate\", score of the datasketch program; got %d field(s)", len(f))})
+				"id, \"duplicate of\", id, \"jaccard estimate\", score of the datasketch program; got %s", review.Quantity(len(f), "field", "fields"))})
 			if bad.total >= MaxListed {
 				break
 			}
@@ -538,7 +538,8 @@ func readClusterRecords(r io.Reader, name string, bad *badList) ([]clusterRecord
 		place := corpus.Place{File: name, Line: off/8 + 1}
 		if err == io.ErrUnexpectedEOF {
 			bad.add(&corpus.RecordError{Place: place,
-				Msg: fmt.Sprintf("ends %d byte(s) into a record at byte %d: a .clusters file holds 8-byte records (uint32 document index, uint32 cluster id)", n, off)})
+				Msg: fmt.Sprintf("ends %s into a record at byte %d: a .clusters file holds 8-byte records (uint32 document index, uint32 cluster id)",
+					review.Quantity(n, "byte", "bytes"), off)})
 			return out, nil
 		}
 		if err != nil {
@@ -566,7 +567,7 @@ func readRemoveRecords(r io.Reader, name string, bad *badList) (map[uint32]bool,
 		}
 		if err == io.ErrUnexpectedEOF {
 			bad.add(&corpus.RecordError{Place: corpus.Place{File: name, Line: off/4 + 1},
-				Msg: fmt.Sprintf("ends %d byte(s) into a record at byte %d: a .remove file holds uint32 document indexes", n, off)})
+				Msg: fmt.Sprintf("ends %s into a record at byte %d: a .remove file holds uint32 document indexes", review.Quantity(n, "byte", "bytes"), off)})
 			return removed, nil
 		}
 		if err != nil {

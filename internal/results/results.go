@@ -114,7 +114,9 @@ type BadInputError struct {
 	Total  int
 }
 
-func (e *BadInputError) Error() string { return listError(e.File, "bad record(s)", e.Errors, e.Total) }
+func (e *BadInputError) Error() string {
+	return listError(e.File, "bad record", "bad records", e.Errors, e.Total)
+}
 
 // UnknownIDsError is a file that names documents the dataset does not have: each one
 // where the file first names it.
@@ -126,11 +128,8 @@ type UnknownIDsError struct {
 }
 
 func (e *UnknownIDsError) Error() string {
-	what := "documents that dataset "
-	if e.Total == 1 {
-		what = "document that dataset "
-	}
-	return listError(e.File, what+strconv.Quote(e.Dataset)+" does not have (import them there, or skip them)", e.Errors, e.Total)
+	what := " that dataset " + strconv.Quote(e.Dataset) + " does not have (import them there, or skip them)"
+	return listError(e.File, "document"+what, "documents"+what, e.Errors, e.Total)
 }
 
 // documents is a count of documents in words: "1 document", "2,000 documents".
@@ -147,9 +146,11 @@ func (e *RowsError) Error() string {
 	return fmt.Sprintf("%s: more than %d rows, the cap on one results import (split the file, or raise the cap: -max-rows of import-results, -max-result-rows of the server)", e.Place, e.Max)
 }
 
-func listError(file, what string, errs []*corpus.RecordError, total int) string {
+// listError is the message of an error about file: the count of its total bad records or
+// ids, in words (one and many are the noun), and each of errs on a line of its own.
+func listError(file, one, many string, errs []*corpus.RecordError, total int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %d %s", file, total, what)
+	fmt.Fprintf(&b, "%s: %s", file, review.Quantity(total, one, many))
 	for _, e := range errs {
 		b.WriteString("\n  ")
 		b.WriteString(e.Error())

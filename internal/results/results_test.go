@@ -247,7 +247,9 @@ func TestBadInput(t *testing.T) {
 		want             []string // in the error, in order
 	}{
 		{"pairs score out of range", "pairs.csv", "id_a,id_b,score\nd0,d1,0.9\nd1,d2,1.5\n", Pairs,
-			[]string{"pairs.csv: 1 bad record(s)", "pairs.csv:3: field score: 1.5 is not a similarity in [0, 1]"}},
+			[]string{"pairs.csv: 1 bad record\n", "pairs.csv:3: field score: 1.5 is not a similarity in [0, 1]"}},
+		{"pairs two scores out of range", "pairs.csv", "id_a,id_b,score\nd0,d1,-1\nd1,d2,1.5\n", Pairs,
+			[]string{"pairs.csv: 2 bad records\n", "pairs.csv:2: field score: -1 is not", "pairs.csv:3: field score: 1.5 is not"}},
 		{"pairs missing id", "pairs.csv", "id_a,id_b,score\n,d1,0.9\n", Pairs, []string{"pairs.csv:2: field id_a: empty"}},
 		{"pairs self", "pairs.tsv", "id_a\tid_b\tscore\nd1\td1\t1\n", Pairs, []string{"pairs.tsv:2: field id_b: the same document as id_a"}},
 		{"milvus hits not a list", "dump.jsonl", `{"id": "d1", "hits": {"id": "d0"}}` + "\n", Milvus,
@@ -271,7 +273,9 @@ func TestBadInput(t *testing.T) {
 			`{"id": "d2", "text": "x", "metadata": {"minhash_cluster_id": 1.5}}` + "\n", Datatrove,
 			[]string{`out.jsonl:2: field metadata.minhash_cluster_id: "1.5" is not a cluster id`}},
 		{"clusters cut short", "000000.clusters", "\x00\x00\x00\x00\x01\x00\x00\x00\x02\x00", Datatrove,
-			[]string{"000000.clusters:2: ends 2 byte(s) into a record at byte 8"}},
+			[]string{"000000.clusters:2: ends 2 bytes into a record at byte 8"}},
+		{"clusters cut at a byte", "000000.clusters", "\x00\x00\x00\x00\x01\x00\x00\x00\x02", Datatrove,
+			[]string{"000000.clusters:2: ends 1 byte into a record at byte 8"}},
 		{"datasketch jaccard", "matches.jsonl", `{"id": "d2", "matches": [{"id": "d0", "jaccard": 0.9}, {"id": "d1", "jaccard": 1.5}]}` + "\n", Datasketch,
 			[]string{"matches.jsonl:1: field matches[1].jaccard: 1.5 is not a similarity in [0, 1]"}},
 		{"datasketch matches not a list", "matches.jsonl", `{"id": "d2", "hits": [{"id": "d0", "distance": 0.9}]}` + "\n", Datasketch,
@@ -279,7 +283,9 @@ func TestBadInput(t *testing.T) {
 		{"datasketch itself", "matches.jsonl", `{"id": "d2", "matches": [{"id": "d2", "jaccard": 1}]}` + "\n", Datasketch,
 			[]string{"matches.jsonl:1: field matches[0].id: the query document itself"}},
 		{"datasketch tsv line", "ds1.tsv", "d1\tduplicate of\td0\tjaccard estimate\t0.92\nd2 duplicate of d0\n", Datasketch,
-			[]string{`ds1.tsv:2: want JSON lines {"id", "matches": [...]} or the tab-separated line id, "duplicate of", id, "jaccard estimate", score of the datasketch program; got 1 field(s)`}},
+			[]string{`ds1.tsv:2: want JSON lines {"id", "matches": [...]} or the tab-separated line id, "duplicate of", id, "jaccard estimate", score of the datasketch program; got 1 field`}},
+		{"datasketch tsv line of two fields", "ds1.tsv", "d2 duplicate of\td0\n", Datasketch,
+			[]string{`ds1.tsv:1: want JSON lines {"id", "matches": [...]} or the tab-separated line id, "duplicate of", id, "jaccard estimate", score of the datasketch program; got 2 fields`}},
 		{"datasketch tsv score", "ds1.tsv", "d1\tduplicate of\td0\tjaccard estimate\tnan\n", Datasketch,
 			[]string{"ds1.tsv:1: field jaccard estimate: nan is not a similarity in [0, 1]"}},
 	}
@@ -564,7 +570,7 @@ func TestDatatroveFolder(t *testing.T) {
 
 	// Without the ids, a document's index says nothing across tasks.
 	_, err = ReadDatatroveFolder(Folder{Name: "remove_ids", Dir: folder.Dir})
-	if err == nil || !strings.Contains(err.Error(), "remove_ids: holds the clusters of 2 task(s) (000000.clusters, ...)") ||
+	if err == nil || !strings.Contains(err.Error(), "remove_ids: holds the clusters of 2 tasks (000000.clusters, ...)") ||
 		!strings.Contains(err.Error(), "doc_ids/") {
 		t.Errorf("without ids: %v; want the tasks named and doc_ids asked for", err)
 	}
@@ -583,7 +589,11 @@ func TestDatatroveFolderBad(t *testing.T) {
 		want  string
 	}{
 		{"remove only", fstest.MapFS{"000000.remove": {Data: []byte{1, 0, 0, 0}}}, nil,
-			"remove_ids: 1 .remove file(s) and no .clusters file: a .remove file lists the documents to remove but not what each duplicates"},
+			"remove_ids: 1 .remove file and no .clusters file: a .remove file lists the documents to remove but not what each duplicates"},
+		{"removes only", fstest.MapFS{"000000.remove": {Data: []byte{1, 0, 0, 0}}, "000001.remove": {Data: []byte{2, 0, 0, 0}}}, nil,
+			"remove_ids: 2 .remove files and no .clusters file"},
+		{"one task not the first", fstest.MapFS{"000003.clusters": {Data: append(rec(0, 1), rec(1, 1)...)}}, nil,
+			"remove_ids: holds the clusters of 1 task (000003.clusters, ...)"},
 		{"empty", fstest.MapFS{"README": {Data: []byte("x")}}, nil, "remove_ids: no NNNNNN.clusters file in it"},
 		{"ids missing", fstest.MapFS{"000003.clusters": {Data: append(rec(0, 1), rec(1, 1)...)}}, fstest.MapFS{"000000.ids": {Data: []byte(`"a"` + "\n")}},
 			"doc_ids has no 000003.ids: the ids task 3 read are missing"},
@@ -592,7 +602,7 @@ func TestDatatroveFolderBad(t *testing.T) {
 		{"bad id line", fstest.MapFS{"000000.clusters": {Data: append(rec(0, 1), rec(1, 1)...)}}, fstest.MapFS{"000000.ids": {Data: []byte(`"d0"` + "\n" + `{"id": 1}` + "\n")}},
 			"doc_ids/000000.ids:2: field id: want a string or a whole number"},
 		{"cut short", fstest.MapFS{"000000.clusters": {Data: append(rec(0, 1), 1, 0)}}, nil,
-			"remove_ids/000000.clusters:2: ends 2 byte(s) into a record at byte 8"},
+			"remove_ids/000000.clusters:2: ends 2 bytes into a record at byte 8"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -67,7 +67,7 @@ func Lowered(n int, by string, at time.Time, why string) *Lowering {
 
 // Text is the lowering as the record and the pages say it.
 func (l Lowering) Text() string {
-	s := fmt.Sprintf("lowered from %d to %d approval(s) by %s on %s", l.From, l.To, l.By, l.At.Format("2006-01-02 15:04 UTC"))
+	s := fmt.Sprintf("lowered from %d to %s by %s on %s", l.From, Quantity(l.To, "approval", "approvals"), l.By, l.At.Format("2006-01-02 15:04 UTC"))
 	if l.Why != "" {
 		s += ": " + l.Why
 	}
@@ -173,8 +173,9 @@ func (s Staleness) Reasons() []string {
 		out = append(out, "the dataset changed since the run: "+c.Text())
 	}
 	if s.LabelEvents > 0 {
-		out = append(out, fmt.Sprintf("the labels changed since the run: %d label event(s) on %d pair(s) of campaign %s, the last on %s; "+
-			"the estimates on this page were computed before them", s.LabelEvents, s.LabelPairs, s.Campaign,
+		out = append(out, fmt.Sprintf("the labels changed since the run: %s on %s of campaign %s, the last on %s; "+
+			"the estimates on this page were computed before them", Quantity(s.LabelEvents, "label event", "label events"),
+			Quantity(s.LabelPairs, "pair", "pairs"), s.Campaign,
 			s.LabelsAt.UTC().Format("2006-01-02 15:04 UTC")))
 	}
 	return out
@@ -226,7 +227,7 @@ func (e *ConflictError) Error() string {
 	for i, c := range e.Conflicts {
 		parts[i] = c.Text()
 	}
-	s := fmt.Sprintf("%d removal(s) conflict with other manifests' exports: %s", e.Total, strings.Join(parts, "; "))
+	s := fmt.Sprintf("%s with other manifests' exports: %s", Quantity(e.Total, "removal conflicts", "removals conflict"), strings.Join(parts, "; "))
 	if e.Total > len(e.Conflicts) {
 		s += fmt.Sprintf("; and %d more", e.Total-len(e.Conflicts))
 	}

@@ -315,8 +315,10 @@ func TestTallyAndRules(t *testing.T) {
 			t.Errorf("CanChange(%s) = nil; want refused", s)
 		}
 	}
-	if err := CanRequestSignOff(Draft, 2); err == nil || !strings.Contains(err.Error(), "2 removal(s)") {
-		t.Errorf("CanRequestSignOff with 2 undecided = %v", err)
+	for n, want := range map[int]string{1: "1 removal has no decision yet", 2: "2 removals have no decision yet", 1234: "1,234 removals have no decision yet"} {
+		if err := CanRequestSignOff(Draft, n); err == nil || !strings.HasPrefix(err.Error(), want+": approve or exclude every removal first") {
+			t.Errorf("CanRequestSignOff with %d undecided = %v; want %q", n, err, want)
+		}
 	}
 	if CanExport(InReview) == nil || CanExport(SignedOff) != nil {
 		t.Error("CanExport: only a signed-off manifest is exported")

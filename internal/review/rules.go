@@ -111,7 +111,7 @@ func CanRequestSignOff(s State, undecided int) error {
 		return refused("only a draft goes to review; this manifest is %s", s.Label())
 	}
 	if undecided > 0 {
-		return refused("%d removal(s) have no decision yet: approve or exclude every removal first", undecided)
+		return refused("%s no decision yet: approve or exclude every removal first", Quantity(undecided, "removal has", "removals have"))
 	}
 	return nil
 }

@@ -19,10 +19,7 @@ import (
 func TestLabelsChangedFollowsTheStore(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	grid := smallGrid()
-	grid.Specs = grid.Specs[:1]
-	grid.Verifications = grid.Verifications[:1]
-	sw := e.run(StartRequest{CampaignID: e.campaign.ID, Name: "before", Grid: grid})
+	sw := e.runSmall("before")
 	pairs, err := e.store.SweepPairs(ctx, e.campaign.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -89,6 +86,25 @@ func TestLabelsChangedFollowsTheStore(t *testing.T) {
 	}
 }
 
+// checkKept checks that what who kept of sweep id (its snapshot and the index of its
+// documents) is what reading the sweep from the store gives, and not empty.
+func (e *env) checkKept(who string, id int64, kept *sweepLabels) {
+	e.t.Helper()
+	ctx := context.Background()
+	stored, err := e.store.Sweep(ctx, id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	read, err := e.svc.sweepLabels(ctx, stored)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if !slices.Equal(kept.snap, read.snap) || !maps.Equal(kept.index, read.index) || len(kept.snap) == 0 {
+		e.t.Errorf("%s kept %d pairs over %d documents; the store gives %d over %d, or they differ",
+			who, len(kept.snap), len(kept.index), len(read.snap), len(read.index))
+	}
+}
+
 // labelDiffAfresh compares the campaign's labels read afresh with the sweep's
 // snapshot, as LabelsChanged did before it kept them.
 func (e *env) labelDiffAfresh(id int64) LabelDiff {
@@ -139,10 +155,7 @@ func (e *env) labelDiffAfresh(id int64) LabelDiff {
 func TestLabelCacheKeepsFewSweeps(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	grid := smallGrid()
-	grid.Specs = grid.Specs[:1]
-	grid.Verifications = grid.Verifications[:1]
-	sw := e.run(StartRequest{CampaignID: e.campaign.ID, Name: "kept", Grid: grid})
+	sw := e.runSmall("kept")
 	cl := e.svc.labels.campaign(e.campaign.ID)
 	cl.mu.Lock()
 	kept := cl.sweeps[sw.ID]
@@ -150,18 +163,7 @@ func TestLabelCacheKeepsFewSweeps(t *testing.T) {
 	if kept == nil {
 		t.Fatal("no comparison state kept for the sweep Start made")
 	}
-	stored, err := e.store.Sweep(ctx, sw.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	read, err := e.svc.sweepLabels(ctx, stored)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(kept.snap, read.snap) || !maps.Equal(kept.index, read.index) || len(kept.snap) == 0 {
-		t.Errorf("Start kept %d pairs over %d documents; the store gives %d over %d, or they differ",
-			len(kept.snap), len(kept.index), len(read.snap), len(read.index))
-	}
+	e.checkKept("Start", sw.ID, kept)
 	want, err := e.svc.LabelsChanged(ctx, sw.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -203,10 +205,7 @@ func TestLabelCacheKeepsFewSweeps(t *testing.T) {
 func TestWarmReadsSnapshots(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	grid := smallGrid()
-	grid.Specs = grid.Specs[:1]
-	grid.Verifications = grid.Verifications[:1]
-	sw := e.run(StartRequest{CampaignID: e.campaign.ID, Name: "oldest", Grid: grid})
+	sw := e.runSmall("oldest")
 	snap, err := e.store.SweepLabels(ctx, sw.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -245,18 +244,7 @@ func TestWarmReadsSnapshots(t *testing.T) {
 	if warmed == nil {
 		t.FailNow()
 	}
-	stored, err := e.store.Sweep(ctx, ids[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	read, err := e.svc.sweepLabels(ctx, stored)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(warmed.snap, read.snap) || !maps.Equal(warmed.index, read.index) || len(read.snap) == 0 {
-		t.Errorf("Warm kept %d pairs over %d documents; the store gives %d over %d, or they differ",
-			len(warmed.snap), len(warmed.index), len(read.snap), len(read.index))
-	}
+	e.checkKept("Warm", ids[1], warmed)
 	for _, id := range []int64{ids[1], sw.ID} {
 		got, err := restarted.LabelsChanged(ctx, id)
 		if want := e.labelDiffAfresh(id); err != nil || got != want {
@@ -275,10 +263,7 @@ func TestWarmReadsSnapshots(t *testing.T) {
 func TestLabelViewsPerDocuments(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	grid := smallGrid()
-	grid.Specs = grid.Specs[:1]
-	grid.Verifications = grid.Verifications[:1]
-	sw := e.run(StartRequest{CampaignID: e.campaign.ID, Name: "run", Grid: grid})
+	sw := e.runSmall("run")
 	snap, err := e.store.SweepLabels(ctx, sw.ID)
 	if err != nil {
 		t.Fatal(err)

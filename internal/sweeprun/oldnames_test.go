@@ -20,12 +20,7 @@ import (
 // configuration of it.
 func TestOldPolicyNamesLoad(t *testing.T) {
 	ctx := context.Background()
-	src, err := demoTemplate()
-	if err != nil {
-		t.Fatalf("demo store: %v", err)
-	}
-	path := filepath.Join(t.TempDir(), "studio.db")
-	copyFile(t, src, path)
+	path := demoCopy(t)
 	e := openEnv(t, path)
 	grid := sweep.Grid{Specs: []lsh.Spec{lsh.DefaultSpec()}, Shapes: []lsh.Shape{{Bands: 32, Rows: 4}}, Thresholds: []float64{0.7, 0.9},
 		Verifications: []sweep.Verification{sweep.ExactJaccard}, Policies: []cluster.Policy{cluster.Components, cluster.KeeperStar}}
@@ -80,14 +75,7 @@ func TestOldPolicyNamesLoad(t *testing.T) {
 		t.Errorf("grid policies %q; want %q", got.Grid.Policies, grid.Policies)
 	}
 	after := up.results(sw.ID)
-	if len(after) != len(before) {
-		t.Fatalf("%d results; want %d", len(after), len(before))
-	}
-	for i := range after {
-		if g, w := figures(t, after[i].Result), figures(t, before[i].Result); g != w {
-			t.Errorf("result %d as read:\n%.300s\nas stored:\n%.300s", i, g, w)
-		}
-	}
+	sameResults(t, "read by the new process, against those stored", after, before)
 	again, err := up.svc.Select(ctx, sw.ID, after[0].Config, 0.62)
 	if err != nil {
 		t.Fatalf("Select of a result stored with the old name: %v", err)

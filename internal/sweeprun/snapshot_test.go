@@ -58,12 +58,7 @@ func TestDecodeSnapshot(t *testing.T) {
 // read from the snapshot the migration copied into sweep_labels by a new process.
 func TestSnapshotMigrated(t *testing.T) {
 	ctx := context.Background()
-	src, err := demoTemplate()
-	if err != nil {
-		t.Fatalf("demo store: %v", err)
-	}
-	path := filepath.Join(t.TempDir(), "studio.db")
-	copyFile(t, src, path)
+	path := demoCopy(t)
 	e := openEnv(t, path)
 	grid := smallGrid()
 	grid.Specs = grid.Specs[len(grid.Specs)/2 : len(grid.Specs)/2+1] // word 5, k=64

@@ -77,13 +77,20 @@ type env struct {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
+	return openEnv(t, demoCopy(t))
+}
+
+// demoCopy copies the demo store into the test's temporary folder and returns its path,
+// for a test that opens the store again (as a new process would).
+func demoCopy(t testing.TB) string {
+	t.Helper()
 	src, err := demoTemplate()
 	if err != nil {
 		t.Fatalf("demo store: %v", err)
 	}
 	path := filepath.Join(t.TempDir(), "studio.db")
 	copyFile(t, src, path)
-	return openEnv(t, path)
+	return path
 }
 
 func openEnv(t testing.TB, path string) *env {
@@ -160,6 +167,51 @@ func (e *env) run(req StartRequest) Sweep {
 		e.t.Fatalf("Wait: %v", err)
 	}
 	return sw
+}
+
+// runSmall runs a sweep named name of smallGrid's first representation and first
+// verification alone: enough for the tests of labels and snapshots.
+func (e *env) runSmall(name string) Sweep {
+	e.t.Helper()
+	grid := smallGrid()
+	grid.Specs = grid.Specs[:1]
+	grid.Verifications = grid.Verifications[:1]
+	return e.run(StartRequest{CampaignID: e.campaign.ID, Name: name, Grid: grid})
+}
+
+// onFirstFlush makes svc flush every five configurations and call fn, once, with the
+// sweep of the first flush, in its job.
+func onFirstFlush(svc *Service, fn func(id int64)) {
+	var once sync.Once
+	svc.flushEvery = 5
+	svc.afterFlush = func(id int64, done int) {
+		once.Do(func() { fn(id) })
+	}
+}
+
+// holdFirstFlush makes svc's next job stop after its first flush: the job's sweep id
+// is sent on reached, and the job goes on once release is closed.
+func holdFirstFlush(svc *Service) (reached chan int64, release chan struct{}) {
+	reached, release = make(chan int64), make(chan struct{})
+	onFirstFlush(svc, func(id int64) {
+		reached <- id
+		<-release
+	})
+	return reached, release
+}
+
+// sameResults checks got has the results of want, figure for figure (timings aside);
+// what says whose results got are.
+func sameResults(t testing.TB, what string, got, want []Result) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d results; want %d", what, len(got), len(want))
+	}
+	for i := range want {
+		if g, w := figures(t, got[i].Result), figures(t, want[i].Result); g != w {
+			t.Errorf("%s: result %d differs:\n%s\n%s", what, i, g, w)
+		}
+	}
 }
 
 // figures is a result without its timings, as JSON: what must not depend on how the
@@ -253,15 +305,11 @@ func TestCancelResume(t *testing.T) {
 	whole := e.run(StartRequest{CampaignID: e.campaign.ID, Grid: smallGrid()})
 	want := e.results(whole.ID)
 
-	e.svc.flushEvery = 5
-	var once sync.Once
-	e.svc.afterFlush = func(id int64, done int) {
-		once.Do(func() {
-			if err := e.svc.Cancel(id); err != nil {
-				t.Errorf("Cancel(%d): %v", id, err)
-			}
-		})
-	}
+	onFirstFlush(e.svc, func(id int64) {
+		if err := e.svc.Cancel(id); err != nil {
+			t.Errorf("Cancel(%d): %v", id, err)
+		}
+	})
 	cut := e.run(StartRequest{CampaignID: e.campaign.ID, Grid: smallGrid()})
 	e.svc.afterFlush = nil
 	if cut.State != Cancelled {
@@ -291,15 +339,7 @@ func TestCancelResume(t *testing.T) {
 		t.Fatalf("resumed sweep is %s (%q); want done", resumed.State, resumed.Error)
 	}
 	e.checkConsistent(resumed)
-	got := e.results(cut.ID)
-	if len(got) != len(want) {
-		t.Fatalf("resumed sweep has %d results; the whole sweep %d", len(got), len(want))
-	}
-	for i := range want {
-		if g, w := figures(t, got[i].Result), figures(t, want[i].Result); g != w {
-			t.Errorf("result %d after resume differs:\n%s\n%s", i, g, w)
-		}
-	}
+	sameResults(t, "after resume", e.results(cut.ID), want)
 	if _, err := e.svc.Resume(ctx, cut.ID, 0); !errors.Is(err, ErrNotResumable) {
 		t.Errorf("Resume of a finished sweep = %v; want ErrNotResumable", err)
 	}
@@ -319,15 +359,7 @@ func TestRestartMarksInterrupted(t *testing.T) {
 	whole := first.run(StartRequest{CampaignID: first.campaign.ID, Grid: smallGrid()})
 	want := first.results(whole.ID)
 
-	reached, release := make(chan int64), make(chan struct{})
-	var once sync.Once
-	first.svc.flushEvery = 5
-	first.svc.afterFlush = func(id int64, done int) {
-		once.Do(func() {
-			reached <- id
-			<-release
-		})
-	}
+	reached, release := holdFirstFlush(first.svc)
 	sw, err := first.svc.Start(ctx, StartRequest{CampaignID: first.campaign.ID, Grid: smallGrid()})
 	if err != nil {
 		t.Fatal(err)
@@ -362,24 +394,13 @@ func TestRestartMarksInterrupted(t *testing.T) {
 		t.Fatalf("resumed: %s, %v; want done", done.State, err)
 	}
 	second.checkConsistent(done)
-	res := second.results(sw.ID)
-	if len(res) != len(want) {
-		t.Fatalf("%d results; want %d", len(res), len(want))
-	}
-	for i := range want {
-		if g, w := figures(t, res[i].Result), figures(t, want[i].Result); g != w {
-			t.Errorf("result %d after restart and resume differs:\n%s\n%s", i, g, w)
-		}
-	}
+	sameResults(t, "after restart and resume", second.results(sw.ID), want)
 }
 
 func TestLabelsChangedAndRerun(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	grid := smallGrid()
-	grid.Specs = grid.Specs[:1]
-	grid.Verifications = grid.Verifications[:1]
-	sw := e.run(StartRequest{CampaignID: e.campaign.ID, Name: "before", Grid: grid})
+	sw := e.runSmall("before")
 	if d, err := e.svc.LabelsChanged(ctx, sw.ID); err != nil || d.N() != 0 || d.Version != sw.LabelVersion {
 		t.Fatalf("LabelsChanged right after = %+v, %v; want none, version %s", d, err, sw.LabelVersion)
 	}
@@ -658,15 +679,7 @@ func TestQueueRunsOneAtATime(t *testing.T) {
 func TestRestartMarksQueuedInterrupted(t *testing.T) {
 	first := newEnv(t)
 	ctx := context.Background()
-	reached, release := make(chan int64), make(chan struct{})
-	var once sync.Once
-	first.svc.flushEvery = 5
-	first.svc.afterFlush = func(id int64, done int) {
-		once.Do(func() {
-			reached <- id
-			<-release
-		})
-	}
+	reached, release := holdFirstFlush(first.svc)
 	running, err := first.svc.Start(ctx, StartRequest{CampaignID: first.campaign.ID, Grid: smallGrid()})
 	if err != nil {
 		t.Fatal(err)
