@@ -169,11 +169,11 @@ func TestLoweringIsRecorded(t *testing.T) {
 	}
 	m := f.runAsForm(ds, "1", "admin")
 	l := m.ApprovalsLowered
-	if m.ApprovalsRequired != 1 || l == nil || l.By != "admin" || l.To != 1 || l.Why != "1 enabled account(s) other than the preparer may approve" {
+	if m.ApprovalsRequired != 1 || l == nil || l.By != "admin" || l.To != 1 || l.Why != "1 enabled account other than the preparer may approve" {
 		t.Fatalf("manifest asks %d, lowering %+v; want 1, lowered by admin, 1 other account", m.ApprovalsRequired, l)
 	}
 	page := fmt.Sprintf("/manifests/%d", m.ID)
-	if _, body := get(t, f.h, page, f.admin); !strings.Contains(body, "lowered from 2 to 1 approval(s) by admin") || strings.Contains(body, `data-testid="no-approver"`) {
+	if _, body := get(t, f.h, page, f.admin); !strings.Contains(body, "lowered from 2 to 1 approval by admin") || strings.Contains(body, `data-testid="no-approver"`) {
 		t.Errorf("the page does not show the lowering, or says nobody can sign off")
 	}
 	if ev, err := f.store.AuditOf(context.Background(), fmt.Sprintf("manifest:%d", m.ID), 10); err != nil || len(ev) == 0 ||

@@ -27,7 +27,7 @@ func TestUploadImport(t *testing.T) {
 	// A refused import names the line and field, and stores nothing.
 	rec = f.upload("/datasets", "crawl.jsonl", `{"id":"3","text":"ok"}`+"\n"+`{"id":"4","txt":"typo"}`+"\n", nil)
 	status, body = f.waitJob(rec.Header().Get("Location"))
-	if status != http.StatusUnprocessableEntity || !strings.Contains(body, "crawl.jsonl:2") || !strings.Contains(body, "1 bad record(s) of 2") {
+	if status != http.StatusUnprocessableEntity || !strings.Contains(body, "crawl.jsonl:2") || !strings.Contains(body, "1 bad record of 2") {
 		t.Errorf("refused import page %d:\n%s", status, body)
 	}
 	if n, _ := f.store.CountDocuments(context.Background()); n != 2 {

@@ -238,8 +238,8 @@ func (s *server) approveOutsideSample(w http.ResponseWriter, r *http.Request, m 
 		s.failOnManifest(w, r, m, err)
 		return
 	}
-	s.toManifest(w, r, m.ID, fmt.Sprintf("Approved %d removal(s) in %d cluster(s) outside the review sample, on the strength of the sample's review.",
-		items, clusters))
+	s.toManifest(w, r, m.ID, fmt.Sprintf("Approved %s in %s outside the review sample, on the strength of the sample's review.",
+		templates.Plural(items, "removal", "removals"), templates.Plural(clusters, "cluster", "clusters")))
 }
 
 // originView fills an imported manifest's origin and sample into its page.
@@ -255,22 +255,22 @@ func (s *server) originView(ctx context.Context, v *templates.ManifestPage, m db
 	v.Origin = []templates.Param{
 		{Name: "File", Value: fmt.Sprintf("%s (%s)", o.File, o.Format)},
 		{Name: "SHA-256", Value: o.SHA256},
-		{Name: "Read", Value: fmt.Sprintf("%d record(s)", o.Records)},
-		{Name: "Built", Value: fmt.Sprintf("%d cluster(s), %d removal(s)", o.Clusters, o.Removals)},
+		{Name: "Read", Value: templates.Plural(o.Records, "record", "records")},
+		{Name: "Built", Value: templates.Plural(o.Clusters, "cluster", "clusters") + ", " + templates.Plural(o.Removals, "removal", "removals")},
 		{Name: "Keepers", Value: keepers},
 		{Name: "Imported by", Value: fmt.Sprintf("%s, %s", o.ImportedBy, o.ImportedAt.Format("2006-01-02 15:04 MST"))},
 	}
 	if o.Pairs > 0 {
-		v.Origin[2].Value += fmt.Sprintf(", %d pair(s)", o.Pairs)
+		v.Origin[2].Value += ", " + templates.Plural(o.Pairs, "pair", "pairs")
 	}
 	if o.Skipped > 0 {
-		v.Origin = append(v.Origin, templates.Param{Name: "Skipped", Value: fmt.Sprintf("%d record(s) naming documents the dataset does not have (e.g. %s)",
-			o.Skipped, strings.Join(o.SkippedIDs, ", "))})
+		v.Origin = append(v.Origin, templates.Param{Name: "Skipped", Value: fmt.Sprintf("%s naming documents the dataset does not have (e.g. %s)",
+			templates.Plural(o.Skipped, "record", "records"), strings.Join(o.SkippedIDs, ", "))})
 	}
 	if o.AlreadyRemoved > 0 {
 		v.Origin = append(v.Origin, templates.Param{Name: "Left out", Value: fmt.Sprintf("%s exported manifests had removed (e.g. %s): "+
-			"neither proposed again nor kept; %d cluster(s) whose keeper was among them keep a live member by the keeper rule",
-			templates.Plural(o.AlreadyRemoved, "document", "documents"), strings.Join(o.AlreadyRemovedIDs, ", "), o.Rekept)})
+			"neither proposed again nor kept; %s whose keeper was among them %s a live member by the keeper rule",
+			templates.Plural(o.AlreadyRemoved, "document", "documents"), strings.Join(o.AlreadyRemovedIDs, ", "), templates.Plural(o.Rekept, "cluster", "clusters"), keepVerb(o.Rekept))})
 	}
 	if o.Sample == nil {
 		return nil
@@ -368,8 +368,8 @@ func originSections(rec review.Record) []templates.RecordSection {
 	}
 	secs := []templates.RecordSection{{Title: "Imported from production", Facts: []templates.Param{
 		{Name: "File", Value: fmt.Sprintf("%s (%s), sha256 %s", o.File, o.Format, o.SHA256)},
-		{Name: "Read", Value: fmt.Sprintf("%d record(s); %d skipped for naming documents the dataset does not have", o.Records, o.Skipped)},
-		{Name: "Built", Value: fmt.Sprintf("%d cluster(s), %d removal(s); keepers by %s", o.Clusters, o.Removals, o.Keepers)},
+		{Name: "Read", Value: templates.Plural(o.Records, "record", "records") + "; " + fmt.Sprint(o.Skipped) + " skipped for naming documents the dataset does not have"},
+		{Name: "Built", Value: templates.Plural(o.Clusters, "cluster", "clusters") + ", " + templates.Plural(o.Removals, "removal", "removals") + "; keepers by " + o.Keepers},
 		{Name: "Imported by", Value: fmt.Sprintf("%s, %s", o.ImportedBy, o.ImportedAt.Format("2006-01-02 15:04 MST"))},
 	}}}
 	if !rec.ReviewedSample || o.Sample == nil {
@@ -384,4 +384,12 @@ func originSections(rec review.Record) []templates.RecordSection {
 		strata.Rows = append(strata.Rows, []string{st.Size, st.Link, strconv.Itoa(st.Clusters), strconv.Itoa(st.Drawn)})
 	}
 	return append(secs, strata)
+}
+
+// keepVerb is "keeps" after one, "keep" after any other count.
+func keepVerb(n int) string {
+	if n == 1 {
+		return "keeps"
+	}
+	return "keep"
 }

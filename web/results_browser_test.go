@@ -40,7 +40,7 @@ func TestUploadResultsInBrowser(t *testing.T) {
 	p.do(chromedp.Click(`[data-testid="run-manifest"]`))
 	p.waitFor(`!!document.querySelector('[data-testid="sample-summary"]')`)
 	summary := evalJS[string](p, `document.querySelector('[data-testid="imported-from"]').innerText`)
-	for _, w := range []string{"dump.jsonl (milvus)", "3 cluster(s), 4 removal(s)", "a stratified sample of 1 of 3 clusters"} {
+	for _, w := range []string{"dump.jsonl (milvus)", "3 clusters, 4 removals", "a stratified sample of 1 of 3 clusters"} {
 		if !strings.Contains(summary, w) {
 			t.Errorf("imported-from section %q lacks %q", summary, w)
 		}

@@ -85,7 +85,7 @@ func TestUploadResultsThroughTheManifestsPage(t *testing.T) {
 		t.Error("the list of manifests does not say which one was imported")
 	}
 	_, body = get(t, f.h, "/manifests/"+id, f.admin)
-	for _, w := range []string{`data-testid="imported-from"`, "pairs.csv (pairs)", "4 cluster(s), 5 removal(s)",
+	for _, w := range []string{`data-testid="imported-from"`, "pairs.csv (pairs)", "4 clusters, 5 removals",
 		"the engine&#39;s: connected components of its pairs", // what the engine did, not the configuration's policy
 		`data-testid="sample-summary"`, "a stratified sample of 2 of 4 clusters", "seed 9", `data-testid="sample-strata"`,
 		`disabled data-testid="approve-outside"`} {

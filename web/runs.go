@@ -482,7 +482,7 @@ func (s *server) approvers(ctx context.Context, preparer int64) (int, string, er
 	if err != nil {
 		return 0, "", err
 	}
-	return n, fmt.Sprintf("%d enabled account(s) other than the preparer may approve", n), nil
+	return n, templates.Plural(n, "enabled account other than the preparer may", "enabled accounts other than the preparer may") + " approve", nil
 }
 
 // shortfall says, when a manifest needs more approvals than the people who may still give
@@ -494,12 +494,7 @@ func shortfall(me *db.User, needed, others int, more bool, who string) templates
 	if needed <= others {
 		return templates.Shortfall{}
 	}
-	count := func(n int, one, many string) string {
-		if n == 1 {
-			return "1 " + one
-		}
-		return fmt.Sprintf("%d %s", n, many)
-	}
+	count := templates.Plural
 	asked := count(needed, "approval", "approvals")
 	if more {
 		asked = count(needed, "more approval", "more approvals")
