@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 )
 
@@ -258,7 +259,7 @@ func (v view) datatroveNotes() []string {
 		candidateP(lsh.Shape{Bands: v.Bands, Rows: v.Rows}, 0.5))
 	notes = append(notes, th)
 	cl := "Clusters: MinhashDedupCluster joins the pairs into connected components and removes every member but one (the root of its union-find, not the keeper rule " + v.Rule + "): the studio's components policy"
-	if v.Policy != "components" {
+	if v.S.Params.Policy != cluster.Components {
 		cl += "; the calibrated policy is " + v.Policy + ", which datatrove does not offer"
 	}
 	cl += "."
