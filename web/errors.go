@@ -15,6 +15,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/jobs"
 	"github.com/dedupstudio/dedupstudio/internal/review"
 	"github.com/dedupstudio/dedupstudio/internal/sweeprun"
+	"github.com/dedupstudio/dedupstudio/internal/words"
 	"github.com/dedupstudio/dedupstudio/web/templates"
 )
 
@@ -105,11 +106,12 @@ func (s *server) problem(r *http.Request, err error) (int, string) {
 		s.log.Info("client went away", "err", err, "method", r.Method, "path", r.URL.Path, "request_id", requestIDOf(r))
 		return statusClientClosed, "The request was cut off before it was answered."
 	}
+	// Messages quote what people typed: ClipQuoted keeps a 900 kB value from coming back whole.
 	if pe, ok := errors.AsType[*pageError](err); ok {
-		return pe.status, pe.msg
+		return pe.status, words.ClipQuoted(pe.msg)
 	}
 	if msg, ok := userMessage(err); ok {
-		return statusOf[errkind.Of(err)], msg
+		return statusOf[errkind.Of(err)], words.ClipQuoted(msg)
 	}
 	id := requestIDOf(r)
 	s.log.Error("internal error", "err", err, "method", r.Method, "path", r.URL.Path, "request_id", id)

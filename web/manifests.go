@@ -406,7 +406,7 @@ func estimateRows(e *review.Estimates) []templates.Param {
 	}
 	if e.Design != "" {
 		rows = append(rows,
-			templates.Param{Name: "Dataset recall (design " + e.Design + ")", Value: intervalText(e.DatasetRecall, true)},
+			templates.Param{Name: "Dataset recall (design " + strings.TrimPrefix(e.Design, "design ") + ")", Value: intervalText(e.DatasetRecall, true)},
 			templates.Param{Name: "Dataset false removals", Value: intervalText(e.FalseRemovals, false)},
 			templates.Param{Name: "False removals per removal", Value: intervalText(e.FalseRemovalRate, true)})
 	}

@@ -29,6 +29,14 @@ func (s *server) loadPair(r *http.Request) (db.Campaign, int64, error) {
 	if !ok {
 		return c, 0, notFound("pair in this campaign")
 	}
+	// A pair the campaign does not have is not found before its form is read: a label
+	// posted to one answers 404, not a form error about its fields.
+	if _, err := s.store.Pair(r.Context(), c.ID, pairID); err != nil {
+		if errors.Is(err, db.ErrNotFound) {
+			return c, 0, notFound("pair in this campaign")
+		}
+		return c, 0, err
+	}
 	return c, pairID, nil
 }
 

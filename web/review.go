@@ -397,6 +397,9 @@ func (s *server) exportManifest(w http.ResponseWriter, r *http.Request, m db.Man
 		return
 	}
 	switch n := formInt(r, "count"); {
+	case m.State != review.SignedOff:
+		// Only a signed-off manifest exports: Export refuses with that reason, which a
+		// count of 0 (a draft approves nothing yet) would otherwise hide.
 	case r.PostFormValue("count") == "":
 		err = &formError{field: "count", msg: "confirm the export: it tombstones " + templates.Plural(counts.Approved, "document", "documents")}
 	case n != counts.Approved:

@@ -555,6 +555,9 @@ type sweepData struct {
 	// configuration that meets the target; false when the page shows the closest one,
 	// whose point estimate breaks the target, which is never preselected for proposing.
 	chosen bool
+	// draws: the person may draw pairs for labeling (the plans' forms); without it the
+	// plans say who can.
+	draws bool
 }
 
 func (s *server) loadSweepData(r *http.Request, q dashQuery) (sweepData, error) {
@@ -566,7 +569,7 @@ func (s *server) loadSweepData(r *http.Request, q dashQuery) (sweepData, error) 
 	if err != nil {
 		return sweepData{}, err
 	}
-	d := sweepData{sw: sw, a: a, sel: -1, results: a.Results, rs: a.Scored}
+	d := sweepData{sw: sw, a: a, sel: -1, results: a.Results, rs: a.Scored, draws: userOf(r).Role.Can(auth.ManageCampaigns)}
 	if a.RecErr == nil {
 		d.sel, d.chosen = a.Rec.Index, a.Rec.Preselect
 	} else if len(d.rs) > 0 {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dedupstudio/dedupstudio/internal/auth"
 	"github.com/dedupstudio/dedupstudio/internal/chart"
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
@@ -524,6 +525,9 @@ func planView(p sweep.LabelPlan, d sweepData, campaignID int64, q dashQuery) *te
 // model (no counts without one), into the campaign's labeling queue.
 func planDraw(d sweepData, campaignID int64, counts func(bins int) []int, more int) templates.PlanDraw {
 	f := templates.PlanDraw{Action: fmt.Sprintf("/campaigns/%d/sample", campaignID), More: more}
+	if !d.draws {
+		return templates.PlanDraw{More: more, WhoDraws: whoCan(auth.ManageCampaigns)}
+	}
 	if m := d.a.Model; m != nil {
 		f.Scheme, f.Rep, f.Counts = string(m.Scheme), m.Rep.String(), countsField(counts(len(m.Bins)))
 	}

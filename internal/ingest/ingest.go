@@ -104,8 +104,8 @@ type IdenticalError struct {
 }
 
 func (e *IdenticalError) Error() string {
-	return fmt.Sprintf("the documents are identical to dataset %q version %d (%d documents, imported %s, content hash %.12s); import again as a new version only if you mean to",
-		e.Earlier.Name, e.Earlier.Version, e.Earlier.Docs, e.Earlier.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"), e.Earlier.ContentHash)
+	return fmt.Sprintf("the documents are identical to dataset %q version %d (%s, imported %s, content hash %.12s); import again as a new version only if you mean to",
+		e.Earlier.Name, e.Earlier.Version, review.Quantity(e.Earlier.Docs, "document", "documents"), e.Earlier.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"), e.Earlier.ContentHash)
 }
 
 // DatasetName derives a dataset name from a file name: its base without extensions.

@@ -8,6 +8,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/review"
+	"github.com/dedupstudio/dedupstudio/internal/words"
 )
 
 // Every refusal in the review and export path is written to the audit log with its
@@ -50,7 +51,8 @@ func RecordRefusal(ctx context.Context, store *db.DB, by db.User, m db.Manifest,
 	if now, rerr := store.Manifest(ctx, m.ID); rerr == nil {
 		m.State = now.State
 	}
-	detail := map[string]any{"action": action, "reason": reason, "manifest_hash": m.ContentHash, "state": m.State.Label()}
+	// The reason may quote what someone typed; the log keeps it for good, so long values are cut.
+	detail := map[string]any{"action": action, "reason": words.ClipQuoted(reason), "manifest_hash": m.ContentHash, "state": m.State.Label()}
 	if aerr := store.AuditBy(ctx, by, "manifest.refused", fmt.Sprintf("manifest:%d", m.ID), detail); aerr != nil {
 		return fmt.Errorf("%w (and its record in the audit log failed: %w)", err, aerr)
 	}

@@ -2,9 +2,10 @@ package review
 
 import (
 	"fmt"
-	"github.com/dedupstudio/dedupstudio/internal/words"
 	"strings"
 	"time"
+
+	"github.com/dedupstudio/dedupstudio/internal/words"
 )
 
 // # Live documents, staleness and conflicts between manifests
