@@ -17,6 +17,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/frame"
 	"github.com/dedupstudio/dedupstudio/internal/labels"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/words"
 	"github.com/dedupstudio/dedupstudio/web/templates"
 )
 
@@ -181,6 +182,15 @@ func fmtNum(x float64, digits int) string {
 		return "–"
 	}
 	return strconv.FormatFloat(x, 'f', digits, 64)
+}
+
+// fmtCount writes a count estimated as a real number for people: rounded, with
+// thousands separators (114,833), "–" for NaN.
+func fmtCount(x float64) string {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return "–"
+	}
+	return words.Thousands(int(math.Round(x)))
 }
 
 func yesNo(b bool) string {

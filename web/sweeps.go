@@ -22,6 +22,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 	"github.com/dedupstudio/dedupstudio/internal/sweep"
 	"github.com/dedupstudio/dedupstudio/internal/sweeprun"
+	"github.com/dedupstudio/dedupstudio/internal/words"
 	"github.com/dedupstudio/dedupstudio/web/templates"
 )
 
@@ -137,7 +138,7 @@ func sweepFormView(f gridForm, action string, known map[string]int) templates.Sw
 		v.Policies = append(v.Policies, templates.Check{Value: k, Label: f.PolicyLabels[k], Checked: contains(f.Policies, k)})
 	}
 	if n, ok := formConfigs(f, known); ok {
-		v.Configs = fmt.Sprintf("%d configurations", n)
+		v.Configs = templates.Plural(n, "configuration", "configurations")
 	} else if f.autoShapes() {
 		v.Configs = "Configurations: every axis multiplied, with the shapes chosen at each k when it starts."
 	}
@@ -191,7 +192,7 @@ func (s *server) startSweep(w http.ResponseWriter, r *http.Request, c db.Campaig
 		s.failBack(w, r, err, back)
 		return
 	}
-	msg := fmt.Sprintf("Sweep started: %d configurations.", sw.Total)
+	msg := "Sweep started: " + templates.Plural(sw.Total, "configuration", "configurations") + "."
 	if pr, ok := s.sweeps.Progress(sw.ID); ok && pr.Position > 0 {
 		msg = fmt.Sprintf("Sweep queued, position %d: %d configurations. One sweep runs at a time; it starts when those before it finish.", pr.Position, sw.Total)
 	}
@@ -393,7 +394,7 @@ func (s *server) progressView(sw sweeprun.Sweep, rs []sweeprun.Result) templates
 		}
 		p.Line = progressLine(p, phase)
 	} else {
-		p.Line = fmt.Sprintf("%d of %d configurations scored", p.Done, p.Total)
+		p.Line = words.Thousands(p.Done) + " of " + templates.Plural(p.Total, "configuration", "configurations") + " scored"
 		if p.Elapsed != "" {
 			p.Line += " in " + p.Elapsed
 		}
@@ -425,7 +426,7 @@ func progressLine(p templates.SweepProgress, phase string) string {
 			return "Reading the labels and the documents" + soFar(p.Elapsed) + "."
 		}
 	}
-	line := fmt.Sprintf("%d of %d configurations scored (%d%%)%s", p.Done, p.Total, p.Percent, soFar(p.Elapsed))
+	line := fmt.Sprintf("%s of %s scored (%d%%)%s", words.Thousands(p.Done), templates.Plural(p.Total, "configuration", "configurations"), p.Percent, soFar(p.Elapsed))
 	if p.Rate != "" {
 		line += ", " + p.Rate
 	}
@@ -901,7 +902,7 @@ func selFacts(r sweep.Result) []templates.Fact {
 	}
 	if e := r.Dataset; e != nil && e.Unit == sweep.FalseRemovalUnit && e.BelowFloor.Hi > 0 {
 		f = append(f, templates.Fact{Name: "duplicates below the bins recall counts", Value: fmt.Sprintf(
-			"none labeled; up to %s pairs cannot be ruled out (95%%): recall leaves them out", fmtNum(e.BelowFloor.Hi, 0))})
+			"none labeled; up to %s pairs cannot be ruled out (95%%): recall leaves them out", fmtCount(e.BelowFloor.Hi))})
 	}
 	for _, ix := range r.Index {
 		f = append(f, templates.Fact{Name: fmt.Sprintf("index at %s documents", docCount(ix.Docs)),

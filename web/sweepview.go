@@ -442,9 +442,9 @@ func liveFigures(r sweep.Result, rule string) templates.SweepLive {
 		if !ok {
 			re = e.Rules[0]
 		}
-		v.FalseRemovals, v.Keeper, v.Removals = fmtNum(re.FalseRemovals.Value, 0), re.Rule, re.Removals
+		v.FalseRemovals, v.Keeper, v.Removals = fmtCount(re.FalseRemovals.Value), re.Rule, re.Removals
 		if !math.IsNaN(re.FalseRemovals.Lo) {
-			v.FalseRemovalsCI = fmtNum(re.FalseRemovals.Lo, 0) + "–" + fmtNum(re.FalseRemovals.Hi, 0)
+			v.FalseRemovalsCI = fmtCount(re.FalseRemovals.Lo) + "–" + fmtCount(re.FalseRemovals.Hi)
 		}
 	} else {
 		v.FalseRemovals = strconv.Itoa(r.FalseMerges.Hits) + " labeled pairs"
@@ -460,7 +460,7 @@ func ruleRows(r sweep.Result, rule string) []templates.RuleRow {
 	var out []templates.RuleRow
 	for _, re := range r.Dataset.Rules {
 		row := templates.RuleRow{Rule: re.Rule, Removals: re.Removals, Certain: re.Certain,
-			False: fmtNum(re.FalseRemovals.Value, 0), FalseCI: fmtNum(re.FalseRemovals.Lo, 0) + "–" + fmtNum(re.FalseRemovals.Hi, 0),
+			False: fmtCount(re.FalseRemovals.Value), FalseCI: fmtCount(re.FalseRemovals.Lo) + "–" + fmtCount(re.FalseRemovals.Hi),
 			Rate: pct(re.FalseRemovalRate.Value), RateCI: ci(re.FalseRemovalRate), Current: re.Rule == rule}
 		if re.Unlabeled > 0 {
 			row.Note = fmt.Sprintf("%d removals lie in bins without a label", re.Unlabeled)
@@ -478,7 +478,7 @@ func modelBinRows(m *sweep.Model) []templates.ModelBinRow {
 		if b.Size < 0.5 && b.Labeled == 0 {
 			continue
 		}
-		row := templates.ModelBinRow{Bin: b.Bin, Label: b.Label, Pairs: fmtNum(b.Size, 0), Labeled: b.Labeled, NonDup: b.NonDup,
+		row := templates.ModelBinRow{Bin: b.Bin, Label: b.Label, Pairs: fmtCount(b.Size), Labeled: b.Labeled, NonDup: b.NonDup,
 			Share: "–", BelowFloor: m.Floor >= 0 && b.Bin < m.Floor}
 		if b.Labeled > 0 {
 			row.Share = pct(b.Rate)
@@ -546,7 +546,7 @@ func countsField(counts []int) string {
 // guardView is the advice for recall's guard bin, with the form that draws its pairs.
 func guardView(g sweep.GuardAdvice, d sweepData, campaignID int64) *templates.SweepGuard {
 	v := &templates.SweepGuard{Label: g.Label, FloorLabel: g.FloorLabel, Labeled: g.Labeled, More: g.More, Undrawable: g.Drawable == 0, Whole: g.Whole,
-		Upper: fmtNum(g.Upper, 0), Share: "about " + pct(g.Share) + " of", Draw: planDraw(d, campaignID, g.Counts, g.More)}
+		Upper: fmtCount(g.Upper), Share: "about " + pct(g.Share) + " of", Draw: planDraw(d, campaignID, g.Counts, g.More)}
 	if g.Share >= 1 {
 		v.Share = "more than all of"
 	}
