@@ -25,6 +25,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/manifests"
 	"github.com/dedupstudio/dedupstudio/internal/percent"
 	"github.com/dedupstudio/dedupstudio/internal/review"
+	"github.com/dedupstudio/dedupstudio/internal/words"
 	"github.com/dedupstudio/dedupstudio/web/templates"
 )
 
@@ -362,7 +363,7 @@ func (s *server) staleView(ctx context.Context, v *templates.ManifestPage, m db.
 // paramRows are a manifest's parameters as the page lists them.
 func paramRows(m db.Manifest) []templates.Param {
 	p := m.Params
-	budget := "default (" + strconv.Itoa(cluster.DefaultBudget) + " checks per node)"
+	budget := "default (" + words.Thousands(cluster.DefaultBudget) + " checks per node)"
 	if p.Budget != 0 {
 		budget = strconv.Itoa(p.Budget)
 	}

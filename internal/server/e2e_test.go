@@ -20,7 +20,7 @@ func TestBrowserImport(t *testing.T) {
 	p.createAccount(setup, "ada", "a long enough password")
 	p.do(chromedp.Navigate(base + "/"))
 	p.waitFor(`!!document.querySelector('[data-testid="demo-note"]')`)
-	if docs := p.text(`[data-testid="dataset-demo"] [data-testid="dataset-docs"]`); docs != "2136" {
+	if docs := p.text(`[data-testid="dataset-demo"] [data-testid="dataset-docs"]`); docs != "2,136" {
 		t.Errorf("demo dataset shows %s documents; want 2136", docs)
 	}
 	cats := p.text(`[data-testid="dataset-demo"] [data-testid="counts-categories"]`)
