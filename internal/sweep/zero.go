@@ -141,21 +141,7 @@ func (m *Model) addZeroDraws(hi []float64, pairs []int64) {
 	if len(parts) == 0 {
 		return
 	}
-	slices.SortFunc(parts, func(x, y zeroPart) int { return cmp.Compare(y.r, x.r) })
-	// With the first k parts active (λ between r_{k+1} and r_k):
-	// log λ = (Σ n·log r - L)/Σ n, mean = Σ a - λ·Σ n, variance = Σ a·f - λ·Σ n·f.
-	var sumN, sumNLogR, sumA, sumAF, sumNF float64
-	k := 0
-	enter := func() {
-		p := parts[k]
-		sumN += p.n
-		sumNLogR += p.n * math.Log(p.r)
-		sumA += p.a
-		sumAF += p.a * p.f
-		sumNF += p.n * p.f
-		k++
-	}
-	enter()
+	w := newWaterFill(parts)
 	for _, i := range g.order {
 		if i >= len(hi) {
 			continue
@@ -164,15 +150,46 @@ func (m *Model) addZeroDraws(hi []float64, pairs []int64) {
 		if L <= 0 {
 			continue
 		}
-		// Part k enters once λ falls to its r: at L = Σ n·log r - Σ n·log r_k.
-		for k < len(parts) && sumNLogR-sumN*math.Log(parts[k].r) < L {
-			enter()
-		}
-		lambda := math.Exp((sumNLogR - L) / sumN)
-		mean := max(sumA-lambda*sumN, 0)
-		v := min(max(sumAF-lambda*sumNF, 0), mean)
+		mean, v := w.at(L)
 		hi[i] += mean - v + poissonQuantile(v, g.r[i])
 	}
+}
+
+// waterFill is max Σ a·p over the shares with Σ -n·log(1-p) <= L, read at rising L: the
+// parts are taken by r = a/n, largest first, and part k enters once λ falls to its r.
+// With the first k parts active, log λ = (Σ n·log r - L)/Σ n, the maximum is
+// Σ a - λ·Σ n, and the sampling variance on top Σ a·f - λ·Σ n·f.
+type waterFill struct {
+	parts                              []zeroPart
+	k                                  int
+	sumN, sumNLogR, sumA, sumAF, sumNF float64
+}
+
+func newWaterFill(parts []zeroPart) *waterFill {
+	slices.SortFunc(parts, func(x, y zeroPart) int { return cmp.Compare(y.r, x.r) })
+	w := &waterFill{parts: parts}
+	w.enter()
+	return w
+}
+
+func (w *waterFill) enter() {
+	p := w.parts[w.k]
+	w.sumN += p.n
+	w.sumNLogR += p.n * math.Log(p.r)
+	w.sumA += p.a
+	w.sumAF += p.a * p.f
+	w.sumNF += p.n * p.f
+	w.k++
+}
+
+// at returns the maximum and its sampling variance at L > 0; L never falls between calls.
+func (w *waterFill) at(L float64) (mean, v float64) {
+	for w.k < len(w.parts) && w.sumNLogR-w.sumN*math.Log(w.parts[w.k].r) < L {
+		w.enter()
+	}
+	lambda := math.Exp((w.sumNLogR - L) / w.sumN)
+	mean = max(w.sumA-lambda*w.sumN, 0)
+	return mean, min(max(w.sumAF-lambda*w.sumNF, 0), mean)
 }
 
 // poissonQuantile returns the u-quantile of a Poisson distribution of mean v (the least
@@ -207,15 +224,6 @@ func zeroBound(a, n []float64, L float64) float64 {
 	if len(parts) == 0 || L <= 0 {
 		return 0
 	}
-	slices.SortFunc(parts, func(x, y zeroPart) int { return cmp.Compare(y.r, x.r) })
-	var sumN, sumNLogR, sumA float64
-	for k, p := range parts {
-		if k > 0 && sumNLogR-sumN*math.Log(p.r) >= L {
-			break
-		}
-		sumN += p.n
-		sumNLogR += p.n * math.Log(p.r)
-		sumA += p.a
-	}
-	return max(sumA-math.Exp((sumNLogR-L)/sumN)*sumN, 0)
+	mean, _ := newWaterFill(parts).at(L)
+	return mean
 }
