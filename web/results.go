@@ -269,8 +269,8 @@ func (s *server) originView(ctx context.Context, v *templates.ManifestPage, m db
 	}
 	if o.AlreadyRemoved > 0 {
 		v.Origin = append(v.Origin, templates.Param{Name: "Left out", Value: fmt.Sprintf("%s exported manifests had removed (e.g. %s): "+
-			"neither proposed again nor kept; %s whose keeper was among them %s a live member by the keeper rule",
-			templates.Plural(o.AlreadyRemoved, "document", "documents"), strings.Join(o.AlreadyRemovedIDs, ", "), templates.Plural(o.Rekept, "cluster", "clusters"), keepVerb(o.Rekept))})
+			"neither proposed again nor kept; %s a live member by the keeper rule",
+			templates.Plural(o.AlreadyRemoved, "document", "documents"), strings.Join(o.AlreadyRemovedIDs, ", "), templates.Plural(o.Rekept, "cluster whose keeper was among them keeps", "clusters whose keeper was among them keep"))})
 	}
 	if o.Sample == nil {
 		return nil
@@ -384,12 +384,4 @@ func originSections(rec review.Record) []templates.RecordSection {
 		strata.Rows = append(strata.Rows, []string{st.Size, st.Link, strconv.Itoa(st.Clusters), strconv.Itoa(st.Drawn)})
 	}
 	return append(secs, strata)
-}
-
-// keepVerb is "keeps" after one, "keep" after any other count.
-func keepVerb(n int) string {
-	if n == 1 {
-		return "keeps"
-	}
-	return "keep"
 }

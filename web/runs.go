@@ -494,18 +494,17 @@ func shortfall(me *db.User, needed, others int, more bool, who string) templates
 	if needed <= others {
 		return templates.Shortfall{}
 	}
-	count := templates.Plural
-	asked := count(needed, "approval", "approvals")
+	asked := templates.Plural(needed, "approval", "approvals")
 	if more {
-		asked = count(needed, "more approval", "more approvals")
+		asked = templates.Plural(needed, "more approval", "more approvals")
 	}
-	such := count(others, "such account", "such accounts")
+	such := templates.Plural(others, "such account", "such accounts")
 	if more {
 		such += " left"
 	}
-	invite := count(needed-others, "approver", "approvers")
+	invite := templates.Plural(needed-others, "approver", "approvers")
 	if others > 0 || more {
-		invite = count(needed-others, "more approver", "more approvers")
+		invite = templates.Plural(needed-others, "more approver", "more approvers")
 	}
 	invite = strings.Replace(invite, "1 ", "one ", 1)
 	sf := templates.Shortfall{Text: fmt.Sprintf("needs %s from people other than %s; %s: invite %s", asked, who, such, invite)}
