@@ -111,22 +111,12 @@ func (s *lineScanner) scan(line []byte) {
 // members scans `"key": value` pairs up to and including the closing brace.
 func (s *lineScanner) members() bool {
 	for {
-		if s.i >= len(s.b) || s.b[s.i] != '"' {
-			return s.unexpected()
-		}
 		s.current = len(s.fields)
-		keyStart := s.i
-		escaped, ok := s.string()
+		key, escaped, ok := s.key()
 		if !ok {
 			return false
 		}
-		f := jsonField{key: s.b[keyStart+1 : s.i-1], keyEscaped: escaped}
-		s.skipSpace()
-		if s.i >= len(s.b) || s.b[s.i] != ':' {
-			return s.unexpected()
-		}
-		s.i++
-		s.skipSpace()
+		f := jsonField{key: key, keyEscaped: escaped}
 		f.start = s.i
 		if s.i < len(s.b) {
 			f.kind = s.b[s.i]
@@ -158,21 +148,50 @@ func (s *lineScanner) members() bool {
 		}
 		f.end = s.i
 		s.fields = append(s.fields, f)
-		s.skipSpace()
-		if s.i >= len(s.b) {
-			return s.unexpected()
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-			s.skipSpace()
-		case '}':
-			s.i++
-			return true
-		default:
-			return s.unexpected()
+		if more, ok := s.next('}'); !more {
+			return ok
 		}
 	}
+}
+
+// key scans a member's key, the colon after it and the spaces around that; key is the
+// key's bytes between its quotes, escaped whether they hold escapes.
+func (s *lineScanner) key() (key []byte, escaped, ok bool) {
+	if s.i >= len(s.b) || s.b[s.i] != '"' {
+		return nil, false, s.unexpected()
+	}
+	start := s.i
+	if escaped, ok = s.string(); !ok {
+		return nil, false, false
+	}
+	key = s.b[start+1 : s.i-1]
+	s.skipSpace()
+	if s.i >= len(s.b) || s.b[s.i] != ':' {
+		return nil, false, s.unexpected()
+	}
+	s.i++
+	s.skipSpace()
+	return key, escaped, true
+}
+
+// next scans what follows a member or an element: a comma (more follow; the spaces after
+// it are skipped) or close, the object's or the array's closing byte (more is false). On
+// anything else ok is false, and the error is recorded.
+func (s *lineScanner) next(close byte) (more, ok bool) {
+	s.skipSpace()
+	if s.i >= len(s.b) {
+		return false, s.unexpected()
+	}
+	switch s.b[s.i] {
+	case ',':
+		s.i++
+		s.skipSpace()
+		return true, true
+	case close:
+		s.i++
+		return false, true
+	}
+	return false, s.unexpected()
 }
 
 // value scans any JSON value.
@@ -261,34 +280,14 @@ func (s *lineScanner) object(depth int) bool {
 		return true
 	}
 	for {
-		if s.i >= len(s.b) || s.b[s.i] != '"' {
-			return s.unexpected()
-		}
-		if _, ok := s.string(); !ok {
+		if _, _, ok := s.key(); !ok {
 			return false
 		}
-		s.skipSpace()
-		if s.i >= len(s.b) || s.b[s.i] != ':' {
-			return s.unexpected()
-		}
-		s.i++
-		s.skipSpace()
 		if !s.value(depth) {
 			return false
 		}
-		s.skipSpace()
-		if s.i >= len(s.b) {
-			return s.unexpected()
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-			s.skipSpace()
-		case '}':
-			s.i++
-			return true
-		default:
-			return s.unexpected()
+		if more, ok := s.next('}'); !more {
+			return ok
 		}
 	}
 }
@@ -304,19 +303,8 @@ func (s *lineScanner) array(depth int) bool {
 		if !s.value(depth) {
 			return false
 		}
-		s.skipSpace()
-		if s.i >= len(s.b) {
-			return s.unexpected()
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-			s.skipSpace()
-		case ']':
-			s.i++
-			return true
-		default:
-			return s.unexpected()
+		if more, ok := s.next(']'); !more {
+			return ok
 		}
 	}
 }
