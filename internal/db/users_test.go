@@ -336,6 +336,56 @@ func TestInvites(t *testing.T) {
 	}
 }
 
+// The Team page lists the invites that can still be used, newest first; a revoked one
+// stops working and is recorded, and revoking one used, unknown or revoked already is
+// ErrNotFound and writes nothing.
+func TestPendingAndRevokedInvites(t *testing.T) {
+	t.Parallel()
+	d := openTest(t)
+	ctx := t.Context()
+	root := mustUser(t, d, "root", auth.Admin)
+	for _, tok := range []string{"a", "b", "used"} {
+		if err := d.CreateInvite(ctx, root, []byte(tok), auth.Annotator, "for "+tok, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := d.AcceptInvite(ctx, []byte("used"), "cy", "h"); err != nil {
+		t.Fatal(err)
+	}
+	list, err := d.PendingInvites(ctx)
+	if err != nil || len(list) != 2 || string(list[0].TokenHash) != "b" || string(list[1].TokenHash) != "a" {
+		t.Fatalf("PendingInvites = %+v, %v; want b then a", list, err)
+	}
+	if p := list[1]; p.Role != auth.Annotator || p.Note != "for a" || p.CreatedBy != "root" || !p.ExpiresAt.After(p.CreatedAt) {
+		t.Errorf("pending invite a = %+v", p)
+	}
+	inv, err := d.RevokeInvite(ctx, root, []byte("a"))
+	if err != nil || inv.Role != auth.Annotator || inv.Note != "for a" {
+		t.Fatalf("RevokeInvite(a) = %+v, %v", inv, err)
+	}
+	if _, err := d.AcceptInvite(ctx, []byte("a"), "dee", "h"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("accepting a revoked invite = %v; want ErrNotFound", err)
+	}
+	before, err := d.Fingerprint(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tok := range []string{"a", "used", "nope"} {
+		if _, err := d.RevokeInvite(ctx, root, []byte(tok)); !errors.Is(err, ErrNotFound) {
+			t.Errorf("RevokeInvite(%s) = %v; want ErrNotFound", tok, err)
+		}
+	}
+	if after, _ := d.Fingerprint(ctx); after != before {
+		t.Error("a refused revoke wrote to the store")
+	}
+	if list, _ := d.PendingInvites(ctx); len(list) != 1 || string(list[0].TokenHash) != "b" {
+		t.Errorf("PendingInvites after the revoke = %+v; want b", list)
+	}
+	if got := strings.Join(auditActions(t, d), ","); !strings.HasSuffix(got, "invite.accept,invite.revoke") {
+		t.Errorf("audit log %s; want the accept then one revoke", got)
+	}
+}
+
 // Account names are stored normalized, and a name that reads as an existing account's
 // (letters of another alphabet that look the same, 0 for o, I for l) or as the rule
 // labels' annotator is refused, whatever creates the account.
