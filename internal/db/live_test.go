@@ -168,3 +168,111 @@ func TestExportNamesTheConflict(t *testing.T) {
 		t.Errorf("state after the refused export: %s", m.State)
 	}
 }
+
+// What the live documents say around an export: another open manifest that keeps a
+// document this one removes conflicts with it both ways; the export takes the removals
+// out of the live documents (LiveState, RemovedDocuments, Tombstoned) and makes the
+// other manifest stale, naming the document of its own the export took; labels of its
+// campaign make it stale too; the revoke puts the live documents back as the other's
+// run read them, which undoes that part of its staleness.
+func TestLiveDocumentsAndStaleness(t *testing.T) {
+	t.Parallel()
+	f := newReviewFixture(t)
+	d, ctx := f.d, t.Context()
+	k, x, y, z := f.docs["k"], f.docs["x"], f.docs["y"], f.docs["z"]
+	before, err := d.LiveState(ctx, f.m.DatasetID)
+	if err != nil || len(before.Docs) != 4 || len(before.Removed) != 0 || before.Snapshot != f.m.DatasetHash || before.LiveMark != 0 {
+		t.Fatalf("LiveState before any export = %+v, %v; want the 4 documents, nothing removed, the manifest's snapshot", before, err)
+	}
+	camp, err := d.EnsureCampaign(ctx, f.m.DatasetID, "default", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.AddPairs(ctx, camp.ID, []NewPair{{DocA: k, DocB: z, Origin: "test", Wanted: 1}}, "test"); err != nil {
+		t.Fatal(err)
+	}
+	pairs, _ := d.PairDocs(ctx, camp.ID)
+	other, err := d.CreateManifest(ctx, f.other, NewManifest{DatasetID: f.m.DatasetID, CampaignID: camp.ID, Params: f.m.Params,
+		DatasetHash: before.Snapshot, LiveMark: before.LiveMark, LabelMark: before.LabelMark,
+		CarriedOver: &review.CarriedOver{From: f.m.ID},
+		Clusters: []Cluster{{Keeper: x, KeeperRule: "longest", Size: 2, WeakestLink: 0.9, Weakest: z, Links: []Link{{x, z, 0.9}},
+			Items: []Item{{Doc: z, Keeper: x, Score: 0.9, Estimate: 0.9, Exact: 0.9, Reason: "near"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, err := d.PreparedAgain(ctx, f.m.ID); err != nil || len(again) != 1 || again[0] != other.ID {
+		t.Errorf("PreparedAgain(%d) = %v, %v; want [%d]", f.m.ID, again, err, other.ID)
+	}
+
+	// Both open: each sees the other's claim on x.
+	mine, n, err := d.CrossConflicts(ctx, f.m)
+	if err != nil || n != 1 || len(mine) != 1 || mine[0].Doc != x || mine[0].ExtID != "x" || mine[0].Other != other.ID || mine[0].KeptHere || mine[0].State != review.Draft {
+		t.Errorf("CrossConflicts of the fixture = %+v, %d, %v; want x, removed here and kept by %d", mine, n, err, other.ID)
+	}
+	oc, err := d.Clusters(ctx, other.ID, ClusterFilter{})
+	if err != nil || len(oc) != 1 {
+		t.Fatalf("clusters of the other = %v, %v", oc, err)
+	}
+	theirs, err := d.CrossConflictsIn(ctx, other, oc[0].ID)
+	if err != nil || len(theirs) != 1 || theirs[0].Doc != x || !theirs[0].KeptHere || theirs[0].Other != f.m.ID {
+		t.Errorf("CrossConflictsIn of the other's cluster = %+v, %v; want x, kept there and removed by %d", theirs, err, f.m.ID)
+	}
+
+	m := f.signOff(t)
+	if ids, names, err := d.Deciders(ctx, m.ID); err != nil || !ids[f.prep.ID] || len(ids) != 1 || len(names) != 1 || names[0] != "prep" {
+		t.Errorf("Deciders = %v, %v, %v; want prep alone", ids, names, err)
+	}
+	if _, err := d.Export(ctx, f.appr, m.ID); err != nil {
+		t.Fatal(err)
+	}
+	after, err := d.LiveState(ctx, m.DatasetID)
+	if err != nil || len(after.Docs) != 2 || after.Docs[0].ID != k || after.Docs[1].ID != z || after.LiveMark == 0 || after.Snapshot == before.Snapshot {
+		t.Fatalf("LiveState after the export = %+v, %v; want k and z live, a new mark and snapshot", after, err)
+	}
+	if len(after.Removed) != 1 || after.Removed[0].Manifest != m.ID || after.Removed[0].Documents != 2 || after.Removed[0].At.IsZero() {
+		t.Errorf("LiveState.Removed = %+v; want 2 documents by manifest %d", after.Removed, m.ID)
+	}
+	if rb, err := d.RemovedDocuments(ctx, m.DatasetID); err != nil || len(rb) != 1 || rb[0] != after.Removed[0] {
+		t.Errorf("RemovedDocuments = %+v, %v; want %+v", rb, err, after.Removed)
+	}
+	if ts, err := d.Tombstoned(ctx, m.DatasetID); err != nil || len(ts) != 2 || ts[x] != m.ID || ts[y] != m.ID {
+		t.Errorf("Tombstoned = %v, %v; want x and y by %d", ts, err, m.ID)
+	}
+	// An exported manifest is no longer open: no conflicts, never stale.
+	if m, err = d.Manifest(ctx, m.ID); err != nil || m.State != review.Exported {
+		t.Fatalf("the manifest after its export = %+v, %v; want exported", m, err)
+	}
+	if list, n, err := d.CrossConflicts(ctx, m); err != nil || n != 0 || list != nil {
+		t.Errorf("CrossConflicts of the exported manifest = %v, %d, %v; want none", list, n, err)
+	}
+	if st, err := d.Staleness(ctx, m); err != nil || st.Stale() {
+		t.Errorf("Staleness of the exported manifest = %+v, %v; want none", st, err)
+	}
+
+	st, err := d.Staleness(ctx, other)
+	if err != nil || len(st.Changes) != 1 || st.LabelEvents != 0 {
+		t.Fatalf("Staleness of the other = %+v, %v; want the export alone", st, err)
+	}
+	if c := st.Changes[0]; c.Manifest != m.ID || c.Kind != review.ChangeExport || c.Documents != 2 || c.By != "appr" || c.Touched != 1 || len(c.Examples) != 1 || c.Examples[0] != "x" {
+		t.Errorf("the export as a change = %+v; want 2 documents by appr, touching x of the other", c)
+	}
+	if _, err := d.RecordEvent(ctx, camp.ID, pairs[0].ID, NewLabel{Annotator: "ann", Category: "exact", Duplicate: true}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if events, labelled, last, err := d.LabelsSince(ctx, camp.ID, 0); err != nil || events != 1 || labelled != 1 || last.IsZero() {
+		t.Errorf("LabelsSince(0) = %d, %d, %v, %v; want one event on one pair", events, labelled, last, err)
+	}
+	if _, err := d.Revoke(ctx, f.appr, m.ID, "wrong threshold"); err != nil {
+		t.Fatal(err)
+	}
+	all, err := d.StalenessOf(ctx, []Manifest{m, other})
+	if err != nil || len(all) != 2 || all[m.ID].Stale() {
+		t.Fatalf("StalenessOf = %+v, %v; want both, the revoked manifest not stale", all, err)
+	}
+	if s := all[other.ID]; len(s.Changes) != 0 || s.LabelEvents != 1 || s.LabelPairs != 1 || s.Campaign != "default" || s.LabelsAt.IsZero() {
+		t.Errorf("the other after the revoke = %+v; want the live documents as its run read them, and the label", s)
+	}
+	if ls, _ := d.LiveState(ctx, m.DatasetID); len(ls.Docs) != 4 || ls.Snapshot != before.Snapshot || ls.LabelMark == 0 {
+		t.Errorf("LiveState after the revoke = %+v; want the 4 documents and the first snapshot", ls)
+	}
+}
