@@ -262,8 +262,20 @@ func TestBulkApprove(t *testing.T) {
 	if acts, _ := f.d.RecentActions(ctx, f.m.ID, f.prep.ID, 10); len(acts) != 0 {
 		t.Errorf("a bulk approval that approved nothing recorded %d actions", len(acts))
 	}
+	if n, c, err := f.d.BulkCandidates(ctx, f.m.ID, 0.8); err != nil || n != 2 || c != 1 {
+		t.Errorf("BulkCandidates(0.8) = %d, %d, %v; want 2 removals in 1 cluster", n, c, err)
+	}
+	// What the page counted changed since: refused, nothing written.
+	fp := f.d.fingerprint(t)
+	_, _, err := f.d.BulkApprove(ctx, f.prep, f.m.ID, 0.8, 1)
+	if _, ok := errors.AsType[*review.RefusedError](err); !ok {
+		t.Errorf("BulkApprove(0.8) expecting 1 removal = %v; want refused", err)
+	}
+	if f.d.fingerprint(t) != fp {
+		t.Error("a refused bulk approval wrote to the store")
+	}
 	before, _ := f.d.Manifest(ctx, f.m.ID)
-	n, c, err := f.d.BulkApprove(ctx, f.prep, f.m.ID, 0.8, -1)
+	n, c, err := f.d.BulkApprove(ctx, f.prep, f.m.ID, 0.8, 2)
 	if err != nil || n != 2 || c != 1 {
 		t.Fatalf("BulkApprove(0.8) = %d, %d, %v; want 2 removals in 1 cluster", n, c, err)
 	}
@@ -279,6 +291,13 @@ func TestBulkApprove(t *testing.T) {
 	acts, err := f.d.RecentActions(ctx, f.m.ID, f.prep.ID, 10)
 	if err != nil || len(acts) != 1 || acts[0].Action != "bulk-approve" || acts[0].Summary != "bulk-approved 2 removals in 1 low-risk cluster at bar 0.8" {
 		t.Errorf("actions: %+v, %v; want one bulk-approve", acts, err)
+	}
+	if bulk, err := f.d.BulkApprovals(ctx, f.m.ID); err != nil || len(bulk) != 1 || bulk[0].Name != "prep" || bulk[0].Bar != 0.8 ||
+		bulk[0].Items != 2 || bulk[0].OutsideSample || bulk[0].At.IsZero() {
+		t.Errorf("BulkApprovals = %+v, %v; want prep's 2 removals at 0.8", bulk, err)
+	}
+	if n, c, err := f.d.BulkCandidates(ctx, f.m.ID, 0.5); err != nil || n != 0 || c != 0 {
+		t.Errorf("BulkCandidates after the approval = %d, %d, %v; want none", n, c, err)
 	}
 	if n, _, err := f.d.BulkApprove(ctx, f.prep, f.m.ID, 0.5, -1); err != nil || n != 0 {
 		t.Errorf("BulkApprove again = %d, %v; want nothing left to approve", n, err)
