@@ -118,21 +118,8 @@ func scanAuditRow(sc scanner) (auditRow, error) {
 // hashed by the transaction that inserts it, and a row without its hash is a row
 // someone forged (migration 0020 refuses it; VerifyAudit reports it).
 func sealLegacyAudit(ctx context.Context, tx *sql.Tx) error {
-	rows, err := tx.QueryContext(ctx, `SELECT `+auditColumns+` FROM audit_log ORDER BY id`)
+	todo, err := collect(ctx, tx, `SELECT `+auditColumns+` FROM audit_log ORDER BY id`, scanAuditRow)
 	if err != nil {
-		return fmt.Errorf("seal the audit log: %w", err)
-	}
-	var todo []auditRow
-	for rows.Next() {
-		r, err := scanAuditRow(rows)
-		if err != nil {
-			rows.Close()
-			return fmt.Errorf("seal the audit log: %w", err)
-		}
-		todo = append(todo, r)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return fmt.Errorf("seal the audit log: %w", err)
 	}
 	prev := ""

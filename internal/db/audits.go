@@ -317,10 +317,7 @@ func (d *DB) OpenAudit(ctx context.Context, manifestID int64) (Audit, error) {
 
 // AuditedManifests returns the manifests that have an audit not superseded.
 func (d *DB) AuditedManifests(ctx context.Context) (map[int64]bool, error) {
-	ids, err := queryAll(ctx, d, `SELECT manifest_id FROM audits WHERE superseded_at IS NULL`, func(sc scanner) (int64, error) {
-		var id int64
-		return id, sc.Scan(&id)
-	})
+	ids, err := queryAll(ctx, d, `SELECT manifest_id FROM audits WHERE superseded_at IS NULL`, scanValue[int64])
 	if err != nil {
 		return nil, fmt.Errorf("audited manifests: %w", err)
 	}
@@ -341,10 +338,7 @@ func (d *DB) AuditFrame(ctx context.Context, auditID int64) ([]FramePair, map[in
 	if err != nil {
 		return nil, nil, fmt.Errorf("frame of audit %d: %w", auditID, err)
 	}
-	docs, err := queryAll(ctx, d, `SELECT document_id FROM audit_pairs WHERE audit_id = ?`, func(sc scanner) (int64, error) {
-		var id int64
-		return id, sc.Scan(&id)
-	}, auditID)
+	docs, err := queryAll(ctx, d, `SELECT document_id FROM audit_pairs WHERE audit_id = ?`, scanValue[int64], auditID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("pairs of audit %d: %w", auditID, err)
 	}

@@ -190,10 +190,7 @@ const StaleImportAge = 10 * time.Minute
 func (d *DB) CleanStaleImports(ctx context.Context, olderThan time.Duration) (int, error) {
 	cutoff := formatTime(d.now().Add(-olderThan))
 	ids, err := queryAll(ctx, d, `SELECT id FROM datasets WHERE state = 'importing' AND heartbeat_at <= ? ORDER BY id`,
-		func(sc scanner) (int64, error) {
-			var id int64
-			return id, sc.Scan(&id)
-		}, cutoff)
+		scanValue[int64], cutoff)
 	if err != nil {
 		return 0, fmt.Errorf("clean stale imports: %w", err)
 	}

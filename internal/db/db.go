@@ -341,20 +341,8 @@ func (d *DB) migrate(ctx context.Context, files fs.FS) error {
 // appliedVersions lists the migrations recorded in schema_migrations (read through the
 // writer pool: migrations run before the readers open).
 func (d *DB) appliedVersions(ctx context.Context) ([]int, error) {
-	rows, err := d.w.QueryContext(ctx, `SELECT version FROM schema_migrations ORDER BY version`)
+	out, err := collect(ctx, d.w, `SELECT version FROM schema_migrations ORDER BY version`, scanValue[int])
 	if err != nil {
-		return nil, fmt.Errorf("schema versions of %s: %w", d.path, err)
-	}
-	defer rows.Close()
-	var out []int
-	for rows.Next() {
-		var v int
-		if err := rows.Scan(&v); err != nil {
-			return nil, fmt.Errorf("schema versions of %s: %w", d.path, err)
-		}
-		out = append(out, v)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("schema versions of %s: %w", d.path, err)
 	}
 	return out, nil
@@ -373,10 +361,7 @@ func (d *DB) IntegrityCheck(ctx context.Context) (bool, error) {
 // fingerprints mean nothing was written in between. For tests and diagnostics.
 func (d *DB) Fingerprint(ctx context.Context, except ...string) (string, error) {
 	tables, err := queryAll(ctx, d, `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`,
-		func(sc scanner) (string, error) {
-			var name string
-			return name, sc.Scan(&name)
-		})
+		scanValue[string])
 	if err != nil {
 		return "", fmt.Errorf("fingerprint: %w", err)
 	}
@@ -419,6 +404,12 @@ func hashRows(ctx context.Context, pool *sql.DB, table string, w io.Writer) erro
 
 // scanner is what both *sql.Row and *sql.Rows offer.
 type scanner interface{ Scan(...any) error }
+
+// scanValue scans a row of one column.
+func scanValue[T any](sc scanner) (T, error) {
+	var v T
+	return v, sc.Scan(&v)
+}
 
 // queryAll runs a read query and scans every row with scan.
 func queryAll[T any](ctx context.Context, d *DB, query string, scan func(scanner) (T, error), args ...any) ([]T, error) {

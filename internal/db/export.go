@@ -386,10 +386,7 @@ func (d *DB) RemovalCounts(ctx context.Context, manifestID int64) (byReason map[
 // MetaKeys returns the metadata keys a dataset's documents use (up to 50), by name.
 func (d *DB) MetaKeys(ctx context.Context, datasetID int64) ([]string, error) {
 	keys, err := queryAll(ctx, d, `SELECT DISTINCT j.key FROM documents d, json_each(d.meta) j WHERE d.dataset_id = ? ORDER BY 1 LIMIT 50`,
-		func(sc scanner) (string, error) {
-			var k string
-			return k, sc.Scan(&k)
-		}, datasetID)
+		scanValue[string], datasetID)
 	if err != nil {
 		return nil, fmt.Errorf("metadata keys of dataset %d: %w", datasetID, err)
 	}

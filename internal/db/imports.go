@@ -60,10 +60,7 @@ func (d *DB) CampaignNamed(ctx context.Context, datasetID int64, name string) (C
 
 // CampaignNames lists the names of a dataset's campaigns, oldest first.
 func (d *DB) CampaignNames(ctx context.Context, datasetID int64) ([]string, error) {
-	names, err := queryAll(ctx, d, `SELECT name FROM campaigns WHERE dataset_id = ? ORDER BY id`, func(sc scanner) (string, error) {
-		var s string
-		return s, sc.Scan(&s)
-	}, datasetID)
+	names, err := queryAll(ctx, d, `SELECT name FROM campaigns WHERE dataset_id = ? ORDER BY id`, scanValue[string], datasetID)
 	if err != nil {
 		return nil, fmt.Errorf("campaigns of dataset %d: %w", datasetID, err)
 	}

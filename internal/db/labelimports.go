@@ -243,22 +243,12 @@ func (d *DB) publishBatch(ctx context.Context, tx *sql.Tx, importID int64, batch
 		annotator, kind, category, note, design, stratum string
 		dup                                              bool
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT seq, doc_a, doc_b, annotator, kind, category, duplicate, note, design, stratum, frame_size FROM label_import_rows
-		WHERE import_id = ? AND seq > ? ORDER BY seq LIMIT ?`, importID, li.Published, batch)
-	if err != nil {
-		return published{}, err
-	}
-	var list []row
-	for rows.Next() {
+	list, err := collect(ctx, tx, `SELECT seq, doc_a, doc_b, annotator, kind, category, duplicate, note, design, stratum, frame_size FROM label_import_rows
+		WHERE import_id = ? AND seq > ? ORDER BY seq LIMIT ?`, func(sc scanner) (row, error) {
 		var r row
-		if err := rows.Scan(&r.seq, &r.a, &r.b, &r.annotator, &r.kind, &r.category, &r.dup, &r.note, &r.design, &r.stratum, &r.frame); err != nil {
-			rows.Close()
-			return published{}, err
-		}
-		list = append(list, r)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return r, sc.Scan(&r.seq, &r.a, &r.b, &r.annotator, &r.kind, &r.category, &r.dup, &r.note, &r.design, &r.stratum, &r.frame)
+	}, importID, li.Published, batch)
+	if err != nil {
 		return published{}, err
 	}
 	now := d.stamp()

@@ -326,10 +326,7 @@ func (d *DB) SetQueueRanks(ctx context.Context, campaignID int64, ids []int64) e
 // added (ranks at or above 1<<40, the placeholder migration 0008 gives new pairs).
 func (d *DB) UnrankedCampaigns(ctx context.Context) ([]int64, error) {
 	ids, err := queryAll(ctx, d, `SELECT DISTINCT campaign_id FROM label_pairs WHERE queue_rank >= 1099511627776 ORDER BY campaign_id`,
-		func(sc scanner) (int64, error) {
-			var id int64
-			return id, sc.Scan(&id)
-		})
+		scanValue[int64])
 	if err != nil {
 		return nil, fmt.Errorf("unranked campaigns: %w", err)
 	}
@@ -617,10 +614,7 @@ func (d *DB) FlaggedPairs(ctx context.Context, campaignID int64) (map[int64]bool
 			FROM label_events e JOIN label_pairs p ON p.id = e.pair_id
 			WHERE p.campaign_id = ? AND e.kind IN ('flag', 'unflag'))
 		SELECT pair_id FROM f WHERE rn = 1 AND kind = 'flag'`,
-		func(sc scanner) (int64, error) {
-			var id int64
-			return id, sc.Scan(&id)
-		}, campaignID)
+		scanValue[int64], campaignID)
 	if err != nil {
 		return nil, fmt.Errorf("flagged pairs of campaign %d: %w", campaignID, err)
 	}

@@ -211,10 +211,7 @@ func stalenessWith(ctx context.Context, q querier, m Manifest, snaps map[int64]s
 			SELECT d.ext_id FROM x JOIN documents d ON d.id = x.id
 			WHERE EXISTS (SELECT 1 FROM manifest_items i WHERE i.document_id = x.id AND i.manifest_id = ?)
 			   OR EXISTS (SELECT 1 FROM clusters k WHERE k.keeper_id = x.id AND k.manifest_id = ?) ORDER BY d.id`,
-			func(sc scanner) (string, error) {
-				var ext string
-				return ext, sc.Scan(&ext)
-			}, append(args, m.ID, m.ID)...)
+			scanValue[string], append(args, m.ID, m.ID)...)
 		if err != nil {
 			return s, err
 		}
@@ -388,10 +385,7 @@ func (d *DB) Deciders(ctx context.Context, manifestID int64) (map[int64]bool, []
 
 // PreparedAgain returns the manifests prepared again from a manifest, newest first.
 func (d *DB) PreparedAgain(ctx context.Context, manifestID int64) ([]int64, error) {
-	list, err := queryAll(ctx, d, `SELECT id FROM manifests WHERE carried_from = ? ORDER BY id DESC`, func(sc scanner) (int64, error) {
-		var id int64
-		return id, sc.Scan(&id)
-	}, manifestID)
+	list, err := queryAll(ctx, d, `SELECT id FROM manifests WHERE carried_from = ? ORDER BY id DESC`, scanValue[int64], manifestID)
 	if err != nil {
 		return nil, fmt.Errorf("manifests prepared again from %d: %w", manifestID, err)
 	}

@@ -519,10 +519,7 @@ func refreshHash(ctx context.Context, tx *sql.Tx, m Manifest, buckets map[int]bo
 	}
 	for b := range buckets {
 		rows, err := collect(ctx, tx, `SELECT row_hash FROM manifest_items WHERE manifest_id = ? AND bucket = ? ORDER BY document_id`,
-			func(sc scanner) (string, error) {
-				var h string
-				return h, sc.Scan(&h)
-			}, m.ID, b)
+			scanValue[string], m.ID, b)
 		if err != nil {
 			return "", err
 		}

@@ -127,25 +127,15 @@ func (d *DB) RevokeAPIToken(ctx context.Context, actor User, id int64) (APIToken
 // revokeAPITokensOf revokes, in tx, every live token userID made, each recorded in the
 // audit log with why.
 func (d *DB) revokeAPITokensOf(ctx context.Context, tx *sql.Tx, actor User, userID int64, why string) error {
-	rows, err := tx.QueryContext(ctx, `SELECT id, name FROM api_tokens WHERE created_by = ? AND revoked_at = ''`, userID)
-	if err != nil {
-		return err
-	}
 	type live struct {
 		id   int64
 		name string
 	}
-	var ts []live
-	for rows.Next() {
+	ts, err := collect(ctx, tx, `SELECT id, name FROM api_tokens WHERE created_by = ? AND revoked_at = ''`, func(sc scanner) (live, error) {
 		var t live
-		if err := rows.Scan(&t.id, &t.name); err != nil {
-			rows.Close()
-			return err
-		}
-		ts = append(ts, t)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return t, sc.Scan(&t.id, &t.name)
+	}, userID)
+	if err != nil {
 		return err
 	}
 	stamp := d.stamp()

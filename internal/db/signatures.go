@@ -50,10 +50,7 @@ func (d *DB) MissingSignatures(ctx context.Context, datasetID int64, spec lsh.Sp
 	ids, err := queryAll(ctx, d, `SELECT d.id FROM documents d
 		LEFT JOIN signatures s ON s.document_id = d.id AND s.representation_id = ?
 		WHERE d.dataset_id = ? AND (s.signature IS NULL OR length(s.signature) != ?) ORDER BY d.id`,
-		func(sc scanner) (int64, error) {
-			var id int64
-			return id, sc.Scan(&id)
-		}, spec.ID(), datasetID, 4*spec.Hashes)
+		scanValue[int64], spec.ID(), datasetID, 4*spec.Hashes)
 	if err != nil {
 		return nil, fmt.Errorf("missing signatures of dataset %d under %s: %w", datasetID, spec.ID(), err)
 	}

@@ -307,7 +307,7 @@ func (d *DB) SetSweepNotes(ctx context.Context, id int64, name, notes string) er
 func (d *DB) InterruptSweeps(ctx context.Context, except []int64) (int, error) {
 	var n int64
 	err := d.inTx(ctx, func(tx *sql.Tx) error {
-		ids, err := txIDs(ctx, tx, `SELECT id FROM sweeps WHERE state IN ('running', 'queued')`)
+		ids, err := collect(ctx, tx, `SELECT id FROM sweeps WHERE state IN ('running', 'queued')`, scanValue[int64])
 		if err != nil {
 			return err
 		}
@@ -331,23 +331,6 @@ func (d *DB) InterruptSweeps(ctx context.Context, except []int64) (int, error) {
 		return 0, fmt.Errorf("mark interrupted sweeps: %w", err)
 	}
 	return int(n), nil
-}
-
-func txIDs(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]int64, error) {
-	rows, err := tx.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
 }
 
 // SweepResult is one stored configuration of a sweep; Metrics is the sweep.Result as
@@ -435,10 +418,7 @@ func (d *DB) SweepResultByID(ctx context.Context, id int64) (SweepResult, error)
 // SweepOrdinals returns the ordinals of a sweep's stored results, ascending.
 func (d *DB) SweepOrdinals(ctx context.Context, sweepID int64) ([]int, error) {
 	list, err := queryAll(ctx, d, `SELECT ordinal FROM sweep_results WHERE sweep_id = ? ORDER BY ordinal`,
-		func(sc scanner) (int, error) {
-			var o int
-			return o, sc.Scan(&o)
-		}, sweepID)
+		scanValue[int], sweepID)
 	if err != nil {
 		return nil, fmt.Errorf("results of sweep %d: %w", sweepID, err)
 	}
@@ -545,10 +525,7 @@ func (d *DB) sweepPairs(ctx context.Context, campaignID, after int64) ([]SweepPa
 			FROM label_events e JOIN label_pairs p ON p.id = e.pair_id
 			WHERE `+which+` AND e.kind IN ('flag', 'unflag'))
 		SELECT pair_id FROM f WHERE rn = 1 AND kind = 'flag'`,
-		func(sc scanner) (int64, error) {
-			var id int64
-			return id, sc.Scan(&id)
-		}, args...)
+		scanValue[int64], args...)
 	if err != nil {
 		return nil, fmt.Errorf("flagged pairs of campaign %d: %w", campaignID, err)
 	}
@@ -570,10 +547,7 @@ func (d *DB) sweepPairs(ctx context.Context, campaignID, after int64) ([]SweepPa
 // DatasetDocumentIDs returns the ids of a dataset's documents, ascending.
 func (d *DB) DatasetDocumentIDs(ctx context.Context, datasetID int64) ([]int64, error) {
 	ids, err := queryAll(ctx, d, `SELECT id FROM documents WHERE dataset_id = ? ORDER BY id`,
-		func(sc scanner) (int64, error) {
-			var id int64
-			return id, sc.Scan(&id)
-		}, datasetID)
+		scanValue[int64], datasetID)
 	if err != nil {
 		return nil, fmt.Errorf("documents of dataset %d: %w", datasetID, err)
 	}

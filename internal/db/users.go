@@ -87,24 +87,12 @@ func (d *DB) insertUser(ctx context.Context, tx *sql.Tx, name string, role auth.
 // labels' annotator (their auth.NameSkeleton is the same) without being that very name
 // (which the UNIQUE constraint refuses as taken).
 func lookalike(ctx context.Context, tx *sql.Tx, name string) error {
-	rows, err := tx.QueryContext(ctx, `SELECT name FROM users`)
+	names, err := collect(ctx, tx, `SELECT name FROM users`, scanValue[string])
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
-	names := []string{labels.RuleAnnotator}
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			return err
-		}
-		names = append(names, n)
-	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
 	skeleton := auth.NameSkeleton(name)
-	for _, n := range names {
+	for _, n := range append([]string{labels.RuleAnnotator}, names...) {
 		if auth.NameSkeleton(n) == skeleton && !strings.EqualFold(n, name) {
 			if n == labels.RuleAnnotator {
 				return labels.ErrReservedName
