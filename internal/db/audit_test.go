@@ -2,7 +2,6 @@ package db
 
 import (
 	"bytes"
-	"context"
 	"database/sql"
 	"fmt"
 	"os"
@@ -19,7 +18,7 @@ import (
 // auditFile is a store file at path with n audit events, closed; it returns the head.
 func auditFile(t *testing.T, path string, n int) review.AuditHead {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	d, err := Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +79,7 @@ func rehash(t *testing.T, path string, from int64) {
 		t.Fatal(err)
 	}
 	defer raw.Close()
-	ctx := context.Background()
+	ctx := t.Context()
 	rows, err := collect(ctx, raw, `SELECT `+auditColumns+` FROM audit_log ORDER BY id`, scanAuditRow)
 	if err != nil {
 		t.Fatal(err)
@@ -107,7 +106,7 @@ const dropTriggers = `DROP TRIGGER audit_log_no_update; DROP TRIGGER audit_log_n
 // (a server start) seals nothing.
 func TestAuditVerifyReportsTampering(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	forged := `INSERT INTO audit_log (id, at, actor, action, subject, detail, prev_hash, hash)
 		VALUES (9, '2026-01-01T00:00:00Z', 'mallory', 'user.role', 'user:1', '{"after":"admin"}', '', '')`
 	for _, tc := range []struct {
@@ -169,7 +168,7 @@ func TestAuditVerifyReportsTampering(t *testing.T) {
 // a head with the wrong number of entries, or from another log, does not.
 func TestAuditVerifyAgainstAKeptHead(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "audit.db")
 	head := auditFile(t, path, 5)
 	d, err := Open(ctx, path)
@@ -229,7 +228,7 @@ func TestAuditRowsAreInsertedHashed(t *testing.T) {
 // migration that chains it; nothing seals rows afterwards.
 func TestAuditSealedWhenChained(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "old.db")
 	ms, err := readMigrations(migrations.Files)
 	if err != nil {
@@ -273,7 +272,7 @@ func TestAuditSealedWhenChained(t *testing.T) {
 // Verifying the file of a running server reads the entries still in its WAL.
 func TestAuditVerifyFileOfARunningStore(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "live.db")
 	d, err := Open(ctx, path)
 	if err != nil {

@@ -168,8 +168,7 @@ func TestManifestAudit(t *testing.T) {
 // setting what is set writes nothing, and 0 takes it away.
 func TestAuditGate(t *testing.T) {
 	t.Parallel()
-	d := openTest(t)
-	ctx := t.Context()
+	d, ctx := openTest(t), t.Context()
 	root := mustUser(t, d, "root", auth.Admin)
 	if g, err := d.AuditGate(ctx); err != nil || g != (review.AuditGate{}) {
 		t.Errorf("AuditGate before any = %+v, %v; want none", g, err)

@@ -17,7 +17,7 @@ import (
 // into the store cut short leaves them (or an import by a version that did not stage).
 func storeDocs(t *testing.T, d *DB, datasetID int64, n int, text string) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	err := d.inTx(ctx, func(tx *sql.Tx) error {
 		stmt, err := tx.PrepareContext(ctx, `INSERT INTO documents (dataset_id, ext_id, text, content_hash, bytes) VALUES (?, ?, ?, '', ?)`)
 		if err != nil {
@@ -43,7 +43,7 @@ func storeDocs(t *testing.T, d *DB, datasetID int64, n int, text string) {
 // them all back until it ended). The figures are logged.
 func writesDuring(t *testing.T, d *DB, campaign int64, pairs []int64, what string, op func() error) error {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	var (
 		mu    sync.Mutex
 		waits []time.Duration
@@ -106,8 +106,7 @@ func TestDiscardLeavesWritersMoving(t *testing.T) {
 		t.Skip("SKIPPED in -short mode: builds a 12,500-pair campaign and an 8,000-document import")
 	}
 	t.Parallel()
-	d := openTest(t)
-	ctx := context.Background()
+	d, ctx := openTest(t), t.Context()
 	ds, docs := withDocs(t, d, "ready", 2500)
 	c, err := d.EnsureCampaign(ctx, ds.ID, "default", nil)
 	if err != nil {
@@ -150,8 +149,7 @@ func TestDiscardLeavesWritersMoving(t *testing.T) {
 // process.
 func TestCleanStaleImportsFinishesDiscards(t *testing.T) {
 	t.Parallel()
-	d := openTest(t)
-	ctx := context.Background()
+	d, ctx := openTest(t), t.Context()
 	live, _ := d.BeginDataset(ctx, "live", "live.jsonl", 0)
 	cut, _ := d.BeginDataset(ctx, "cut", "cut.jsonl", 0)
 	n := 2000

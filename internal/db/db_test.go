@@ -1,7 +1,6 @@
 package db
 
 import (
-	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -16,7 +15,7 @@ import (
 
 func openTest(t *testing.T) *DB {
 	t.Helper()
-	d, err := Open(context.Background(), filepath.Join(t.TempDir(), "test.db"))
+	d, err := Open(t.Context(), filepath.Join(t.TempDir(), "test.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,8 +26,7 @@ func openTest(t *testing.T) *DB {
 // Every pooled connection, not just the first, must carry the pragmas.
 func TestPragmasOnEveryConnection(t *testing.T) {
 	t.Parallel()
-	d := openTest(t)
-	ctx := context.Background()
+	d, ctx := openTest(t), t.Context()
 	for name, pool := range map[string]*sql.DB{"write": d.w, "read": d.r} {
 		c1, err := pool.Conn(ctx)
 		if err != nil {
@@ -57,7 +55,7 @@ func TestPragmasOnEveryConnection(t *testing.T) {
 func TestMigrations(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "m.db")
-	ctx := context.Background()
+	ctx := t.Context()
 	d, err := Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
@@ -124,8 +122,7 @@ func name(v int) string { return fmt.Sprintf("%04d_extra.sql", v) }
 
 func TestImportLifecycle(t *testing.T) {
 	t.Parallel()
-	d := openTest(t)
-	ctx := context.Background()
+	d, ctx := openTest(t), t.Context()
 	ds, err := d.BeginDataset(ctx, "sample", "a.jsonl", 0)
 	if err != nil {
 		t.Fatal(err)
@@ -182,8 +179,7 @@ func TestImportLifecycle(t *testing.T) {
 
 func TestAuditLogIsAppendOnly(t *testing.T) {
 	t.Parallel()
-	d := openTest(t)
-	ctx := context.Background()
+	d, ctx := openTest(t), t.Context()
 	ds, _ := d.BeginDataset(ctx, "s", "f", 0)
 	d.FinishDataset(ctx, ds.ID, "h", 0, "alice")
 	events, err := d.AuditLog(ctx, 10)
@@ -200,8 +196,7 @@ func TestAuditLogIsAppendOnly(t *testing.T) {
 
 func TestLabelHistoryAppends(t *testing.T) {
 	t.Parallel()
-	d := openTest(t)
-	ctx := context.Background()
+	d, ctx := openTest(t), t.Context()
 	ds, _ := d.BeginDataset(ctx, "s", "f", 0)
 	d.InsertDocuments(ctx, ds.ID, []NewDocument{{ExtID: "a", Text: "x", Source: "web", Lang: "en"}, {ExtID: "b", Text: "y", Source: "web", Lang: "de"}})
 	d.FinishDataset(ctx, ds.ID, "h", 0, "")

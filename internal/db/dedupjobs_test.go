@@ -1,7 +1,6 @@
 package db
 
 import (
-	"context"
 	"errors"
 	"slices"
 	"testing"
@@ -14,8 +13,7 @@ import (
 // start, and pointed at the manifest its removals became or at why there is none.
 func TestDedupJobs(t *testing.T) {
 	t.Parallel()
-	d := openTest(t)
-	ctx := context.Background()
+	d, ctx := openTest(t), t.Context()
 	u := mustUser(t, d, "rev", auth.Reviewer)
 	id, err := d.CreateDedupJob(ctx, DedupJob{Source: "manifest 3 (draft)", SourceManifestID: 0, Settings: `{"format":"x"}`, Corpus: "sub/c.jsonl"}, u)
 	if err != nil {

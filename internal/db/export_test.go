@@ -1,7 +1,6 @@
 package db
 
 import (
-	"context"
 	"errors"
 	"testing"
 
@@ -12,8 +11,7 @@ import (
 // tombstone is restored by hand, the revoke restores the rest and records who did it.
 func TestExportTombstonesAndRevoke(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	f := newReviewFixture(t)
+	f, ctx := newReviewFixture(t), t.Context()
 	d := f.d
 	if c, err := d.CountManifest(ctx, f.m.ID); err != nil || c.Rows != 2 || c.Proposed != 2 || c.Clusters != 1 {
 		t.Errorf("CountManifest before decisions = %+v, %v; want 2 rows proposed, 1 cluster", c, err)
@@ -108,8 +106,7 @@ func TestExportTombstonesAndRevoke(t *testing.T) {
 // their metadata keys.
 func TestDocumentReads(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	d := openTest(t)
+	d, ctx := openTest(t), t.Context()
 	ds, ids := withDocs(t, d, "docs", 3)
 	var seen []int64
 	if err := d.EachDocument(ctx, ds.ID, func(doc Document) error { seen = append(seen, doc.ID); return nil }); err != nil || len(seen) != 3 || seen[0] != ids[0] {

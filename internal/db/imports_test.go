@@ -1,7 +1,6 @@
 package db
 
 import (
-	"context"
 	"errors"
 	"testing"
 )
@@ -10,8 +9,7 @@ import (
 // (answers, current and contested labels, labels among documents) see what was imported.
 func TestImportLabelsTwiceAndTheReads(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	d := openTest(t)
+	d, ctx := openTest(t), t.Context()
 	ds, docs := withDocs(t, d, "imp", 3)
 	c, err := d.EnsureCampaign(ctx, ds.ID, "gold", nil)
 	if err != nil {

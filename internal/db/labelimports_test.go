@@ -25,7 +25,7 @@ func stagedRows(docs []int64, n int) []NewLabel {
 func (d *DB) countWhere(t *testing.T, q string, args ...any) int {
 	t.Helper()
 	var n int
-	if err := d.r.QueryRowContext(context.Background(), q, args...).Scan(&n); err != nil {
+	if err := d.r.QueryRowContext(t.Context(), q, args...).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -35,8 +35,7 @@ func (d *DB) countWhere(t *testing.T, q string, args ...any) int {
 // and the janitor finishes a publishing one that stopped halfway.
 func TestLabelImportStagingAndJanitor(t *testing.T) {
 	t.Parallel()
-	d := openTest(t)
-	ctx := context.Background()
+	d, ctx := openTest(t), t.Context()
 	ds, docs := withDocs(t, d, "s", 40)
 	c, err := d.EnsureCampaign(ctx, ds.ID, "default", nil)
 	if err != nil {
@@ -135,7 +134,7 @@ func TestLabelImportStagingAndJanitor(t *testing.T) {
 
 func (d *DB) firstPair(t *testing.T, campaignID int64) int64 {
 	t.Helper()
-	refs, err := d.PairDocs(context.Background(), campaignID)
+	refs, err := d.PairDocs(t.Context(), campaignID)
 	if err != nil || len(refs) == 0 {
 		t.Fatalf("PairDocs = %v, %v", refs, err)
 	}
@@ -147,11 +146,11 @@ func TestReservedAccountNames(t *testing.T) {
 	t.Parallel()
 	d := openTest(t)
 	for _, name := range []string{labels.RuleAnnotator, "Demo-Rules", "import:alice"} {
-		if _, err := d.CreateUser(context.Background(), "test", name, "annotator", "x"); !errors.Is(err, labels.ErrReservedName) {
+		if _, err := d.CreateUser(t.Context(), "test", name, "annotator", "x"); !errors.Is(err, labels.ErrReservedName) {
 			t.Errorf("CreateUser(%q) = %v; want labels.ErrReservedName", name, err)
 		}
 	}
-	if _, err := d.CreateUser(context.Background(), "test", "alice", "annotator", "x"); err != nil {
+	if _, err := d.CreateUser(t.Context(), "test", "alice", "annotator", "x"); err != nil {
 		t.Errorf("CreateUser(alice) = %v", err)
 	}
 }

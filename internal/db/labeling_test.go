@@ -1,7 +1,6 @@
 package db
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -16,7 +15,7 @@ import (
 // with its document ids in order.
 func withDocs(t *testing.T, d *DB, name string, n int) (Dataset, []int64) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	ds, err := d.BeginDataset(ctx, name, name+".jsonl", 0)
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +46,7 @@ func withDocs(t *testing.T, d *DB, name string, n int) (Dataset, []int64) {
 // withPairs makes a campaign over n documents with pairs (0,1), (0,2), ... (0,n-1).
 func withPairs(t *testing.T, d *DB, n int) (Campaign, []int64) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	ds, docs := withDocs(t, d, "s", n)
 	c, err := d.EnsureCampaign(ctx, ds.ID, "default", nil)
 	if err != nil {
@@ -73,8 +72,7 @@ func withPairs(t *testing.T, d *DB, n int) (Campaign, []int64) {
 
 func TestCampaignValuesAreTyped(t *testing.T) {
 	t.Parallel()
-	d := openTest(t)
-	ctx := context.Background()
+	d, ctx := openTest(t), t.Context()
 	ds, _ := withDocs(t, d, "s", 2)
 	own := []labels.Category{{Key: "dup", Name: "duplicate", Duplicate: labels.Yes}, {Key: "keep", Name: "keep", Duplicate: labels.No}}
 	for _, tc := range []struct {
@@ -136,8 +134,7 @@ func TestCampaignValuesAreTyped(t *testing.T) {
 
 func TestUpdateCampaignRescoresInOneTransaction(t *testing.T) {
 	t.Parallel()
-	d := openTest(t)
-	ctx := context.Background()
+	d, ctx := openTest(t), t.Context()
 	c, pairs := withPairs(t, d, 4) // three pairs
 	if err := d.SetPairScores(ctx, c.ID, c.Spec, []PairScore{{pairs[0], 0.5, 0.5}, {pairs[1], 0.6, 0.6}, {pairs[2], 0.7, 0.7}}); err != nil {
 		t.Fatal(err)
@@ -208,8 +205,7 @@ func TestUpdateCampaignRescoresInOneTransaction(t *testing.T) {
 
 func TestAddPairsSkipsWhatIsThere(t *testing.T) {
 	t.Parallel()
-	d := openTest(t)
-	ctx := context.Background()
+	d, ctx := openTest(t), t.Context()
 	c, _ := withPairs(t, d, 3) // pairs (0,1), (0,2)
 	refs, _ := d.PairDocs(ctx, c.ID)
 	a, b := refs[0].DocA, refs[0].DocB
@@ -234,8 +230,7 @@ func TestAddPairsSkipsWhatIsThere(t *testing.T) {
 
 func TestPairBelongsToItsCampaign(t *testing.T) {
 	t.Parallel()
-	d := openTest(t)
-	ctx := context.Background()
+	d, ctx := openTest(t), t.Context()
 	c, pairs := withPairs(t, d, 3)
 	p, err := d.Pair(ctx, c.ID, pairs[0])
 	if err != nil || p.A.Text == "" || p.B.Text == "" || p.Origin != "test" || p.Similarity.Valid {
@@ -251,8 +246,7 @@ func TestPairBelongsToItsCampaign(t *testing.T) {
 
 func TestRecordEventHistory(t *testing.T) {
 	t.Parallel()
-	d := openTest(t)
-	ctx := context.Background()
+	d, ctx := openTest(t), t.Context()
 	c, pairs := withPairs(t, d, 3)
 	p := pairs[0]
 	rec := func(kind labels.Kind, cat string, prev int64) (LabelEvent, error) {
@@ -315,8 +309,7 @@ func TestRecordEventHistory(t *testing.T) {
 
 func TestNextPairOrder(t *testing.T) {
 	t.Parallel()
-	d := openTest(t)
-	ctx := context.Background()
+	d, ctx := openTest(t), t.Context()
 	c, pairs := withPairs(t, d, 5) // four pairs
 	if _, err := d.AskSecondLabels(ctx, c.ID, 1); err != nil {
 		t.Fatal(err)
@@ -374,8 +367,7 @@ func TestNextPairOrder(t *testing.T) {
 
 func TestScoresAndTexts(t *testing.T) {
 	t.Parallel()
-	d := openTest(t)
-	ctx := context.Background()
+	d, ctx := openTest(t), t.Context()
 	c, pairs := withPairs(t, d, 3)
 	refs, err := d.PairsWithoutScores(ctx, c.ID)
 	if err != nil || len(refs) != 2 {
@@ -402,8 +394,7 @@ func TestScoresAndTexts(t *testing.T) {
 
 func TestSignatureStore(t *testing.T) {
 	t.Parallel()
-	d := openTest(t)
-	ctx := context.Background()
+	d, ctx := openTest(t), t.Context()
 	ds, docs := withDocs(t, d, "s", 3)
 	spec, _ := lsh.ParseSpec("k=4")
 	other, _ := lsh.ParseSpec("k=8")

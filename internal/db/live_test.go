@@ -1,7 +1,6 @@
 package db
 
 import (
-	"context"
 	"errors"
 	"testing"
 
@@ -17,8 +16,7 @@ import (
 // under its own id finds it free, even after other manifests were stored since.
 func TestNewKeeperInTheClusterWithTheHighestIDs(t *testing.T) {
 	t.Parallel()
-	f := newReviewFixture(t)
-	ctx := context.Background()
+	f, ctx := newReviewFixture(t), t.Context()
 	c := f.cluster(t)
 	k, x, y := f.docs["k"], f.docs["x"], f.docs["y"]
 	if c.Keeper != k || len(c.Items) != 2 || c.Items[1].Doc != y {
@@ -61,8 +59,7 @@ func TestNewKeeperInTheClusterWithTheHighestIDs(t *testing.T) {
 // audited once (issue 25.8: 20 parallel approvals stored 20 review rows).
 func TestRepeatedApprovalIsStoredOnce(t *testing.T) {
 	t.Parallel()
-	f := newReviewFixture(t)
-	ctx := context.Background()
+	f, ctx := newReviewFixture(t), t.Context()
 	second, _ := f.d.CreateUser(ctx, "t", "appr2", auth.Approver, "h")
 	c := f.cluster(t)
 	if _, err := f.d.Decide(ctx, f.prep, f.m.ID, Decision{Items: []int64{c.Items[0].ID, c.Items[1].ID}, Decision: review.Approved, Action: "decide"}); err != nil {
@@ -102,8 +99,7 @@ func TestRepeatedApprovalIsStoredOnce(t *testing.T) {
 // signed it off by themselves (issue 25.4).
 func TestDeciderIsNotTheOnlyApprover(t *testing.T) {
 	t.Parallel()
-	f := newReviewFixture(t)
-	ctx := context.Background()
+	f, ctx := newReviewFixture(t), t.Context()
 	admin, _ := f.d.CreateUser(ctx, "t", "root", auth.Admin, "h")
 	c := f.cluster(t)
 	if _, err := f.d.Decide(ctx, admin, f.m.ID, Decision{Items: []int64{c.Items[0].ID, c.Items[1].ID}, Decision: review.Approved, Action: "decide"}); err != nil {
@@ -140,8 +136,7 @@ func TestDeciderIsNotTheOnlyApprover(t *testing.T) {
 // tombstoned, naming each, the manifest and when, and writes nothing.
 func TestExportNamesTheConflict(t *testing.T) {
 	t.Parallel()
-	f := newReviewFixture(t)
-	ctx := context.Background()
+	f, ctx := newReviewFixture(t), t.Context()
 	m := f.signOff(t)
 	// Another manifest tombstones k (this one's keeper) behind the log's back, as a
 	// manifest stored before the log existed could have.

@@ -1,7 +1,6 @@
 package db
 
 import (
-	"context"
 	"database/sql"
 	"fmt"
 	"io/fs"
@@ -36,7 +35,7 @@ func openAt(t *testing.T, upTo int) *DB {
 		t.Fatal(err)
 	}
 	d := &DB{w: w, path: path, now: time.Now, writeTurn: make(chan struct{}, 1)}
-	if err := d.migrate(context.Background(), fs.FS(older)); err != nil {
+	if err := d.migrate(t.Context(), fs.FS(older)); err != nil {
 		t.Fatal(err)
 	}
 	if d.r, err = sql.Open("sqlite", dsn(path, true)); err != nil {
@@ -79,7 +78,7 @@ func standing(hist []LabelEvent) (n int, adjudicated bool, answers int, labelers
 func TestStandingColumnsFollowTheEvents(t *testing.T) {
 	t.Parallel()
 	d := openAt(t, 8)
-	ctx := context.Background()
+	ctx := t.Context()
 	// Pairs by hand: AddPairs writes the columns of today's schema (0009's design).
 	ds, docs := withDocs(t, d, "s", 7)
 	c, err := d.EnsureCampaign(ctx, ds.ID, "default", nil)

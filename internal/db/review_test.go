@@ -1,7 +1,6 @@
 package db
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -18,8 +17,7 @@ import (
 // as someone with the database file could) or following a deleted row.
 func TestAuditChainDetectsEditedAndDeletedRows(t *testing.T) {
 	t.Parallel()
-	d := openTest(t)
-	ctx := context.Background()
+	d, ctx := openTest(t), t.Context()
 	for i := range 6 {
 		if err := d.Audit(ctx, "tester", "test.event", fmt.Sprintf("thing:%d", i), map[string]any{"n": i}); err != nil {
 			t.Fatal(err)
@@ -79,8 +77,7 @@ type reviewFixture struct {
 
 func newReviewFixture(t *testing.T) *reviewFixture {
 	t.Helper()
-	d := openTest(t)
-	ctx := context.Background()
+	d, ctx := openTest(t), t.Context()
 	ds, _ := d.BeginDataset(ctx, "r", "r.jsonl", 0)
 	if _, err := d.InsertDocuments(ctx, ds.ID, []NewDocument{{ExtID: "k", Text: "keep", ContentHash: "hk"}, {ExtID: "x", Text: "x", ContentHash: "hx"},
 		{ExtID: "y", Text: "y", ContentHash: "hy"}, {ExtID: "z", Text: "z", ContentHash: "hz"}}); err != nil {
@@ -113,11 +110,11 @@ func newReviewFixture(t *testing.T) *reviewFixture {
 
 func (f *reviewFixture) cluster(t *testing.T) Cluster {
 	t.Helper()
-	rows, err := f.d.Clusters(context.Background(), f.m.ID, ClusterFilter{})
+	rows, err := f.d.Clusters(t.Context(), f.m.ID, ClusterFilter{})
 	if err != nil || len(rows) != 1 {
 		t.Fatalf("clusters: %v, %v", rows, err)
 	}
-	c, err := f.d.Cluster(context.Background(), f.m.ID, rows[0].ID)
+	c, err := f.d.Cluster(t.Context(), f.m.ID, rows[0].ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +123,7 @@ func (f *reviewFixture) cluster(t *testing.T) Cluster {
 
 func (f *reviewFixture) signOff(t *testing.T) Manifest {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	c := f.cluster(t)
 	if _, err := f.d.Decide(ctx, f.prep, f.m.ID, Decision{Items: []int64{c.Items[0].ID, c.Items[1].ID}, Decision: review.Approved, Action: "decide"}); err != nil {
 		t.Fatal(err)
@@ -151,7 +148,7 @@ func (f *reviewFixture) signOff(t *testing.T) Manifest {
 // the downloads of an export whose rows were edited afterwards.
 func TestExportRefusesATamperedManifestOrDataset(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	for _, tc := range []struct {
 		name, sql, doc, what string
 	}{
@@ -195,7 +192,7 @@ func TestExportRefusesATamperedManifestOrDataset(t *testing.T) {
 func (f *reviewFixture) count(t *testing.T, q string, args ...any) int {
 	t.Helper()
 	var n int
-	if err := f.d.w.QueryRowContext(context.Background(), q, args...).Scan(&n); err != nil {
+	if err := f.d.w.QueryRowContext(t.Context(), q, args...).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -205,8 +202,7 @@ func (f *reviewFixture) count(t *testing.T, q string, args ...any) int {
 // every change and undo is one audit event in the same transaction as the change.
 func TestUndoAndAuditPerChange(t *testing.T) {
 	t.Parallel()
-	f := newReviewFixture(t)
-	ctx := context.Background()
+	f, ctx := newReviewFixture(t), t.Context()
 	c := f.cluster(t)
 	x := c.Items[0]
 	before := f.count(t, `SELECT count(*) FROM audit_log`)
@@ -254,8 +250,7 @@ func TestUndoAndAuditPerChange(t *testing.T) {
 // bar on each row and as one undoable action, and refuses a manifest that is exported.
 func TestBulkApprove(t *testing.T) {
 	t.Parallel()
-	f := newReviewFixture(t)
-	ctx := context.Background()
+	f, ctx := newReviewFixture(t), t.Context()
 	if n, c, err := f.d.BulkApprove(ctx, f.prep, f.m.ID, 0.85, -1); err != nil || n != 0 || c != 0 {
 		t.Fatalf("BulkApprove(0.85) = %d, %d, %v; want nothing (y is at 0.8)", n, c, err)
 	}
@@ -325,8 +320,7 @@ func TestBulkApprove(t *testing.T) {
 // it was before is refused with ErrStale.
 func TestReplaceCluster(t *testing.T) {
 	t.Parallel()
-	f := newReviewFixture(t)
-	ctx := context.Background()
+	f, ctx := newReviewFixture(t), t.Context()
 	was := f.cluster(t)
 	k, x, y, z := f.docs["k"], f.docs["x"], f.docs["y"], f.docs["z"]
 	keepX := Cluster{Keeper: k, KeeperRule: "longest", Size: 2, WeakestLink: 0.9, Weakest: x, Links: []Link{{k, x, 0.9}},
@@ -370,8 +364,7 @@ func TestReplaceCluster(t *testing.T) {
 // lowering to 1 is recorded with who and why.
 func TestApprovalsNeverUnderOne(t *testing.T) {
 	t.Parallel()
-	f := newReviewFixture(t)
-	ctx := context.Background()
+	f, ctx := newReviewFixture(t), t.Context()
 	if err := f.d.SetApprovalsRequired(ctx, f.prep, f.m.ID, 2, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -398,8 +391,7 @@ func TestApprovalsNeverUnderOne(t *testing.T) {
 // sample has nothing outside it.
 func TestApprovalsAndTheSample(t *testing.T) {
 	t.Parallel()
-	f := newReviewFixture(t)
-	ctx := context.Background()
+	f, ctx := newReviewFixture(t), t.Context()
 	if err := f.d.SetApprovalsRequired(ctx, f.prep, f.m.ID, 2, ""); err != nil {
 		t.Fatal(err)
 	}

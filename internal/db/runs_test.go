@@ -12,8 +12,7 @@ import (
 // marked interrupted at start when a process left it running.
 func TestRunRecords(t *testing.T) {
 	t.Parallel()
-	d := openTest(t)
-	ctx := t.Context()
+	d, ctx := openTest(t), t.Context()
 	ds, _ := withDocs(t, d, "runs", 2)
 	u := mustUser(t, d, "rev", auth.Reviewer)
 	id, err := d.StartRun(ctx, u, NewRun{DatasetID: ds.ID, Title: "first", Form: "threshold=0.8"})
@@ -85,8 +84,7 @@ func TestRunRecords(t *testing.T) {
 // transaction, pointing at the manifest; the run it prepares again is recorded.
 func TestRunDoneByItsManifest(t *testing.T) {
 	t.Parallel()
-	f := newReviewFixture(t)
-	ctx := t.Context()
+	f, ctx := newReviewFixture(t), t.Context()
 	id, err := f.d.StartRun(ctx, f.prep, NewRun{JobID: "j", DatasetID: f.m.DatasetID, Title: "again", CarriedFrom: f.m.ID})
 	if err != nil {
 		t.Fatal(err)

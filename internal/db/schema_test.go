@@ -15,8 +15,7 @@ import (
 // added later by anyone is checked too.
 func TestEveryForeignKeyIsIndexed(t *testing.T) {
 	t.Parallel()
-	d := openTest(t)
-	ctx := context.Background()
+	d, ctx := openTest(t), t.Context()
 	missing, err := unindexedForeignKeys(ctx, d)
 	if err != nil {
 		t.Fatal(err)

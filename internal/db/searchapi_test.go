@@ -1,7 +1,6 @@
 package db
 
 import (
-	"context"
 	"errors"
 	"slices"
 	"testing"
@@ -15,8 +14,7 @@ import (
 // their tokens.
 func TestAPITokens(t *testing.T) {
 	t.Parallel()
-	d := openTest(t)
-	ctx := context.Background()
+	d, ctx := openTest(t), t.Context()
 	admin := mustUser(t, d, "ada", auth.Admin)
 	other := mustUser(t, d, "bo", auth.Admin)
 	hash := auth.HashToken("dsk_secret")
@@ -87,8 +85,7 @@ func TestAPITokens(t *testing.T) {
 // shingle sets intact; a revoked manifest shows on the index.
 func TestSearchIndexes(t *testing.T) {
 	t.Parallel()
-	f := newReviewFixture(t)
-	ctx := context.Background()
+	f, ctx := newReviewFixture(t), t.Context()
 	admin := mustUser(t, f.d, "ada", auth.Admin)
 	_, err := f.d.CreateSearchIndex(ctx, admin, "early", f.m.ID)
 	if _, ok := errors.AsType[*review.RefusedError](err); !ok {

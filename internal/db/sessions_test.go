@@ -1,7 +1,6 @@
 package db
 
 import (
-	"context"
 	"database/sql"
 	"errors"
 	"strings"
@@ -13,8 +12,7 @@ import (
 
 func TestLoginRotatesAndAudits(t *testing.T) {
 	t.Parallel()
-	d := openTest(t)
-	ctx := context.Background()
+	d, ctx := openTest(t), t.Context()
 	bo := mustUser(t, d, "bo", auth.Reviewer)
 	if err := d.Login(ctx, bo, NewSession{TokenHash: []byte("first"), TTL: time.Hour}, "192.0.2.1"); err != nil {
 		t.Fatal(err)
@@ -40,8 +38,7 @@ func TestLoginRotatesAndAudits(t *testing.T) {
 // A sign-in whose audit event cannot be written leaves no session behind.
 func TestLoginWithoutAuditLeavesNoSession(t *testing.T) {
 	t.Parallel()
-	d := openTest(t)
-	ctx := context.Background()
+	d, ctx := openTest(t), t.Context()
 	bo := mustUser(t, d, "bo", auth.Reviewer)
 	if _, err := d.w.ExecContext(ctx, `DROP TABLE audit_log`); err != nil {
 		t.Fatal(err)
@@ -57,8 +54,7 @@ func TestLoginWithoutAuditLeavesNoSession(t *testing.T) {
 
 func TestSessionLifetime(t *testing.T) {
 	t.Parallel()
-	d := openTest(t)
-	ctx := context.Background()
+	d, ctx := openTest(t), t.Context()
 	bo := mustUser(t, d, "bo", auth.Annotator)
 	start := time.Now()
 	mustSession(t, d, bo, "s")
@@ -94,8 +90,7 @@ func TestSessionLifetime(t *testing.T) {
 
 func TestLogout(t *testing.T) {
 	t.Parallel()
-	d := openTest(t)
-	ctx := context.Background()
+	d, ctx := openTest(t), t.Context()
 	bo := mustUser(t, d, "bo", auth.Annotator)
 	mustSession(t, d, bo, "s")
 	if err := d.Logout(ctx, []byte("s"), bo); err != nil {
@@ -113,8 +108,7 @@ func TestLogout(t *testing.T) {
 
 func TestAuditWrites(t *testing.T) {
 	t.Parallel()
-	d := openTest(t)
-	ctx := context.Background()
+	d, ctx := openTest(t), t.Context()
 	if err := d.Audit(ctx, "bo", "login.failed", "user", map[string]any{"address": "192.0.2.9"}); err != nil {
 		t.Fatal(err)
 	}
@@ -131,8 +125,7 @@ func TestAuditWrites(t *testing.T) {
 // turn, and otherwise writes nothing and returns at once.
 func TestTryTouchSession(t *testing.T) {
 	t.Parallel()
-	d := openTest(t)
-	ctx := context.Background()
+	d, ctx := openTest(t), t.Context()
 	bo := mustUser(t, d, "bo", auth.Annotator)
 	start := time.Now()
 	mustSession(t, d, bo, "s")

@@ -1,7 +1,6 @@
 package db
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -33,7 +32,7 @@ func stageDocs(t *testing.T, d *DB, id int64, n, size int) {
 		for i := range batch {
 			batch[i] = NewDocument{ExtID: fmt.Sprintf("s%d", lo+i), Text: text, ContentHash: "h"}
 		}
-		if _, err := d.InsertDocuments(context.Background(), id, batch); err != nil {
+		if _, err := d.InsertDocuments(t.Context(), id, batch); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -45,7 +44,7 @@ func stageDocs(t *testing.T, d *DB, id int64, n, size int) {
 // left 4.31 GB), and discarding 2.1M rows took minutes.
 func TestFailedImportLeavesTheStoreItsSize(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "store.db")
 	d, err := Open(ctx, path)
 	if err != nil {
@@ -91,8 +90,7 @@ func TestFailedImportLeavesTheStoreItsSize(t *testing.T) {
 // duplicates reported as they were staged, and its staging file goes.
 func TestFinishedImportCopiedInOrder(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	d := openTest(t)
+	d, ctx := openTest(t), t.Context()
 	ds, _ := d.BeginDataset(ctx, "ordered", "o.jsonl", 0)
 	var ids []string
 	for b := range 3 {
@@ -136,7 +134,7 @@ func TestFinishedImportCopiedInOrder(t *testing.T) {
 // with its dataset, and the files of imports no longer running, but not a live one's.
 func TestStaleStagingFilesRemoved(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "store.db")
 	d, err := Open(ctx, path)
 	if err != nil {
@@ -183,8 +181,7 @@ func TestPublishLeavesWritersMoving(t *testing.T) {
 		t.Skip("SKIPPED in -short mode: stages and copies an 8,000-document import")
 	}
 	t.Parallel()
-	d := openTest(t)
-	ctx := context.Background()
+	d, ctx := openTest(t), t.Context()
 	c, refs := withPairs(t, d, 200)
 	ds, _ := d.BeginDataset(ctx, "published", "p.jsonl", 0)
 	stageDocs(t, d, ds.ID, 8000, 2000)

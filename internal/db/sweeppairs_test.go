@@ -1,7 +1,6 @@
 package db_test
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 	"reflect"
@@ -18,7 +17,7 @@ import (
 // an event.
 func TestSweepPairsChanged(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "pairs.db")
 	d, err := db.Open(ctx, path)
 	if err != nil {

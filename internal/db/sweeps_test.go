@@ -1,7 +1,6 @@
 package db
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -17,8 +16,7 @@ import (
 // second create with the token stores nothing and returns the first id with ErrReplayed.
 func TestSweepRequestToken(t *testing.T) {
 	t.Parallel()
-	d := openTest(t)
-	ctx := context.Background()
+	d, ctx := openTest(t), t.Context()
 	c, _ := withPairs(t, d, 4)
 	ns := NewSweep{CampaignID: c.ID, Name: "once", Grid: `{}`, Total: 1, Labels: `[]`, Token: "tok-1"}
 	id, err := d.CreateSweep(ctx, ns, "t")
@@ -61,8 +59,7 @@ func TestSweepRequestToken(t *testing.T) {
 
 func TestSweepLifecycle(t *testing.T) {
 	t.Parallel()
-	d := openTest(t)
-	ctx := context.Background()
+	d, ctx := openTest(t), t.Context()
 	c, _ := withPairs(t, d, 4)
 	id, err := d.CreateSweep(ctx, NewSweep{CampaignID: c.ID, Name: "first", Grid: `{"bands":[8]}`, Seed: 1 << 63, Total: 3,
 		LabelVersion: "v1", Labels: `[]`}, "cli:t")
@@ -168,8 +165,7 @@ func TestSweepLifecycle(t *testing.T) {
 // order, and every pair with its standing labels.
 func TestSweepInputs(t *testing.T) {
 	t.Parallel()
-	d := openTest(t)
-	ctx := context.Background()
+	d, ctx := openTest(t), t.Context()
 	c, pairs := withPairs(t, d, 3)
 	if _, err := d.SweepDocuments(ctx, c.DatasetID); err == nil {
 		t.Error("SweepDocuments of documents without a content hash succeeded; want the hash named")
@@ -210,7 +206,7 @@ func TestSweepInputs(t *testing.T) {
 func TestSweepLabelsMigrated(t *testing.T) {
 	t.Parallel()
 	d := openAt(t, 22)
-	ctx := context.Background()
+	ctx := t.Context()
 	c, pairs := withPairs(t, d, 4)
 	// Snapshots as the sweeps of an older binary stored them: a large one (its JSON
 	// spills over many overflow pages) and a small one.

@@ -1,7 +1,6 @@
 package db
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -14,7 +13,7 @@ import (
 // auditActions lists the audit log's actions, oldest first.
 func auditActions(t *testing.T, d *DB) []string {
 	t.Helper()
-	events, err := d.AuditLog(context.Background(), 1000)
+	events, err := d.AuditLog(t.Context(), 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +26,7 @@ func auditActions(t *testing.T, d *DB) []string {
 
 func mustUser(t *testing.T, d *DB, name string, role auth.Role) User {
 	t.Helper()
-	u, err := d.CreateUser(context.Background(), "test", name, role, "hash-of-"+name)
+	u, err := d.CreateUser(t.Context(), "test", name, role, "hash-of-"+name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +36,7 @@ func mustUser(t *testing.T, d *DB, name string, role auth.Role) User {
 // mustSession opens a session of u, valid for an hour, under token.
 func mustSession(t *testing.T, d *DB, u User, token string) {
 	t.Helper()
-	if err := d.CreateSession(context.Background(), NewSession{UserID: u.ID, TokenHash: []byte(token), TTL: time.Hour}); err != nil {
+	if err := d.CreateSession(t.Context(), NewSession{UserID: u.ID, TokenHash: []byte(token), TTL: time.Hour}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -45,15 +44,14 @@ func mustSession(t *testing.T, d *DB, u User, token string) {
 // checkNoSession checks that no session answers to token; what names the session.
 func checkNoSession(t *testing.T, d *DB, token, what string) {
 	t.Helper()
-	if _, err := d.SessionByToken(context.Background(), []byte(token)); !errors.Is(err, ErrNotFound) {
+	if _, err := d.SessionByToken(t.Context(), []byte(token)); !errors.Is(err, ErrNotFound) {
 		t.Errorf("%s: %v; want ErrNotFound", what, err)
 	}
 }
 
 func TestCreateUserAndLookups(t *testing.T) {
 	t.Parallel()
-	d := openTest(t)
-	ctx := context.Background()
+	d, ctx := openTest(t), t.Context()
 	bo := mustUser(t, d, "bo", auth.Reviewer)
 	mustUser(t, d, "ada", auth.Annotator)
 	if bo.Role != auth.Reviewer || bo.Name != "bo" || bo.CreatedAt.IsZero() || bo.Disabled {
@@ -102,8 +100,7 @@ func TestCreateUserAndLookups(t *testing.T) {
 // a CHECK violation is not.
 func TestIsUniqueUsesTheResultCode(t *testing.T) {
 	t.Parallel()
-	d := openTest(t)
-	ctx := context.Background()
+	d, ctx := openTest(t), t.Context()
 	mustUser(t, d, "bo", auth.Reviewer)
 	_, dup := d.w.ExecContext(ctx, `INSERT INTO users (name, role, created_at) VALUES ('bo', 'admin', 'x')`)
 	_, check := d.w.ExecContext(ctx, `INSERT INTO users (name, role, created_at) VALUES ('cy', 'king', 'x')`)
@@ -128,8 +125,7 @@ func TestIsUniqueUsesTheResultCode(t *testing.T) {
 // A stored time that does not parse is an error naming the column, not a zero time.
 func TestBadStoredTimeIsAnError(t *testing.T) {
 	t.Parallel()
-	d := openTest(t)
-	ctx := context.Background()
+	d, ctx := openTest(t), t.Context()
 	u := mustUser(t, d, "bo", auth.Reviewer)
 	if _, err := d.w.ExecContext(ctx, `UPDATE users SET created_at = 'yesterday' WHERE id = ?`, u.ID); err != nil {
 		t.Fatal(err)
@@ -144,8 +140,7 @@ func TestBadStoredTimeIsAnError(t *testing.T) {
 
 func TestCreateFirstAdminOnce(t *testing.T) {
 	t.Parallel()
-	d := openTest(t)
-	ctx := context.Background()
+	d, ctx := openTest(t), t.Context()
 	u, err := d.CreateFirstAdmin(ctx, "root", "h")
 	if err != nil || u.Role != auth.Admin {
 		t.Fatalf("CreateFirstAdmin = %+v, %v; want an admin", u, err)
@@ -164,8 +159,7 @@ func TestCreateFirstAdminOnce(t *testing.T) {
 // the first approver invited later signed 286 removals off alone).
 func TestApprovers(t *testing.T) {
 	t.Parallel()
-	d := openTest(t)
-	ctx := context.Background()
+	d, ctx := openTest(t), t.Context()
 	if n, err := d.Approvers(ctx, 0); n != 0 || err != nil {
 		t.Fatalf("Approvers of no accounts = %d, %v; want 0", n, err)
 	}
@@ -201,8 +195,7 @@ func TestApprovers(t *testing.T) {
 
 func TestSetRoleKeepsAnAdmin(t *testing.T) {
 	t.Parallel()
-	d := openTest(t)
-	ctx := context.Background()
+	d, ctx := openTest(t), t.Context()
 	root := mustUser(t, d, "root", auth.Admin)
 	bo := mustUser(t, d, "bo", auth.Annotator)
 	for _, tc := range []struct {
@@ -238,8 +231,7 @@ func TestSetRoleKeepsAnAdmin(t *testing.T) {
 
 func TestSetDisabledEndsSessions(t *testing.T) {
 	t.Parallel()
-	d := openTest(t)
-	ctx := context.Background()
+	d, ctx := openTest(t), t.Context()
 	root := mustUser(t, d, "root", auth.Admin)
 	bo := mustUser(t, d, "bo", auth.Annotator)
 	mustSession(t, d, bo, "bo-session")
@@ -269,8 +261,7 @@ func TestSetDisabledEndsSessions(t *testing.T) {
 
 func TestSetPasswordEndsSessions(t *testing.T) {
 	t.Parallel()
-	d := openTest(t)
-	ctx := context.Background()
+	d, ctx := openTest(t), t.Context()
 	bo := mustUser(t, d, "bo", auth.Annotator)
 	mustSession(t, d, bo, "s")
 	if err := d.SetPassword(ctx, bo.ID, "new-hash"); err != nil {
@@ -287,8 +278,7 @@ func TestSetPasswordEndsSessions(t *testing.T) {
 
 func TestInvites(t *testing.T) {
 	t.Parallel()
-	d := openTest(t)
-	ctx := context.Background()
+	d, ctx := openTest(t), t.Context()
 	root := mustUser(t, d, "root", auth.Admin)
 	mustUser(t, d, "taken", auth.Annotator)
 	if err := d.CreateInvite(ctx, root, []byte("tok"), auth.Reviewer, "for bo", time.Hour); err != nil {
@@ -341,8 +331,7 @@ func TestInvites(t *testing.T) {
 // ErrNotFound and writes nothing.
 func TestPendingAndRevokedInvites(t *testing.T) {
 	t.Parallel()
-	d := openTest(t)
-	ctx := t.Context()
+	d, ctx := openTest(t), t.Context()
 	root := mustUser(t, d, "root", auth.Admin)
 	for _, tok := range []string{"a", "b", "used"} {
 		if err := d.CreateInvite(ctx, root, []byte(tok), auth.Annotator, "for "+tok, time.Hour); err != nil {
@@ -391,8 +380,7 @@ func TestPendingAndRevokedInvites(t *testing.T) {
 // labels' annotator is refused, whatever creates the account.
 func TestLookalikeNamesRefused(t *testing.T) {
 	t.Parallel()
-	d := openTest(t)
-	ctx := context.Background()
+	d, ctx := openTest(t), t.Context()
 	for _, name := range []string{"coco", "Ada  Lovelace"} {
 		if _, err := d.CreateUser(ctx, "test", name, "annotator", "x"); err != nil {
 			t.Fatal(err)
