@@ -272,13 +272,8 @@ func TestAuditSealedWhenChained(t *testing.T) {
 // Verifying the file of a running server reads the entries still in its WAL.
 func TestAuditVerifyFileOfARunningStore(t *testing.T) {
 	t.Parallel()
-	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "live.db")
-	d, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d, ctx := openTest(t), t.Context()
+	path := d.Path()
 	for range 4 {
 		d.Audit(ctx, "tester", "live", "", nil)
 	}

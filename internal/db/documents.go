@@ -3,6 +3,8 @@ package db
 import (
 	"context"
 	"fmt"
+	"iter"
+	"slices"
 	"strings"
 )
 
@@ -54,17 +56,29 @@ func (d *DB) DatasetTexts(ctx context.Context, datasetID int64) ([]DocText, erro
 // maxParams bounds the ids bound into one IN (...) list.
 const maxParams = 500
 
+// inLists splits vals into IN (...) lists of at most maxParams: each list's
+// placeholders ("?,?,?") and its arguments, first then the list's values.
+func inLists[T any](vals []T, first ...any) iter.Seq2[string, []any] {
+	return func(yield func(string, []any) bool) {
+		for part := range slices.Chunk(vals, maxParams) {
+			args := make([]any, 0, len(first)+len(part))
+			args = append(args, first...)
+			for _, v := range part {
+				args = append(args, v)
+			}
+			if !yield("?"+strings.Repeat(",?", len(part)-1), args) {
+				return
+			}
+		}
+	}
+}
+
 // DocumentTexts returns the texts of the documents with those ids, aligned with ids
 // (which may repeat); an id that is not there is ErrNotFound. One query per 500 ids.
 func (d *DB) DocumentTexts(ctx context.Context, ids []int64) ([]string, error) {
 	byID := make(map[int64]string, len(ids))
-	for lo := 0; lo < len(ids); lo += maxParams {
-		part := ids[lo:min(lo+maxParams, len(ids))]
-		args := make([]any, len(part))
-		for i, id := range part {
-			args[i] = id
-		}
-		rows, err := queryAll(ctx, d, `SELECT id, text FROM documents WHERE id IN (?`+strings.Repeat(",?", len(part)-1)+`)`,
+	for marks, args := range inLists(ids) {
+		rows, err := queryAll(ctx, d, `SELECT id, text FROM documents WHERE id IN (`+marks+`)`,
 			func(sc scanner) (DocText, error) {
 				var t DocText
 				return t, sc.Scan(&t.ID, &t.Text)
@@ -90,14 +104,8 @@ func (d *DB) DocumentTexts(ctx context.Context, ids []int64) ([]string, error) {
 // DocumentIDs maps external ids of a dataset to internal ids; unknown ids are absent.
 func (d *DB) DocumentIDs(ctx context.Context, datasetID int64, extIDs []string) (map[string]int64, error) {
 	out := make(map[string]int64, len(extIDs))
-	for lo := 0; lo < len(extIDs); lo += maxParams {
-		part := extIDs[lo:min(lo+maxParams, len(extIDs))]
-		args := make([]any, 0, len(part)+1)
-		args = append(args, datasetID)
-		for _, id := range part {
-			args = append(args, id)
-		}
-		rows, err := queryAll(ctx, d, `SELECT ext_id, id FROM documents WHERE dataset_id = ? AND ext_id IN (?`+strings.Repeat(",?", len(part)-1)+`)`,
+	for marks, args := range inLists(extIDs, datasetID) {
+		rows, err := queryAll(ctx, d, `SELECT ext_id, id FROM documents WHERE dataset_id = ? AND ext_id IN (`+marks+`)`,
 			func(sc scanner) (DocText, error) {
 				var t DocText
 				return t, sc.Scan(&t.ExtID, &t.ID)

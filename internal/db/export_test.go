@@ -2,6 +2,9 @@ package db
 
 import (
 	"errors"
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/dedupstudio/dedupstudio/internal/review"
@@ -142,5 +145,40 @@ func TestDocumentReads(t *testing.T) {
 	}
 	if ok, err := d.IntegrityCheck(ctx); err != nil || !ok {
 		t.Errorf("IntegrityCheck = %v, %v; want ok", ok, err)
+	}
+}
+
+// The lookups by a list of ids bind at most maxParams ids into one IN (...) list: a
+// longer list is read in parts, and every id of it is found.
+func TestLookupsOfMoreIDsThanOneQueryBinds(t *testing.T) {
+	t.Parallel()
+	d, ctx := openTest(t), t.Context()
+	n := maxParams + 3
+	ds, ids := withDocs(t, d, "many", n)
+	ext := make([]string, n)
+	for i := range ext {
+		ext[i] = fmt.Sprintf("d%d", i)
+	}
+	byExt, err := d.DocumentIDs(ctx, ds.ID, ext)
+	if err != nil || len(byExt) != n || byExt[ext[n-1]] != ids[n-1] {
+		t.Errorf("DocumentIDs of %d ids = %d found, %v; want all", n, len(byExt), err)
+	}
+	texts, err := d.DocumentTexts(ctx, ids)
+	if err != nil || len(texts) != n || texts[n-1] != fmt.Sprintf("text of document %d in many", n-1) {
+		t.Errorf("DocumentTexts of %d ids = %d, %v; want all, aligned", n, len(texts), err)
+	}
+	infos, err := d.DocInfos(ctx, ids)
+	if err != nil || len(infos) != n || infos[ids[n-1]].ExtID != ext[n-1] {
+		t.Errorf("DocInfos of %d ids = %d, %v; want all", n, len(infos), err)
+	}
+	var sizes []int
+	for marks, args := range inLists(ids, "first") {
+		if strings.Count(marks, "?") != len(args)-1 || args[0] != "first" {
+			t.Errorf("inLists: %d placeholders for %v", strings.Count(marks, "?"), args)
+		}
+		sizes = append(sizes, len(args)-1)
+	}
+	if !slices.Equal(sizes, []int{maxParams, 3}) {
+		t.Errorf("inLists of %d ids: lists of %v; want [%d 3]", n, sizes, maxParams)
 	}
 }

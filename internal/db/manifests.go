@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
@@ -847,14 +846,8 @@ func (d *DB) DatasetDocs(ctx context.Context, datasetID int64) ([]DocInfo, error
 // DocInfos returns the documents with those ids, by id; unknown ids are left out.
 func (d *DB) DocInfos(ctx context.Context, ids []int64) (map[int64]DocInfo, error) {
 	out := make(map[int64]DocInfo, len(ids))
-	for lo := 0; lo < len(ids); lo += maxParams {
-		part := ids[lo:min(lo+maxParams, len(ids))]
-		args := make([]any, len(part))
-		for i, id := range part {
-			args[i] = id
-		}
-		list, err := queryAll(ctx, d, `SELECT `+docInfoColumns+` FROM documents WHERE id IN (?`+strings.Repeat(",?", len(part)-1)+`)`,
-			scanDocInfo, args...)
+	for marks, args := range inLists(ids) {
+		list, err := queryAll(ctx, d, `SELECT `+docInfoColumns+` FROM documents WHERE id IN (`+marks+`)`, scanDocInfo, args...)
 		if err != nil {
 			return nil, fmt.Errorf("documents: %w", err)
 		}

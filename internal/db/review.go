@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/dedupstudio/dedupstudio/internal/errkind"
@@ -210,14 +209,9 @@ func (d *DB) BulkCandidates(ctx context.Context, manifestID int64, bar float64) 
 // ErrNotFound.
 func loadItems(ctx context.Context, tx *sql.Tx, manifestID int64, ids []int64) ([]Item, error) {
 	var out []Item
-	for lo := 0; lo < len(ids); lo += maxParams {
-		part := ids[lo:min(lo+maxParams, len(ids))]
-		args := []any{manifestID}
-		for _, id := range part {
-			args = append(args, id)
-		}
-		list, err := collect(ctx, tx, `SELECT `+itemColumns+` FROM manifest_items i WHERE i.manifest_id = ? AND i.id IN (?`+
-			strings.Repeat(",?", len(part)-1)+`)`, scanItem, args...)
+	for marks, args := range inLists(ids, manifestID) {
+		list, err := collect(ctx, tx, `SELECT `+itemColumns+` FROM manifest_items i WHERE i.manifest_id = ? AND i.id IN (`+marks+`)`,
+			scanItem, args...)
 		if err != nil {
 			return nil, err
 		}
@@ -527,6 +521,14 @@ func (d *DB) RecentActions(ctx context.Context, manifestID, userID int64, limit 
 	return list, nil
 }
 
+// undecidedRemovals counts the removals of a manifest that have no decision yet.
+func undecidedRemovals(ctx context.Context, tx *sql.Tx, manifestID int64) (int, error) {
+	var n int
+	err := tx.QueryRowContext(ctx, `SELECT count(*) FROM manifest_items WHERE manifest_id = ? AND decision = 'remove' AND reviewed = 0`,
+		manifestID).Scan(&n)
+	return n, err
+}
+
 // RequestSignOff sends a draft to review, as by, when every removal has a decision and
 // nothing changed under it since its run (a *review.OutdatedError names what did).
 func (d *DB) RequestSignOff(ctx context.Context, by User, manifestID int64) error {
@@ -535,9 +537,8 @@ func (d *DB) RequestSignOff(ctx context.Context, by User, manifestID int64) erro
 		if err != nil {
 			return err
 		}
-		var undecided int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM manifest_items WHERE manifest_id = ? AND decision = 'remove' AND reviewed = 0`,
-			manifestID).Scan(&undecided); err != nil {
+		undecided, err := undecidedRemovals(ctx, tx, manifestID)
+		if err != nil {
 			return err
 		}
 		if err := review.CanRequestSignOff(m.State, undecided); err != nil {
@@ -749,9 +750,8 @@ func (d *DB) AddReview(ctx context.Context, by User, manifestID int64, nr NewRev
 		if err != nil {
 			return err
 		}
-		var undecided int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM manifest_items WHERE manifest_id = ? AND decision = 'remove' AND reviewed = 0`,
-			manifestID).Scan(&undecided); err != nil {
+		undecided, err := undecidedRemovals(ctx, tx, manifestID)
+		if err != nil {
 			return err
 		}
 		tally := review.TallyOf(reviews, m.PreparedBy)

@@ -44,13 +44,8 @@ func stageDocs(t *testing.T, d *DB, id int64, n, size int) {
 // left 4.31 GB), and discarding 2.1M rows took minutes.
 func TestFailedImportLeavesTheStoreItsSize(t *testing.T) {
 	t.Parallel()
-	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "store.db")
-	d, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d, ctx := openTest(t), t.Context()
+	path := d.Path()
 	withDocs(t, d, "kept", 10)
 	d.w.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
 	before := storeBytes(t, path)
