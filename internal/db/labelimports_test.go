@@ -56,7 +56,9 @@ func TestLabelImportStagingAndJanitor(t *testing.T) {
 		}
 	}
 
-	t.Run("discard", func(t *testing.T) {
+	// stage begins an import of f.csv by t and stages rows in it.
+	stage := func(t *testing.T, rows []NewLabel) int64 {
+		t.Helper()
 		id, err := d.BeginLabelImport(ctx, NewLabelImport{CampaignID: c.ID, ImportedBy: "t", File: "f.csv"})
 		if err != nil {
 			t.Fatal(err)
@@ -64,6 +66,11 @@ func TestLabelImportStagingAndJanitor(t *testing.T) {
 		if err := d.StageLabels(ctx, id, rows, nil); err != nil {
 			t.Fatal(err)
 		}
+		return id
+	}
+
+	t.Run("discard", func(t *testing.T) {
+		id := stage(t, rows)
 		nothingVisible("staged")
 		if err := d.DiscardLabelImport(ctx, id); err != nil {
 			t.Fatal(err)
@@ -74,13 +81,7 @@ func TestLabelImportStagingAndJanitor(t *testing.T) {
 	})
 
 	t.Run("janitor discards a staging import", func(t *testing.T) {
-		id, err := d.BeginLabelImport(ctx, NewLabelImport{CampaignID: c.ID, ImportedBy: "t", File: "f.csv"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := d.StageLabels(ctx, id, rows[:500], nil); err != nil {
-			t.Fatal(err)
-		}
+		id := stage(t, rows[:500])
 		if n, err := d.CleanStaleImports(ctx, 0); err != nil || n != 1 {
 			t.Errorf("CleanStaleImports = %d, %v; want 1 import handled", n, err)
 		}
@@ -91,15 +92,9 @@ func TestLabelImportStagingAndJanitor(t *testing.T) {
 	})
 
 	t.Run("janitor finishes a publishing import", func(t *testing.T) {
-		id, err := d.BeginLabelImport(ctx, NewLabelImport{CampaignID: c.ID, ImportedBy: "t", File: "f.csv"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := d.StageLabels(ctx, id, rows, nil); err != nil {
-			t.Fatal(err)
-		}
+		id := stage(t, rows)
 		cut, cancel := context.WithCancel(ctx)
-		_, err = d.PublishLabelImport(cut, id, func(published, total int) { cancel() }) // the process "dies" after one batch
+		_, err := d.PublishLabelImport(cut, id, func(published, total int) { cancel() }) // the process "dies" after one batch
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("PublishLabelImport cut short = %v; want context.Canceled", err)
 		}
