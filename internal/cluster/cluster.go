@@ -220,6 +220,12 @@ type Graph struct {
 	sortOnce sync.Once
 	sorted   []cedge
 	rank     []int32
+
+	// byRank lists each node's neighbours in the order of their edges in sorted:
+	// byRank[adjOff[u]:adjOff[u+1]], so the edges accepted at any threshold are a prefix
+	// of each list. Built on first use (keeper-star's Levels).
+	byRankOnce sync.Once
+	byRank     []int32
 }
 
 type cedge struct {
@@ -252,6 +258,22 @@ func (g *Graph) sortedEdges() []cedge {
 		}
 	})
 	return g.sorted
+}
+
+// rankAdjacency returns g.byRank, building it on the first call.
+func (g *Graph) rankAdjacency() []int32 {
+	g.byRankOnce.Do(func() {
+		all := g.sortedEdges()
+		fill := slices.Clone(g.adjOff[:g.nodes()])
+		g.byRank = make([]int32, len(g.adj))
+		for _, e := range all {
+			g.byRank[fill[e.u]] = e.v
+			g.byRank[fill[e.v]] = e.u
+			fill[e.u]++
+			fill[e.v]++
+		}
+	})
+	return g.byRank
 }
 
 // compareEdges orders edges by similarity, highest first, then by (u, v): what

@@ -31,6 +31,10 @@ func (k *keeperStarRun) component(_ int32, nodes []int32) { k.ks.component(k.r, 
 type keeperStar struct {
 	order []int32
 	owner []int32 // each node's keeper node, or free
+	// Under Levels: Graph.rankAdjacency, and per node how many of its edges are
+	// accepted (the prefix of its list there). part then reads only accepted edges
+	// instead of every edge a node has, accepted or not.
+	byRank, accepted []int32
 }
 
 func (ks *keeperStar) component(r *run, nodes []int32) {
@@ -123,7 +127,23 @@ func (ks *keeperStar) part(r *run, k int32, free int) []int32 {
 	r.mark[k] = r.markCur
 	q := append(r.queue[:0], k)
 	for i := 0; i < len(q) && len(q)-1 < free; i++ {
-		for _, x := range g.neighbours(q[i]) {
+		u := q[i]
+		if ks.accepted != nil {
+			// The same nodes as the loop below finds, in the same (ascending) order: the
+			// accepted edges are the first accepted[u] of u's list by rank.
+			from, off := len(q), g.adjOff[u]
+			for _, v := range ks.byRank[off : off+ks.accepted[u]] {
+				if owner[v] == isFree && r.mark[v] != r.markCur {
+					r.mark[v] = r.markCur
+					q = append(q, v)
+				}
+			}
+			if len(q)-from > 1 {
+				slices.Sort(q[from:])
+			}
+			continue
+		}
+		for _, x := range g.neighbours(u) {
 			if x.s >= r.t && owner[x.v] == isFree && r.mark[x.v] != r.markCur {
 				r.mark[x.v] = r.markCur
 				q = append(q, x.v)

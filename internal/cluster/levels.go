@@ -104,6 +104,9 @@ func (g *Graph) Levels(cfg Config) (*Levels, error) {
 	r := g.newRun(cfg, math.Inf(1))
 	l := &Levels{r: r, comp: unionfind.New(nn), next: make([]int32, nn), tail: make([]int32, nn),
 		below: make([]float64, nn), touched: make([]int32, nn)}
+	if cfg.Policy == KeeperStar {
+		l.ks.byRank, l.ks.accepted = g.rankAdjacency(), make([]int32, nn)
+	}
 	if cfg.Policy == CompleteLink {
 		r.memo = make(map[uint64]float64)
 		ne := len(g.sortedEdges())
@@ -145,6 +148,10 @@ func (l *Levels) Lower(t float64) (*Level, error) {
 	l.prevAdded = l.added
 	for ; l.added < len(all) && all[l.added].s >= t; l.added++ {
 		e := all[l.added]
+		if l.ks.accepted != nil {
+			l.ks.accepted[e.u]++
+			l.ks.accepted[e.v]++
+		}
 		ru, rv := l.comp.Find(e.u), l.comp.Find(e.v)
 		l.touched[ru], l.touched[rv] = l.calls, l.calls
 		if ru == rv {
