@@ -353,29 +353,27 @@ func appendDocLine(dst []byte, rec *corpus.Record, sum, norm [sha256.Size]byte) 
 // writeChunk writes chunk n's three files, the .docs file last: its presence marks the
 // chunk complete.
 func (r *run) writeChunk(n int, rejects []*corpus.RecordError, s signedChunk) error {
-	if err := writeFile(r.path(chunkName(n, "sig")), func(w io.Writer) error { _, err := w.Write(s.sigs); return err }); err != nil {
+	if err := writeFile(r.path(chunkName(n, "sig")), func(w *bufio.Writer) error { _, err := w.Write(s.sigs); return err }); err != nil {
 		return err
 	}
-	err := writeFile(r.path(chunkName(n, "rej")), func(w io.Writer) error {
-		bw := bufio.NewWriter(w)
+	err := writeFile(r.path(chunkName(n, "rej")), func(w *bufio.Writer) error {
 		for _, re := range rejects {
 			b, err := json.Marshal(rejectLine{Place: re.Place.String(), Field: re.Field, Reason: re.Msg})
 			if err != nil {
 				return err
 			}
-			bw.Write(append(b, '\n'))
+			w.Write(append(b, '\n'))
 		}
-		return bw.Flush()
+		return nil
 	})
 	if err != nil {
 		return err
 	}
-	return writeFile(r.path(chunkName(n, "docs")), func(w io.Writer) error {
-		bw := bufio.NewWriter(w)
+	return writeFile(r.path(chunkName(n, "docs")), func(w *bufio.Writer) error {
 		for _, l := range s.lines {
-			bw.Write(l)
+			w.Write(l)
 		}
-		return bw.Flush()
+		return nil
 	})
 }
 
@@ -394,7 +392,7 @@ func (r *run) joinChunks() error {
 		ext, out string
 		count    *int
 	}{{"sig", sigFile, nil}, {"docs", docsFile, &docs}, {"rej", RejectsJSONL, &rejects}} {
-		err := writeFile(r.path(j.out), func(w io.Writer) error {
+		err := writeFile(r.path(j.out), func(w *bufio.Writer) error {
 			for i := range n {
 				f, err := os.Open(r.path(chunkName(i, j.ext)))
 				if err != nil {
