@@ -447,13 +447,7 @@ func TestImportLeavesOutRemovedDocuments(t *testing.T) {
 	if n, err := DecideCluster(ctx, f.store, f.prep, first, f.clusterOf(first, "A"), review.Approved, Scope{Chained: ChainedUndecided(f.clusterOf(first, "A"), first.Params.Threshold)}); err != nil || n != 2 {
 		t.Fatalf("approve the chain: %d, %v", n, err)
 	}
-	if err := RequestSignOff(ctx, f.store, f.prep, f.manifest(first.ID)); err != nil {
-		t.Fatal(err)
-	}
-	first = f.manifest(first.ID)
-	if res, err := Review(ctx, f.store, f.appr1, first, review.Approve, "", first.ContentHash, "test"); err != nil || !res.Signed {
-		t.Fatalf("sign-off: %+v, %v", res, err)
-	}
+	f.signOff(first.ID)
 	if n, err := exportShown(ctx, f.store, f.appr1, f.manifest(first.ID)); err != nil || n != 3 {
 		t.Fatalf("export = %d, %v; want B, C and D2", n, err)
 	}
