@@ -137,9 +137,12 @@ func (p *Population) Counts(a, b int) (inter, union int, identical bool) {
 
 // Duplicates returns the number of pairs of documents that are duplicates under rule
 // (whose lowest duplicate similarity is at least MinJaccard).
-func (p *Population) Duplicates(rule LabelRule) int64 {
+func (p *Population) Duplicates(rule LabelRule) int64 { return duplicates(p.Pairs, rule) }
+
+// duplicates counts the pairs that are duplicates under rule.
+func duplicates(pairs []Pair, rule LabelRule) int64 {
 	var n int64
-	for _, q := range p.Pairs {
+	for _, q := range pairs {
 		if rule.Duplicate(q.A, q.B, int(q.Inter), int(q.Union), q.Identical) {
 			n++
 		}

@@ -88,13 +88,6 @@ func (c *Clustering) FalseRate(rule LabelRule) float64 {
 	return float64(c.FalseRemovals(rule)) / float64(len(c.Removals))
 }
 
-// counted is an accepted pair with its shingles under the population's representation.
-type counted struct {
-	a, b         int32
-	inter, union int32
-	identical    bool
-}
-
 // Outcome is the exact truth of one configuration on a population.
 type Outcome struct {
 	Config Config
@@ -109,19 +102,11 @@ type Outcome struct {
 	// Clusterings has one entry per policy and keeper rule evaluated, policies outer.
 	Clusterings []Clustering
 
-	accepted []counted
+	accepted []Pair // with their shingles under the population's representation
 }
 
 // AcceptedDuplicates counts the accepted pairs that are duplicates under rule.
-func (o *Outcome) AcceptedDuplicates(rule LabelRule) int64 {
-	var n int64
-	for _, c := range o.accepted {
-		if rule.Duplicate(c.a, c.b, int(c.inter), int(c.union), c.identical) {
-			n++
-		}
-	}
-	return n
-}
+func (o *Outcome) AcceptedDuplicates(rule LabelRule) int64 { return duplicates(o.accepted, rule) }
 
 // Recall is the share of the population's duplicate pairs under rule that the configuration
 // accepts (pair level, over all pairs: the truth the sweep's recall estimates).
@@ -311,7 +296,7 @@ func outcomeOf(in truthInput, policies []cluster.Policy, rules []cluster.Criteri
 		}
 		o.Accepted++
 		inter, union, same := in.counts(ed.A, ed.B)
-		o.accepted = append(o.accepted, counted{int32(ed.A), int32(ed.B), int32(inter), int32(union), same})
+		o.accepted = append(o.accepted, Pair{int32(ed.A), int32(ed.B), int32(inter), int32(union), same})
 		if same {
 			o.Identical++
 		} else {
