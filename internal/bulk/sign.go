@@ -301,29 +301,38 @@ func (r *run) signChunk(c chunk, workers []*signer) signedChunk {
 	k := r.opt.Params.Spec.Hashes
 	sigs := make([]byte, len(c.docs)*k*4)
 	lines := make([][]byte, len(c.docs))
+	onWorkers(workers, len(c.docs), func(s *signer, i int) {
+		rec := &c.docs[i]
+		s.sig = s.h.Signature(rec.Text, s.sig)
+		out := sigs[i*k*4 : (i+1)*k*4]
+		for j, v := range s.sig {
+			binary.LittleEndian.PutUint32(out[j*4:], v)
+		}
+		norm := sha256.Sum256(s.h.Normalized())
+		sum := sha256.Sum256(unsafe.Slice(unsafe.StringData(rec.Text), len(rec.Text))) // read only, no copy
+		lines[i] = appendDocLine(nil, rec, sum, norm)
+	})
+	return signedChunk{sigs, lines}
+}
+
+// onWorkers calls do(w, i) for every i in [0, n) on one goroutine per worker w, each
+// taking the next i as it comes free (documents differ in cost), and returns when all
+// are done.
+func onWorkers[W any](workers []W, n int, do func(w W, i int)) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for _, s := range workers {
+	for _, w := range workers {
 		wg.Go(func() {
 			for {
 				i := int(next.Add(1) - 1)
-				if i >= len(c.docs) {
+				if i >= n {
 					return
 				}
-				rec := &c.docs[i]
-				s.sig = s.h.Signature(rec.Text, s.sig)
-				out := sigs[i*k*4 : (i+1)*k*4]
-				for j, v := range s.sig {
-					binary.LittleEndian.PutUint32(out[j*4:], v)
-				}
-				norm := sha256.Sum256(s.h.Normalized())
-				sum := sha256.Sum256(unsafe.Slice(unsafe.StringData(rec.Text), len(rec.Text))) // read only, no copy
-				lines[i] = appendDocLine(nil, rec, sum, norm)
+				do(w, i)
 			}
 		})
 	}
 	wg.Wait()
-	return signedChunk{sigs, lines}
 }
 
 // appendDocLine appends rec's line of docs.jsonl, a docLine as encoding/json writes it,

@@ -59,22 +59,11 @@ func (r *run) shingles(ctx context.Context) error {
 				return fmt.Errorf("%s: more documents than the first pass read (%d): did the input change?", r.input.Name, n)
 			}
 			sets := make([][]uint64, len(c.docs))
-			var next atomic.Int64
-			var wg sync.WaitGroup
-			for _, h := range hashers {
-				wg.Go(func() {
-					for {
-						i := int(next.Add(1) - 1)
-						if i >= len(c.docs) {
-							return
-						}
-						if need[doc+i] {
-							sets[i] = h.ShingleSet(c.docs[i].Text)
-						}
-					}
-				})
-			}
-			wg.Wait()
+			onWorkers(hashers, len(c.docs), func(h *lsh.Hasher, i int) {
+				if need[doc+i] {
+					sets[i] = h.ShingleSet(c.docs[i].Text)
+				}
+			})
 			var b [8]byte
 			for _, set := range sets {
 				offsets = append(offsets, off)
