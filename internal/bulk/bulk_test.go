@@ -89,24 +89,31 @@ func options(p review.Params, in, out string) Options {
 		Corpus: corpus.Options{MetaFields: []string{"source", "lang", "date"}}}
 }
 
-func readClusters(t *testing.T, out string) []ClusterLine {
+// clustersOf maps every document in out's clusters.jsonl to its cluster, reading it a
+// line at a time.
+func clustersOf(t testing.TB, out string) map[string]int64 {
 	t.Helper()
 	f, err := os.Open(filepath.Join(out, ClustersJSONL))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var cls []ClusterLine
+	clusterOf := map[string]int64{}
 	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<26)
+	sc.Buffer(nil, 1<<28)
 	for sc.Scan() {
 		var c ClusterLine
 		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
 			t.Fatal(err)
 		}
-		cls = append(cls, c)
+		for _, m := range c.Members {
+			clusterOf[m] = c.Cluster
+		}
 	}
-	return cls
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return clusterOf
 }
 
 // TestRunFindsPlantedDuplicates checks recall on the generator's planted pairs, and that
@@ -145,13 +152,7 @@ func TestRunFindsPlantedDuplicates(t *testing.T) {
 	// Recall: every exact copy, and the planted near-duplicates whose Jaccard is at
 	// least 0.85 (LSH finds such a pair with probability >= 0.994 at 16x8), are in one
 	// cluster with their original. Tolerance: at most 2% of those near pairs missed.
-	cls := readClusters(t, out)
-	clusterOf := map[string]int64{}
-	for _, c := range cls {
-		for _, m := range c.Members {
-			clusterOf[m] = c.Cluster
-		}
-	}
+	clusterOf := clustersOf(t, out)
 	text := map[string]string{}
 	for _, r := range recs {
 		text[r.ID] = r.Text
