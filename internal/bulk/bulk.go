@@ -37,13 +37,13 @@
 package bulk
 
 import (
+	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -366,7 +366,7 @@ func (r *run) prepare() error {
 	if err != nil {
 		return err
 	}
-	return writeFile(r.path(runJSON), func(w io.Writer) error { _, err := w.Write(append(rec, '\n')); return err })
+	return writeFile(r.path(runJSON), func(w *bufio.Writer) error { _, err := w.Write(append(rec, '\n')); return err })
 }
 
 // OutError is an output folder that holds files but no dedup run: a run replaces its own
@@ -419,7 +419,7 @@ func (r *run) mark(stage string, counts Summary) error {
 	if err != nil {
 		return err
 	}
-	return writeFile(r.path(filepath.Join(doneDir, stage+".json")), func(w io.Writer) error { _, err := w.Write(b); return err })
+	return writeFile(r.path(filepath.Join(doneDir, stage+".json")), func(w *bufio.Writer) error { _, err := w.Write(b); return err })
 }
 
 // delta is what a stage added to the summary's counts.
@@ -449,8 +449,9 @@ func (r *run) merge(c Summary) {
 	s.Files = append(s.Files, c.Files...)
 }
 
-// writeFile writes name whole or not at all: a temporary file, synced, then renamed.
-func writeFile(name string, fill func(io.Writer) error) error {
+// writeFile writes name whole or not at all: a temporary file, filled through a
+// 1 MiB buffer, synced, then renamed.
+func writeFile(name string, fill func(*bufio.Writer) error) error {
 	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp*")
 	if err != nil {
 		return err
@@ -463,7 +464,11 @@ func writeFile(name string, fill func(io.Writer) error) error {
 			os.Remove(tmp)
 		}
 	}()
-	if err := fill(f); err != nil {
+	bw := bufio.NewWriterSize(f, 1<<20)
+	if err := fill(bw); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
 		return err
 	}
 	if err := f.Chmod(0o644); err != nil {

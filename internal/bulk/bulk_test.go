@@ -89,24 +89,31 @@ func options(p review.Params, in, out string) Options {
 		Corpus: corpus.Options{MetaFields: []string{"source", "lang", "date"}}}
 }
 
-func readClusters(t *testing.T, out string) []ClusterLine {
+// clustersOf maps every document in out's clusters.jsonl to its cluster, reading it a
+// line at a time.
+func clustersOf(t testing.TB, out string) map[string]int64 {
 	t.Helper()
 	f, err := os.Open(filepath.Join(out, ClustersJSONL))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var cls []ClusterLine
+	clusterOf := map[string]int64{}
 	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<26)
+	sc.Buffer(nil, 1<<28)
 	for sc.Scan() {
 		var c ClusterLine
 		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
 			t.Fatal(err)
 		}
-		cls = append(cls, c)
+		for _, m := range c.Members {
+			clusterOf[m] = c.Cluster
+		}
 	}
-	return cls
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return clusterOf
 }
 
 // TestRunFindsPlantedDuplicates checks recall on the generator's planted pairs, and that
@@ -132,28 +139,7 @@ func TestRunFindsPlantedDuplicates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	norm := lsh.NewNormalizer(p.Spec.Norm)
-	firstOf := map[string]int{}
-	var reps []int
-	var sigs []lsh.Signature
-	for i, r := range recs {
-		key := norm.Normalize(r.Text)
-		if _, ok := firstOf[key]; ok {
-			continue
-		}
-		firstOf[key] = i
-		reps = append(reps, i)
-		sigs = append(sigs, h.Signature(r.Text, nil))
-	}
-	want, _, err := lsh.CandidatesBounded(sigs, p.Shape, MaxBucket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wantPairs []uint64
-	for _, c := range want {
-		wantPairs = append(wantPairs, uint64(reps[c.A])<<32|uint64(reps[c.B]))
-	}
-	slices.Sort(wantPairs)
+	wantPairs := memoryCandidates(t, recs, p)
 	for _, name := range intermediates {
 		if _, err := os.Stat(filepath.Join(out, name)); err == nil {
 			t.Errorf("%s left after the run", name)
@@ -166,13 +152,7 @@ func TestRunFindsPlantedDuplicates(t *testing.T) {
 	// Recall: every exact copy, and the planted near-duplicates whose Jaccard is at
 	// least 0.85 (LSH finds such a pair with probability >= 0.994 at 16x8), are in one
 	// cluster with their original. Tolerance: at most 2% of those near pairs missed.
-	cls := readClusters(t, out)
-	clusterOf := map[string]int64{}
-	for _, c := range cls {
-		for _, m := range c.Members {
-			clusterOf[m] = c.Cluster
-		}
-	}
+	clusterOf := clustersOf(t, out)
 	text := map[string]string{}
 	for _, r := range recs {
 		text[r.ID] = r.Text
@@ -242,8 +222,24 @@ func TestCandidatesMatchInMemory(t *testing.T) {
 	for i := 0; i < len(b); i += 8 {
 		got = append(got, binary.LittleEndian.Uint64(b[i:]))
 	}
-	recs := readCorpus(t, in)
-	h, _ := lsh.NewHasher(p.Spec)
+	want := memoryCandidates(t, readCorpus(t, in), p)
+	if !slices.Equal(got, want) {
+		t.Fatalf("candidates.bin has %d pairs; the in-memory banding %d (first differences matter)", len(got), len(want))
+	}
+	if len(want) == 0 {
+		t.Fatal("no candidates: the test corpus plants none?")
+	}
+}
+
+// memoryCandidates is what a run's candidates must be: lsh.CandidatesBounded in memory
+// over the first of each group of records with one normalized text, as sorted a<<32|b
+// pairs of positions in recs.
+func memoryCandidates(t testing.TB, recs []corpus.Record, p review.Params) []uint64 {
+	t.Helper()
+	h, err := lsh.NewHasher(p.Spec)
+	if err != nil {
+		t.Fatal(err)
+	}
 	norm := lsh.NewNormalizer(p.Spec.Norm)
 	seen := map[string]bool{}
 	var reps []int
@@ -259,17 +255,12 @@ func TestCandidatesMatchInMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var want []uint64
+	var out []uint64
 	for _, c := range cands {
-		want = append(want, uint64(reps[c.A])<<32|uint64(reps[c.B]))
+		out = append(out, uint64(reps[c.A])<<32|uint64(reps[c.B]))
 	}
-	slices.Sort(want)
-	if !slices.Equal(got, want) {
-		t.Fatalf("candidates.bin has %d pairs; the in-memory banding %d (first differences matter)", len(got), len(want))
-	}
-	if len(want) == 0 {
-		t.Fatal("no candidates: the test corpus plants none?")
-	}
+	slices.Sort(out)
+	return out
 }
 
 func readCorpus(t testing.TB, path string) []corpus.Record {

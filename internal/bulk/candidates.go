@@ -172,19 +172,14 @@ func (r *run) candidates(ctx context.Context) error {
 	}
 	r.sum.BucketSkipped = skipped
 	var count int64
-	err = writeFile(r.path(candFile), func(w io.Writer) error {
-		bw := bufio.NewWriterSize(w, 1<<20)
+	err = writeFile(r.path(candFile), func(w *bufio.Writer) error {
 		var b [8]byte
-		err := pairs.merge(func(p uint64) error {
+		return pairs.merge(func(p uint64) error {
 			binary.LittleEndian.PutUint64(b[:], p)
-			bw.Write(b[:])
+			w.Write(b[:])
 			count++
 			return nil
 		})
-		if err != nil {
-			return err
-		}
-		return bw.Flush()
 	})
 	if err != nil {
 		return err

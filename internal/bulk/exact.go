@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"strings"
@@ -103,13 +102,12 @@ func (r *run) exact(ctx context.Context) error {
 	}
 	slices.SortFunc(groups, func(a, b []int32) int { return int(a[0] - b[0]) })
 	r.sum.ExactGroups = len(groups)
-	return writeFile(r.path(exactFile), func(w io.Writer) error {
-		bw := bufio.NewWriter(w)
+	return writeFile(r.path(exactFile), func(w *bufio.Writer) error {
 		for _, g := range groups {
 			b, _ := json.Marshal(g)
-			bw.Write(append(b, '\n'))
+			w.Write(append(b, '\n'))
 		}
-		return bw.Flush()
+		return nil
 	})
 }
 

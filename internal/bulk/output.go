@@ -55,20 +55,15 @@ func (r *run) cluster(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	groups, err := r.readExact()
-	if err != nil {
-		return err
-	}
-	rep := follower(n, groups)
-	edges, err := r.readEdges()
-	if err != nil {
-		return err
-	}
-	src, err := r.openSims(rep)
+	src, groups, err := r.openSims()
 	if err != nil {
 		return err
 	}
 	defer src.Close()
+	edges, err := r.readEdges()
+	if err != nil {
+		return err
+	}
 	v := r.opt.Params.Verification
 	pool := sync.Pool{New: func() any { return new(scratch) }}
 	var simErr atomic.Value
@@ -103,9 +98,8 @@ func (r *run) cluster(ctx context.Context) error {
 	}
 	r.sum.Clusters, r.sum.Removed, r.sum.RemovedExact = len(res.Clusters), res.Removed, res.RemovedExact
 	r.sum.Chained, r.sum.Limited, r.sum.SimCalls = res.Chained, res.Limited, res.SimCalls
-	return writeFile(r.path(ClustersJSONL), func(w io.Writer) error {
-		bw := bufio.NewWriterSize(w, 1<<20)
-		enc := json.NewEncoder(bw)
+	return writeFile(r.path(ClustersJSONL), func(w *bufio.Writer) error {
+		enc := json.NewEncoder(w)
 		enc.SetEscapeHTML(false)
 		for i, c := range res.Clusters {
 			cl := ClusterLine{Cluster: int64(i + 1), Keeper: ids[c.Keeper], KeeperIndex: c.Keeper, Size: len(c.Members),
@@ -124,7 +118,7 @@ func (r *run) cluster(ctx context.Context) error {
 				r.report(int64(i), int64(len(res.Clusters)), "clusters", false, false)
 			}
 		}
-		return bw.Flush()
+		return nil
 	})
 }
 
@@ -168,12 +162,7 @@ func (r *run) manifest(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	groups, err := r.readExact()
-	if err != nil {
-		return err
-	}
-	rep := follower(n, groups)
-	src, err := r.openSims(rep)
+	src, _, err := r.openSims()
 	if err != nil {
 		return err
 	}
@@ -222,10 +211,10 @@ func (r *run) manifest(ctx context.Context) error {
 		return fmt.Errorf("%d shingle sets missing for removals", m)
 	}
 	h := review.ExportHeader{Dataset: review.Dataset{Name: r.opt.Dataset}, Params: r.opt.Params}
-	if err := writeFile(r.path(RemovalsCSV), func(w io.Writer) error { return review.WriteCSV(w, h, rows) }); err != nil {
+	if err := writeFile(r.path(RemovalsCSV), func(w *bufio.Writer) error { return review.WriteCSV(w, h, rows) }); err != nil {
 		return err
 	}
-	if err := writeFile(r.path(RemovalsJSONL), func(w io.Writer) error { return review.WriteJSONL(w, h, rows) }); err != nil {
+	if err := writeFile(r.path(RemovalsJSONL), func(w *bufio.Writer) error { return review.WriteJSONL(w, h, rows) }); err != nil {
 		return err
 	}
 	r.sum.Files = append(r.sum.Files, RemovalsCSV, RemovalsJSONL, ClustersJSONL, SummaryJSON)
@@ -233,5 +222,5 @@ func (r *run) manifest(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return writeFile(r.path(SummaryJSON), func(w io.Writer) error { _, err := w.Write(append(b, '\n')); return err })
+	return writeFile(r.path(SummaryJSON), func(w *bufio.Writer) error { _, err := w.Write(append(b, '\n')); return err })
 }

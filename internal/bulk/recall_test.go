@@ -1,10 +1,7 @@
 package bulk
 
 import (
-	"bufio"
-	"encoding/json"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/dedupstudio/dedupstudio/internal/gencorpus"
@@ -40,23 +37,7 @@ func TestRecallOfARun(t *testing.T) {
 			text[r.ID] = r.Text
 		}
 	}
-	clusterOf := map[string]int64{}
-	f, err := os.Open(filepath.Join(out, ClustersJSONL))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<28)
-	for sc.Scan() {
-		var c ClusterLine
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range c.Members {
-			clusterOf[m] = c.Cluster
-		}
-	}
+	clusterOf := clustersOf(t, out)
 	h, err := lsh.NewHasher(lsh.DefaultSpec())
 	if err != nil {
 		t.Fatal(err)

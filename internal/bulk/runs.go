@@ -46,14 +46,13 @@ func (s *sorter[T]) flush() error {
 		s.buf = slices.CompactFunc(s.buf, func(a, b T) bool { return s.cmp(a, b) == 0 })
 	}
 	name := filepath.Join(s.dir, fmt.Sprintf("%s-%05d.run", s.prefix, len(s.runs)))
-	err := writeFile(name, func(w io.Writer) error {
-		bw := bufio.NewWriterSize(w, 1<<20)
+	err := writeFile(name, func(w *bufio.Writer) error {
 		b := make([]byte, s.size)
 		for _, t := range s.buf {
 			s.enc(b, t)
-			bw.Write(b)
+			w.Write(b)
 		}
-		return bw.Flush()
+		return nil
 	})
 	if err != nil {
 		return err

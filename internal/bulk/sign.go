@@ -301,29 +301,38 @@ func (r *run) signChunk(c chunk, workers []*signer) signedChunk {
 	k := r.opt.Params.Spec.Hashes
 	sigs := make([]byte, len(c.docs)*k*4)
 	lines := make([][]byte, len(c.docs))
+	onWorkers(workers, len(c.docs), func(s *signer, i int) {
+		rec := &c.docs[i]
+		s.sig = s.h.Signature(rec.Text, s.sig)
+		out := sigs[i*k*4 : (i+1)*k*4]
+		for j, v := range s.sig {
+			binary.LittleEndian.PutUint32(out[j*4:], v)
+		}
+		norm := sha256.Sum256(s.h.Normalized())
+		sum := sha256.Sum256(unsafe.Slice(unsafe.StringData(rec.Text), len(rec.Text))) // read only, no copy
+		lines[i] = appendDocLine(nil, rec, sum, norm)
+	})
+	return signedChunk{sigs, lines}
+}
+
+// onWorkers calls do(w, i) for every i in [0, n) on one goroutine per worker w, each
+// taking the next i as it comes free (documents differ in cost), and returns when all
+// are done.
+func onWorkers[W any](workers []W, n int, do func(w W, i int)) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for _, s := range workers {
+	for _, w := range workers {
 		wg.Go(func() {
 			for {
 				i := int(next.Add(1) - 1)
-				if i >= len(c.docs) {
+				if i >= n {
 					return
 				}
-				rec := &c.docs[i]
-				s.sig = s.h.Signature(rec.Text, s.sig)
-				out := sigs[i*k*4 : (i+1)*k*4]
-				for j, v := range s.sig {
-					binary.LittleEndian.PutUint32(out[j*4:], v)
-				}
-				norm := sha256.Sum256(s.h.Normalized())
-				sum := sha256.Sum256(unsafe.Slice(unsafe.StringData(rec.Text), len(rec.Text))) // read only, no copy
-				lines[i] = appendDocLine(nil, rec, sum, norm)
+				do(w, i)
 			}
 		})
 	}
 	wg.Wait()
-	return signedChunk{sigs, lines}
 }
 
 // appendDocLine appends rec's line of docs.jsonl, a docLine as encoding/json writes it,
@@ -353,29 +362,27 @@ func appendDocLine(dst []byte, rec *corpus.Record, sum, norm [sha256.Size]byte) 
 // writeChunk writes chunk n's three files, the .docs file last: its presence marks the
 // chunk complete.
 func (r *run) writeChunk(n int, rejects []*corpus.RecordError, s signedChunk) error {
-	if err := writeFile(r.path(chunkName(n, "sig")), func(w io.Writer) error { _, err := w.Write(s.sigs); return err }); err != nil {
+	if err := writeFile(r.path(chunkName(n, "sig")), func(w *bufio.Writer) error { _, err := w.Write(s.sigs); return err }); err != nil {
 		return err
 	}
-	err := writeFile(r.path(chunkName(n, "rej")), func(w io.Writer) error {
-		bw := bufio.NewWriter(w)
+	err := writeFile(r.path(chunkName(n, "rej")), func(w *bufio.Writer) error {
 		for _, re := range rejects {
 			b, err := json.Marshal(rejectLine{Place: re.Place.String(), Field: re.Field, Reason: re.Msg})
 			if err != nil {
 				return err
 			}
-			bw.Write(append(b, '\n'))
+			w.Write(append(b, '\n'))
 		}
-		return bw.Flush()
+		return nil
 	})
 	if err != nil {
 		return err
 	}
-	return writeFile(r.path(chunkName(n, "docs")), func(w io.Writer) error {
-		bw := bufio.NewWriter(w)
+	return writeFile(r.path(chunkName(n, "docs")), func(w *bufio.Writer) error {
 		for _, l := range s.lines {
-			bw.Write(l)
+			w.Write(l)
 		}
-		return bw.Flush()
+		return nil
 	})
 }
 
@@ -394,7 +401,7 @@ func (r *run) joinChunks() error {
 		ext, out string
 		count    *int
 	}{{"sig", sigFile, nil}, {"docs", docsFile, &docs}, {"rej", RejectsJSONL, &rejects}} {
-		err := writeFile(r.path(j.out), func(w io.Writer) error {
+		err := writeFile(r.path(j.out), func(w *bufio.Writer) error {
 			for i := range n {
 				f, err := os.Open(r.path(chunkName(i, j.ext)))
 				if err != nil {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"sync"
@@ -48,8 +47,7 @@ func (r *run) shingles(ctx context.Context) error {
 	offsets := make([]int64, 0, n+1)
 	var off int64
 	doc := 0
-	err = writeFile(r.path(setsFile), func(w io.Writer) error {
-		bw := bufio.NewWriterSize(w, 1<<20)
+	err = writeFile(r.path(setsFile), func(w *bufio.Writer) error {
 		for c := range chunks {
 			if c.err != nil {
 				return c.err
@@ -61,38 +59,24 @@ func (r *run) shingles(ctx context.Context) error {
 				return fmt.Errorf("%s: more documents than the first pass read (%d): did the input change?", r.input.Name, n)
 			}
 			sets := make([][]uint64, len(c.docs))
-			var next atomic.Int64
-			var wg sync.WaitGroup
-			for _, h := range hashers {
-				wg.Go(func() {
-					for {
-						i := int(next.Add(1) - 1)
-						if i >= len(c.docs) {
-							return
-						}
-						if need[doc+i] {
-							sets[i] = h.ShingleSet(c.docs[i].Text)
-						}
-					}
-				})
-			}
-			wg.Wait()
+			onWorkers(hashers, len(c.docs), func(h *lsh.Hasher, i int) {
+				if need[doc+i] {
+					sets[i] = h.ShingleSet(c.docs[i].Text)
+				}
+			})
 			var b [8]byte
 			for _, set := range sets {
 				offsets = append(offsets, off)
 				for _, v := range set {
 					binary.LittleEndian.PutUint64(b[:], v)
-					bw.Write(b[:])
+					w.Write(b[:])
 				}
 				off += int64(len(set)) * 8
 			}
 			doc += len(c.docs)
 			r.reportDocs(c.pos, src.size, int64(doc))
 		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		return bw.Flush()
+		return ctx.Err()
 	})
 	if err != nil {
 		return err
@@ -101,14 +85,13 @@ func (r *run) shingles(ctx context.Context) error {
 		return fmt.Errorf("%s: %d documents, the first pass read %d: did the input change?", r.input.Name, doc, n)
 	}
 	offsets = append(offsets, off)
-	return writeFile(r.path(setsIdxFile), func(w io.Writer) error {
-		bw := bufio.NewWriterSize(w, 1<<20)
+	return writeFile(r.path(setsIdxFile), func(w *bufio.Writer) error {
 		var b [8]byte
 		for _, o := range offsets {
 			binary.LittleEndian.PutUint64(b[:], uint64(o))
-			bw.Write(b[:])
+			w.Write(b[:])
 		}
-		return bw.Flush()
+		return nil
 	})
 }
 
@@ -136,30 +119,36 @@ type simSource struct {
 	missing atomic.Int64 // exact Jaccard asked of a document without a stored set
 }
 
-func (r *run) openSims(rep []int32) (*simSource, error) {
+// openSims reads exact.jsonl and opens the similarity source over it; it returns the
+// exact groups too.
+func (r *run) openSims() (*simSource, [][]int, error) {
+	groups, err := r.readExact()
+	if err != nil {
+		return nil, nil, err
+	}
 	sf, err := os.Open(r.path(sigFile))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	s := &simSource{sigs: sigReader{f: sf, k: r.opt.Params.Spec.Hashes}, rep: rep}
+	s := &simSource{sigs: sigReader{f: sf, k: r.opt.Params.Spec.Hashes}, rep: follower(r.sum.Docs, groups)}
 	if s.sets, err = os.Open(r.path(setsFile)); err != nil {
 		sf.Close()
-		return nil, err
+		return nil, nil, err
 	}
 	b, err := os.ReadFile(r.path(setsIdxFile))
 	if err != nil {
 		s.Close()
-		return nil, err
+		return nil, nil, err
 	}
 	if len(b) != (r.sum.Docs+1)*8 {
 		s.Close()
-		return nil, fmt.Errorf("%s: %d bytes for %d documents", setsIdxFile, len(b), r.sum.Docs)
+		return nil, nil, fmt.Errorf("%s: %d bytes for %d documents", setsIdxFile, len(b), r.sum.Docs)
 	}
 	s.offsets = make([]int64, r.sum.Docs+1)
 	for i := range s.offsets {
 		s.offsets[i] = int64(binary.LittleEndian.Uint64(b[i*8:]))
 	}
-	return s, nil
+	return s, groups, nil
 }
 
 func (s *simSource) Close() error {
@@ -242,12 +231,7 @@ func (s *simSource) sim(v review.Verification, a, b int, sc *scratch) (float64, 
 // verification, written to edges.bin (a, b as little-endian uint32, the similarity as a
 // float64), in candidate order.
 func (r *run) verify(ctx context.Context) error {
-	groups, err := r.readExact()
-	if err != nil {
-		return err
-	}
-	rep := follower(r.sum.Docs, groups)
-	src, err := r.openSims(rep)
+	src, _, err := r.openSims()
 	if err != nil {
 		return err
 	}
@@ -256,9 +240,8 @@ func (r *run) verify(ctx context.Context) error {
 	t := r.opt.Params.Threshold
 	scratches := make([]scratch, r.opt.Workers)
 	var done, accepted int64
-	err = writeFile(r.path(edgesFile), func(w io.Writer) error {
-		bw := bufio.NewWriterSize(w, 1<<20)
-		err := r.eachCandidate(func(pairs []uint64) error {
+	err = writeFile(r.path(edgesFile), func(w *bufio.Writer) error {
+		return r.eachCandidate(func(pairs []uint64) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
@@ -294,7 +277,7 @@ func (r *run) verify(ctx context.Context) error {
 				binary.LittleEndian.PutUint32(b[:], uint32(p>>32))
 				binary.LittleEndian.PutUint32(b[4:], uint32(p))
 				binary.LittleEndian.PutUint64(b[8:], math.Float64bits(sims[i]))
-				bw.Write(b[:])
+				w.Write(b[:])
 				if sims[i] >= t {
 					accepted++
 				}
@@ -303,10 +286,6 @@ func (r *run) verify(ctx context.Context) error {
 			r.report(done, r.sum.Candidates, "pairs", false, false)
 			return nil
 		})
-		if err != nil {
-			return err
-		}
-		return bw.Flush()
 	})
 	if err != nil {
 		return err

@@ -226,7 +226,7 @@ func TestTableAdd(t *testing.T) {
 		}
 		return out
 	}
-	o := Outcome{Config: cfg, accepted: []counted{{0, 1, 9, 10, false}, {0, 2, 5, 10, false}, {1, 2, 1, 10, false}}, Bins: bins([2]int{9, 10}, [2]int{5, 10}, [2]int{1, 10})}
+	o := Outcome{Config: cfg, accepted: []Pair{{0, 1, 9, 10, false}, {0, 2, 5, 10, false}, {1, 2, 1, 10, false}}, Bins: bins([2]int{9, 10}, [2]int{5, 10}, [2]int{1, 10})}
 	for _, rule := range Rules {
 		o.Clusterings = append(o.Clusterings, Clustering{Policy: cluster.Components, Rule: rule,
 			Removals: []Removal{{Doc: 1, Inter: 9, Union: 10}, {Doc: 2, Inter: 1, Union: 10}}, Bins: bins([2]int{9, 10}, [2]int{1, 10})})

@@ -1,15 +1,11 @@
 package calib
 
 import (
-	"bufio"
 	"bytes"
 	"cmp"
-	"compress/gzip"
 	"context"
 	_ "embed"
-	"encoding/json"
 	"fmt"
-	"io"
 	"runtime"
 	"slices"
 	"sync"
@@ -48,54 +44,28 @@ func Documents() ([]Doc, error) {
 	if err != nil {
 		return nil, err
 	}
-	docs := make([]Doc, 0, len(sample)+2000)
-	for _, d := range sample {
+	extra, err := demo.ReadDocs(bytes.NewReader(extraJSONL), "testdata/extra.jsonl.gz")
+	if err != nil {
+		return nil, fmt.Errorf("calib documents: %w", err)
+	}
+	docs := make([]Doc, 0, len(sample)+len(extra))
+	seen := make(map[string]bool, cap(docs))
+	for i, d := range slices.Concat(sample, extra) {
+		if i >= len(sample) {
+			if d.ID == "" || d.Text == "" {
+				return nil, fmt.Errorf("calib documents: extra document %d: field id or text: empty", i-len(sample)+1)
+			}
+			if seen[d.ID] {
+				return nil, fmt.Errorf("calib documents: extra document %q is in the demo sample too", d.ID)
+			}
+		}
+		seen[d.ID] = true
 		g := ""
 		if d.Group != nil {
 			g = *d.Group
 		}
 		docs = append(docs, Doc{ID: d.ID, Text: d.Text, Source: d.Source, Lang: d.Lang, Title: d.Title, Group: g,
 			Origin: d.Origin, License: d.License})
-	}
-	extra, err := readDocs(bytes.NewReader(extraJSONL), "testdata/extra.jsonl.gz")
-	if err != nil {
-		return nil, err
-	}
-	seen := make(map[string]bool, len(docs))
-	for _, d := range docs {
-		seen[d.ID] = true
-	}
-	for _, d := range extra {
-		if seen[d.ID] {
-			return nil, fmt.Errorf("calib documents: extra document %q is in the demo sample too", d.ID)
-		}
-		seen[d.ID] = true
-		docs = append(docs, d)
-	}
-	return docs, nil
-}
-
-// readDocs reads gzipped JSONL documents; name is the file's name for errors.
-func readDocs(r io.Reader, name string) ([]Doc, error) {
-	zr, err := gzip.NewReader(r)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
-	}
-	var docs []Doc
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(make([]byte, 1<<20), 1<<26)
-	for line := 1; sc.Scan(); line++ {
-		var d Doc
-		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
-			return nil, fmt.Errorf("read %s line %d: %w", name, line, err)
-		}
-		if d.ID == "" || d.Text == "" {
-			return nil, fmt.Errorf("read %s line %d: field id or text: empty", name, line)
-		}
-		docs = append(docs, d)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
 	}
 	return docs, nil
 }
@@ -167,9 +137,12 @@ func (p *Population) Counts(a, b int) (inter, union int, identical bool) {
 
 // Duplicates returns the number of pairs of documents that are duplicates under rule
 // (whose lowest duplicate similarity is at least MinJaccard).
-func (p *Population) Duplicates(rule LabelRule) int64 {
+func (p *Population) Duplicates(rule LabelRule) int64 { return duplicates(p.Pairs, rule) }
+
+// duplicates counts the pairs that are duplicates under rule.
+func duplicates(pairs []Pair, rule LabelRule) int64 {
 	var n int64
-	for _, q := range p.Pairs {
+	for _, q := range pairs {
 		if rule.Duplicate(q.A, q.B, int(q.Inter), int(q.Union), q.Identical) {
 			n++
 		}

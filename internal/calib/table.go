@@ -3,6 +3,7 @@ package calib
 import (
 	"fmt"
 	"io"
+	"iter"
 	"math"
 	"slices"
 	"strconv"
@@ -452,12 +453,7 @@ func (t *Table) Markdown(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "\n### False removals\n\nOne row per configuration and policy; where the keeper rules differ, the figures are given as earliest / longest / shortest. Upper end useful: the share of draws whose upper end is within %.0f%% of the removals, for true rates up to %.0f%%.\n\n", 100*TightUpper, 100*LowRate)
 	b.WriteString("| tau | configuration | policy | removals | true false removals | true rate | mean estimate | coverage | mean width | upper end useful |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
-	for i := 0; i < len(t.Removal); {
-		j := i + 1
-		for j < len(t.Removal) && t.Removal[j].Tau == t.Removal[i].Tau && t.Removal[j].Config == t.Removal[i].Config && t.Removal[j].Policy == t.Removal[i].Policy {
-			j++
-		}
-		rows := t.Removal[i:j]
+	for rows := range chunkBy(t.Removal, func(a, b RemovalRow) bool { return a.Tau == b.Tau && a.Config == b.Config && a.Policy == b.Policy }) {
 		col := func(f func(r RemovalRow) string) string { return perRule(rows, f) }
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", rows[0].Tau, rows[0].Config, rows[0].Policy,
 			col(func(r RemovalRow) string { return strconv.Itoa(r.Removals) }),
@@ -472,7 +468,6 @@ func (t *Table) Markdown(w io.Writer) error {
 				}
 				return "-"
 			}))
-		i = j
 	}
 	t.auditMarkdown(&b)
 	_, err := io.WriteString(w, b.String())
@@ -535,12 +530,7 @@ func (t *Table) auditMarkdown(b *strings.Builder) {
 		"Simulated share, then the exact probability in parentheses; most mistakes: the most an audit may find and still bound the rate at %.1f%%.\n\n",
 		100*AuditRate, t.Audits[0].Audits, AuditLabels, 100*AuditBound, 100*AuditBound, 100*AuditBound)
 	b.WriteString("| tau | configuration | policy | removals | certain | true false removals | true rate | coverage | bound <= 1.5% | most mistakes |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
-	for i := 0; i < len(t.Audits); {
-		j := i + 1
-		for j < len(t.Audits) && t.Audits[j].Tau == t.Audits[i].Tau && t.Audits[j].Config == t.Audits[i].Config && t.Audits[j].Policy == t.Audits[i].Policy {
-			j++
-		}
-		rows := t.Audits[i:j]
+	for rows := range chunkBy(t.Audits, func(a, b AuditRow) bool { return a.Tau == b.Tau && a.Config == b.Config && a.Policy == b.Policy }) {
 		col := func(f func(r AuditRow) string) string { return perRule(rows, f) }
 		rules := col(func(r AuditRow) string { return string(r.Rule) })
 		fmt.Fprintf(b, "| %s | %s | %s (%s) | %s | %s | %s | %s | %s | %s | %s |\n", rows[0].Tau, rows[0].Config, rows[0].Policy, rules,
@@ -555,7 +545,6 @@ func (t *Table) auditMarkdown(b *strings.Builder) {
 				return fmt.Sprintf("%.3f (%.3f)", float64(r.Tight)/float64(r.Audits), r.ExactTight)
 			}),
 			col(func(r AuditRow) string { return strconv.Itoa(r.MaxTight) }))
-		i = j
 	}
 }
 
@@ -594,6 +583,23 @@ func TruthTable(w io.Writer, pop *Population, outs []Outcome, taus []LabelRule) 
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// chunkBy yields the runs of consecutive rows that same puts with the run's first: the
+// keeper rules of one table line.
+func chunkBy[R any](rows []R, same func(a, b R) bool) iter.Seq[[]R] {
+	return func(yield func([]R) bool) {
+		for i := 0; i < len(rows); {
+			j := i + 1
+			for j < len(rows) && same(rows[i], rows[j]) {
+				j++
+			}
+			if !yield(rows[i:j]) {
+				return
+			}
+			i = j
+		}
+	}
 }
 
 // perRule is a table cell for rows that differ only in their keeper rule: f of each row,

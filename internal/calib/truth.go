@@ -88,13 +88,6 @@ func (c *Clustering) FalseRate(rule LabelRule) float64 {
 	return float64(c.FalseRemovals(rule)) / float64(len(c.Removals))
 }
 
-// counted is an accepted pair with its shingles under the population's representation.
-type counted struct {
-	a, b         int32
-	inter, union int32
-	identical    bool
-}
-
 // Outcome is the exact truth of one configuration on a population.
 type Outcome struct {
 	Config Config
@@ -109,19 +102,11 @@ type Outcome struct {
 	// Clusterings has one entry per policy and keeper rule evaluated, policies outer.
 	Clusterings []Clustering
 
-	accepted []counted
+	accepted []Pair // with their shingles under the population's representation
 }
 
 // AcceptedDuplicates counts the accepted pairs that are duplicates under rule.
-func (o *Outcome) AcceptedDuplicates(rule LabelRule) int64 {
-	var n int64
-	for _, c := range o.accepted {
-		if rule.Duplicate(c.a, c.b, int(c.inter), int(c.union), c.identical) {
-			n++
-		}
-	}
-	return n
-}
+func (o *Outcome) AcceptedDuplicates(rule LabelRule) int64 { return duplicates(o.accepted, rule) }
 
 // Recall is the share of the population's duplicate pairs under rule that the configuration
 // accepts (pair level, over all pairs: the truth the sweep's recall estimates).
@@ -155,27 +140,28 @@ type Engine struct {
 	docs  []cluster.Doc
 
 	mu    sync.Mutex
-	sigs  map[lsh.Spec]*onceSigs
-	sets  map[lsh.Spec]*onceSets
+	sigs  map[lsh.Spec]func() ([]lsh.Signature, error)
+	sets  map[lsh.Spec]func() (*frame.Sets, error)
 	exact map[lsh.Norm][][]int
 }
 
-type onceSigs struct {
-	once sync.Once
-	sigs []lsh.Signature
-	err  error
-}
-
-type onceSets struct {
-	once sync.Once
-	sets *frame.Sets
-	err  error
+// once returns m[k]'s value, computed by f the first time k is asked for (callers
+// asking meanwhile wait for it) and kept; mu guards m.
+func once[K comparable, V any](mu *sync.Mutex, m map[K]func() (V, error), k K, f func() (V, error)) (V, error) {
+	mu.Lock()
+	get, ok := m[k]
+	if !ok {
+		get = sync.OnceValues(f)
+		m[k] = get
+	}
+	mu.Unlock()
+	return get()
 }
 
 // NewEngine returns an engine over p.
 func NewEngine(p *Population) *Engine {
-	e := &Engine{pop: p, texts: p.Texts(), sigs: map[lsh.Spec]*onceSigs{}, sets: map[lsh.Spec]*onceSets{},
-		exact: map[lsh.Norm][][]int{}}
+	e := &Engine{pop: p, texts: p.Texts(), sigs: map[lsh.Spec]func() ([]lsh.Signature, error){},
+		sets: map[lsh.Spec]func() (*frame.Sets, error){}, exact: map[lsh.Norm][][]int{}}
 	e.docs = make([]cluster.Doc, len(p.Docs))
 	for i, d := range p.Docs {
 		e.docs[i] = cluster.Doc{Len: len(d.Text), Source: d.Source, Lang: d.Lang}
@@ -188,15 +174,7 @@ func (e *Engine) Population() *Population { return e.pop }
 
 // Signatures returns the documents' signatures under spec, computed once.
 func (e *Engine) Signatures(spec lsh.Spec) ([]lsh.Signature, error) {
-	e.mu.Lock()
-	o, ok := e.sigs[spec]
-	if !ok {
-		o = &onceSigs{}
-		e.sigs[spec] = o
-	}
-	e.mu.Unlock()
-	o.once.Do(func() { o.sigs, o.err = spec.Signatures(e.texts) })
-	return o.sigs, o.err
+	return once(&e.mu, e.sigs, spec, func() ([]lsh.Signature, error) { return spec.Signatures(e.texts) })
 }
 
 // shingleKey is what a representation's shingle sets depend on: everything but k.
@@ -212,17 +190,9 @@ func (e *Engine) setsOf(ctx context.Context, spec lsh.Spec) (*frame.Sets, error)
 	if key == shingleKey(e.pop.Rep) {
 		return e.pop.Sets, nil
 	}
-	e.mu.Lock()
-	o, ok := e.sets[key]
-	if !ok {
-		o = &onceSets{}
-		e.sets[key] = o
-	}
-	e.mu.Unlock()
-	o.once.Do(func() {
-		o.sets, o.err = frame.NewSets(ctx, len(e.texts), func(i int) string { return e.texts[i] }, spec, 0)
+	return once(&e.mu, e.sets, key, func() (*frame.Sets, error) {
+		return frame.NewSets(ctx, len(e.texts), func(i int) string { return e.texts[i] }, spec, 0)
 	})
-	return o.sets, o.err
 }
 
 // exactGroups returns the groups of identical normalized texts under n, as a run makes
@@ -326,7 +296,7 @@ func outcomeOf(in truthInput, policies []cluster.Policy, rules []cluster.Criteri
 		}
 		o.Accepted++
 		inter, union, same := in.counts(ed.A, ed.B)
-		o.accepted = append(o.accepted, counted{int32(ed.A), int32(ed.B), int32(inter), int32(union), same})
+		o.accepted = append(o.accepted, Pair{int32(ed.A), int32(ed.B), int32(inter), int32(union), same})
 		if same {
 			o.Identical++
 		} else {

@@ -138,9 +138,8 @@ type Service struct {
 
 // run is a run whose job runs in this process.
 type run struct {
-	jobID     string
-	cancelled bool // Cancel asked for it (else a cancelled context is a shutdown)
-	progress  *Progress
+	jobID    string
+	progress *Progress
 }
 
 // New returns a Service over the store and the registry its runs' jobs run in.
@@ -418,9 +417,6 @@ func (s *Service) Resume(ctx context.Context, id int64, by db.User) error {
 func (s *Service) Cancel(ctx context.Context, id int64) error {
 	s.mu.Lock()
 	r, ok := s.running[id]
-	if ok {
-		r.cancelled = true
-	}
 	s.mu.Unlock()
 	if !ok || r.jobID == "" {
 		return ErrNotRunning
@@ -535,13 +531,11 @@ func (s *Service) run(ctx context.Context, j Run, r *run, by db.User, report job
 		if err != nil {
 			msg = err.Error()
 		}
-		if ctx.Err() != nil {
-			s.mu.Lock()
+		switch {
+		case jobs.CancelRequested(ctx):
+			state, msg = Cancelled, "cancelled"
+		case ctx.Err() != nil:
 			state, msg = Interrupted, "the server stopped while it ran"
-			if r.cancelled {
-				state, msg = Cancelled, "cancelled"
-			}
-			s.mu.Unlock()
 		}
 		if ferr := s.store.FinishDedupJob(store, j.ID, string(state), msg, ""); ferr != nil {
 			s.log.Error("whole-corpus run: record its end", "run", j.ID, "err", ferr)

@@ -87,7 +87,7 @@ func readCorpus(path string) ([]CorpusDoc, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return readDocs(f, path)
+	return ReadDocs(f, path)
 }
 
 // selectDocs keeps every SPDX text and npm README under the caps, a seeded sample of npm

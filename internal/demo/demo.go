@@ -219,18 +219,19 @@ func Sample() ([]CorpusDoc, error) { return readSample() }
 
 // readSample decodes the embedded documents.
 func readSample() ([]CorpusDoc, error) {
-	return readDocs(bytes.NewReader(sample), "demo sample")
+	return ReadDocs(bytes.NewReader(sample), "demo sample")
 }
 
-// readDocs decodes gzipped JSONL documents; name is what errors call the input.
-func readDocs(r io.Reader, name string) ([]CorpusDoc, error) {
+// ReadDocs decodes gzipped JSONL documents with the sample's fields (the calibration's
+// extra documents are written so too); name is what errors call the input.
+func ReadDocs(r io.Reader, name string) ([]CorpusDoc, error) {
 	zr, err := gzip.NewReader(r)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	var docs []CorpusDoc
 	sc := bufio.NewScanner(zr)
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	sc.Buffer(make([]byte, 1<<20), 1<<26)
 	for sc.Scan() {
 		var d CorpusDoc
 		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {

@@ -338,44 +338,38 @@ func (f *Frame) pairAt(b int, i int64, rng *rand.Rand) Pair {
 
 // sampleRest draws pairs that share no shingle, uniformly, by rejection from all pairs.
 func (f *Frame) sampleRest(n int, rng *rand.Rand, skip func(a, b int) bool) []Pair {
-	if f.Docs < 2 {
-		return nil
-	}
-	taken := map[Pair]bool{}
-	var out []Pair
-	for tries := 0; len(out) < n && tries < 200*n+1000; tries++ {
-		a, b := rng.IntN(f.Docs), rng.IntN(f.Docs)
-		if a == b {
-			continue
+	return f.drawPairs(n, 200*n+1000, rng, func(p Pair) bool {
+		if skip != nil && skip(p.A, p.B) {
+			return false
 		}
-		p := Pair{min(a, b), max(a, b)}
-		if taken[p] || skip != nil && skip(p.A, p.B) {
-			continue
-		}
-		if inter, _ := f.sets.Counts(p.A, p.B); inter != 0 {
-			continue
-		}
-		taken[p] = true
-		out = append(out, p)
-	}
-	return out
+		inter, _ := f.sets.Counts(p.A, p.B)
+		return inter == 0
+	})
 }
 
 // Random draws up to n pairs of documents uniformly from all pairs whose normalized
 // texts differ, skipping what skip reports.
 func (f *Frame) Random(n int, rng *rand.Rand, skip func(a, b int) bool) []Pair {
+	return f.drawPairs(n, 100*n+1000, rng, func(p Pair) bool {
+		return !f.sets.Identical(p.A, p.B) && (skip == nil || !skip(p.A, p.B))
+	})
+}
+
+// drawPairs draws up to n distinct pairs that keep accepts, uniformly, by rejection from
+// all pairs, giving up after tries draws.
+func (f *Frame) drawPairs(n, tries int, rng *rand.Rand, keep func(Pair) bool) []Pair {
 	if f.Docs < 2 {
 		return nil
 	}
 	taken := map[Pair]bool{}
 	var out []Pair
-	for tries := 0; len(out) < n && tries < 100*n+1000; tries++ {
+	for try := 0; len(out) < n && try < tries; try++ {
 		a, b := rng.IntN(f.Docs), rng.IntN(f.Docs)
 		if a == b {
 			continue
 		}
 		p := Pair{min(a, b), max(a, b)}
-		if taken[p] || f.sets.Identical(a, b) || skip != nil && skip(p.A, p.B) {
+		if taken[p] || !keep(p) {
 			continue
 		}
 		taken[p] = true

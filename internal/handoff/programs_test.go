@@ -26,6 +26,19 @@ func python(t *testing.T) string {
 	return py
 }
 
+// textLines returns n real texts and the awkward ones, and them as JSON lines: the input
+// of a generated program run on the studio's texts.
+func textLines(t *testing.T, n int) ([]string, []byte) {
+	t.Helper()
+	texts := append(realtext.Texts(t, n, 0), awkwardTexts...)
+	var in bytes.Buffer
+	for _, text := range texts {
+		b, _ := json.Marshal(text)
+		in.Write(append(b, '\n'))
+	}
+	return texts, in.Bytes()
+}
+
 // block returns the text of body from the line starting with start up to (not
 // including) the line starting with end.
 func block(t *testing.T, body, start, end string) string {
@@ -70,13 +83,7 @@ var awkwardTexts = []string{
 func TestPythonTokenizationIsTheStudios(t *testing.T) {
 	t.Parallel()
 	py := python(t)
-	texts := realtext.Texts(t, 300, 0)
-	texts = append(texts, awkwardTexts...)
-	var in bytes.Buffer
-	for _, text := range texts {
-		b, _ := json.Marshal(text)
-		in.Write(append(b, '\n'))
-	}
+	texts, in := textLines(t, 300)
 	for _, spec := range []string{
 		"scheme=datasketch norm=none level=word size=5 hash=sha1",
 		"norm=nfkc+lower+space level=word size=5 hash=sha1",
@@ -105,7 +112,7 @@ for line in sys.stdin:
                       "set": sorted({int.from_bytes(hashlib.sha1(s).digest()[:8], "little") for s in sh})}))
 `
 			cmd := exec.Command(py, "-c", prog)
-			cmd.Stdin = bytes.NewReader(in.Bytes())
+			cmd.Stdin = bytes.NewReader(in)
 			out, err := cmd.Output()
 			if err != nil {
 				t.Fatalf("python: %v\n%s", err, out)
@@ -310,13 +317,7 @@ func TestDatasketchProgramWithDatasketch(t *testing.T) {
 	if py == "" {
 		py = "python3"
 	}
-	texts := realtext.Texts(t, 200, 0)
-	texts = append(texts, awkwardTexts...)
-	var in bytes.Buffer
-	for _, text := range texts {
-		b, _ := json.Marshal(text)
-		in.Write(append(b, '\n'))
-	}
+	texts, in := textLines(t, 200)
 	for _, tc := range []struct{ spec, same string }{
 		{"scheme=datasketch level=word size=5 k=128 seed=1", ""},
 		{"scheme=datasketch norm=nfkc+lower+punct+space level=char size=5 k=64 hash=sha1 seed=42", ""},
@@ -341,7 +342,7 @@ for line in sys.stdin:
     print(json.dumps([int(v) for v in m.hashvalues]))
 `)
 			cmd.Env = append(os.Environ(), "PYTHONPATH="+dir+string(os.PathListSeparator)+path)
-			cmd.Stdin = bytes.NewReader(in.Bytes())
+			cmd.Stdin = bytes.NewReader(in)
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				t.Fatalf("python: %v\n%s", err, out)

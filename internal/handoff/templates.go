@@ -132,6 +132,17 @@ def insert_unless_duplicate(client, doc_id, text):
     if not dups:
         client.insert(COLLECTION, [{"id": doc_id, "text": text}])
     return dups
+{{- else}}
+def signatures(path):
+    """(id, signature bytes) pairs of sigs.bin and sigs.bin.ids."""
+    width = 4 * NUM_HASHES
+    with open(path, "rb") as data, open(path + ".ids", encoding="utf-8") as ids:
+        for doc_id in ids:
+            sig = data.read(width)
+            if len(sig) != width:
+                raise SystemExit(f"{path}: ends before the signature of {doc_id.strip()}")
+            yield doc_id.rstrip("\n"), sig
+{{- end}}
 
 
 def dump_line(doc_id, dups):
@@ -141,7 +152,7 @@ def dump_line(doc_id, dups):
 
 
 if __name__ == "__main__":
-    # python milvus_setup.py corpus.jsonl > dump.jsonl   (one {"id": ..., "text": ...} per line)
+    # python milvus_setup.py {{if .FnParams}}corpus.jsonl > dump.jsonl   (one {"id": ..., "text": ...} per line){{else}}sigs.bin > dump.jsonl   (made by the signatures command above){{end}}
     # dump.jsonl has one line per document not inserted, with the stored documents it
     # duplicates; bring it back for review with
     #   server import-results -format milvus -in dump.jsonl -dataset ... -manifest ...
@@ -149,6 +160,7 @@ if __name__ == "__main__":
     if not client.has_collection(COLLECTION):
         create(client)
     client.load_collection(COLLECTION)
+{{- if .FnParams}}
     with open(sys.argv[1], encoding="utf-8") as f:
         for line in f:
             doc = json.loads(line)
@@ -160,32 +172,6 @@ if __name__ == "__main__":
             if dups:
                 print(dump_line(str(doc["id"]), dups), flush=True)
 {{- else}}
-def signatures(path):
-    """(id, signature bytes) pairs of sigs.bin and sigs.bin.ids."""
-    width = 4 * NUM_HASHES
-    with open(path, "rb") as data, open(path + ".ids", encoding="utf-8") as ids:
-        for doc_id in ids:
-            sig = data.read(width)
-            if len(sig) != width:
-                raise SystemExit(f"{path}: ends before the signature of {doc_id.strip()}")
-            yield doc_id.rstrip("\n"), sig
-
-
-def dump_line(doc_id, dups):
-    """One line of the dump that import-results -format milvus reads back for review:
-    the document and every stored hit at or above THRESHOLD with its MHJACCARD score."""
-    return json.dumps({"id": doc_id, "hits": [{"id": h, "distance": s} for h, s in dups]})
-
-
-if __name__ == "__main__":
-    # python milvus_setup.py sigs.bin > dump.jsonl   (made by the signatures command above)
-    # dump.jsonl has one line per document not inserted, with the stored documents it
-    # duplicates; bring it back for review with
-    #   server import-results -format milvus -in dump.jsonl -dataset ... -manifest ...
-    client = MilvusClient(uri=URI)
-    if not client.has_collection(COLLECTION):
-        create(client)
-    client.load_collection(COLLECTION)
     for doc_id, sig in signatures(sys.argv[1]):
         dups = near_duplicates(client, sig)
         if dups:

@@ -15,6 +15,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -29,6 +30,16 @@ var (
 	// ErrClosed refuses a new job once Shutdown has begun.
 	ErrClosed = errkind.New(errkind.Unavailable, "shutting down: no new jobs")
 )
+
+// errCancelRequested is the cause of a job's context that Cancel ended.
+var errCancelRequested = errors.New("job cancelled")
+
+// CancelRequested reports whether ctx, a job's (or one made from it), ended because
+// Cancel asked for it, and not because the registry shut down or its parent ended: a
+// service that stores its runs records the first as cancelled, the second as interrupted.
+func CancelRequested(ctx context.Context) bool {
+	return errors.Is(context.Cause(ctx), errCancelRequested)
+}
 
 // State is a job's lifecycle state.
 type State string
@@ -79,7 +90,7 @@ type Func func(ctx context.Context, report Reporter) (any, error)
 type job struct {
 	mu     sync.Mutex
 	snap   Snapshot
-	cancel context.CancelFunc
+	cancel context.CancelCauseFunc
 	done   chan struct{} // closed when the job has returned
 }
 
@@ -118,7 +129,7 @@ func (r *Registry) Start(kind, title string, owner int64, fn Func) (string, erro
 		r.mu.Unlock()
 		return "", ErrClosed
 	}
-	ctx, cancel := context.WithCancel(r.ctx)
+	ctx, cancel := context.WithCancelCause(r.ctx)
 	id := r.newID(kind)
 	j := &job{snap: Snapshot{ID: id, Kind: kind, Title: title, Owner: owner, State: Running, Started: r.now()},
 		cancel: cancel, done: make(chan struct{})}
@@ -148,7 +159,7 @@ func (r *Registry) newID(kind string) string {
 func (r *Registry) run(ctx context.Context, j *job, fn Func) {
 	defer r.wg.Done()
 	defer close(j.done)
-	defer j.cancel()
+	defer j.cancel(nil)
 	res, err := fn(ctx, func(p any) {
 		j.mu.Lock()
 		j.snap.Progress = p
@@ -218,7 +229,7 @@ func (r *Registry) Cancel(id string, by Caller) error {
 		j.snap.Cancelling = true
 	}
 	j.mu.Unlock()
-	j.cancel()
+	j.cancel(errCancelRequested)
 	return nil
 }
 

@@ -132,6 +132,29 @@ func TestOwnerChecks(t *testing.T) {
 	}
 }
 
+// CancelRequested tells a job that Cancel stopped from one that a shutdown stopped.
+func TestCancelRequested(t *testing.T) {
+	t.Parallel()
+	r := NewRegistry(context.Background())
+	asked := func(ctx context.Context, report Reporter) (any, error) {
+		<-ctx.Done()
+		return CancelRequested(ctx), ctx.Err()
+	}
+	cancelled, shutDown := mustStart(t, r, 7, asked), mustStart(t, r, 7, asked)
+	if err := r.Cancel(cancelled, owner); err != nil {
+		t.Fatal(err)
+	}
+	if s := waitFor(t, r, cancelled); s.Result != true {
+		t.Errorf("CancelRequested in a job stopped by Cancel = %v; want true", s.Result)
+	}
+	if err := r.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := r.Get(shutDown, admin); s.Result != false {
+		t.Errorf("CancelRequested in a job stopped by Shutdown = %v; want false", s.Result)
+	}
+}
+
 // Shutdown cancels the running jobs and returns only after each has returned, its
 // cleanup done; no job starts afterwards.
 func TestShutdownWaits(t *testing.T) {

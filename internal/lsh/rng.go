@@ -21,54 +21,79 @@ func mix64(z uint64) uint64 {
 	return z ^ (z >> 31)
 }
 
-// mt19937 is the 32-bit Mersenne Twister as numpy's legacy RandomState seeds it
-// (init_genrand with a 32-bit integer seed).
-type mt19937 struct {
-	mt  [624]uint32
+// mersenneTwister is the Mersenne Twister of Matsumoto and Nishimura (1998): one algorithm
+// over w-bit words whose variants differ only in their constants, as C++'s
+// std::mersenne_twister_engine is one template.
+type mersenneTwister[T uint32 | uint64] struct {
+	mtConsts[T]
+	mt  []T
 	pos int
 }
 
-func newMT19937(seed uint32) *mt19937 {
-	m := &mt19937{pos: 624}
-	m.mt[0] = seed
-	for i := 1; i < 624; i++ {
-		p := m.mt[i-1]
-		m.mt[i] = 1812433253*(p^(p>>30)) + uint32(i)
-	}
-	return m
+// mtConsts are a Mersenne Twister's constants, named as in the paper and the C++ standard:
+// word size w, n words of state, middle offset m, r bits in the lower mask, twist matrix a,
+// tempering shifts and masks (u, d), (s, b), (t, c) and l, and the seeding multiplier f.
+type mtConsts[T uint32 | uint64] struct {
+	w, n, m, r, u, s, t, l int
+	a, d, b, c, f          T
 }
 
-func (m *mt19937) next() uint32 {
-	if m.pos >= 624 {
-		const upper, lower = 0x80000000, 0x7fffffff
-		for i := range 624 {
-			y := m.mt[i]&upper | m.mt[(i+1)%624]&lower
-			v := m.mt[(i+397)%624] ^ y>>1
-			if y&1 != 0 {
-				v ^= 0x9908b0df
-			}
-			m.mt[i] = v
-		}
-		m.pos = 0
+// mt19937 is the 32-bit Mersenne Twister as numpy's legacy RandomState seeds it
+// (init_genrand with a 32-bit integer seed).
+type mt19937 struct{ *mersenneTwister[uint32] }
+
+func newMT19937(seed uint32) mt19937 {
+	return mt19937{newMersenneTwister(mtConsts[uint32]{w: 32, n: 624, m: 397, r: 31, a: 0x9908b0df,
+		u: 11, d: 0xffffffff, s: 7, b: 0x9d2c5680, t: 15, c: 0xefc60000, l: 18, f: 1812433253}, seed)}
+}
+
+// newMT19937_64 returns the 64-bit Mersenne Twister, C++'s std::mt19937_64.
+func newMT19937_64(seed uint64) *mersenneTwister[uint64] {
+	return newMersenneTwister(mtConsts[uint64]{w: 64, n: 312, m: 156, r: 31, a: 0xB5026F5AA96619E9,
+		u: 29, d: 0x5555555555555555, s: 17, b: 0x71D67FFFEDA60000, t: 37, c: 0xFFF7EEE000000000, l: 43,
+		f: 6364136223846793005}, seed)
+}
+
+func newMersenneTwister[T uint32 | uint64](k mtConsts[T], seed T) *mersenneTwister[T] {
+	g := &mersenneTwister[T]{mtConsts: k, mt: make([]T, k.n), pos: k.n}
+	g.mt[0] = seed
+	for i := 1; i < k.n; i++ {
+		p := g.mt[i-1]
+		g.mt[i] = k.f*(p^(p>>(k.w-2))) + T(i)
 	}
-	y := m.mt[m.pos]
-	m.pos++
-	y ^= y >> 11
-	y ^= y << 7 & 0x9d2c5680
-	y ^= y << 15 & 0xefc60000
-	y ^= y >> 18
-	return y
+	return g
+}
+
+func (g *mersenneTwister[T]) next() T {
+	if g.pos >= g.n {
+		lower := T(1)<<g.r - 1
+		for i := range g.n {
+			y := g.mt[i]&^lower | g.mt[(i+1)%g.n]&lower
+			v := g.mt[(i+g.m)%g.n] ^ y>>1
+			if y&1 != 0 {
+				v ^= g.a
+			}
+			g.mt[i] = v
+		}
+		g.pos = 0
+	}
+	y := g.mt[g.pos]
+	g.pos++
+	y ^= y >> g.u & g.d
+	y ^= y << g.s & g.b
+	y ^= y << g.t & g.c
+	return y ^ y>>g.l
 }
 
 // next64 is numpy's mt19937_next64: the first 32-bit draw is the high half.
-func (m *mt19937) next64() uint64 {
+func (m mt19937) next64() uint64 {
 	hi := uint64(m.next())
 	return hi<<32 | uint64(m.next())
 }
 
 // boundedMasked is numpy's legacy bounded draw for uint64 (randint with dtype=np.uint64):
 // rejection sampling under the smallest all-ones mask covering rng, giving a value in [0, rng].
-func (m *mt19937) boundedMasked(rng uint64) uint64 {
+func (m mt19937) boundedMasked(rng uint64) uint64 {
 	mask := rng
 	mask |= mask >> 1
 	mask |= mask >> 2
@@ -81,44 +106,6 @@ func (m *mt19937) boundedMasked(rng uint64) uint64 {
 			return v
 		}
 	}
-}
-
-// mt19937_64 is the 64-bit Mersenne Twister, C++'s std::mt19937_64.
-type mt19937_64 struct {
-	mt  [312]uint64
-	pos int
-}
-
-func newMT19937_64(seed uint64) *mt19937_64 {
-	m := &mt19937_64{pos: 312}
-	m.mt[0] = seed
-	for i := 1; i < 312; i++ {
-		p := m.mt[i-1]
-		m.mt[i] = 6364136223846793005*(p^(p>>62)) + uint64(i)
-	}
-	return m
-}
-
-func (m *mt19937_64) next() uint64 {
-	if m.pos >= 312 {
-		const upper, lower = 0xFFFFFFFF80000000, 0x7FFFFFFF
-		for i := range 312 {
-			y := m.mt[i]&upper | m.mt[(i+1)%312]&lower
-			v := m.mt[(i+156)%312] ^ y>>1
-			if y&1 != 0 {
-				v ^= 0xB5026F5AA96619E9
-			}
-			m.mt[i] = v
-		}
-		m.pos = 0
-	}
-	y := m.mt[m.pos]
-	m.pos++
-	y ^= y >> 29 & 0x5555555555555555
-	y ^= y << 17 & 0x71D67FFFEDA60000
-	y ^= y << 37 & 0xFFF7EEE000000000
-	y ^= y >> 43
-	return y
 }
 
 // permutations holds the k (a, b) parameters of a classic-family scheme.

@@ -136,6 +136,20 @@ func (f *fixture) run(p review.Params) db.Manifest {
 	return m
 }
 
+// signOff requests manifest id's sign-off as the preparer and gives it as the first
+// approver (the fixture's manifests need one approval).
+func (f *fixture) signOff(id int64) {
+	f.t.Helper()
+	ctx := context.Background()
+	if err := RequestSignOff(ctx, f.store, f.prep, f.manifest(id)); err != nil {
+		f.t.Fatal(err)
+	}
+	m := f.manifest(id)
+	if res, err := Review(ctx, f.store, f.appr1, m, review.Approve, "", m.ContentHash, "test"); err != nil || !res.Signed {
+		f.t.Fatalf("sign-off: %+v, %v", res, err)
+	}
+}
+
 func (f *fixture) manifest(id int64) db.Manifest {
 	f.t.Helper()
 	m, err := f.store.Manifest(context.Background(), id)
@@ -544,13 +558,7 @@ func TestRevocationAndLabelsMakeManifestsStale(t *testing.T) {
 	if _, _, err := BulkApprove(ctx, f.store, f.prep, first, 0.75, -1); err != nil {
 		t.Fatal(err)
 	}
-	if err := RequestSignOff(ctx, f.store, f.prep, f.manifest(first.ID)); err != nil {
-		t.Fatal(err)
-	}
-	first = f.manifest(first.ID)
-	if res, err := Review(ctx, f.store, f.appr1, first, review.Approve, "", first.ContentHash, "test"); err != nil || !res.Signed {
-		t.Fatalf("sign-off: %+v, %v", res, err)
-	}
+	f.signOff(first.ID)
 	if _, err := exportShown(ctx, f.store, f.appr1, f.manifest(first.ID)); err != nil {
 		t.Fatal(err)
 	}
@@ -694,13 +702,7 @@ func TestRefusalAfterARaceLogsTheStateItSaw(t *testing.T) {
 	if _, _, err := BulkApprove(ctx, f.store, f.prep, m, 0.75, -1); err != nil {
 		t.Fatal(err)
 	}
-	if err := RequestSignOff(ctx, f.store, f.prep, f.manifest(m.ID)); err != nil {
-		t.Fatal(err)
-	}
-	m = f.manifest(m.ID)
-	if res, err := Review(ctx, f.store, f.appr1, m, review.Approve, "", m.ContentHash, "test"); err != nil || !res.Signed {
-		t.Fatalf("sign-off: %+v, %v", res, err)
-	}
+	f.signOff(m.ID)
 	seen := f.manifest(m.ID) // both pages, read before either export
 	if seen.State != review.SignedOff {
 		t.Fatalf("state %s; want signed off", seen.State)

@@ -23,6 +23,21 @@ func source(name string, b []byte) results.Source {
 	return results.Source{Name: name, Reader: bytes.NewReader(b), At: bytes.NewReader(b), Size: int64(len(b))}
 }
 
+// removalsJSONL returns manifest m's rows (there must be some) and its removals.jsonl
+// as an export writes them.
+func (f *fixture) removalsJSONL(m db.Manifest) ([]review.Row, []byte) {
+	f.t.Helper()
+	rows, err := f.store.ManifestRows(context.Background(), m.ID)
+	if err != nil || len(rows) == 0 {
+		f.t.Fatalf("rows of manifest %d: %v, %v", m.ID, rows, err)
+	}
+	var buf bytes.Buffer
+	if err := review.WriteJSONL(&buf, review.ExportHeader{Manifest: m.ID, Dataset: m.Dataset, Params: m.Params}, rows); err != nil {
+		f.t.Fatal(err)
+	}
+	return rows, buf.Bytes()
+}
+
 // importShape is an imported cluster as ext ids: keeper, then the removals sorted.
 func (f *fixture) importShape(m db.Manifest) []string {
 	f.t.Helper()
@@ -151,15 +166,8 @@ func TestImportManifestRoundTrip(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	run := f.run(f.params(cluster.Components, "earliest"))
-	rows, err := f.store.ManifestRows(ctx, run.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := review.WriteJSONL(&buf, review.ExportHeader{Manifest: run.ID, Dataset: run.Dataset, Params: run.Params}, rows); err != nil {
-		t.Fatal(err)
-	}
-	m, err := ImportResults(ctx, f.store, ImportRequest{DatasetID: f.ds.ID, Format: results.Manifest, File: source("removals.jsonl", buf.Bytes()), By: f.prep}, nil)
+	_, file := f.removalsJSONL(run)
+	m, err := ImportResults(ctx, f.store, ImportRequest{DatasetID: f.ds.ID, Format: results.Manifest, File: source("removals.jsonl", file), By: f.prep}, nil)
 	if err != nil {
 		t.Fatalf("ImportResults: %v", err)
 	}
@@ -361,20 +369,13 @@ func TestImportManifestKeepsItsOwnConfiguration(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	run := f.run(f.params(cluster.KeeperStar, "earliest"))
-	rows, err := f.store.ManifestRows(ctx, run.ID)
-	if err != nil || len(rows) == 0 {
-		t.Fatalf("rows %v, %v", rows, err)
-	}
-	var buf bytes.Buffer
-	if err := review.WriteJSONL(&buf, review.ExportHeader{Manifest: run.ID, Dataset: run.Dataset, Params: run.Params}, rows); err != nil {
-		t.Fatal(err)
-	}
+	rows, file := f.removalsJSONL(run)
 	req := func(p *review.Params) ImportRequest {
-		return ImportRequest{DatasetID: f.ds.ID, Format: results.Manifest, File: source("removals.jsonl", buf.Bytes()), Params: p, By: f.prep}
+		return ImportRequest{DatasetID: f.ds.ID, Format: results.Manifest, File: source("removals.jsonl", file), Params: p, By: f.prep}
 	}
 	higher := run.Params
 	higher.Threshold = 0.9
-	_, err = ImportResults(ctx, f.store, req(&higher), nil)
+	_, err := ImportResults(ctx, f.store, req(&higher), nil)
 	if err == nil || !strings.Contains(err.Error(), "removals.jsonl: threshold: the file's rows say 0.75, the configuration given says 0.9") {
 		t.Errorf("a 0.9 configuration over a 0.75 file: %v; want it refused naming the threshold", err)
 	}
@@ -397,9 +398,9 @@ func TestImportManifestKeepsItsOwnConfiguration(t *testing.T) {
 	}
 
 	// Rows of another dataset.
-	other := bytes.ReplaceAll(buf.Bytes(), []byte(`"dataset":"`+run.Dataset.Name+`"`), []byte(`"dataset":"elsewhere"`))
-	if bytes.Equal(other, buf.Bytes()) {
-		t.Fatalf("no dataset field in %s", buf.Bytes())
+	other := bytes.ReplaceAll(file, []byte(`"dataset":"`+run.Dataset.Name+`"`), []byte(`"dataset":"elsewhere"`))
+	if bytes.Equal(other, file) {
+		t.Fatalf("no dataset field in %s", file)
 	}
 	r := req(nil)
 	r.File = source("removals.jsonl", other)
@@ -447,13 +448,7 @@ func TestImportLeavesOutRemovedDocuments(t *testing.T) {
 	if n, err := DecideCluster(ctx, f.store, f.prep, first, f.clusterOf(first, "A"), review.Approved, Scope{Chained: ChainedUndecided(f.clusterOf(first, "A"), first.Params.Threshold)}); err != nil || n != 2 {
 		t.Fatalf("approve the chain: %d, %v", n, err)
 	}
-	if err := RequestSignOff(ctx, f.store, f.prep, f.manifest(first.ID)); err != nil {
-		t.Fatal(err)
-	}
-	first = f.manifest(first.ID)
-	if res, err := Review(ctx, f.store, f.appr1, first, review.Approve, "", first.ContentHash, "test"); err != nil || !res.Signed {
-		t.Fatalf("sign-off: %+v, %v", res, err)
-	}
+	f.signOff(first.ID)
 	if n, err := exportShown(ctx, f.store, f.appr1, f.manifest(first.ID)); err != nil || n != 3 {
 		t.Fatalf("export = %d, %v; want B, C and D2", n, err)
 	}

@@ -30,9 +30,8 @@ const flushAfter = 300 * time.Millisecond
 
 // run is a sweep whose job runs in this process.
 type run struct {
-	jobID     string
-	cancelled bool // Cancel asked for it (else a cancelled context is a shutdown)
-	progress  Progress
+	jobID    string
+	progress Progress
 }
 
 // Start stores a new sweep of req.Grid on the campaign's current labels and queues it as
@@ -191,9 +190,6 @@ func (s *Service) Rerun(ctx context.Context, id, by int64, token string) (Sweep,
 func (s *Service) Cancel(id int64) error {
 	s.mu.Lock()
 	r, ok := s.running[id]
-	if ok {
-		r.cancelled = true
-	}
 	s.mu.Unlock()
 	if !ok || r.jobID == "" {
 		return ErrNotRunning
@@ -237,7 +233,7 @@ func (s *Service) launch(id, by int64, name string) error {
 	jobID, err := s.jobs.Start(JobKind, "Sweep: "+name, by, func(ctx context.Context, report jobs.Reporter) (any, error) {
 		defer s.forget(id)
 		if err := s.waitTurn(ctx, id, r, turn, report); err != nil {
-			return id, s.endQueued(ctx, id, r)
+			return id, s.endQueued(ctx, id)
 		}
 		defer s.passTurn(id)
 		if err := s.store.StartSweep(ctx, id); err != nil {
@@ -321,13 +317,11 @@ func (s *Service) positionsLocked() {
 
 // endQueued records a sweep whose job ended before its turn: cancelled when Cancel asked
 // for it, else interrupted (the process is shutting down). Nothing of it ran.
-func (s *Service) endQueued(ctx context.Context, id int64, r *run) error {
-	s.mu.Lock()
+func (s *Service) endQueued(ctx context.Context, id int64) error {
 	state := Interrupted
-	if r.cancelled {
+	if jobs.CancelRequested(ctx) {
 		state = Cancelled
 	}
-	s.mu.Unlock()
 	return s.store.FinishSweep(context.WithoutCancel(ctx), id, string(state), "", "")
 }
 
@@ -343,13 +337,10 @@ func (s *Service) runJob(ctx context.Context, id int64, r *run, report jobs.Repo
 	state, msg := Done, ""
 	switch {
 	case err == nil:
-	case ctx.Err() != nil: // whatever failed on the way out, the job was told to stop
-		s.mu.Lock()
-		state = Interrupted // the process is shutting down
-		if r.cancelled {
-			state = Cancelled
-		}
-		s.mu.Unlock()
+	case jobs.CancelRequested(ctx): // whatever failed on the way out, a person stopped it
+		state = Cancelled
+	case ctx.Err() != nil: // the process is shutting down
+		state = Interrupted
 	default:
 		state, msg = Failed, failureMessage(id, err)
 	}

@@ -30,21 +30,11 @@ func (s *Service) Select(ctx context.Context, id int64, c sweep.Config, threshol
 		return Selection{}, &sweep.GridError{Axis: "thresholds", Index: 0, Msg: fmt.Sprintf("threshold %v outside (0, 1]", threshold)}
 	}
 	c.Threshold = threshold
-	k := stateKey{id, c}
-	e, owner := s.selections.entry(k)
-	if owner {
-		e.sel, e.err = s.selectAfresh(ctx, id, c, threshold)
-		if e.err != nil {
-			s.selections.drop(k, e)
-		}
-		close(e.ready)
+	e, err := s.selections.get(ctx, stateKey{id, c}, func(e *stateEntry) { e.sel, e.err = s.selectAfresh(ctx, id, c, threshold) })
+	if err != nil {
+		return Selection{}, err
 	}
-	select {
-	case <-e.ready:
-		return e.sel, e.err
-	case <-ctx.Done():
-		return Selection{}, ctx.Err()
-	}
+	return e.sel, nil
 }
 
 // SelectionsKept is how many selections Select keeps: each holds the outcome of every
@@ -80,21 +70,11 @@ func (s *Service) selectAfresh(ctx context.Context, id int64, c sweep.Config, th
 // and label snapshot, preparing it once however many ask at the same time.
 func (s *Service) state(ctx context.Context, id int64, c sweep.Config) (*sweep.State, error) {
 	c.Threshold = 0.5 // where the State starts; every call names its own
-	k := stateKey{id, c}
-	e, owner := s.states.entry(k)
-	if owner {
-		e.st, e.err = s.prepare(ctx, id, c)
-		if e.err != nil {
-			s.states.drop(k, e)
-		}
-		close(e.ready)
+	e, err := s.states.get(ctx, stateKey{id, c}, func(e *stateEntry) { e.st, e.err = s.prepare(ctx, id, c) })
+	if err != nil {
+		return nil, err
 	}
-	select {
-	case <-e.ready:
-		return e.st, e.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	return e.st, nil
 }
 
 func (s *Service) prepare(ctx context.Context, id int64, c sweep.Config) (*sweep.State, error) {
@@ -149,6 +129,26 @@ type stateCache struct {
 
 func newStateCache(max int) *stateCache {
 	return &stateCache{max: max, order: list.New(), byKey: map[stateKey]*list.Element{}}
+}
+
+// get returns k's entry once it is ready: filled by fill (its value and err) when k is
+// new, else by the caller that came first, waited for until ctx ends. A failed entry is
+// dropped, so the next call tries again.
+func (c *stateCache) get(ctx context.Context, k stateKey, fill func(e *stateEntry)) (*stateEntry, error) {
+	e, owner := c.entry(k)
+	if owner {
+		fill(e)
+		if e.err != nil {
+			c.drop(k, e)
+		}
+		close(e.ready)
+	}
+	select {
+	case <-e.ready:
+		return e, e.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // entry returns k's entry; owner is true when it is new and the caller must fill it and
