@@ -103,9 +103,10 @@ func (s *server) revokeAPIToken(w http.ResponseWriter, r *http.Request) {
 // configuration.
 func (s *server) createSearchIndex(w http.ResponseWriter, r *http.Request) {
 	name := strings.TrimSpace(r.PostFormValue("index_name"))
-	mid, err := strconv.ParseInt(r.PostFormValue("manifest"), 10, 64)
+	mid, ok := parseID(r.PostFormValue("manifest"))
+	var err error
 	switch {
-	case err != nil:
+	case !ok:
 		err = &formError{field: "Manifest", msg: "choose a signed-off manifest"}
 	case name == "" || len(name) > 100:
 		err = &formError{field: "Index name", msg: "give the index a name of 1 to 100 characters"}

@@ -289,8 +289,8 @@ func (s *server) manifestView(r *http.Request, m db.Manifest) (templates.Manifes
 	// what the post would say.
 	if bar := r.URL.Query().Get("bulk"); bar != "" && me.Role.Can(auth.PrepareManifests) {
 		v.Bulk = &templates.BulkPreview{Bar: bar}
-		x, err := strconv.ParseFloat(bar, 64)
-		if err != nil {
+		x, ok := parseDecimal(bar)
+		if !ok {
 			x = math.NaN()
 		}
 		if v.Bulk.Items, v.Bulk.Clusters, err = manifests.BulkPreview(ctx, s.store, m, x); err != nil {
@@ -585,9 +585,9 @@ func (s *server) serveFigure(w http.ResponseWriter, r *http.Request, fig *chart.
 func (s *server) diffManifests(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	q := r.URL.Query()
-	a, errA := strconv.ParseInt(q.Get("a"), 10, 64)
-	b, errB := strconv.ParseInt(q.Get("b"), 10, 64)
-	if errA != nil || errB != nil {
+	a, okA := parseID(q.Get("a"))
+	b, okB := parseID(q.Get("b"))
+	if !okA || !okB {
 		s.fail(w, r, &pageError{http.StatusUnprocessableEntity, "Choose two manifests to compare (a and b)."})
 		return
 	}

@@ -1,0 +1,104 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// Defects a walk of the merged build found (helper walk6), each held here.
+
+// A number in a query is read by one rule whatever the parameter: "t=+1" was read on the
+// dashboard while the shape chart refused " 1" and read "+1", and the start page read
+// "+0.5". A sign, spaces or an exponent are refused by every parameter, with its range
+// (422); the plain spelling is read.
+func TestQueryNumbersOneRule(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	_, id := f.sweptCorpus(3, "numbers")
+	dash := fmt.Sprintf("/sweeps/%d", id)
+	for _, tc := range []struct {
+		path, want string
+		status     int
+	}{
+		{dash + "?t=0.5", "", http.StatusOK},
+		{dash + "?t=1", "", http.StatusOK},
+		{dash + "?t=%2B1", `"+1": want a number in (0, 1]`, http.StatusUnprocessableEntity},
+		{dash + "?t=%201", `" 1": want a number in (0, 1]`, http.StatusUnprocessableEntity},
+		{dash + "?t=1e0", `"1e0": want a number in (0, 1]`, http.StatusUnprocessableEntity},
+		{dash + "?config=%2B0", `"+0" is not a configuration number`, http.StatusUnprocessableEntity},
+		{dash + "?page=%201", `" 1" is not a page number`, http.StatusUnprocessableEntity},
+		{dash + "?target=%2B1", `"+1": want a percentage`, http.StatusUnprocessableEntity},
+		{dash + "?target=1%25", "", http.StatusOK},
+		{"/shape.csv?bands=20&rows=5", "", http.StatusOK},
+		{"/shape.csv?bands=%2B20&rows=5", `"+20" is not a whole number between 1 and 4096`, http.StatusUnprocessableEntity},
+		{"/shape.svg?bands=20&rows=5&threshold=%2B1", `"+1" is not a number between 0 and 1`, http.StatusUnprocessableEntity},
+		{"/shape.svg?bands=20&rows=5&threshold=%201", `" 1" is not a number between 0 and 1`, http.StatusUnprocessableEntity},
+		{"/?threshold=%2B0.5", `"+0.5" is not a number between 0 and 1`, http.StatusUnprocessableEntity},
+		{"/?hashes=0x80", `"0x80" is not a whole number between 1 and 1024`, http.StatusUnprocessableEntity},
+	} {
+		res, body := get(t, f.h, tc.path, f.admin)
+		if res.StatusCode != tc.status {
+			t.Errorf("GET %s: %d; want %d", tc.path, res.StatusCode, tc.status)
+		}
+		if tc.want != "" && !strings.Contains(body, htmlText(tc.want)) {
+			t.Errorf("GET %s does not say %s", tc.path, tc.want)
+		}
+	}
+}
+
+// htmlText is s as a page writes it (templ escapes quotes).
+func htmlText(s string) string {
+	return strings.NewReplacer(`"`, "&#34;", "<", "&lt;", ">", "&gt;", "&", "&amp;").Replace(s)
+}
+
+// A form's number follows the same rule: an audit of "+5" pairs is refused by name.
+func TestFormNumbersOneRule(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	m := f.withRun(chainRun)
+	appr := f.signIn("approver")
+	for _, v := range []string{"+5", " 5", "5e0"} {
+		rec := f.do("POST", fmt.Sprintf("/manifests/%d/audit", m.ID), appr, url.Values{"pairs": {v}})
+		_, body := f.follow(rec, appr)
+		if want := htmlText(fmt.Sprintf("pairs to label: %q is not a whole number", v)); !strings.Contains(body, want) {
+			t.Errorf("audit of %q pairs: the page does not say %s", v, want)
+		}
+		if strings.Contains(body, "for the audit") {
+			t.Errorf("audit of %q pairs drew pairs", v)
+		}
+	}
+}
+
+// An id in a query is answered as the dashboard answers its config: malformed or out of
+// range (-1, 0, "+1", "01") is a 422 that says what to choose, like "abc"; one that
+// names no manifest is a 404.
+func TestDiffIDsOneAnswer(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	m := f.withRun(chainRun)
+	b := itoa64(m.ID)
+	for _, tc := range []struct {
+		a      string
+		status int
+	}{
+		{b, http.StatusOK},
+		{"abc", http.StatusUnprocessableEntity},
+		{"-1", http.StatusUnprocessableEntity},
+		{"0", http.StatusUnprocessableEntity},
+		{"%2B" + b, http.StatusUnprocessableEntity},
+		{"0" + b, http.StatusUnprocessableEntity},
+		{"99999", http.StatusNotFound},
+	} {
+		path := "/manifests/diff?a=" + tc.a + "&b=" + b
+		res, body := get(t, f.h, path, f.admin)
+		if res.StatusCode != tc.status {
+			t.Errorf("GET %s: %d; want %d", path, res.StatusCode, tc.status)
+		}
+		if tc.status == http.StatusUnprocessableEntity && !strings.Contains(body, "Choose two manifests to compare") {
+			t.Errorf("GET %s does not say what to choose", path)
+		}
+	}
+}
