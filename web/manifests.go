@@ -493,7 +493,8 @@ func (s *server) recentActions(ctx context.Context, manifestID, userID int64) ([
 	return out, nil
 }
 
-// groupChoice reads the impact grouping asked for (source by default) and the choices.
+// groupChoice reads the impact grouping asked for (source by default) and the choices;
+// one the dataset does not have is refused by name, as a chart's other parameters are.
 func (s *server) groupChoice(ctx context.Context, m db.Manifest, asked string) (db.GroupBy, []templates.Option, error) {
 	keys, err := s.store.MetaKeys(ctx, m.DatasetID)
 	if err != nil {
@@ -503,9 +504,9 @@ func (s *server) groupChoice(ctx context.Context, m db.Manifest, asked string) (
 	for _, k := range keys {
 		choices = append(choices, "meta:"+k)
 	}
-	group := "source"
-	if slices.Contains(choices, asked) {
-		group = asked
+	group := cmp.Or(asked, "source")
+	if !slices.Contains(choices, group) {
+		return "", nil, &formError{field: "group", msg: fmt.Sprintf("%q: want one of %s", asked, strings.Join(choices, ", "))}
 	}
 	opts := make([]templates.Option, len(choices))
 	for i, c := range choices {

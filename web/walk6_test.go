@@ -102,3 +102,29 @@ func TestDiffIDsOneAnswer(t *testing.T) {
 		}
 	}
 }
+
+// The impact chart and the manifest page refuse a grouping the dataset does not have
+// (422, naming the choices), as the dashboard's charts refuse a threshold out of range,
+// instead of drawing the default under the name asked for.
+func TestImpactUnknownGroupRefused(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	m := f.withRun(chainRun)
+	for _, path := range []string{"/manifests/%d/impact.svg?group=nope", "/manifests/%d/impact.csv?group=nope", "/manifests/%d?group=nope",
+		"/manifests/%d/impact.png?group=meta:nope"} {
+		path = fmt.Sprintf(path, m.ID)
+		res, body := get(t, f.h, path, f.admin)
+		if res.StatusCode != http.StatusUnprocessableEntity {
+			t.Errorf("GET %s: %d; want 422", path, res.StatusCode)
+		}
+		if !strings.Contains(body, "want one of source, domain, lang") {
+			t.Errorf("GET %s does not name the groupings:\n%.1500s", path, body)
+		}
+	}
+	for _, path := range []string{"/manifests/%d/impact.svg", "/manifests/%d/impact.svg?group=lang", "/manifests/%d?group=domain"} {
+		path = fmt.Sprintf(path, m.ID)
+		if res, _ := get(t, f.h, path, f.admin); res.StatusCode != http.StatusOK {
+			t.Errorf("GET %s: %d; want 200", path, res.StatusCode)
+		}
+	}
+}
