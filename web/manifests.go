@@ -140,14 +140,53 @@ func (s *server) failOnManifest(w http.ResponseWriter, r *http.Request, m db.Man
 	})
 }
 
-// recordRefusal writes to the audit log a refusal the page is about to show (dedup writes
-// its own; this catches the ones the pages make, a malformed form), named by the form's
-// last path element ("submit", "reviews", "cut").
+// recordRefusal writes to the audit log a refusal the page is about to show (manifests
+// writes its own; this catches the ones the pages make, a malformed form), with the
+// action named as manifests names it (refusedAction).
 func (s *server) recordRefusal(r *http.Request, m db.Manifest, msg string, err error) {
-	action := r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:]
+	action := refusedAction(r)
 	if rerr := manifests.RecordRefusal(r.Context(), s.store, *userOf(r), m, action, msg, err); !manifests.Recorded(rerr) {
 		s.log.Error("record a refusal in the audit log", "manifest", m.ID, "err", rerr, "request_id", requestIDOf(r))
 	}
+}
+
+// refusedActions names the action a manifest's form posts, by its route, in the words
+// package manifests records its own refusals with: one action, one name in the audit
+// log ("request an audit", not "audit" for the page's refusal and "request an audit"
+// for the store's).
+var refusedActions = map[string]string{
+	"/manifests/{manifest}/items/{item}":               "decide",
+	"/manifests/{manifest}/clusters/{cluster}/decide":  "decide a cluster",
+	"/manifests/{manifest}/clusters/{cluster}/keeper":  "make keeper",
+	"/manifests/{manifest}/clusters/{cluster}/cut":     "cut",
+	"/manifests/{manifest}/clusters/{cluster}/comment": "comment",
+	"/manifests/{manifest}/bulk":                       "bulk approval",
+	"/manifests/{manifest}/approve-outside-sample":     "approve outside the sample",
+	"/manifests/{manifest}/undo":                       "undo",
+	"/manifests/{manifest}/submit":                     "request sign-off",
+	"/manifests/{manifest}/settings":                   "set approvals",
+	"/manifests/{manifest}/prepare-again":              "prepare again",
+	"/manifests/{manifest}/audit":                      "request an audit",
+	"/manifests/{manifest}/export":                     "export",
+	"/manifests/{manifest}/revoke":                     "revoke",
+	"/manifests/{manifest}/tombstones/{doc}/restore":   "restore",
+	"/manifests/{manifest}/reviews":                    "review",
+}
+
+// refusedAction is the action r posts, as refusedActions names it; a review by its
+// verdict ("approve", "reject", "comment"), as manifests.Review records it.
+func refusedAction(r *http.Request) string {
+	pattern := chi.RouteContext(r.Context()).RoutePattern()
+	action, ok := refusedActions[pattern]
+	if !ok {
+		return pattern // a new form: named by its route until it is listed
+	}
+	if action == "review" {
+		if v, err := review.ParseVerdict(r.PostFormValue("verdict")); err == nil {
+			return string(v)
+		}
+	}
+	return action
 }
 
 func (s *server) renderManifest(w http.ResponseWriter, r *http.Request, m db.Manifest, status int, msg, errMsg string) {

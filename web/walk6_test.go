@@ -1,11 +1,15 @@
 package web
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/go-chi/chi/v5"
 )
 
 // Defects a walk of the merged build found (helper walk6), each held here.
@@ -127,4 +131,42 @@ func TestImpactUnknownGroupRefused(t *testing.T) {
 			t.Errorf("GET %s: %d; want 200", path, res.StatusCode)
 		}
 	}
+}
+
+// A refused audit request is one action in the audit log, whoever refuses it: the page's
+// refusal of a malformed size was logged as "audit", the store's of a size out of range
+// as "request an audit".
+func TestRefusedActionsOneName(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	m := f.withRun(chainRun)
+	appr := f.signIn("approver")
+	for _, pairs := range []string{"abc", "0"} { // the page refuses the first, manifests the second
+		f.follow(f.do("POST", fmt.Sprintf("/manifests/%d/audit", m.ID), appr, url.Values{"pairs": {pairs}}), appr)
+	}
+	events, err := f.store.AuditLog(context.Background(), 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var actions []string
+	for _, e := range events {
+		if e.Action != "manifest.refused" {
+			continue
+		}
+		var d struct{ Action string }
+		if err := json.Unmarshal([]byte(e.Detail), &d); err != nil {
+			t.Fatalf("detail %s: %v", e.Detail, err)
+		}
+		actions = append(actions, d.Action)
+	}
+	if len(actions) != 2 || actions[0] != "request an audit" || actions[1] != "request an audit" {
+		t.Errorf("refused audit requests are logged as %q; want \"request an audit\" twice", actions)
+	}
+	// Every form posted to a manifest has its action named.
+	chi.Walk(f.h.(chi.Routes), func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
+		if method == http.MethodPost && strings.HasPrefix(route, "/manifests/{manifest}/") && !strings.Contains(route, "/dedup-jobs") && refusedActions[route] == "" {
+			t.Errorf("POST %s: no action name for its refusals in refusedActions", route)
+		}
+		return nil
+	})
 }
