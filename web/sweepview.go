@@ -550,8 +550,16 @@ func guardView(g sweep.GuardAdvice, d sweepData, campaignID int64) *templates.Sw
 	if g.Share >= 1 {
 		v.Share = "more than all of"
 	}
+	var to []string // the bins the labels go to
 	for _, b := range g.Plan {
 		v.Bins = append(v.Bins, templates.PlanRow{Label: b.Label, Labeled: b.Labeled, More: b.More, Drawable: b.Drawable})
+		if b.More > 0 {
+			to = append(to, b.Label)
+		}
+	}
+	v.Where = "around " + g.Label
+	if len(to) == 1 {
+		v.Where = "in " + to[0] // the guard bin's own, or the floor bin's when the guard's are all labeled
 	}
 	return v
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -169,4 +170,49 @@ func TestRefusedActionsOneName(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// The guard's advice names, in each sentence, the bin it is about: with none of the
+// guard bin's pairs left to draw, its heading said "label 8 more pairs around j0" over a
+// plan of j0.05-0.1's pairs, and the warning after it, on j0.05-0.1, ended on "those 188
+// pairs", which are j0's.
+func TestGuardAdviceNamesItsBins(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	_, id := f.sweepWithPlan()
+	_, body := get(t, f.h, fmt.Sprintf("/sweeps/%d", id), f.admin)
+	guard := between(body, `data-testid="guard-plan"`, `data-testid="guard-bins"`)
+	m := regexp.MustCompile(`the \d+ labels of (\S+) just below saw none, but up to (\d+) of its pairs`).FindStringSubmatch(guard)
+	if m == nil {
+		t.Fatalf("no guard advice on the page:\n%.3000s", guard)
+	}
+	bin, upper := m[1], m[2]
+	rows := regexp.MustCompile(`<tr><td>([^<]+)</td><td class="num">\d+</td><td class="num">(\d+)</td></tr>`).FindAllStringSubmatch(
+		between(body, `data-testid="guard-bins"`, `</table>`), -1)
+	var to []string
+	for _, r := range rows {
+		if r[2] != "0" {
+			to = append(to, r[1])
+		}
+	}
+	if len(to) != 1 || to[0] == bin {
+		t.Fatalf("the fixture's guard plan labels %q, not one bin other than the guard's %s", to, bin)
+	}
+	if want := "more pairs in " + to[0] + ".</strong>"; !strings.Contains(guard, want) {
+		t.Errorf("the guard's heading does not say its labels go to %s (%q):\n%s", to[0], want, guard)
+	}
+	whole := between(body, `data-testid="guard-whole"`, `</p>`)
+	if !strings.Contains(whole, "every pair of "+to[0]+" not yet labeled") || !strings.Contains(whole, "the "+upper+" pairs of "+bin+" that could be duplicates") {
+		t.Errorf("the warning does not name %s for its pairs and %s for the %s that could be duplicates:\n%s", to[0], bin, upper, whole)
+	}
+}
+
+// between is the part of s after the first from and before the next to ("" without from).
+func between(s, from, to string) string {
+	_, after, ok := strings.Cut(s, from)
+	if !ok {
+		return ""
+	}
+	before, _, _ := strings.Cut(after, to)
+	return before
 }
