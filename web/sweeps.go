@@ -740,6 +740,9 @@ func (s *server) fillResults(r *http.Request, v *templates.SweepDashboard, d swe
 	if rec := d.a.Rec; d.a.RecErr == nil {
 		v.Rec, v.RecReason, v.RecMet, v.RecHref = configWords(rec.Config), rec.Reason, rec.Met, href(rec.Index)
 		v.RecPreselect = rec.Preselect
+		if ties := policyTies(d, rec.Index); len(ties) > 0 {
+			v.RecTies = " (the same figures under " + joinList(ties, "and") + ")"
+		}
 	} else {
 		v.RecReason = "Nothing to recommend yet: no configuration has both a recall and a false-removal rate (are there labeled duplicates and non-duplicates?)."
 	}

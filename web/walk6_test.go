@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/go-chi/chi/v5"
+
+	"github.com/dedupstudio/dedupstudio/internal/sweep"
 )
 
 // Defects a walk of the merged build found (helper walk6), each held here.
@@ -215,4 +217,47 @@ func between(s, from, to string) string {
 	}
 	before, _, _ := strings.Cut(after, to)
 	return before
+}
+
+// A recommendation (or the closest configuration) that has the same figures under other
+// cluster policies says so, naming them: the page named only the first of the tie.
+func TestRecommendationNamesItsTies(t *testing.T) {
+	t.Parallel()
+	found := false
+	for _, setup := range []func(f *fixture) (int64, int64){(*fixture).sweepWithPlan, func(f *fixture) (int64, int64) { return f.sweptCorpus(3, "ties") }} {
+		f := newFixture(t, 1<<20)
+		_, id := setup(f)
+		a, err := f.sweeps.Analyze(context.Background(), id, sweep.DefaultTarget)
+		if err != nil || a.RecErr != nil {
+			t.Fatalf("analysis: %v, %v", err, a.RecErr)
+		}
+		rs, err := f.sweeps.Results(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := rs[a.Rec.Index].Config
+		var tied []string
+		for j, r := range rs {
+			c := r.Config
+			c.Policy = rec.Policy
+			if j != a.Rec.Index && c == rec && a.Headlines[j] == a.Headlines[a.Rec.Index] {
+				tied = append(tied, policyWords(r.Config.Policy))
+			}
+		}
+		_, body := get(t, f.h, fmt.Sprintf("/sweeps/%d", id), f.admin)
+		rec2 := between(body, `data-testid="sweep-recommendation"`, `data-testid="rec-reason"`)
+		if len(tied) == 0 {
+			if strings.Contains(rec2, "the same figures under") {
+				t.Errorf("sweep %d: the recommendation claims a tie it does not have:\n%s", id, rec2)
+			}
+			continue
+		}
+		if want := "(the same figures under " + joinList(tied, "and") + ")."; !strings.Contains(rec2, want) {
+			t.Errorf("sweep %d: the recommendation (%s) ties under %q; the page does not say %q:\n%s", id, rec.Label(), tied, want, rec2)
+		}
+		found = true
+	}
+	if !found {
+		t.Error("neither fixture's recommendation ties across cluster policies: the test shows nothing")
+	}
 }
