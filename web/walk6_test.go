@@ -261,3 +261,26 @@ func TestRecommendationNamesItsTies(t *testing.T) {
 		t.Error("neither fixture's recommendation ties across cluster policies: the test shows nothing")
 	}
 }
+
+// Recall reads one way on the dashboard: the recommendation said "estimated recall
+// 0.540, 95% interval 0.044–0.591" above a card and a table saying 54.0% and
+// 4.4–59.1%. It says the selected configuration's figures as the card does.
+func TestRecallOneFormat(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	_, id := f.sweepWithPlan()
+	_, body := get(t, f.h, fmt.Sprintf("/sweeps/%d", id), f.admin)
+	reason := between(body, `data-testid="rec-reason">`, `<`)
+	m := regexp.MustCompile(`recall (\d+\.\d%), 95% interval (\d+\.\d–\d+\.\d%)`).FindStringSubmatch(reason)
+	if m == nil {
+		t.Fatalf("the recommendation does not write recall as a percentage with its interval: %q", reason)
+	}
+	// The closest is preselected for show: the card's recall is the reason's.
+	card := between(body, `data-testid="sweep-selected"`, `False-removal rate`)
+	if !strings.Contains(card, m[1]) || !strings.Contains(card, m[2]) {
+		t.Errorf("the reason's recall %s (%s) is not the selected configuration's:\n%s", m[1], m[2], card)
+	}
+	if regexp.MustCompile(`(?i)recall[^.<]*\b0\.\d{3}\b`).MatchString(body) {
+		t.Errorf("recall is still written as a fraction somewhere: %q", regexp.MustCompile(`(?i)recall[^.<]*\b0\.\d{3}\b`).FindString(body))
+	}
+}
