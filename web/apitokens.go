@@ -53,7 +53,7 @@ func (s *server) searchAPIView(r *http.Request) (templates.SearchAPI, error) {
 	for _, m := range list {
 		if m.State == review.SignedOff || m.State == review.Exported {
 			v.Manifests = append(v.Manifests, templates.Option{Value: strconv.FormatInt(m.ID, 10),
-				Label: fmt.Sprintf("manifest %d: %s v%d, %s, threshold %g", m.ID, m.Dataset.Name, m.Dataset.Version, m.Params.Shape, m.Params.Threshold)})
+				Label: fmt.Sprintf("%d: %s v%d, %s, t=%g", m.ID, m.Dataset.Name, m.Dataset.Version, m.Params.Shape, m.Params.Threshold)})
 		}
 	}
 	return v, nil
