@@ -53,7 +53,7 @@ func (s *server) searchAPIView(r *http.Request) (templates.SearchAPI, error) {
 	for _, m := range list {
 		if m.State == review.SignedOff || m.State == review.Exported {
 			v.Manifests = append(v.Manifests, templates.Option{Value: strconv.FormatInt(m.ID, 10),
-				Label: fmt.Sprintf("manifest %d: %s v%d, %s, threshold %g", m.ID, m.Dataset.Name, m.Dataset.Version, m.Params.Shape, m.Params.Threshold)})
+				Label: fmt.Sprintf("%d: %s v%d, %s, t=%g", m.ID, m.Dataset.Name, m.Dataset.Version, m.Params.Shape, m.Params.Threshold)})
 		}
 	}
 	return v, nil
@@ -103,9 +103,10 @@ func (s *server) revokeAPIToken(w http.ResponseWriter, r *http.Request) {
 // configuration.
 func (s *server) createSearchIndex(w http.ResponseWriter, r *http.Request) {
 	name := strings.TrimSpace(r.PostFormValue("index_name"))
-	mid, err := strconv.ParseInt(r.PostFormValue("manifest"), 10, 64)
+	mid, ok := parseID(r.PostFormValue("manifest"))
+	var err error
 	switch {
-	case err != nil:
+	case !ok:
 		err = &formError{field: "Manifest", msg: "choose a signed-off manifest"}
 	case name == "" || len(name) > 100:
 		err = &formError{field: "Index name", msg: "give the index a name of 1 to 100 characters"}

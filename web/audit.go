@@ -71,9 +71,9 @@ func keptHead(q url.Values) (review.AuditHead, error) {
 	if len(h.Hash) != 64 || strings.Trim(h.Hash, "0123456789abcdef") != "" {
 		return h, &formError{field: "head", msg: "want the 64 hex digits of a chain head, as a sign-off record or this page shows it"}
 	}
-	if e := strings.TrimSpace(q.Get("entries")); e != "" {
-		n, err := strconv.Atoi(e)
-		if err != nil || n < 1 {
+	if e := q.Get("entries"); e != "" {
+		n, ok := parseWhole(e)
+		if !ok || n < 1 {
 			return h, &formError{field: "entries", msg: "want a whole number of entries of at least 1"}
 		}
 		h.Entries = n

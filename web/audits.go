@@ -25,9 +25,9 @@ import (
 // requestAudit draws an audit of the manifest, or more pairs for the one it has.
 func (s *server) requestAudit(w http.ResponseWriter, r *http.Request, m db.Manifest) {
 	n := audit.DefaultSize
-	if v := strings.TrimSpace(r.PostFormValue("pairs")); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil {
+	if v := r.PostFormValue("pairs"); v != "" {
+		var ok bool
+		if n, ok = parseWhole(v); !ok {
 			s.failOnManifest(w, r, m, &formError{field: "pairs to label", msg: strconv.Quote(v) + " is not a whole number"})
 			return
 		}

@@ -26,10 +26,7 @@ import (
 
 // idParam reads a positive id from the URL parameter name.
 func idParam(r *http.Request, name string) (int64, bool) {
-	raw := chi.URLParam(r, name)
-	id, err := strconv.ParseInt(raw, 10, 64)
-	// Written the one way ("+7" and "007" parse too): one thing has one address.
-	return id, err == nil && id > 0 && strconv.FormatInt(id, 10) == raw
+	return parseID(chi.URLParam(r, name))
 }
 
 // loadByID loads what the id in the URL parameter param names with load: a malformed id,
@@ -200,21 +197,21 @@ func yesNo(b bool) string {
 	return "no"
 }
 
-// formFloat reads a number from the form; one that does not parse is NaN, which every
-// range check refuses by the field's name.
+// formFloat reads a number from the form (parseDecimal); one that does not parse is
+// NaN, which every range check refuses by the field's name.
 func formFloat(r *http.Request, name string) float64 {
-	x, err := strconv.ParseFloat(strings.TrimSpace(r.PostFormValue(name)), 64)
-	if err != nil {
+	x, ok := parseDecimal(r.PostFormValue(name))
+	if !ok {
 		return math.NaN()
 	}
 	return x
 }
 
-// formInt reads a whole number from the form; one that does not parse is math.MinInt,
-// which every range check refuses by the field's name.
+// formInt reads a whole number from the form (parseWhole); one that does not parse is
+// math.MinInt, which every range check refuses by the field's name.
 func formInt(r *http.Request, name string) int {
-	n, err := strconv.Atoi(strings.TrimSpace(r.PostFormValue(name)))
-	if err != nil {
+	n, ok := parseWhole(r.PostFormValue(name))
+	if !ok {
 		return math.MinInt
 	}
 	return n
@@ -289,8 +286,8 @@ func drawPlanOf(r *http.Request) (campaign.DrawPlan, error) {
 	}
 	if v := r.PostFormValue("counts"); v != "" {
 		for i, part := range strings.Split(v, ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(part))
-			if err != nil {
+			n, ok := parseWhole(strings.TrimSpace(part)) // "1, 2": the space is the list's
+			if !ok {
 				return plan, &formError{field: "counts", msg: fmt.Sprintf("item %d: %q is not a whole number", i+1, part)}
 			}
 			plan.Counts = append(plan.Counts, n)

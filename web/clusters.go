@@ -240,7 +240,7 @@ func shinglesWords(spec lsh.Spec) string {
 // focusItem is the item the page focuses: the one asked for when the cluster has it,
 // else the first undecided in review order (0: none).
 func focusItem(asked string, order []db.Item) int64 {
-	focus, _ := strconv.ParseInt(asked, 10, 64)
+	focus, _ := parseID(asked)
 	if slices.IndexFunc(order, func(it db.Item) bool { return it.ID == focus }) >= 0 {
 		return focus
 	}
@@ -253,7 +253,7 @@ func focusItem(asked string, order []db.Item) int64 {
 // openMember is the member whose text is open against the keeper's: the one asked for
 // when it is a removal of the cluster, else none (0).
 func openMember(asked string, c db.Cluster) int64 {
-	doc, _ := strconv.ParseInt(asked, 10, 64)
+	doc, _ := parseID(asked)
 	if doc != 0 && slices.ContainsFunc(c.Items, func(it db.Item) bool { return it.Doc == doc }) {
 		return doc
 	}

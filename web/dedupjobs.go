@@ -169,8 +169,8 @@ func (s *server) listDedupJobs(w http.ResponseWriter, r *http.Request) {
 // dedupFromSweep sends the list page's sweep choice to that sweep result's form.
 func (s *server) dedupFromSweep(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	id, err := strconv.ParseInt(q.Get("sweep"), 10, 64)
-	if err != nil || id <= 0 {
+	id, ok := parseID(q.Get("sweep"))
+	if !ok {
 		s.fail(w, r, &formError{field: "sweep", msg: "choose a sweep"})
 		return
 	}

@@ -11,7 +11,6 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -450,11 +449,11 @@ func joinErrors(errs []*corpus.RecordError, total int) string {
 
 // optionalInt reads a whole number that may be left empty (0).
 func optionalInt(s string) (int, error) {
-	if s = strings.TrimSpace(s); s == "" {
+	if s == "" {
 		return 0, nil
 	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 0 {
+	n, ok := parseWhole(s)
+	if !ok || n < 0 {
 		return 0, errors.New("not a whole number")
 	}
 	return n, nil

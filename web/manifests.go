@@ -140,14 +140,53 @@ func (s *server) failOnManifest(w http.ResponseWriter, r *http.Request, m db.Man
 	})
 }
 
-// recordRefusal writes to the audit log a refusal the page is about to show (dedup writes
-// its own; this catches the ones the pages make, a malformed form), named by the form's
-// last path element ("submit", "reviews", "cut").
+// recordRefusal writes to the audit log a refusal the page is about to show (manifests
+// writes its own; this catches the ones the pages make, a malformed form), with the
+// action named as manifests names it (refusedAction).
 func (s *server) recordRefusal(r *http.Request, m db.Manifest, msg string, err error) {
-	action := r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:]
+	action := refusedAction(r)
 	if rerr := manifests.RecordRefusal(r.Context(), s.store, *userOf(r), m, action, msg, err); !manifests.Recorded(rerr) {
 		s.log.Error("record a refusal in the audit log", "manifest", m.ID, "err", rerr, "request_id", requestIDOf(r))
 	}
+}
+
+// refusedActions names the action a manifest's form posts, by its route, in the words
+// package manifests records its own refusals with: one action, one name in the audit
+// log ("request an audit", not "audit" for the page's refusal and "request an audit"
+// for the store's).
+var refusedActions = map[string]string{
+	"/manifests/{manifest}/items/{item}":               "decide",
+	"/manifests/{manifest}/clusters/{cluster}/decide":  "decide a cluster",
+	"/manifests/{manifest}/clusters/{cluster}/keeper":  "make keeper",
+	"/manifests/{manifest}/clusters/{cluster}/cut":     "cut",
+	"/manifests/{manifest}/clusters/{cluster}/comment": "comment",
+	"/manifests/{manifest}/bulk":                       "bulk approval",
+	"/manifests/{manifest}/approve-outside-sample":     "approve outside the sample",
+	"/manifests/{manifest}/undo":                       "undo",
+	"/manifests/{manifest}/submit":                     "request sign-off",
+	"/manifests/{manifest}/settings":                   "set approvals",
+	"/manifests/{manifest}/prepare-again":              "prepare again",
+	"/manifests/{manifest}/audit":                      "request an audit",
+	"/manifests/{manifest}/export":                     "export",
+	"/manifests/{manifest}/revoke":                     "revoke",
+	"/manifests/{manifest}/tombstones/{doc}/restore":   "restore",
+	"/manifests/{manifest}/reviews":                    "review",
+}
+
+// refusedAction is the action r posts, as refusedActions names it; a review by its
+// verdict ("approve", "reject", "comment"), as manifests.Review records it.
+func refusedAction(r *http.Request) string {
+	pattern := chi.RouteContext(r.Context()).RoutePattern()
+	action, ok := refusedActions[pattern]
+	if !ok {
+		return pattern // a new form: named by its route until it is listed
+	}
+	if action == "review" {
+		if v, err := review.ParseVerdict(r.PostFormValue("verdict")); err == nil {
+			return string(v)
+		}
+	}
+	return action
 }
 
 func (s *server) renderManifest(w http.ResponseWriter, r *http.Request, m db.Manifest, status int, msg, errMsg string) {
@@ -289,8 +328,8 @@ func (s *server) manifestView(r *http.Request, m db.Manifest) (templates.Manifes
 	// what the post would say.
 	if bar := r.URL.Query().Get("bulk"); bar != "" && me.Role.Can(auth.PrepareManifests) {
 		v.Bulk = &templates.BulkPreview{Bar: bar}
-		x, err := strconv.ParseFloat(bar, 64)
-		if err != nil {
+		x, ok := parseDecimal(bar)
+		if !ok {
 			x = math.NaN()
 		}
 		if v.Bulk.Items, v.Bulk.Clusters, err = manifests.BulkPreview(ctx, s.store, m, x); err != nil {
@@ -493,7 +532,8 @@ func (s *server) recentActions(ctx context.Context, manifestID, userID int64) ([
 	return out, nil
 }
 
-// groupChoice reads the impact grouping asked for (source by default) and the choices.
+// groupChoice reads the impact grouping asked for (source by default) and the choices;
+// one the dataset does not have is refused by name, as a chart's other parameters are.
 func (s *server) groupChoice(ctx context.Context, m db.Manifest, asked string) (db.GroupBy, []templates.Option, error) {
 	keys, err := s.store.MetaKeys(ctx, m.DatasetID)
 	if err != nil {
@@ -503,9 +543,9 @@ func (s *server) groupChoice(ctx context.Context, m db.Manifest, asked string) (
 	for _, k := range keys {
 		choices = append(choices, "meta:"+k)
 	}
-	group := "source"
-	if slices.Contains(choices, asked) {
-		group = asked
+	group := cmp.Or(asked, "source")
+	if !slices.Contains(choices, group) {
+		return "", nil, &formError{field: "group", msg: fmt.Sprintf("%q: want one of %s", asked, strings.Join(choices, ", "))}
 	}
 	opts := make([]templates.Option, len(choices))
 	for i, c := range choices {
@@ -585,9 +625,9 @@ func (s *server) serveFigure(w http.ResponseWriter, r *http.Request, fig *chart.
 func (s *server) diffManifests(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	q := r.URL.Query()
-	a, errA := strconv.ParseInt(q.Get("a"), 10, 64)
-	b, errB := strconv.ParseInt(q.Get("b"), 10, 64)
-	if errA != nil || errB != nil {
+	a, okA := parseID(q.Get("a"))
+	b, okB := parseID(q.Get("b"))
+	if !okA || !okB {
 		s.fail(w, r, &pageError{http.StatusUnprocessableEntity, "Choose two manifests to compare (a and b)."})
 		return
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/dedupstudio/dedupstudio/internal/auth"
@@ -188,7 +187,7 @@ func spans(in []textdiff.Span, sameClass string) []templates.TextSpan {
 
 // nextPair sends the annotator to the next pair of their queue, or shows that it is empty.
 func (s *server) nextPair(w http.ResponseWriter, r *http.Request, c db.Campaign) {
-	after, _ := strconv.ParseInt(r.URL.Query().Get("after"), 10, 64) // no number: from the start
+	after, _ := parseID(r.URL.Query().Get("after")) // no number: from the start
 	id, ok, err := campaign.Next(r.Context(), s.store, c, userOf(r).Name, after)
 	switch {
 	case err != nil:
@@ -210,7 +209,7 @@ func (s *server) nextPair(w http.ResponseWriter, r *http.Request, c db.Campaign)
 // nextDisagreement sends an adjudicator to the first disagreement of the campaign's
 // queue they may settle, or back to the campaign page when there is none.
 func (s *server) nextDisagreement(w http.ResponseWriter, r *http.Request, c db.Campaign) {
-	after, _ := strconv.ParseInt(r.URL.Query().Get("after"), 10, 64) // no number: from the start
+	after, _ := parseID(r.URL.Query().Get("after")) // no number: from the start
 	next, err := s.nextDisagreementURL(r, c, after)
 	if err != nil {
 		s.fail(w, r, err)
@@ -248,7 +247,7 @@ func (s *server) nextPairURL(r *http.Request, c db.Campaign, after int64) (strin
 // decision reads the pair form: the action (submit, skip, flag, unflag) and the label.
 func decision(r *http.Request, adjudicate bool) (campaign.Decision, error) {
 	d := campaign.Decision{Category: r.PostFormValue("category"), Duplicate: r.PostFormValue("duplicate"), Note: r.PostFormValue("note")}
-	d.Previous, _ = strconv.ParseInt(r.PostFormValue("previous"), 10, 64) // none: 0, built on no label
+	d.Previous, _ = parseID(r.PostFormValue("previous")) // none: 0, built on no label
 	switch action := r.PostFormValue("action"); action {
 	case "", "submit":
 		d.Kind = labels.KindLabel

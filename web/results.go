@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -164,8 +165,8 @@ func (s *server) receiveResults(w http.ResponseWriter, r *http.Request) (upload,
 func (s *server) resultsRequest(r *http.Request, up upload) (manifests.ImportRequest, string, error) {
 	ctx := r.Context()
 	v := r.Form
-	dsID, err := strconv.ParseInt(v.Get("dataset"), 10, 64)
-	if err != nil {
+	dsID, ok := parseID(v.Get("dataset"))
+	if !ok {
 		return manifests.ImportRequest{}, "", &formError{field: "dataset", msg: "choose the dataset the engine deduplicated"}
 	}
 	ds, err := s.store.Dataset(ctx, dsID)
@@ -183,8 +184,8 @@ func (s *server) resultsRequest(r *http.Request, up upload) (manifests.ImportReq
 		IgnoreFileKeepers: v.Get("keepers") == "rule", By: *userOf(r), ByName: userOf(r).Name,
 		Options: results.Options{MaxInputBytes: s.importCap.bytes, MaxRows: s.resultCap}}
 	if c := v.Get("config"); c != "" && c != "0" {
-		mid, err := strconv.ParseInt(c, 10, 64)
-		if err != nil {
+		mid, ok := parseID(c)
+		if !ok {
 			return req, "", &formError{field: "configuration", msg: "no such manifest"}
 		}
 		m, err := s.store.Manifest(ctx, mid)
@@ -199,12 +200,9 @@ func (s *server) resultsRequest(r *http.Request, up upload) (manifests.ImportReq
 		return req, "", &formError{field: "configuration", msg: "choose the manifest whose configuration production ran (a " + string(f) + " file does not say)"}
 	}
 	num := func(name, def string, min int) (int, error) {
-		s := strings.TrimSpace(v.Get(name))
-		if s == "" {
-			s = def
-		}
-		n, err := strconv.Atoi(s)
-		if err != nil || n < min {
+		s := cmp.Or(v.Get(name), def)
+		n, ok := parseWhole(s)
+		if !ok || n < min {
 			return 0, &formError{field: name, msg: fmt.Sprintf("want a whole number of at least %d", min)}
 		}
 		return n, nil

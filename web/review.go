@@ -132,8 +132,8 @@ func (s *server) failOnCluster(w http.ResponseWriter, r *http.Request, m db.Mani
 
 func (s *server) decideItem(w http.ResponseWriter, r *http.Request, m db.Manifest) {
 	itemID, ok := idParam(r, "item")
-	clusterID, err2 := strconv.ParseInt(r.PostFormValue("cluster"), 10, 64)
-	if !ok || err2 != nil {
+	clusterID, ok2 := parseID(r.PostFormValue("cluster"))
+	if !ok || !ok2 {
 		s.fail(w, r, notFound("removal in this manifest"))
 		return
 	}
@@ -192,7 +192,7 @@ func (s *server) decideCluster(w http.ResponseWriter, r *http.Request, m db.Mani
 }
 
 func (s *server) makeKeeper(w http.ResponseWriter, r *http.Request, m db.Manifest, c db.Cluster) {
-	doc, _ := strconv.ParseInt(r.PostFormValue("doc"), 10, 64) // none: 0, not a member
+	doc, _ := parseID(r.PostFormValue("doc")) // none: 0, not a member
 	out, err := manifests.MakeKeeper(r.Context(), s.store, *userOf(r), m, c, doc, r.PostFormValue("reason"))
 	if err != nil {
 		s.failOnCluster(w, r, m, c, err)
@@ -244,9 +244,9 @@ func (s *server) cutCluster(w http.ResponseWriter, r *http.Request, m db.Manifes
 // parseLink reads "A-B" (two document ids).
 func parseLink(s string) (a, b int64, ok bool) {
 	x, y, found := strings.Cut(s, "-")
-	a, errA := strconv.ParseInt(x, 10, 64)
-	b, errB := strconv.ParseInt(y, 10, 64)
-	return a, b, found && errA == nil && errB == nil
+	a, okA := parseID(x)
+	b, okB := parseID(y)
+	return a, b, found && okA && okB
 }
 
 func (s *server) commentCluster(w http.ResponseWriter, r *http.Request, m db.Manifest, c db.Cluster) {
@@ -284,7 +284,7 @@ func (s *server) bulkApprove(w http.ResponseWriter, r *http.Request, m db.Manife
 
 func (s *server) undoDecision(w http.ResponseWriter, r *http.Request, m db.Manifest) {
 	me := *userOf(r)
-	from, _ := strconv.ParseInt(r.PostFormValue("cluster"), 10, 64) // the cluster page's form says which; 0 from elsewhere
+	from, _ := parseID(r.PostFormValue("cluster")) // the cluster page's form says which; 0 from elsewhere
 	var before db.Cluster
 	if from != 0 {
 		before, _ = s.store.Cluster(r.Context(), m.ID, from) // none: nothing to compare with

@@ -81,7 +81,7 @@ func (s *server) runFormValues(ctx context.Context, datasetID int64, v url.Value
 	f.threshold = cmp.Or(f.threshold, strconv.FormatFloat(threshold, 'g', -1, 64))
 	if f.bands == "" && f.rows == "" {
 		if sp, err := lsh.ParseSpec(f.spec); err == nil {
-			if t, err := strconv.ParseFloat(f.threshold, 64); err == nil {
+			if t, ok := parseDecimal(f.threshold); ok {
 				if ch, err := lsh.OptimalShape(t, sp.Hashes, lsh.EqualWeights); err == nil {
 					f.bands, f.rows = strconv.Itoa(ch.Shape.Bands), strconv.Itoa(ch.Shape.Rows)
 				}
@@ -102,8 +102,8 @@ func (f runForm) parse(datasetID int64, codeVersion string) (manifests.Request, 
 		return manifests.Request{}, err
 	}
 	num := func(name, s string) (int, error) {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 1 {
+		n, ok := parseWhole(s)
+		if !ok || n < 1 {
 			return 0, &formError{field: name, msg: "want a whole number of at least 1"}
 		}
 		return n, nil
@@ -116,12 +116,12 @@ func (f runForm) parse(datasetID int64, codeVersion string) (manifests.Request, 
 	if err != nil {
 		return manifests.Request{}, err
 	}
-	approvals, err := strconv.Atoi(strings.TrimSpace(f.approvals))
-	if err != nil {
+	approvals, ok := parseWhole(f.approvals)
+	if !ok {
 		approvals = 0 // checkApprovals names the range
 	}
-	t, err := strconv.ParseFloat(strings.TrimSpace(f.threshold), 64)
-	if err != nil {
+	t, ok := parseDecimal(f.threshold)
+	if !ok {
 		return manifests.Request{}, &formError{field: "threshold", msg: "want a number in (0, 1], e.g. 0.8"}
 	}
 	ver, err := review.ParseVerification(f.verification)
@@ -138,7 +138,8 @@ func (f runForm) parse(datasetID int64, codeVersion string) (manifests.Request, 
 	}
 	var campaign int64
 	if f.campaign != "" && f.campaign != "0" {
-		if campaign, err = strconv.ParseInt(f.campaign, 10, 64); err != nil {
+		var ok bool
+		if campaign, ok = parseID(f.campaign); !ok {
 			return manifests.Request{}, &formError{field: "campaign", msg: "no such campaign"}
 		}
 	}
@@ -198,7 +199,7 @@ func (s *server) renderRunForm(w http.ResponseWriter, r *http.Request, ds db.Dat
 	}
 	view.ApprovalsNote = fmt.Sprintf("%d by default, none of them by whoever prepares it, and at least one by someone who made none of its review decisions; "+
 		"fewer (at least 1) is your choice, recorded in the audit log and on the sign-off record.", review.DefaultApprovals)
-	if n, err := strconv.Atoi(strings.TrimSpace(f.approvals)); err == nil && n >= 1 {
+	if n, ok := parseWhole(f.approvals); ok && n >= 1 {
 		view.Shortfall = shortfall(me, n, others, false, "you")
 	}
 	if view.Token == "" || r.Method == http.MethodGet {

@@ -19,8 +19,8 @@ func floatParam(q url.Values, name string, def, lo, hi float64) (float64, error)
 	if v == "" {
 		return def, nil
 	}
-	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || f < lo || f > hi {
+	f, ok := parseDecimal(v)
+	if !ok || f < lo || f > hi {
 		return 0, &formError{name, fmt.Sprintf("%q is not a number between %g and %g", v, lo, hi)}
 	}
 	return f, nil
@@ -31,8 +31,8 @@ func intParam(q url.Values, name string, def, lo, hi int) (int, error) {
 	if v == "" {
 		return def, nil
 	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < lo || n > hi {
+	n, ok := parseWhole(v)
+	if !ok || n < lo || n > hi {
 		return 0, &formError{name, fmt.Sprintf("%q is not a whole number between %d and %d", v, lo, hi)}
 	}
 	return n, nil

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/http/httptest"
 	"strconv"
 	"strings"
@@ -253,5 +254,35 @@ func TestSweepAdviceTablesAlignNumbers(t *testing.T) {
 	})()`)
 	for _, g := range got {
 		t.Error(g)
+	}
+}
+
+// TestSelectsOneHeightAt390: at a phone's width the dashboard's keeper-rule select is as
+// tall as the product's other selects (it was 16 px, unstyled, beside 30 px ones on the
+// review pages) and tall enough to tap: 24 px at least (WCAG 2.2's target minimum).
+func TestSelectsOneHeightAt390(t *testing.T) {
+	f := newFixture(t, 1<<20)
+	cid, id := f.sweepWithPlan()
+	c, err := f.store.Campaign(context.Background(), cid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, base := f.browse(390, 844, "admin")
+	height := func(path, sel string) float64 {
+		p.do(chromedp.Navigate(base + path))
+		p.waitFor(`document.readyState === "complete" && !!document.querySelector('` + sel + `')`)
+		return evalJS[float64](p, `document.querySelector('`+sel+`').getBoundingClientRect().height`)
+	}
+	keeper := height(fmt.Sprintf("/sweeps/%d", id), `[data-testid="keeper-select"]`)
+	heat := height(fmt.Sprintf("/sweeps/%d", id), `select[name="hv"]`)
+	run := height(fmt.Sprintf("/datasets/%d/runs/new", c.DatasetID), `[data-testid="run-verification"]`)
+	bin := height(fmt.Sprintf("/campaigns/%d", cid), `select[name="bin"]`)
+	if keeper < 24 {
+		t.Errorf("the keeper-rule select is %.0f px high at 390 px; want at least 24", keeper)
+	}
+	for name, h := range map[string]float64{"heatmap's": heat, "run form's": run, "campaign's bin": bin} {
+		if math.Abs(h-keeper) > 0.5 {
+			t.Errorf("the keeper-rule select is %.1f px high, the %s select %.1f px", keeper, name, h)
+		}
 	}
 }

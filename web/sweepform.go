@@ -260,13 +260,12 @@ func parseIntRanges(field, s string, lo, hi int) ([]int, error) {
 	var out []int
 	for _, part := range splitList(s) {
 		a, b, isRange := strings.Cut(part, "-")
-		x, err1 := strconv.Atoi(a)
-		y := x
-		var err2 error
+		x, ok1 := parseWhole(a)
+		y, ok2 := x, true
 		if isRange {
-			y, err2 = strconv.Atoi(b)
+			y, ok2 = parseWhole(b)
 		}
-		if err1 != nil || err2 != nil || x < lo || y > hi || y < x {
+		if !ok1 || !ok2 || x < lo || y > hi || y < x {
 			return nil, &formError{field: field, msg: fmt.Sprintf("%q: want whole numbers from %d to %d, or a range such as 1-5", part, lo, hi)}
 		}
 		if y-x > 256 {
@@ -304,8 +303,8 @@ func intRanges(ns []int) string {
 
 // parseUnit reads a number in (0, 1].
 func parseUnit(field, s string) (float64, error) {
-	x, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	if err != nil || !(x > 0 && x <= 1) {
+	x, ok := parseDecimal(s)
+	if !ok || !(x > 0 && x <= 1) {
 		return 0, &formError{field: field, msg: fmt.Sprintf("%q: want a number in (0, 1], e.g. 0.05", s)}
 	}
 	return x, nil

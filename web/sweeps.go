@@ -485,8 +485,8 @@ func parseDash(q url.Values) (dashQuery, error) {
 	d := dashQuery{config: -1, dim: q.Get("dim") != "0", sort: q.Get("sort"), target: sweep.DefaultTarget.MaxFalseRemovalRate,
 		page: 1, keeper: strings.TrimSpace(q.Get("keeper"))}
 	if v := q.Get("page"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
+		n, ok := parseWhole(v)
+		if !ok || n < 1 {
 			return d, &formError{field: "page", msg: fmt.Sprintf("%q is not a page number", v)}
 		}
 		d.page = n
@@ -497,8 +497,8 @@ func parseDash(q url.Values) (dashQuery, error) {
 		}
 	}
 	if v := q.Get("config"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
+		n, ok := parseWhole(v)
+		if !ok || n < 0 {
 			return d, &formError{field: "config", msg: fmt.Sprintf("%q is not a configuration number", v)}
 		}
 		d.config = n
@@ -521,8 +521,8 @@ func parseDash(q url.Values) (dashQuery, error) {
 		d.desc = true
 	}
 	if v := q.Get("target"); v != "" {
-		x, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(v, "%")), 64)
-		if err != nil || !(x >= 0 && x <= 100) { // NaN too
+		x, ok := parseDecimal(strings.TrimSuffix(v, "%"))
+		if !ok || !(x >= 0 && x <= 100) {
 			return d, &formError{field: "target", msg: fmt.Sprintf("%q: want a percentage from 0 to 100, e.g. 1", v)}
 		}
 		d.target, d.targetRaw = x/100, v
@@ -740,6 +740,9 @@ func (s *server) fillResults(r *http.Request, v *templates.SweepDashboard, d swe
 	if rec := d.a.Rec; d.a.RecErr == nil {
 		v.Rec, v.RecReason, v.RecMet, v.RecHref = configWords(rec.Config), rec.Reason, rec.Met, href(rec.Index)
 		v.RecPreselect = rec.Preselect
+		if ties := policyTies(d, rec.Index); len(ties) > 0 {
+			v.RecTies = " (the same figures under " + joinList(ties, "and") + ")"
+		}
 	} else {
 		v.RecReason = "Nothing to recommend yet: no configuration has both a recall and a false-removal rate (are there labeled duplicates and non-duplicates?)."
 	}

@@ -240,7 +240,7 @@ func TestSweepDashboardNotEnoughLabels(t *testing.T) {
 		t.Fatalf("analysis: guard advice %+v, %v; want advice for the guard bin", a.Guard, err)
 	}
 	for _, want := range []string{`data-testid="guard-plan"`, `data-testid="guard-bins"`, `data-testid="guard-draw"`,
-		fmt.Sprintf("label %d more pairs around %s", a.Guard.More, a.Guard.Label), "more than all of the duplicates recall counts",
+		fmt.Sprintf("label %d more pairs in %s.", a.Guard.More, a.Guard.FloorLabel), "more than all of the duplicates recall counts",
 		"No more of j0's pairs can be drawn", `data-testid="guard-whole"`, "That is every pair of j0.05-0.1 not yet labeled"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("dashboard lacks %q", want)

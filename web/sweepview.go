@@ -66,6 +66,23 @@ func configWords(c sweep.Config) string {
 		c.Threshold, verificationWords(c.Verification), policyWords(c.Policy))
 }
 
+// policyTies names the cluster policies other than its own under which result i's
+// configuration has the same headline figures (recall and false-removal rate, their
+// intervals included): the recommendation ties across them, and the page names them
+// rather than only the first.
+func policyTies(d sweepData, i int) []string {
+	c, h := d.rs[i].Config, d.a.Headlines[i]
+	var ties []string
+	for j, r := range d.rs {
+		other := r.Config
+		other.Policy = c.Policy
+		if j != i && other == c && d.a.Headlines[j] == h {
+			ties = append(ties, policyWords(r.Config.Policy))
+		}
+	}
+	return ties
+}
+
 // rateEstimate turns a sweep interval into a chart estimate, capped to [0, 1]: a
 // false-removal rate over 1 (chains merging unrelated documents wholesale) is drawn at
 // the edge and written in full in the table.
@@ -550,8 +567,16 @@ func guardView(g sweep.GuardAdvice, d sweepData, campaignID int64) *templates.Sw
 	if g.Share >= 1 {
 		v.Share = "more than all of"
 	}
+	var to []string // the bins the labels go to
 	for _, b := range g.Plan {
 		v.Bins = append(v.Bins, templates.PlanRow{Label: b.Label, Labeled: b.Labeled, More: b.More, Drawable: b.Drawable})
+		if b.More > 0 {
+			to = append(to, b.Label)
+		}
+	}
+	v.Where = "around " + g.Label
+	if len(to) == 1 {
+		v.Where = "in " + to[0] // the guard bin's own, or the floor bin's when the guard's are all labeled
 	}
 	return v
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/dedupstudio/dedupstudio/internal/errkind"
 	"github.com/dedupstudio/dedupstudio/internal/percent"
@@ -229,7 +230,7 @@ func Recommend(rs []Result, baseline *Scores, t Target) (Recommendation, error) 
 	}
 	qual, note := "", ""
 	if metBelow > 0 && baseline != nil {
-		qual = fmt.Sprintf(" that beats exact-hash dedup's recall (%.3f)", floor)
+		qual = fmt.Sprintf(" that beats exact-hash dedup's recall (%s)", percent.Format(floor, 'f', 1))
 		note = fmt.Sprintf(" (%s it without finding more than exact-hash dedup)", plural(metBelow, "configuration meets", "configurations meet"))
 	}
 	return Recommendation{Index: i, Config: rs[i].Config, Closest: true, Preselect: pre, Reason: fmt.Sprintf(
@@ -244,6 +245,9 @@ func plural(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
+// describe writes a recall with its interval as the pages' tables do: "54.0%, 95%
+// interval 4.4–59.1%".
 func describe(iv Interval) string {
-	return fmt.Sprintf("%.3f, 95%% interval %.3f–%.3f", iv.Value, iv.Lo, iv.Hi)
+	return fmt.Sprintf("%s, 95%% interval %s–%s", percent.Format(iv.Value, 'f', 1),
+		strings.TrimSuffix(percent.Format(iv.Lo, 'f', 1), "%"), percent.Format(iv.Hi, 'f', 1))
 }

@@ -117,7 +117,7 @@ func TestRecommend(t *testing.T) {
 	// here 1, 2 and 3 meet 1% and the baseline finds more than any of them.
 	high := result(0.93, 0.9, 0.95, 0, 0).Scores
 	rec, _ = Recommend(rs, &high, DefaultTarget)
-	if rec.Index != 0 || rec.Met || !rec.Closest || !strings.Contains(rec.Reason, "that beats exact-hash dedup's recall (0.930)") ||
+	if rec.Index != 0 || rec.Met || !rec.Closest || !strings.Contains(rec.Reason, "that beats exact-hash dedup's recall (93.0%)") ||
 		!strings.Contains(rec.Reason, "(3 configurations meet it without finding more than exact-hash dedup)") {
 		t.Errorf("Recommend(1%%, baseline 0.93) = %+v; want 0 as the closest, none met, and why", rec)
 	}
