@@ -92,7 +92,7 @@ func TestJSONLChunksDoNotChangeResults(t *testing.T) {
 		2:  `reject docs.jsonl:5: malformed JSON: unexpected end of input`,
 		3:  `docs.jsonl:6 "long" "` + strings.Repeat("long line ", 30) + `" null`, // exactly the cap
 		4:  `reject docs.jsonl:7: field text: document of 400 bytes exceeds the 300-byte cap`,
-		5:  `reject docs.jsonl:8: field text: invalid UTF-8 at byte 5 of the value`,
+		5:  `reject docs.jsonl:8: field text: invalid UTF-8 at byte 4 of the value`,
 		6:  `docs.jsonl:9 "7" "numeric id" null`,
 		7:  `reject docs.jsonl:10: field text: invalid UTF-16 surrogate escape`,
 		8:  `docs.jsonl:11 "i" "pair 😀 ok é\n\t\"q\"\\ /" null`,
@@ -310,6 +310,41 @@ func TestJSONLEscapesAsEncodingJSON(t *testing.T) {
 		json.Unmarshal([]byte(l), &want)
 		if recs[i].Text != want.Text {
 			t.Errorf("text of %s = %q; want %q", l, recs[i].Text, want.Text)
+		}
+	}
+}
+
+// A bad byte in a string value is placed in the decoded value, as the CSV reader places
+// it: the opening quote is not counted, and an escape counts as what it stands for, so
+// the same text gives the same byte in either format (it gave one more in JSONL).
+func TestInvalidUTF8SameByteInJSONLAndCSV(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		json, csv string // the text field as each format writes it
+		at        int
+	}{
+		{`bad ` + "\xff", "bad \xff", 4},
+		{"\xc3\x28", "\xc3\x28", 0},
+		{`a\n\u00e9\"b ` + "\xfe", "\"a\n\u00e9\"\"b \xfe\"", 7},
+	} {
+		msg := func(name string, format Format, input string) string {
+			r, err := NewReader(strings.NewReader(input), name, format, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			_, err = r.Next()
+			var re *RecordError
+			if !errors.As(err, &re) {
+				t.Fatalf("%s: %v, want a record error", name, err)
+			}
+			return re.Error()
+		}
+		want := fmt.Sprintf("field text: invalid UTF-8 at byte %d", c.at)
+		j := msg("d.jsonl", JSONL, `{"id":"x","text":"`+c.json+`"}`+"\n")
+		v := msg("d.csv", CSV, "id,text\nx,"+c.csv+"\n")
+		if !strings.Contains(j, want) || !strings.Contains(v, want) {
+			t.Errorf("text %q: JSONL says %q, CSV says %q; want both to say %q", c.csv, j, v, want)
 		}
 	}
 }

@@ -569,7 +569,13 @@ func (s *lineScanner) parseLine(line []byte, place Place, opt *Options) (Record,
 		at := s.badUTF8
 		for i := range s.fields {
 			if f := &s.fields[i]; at >= f.start && at < f.end {
-				return fail(f.keyName(), "invalid UTF-8 at byte %d of the value", at-f.start)
+				off := at - f.start
+				if f.kind == '"' {
+					// Counted in the decoded string, as the CSV and Parquet readers count
+					// it: without the opening quote, an escape being what it stands for.
+					off = len(appendDecoded(s.scratch[:0], line[f.start+1:at]))
+				}
+				return fail(f.keyName(), "invalid UTF-8 at byte %d of the value", off)
 			}
 		}
 		return fail("", "invalid UTF-8 at byte %d", at)
