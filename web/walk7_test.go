@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/dedupstudio/dedupstudio/internal/sweep"
 )
 
 // Defects a walk of the merged build found (helper webfix2), each held here.
@@ -47,5 +49,43 @@ func TestSweepOutcomesBlindForAnnotators(t *testing.T) {
 		if !blind && (!strings.Contains(dash, `data-testid="misses"`) || !pairLink.MatchString(dash)) {
 			t.Errorf("%s: the dashboard lists no misses linked to their pairs", role)
 		}
+	}
+}
+
+// The guard advice's warning says what is true of its plan: "That is every pair of X not
+// yet labeled" only when all its labels are X's; when other bins take some (the walk's
+// 14,780 labels, 9,545 of them in j0-0.05), it "includes" X's, with how many.
+func TestGuardWholeSaysWhatIsTrue(t *testing.T) {
+	t.Parallel()
+	bin := func(label string, more int, drawable int64) sweep.PlanBin {
+		return sweep.PlanBin{Label: label, More: more, Drawable: drawable}
+	}
+	for _, tc := range []struct {
+		name string
+		plan []sweep.PlanBin
+		want string
+	}{
+		{"one bin, all of it", []sweep.PlanBin{bin("j0-0.05", 0, 0), bin("j0.05-0.1", 312, 312)}, "That is every pair of j0.05-0.1 not yet labeled"},
+		{"one bin, part of it", []sweep.PlanBin{bin("j0.05-0.1", 312, 5000)}, ""},
+		{"several bins, all of one", []sweep.PlanBin{bin("j0-0.05", 9545, 400000), bin("j0.05-0.1", 5235, 5235)},
+			"That includes every pair of j0.05-0.1 not yet labeled (5,235 of the 14,780)"},
+		{"several bins, all of each", []sweep.PlanBin{bin("j0-0.05", 40, 40), bin("j0.05-0.1", 5235, 5235)},
+			"That is every pair of j0-0.05 and j0.05-0.1 not yet labeled"},
+		{"several bins, part of each", []sweep.PlanBin{bin("j0-0.05", 40, 400), bin("j0.05-0.1", 52, 5235)}, ""},
+	} {
+		g := sweep.GuardAdvice{Label: "j0-0.05", FloorLabel: "j0.05-0.1", Plan: tc.plan}
+		for _, b := range tc.plan {
+			g.More += b.More
+		}
+		if got := guardView(g, sweepData{}, 1).Whole; got != tc.want {
+			t.Errorf("%s: %q; want %q", tc.name, got, tc.want)
+		}
+	}
+	// Through the page: the fixture's guard plan takes every pair of one bin.
+	f := newFixture(t, 1<<20)
+	_, id := f.sweepWithPlan()
+	_, body := get(t, f.h, fmt.Sprintf("/sweeps/%d", id), f.admin)
+	if whole := between(body, `data-testid="guard-whole"`, `</p>`); !strings.Contains(whole, "That is every pair of j0.05-0.1 not yet labeled, more than most teams label.") {
+		t.Errorf("the dashboard's warning does not say the plan is every pair of j0.05-0.1:\n%s", whole)
 	}
 }

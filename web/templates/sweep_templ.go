@@ -1317,7 +1317,7 @@ type SweepGuard struct {
 	Label, FloorLabel string
 	Labeled           int
 	Undrawable        bool   // none of the guard bin's other pairs can be drawn
-	Whole             string // a bin of which the plan asks every pair not yet labeled
+	Whole             string // says the bins of which the plan asks every pair not yet labeled ("" for none)
 	Where             string // where the plan's labels go: "in j0.05-0.1", or "around j0" when in several bins
 	Upper, Share      string
 	More              int
@@ -2849,27 +2849,27 @@ func sweepResults(d SweepDashboard) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if g.Whole != "" {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 231, "<p class=\"warn\" data-testid=\"guard-whole\">That is every pair of ")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 231, "<p class=\"warn\" data-testid=\"guard-whole\">")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var145 string
 				templ_7745c5c3_Var145, templ_7745c5c3_Err = templ.JoinStringErrs(g.Whole)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/sweep.templ`, Line: 721, Col: 37}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/sweep.templ`, Line: 721, Col: 15}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var145))
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 232, " not yet labeled, more than most teams label. Without them, read recall's lower end as allowing for the ")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 232, ", more than most teams label. Without them, read recall's lower end as allowing for the ")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var146 string
 				templ_7745c5c3_Var146, templ_7745c5c3_Err = templ.JoinStringErrs(g.Upper)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/sweep.templ`, Line: 721, Col: 152}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/sweep.templ`, Line: 721, Col: 114}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var146))
 				if templ_7745c5c3_Err != nil {
@@ -2882,7 +2882,7 @@ func sweepResults(d SweepDashboard) templ.Component {
 				var templ_7745c5c3_Var147 string
 				templ_7745c5c3_Var147, templ_7745c5c3_Err = templ.JoinStringErrs(g.Label)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/sweep.templ`, Line: 721, Col: 173}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/sweep.templ`, Line: 721, Col: 135}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var147))
 				if templ_7745c5c3_Err != nil {
