@@ -1,12 +1,15 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/sweep"
 )
 
@@ -87,5 +90,57 @@ func TestGuardWholeSaysWhatIsTrue(t *testing.T) {
 	_, body := get(t, f.h, fmt.Sprintf("/sweeps/%d", id), f.admin)
 	if whole := between(body, `data-testid="guard-whole"`, `</p>`); !strings.Contains(whole, "That is every pair of j0.05-0.1 not yet labeled, more than most teams label.") {
 		t.Errorf("the dashboard's warning does not say the plan is every pair of j0.05-0.1:\n%s", whole)
+	}
+}
+
+// The sweeps list shows the newest maxSweepsListed and says how many older ones it leaves
+// out, with a link to the next page (?page=, read as the dashboard reads its page): the
+// list dropped them without a word.
+func TestSweepListPagesOlderSweeps(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	cid, first := f.sweptCorpus(3, "oldest")
+	ctx := context.Background()
+	rows, err := f.store.Sweeps(ctx, cid)
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("sweeps: %d, %v", len(rows), err)
+	}
+	extra := maxSweepsListed + 4 // queued copies, never run: the list shows them as queued
+	for i := range extra {
+		if _, err := f.store.CreateSweep(ctx, db.NewSweep{CampaignID: cid, Name: fmt.Sprintf("copy %d", i), Grid: rows[0].Grid,
+			Total: rows[0].Total, LabelVersion: rows[0].LabelVersion, Labels: "[]"}, "test"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list := fmt.Sprintf("/campaigns/%d/sweeps", cid)
+	oldest := fmt.Sprintf(`href="/sweeps/%d"`, first)
+	_, body := get(t, f.h, list, f.admin)
+	if n := strings.Count(body, `data-testid="sweep-item"`); n != maxSweepsListed {
+		t.Errorf("the first page lists %d sweeps; want %d", n, maxSweepsListed)
+	}
+	if strings.Contains(body, oldest) {
+		t.Error("the first page lists the oldest sweep")
+	}
+	for _, want := range []string{"5 older sweeps are not listed here", fmt.Sprintf(`href="%s?page=2"`, list),
+		fmt.Sprintf("sweeps 1–%d of %d, newest first", maxSweepsListed, extra+1)} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the first page does not say %q", want)
+		}
+	}
+	for _, page := range []string{"2", "9"} { // past the last: the last
+		_, body = get(t, f.h, list+"?page="+page, f.admin)
+		if n := strings.Count(body, `data-testid="sweep-item"`); n != 5 || !strings.Contains(body, oldest) {
+			t.Errorf("page %s lists %d sweeps (the oldest: %v); want the 5 oldest", page, n, strings.Contains(body, oldest))
+		}
+		if !strings.Contains(body, fmt.Sprintf(`href="%s" rel="prev"`, list)) || strings.Contains(body, `data-testid="sweeps-older"`) {
+			t.Errorf("page %s does not link back to the newest sweeps alone", page)
+		}
+	}
+	for _, page := range []string{"0", "-1", "-0", "abc", "%2B2", "2.0"} {
+		res, body := get(t, f.h, list+"?page="+page, f.admin)
+		v, _ := url.QueryUnescape(page)
+		if res.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, htmlText(fmt.Sprintf("%q is not a page number", v))) {
+			t.Errorf("GET ?page=%s: %d; want 422 saying it is not a page number", page, res.StatusCode)
+		}
 	}
 }
