@@ -529,7 +529,7 @@ func parseDash(q url.Values) (dashQuery, error) {
 	}
 	if d.keeper != "" {
 		if _, err := cluster.ParseRule(d.keeper); err != nil {
-			return d, &pageError{http.StatusBadRequest, "Parameter keeper=" + strconv.Quote(d.keeper) + ": " + keeperProblem(err) + "."}
+			return d, &formError{field: "keeper", msg: fmt.Sprintf("%q: %s", d.keeper, keeperProblem(err))}
 		}
 	}
 	if v := q.Get("config"); v != "" {

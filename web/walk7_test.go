@@ -144,3 +144,40 @@ func TestSweepListPagesOlderSweeps(t *testing.T) {
 		}
 	}
 }
+
+// A keeper rule the dashboard cannot read is a 422 naming the parameter, as target=, t=,
+// config= and page= are (it was a 400), on the dashboard and on its fragments and charts;
+// and "-0" is refused by every number parameter, as "+0" is (config= and target= read
+// it as 0, page= refused it).
+func TestSweepQueryRefusalsOneStatus(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	_, id := f.sweptCorpus(3, "refusals")
+	dash := fmt.Sprintf("/sweeps/%d", id)
+	for _, tc := range []struct{ path, want string }{
+		{dash + "?keeper=nope", `keeper: "nope": unknown criterion "nope"; a keeper rule is criteria joined by >`},
+		{dash + "/live?keeper=nope", `keeper: "nope": unknown criterion`},
+		{dash + "/charts/scurve.svg?keeper=nope", `keeper: "nope": unknown criterion`},
+		{dash + "?config=-0", `config: "-0" is not a configuration number`},
+		{dash + "?target=-0", `target: "-0": want a percentage from 0 to 100`},
+		{dash + "?target=-0.0", `target: "-0.0": want a percentage from 0 to 100`},
+		{dash + "?page=-0", `page: "-0" is not a page number`},
+		{dash + "?t=-0", `"-0": want a number in (0, 1]`},
+		{"/shape.csv?bands=20&rows=-0", `"-0" is not a whole number between 1 and 4096`},
+	} {
+		res, body := get(t, f.h, tc.path, f.admin)
+		if res.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, htmlText(tc.want)) {
+			t.Errorf("GET %s: %d; want 422 saying %s\n%.400s", tc.path, res.StatusCode, tc.want, body)
+		}
+	}
+	for _, path := range []string{dash + "?config=0", dash + "?target=0", dash + "?keeper=longest", dash + "?page=1"} {
+		if res, _ := get(t, f.h, path, f.admin); res.StatusCode != http.StatusOK {
+			t.Errorf("GET %s: %d; want 200", path, res.StatusCode)
+		}
+	}
+	for s, want := range map[string]bool{"0": true, "-1": true, "-0.5": true, "-10": true, "0.0": true, "-0": false, "-00": false, "-0.0": false, "-.0": false, "-": false} {
+		if got := plainNumber(s, true); got != want {
+			t.Errorf("plainNumber(%q) = %v; want %v", s, got, want)
+		}
+	}
+}
