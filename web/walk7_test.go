@@ -181,3 +181,43 @@ func TestSweepQueryRefusalsOneStatus(t *testing.T) {
 		}
 	}
 }
+
+// A comparison the diff page cannot make (an id missing or malformed, or a manifest with
+// itself) is a 422 that shows the form choosing two manifests and the way back to the
+// manifests list, instead of a dead end; two different manifests compare as before.
+func TestDiffRefusalOffersAChoice(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	m := f.withRun(chainRun)
+	other := f.runOn(m.DatasetID, chainRun, "reviewer")
+	a, b := itoa64(m.ID), itoa64(other.ID)
+	for _, tc := range []struct{ query, want string }{
+		{"", "Choose two manifests to compare (a and b)."},
+		{"?a=" + a, "Choose two manifests to compare (a and b)."},
+		{"?a=abc&b=" + b, "Choose two manifests to compare (a and b)."},
+		{"?a=" + a + "&b=" + a, "Choose two different manifests to compare: a and b are both manifest " + a + "."},
+	} {
+		path := "/manifests/diff" + tc.query
+		res, body := get(t, f.h, path, f.admin)
+		if res.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, tc.want) {
+			t.Errorf("GET %s: %d; want 422 saying %q", path, res.StatusCode, tc.want)
+		}
+		for _, want := range []string{`data-testid="diff-form"`, `<select name="a">`, `<select name="b">`, `href="/manifests" data-testid="diff-manifests"`,
+			`data-testid="whoami"`} {
+			if !strings.Contains(body, want) {
+				t.Errorf("GET %s: the page lacks %s", path, want)
+			}
+		}
+		if strings.Contains(body, `data-testid="diff-entered"`) {
+			t.Errorf("GET %s shows a comparison", path)
+		}
+	}
+	// The form keeps the id that was given: a=M&b=M has M chosen in the first list.
+	_, body := get(t, f.h, "/manifests/diff?a="+a+"&b="+a, f.admin)
+	if !strings.Contains(body, `<option value="`+a+`" selected>`) {
+		t.Errorf("the chooser does not keep manifest %s chosen", a)
+	}
+	if res, body := get(t, f.h, "/manifests/diff?a="+a+"&b="+b, f.admin); res.StatusCode != http.StatusOK || !strings.Contains(body, `data-testid="diff-entered"`) {
+		t.Errorf("GET /manifests/diff?a=%s&b=%s: %d; want the comparison", a, b, res.StatusCode)
+	}
+}
