@@ -3,9 +3,12 @@ package web
 import (
 	"context"
 	"fmt"
+	"html"
+	"maps"
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -219,5 +222,67 @@ func TestDiffRefusalOffersAChoice(t *testing.T) {
 	}
 	if res, body := get(t, f.h, "/manifests/diff?a="+a+"&b="+b, f.admin); res.StatusCode != http.StatusOK || !strings.Contains(body, `data-testid="diff-entered"`) {
 		t.Errorf("GET /manifests/diff?a=%s&b=%s: %d; want the comparison", a, b, res.StatusCode)
+	}
+}
+
+// A run post that lacks one of the run's settings is refused naming it, back on the form
+// as every refused run is, and starts nothing: a post of role and name alone made a
+// manifest of defaults nobody chose. The form as the browser sends it (every field,
+// prefilled) still runs.
+func TestRunPostNeedsItsSettings(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	ds := f.chainDataset()
+	rev := f.signIn("reviewer")
+	path := fmt.Sprintf("/datasets/%d/runs", ds)
+	ctx := context.Background()
+	manifestsNow := func() int {
+		list, err := f.store.Manifests(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(list)
+	}
+	for _, tc := range []struct {
+		name string
+		form url.Values
+		want string
+	}{
+		{"role and name", url.Values{"role": {"reviewer"}, "name": {"x"}}, "spec: missing"},
+		{"no threshold", func() url.Values { v := maps.Clone(chainRun); v.Del("threshold"); return v }(), "threshold: missing"},
+		{"blank bands", chainRunWith("bands", " "), "bands: missing"},
+		{"no keeper", func() url.Values { v := maps.Clone(chainRun); v.Del("keeper"); return v }(), "keeper: missing"},
+	} {
+		rec := f.do("POST", path, rev, tc.form)
+		loc, body := f.follow(rec, rev)
+		if rec.Code != http.StatusSeeOther || !strings.HasPrefix(loc, path+"/new?notice=") || !strings.Contains(body, tc.want) {
+			t.Errorf("%s: %d to %s; want the form saying %q", tc.name, rec.Code, loc, tc.want)
+		}
+	}
+	if n := manifestsNow(); n != 0 {
+		t.Fatalf("refused posts made %d manifests", n)
+	}
+	// The form as a browser sends it: its inputs' values and its selects' chosen options.
+	_, page := get(t, f.h, path+"/new", rev)
+	form := between(page, `data-testid="run-form"`, `</form>`)
+	sent := url.Values{}
+	for _, m := range regexp.MustCompile(`<input[^>]* name="([a-z]+)"[^>]* value="([^"]*)"`).FindAllStringSubmatch(form, -1) {
+		sent.Set(m[1], html.UnescapeString(m[2]))
+	}
+	for _, sel := range regexp.MustCompile(`(?s)<select name="([a-z]+)".*?</select>`).FindAllStringSubmatch(form, -1) {
+		opt := regexp.MustCompile(`<option value="([^"]*)" selected>`).FindStringSubmatch(sel[0])
+		if opt == nil {
+			opt = regexp.MustCompile(`<option value="([^"]*)"`).FindStringSubmatch(sel[0])
+		}
+		sent.Set(sel[1], opt[1])
+	}
+	for _, name := range append(slices.Clone(runSettings), "token", "campaign", "approvals") {
+		if !sent.Has(name) {
+			t.Errorf("the run form does not send %s", name)
+		}
+	}
+	sent.Set("approvals", "1")
+	if rec := f.do("POST", path, rev, sent); rec.Code != http.StatusSeeOther || !strings.HasPrefix(rec.Header().Get("Location"), "/runs/") {
+		t.Errorf("the form as sent: %d to %s; want a run", rec.Code, rec.Header().Get("Location"))
 	}
 }
