@@ -286,3 +286,40 @@ func TestRunPostNeedsItsSettings(t *testing.T) {
 		t.Errorf("the form as sent: %d to %s; want a run", rec.Code, rec.Header().Get("Location"))
 	}
 }
+
+// The start page's shape agrees with its numbers: "128 bands × 1 row", not "1 rows".
+func TestShapeWordsAgree(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	tags := regexp.MustCompile(`<[^>]+>`)
+	for _, tc := range []struct{ query, want string }{
+		{"?threshold=0", "128 bands × 1 row"},
+		{"?threshold=0.8", " bands × "},
+	} {
+		_, body := get(t, f.h, "/"+tc.query, f.admin)
+		text := strings.Join(strings.Fields(tags.ReplaceAllString(between(body, `<p class="big">`, `</p>`), " ")), " ")
+		if !strings.Contains(text, tc.want) || strings.Contains(text, " 1 rows") || strings.Contains(text, " 1 bands") {
+			t.Errorf("GET /%s: the shape reads %q; want %q", tc.query, text, tc.want)
+		}
+	}
+}
+
+// A form declared over the body limit is refused (413) on the usual page, with the
+// navigation and the name of who is signed in, and nothing saved; it was a bare page.
+func TestFormTooLargeKeepsTheLayout(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	f.withCampaign()
+	ann := f.signIn("annotator")
+	big := url.Values{"category": {"exact"}, "note": {strings.Repeat("n", 2<<20)}}.Encode()
+	rec := f.postBody("/campaigns/1/pairs/1/label", ann, strings.NewReader(big), int64(len(big)))
+	body := rec.Body.String()
+	if rec.Code != http.StatusRequestEntityTooLarge || !strings.Contains(body, "The form is larger than the limit of 1024 KiB: nothing was saved.") {
+		t.Fatalf("declared over the limit: %d\n%.500s", rec.Code, body)
+	}
+	for _, want := range []string{`<span data-testid="whoami">annotator</span>`, `data-testid="logout"`, "<nav", `href="/"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the 413 page lacks %s", want)
+		}
+	}
+}
