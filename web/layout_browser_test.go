@@ -17,7 +17,8 @@ import (
 )
 
 // clippedJS lists what a person cannot reach or read on the page as it is laid out: the
-// page scrolling sideways, a scroller that does not say it scrolls, and every control
+// page scrolling sideways, a scroller that does not say it scrolls (at a phone's width,
+// one that scrolls shows its "The table scrolls sideways." hint too), and every control
 // (button, field, select, summary, a link in a form, an action cell or styled as a
 // button) cut horizontally by the window or by a box that clips it, or whose own words
 // are cut (a button's label, a placeholder, the chosen option). Every <details> is opened
@@ -40,6 +41,9 @@ const clippedJS = `((narrow) => {
 		const ox = getComputedStyle(el).overflowX;
 		if ((ox === "auto" || ox === "scroll") && el.scrollWidth > el.clientWidth + 1 && !(el.hasAttribute("data-scroll") && el.getAttribute("aria-label"))) {
 			out.push("a sideways scroller that does not say so: " + el.tagName.toLowerCase() + "." + el.className);
+		} else if (narrow && (ox === "auto" || ox === "scroll") && el.scrollWidth > el.clientWidth + 1) {
+			const hint = el.querySelector(":scope > .scroll-hint");
+			if (!hint || !hint.getClientRects().length) out.push("a sideways scroller shows no hint that it scrolls: " + el.tagName.toLowerCase() + "[" + el.getAttribute("aria-label") + "]");
 		}
 	}
 	const ctx = document.createElement("canvas").getContext("2d");

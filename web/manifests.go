@@ -628,7 +628,11 @@ func (s *server) diffManifests(w http.ResponseWriter, r *http.Request) {
 	a, okA := parseID(q.Get("a"))
 	b, okB := parseID(q.Get("b"))
 	if !okA || !okB {
-		s.fail(w, r, &pageError{http.StatusUnprocessableEntity, "Choose two manifests to compare (a and b)."})
+		s.chooseDiff(w, r, a, b, "Choose two manifests to compare (a and b).")
+		return
+	}
+	if a == b {
+		s.chooseDiff(w, r, a, b, fmt.Sprintf("Choose two different manifests to compare: a and b are both manifest %d.", a))
 		return
 	}
 	ma, err := s.store.Manifest(ctx, a)
@@ -643,6 +647,31 @@ func (s *server) diffManifests(w http.ResponseWriter, r *http.Request) {
 		err = notFound("manifest")
 	}
 	s.fail(w, r, err)
+}
+
+// chooseDiff refuses a comparison it cannot make (422, msg) with the form that chooses
+// two manifests, a and b preselected when they are ids, and the way to the manifests list.
+func (s *server) chooseDiff(w http.ResponseWriter, r *http.Request, a, b int64, msg string) {
+	list, err := s.store.Manifests(r.Context(), 0)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	v := templates.DiffPage{Page: s.page(r, "Compare two manifests"), Choosing: true, Manifests: len(list)}
+	v.Notice = templates.Notice{Text: msg, Error: true}
+	v.Choices, v.ChoicesB = diffChoices(list, a, b)
+	s.render(w, r, http.StatusUnprocessableEntity, templates.DiffManifestsPage(v))
+}
+
+// diffChoices are the comparison form's options, a and b selected in its two lists.
+func diffChoices(list []db.ManifestSummary, a, b int64) (as, bs []templates.Option) {
+	for _, m := range list {
+		id := strconv.FormatInt(m.ID, 10)
+		l := fmt.Sprintf("%d: %s, %s", m.ID, datasetLabel(m.Manifest), m.Params.Policy)
+		as = append(as, templates.Option{Value: id, Label: l, Selected: m.ID == a})
+		bs = append(bs, templates.Option{Value: id, Label: l, Selected: m.ID == b})
+	}
+	return as, bs
 }
 
 func (s *server) renderDiff(w http.ResponseWriter, r *http.Request, ma, mb db.Manifest) {
@@ -670,12 +699,7 @@ func (s *server) renderDiff(w http.ResponseWriter, r *http.Request, ma, mb db.Ma
 		s.fail(w, r, err)
 		return
 	}
-	for _, m := range list {
-		id := strconv.FormatInt(m.ID, 10)
-		l := fmt.Sprintf("%d: %s, %s", m.ID, datasetLabel(m.Manifest), m.Params.Policy)
-		v.Choices = append(v.Choices, templates.Option{Value: id, Label: l, Selected: m.ID == ma.ID})
-		v.ChoicesB = append(v.ChoicesB, templates.Option{Value: id, Label: l, Selected: m.ID == mb.ID})
-	}
+	v.Choices, v.ChoicesB = diffChoices(list, ma.ID, mb.ID)
 	d := review.Diff(ra, rb)
 	row := func(c review.Change) templates.DiffRow {
 		dr := templates.DiffRow{ExtID: c.ExtID, Doc: cmp.Or(c.B.Doc, c.A.Doc), KeeperA: c.A.KeeperExtID, KeeperB: c.B.KeeperExtID,

@@ -161,7 +161,8 @@ func TestManifestPagesByRole(t *testing.T) {
 	if !c.Chained {
 		t.Fatalf("first cluster by risk %+v is not the chained one", c)
 	}
-	pages := []string{"/manifests", fmt.Sprintf("/manifests/diff?a=%d&b=%d", m.ID, m.ID), fmt.Sprintf("/manifests/%d", m.ID),
+	other := f.runOn(m.DatasetID, chainRun, "reviewer") // the diff compares two manifests (one with itself is refused)
+	pages := []string{"/manifests", fmt.Sprintf("/manifests/diff?a=%d&b=%d", m.ID, other.ID), fmt.Sprintf("/manifests/%d", m.ID),
 		fmt.Sprintf("/manifests/%d?group=lang", m.ID), fmt.Sprintf("/manifests/%d/impact.svg?group=source", m.ID),
 		fmt.Sprintf("/manifests/%d/impact.png", m.ID), fmt.Sprintf("/manifests/%d/impact.csv", m.ID),
 		fmt.Sprintf("/manifests/%d/clusters", m.ID), fmt.Sprintf("/manifests/%d/clusters?reason=exact&pending=1", m.ID),

@@ -183,7 +183,11 @@ func (s *server) limitBodies(next http.Handler) http.Handler {
 			return
 		}
 		if r.ContentLength > maxBody && !isUpload(r) {
-			s.fail(w, r, errFormTooLarge)
+			// The page is the usual one, with its navigation and who is signed in: the
+			// session is read (one lookup, the body left unread) for this answer alone.
+			s.authenticate(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				s.fail(w, r, errFormTooLarge)
+			})).ServeHTTP(w, r)
 			return
 		}
 		if !isUpload(r) {

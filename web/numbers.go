@@ -8,27 +8,31 @@ import (
 // digits, a minus for a negative number, and for a fraction one decimal point. Spaces,
 // a plus sign, exponents ("1e0"), "NaN", "Inf", hexadecimal and digit separators are
 // refused, so that "t=+1" or " 1" is refused by every parameter rather than read by
-// one and refused by the next. Each caller names the parameter and its range in its
-// own message (a 422).
+// one and refused by the next. A minus sign comes before a number other than zero:
+// "-0" (or "-0.0") is refused by every parameter, as "+0" is, rather than read as 0 by
+// those that take 0 and refused by the others. Each caller names the parameter and its
+// range in its own message (a 422).
 
 // plainNumber reports whether s is written as the rule above says, with a decimal
 // point allowed when fraction is set.
 func plainNumber(s string, fraction bool) bool {
-	if len(s) > 0 && s[0] == '-' {
+	negative := len(s) > 0 && s[0] == '-'
+	if negative {
 		s = s[1:]
 	}
-	digits, point := 0, false
+	digits, nonzero, point := 0, false, false
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {
 		case c >= '0' && c <= '9':
 			digits++
+			nonzero = nonzero || c != '0'
 		case c == '.' && fraction && !point:
 			point = true
 		default:
 			return false
 		}
 	}
-	return digits > 0
+	return digits > 0 && (nonzero || !negative)
 }
 
 // parseWhole reads a whole number written plainly ("12", "-1"); ok is false for

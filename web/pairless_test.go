@@ -95,7 +95,7 @@ func TestOneDocumentDatasetHasNoPairs(t *testing.T) {
 		{"/campaigns/1/sample", "/campaigns/1?notice=", why, url.Values{"per_bin": {"10"}, "boundary": {"10"}, "random": {"10"}}},
 		{"/campaigns/1/sample", "/campaigns/1?notice=", why, url.Values{}},
 		{"/datasets/1/runs", "/datasets/1/runs/new?notice=", "one has 1 document: nothing to deduplicate",
-			url.Values{"token": {"t1"}}}, // every other field its default
+			url.Values{"token": {"t1"}}}, // refused for its documents before its missing fields
 		{"/campaigns/1/sweeps", "/campaigns/1/sweeps?notice=", why, smallGridForm("one")},
 		{"/campaigns/1/sweeps", "/campaigns/1/sweeps?notice=", why, url.Values{}},
 	} {

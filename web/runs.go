@@ -95,6 +95,23 @@ func (s *server) runFormValues(ctx context.Context, datasetID int64, v url.Value
 	return f, camps, nil
 }
 
+// runSettings are the run form's fields a post must fill: the run's settings. The form
+// always sends them (prefilled); runFormValues's defaults are for prefilling it, not for
+// a post that lacks them, which would run settings nobody chose. Campaign and approvals
+// have the defaults the form says (the dataset's labels, review.DefaultApprovals).
+var runSettings = []string{"spec", "bands", "rows", "threshold", "verification", "policy", "keeper"}
+
+// runFieldsSent refuses a run post that lacks (or leaves blank) one of runSettings,
+// naming the first.
+func runFieldsSent(v url.Values) error {
+	for _, name := range runSettings {
+		if strings.TrimSpace(v.Get(name)) == "" {
+			return &formError{field: name, msg: "missing: a run takes every setting of the form, and nothing was started"}
+		}
+	}
+	return nil
+}
+
 // parse turns the form into a run request, every field checked by name.
 func (f runForm) parse(datasetID int64, codeVersion string) (manifests.Request, error) {
 	spec, err := lsh.ParseSpec(f.spec)
@@ -231,6 +248,9 @@ func (s *server) startRun(w http.ResponseWriter, r *http.Request, ds db.Dataset)
 		return
 	}
 	err = s.checkLive(r.Context(), ds)
+	if err == nil {
+		err = runFieldsSent(r.PostForm)
+	}
 	var req manifests.Request
 	if err == nil {
 		req, err = f.parse(ds.ID, manifests.CodeVersion(s.version))

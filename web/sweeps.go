@@ -45,6 +45,15 @@ func (s *server) loadSweep(r *http.Request) (sweeprun.Sweep, error) {
 }
 
 func (s *server) listSweeps(w http.ResponseWriter, r *http.Request, c db.Campaign) {
+	page := 1 // of maxSweepsListed sweeps, newest first
+	if v := r.URL.Query().Get("page"); v != "" {
+		n, ok := parseWhole(v)
+		if !ok || n < 1 {
+			s.fail(w, r, &formError{field: "page", msg: fmt.Sprintf("%q is not a page number", v)})
+			return
+		}
+		page = n
+	}
 	ds, err := s.store.Dataset(r.Context(), c.DatasetID)
 	if err != nil {
 		s.fail(w, r, err)
@@ -60,7 +69,34 @@ func (s *server) listSweeps(w http.ResponseWriter, r *http.Request, c db.Campaig
 		Dataset: fmt.Sprintf("%s v%d", ds.Name, ds.Version), CanRun: role.Can(auth.RunSweeps), WhoRuns: whoCan(auth.RunSweeps), Pairless: pairlessOf(userOf(r), ds.Docs),
 		LabelRule: sweep.LabelRule}
 	names := s.userNames(r.Context())
-	for i, sw := range list[:min(len(list), maxSweepsListed)] {
+	// A page past the last shows the last, as the dashboard's table does.
+	v.Total, v.Pages = len(list), max(1, (len(list)+maxSweepsListed-1)/maxSweepsListed)
+	v.PageNo = min(page, v.Pages)
+	lo, hi := (v.PageNo-1)*maxSweepsListed, min(v.PageNo*maxSweepsListed, len(list))
+	v.First, v.Last = lo+1, hi
+	listPage := func(n int) string {
+		if n == 1 {
+			return fmt.Sprintf("/campaigns/%d/sweeps", c.ID)
+		}
+		return fmt.Sprintf("/campaigns/%d/sweeps?page=%d", c.ID, n)
+	}
+	if v.PageNo > 1 {
+		v.NewerHref = listPage(v.PageNo - 1)
+	}
+	if v.PageNo < v.Pages {
+		v.OlderHref, v.Older = listPage(v.PageNo+1), len(list)-hi
+	}
+	if v.PageNo > 1 && len(list) > 0 {
+		// The current labels are the newest sweep's, whichever page is shown.
+		if diff, err := s.sweeps.LabelsChanged(r.Context(), list[0].ID); err == nil {
+			v.LabelVersion = shortVersion(diff.Version)
+			if diff.N() == 0 && list[0].Summary != nil {
+				v.Counted = list[0].Summary.Labels.Counted
+			}
+		}
+	}
+	for j, sw := range list[lo:hi] {
+		i := lo + j // the sweep's place in the whole list, newest first
 		item := templates.SweepItem{ID: sw.ID, Name: sw.Name, State: string(sw.State), Done: sw.Done, Total: sw.Total,
 			Version: shortVersion(sw.LabelVersion), Created: sw.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"), By: names(sw.CreatedBy)}
 		if sw.Total > 0 {
@@ -80,7 +116,7 @@ func (s *server) listSweeps(w http.ResponseWriter, r *http.Request, c db.Campaig
 		list[i] = sw
 		v.Sweeps = append(v.Sweeps, item)
 	}
-	if len(v.Sweeps) > 0 && v.Sweeps[0].Changed > 0 {
+	if v.PageNo == 1 && len(v.Sweeps) > 0 && v.Sweeps[0].Changed > 0 {
 		v.Counted = 0 // the newest sweep's count is not the current one: say none
 	}
 	form := defaultGridForm()
@@ -493,7 +529,7 @@ func parseDash(q url.Values) (dashQuery, error) {
 	}
 	if d.keeper != "" {
 		if _, err := cluster.ParseRule(d.keeper); err != nil {
-			return d, &pageError{http.StatusBadRequest, "Parameter keeper=" + strconv.Quote(d.keeper) + ": " + keeperProblem(err) + "."}
+			return d, &formError{field: "keeper", msg: fmt.Sprintf("%q: %s", d.keeper, keeperProblem(err))}
 		}
 	}
 	if v := q.Get("config"); v != "" {

@@ -731,22 +731,22 @@ func TestSweepRerunPostedTwice(t *testing.T) {
 	}
 }
 
-// A keeper rule the dashboard cannot read is the request's fault: 400 naming the
-// parameter and what a keeper rule may be (it answered 422 with the package's error
-// chain, "keeper: cluster: rule: unknown criterion").
+// A keeper rule the dashboard cannot read is refused as its other parameters are: 422
+// naming the parameter and what a keeper rule may be (not the package's error chain,
+// "keeper: cluster: rule: unknown criterion"; nor a 400 unlike target=, t= or page=).
 func TestSweepDashboardBadKeeper(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 1<<20)
 	id := f.startSweep(f.withSweepCorpus(newSweepCorpus(4)), smallGridForm("small"))
 	for _, tc := range []struct{ keeper, want string }{
-		{"bogus", `Parameter keeper=&#34;bogus&#34;: unknown criterion &#34;bogus&#34;; a keeper rule is criteria joined by &gt;`},
-		{"source(", `Parameter keeper=&#34;source(&#34;: unclosed ( in &#34;source(&#34;; a keeper rule is`},
+		{"bogus", `keeper: &#34;bogus&#34;: unknown criterion &#34;bogus&#34;; a keeper rule is criteria joined by &gt;`},
+		{"source(", `keeper: &#34;source(&#34;: unclosed ( in &#34;source(&#34;; a keeper rule is`},
 	} {
 		t.Run(tc.keeper, func(t *testing.T) {
 			res, body := get(t, f.h, fmt.Sprintf("/sweeps/%d?keeper=%s", id, url.QueryEscape(tc.keeper)), f.admin)
-			if res.StatusCode != http.StatusBadRequest || !strings.Contains(body, tc.want) ||
+			if res.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, tc.want) ||
 				!strings.Contains(body, "longest, shortest, earliest, source(a,b,…), language(en,de,…)") || strings.Contains(body, "cluster:") {
-				t.Errorf("keeper=%s: %d; want 400 saying %s and the rules\n%s", tc.keeper, res.StatusCode, tc.want, body)
+				t.Errorf("keeper=%s: %d; want 422 saying %s and the rules\n%s", tc.keeper, res.StatusCode, tc.want, body)
 			}
 		})
 	}

@@ -562,23 +562,45 @@ func countsField(counts []int) string {
 
 // guardView is the advice for recall's guard bin, with the form that draws its pairs.
 func guardView(g sweep.GuardAdvice, d sweepData, campaignID int64) *templates.SweepGuard {
-	v := &templates.SweepGuard{Label: g.Label, FloorLabel: g.FloorLabel, Labeled: g.Labeled, More: g.More, Undrawable: g.Drawable == 0, Whole: g.Whole,
+	v := &templates.SweepGuard{Label: g.Label, FloorLabel: g.FloorLabel, Labeled: g.Labeled, More: g.More, Undrawable: g.Drawable == 0,
 		Upper: fmtCount(g.Upper), Share: "about " + pct(g.Share) + " of", Draw: planDraw(d, campaignID, g.Counts, g.More)}
 	if g.Share >= 1 {
 		v.Share = "more than all of"
 	}
-	var to []string // the bins the labels go to
+	var to, whole []string // the bins the labels go to, and those of which they take every pair
+	wholeMore := 0
 	for _, b := range g.Plan {
 		v.Bins = append(v.Bins, templates.PlanRow{Label: b.Label, Labeled: b.Labeled, More: b.More, Drawable: b.Drawable})
 		if b.More > 0 {
 			to = append(to, b.Label)
+			if int64(b.More) >= b.Drawable {
+				whole = append(whole, b.Label)
+				wholeMore += b.More
+			}
 		}
 	}
 	v.Where = "around " + g.Label
 	if len(to) == 1 {
 		v.Where = "in " + to[0] // the guard bin's own, or the floor bin's when the guard's are all labeled
 	}
+	v.Whole = wholeSentence(to, whole, wholeMore, g.More)
 	return v
+}
+
+// wholeSentence says which of a plan's bins (to) it takes every unlabeled pair of
+// (whole, wholeMore labels of its more): "That is every pair of j0.05-0.1 not yet
+// labeled" when those are all its labels, "That includes every pair of j0.05-0.1 not yet
+// labeled (5,235 of the 14,780)" when other bins take some; "" when it takes no bin whole.
+func wholeSentence(to, whole []string, wholeMore, more int) string {
+	switch {
+	case len(whole) == 0:
+		return ""
+	case len(whole) == len(to):
+		return "That is every pair of " + joinList(whole, "and") + " not yet labeled"
+	default:
+		return fmt.Sprintf("That includes every pair of %s not yet labeled (%s of the %s)", joinList(whole, "and"),
+			templates.Num(wholeMore), templates.Num(more))
+	}
 }
 
 // outcomeRows lists false merges and misses (the outcomes come in that order), up to
