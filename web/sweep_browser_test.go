@@ -207,6 +207,14 @@ func TestClusterPagesAt390(t *testing.T) {
 	if got := evalJS[string](p, browsertest.OverflowJS); got != "" {
 		t.Errorf("%s at 390 px: %s", list, got)
 	}
+	// The filter's checkboxes sit before their words on one line, not centred above them.
+	if got := evalJS[string](p, `[...document.querySelectorAll('[data-testid="cluster-filters"] label.check')].map(l => {
+		const b = l.querySelector('input').getBoundingClientRect(), r = document.createRange();
+		r.selectNodeContents(l); const rs = [...r.getClientRects()].filter(x => x.width > 0 && x.left >= b.right - 1);
+		return rs.length && Math.abs((b.top + b.bottom) / 2 - (rs[0].top + rs[0].bottom) / 2) < 4 ? "" : l.textContent.trim();
+	}).filter(Boolean).join(", ")`); got != "" {
+		t.Errorf("%s at 390 px: a checkbox is not on the line of its words: %s", list, got)
+	}
 	if got := onScreen(`[data-testid="cluster-table"] td[data-label="Undecided"]`, `[data-testid="cluster-table"] td[data-label="Approved"]`,
 		`[data-testid="cluster-table"] td[data-label="Excluded"]`); got != "" {
 		t.Errorf("%s at 390 px: decision columns off screen: %s", list, got)
@@ -259,7 +267,8 @@ func TestSweepAdviceTablesAlignNumbers(t *testing.T) {
 
 // TestSelectsOneHeightAt390: at a phone's width the dashboard's keeper-rule select is as
 // tall as the product's other selects (it was 16 px, unstyled, beside 30 px ones on the
-// review pages) and tall enough to tap: 24 px at least (WCAG 2.2's target minimum).
+// review pages) and as the text input beside it in the target form (28 px beside 33),
+// and tall enough to tap: 24 px at least (WCAG 2.2's target minimum).
 func TestSelectsOneHeightAt390(t *testing.T) {
 	f := newFixture(t, 1<<20)
 	cid, id := f.sweepWithPlan()
@@ -276,13 +285,22 @@ func TestSelectsOneHeightAt390(t *testing.T) {
 	keeper := height(fmt.Sprintf("/sweeps/%d", id), `[data-testid="keeper-select"]`)
 	heat := height(fmt.Sprintf("/sweeps/%d", id), `select[name="hv"]`)
 	run := height(fmt.Sprintf("/datasets/%d/runs/new", c.DatasetID), `[data-testid="run-verification"]`)
+	target := height(fmt.Sprintf("/sweeps/%d", id), `[data-testid="target"]`)
+	// The plan's hint does not touch its draw button: beside it with a gap, or below it.
+	if got := evalJS[string](p, `(() => { const f = document.querySelector('[data-testid="plan-draw"]'); if (!f) return "no plan form";
+		const b = f.querySelector('button').getBoundingClientRect(), h = f.querySelector('.hint'); if (!h) return "no hint";
+		const r = h.getBoundingClientRect(); return (r.left >= b.right + 4 || r.top >= b.bottom + 4) ? "" :
+			"button ends at x=" + Math.round(b.right) + " y=" + Math.round(b.bottom) + ", hint starts at x=" + Math.round(r.left) + " y=" + Math.round(r.top); })()`); got != "" {
+		t.Errorf("the plan's draw form at 390 px: %s", got)
+	}
 	bin := height(fmt.Sprintf("/campaigns/%d", cid), `select[name="bin"]`)
 	if keeper < 24 {
 		t.Errorf("the keeper-rule select is %.0f px high at 390 px; want at least 24", keeper)
 	}
-	for name, h := range map[string]float64{"heatmap's": heat, "run form's": run, "campaign's bin": bin} {
+	for name, h := range map[string]float64{"heatmap's select": heat, "run form's select": run, "campaign's bin select": bin,
+		"false-removal ceiling's input beside it": target} {
 		if math.Abs(h-keeper) > 0.5 {
-			t.Errorf("the keeper-rule select is %.1f px high, the %s select %.1f px", keeper, name, h)
+			t.Errorf("the keeper-rule select is %.1f px high, the %s %.1f px", keeper, name, h)
 		}
 	}
 }
