@@ -28,22 +28,37 @@ import (
 // matrix, a member's text against the keeper's (the pair page's views), the labels its
 // member pairs have, comments.
 
-// clusterFilter reads the list's filters from the query.
-func clusterFilter(q url.Values) db.ClusterFilter {
+// clusterFilter reads the list's filters from the query. A reason or grouping the list
+// does not offer is refused by name, as the manifest page refuses an unknown grouping
+// (it was ignored, and the list shown unfiltered as if filtered).
+func clusterFilter(q url.Values) (db.ClusterFilter, error) {
 	f := db.ClusterFilter{Pending: q.Get("pending") != "", Chained: q.Get("chained") != "", Sample: q.Get("sample") != ""}
 	switch r := cluster.Reason(q.Get("reason")); r {
+	case "":
 	case cluster.Exact, cluster.Near:
 		f.Reason = r
+	default:
+		return f, &formError{field: "reason", msg: fmt.Sprintf("%q: want one of exact, near", r)}
 	}
-	if g := q.Get("group"); (g == "source" || g == "domain" || g == "lang") && q.Get("value") != "" {
-		f.Group, f.Value = g, strings.TrimSpace(q.Get("value"))
+	switch g := q.Get("group"); g {
+	case "":
+	case "source", "domain", "lang":
+		if v := strings.TrimSpace(q.Get("value")); v != "" {
+			f.Group, f.Value = g, v
+		}
+	default:
+		return f, &formError{field: "group", msg: fmt.Sprintf("%q: want one of source, domain, lang", g)}
 	}
-	return f
+	return f, nil
 }
 
 func (s *server) listClusters(w http.ResponseWriter, r *http.Request, m db.Manifest) {
 	q := r.URL.Query()
-	f := clusterFilter(q)
+	f, err := clusterFilter(q)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	rows, err := s.store.Clusters(r.Context(), m.ID, f)
 	if err != nil {
 		s.fail(w, r, err)

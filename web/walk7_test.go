@@ -323,3 +323,26 @@ func TestFormTooLargeKeepsTheLayout(t *testing.T) {
 		}
 	}
 }
+
+// The cluster list refuses a reason or grouping it does not offer, naming the choices, as
+// the manifest page refuses an unknown grouping: it ignored them and showed the whole
+// list under the filter's heading. An empty choice is "any", as the form sends it.
+func TestClusterListUnknownFilterRefused(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	m := f.withRun(chainRun)
+	for q, want := range map[string]string{"group=nope&value=x": "want one of source, domain, lang", "group=%ff": "want one of source, domain, lang",
+		"reason=fuzzy": "want one of exact, near"} {
+		path := fmt.Sprintf("/manifests/%d/clusters?%s", m.ID, q)
+		res, body := get(t, f.h, path, f.admin)
+		if res.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(body, want) {
+			t.Errorf("GET %s: %d; want 422 saying %q:\n%.1200s", path, res.StatusCode, want, body)
+		}
+	}
+	for _, q := range []string{"", "reason=&group=&value=", "reason=near&group=lang&value=en", "group=source&value=", "pending=1"} {
+		path := fmt.Sprintf("/manifests/%d/clusters?%s", m.ID, q)
+		if res, _ := get(t, f.h, path, f.admin); res.StatusCode != http.StatusOK {
+			t.Errorf("GET %s: %d; want 200", path, res.StatusCode)
+		}
+	}
+}
