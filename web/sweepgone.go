@@ -43,7 +43,11 @@ func goneLabels(l sweeprun.LabelCounts, m *sweep.Model, running bool) string {
 func designNotes(m *sweep.Model, modelNote string, gone int) []string {
 	if m == nil {
 		note := sweep.GoneUncountedNote(gone)
-		if modelNote = strings.TrimSuffix(modelNote, "; "+note); modelNote == "" || modelNote == note {
+		if modelNote = strings.TrimSuffix(modelNote, "; "+note); modelNote == note {
+			return nil
+		}
+		// The basis sentence says what the note on undrawn labels says.
+		if modelNote = strings.TrimPrefix(strings.TrimPrefix(modelNote, sweep.UndrawnNote), "; "); modelNote == "" {
 			return nil
 		}
 		return []string{capitalize(modelNote) + "."}

@@ -128,7 +128,8 @@ func TestGoneLabelsSentences(t *testing.T) {
 }
 
 // TestDesignNotesLeaveOutRemovedDocuments: the notes under the label counts do not say
-// again what goneLabels says, with a model or without one.
+// again what goneLabels says, with a model or without one, nor what the basis sentence
+// says of labels that record no draw.
 func TestDesignNotesLeaveOutRemovedDocuments(t *testing.T) {
 	t.Parallel()
 	m := &sweep.Model{Gone: 3, GoneUnused: 1}
@@ -143,6 +144,9 @@ func TestDesignNotesLeaveOutRemovedDocuments(t *testing.T) {
 		{"no model, another note", nil, "imported labels; " + sweep.GoneUncountedNote(3), []string{"Imported labels."}},
 		{"no model, that note alone", nil, sweep.GoneUncountedNote(3), nil},
 		{"no model, no note", nil, "", nil},
+		// basisSentence says it: the page said it twice, in the paragraph and the note.
+		{"no model, undrawn labels", nil, sweep.UndrawnNote, nil},
+		{"no model, undrawn labels and removed documents", nil, sweep.UndrawnNote + "; " + sweep.GoneUncountedNote(3), nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := designNotes(tc.m, tc.modelNote, 3); !slices.Equal(got, tc.want) {

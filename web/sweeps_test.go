@@ -293,6 +293,10 @@ func TestSweepDashboard(t *testing.T) {
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("GET %s: %d\n%s", page, res.StatusCode, body)
 	}
+	// The labeled-pairs basis is said once: the basis paragraph, not again as a note.
+	if n := strings.Count(body, "how it was"); n != 1 {
+		t.Errorf("GET %s says %d times that no labeled pair records how it was drawn or chosen; want once", page, n)
+	}
 	for _, want := range []string{`data-testid="sweep-recommendation"`, `data-testid="rec-reason"`, `data-testid="sweep-basis" data-basis="labeled pairs"`,
 		`data-testid="sweep-label-version"`, `data-testid="slider"`, `data-testid="propose"`, `data-testid="tradeoff-chart"`,
 		`data-testid="scurve-chart"`, `data-testid="category-chart"`, `data-testid="histogram-chart"`, `data-testid="heatmap-chart"`,

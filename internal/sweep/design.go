@@ -93,8 +93,7 @@ func (e *engine) buildModel(ctx context.Context) error {
 		// their answer: they speak for themselves, not for the dataset.
 		e.noModel = true
 		if other > 0 {
-			e.modelNote = "no labeled pair records how it was chosen (imported or picked by hand): the figures describe the labeled pairs, " +
-				"not the whole dataset; draw pairs from the campaign page to estimate over it"
+			e.modelNote = UndrawnNote
 		}
 		e.noteGoneUncounted(len(e.ls.Gone))
 		return nil
@@ -418,3 +417,8 @@ func (e *engine) modelBinOf(i int) int {
 	}
 	return b
 }
+
+// UndrawnNote is a sweep's model note when no counted pair records how it was drawn: the
+// figures are on the labeled-pairs basis. Pages that state the basis say it already.
+const UndrawnNote = "no labeled pair records how it was chosen (imported or picked by hand): the figures describe the labeled pairs, " +
+	"not the whole dataset; draw pairs from the campaign page to estimate over it"
