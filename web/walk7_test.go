@@ -91,7 +91,7 @@ func TestGuardWholeSaysWhatIsTrue(t *testing.T) {
 	f := newFixture(t, 1<<20)
 	_, id := f.sweepWithPlan()
 	_, body := get(t, f.h, fmt.Sprintf("/sweeps/%d", id), f.admin)
-	if whole := between(body, `data-testid="guard-whole"`, `</p>`); !strings.Contains(whole, "That is every pair of j0.05-0.1 not yet labeled, more than most teams label.") {
+	if whole := between(body, `data-testid="guard-whole"`, `</p>`); !strings.Contains(whole, "That is every pair of j0.05-0.1 not yet labeled. Without them,") {
 		t.Errorf("the dashboard's warning does not say the plan is every pair of j0.05-0.1:\n%s", whole)
 	}
 }
