@@ -150,44 +150,47 @@ func (s *server) recordRefusal(r *http.Request, m db.Manifest, msg string, err e
 	}
 }
 
-// refusedActions names the action a manifest's form posts, by its route, in the words
-// package manifests records its own refusals with: one action, one name in the audit
-// log ("request an audit", not "audit" for the page's refusal and "request an audit"
-// for the store's).
-var refusedActions = map[string]string{
-	"/manifests/{manifest}/items/{item}":               "decide",
-	"/manifests/{manifest}/clusters/{cluster}/decide":  "decide a cluster",
-	"/manifests/{manifest}/clusters/{cluster}/keeper":  "make keeper",
-	"/manifests/{manifest}/clusters/{cluster}/cut":     "cut",
-	"/manifests/{manifest}/clusters/{cluster}/comment": "comment",
-	"/manifests/{manifest}/bulk":                       "bulk approval",
-	"/manifests/{manifest}/approve-outside-sample":     "approve outside the sample",
-	"/manifests/{manifest}/undo":                       "undo",
-	"/manifests/{manifest}/submit":                     "request sign-off",
-	"/manifests/{manifest}/settings":                   "set approvals",
-	"/manifests/{manifest}/prepare-again":              "prepare again",
-	"/manifests/{manifest}/audit":                      "request an audit",
-	"/manifests/{manifest}/export":                     "export",
-	"/manifests/{manifest}/revoke":                     "revoke",
-	"/manifests/{manifest}/tombstones/{doc}/restore":   "restore",
-	"/manifests/{manifest}/reviews":                    "review",
+// refusedActions names the action a manifest's form posts, by its route, as the
+// manifests package names it (manifests.Action) when it refuses it itself: one action,
+// one name in the audit log ("request an audit", not "audit" for the page's refusal and
+// "request an audit" for the store's).
+var refusedActions = map[string]manifests.Action{
+	"/manifests/{manifest}/items/{item}":               manifests.ActDecide,
+	"/manifests/{manifest}/clusters/{cluster}/decide":  manifests.ActDecideCluster,
+	"/manifests/{manifest}/clusters/{cluster}/keeper":  manifests.ActMakeKeeper,
+	"/manifests/{manifest}/clusters/{cluster}/cut":     manifests.ActCut,
+	"/manifests/{manifest}/clusters/{cluster}/comment": manifests.ActComment,
+	"/manifests/{manifest}/bulk":                       manifests.ActBulkApproval,
+	"/manifests/{manifest}/approve-outside-sample":     manifests.ActApproveOutsideSample,
+	"/manifests/{manifest}/undo":                       manifests.ActUndo,
+	"/manifests/{manifest}/submit":                     manifests.ActRequestSignOff,
+	"/manifests/{manifest}/settings":                   manifests.ActSetApprovals,
+	"/manifests/{manifest}/prepare-again":              manifests.ActPrepareAgain,
+	"/manifests/{manifest}/audit":                      manifests.ActRequestAudit,
+	"/manifests/{manifest}/export":                     manifests.ActExport,
+	"/manifests/{manifest}/revoke":                     manifests.ActRevoke,
+	"/manifests/{manifest}/tombstones/{doc}/restore":   manifests.ActRestore,
+	"/manifests/{manifest}/reviews":                    actReview,
 }
 
 // refusedAction is the action r posts, as refusedActions names it; a review by its
 // verdict ("approve", "reject", "comment"), as manifests.Review records it.
-func refusedAction(r *http.Request) string {
+func refusedAction(r *http.Request) manifests.Action {
 	pattern := chi.RouteContext(r.Context()).RoutePattern()
 	action, ok := refusedActions[pattern]
 	if !ok {
-		return pattern // a new form: named by its route until it is listed
+		return manifests.Action(pattern) // a new form: named by its route until it is listed
 	}
-	if action == "review" {
+	if action == actReview {
 		if v, err := review.ParseVerdict(r.PostFormValue("verdict")); err == nil {
-			return string(v)
+			return manifests.Action(v)
 		}
 	}
 	return action
 }
+
+// actReview stands in refusedActions for a review, named by its verdict when refused.
+const actReview manifests.Action = "review"
 
 func (s *server) renderManifest(w http.ResponseWriter, r *http.Request, m db.Manifest, status int, msg, errMsg string) {
 	v, err := s.manifestView(r, m)

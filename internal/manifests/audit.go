@@ -44,7 +44,7 @@ type AuditOutcome struct {
 // Refusals are written to the audit log.
 func RequestAudit(ctx context.Context, store *db.DB, by db.User, m db.Manifest, n int, seed uint64) (AuditOutcome, error) {
 	out, err := requestAudit(ctx, store, by, m, n, seed)
-	return out, refusal(ctx, store, by, m, "request an audit", err)
+	return out, refusal(ctx, store, by, m, ActRequestAudit, err)
 }
 
 func requestAudit(ctx context.Context, store *db.DB, by db.User, m db.Manifest, n int, seed uint64) (AuditOutcome, error) {

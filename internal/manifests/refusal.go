@@ -15,9 +15,33 @@ import (
 // reason ("manifest.refused": the action, the reason, the manifest's hash), in a
 // transaction of its own: the refused one wrote nothing.
 
+// Action is a manifest action as the audit log names it when it is refused: one action,
+// one name, whether this package or the page that posts it refuses it. A review is named
+// by its verdict (Action(review.Approve), ...).
+type Action string
+
+// The actions on a manifest.
+const (
+	ActDecide               Action = "decide"
+	ActDecideCluster        Action = "decide a cluster"
+	ActMakeKeeper           Action = "make keeper"
+	ActCut                  Action = "cut"
+	ActComment              Action = "comment"
+	ActBulkApproval         Action = "bulk approval"
+	ActApproveOutsideSample Action = "approve outside the sample"
+	ActUndo                 Action = "undo"
+	ActRequestSignOff       Action = "request sign-off"
+	ActSetApprovals         Action = "set approvals"
+	ActPrepareAgain         Action = "prepare again"
+	ActRequestAudit         Action = "request an audit"
+	ActExport               Action = "export"
+	ActRevoke               Action = "revoke"
+	ActRestore              Action = "restore"
+)
+
 // refusal writes err to the audit log when it refuses action on manifest m (not for an
 // internal failure, nor for something not found) and returns it, marked as recorded.
-func refusal(ctx context.Context, store *db.DB, by db.User, m db.Manifest, action string, err error) error {
+func refusal(ctx context.Context, store *db.DB, by db.User, m db.Manifest, action Action, err error) error {
 	if err == nil || !refuses(err) {
 		return err
 	}
@@ -43,7 +67,7 @@ func Recorded(err error) bool {
 // refused transaction: m was read before it, and after a race (another export in
 // between) its state would contradict the reason ("exported already; state: signed
 // off"). If the read fails, m's is logged. The hash stays m's: the one acted on.
-func RecordRefusal(ctx context.Context, store *db.DB, by db.User, m db.Manifest, action, reason string, err error) error {
+func RecordRefusal(ctx context.Context, store *db.DB, by db.User, m db.Manifest, action Action, reason string, err error) error {
 	if Recorded(err) {
 		return err
 	}
@@ -52,7 +76,7 @@ func RecordRefusal(ctx context.Context, store *db.DB, by db.User, m db.Manifest,
 		m.State = now.State
 	}
 	// The reason may quote what someone typed; the log keeps it for good, so long values are cut.
-	detail := map[string]any{"action": action, "reason": words.ClipQuoted(reason), "manifest_hash": m.ContentHash, "state": m.State.Label()}
+	detail := map[string]any{"action": string(action), "reason": words.ClipQuoted(reason), "manifest_hash": m.ContentHash, "state": m.State.Label()}
 	if aerr := store.AuditBy(ctx, by, "manifest.refused", fmt.Sprintf("manifest:%d", m.ID), detail); aerr != nil {
 		return fmt.Errorf("%w (and its record in the audit log failed: %w)", err, aerr)
 	}

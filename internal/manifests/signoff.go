@@ -40,7 +40,7 @@ func CodeVersion(version string) string {
 // RequestSignOff sends a draft to review once every removal has a decision and nothing
 // changed under it since its run.
 func RequestSignOff(ctx context.Context, store *db.DB, by db.User, m db.Manifest) error {
-	return refusal(ctx, store, by, m, "request sign-off", store.RequestSignOff(ctx, by, m.ID))
+	return refusal(ctx, store, by, m, ActRequestSignOff, store.RequestSignOff(ctx, by, m.ID))
 }
 
 // Review records an approver's verdict on the manifest as they saw it (shownHash: the
@@ -52,7 +52,7 @@ func RequestSignOff(ctx context.Context, store *db.DB, by db.User, m db.Manifest
 // that signs.
 func Review(ctx context.Context, store *db.DB, by db.User, m db.Manifest, v review.Verdict, comment, shownHash, codeVersion string) (db.ReviewResult, error) {
 	res, err := addReview(ctx, store, by, m, v, comment, shownHash, codeVersion)
-	return res, refusal(ctx, store, by, m, string(v), err)
+	return res, refusal(ctx, store, by, m, Action(v), err)
 }
 
 func addReview(ctx context.Context, store *db.DB, by db.User, m db.Manifest, v review.Verdict, comment, shownHash, codeVersion string) (db.ReviewResult, error) {
@@ -198,7 +198,7 @@ func LumpGroups(counts []review.GroupCount, max int) []review.GroupCount {
 // review sample once the sample is decided (db.DB.ApproveOutsideSample).
 func ApproveOutsideSample(ctx context.Context, store *db.DB, by db.User, m db.Manifest) (items, clusters int, err error) {
 	items, clusters, err = store.ApproveOutsideSample(ctx, by, m.ID)
-	return items, clusters, refusal(ctx, store, by, m, "approve outside the sample", err)
+	return items, clusters, refusal(ctx, store, by, m, ActApproveOutsideSample, err)
 }
 
 // Export applies a signed-off manifest as shown to by (shownHash: the content hash on
@@ -209,10 +209,10 @@ func ApproveOutsideSample(ctx context.Context, store *db.DB, by db.User, m db.Ma
 func Export(ctx context.Context, store *db.DB, by db.User, m db.Manifest, shownHash string) (int, error) {
 	if shownHash != m.ContentHash {
 		err := fmt.Errorf("export of manifest %d: hash %s shown, %s now: %w", m.ID, review.Short(shownHash), review.Short(m.ContentHash), db.ErrStale)
-		return 0, refusal(ctx, store, by, m, "export", err)
+		return 0, refusal(ctx, store, by, m, ActExport, err)
 	}
 	rows, err := store.Export(ctx, by, m.ID)
-	return len(review.ApprovedRows(rows)), refusal(ctx, store, by, m, "export", err)
+	return len(review.ApprovedRows(rows)), refusal(ctx, store, by, m, ActExport, err)
 }
 
 // Revoke ends a signed-off or exported manifest and restores its tombstones.
@@ -229,22 +229,22 @@ func Revoke(ctx context.Context, store *db.DB, by db.User, m db.Manifest, reason
 	if err == nil {
 		n, err = store.Revoke(ctx, by, m.ID, reason)
 	}
-	return n, refusal(ctx, store, by, m, "revoke", err)
+	return n, refusal(ctx, store, by, m, ActRevoke, err)
 }
 
 // Restore brings one document a manifest's export removed back into the dataset.
 func Restore(ctx context.Context, store *db.DB, by db.User, m db.Manifest, doc int64) error {
-	return refusal(ctx, store, by, m, "restore", store.RestoreTombstone(ctx, by, m.ID, doc))
+	return refusal(ctx, store, by, m, ActRestore, store.RestoreTombstone(ctx, by, m.ID, doc))
 }
 
 // Undo withdraws by's latest change to a manifest (db.DB.Undo).
 func Undo(ctx context.Context, store *db.DB, by db.User, m db.Manifest) (clusterID int64, ok bool, err error) {
 	clusterID, ok, err = store.Undo(ctx, by, m.ID)
-	return clusterID, ok, refusal(ctx, store, by, m, "undo", err)
+	return clusterID, ok, refusal(ctx, store, by, m, ActUndo, err)
 }
 
 // SetApprovals sets how many approvals sign a draft off; fewer than
 // review.DefaultApprovals is recorded as a lowering, team saying why.
 func SetApprovals(ctx context.Context, store *db.DB, by db.User, m db.Manifest, n int, team string) error {
-	return refusal(ctx, store, by, m, "set approvals", store.SetApprovalsRequired(ctx, by, m.ID, n, team))
+	return refusal(ctx, store, by, m, ActSetApprovals, store.SetApprovalsRequired(ctx, by, m.ID, n, team))
 }

@@ -37,7 +37,7 @@ func extIDs(ctx context.Context, store *db.DB, ids []int64) (map[int64]string, e
 
 // DecideItem gives one removal of cluster c a decision.
 func DecideItem(ctx context.Context, store *db.DB, by db.User, m db.Manifest, c db.Cluster, itemID int64, d review.Decision) error {
-	return refusal(ctx, store, by, m, "decide", decideItem(ctx, store, by, m, c, itemID, d))
+	return refusal(ctx, store, by, m, ActDecide, decideItem(ctx, store, by, m, c, itemID, d))
 }
 
 // decideItem is the verb itself; its exported form audits a refusal.
@@ -90,7 +90,7 @@ func ChainedUndecided(c db.Cluster, t float64) int {
 // there are; otherwise it is refused, saying so.
 func DecideCluster(ctx context.Context, store *db.DB, by db.User, m db.Manifest, c db.Cluster, d review.Decision, scope Scope) (int, error) {
 	n, err := decideCluster(ctx, store, by, m, c, d, scope)
-	return n, refusal(ctx, store, by, m, "decide a cluster", err)
+	return n, refusal(ctx, store, by, m, ActDecideCluster, err)
 }
 
 // decideCluster is the verb itself; its exported form audits a refusal.
@@ -127,7 +127,7 @@ func decideCluster(ctx context.Context, store *db.DB, by db.User, m db.Manifest,
 // the number of removals the reviewer was shown: a different number now is refused.
 func BulkApprove(ctx context.Context, store *db.DB, by db.User, m db.Manifest, bar float64, expect int) (items, clusters int, err error) {
 	items, clusters, err = bulkApprove(ctx, store, by, m, bar, expect)
-	return items, clusters, refusal(ctx, store, by, m, "bulk approval", err)
+	return items, clusters, refusal(ctx, store, by, m, ActBulkApproval, err)
 }
 
 // bulkApprove is the verb itself; its exported form audits a refusal.
@@ -155,7 +155,7 @@ func BulkPreview(ctx context.Context, store *db.DB, m db.Manifest, bar float64) 
 // proposals again; under keeper-star, members that do not pass the new keeper split off.
 func MakeKeeper(ctx context.Context, store *db.DB, by db.User, m db.Manifest, c db.Cluster, doc int64, reason string) ([]db.Cluster, error) {
 	out, err := makeKeeper(ctx, store, by, m, c, doc, reason)
-	return out, refusal(ctx, store, by, m, "make keeper", err)
+	return out, refusal(ctx, store, by, m, ActMakeKeeper, err)
 }
 
 // makeKeeper is the verb itself; its exported form audits a refusal.
@@ -190,7 +190,7 @@ func makeKeeper(ctx context.Context, store *db.DB, by db.User, m db.Manifest, c 
 // their own (or stay, when alone); removals whose keeper changes become proposals again.
 func Cut(ctx context.Context, store *db.DB, by db.User, m db.Manifest, c db.Cluster, links ...[2]int64) ([]db.Cluster, error) {
 	out, err := cut(ctx, store, by, m, c, links)
-	return out, refusal(ctx, store, by, m, "cut", err)
+	return out, refusal(ctx, store, by, m, ActCut, err)
 }
 
 // cut is the verb itself; its exported form audits a refusal.
@@ -390,7 +390,7 @@ func rederive(ctx context.Context, store *db.DB, m db.Manifest, c db.Cluster,
 
 // Comment adds a comment on a manifest, or on one of its clusters (cluster not 0).
 func Comment(ctx context.Context, store *db.DB, by db.User, m db.Manifest, clusterID int64, text string) error {
-	return refusal(ctx, store, by, m, "comment", comment(ctx, store, by, m, clusterID, text))
+	return refusal(ctx, store, by, m, ActComment, comment(ctx, store, by, m, clusterID, text))
 }
 
 // comment is the verb itself; its exported form audits a refusal.
