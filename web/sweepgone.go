@@ -12,7 +12,8 @@ import (
 // document no longer live (an export removed it before the sweep started): "" when
 // none. m is the sweep's model (nil without one, or before its run built it). It is the
 // one place the card says it: designNotes leaves out the model's notes that say it again
-// (sweep.GoneNote and the like), and the bins' table states sweep.ModelAssumption alone.
+// (sweep.GoneNote and the like); sweep.ModelAssumption is a note, and the bins' table
+// states it only when the notes do not.
 func goneLabels(l sweeprun.LabelCounts, m *sweep.Model, running bool) string {
 	if l.Gone == 0 {
 		return ""

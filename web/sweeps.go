@@ -783,7 +783,10 @@ func (s *server) fillResults(r *http.Request, v *templates.SweepDashboard, d swe
 		v.RecReason = "Nothing to recommend yet: no configuration has both a recall and a false-removal rate (are there labeled duplicates and non-duplicates?)."
 	}
 	v.FalseRemovalDefinition = sweep.FalseRemovalDefinition
-	v.Assumption = sweep.ModelAssumption // the part on removed documents is in GoneLabels
+	if !slices.Contains(v.DesignNotes, sweep.ModelAssumption) {
+		// The bins' table states the assumption when the notes above it do not.
+		v.Assumption = sweep.ModelAssumption // the part on removed documents is in GoneLabels
+	}
 	for _, r := range d.rs {
 		if r.Dataset != nil && r.Dataset.Unit != sweep.FalseRemovalUnit {
 			v.StaleUnits = true

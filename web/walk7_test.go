@@ -346,3 +346,19 @@ func TestClusterListUnknownFilterRefused(t *testing.T) {
 		}
 	}
 }
+
+// A sweep on the dataset basis states what its estimates assume once: in the notes under
+// the label counts, not again above the bins' table (walk 8).
+func TestModelAssumptionSaidOnce(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 1<<20)
+	_, id := f.sweepWithPlan()
+	path := fmt.Sprintf("/sweeps/%d", id)
+	res, body := get(t, f.h, path, f.admin)
+	if res.StatusCode != http.StatusOK || !strings.Contains(body, `data-testid="model-bins"`) {
+		t.Fatalf("GET %s: %d, bins table %v", path, res.StatusCode, strings.Contains(body, `data-testid="model-bins"`))
+	}
+	if n := strings.Count(body, html.EscapeString(sweep.ModelAssumption[:60])); n != 1 {
+		t.Errorf("GET %s states the model's assumption %d times; want once", path, n)
+	}
+}
