@@ -53,7 +53,7 @@ func importDocs(args []string, stdout, stderr io.Writer) error {
 	defer store.Close()
 	opt := ingest.DocumentChoices{Dataset: *dataset, Format: *format, IDField: *idField, TextField: *textField, Meta: *meta,
 		MaxDocBytes: *maxBytes, SkipBad: *skipBad, NewVersion: *newVersion, MaxInputBytes: *maxInputMB << 20, MaxDocs: *maxDocs}.Options()
-	opt.Actor = "cli:" + os.Getenv("USER")
+	opt.Actor = cliActor()
 	if opt.Dataset == "" {
 		opt.Dataset = ingest.DatasetName(*in)
 	}
@@ -147,7 +147,7 @@ func importLabels(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stderr, "labels for dataset %q version %d (%d documents)\n", ds.Name, ds.Version, ds.Docs)
-	opt.Actor = "cli:" + os.Getenv("USER")
+	opt.Actor = cliActor()
 	if *as != "" {
 		u, err := accountAs(ctx, store, *as)
 		if err != nil {

@@ -43,7 +43,7 @@ func manifestCmd(args []string, stdout, stderr io.Writer) error {
 	defer done()
 	switch m.State {
 	case review.SignedOff:
-		n, err := manifests.Export(ctx, store, db.User{Name: "cli:" + os.Getenv("USER")}, m, m.ContentHash)
+		n, err := manifests.Export(ctx, store, db.User{Name: cliActor()}, m, m.ContentHash)
 		if err != nil {
 			return err
 		}

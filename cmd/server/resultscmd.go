@@ -217,6 +217,16 @@ func dirExists(path string) bool {
 	return err == nil && st.IsDir()
 }
 
+// cliActor is how the audit log names a command run without an account: cli:$USER, else
+// cli: and the system's name for the user, else its uid. "cli:" alone, as it was with
+// $USER unset, named no one.
+func cliActor() string {
+	if name, err := cliUser(os.Getenv, user.Current); err == nil {
+		return "cli:" + name
+	}
+	return fmt.Sprintf("cli:uid %d", os.Getuid())
+}
+
 // cliUser is who runs a command without an account: $USER, else the system's name for
 // the user (os/user); with neither, the import refuses and asks for -as, since an
 // importer recorded as "cli:" binds no one.

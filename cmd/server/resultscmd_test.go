@@ -341,3 +341,16 @@ func writeTestFile(t *testing.T, path, body string) {
 		t.Fatal(err)
 	}
 }
+
+// Commands without an account name who ran them in the audit log even with $USER unset
+// (walk 8: an export was logged as "cli:"): the system's name for the user, else the uid.
+func TestCLIActorNamesSomeone(t *testing.T) {
+	t.Setenv("USER", "")
+	if got := cliActor(); !strings.HasPrefix(got, "cli:") || len(got) <= len("cli:") {
+		t.Errorf("cliActor() with $USER unset = %q; want cli: and a name", got)
+	}
+	t.Setenv("USER", "ops")
+	if got := cliActor(); got != "cli:ops" {
+		t.Errorf("cliActor() = %q; want cli:ops", got)
+	}
+}
