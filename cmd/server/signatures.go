@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"time"
 
@@ -68,16 +69,13 @@ func signatures(args []string, stdout, stderr io.Writer) (err error) {
 	defer r.Close()
 
 	opt := sigio.Options{Format: sigio.Format(*format), Every: 500 * time.Millisecond, SkipBad: *skipBad}
-	dst, outFile, idFile, err := createOutputs(*out, opt.Format, stdout)
+	dst, outs, err := createOutputs(*out, opt.Format, stdout)
 	if err != nil {
 		return err
 	}
-	if outFile != nil {
-		defer outFile.Close()
-	}
-	if idFile != nil {
-		defer idFile.Close()
-		opt.IDs = idFile
+	defer outs.abort()
+	if len(outs.files) > 1 {
+		opt.IDs = outs.files[1]
 	}
 	var skipped []*corpus.RecordError
 	opt.Skipped = func(e *corpus.RecordError) {
@@ -97,10 +95,8 @@ func signatures(args []string, stdout, stderr io.Writer) (err error) {
 		}
 		return err
 	}
-	if outFile != nil {
-		if err := outFile.Close(); err != nil {
-			return err
-		}
+	if err := outs.commit(); err != nil {
+		return err
 	}
 	if sum.Skipped > 0 {
 		return fmt.Errorf("%s skipped; the other %s signed", review.Quantity(sum.Skipped, "bad record", "bad records"),
@@ -110,24 +106,66 @@ func signatures(args []string, stdout, stderr io.Writer) (err error) {
 }
 
 // createOutputs opens where the signatures go: out, or stdout for "" and "-"; with the
-// binary format also OUT.ids for the ids, which needs a named file.
-func createOutputs(out string, format sigio.Format, stdout io.Writer) (dst io.Writer, outFile, idFile *os.File, err error) {
+// binary format also OUT.ids for the ids, which needs a named file. Named files are
+// written under a temporary name beside them and take their names only at commit: a run
+// a bad record or a failure stops leaves no file that looks whole.
+func createOutputs(out string, format sigio.Format, stdout io.Writer) (io.Writer, *outputs, error) {
+	o := &outputs{}
 	if out == "" || out == "-" {
 		if format == sigio.Binary {
-			return nil, nil, nil, fmt.Errorf("-format binary needs -out FILE (the ids go to FILE.ids)")
+			return nil, o, fmt.Errorf("-format binary needs -out FILE (the ids go to FILE.ids)")
 		}
-		return stdout, nil, nil, nil
+		return stdout, o, nil
 	}
-	if outFile, err = os.Create(out); err != nil {
-		return nil, nil, nil, err
-	}
+	names := []string{out}
 	if format == sigio.Binary {
-		if idFile, err = os.Create(out + ".ids"); err != nil {
-			outFile.Close()
-			return nil, nil, nil, err
+		names = append(names, out+".ids")
+	}
+	for _, name := range names {
+		f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*.partial")
+		if err != nil {
+			o.abort()
+			return nil, o, err
+		}
+		o.files, o.names = append(o.files, f), append(o.names, name)
+		if err := f.Chmod(0o644); err != nil { // as os.Create would leave it under a usual umask
+			o.abort()
+			return nil, o, err
 		}
 	}
-	return outFile, outFile, idFile, nil
+	return o.files[0], o, nil
+}
+
+// outputs are the files a signatures run writes, under temporary names until commit.
+type outputs struct {
+	files     []*os.File
+	names     []string
+	committed bool
+}
+
+// commit closes the files and gives them their names.
+func (o *outputs) commit() error {
+	for i, f := range o.files {
+		if err := f.Close(); err != nil {
+			return err
+		}
+		if err := os.Rename(f.Name(), o.names[i]); err != nil {
+			return err
+		}
+	}
+	o.committed = true
+	return nil
+}
+
+// abort removes what was not committed.
+func (o *outputs) abort() {
+	if o.committed {
+		return
+	}
+	for _, f := range o.files {
+		f.Close()
+		os.Remove(f.Name())
+	}
 }
 
 // maxListed is how many skipped records signatures lists before counting the rest.

@@ -30,6 +30,15 @@ func TestSignaturesSizeCapAndSkipBad(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "docs.jsonl:2: field text: document of 500 bytes exceeds the 100-byte cap") {
 		t.Errorf("over the cap: %v; want the place and the cap", err)
 	}
+	// The run a bad record stopped leaves no output, whole-looking or partial (walk 8:
+	// sigs.jsonl held line 1's signature), and nothing under a temporary name.
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Errorf("after the refused run the folder holds %q; want docs.jsonl alone", names)
+	}
 
 	stderr.Reset()
 	err = run([]string{"signatures", "-q", "-skip-bad", "-max-doc-bytes", "100", "-in", in, "-out", out}, &stdout, &stderr)
@@ -43,6 +52,9 @@ func TestSignaturesSizeCapAndSkipBad(t *testing.T) {
 	}
 	if lines := strings.Split(strings.TrimSpace(readFile(t, out)), "\n"); len(lines) != 2 || !strings.Contains(lines[1], `"id":"b"`) {
 		t.Errorf("-skip-bad output = %q; want the signatures of a and b", lines)
+	}
+	if st, err := os.Stat(out); err != nil || st.Mode().Perm() != 0o644 {
+		t.Errorf("output file: %v, %v; want mode 0644", st, err)
 	}
 
 	// With the cap raised, every good record goes through and -q prints nothing at all.
