@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -65,7 +66,7 @@ func manifestCmd(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "wrote %s\n", strconv.Quote(*mf.out+string(os.PathSeparator)+name))
+		fmt.Fprintf(stdout, "wrote %s\n", strconv.Quote(filepath.Join(*mf.out, name)))
 	}
 	if head, err := store.ExportAuditHead(ctx, m.ID); err == nil {
 		fmt.Fprintf(stdout, "audit chain head at the export: %s: keep it elsewhere; \"audit verify -head %s -entries %d\" checks it\n",

@@ -13,6 +13,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 	"github.com/dedupstudio/dedupstudio/internal/review"
 	"github.com/dedupstudio/dedupstudio/internal/sigio"
+	"github.com/dedupstudio/dedupstudio/internal/words"
 )
 
 func signatures(args []string, stdout, stderr io.Writer) (err error) {
@@ -190,8 +191,8 @@ func progressLine(stderr io.Writer) func(sigio.Progress) {
 		if p.Skipped > 0 {
 			skipped = fmt.Sprintf(", %d skipped", p.Skipped)
 		}
-		fmt.Fprintf(stderr, "signatures: %d docs%s, %.1f MB, %.0f docs/s, %.1f MB/s%s",
-			p.Docs, skipped, float64(p.Bytes)/1e6, float64(p.Docs)/secs, float64(p.Bytes)/1e6/secs, end)
+		fmt.Fprintf(stderr, "signatures: %s%s, %.1f MB, %.0f docs/s, %.1f MB/s%s",
+			words.Count(p.Docs, "doc", "docs"), skipped, float64(p.Bytes)/1e6, float64(p.Docs)/secs, float64(p.Bytes)/1e6/secs, end)
 	}
 }
 

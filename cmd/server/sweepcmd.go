@@ -22,6 +22,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/sigcache"
 	"github.com/dedupstudio/dedupstudio/internal/sweep"
 	"github.com/dedupstudio/dedupstudio/internal/sweeprun"
+	"github.com/dedupstudio/dedupstudio/internal/words"
 )
 
 const exampleGrid = `{
@@ -117,7 +118,7 @@ func sweepCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "sweep %d: %d configurations\n", sw.ID, sw.Total)
+	fmt.Fprintf(stderr, "sweep %d: %s\n", sw.ID, words.Count(sw.Total, "configuration", "configurations"))
 	sw, err = follow(ctx, svc, sw.ID, *quiet, stderr)
 	if err != nil {
 		return err
@@ -137,7 +138,7 @@ func sweepCmd(args []string, stdout, stderr io.Writer) error {
 		if err := writeResultsCSV(*out, a); err != nil {
 			return err
 		}
-		fmt.Fprintf(stderr, "wrote %d configurations to %s\n", len(a.Results), *out)
+		fmt.Fprintf(stderr, "wrote %s to %s\n", words.Count(len(a.Results), "configuration", "configurations"), *out)
 	}
 	printSweep(stdout, a, *top)
 	if sw.State != sweeprun.Done {
