@@ -648,8 +648,8 @@ func basisSentence(m *sweep.Model) string {
 	}
 	s := fmt.Sprintf("Figures are estimated over the whole dataset. Every configuration's accepted pairs and (removed, keeper) pairs are counted exactly "+
 		"and binned by exact Jaccard under %s; the labels (%s, %d pairs) say how often a pair of each bin is not a duplicate, "+
-		"and 95%% intervals carry each bin's uncertainty (Clopper-Pearson's confidence distributions summed over bins by %d Monte Carlo replicates, "+
-		"and the bins whose labels show no mistake bounded together by what their labels jointly cannot rule out).", reprWords(m.Rep), m.Basis, m.Pairs, m.Replicates)
+		"and 95%% intervals carry each bin's uncertainty (Clopper-Pearson's confidence distributions summed over bins by %s Monte Carlo replicates, "+
+		"and the bins whose labels show no mistake bounded together by what their labels jointly cannot rule out).", reprWords(m.Rep), m.Basis, m.Pairs, templates.Num(m.Replicates))
 	if m.Identical > 0 {
 		s += " " + templates.Plural(int(m.Identical), "pair has", "pairs have") + " identical normalized text: duplicates for certain, counted without a label."
 	}

@@ -362,3 +362,13 @@ func TestModelAssumptionSaidOnce(t *testing.T) {
 		t.Errorf("GET %s states the model's assumption %d times; want once", path, n)
 	}
 }
+
+// Counts of a thousand or more carry their separator wherever a page writes them (walk 8:
+// "1000 Monte Carlo replicates" beside "1,764 pairs").
+func TestBasisSentenceThousands(t *testing.T) {
+	t.Parallel()
+	s := basisSentence(&sweep.Model{Replicates: 1000, Pairs: 1764, Basis: "the studio's draws"})
+	if !strings.Contains(s, "1,000 Monte Carlo replicates") {
+		t.Errorf("basisSentence = %q; want 1,000 Monte Carlo replicates", s)
+	}
+}

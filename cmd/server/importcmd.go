@@ -14,6 +14,7 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/ingest"
 	"github.com/dedupstudio/dedupstudio/internal/review"
+	"github.com/dedupstudio/dedupstudio/internal/words"
 )
 
 func importDocs(args []string, stdout, stderr io.Writer) error {
@@ -90,8 +91,8 @@ func importDocs(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "imported %d documents into dataset %q version %d (content hash %s); %d rejected\n",
-		rep.Accepted, rep.Dataset.Name, rep.Dataset.Version, rep.Dataset.ContentHash[:12], rep.Rejected)
+	fmt.Fprintf(stdout, "imported %s into dataset %q version %d (content hash %s); %s rejected\n",
+		words.Count(rep.Accepted, "document", "documents"), rep.Dataset.Name, rep.Dataset.Version, rep.Dataset.ContentHash[:12], words.Thousands(rep.Rejected))
 	return nil
 }
 

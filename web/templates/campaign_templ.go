@@ -723,9 +723,9 @@ func campaignPairs(c Campaign) templ.Component {
 				}
 				if n > 0 {
 					var templ_7745c5c3_Var35 string
-					templ_7745c5c3_Var35, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(n))
+					templ_7745c5c3_Var35, templ_7745c5c3_Err = templ.JoinStringErrs(Num(n))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/campaign.templ`, Line: 210, Col: 26}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/campaign.templ`, Line: 210, Col: 19}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var35))
 					if templ_7745c5c3_Err != nil {
@@ -1023,9 +1023,9 @@ func campaignPairs(c Campaign) templ.Component {
 							return templ_7745c5c3_Err
 						}
 						var templ_7745c5c3_Var51 string
-						templ_7745c5c3_Var51, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(n))
+						templ_7745c5c3_Var51, templ_7745c5c3_Err = templ.JoinStringErrs(Num(n))
 						if templ_7745c5c3_Err != nil {
-							return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/campaign.templ`, Line: 267, Col: 49}
+							return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/campaign.templ`, Line: 267, Col: 42}
 						}
 						_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var51))
 						if templ_7745c5c3_Err != nil {

@@ -39,10 +39,10 @@ func liveText(f RunForm) string {
 		if f.Docs == 1 {
 			return "Over the 1 document"
 		}
-		return fmt.Sprintf("Over all %d documents", f.Docs)
+		return "Over all " + Num(f.Docs) + " documents"
 	}
-	return fmt.Sprintf("Over the %s of %d (the others were removed by exported manifests: they are neither proposed for removal nor kept)",
-		Plural(f.Live, "live document", "live documents"), f.Docs)
+	return fmt.Sprintf("Over the %s of %s (the others were removed by exported manifests: they are neither proposed for removal nor kept)",
+		Plural(f.Live, "live document", "live documents"), Num(f.Docs))
 }
 
 // Num writes a whole number for people, with thousands separators: 14,780.
