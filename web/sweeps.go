@@ -776,7 +776,11 @@ func (s *server) fillResults(r *http.Request, v *templates.SweepDashboard, d swe
 	if rec := d.a.Rec; d.a.RecErr == nil {
 		v.Rec, v.RecReason, v.RecMet, v.RecHref = configWords(rec.Config), rec.Reason, rec.Met, href(rec.Index)
 		v.RecPreselect = rec.Preselect
-		if ties := policyTies(d, rec.Index); len(ties) > 0 {
+		if len(d.a.RecTies) > 0 {
+			ties := make([]string, len(d.a.RecTies))
+			for i, p := range d.a.RecTies {
+				ties[i] = policyWords(p)
+			}
 			v.RecTies = " (the same figures under " + joinList(ties, "and") + ")"
 		}
 	} else {

@@ -66,23 +66,6 @@ func configWords(c sweep.Config) string {
 		c.Threshold, verificationWords(c.Verification), policyWords(c.Policy))
 }
 
-// policyTies names the cluster policies other than its own under which result i's
-// configuration has the same headline figures (recall and false-removal rate, their
-// intervals included): the recommendation ties across them, and the page names them
-// rather than only the first.
-func policyTies(d sweepData, i int) []string {
-	c, h := d.rs[i].Config, d.a.Headlines[i]
-	var ties []string
-	for j, r := range d.rs {
-		other := r.Config
-		other.Policy = c.Policy
-		if j != i && other == c && d.a.Headlines[j] == h {
-			ties = append(ties, policyWords(r.Config.Policy))
-		}
-	}
-	return ties
-}
-
 // rateEstimate turns a sweep interval into a chart estimate, capped to [0, 1]: a
 // false-removal rate over 1 (chains merging unrelated documents wholesale) is drawn at
 // the edge and written in full in the table.

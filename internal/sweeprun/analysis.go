@@ -2,6 +2,7 @@ package sweeprun
 
 import (
 	"context"
+	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -35,7 +36,11 @@ type Analysis struct {
 	// otherwise, or without a model).
 	Rec    sweep.Recommendation
 	RecErr error
-	Plan   *sweep.LabelPlan
+	// RecTies are the other cluster policies under which Rec's configuration has the
+	// same headline figures (recall and false-removal rate, intervals included): the
+	// recommendation ties across them.
+	RecTies []cluster.Policy
+	Plan    *sweep.LabelPlan
 	// Guard is the advice for recall's guard bin when its labels leave recall's lower
 	// end more than sweep.DefaultGuardShare lower than they need to (nil otherwise).
 	Guard *sweep.GuardAdvice
@@ -163,6 +168,16 @@ func (s *Service) analyze(ctx context.Context, sw Sweep, target sweep.Target) (*
 		a.Guard = a.Model.GuardAdvice(sweep.DefaultGuardShare)
 	}
 	a.Rec, a.RecErr = sweep.Recommend(rs, baseline, a.Target)
+	if a.RecErr == nil {
+		i := a.Rec.Index
+		for j, r := range rs {
+			other := r.Config
+			other.Policy = rs[i].Config.Policy
+			if j != i && other == rs[i].Config && a.Headlines[j] == a.Headlines[i] {
+				a.RecTies = append(a.RecTies, r.Config.Policy)
+			}
+		}
+	}
 	if a.RecErr == nil && !a.Rec.Met && a.Model != nil {
 		if p := rs[a.Rec.Index].Profile; p != nil {
 			plan := a.Model.Plan(*p, a.Rule, a.Target.MaxFalseRemovalRate)
