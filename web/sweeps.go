@@ -97,10 +97,10 @@ func (s *server) listSweeps(w http.ResponseWriter, r *http.Request, c db.Campaig
 	}
 	for j, sw := range list[lo:hi] {
 		i := lo + j // the sweep's place in the whole list, newest first
-		item := templates.SweepItem{ID: sw.ID, Name: sw.Name, State: string(sw.State), Done: sw.Done, Total: sw.Total,
+		item := templates.SweepItem{ID: sw.ID, Name: sw.Name, State: string(sw.State), Done: sw.Done + sw.Summary.DeclinedConfigs(), Declined: sw.Summary.DeclinedConfigs(), Total: sw.Total,
 			Version: shortVersion(sw.LabelVersion), Created: sw.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"), By: names(sw.CreatedBy)}
 		if sw.Total > 0 {
-			item.Percent = 100 * sw.Done / sw.Total
+			item.Percent = 100 * item.Done / sw.Total
 		}
 		if i >= maxDiffed {
 			// Older sweeps are not compared: each comparison resolves every label.
@@ -393,10 +393,11 @@ func (s *server) afterSweepAction(w http.ResponseWriter, r *http.Request, sw swe
 // progressView is a sweep's progress box.
 func (s *server) progressView(sw sweeprun.Sweep, rs []sweeprun.Result) templates.SweepProgress {
 	p := templates.SweepProgress{ID: sw.ID, State: string(sw.State), Running: sw.State == sweeprun.Running || sw.State == sweeprun.Queued,
-		Done: sw.Done, Total: sw.Total, Error: sw.Error}
+		Total: sw.Total, Error: sw.Error, Declined: sw.Summary.DeclinedConfigs()}
+	p.Done = sw.Done + p.Declined
 	phase := ""
 	if pr, ok := s.sweeps.Progress(sw.ID); ok {
-		p.Done, p.Total = max(p.Done, pr.Done), max(p.Total, pr.Total)
+		p.Done, p.Total, p.Declined = max(p.Done, pr.Done), max(p.Total, pr.Total), max(p.Declined, pr.Declined)
 		if pr.Rate > 0 {
 			p.Rate = fmt.Sprintf("%.0f configurations/s", pr.Rate)
 			if pr.Rate < 10 {
@@ -430,7 +431,10 @@ func (s *server) progressView(sw sweeprun.Sweep, rs []sweeprun.Result) templates
 		}
 		p.Line = progressLine(p, phase)
 	} else {
-		p.Line = words.Thousands(p.Done) + " of " + templates.Plural(p.Total, "configuration", "configurations") + " scored"
+		p.Line = words.Thousands(p.Done-p.Declined) + " of " + templates.Plural(p.Total, "configuration", "configurations") + " scored"
+		if p.Declined > 0 {
+			p.Line += ", " + words.Thousands(p.Declined) + " declined (their shapes propose too many pairs: see All configurations)"
+		}
 		if p.Elapsed != "" {
 			p.Line += " in " + p.Elapsed
 		}
@@ -462,7 +466,11 @@ func progressLine(p templates.SweepProgress, phase string) string {
 			return "Reading the labels and the documents" + soFar(p.Elapsed) + "."
 		}
 	}
-	line := fmt.Sprintf("%s of %s scored (%d%%)%s", words.Thousands(p.Done), templates.Plural(p.Total, "configuration", "configurations"), p.Percent, soFar(p.Elapsed))
+	line := fmt.Sprintf("%s of %s scored (%d%%)%s", words.Thousands(p.Done-p.Declined), templates.Plural(p.Total, "configuration", "configurations"), p.Percent, soFar(p.Elapsed))
+	if p.Declined > 0 {
+		line = fmt.Sprintf("%s of %s scored and %s declined (%d%%)%s", words.Thousands(p.Done-p.Declined), templates.Plural(p.Total, "configuration", "configurations"),
+			words.Thousands(p.Declined), p.Percent, soFar(p.Elapsed))
+	}
 	if p.Rate != "" {
 		line += ", " + p.Rate
 	}
@@ -705,6 +713,7 @@ func (s *server) showSweep(w http.ResponseWriter, r *http.Request) {
 		}
 		v.BasisSentence = basisSentence(sm.Model)
 		v.DesignNotes = designNotes(sm.Model, sm.ModelNote, l.Gone)
+		v.DeclinedLine, v.Declined = declinedView(sm.Declined)
 		if sm.Model == nil && v.Progress.Running {
 			v.Basis, v.BasisSentence = runningBasis(d.rs)
 		}
@@ -1113,4 +1122,30 @@ func (s *server) serveTable(w http.ResponseWriter, t chart.Table, name string) {
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s.csv"`, name))
 	w.Write(t.CSV())
+}
+
+// declinedView says which shapes a sweep declined and why, in a sentence and a line
+// each ("" and nil when none).
+func declinedView(ds []sweep.Declined) (string, []string) {
+	if len(ds) == 0 {
+		return "", nil
+	}
+	configs := 0
+	var lines []string
+	for _, d := range ds {
+		configs += d.Configs
+		lines = append(lines, fmt.Sprintf("%s, %s: %s", reprWords(d.Spec), shapeWords(d.Shape), words.Count(d.Configs, "configuration", "configurations")))
+	}
+	d := ds[0]
+	line := fmt.Sprintf("Not scored: %s of %s (listed below). Each proposed more than %s candidate pairs, %s of all pairs of the documents: "+
+		"a sweep does not score a shape that makes more than one pair in a thousand a candidate (at least %s pairs are always allowed). "+
+		"At 1M documents such a shape would compare each document with a thousand others or more; no engine runs it at scale, and it would take a sweep longer than every other shape.",
+		words.Count(configs, "configuration", "configurations"), words.Count(len(ds), "representation and shape", "representations and shapes"),
+		words.Thousands(d.Limit), sweep.ShareText(d.Share), words.Thousands(sweep.MinCandidateLimit))
+	return line, lines
+}
+
+// shapeWords writes a shape for people: "37 bands × 3 rows", "1 band × 128 rows".
+func shapeWords(sh lsh.Shape) string {
+	return words.Count(sh.Bands, "band", "bands") + " × " + words.Count(sh.Rows, "row", "rows")
 }

@@ -235,7 +235,10 @@ func sweepProgressLine(p sweeprun.Progress) string {
 	case "signing":
 		return fmt.Sprintf("signing: %d of %d documents", p.Signed, p.ToSign)
 	case "scoring":
-		s := fmt.Sprintf("scored %d of %d configurations", p.Done, p.Total)
+		s := fmt.Sprintf("scored %d of %d configurations", p.Done-p.Declined, p.Total)
+		if p.Declined > 0 {
+			s += fmt.Sprintf(", %d declined", p.Declined)
+		}
 		if p.Rate > 0 {
 			s += fmt.Sprintf(", %.1f/s, about %s left", p.Rate, p.ETA.Round(time.Second))
 		}
@@ -262,6 +265,10 @@ func printSweep(w io.Writer, a *sweeprun.Analysis, top int) {
 			h := b.HeadlineFor(a.Rule)
 			fmt.Fprintf(w, "baseline, exact-hash dedup alone: recall %s, false removals %s, %d removals\n",
 				rateCI(h.Recall), rateCI(h.FalseRemovalRate), b.Removals)
+		}
+		for _, d := range s.Declined {
+			fmt.Fprintf(w, "declined, not scored: %s%d k%d %v (%s): it proposes more than %s candidate pairs, %s of all pairs\n",
+				d.Spec.Level, d.Spec.Size, d.Spec.Hashes, d.Shape, words.Count(d.Configs, "configuration", "configurations"), words.Thousands(d.Limit), sweep.ShareText(d.Share))
 		}
 	}
 	// The configurations that meet the target (upper end of the false-removal interval),

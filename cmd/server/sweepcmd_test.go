@@ -17,9 +17,11 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
 	"github.com/dedupstudio/dedupstudio/internal/db"
 	"github.com/dedupstudio/dedupstudio/internal/ingest"
+	"github.com/dedupstudio/dedupstudio/internal/lsh"
 	"github.com/dedupstudio/dedupstudio/internal/realtext"
 	"github.com/dedupstudio/dedupstudio/internal/server"
 	"github.com/dedupstudio/dedupstudio/internal/sweep"
+	"github.com/dedupstudio/dedupstudio/internal/sweeprun"
 )
 
 // sweepStore makes a store of 30 real documents and, for the first six, a copy with one
@@ -248,5 +250,25 @@ func TestServeMarksSweepsInterrupted(t *testing.T) {
 		if !strings.Contains(logs.String(), want) {
 			t.Errorf("no log %q:\n%s", want, logs.String())
 		}
+	}
+}
+
+// TestPrintSweepNamesDeclinedShapes: the command line says which shapes a sweep
+// declined and why, as the dashboard does (a store big enough to decline one takes
+// minutes to sweep; web and sweeprun test the declining itself on the demo).
+func TestPrintSweepNamesDeclinedShapes(t *testing.T) {
+	spec, err := lsh.ParseSpec("level=char size=3 k=128")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &sweeprun.Analysis{RecErr: errors.New("no results")}
+	a.Sweep.Summary = &sweeprun.Summary{Declined: []sweep.Declined{{Spec: spec, Shape: lsh.Shape{Bands: 37, Rows: 3}, Limit: 250_000, Share: 0.1096, Configs: 84}}}
+	var b bytes.Buffer
+	printSweep(&b, a, 10)
+	if want := "declined, not scored: char3 k128 37x3 (84 configurations): it proposes more than 250,000 candidate pairs, 11% of all pairs"; !strings.Contains(b.String(), want) {
+		t.Errorf("output lacks %q:\n%s", want, b.String())
+	}
+	if got := sweepProgressLine(sweeprun.Progress{Phase: "scoring", Done: 100, Total: 200, Declined: 84}); got != "scored 16 of 200 configurations, 84 declined" {
+		t.Errorf("progress line %q", got)
 	}
 }

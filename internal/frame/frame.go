@@ -2,6 +2,7 @@ package frame
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -231,12 +232,12 @@ func boundedCandidates(ctx context.Context, sigs []lsh.Signature, sh lsh.Shape, 
 			return nil, 0, nil
 		}
 	}
-	c, skipped, err := lsh.CandidateKeys(ctx, sigs, sh, maxBucket)
+	c, skipped, err := lsh.CandidateKeysUpTo(ctx, sigs, sh, maxBucket, maxPairs)
+	if errors.Is(err, lsh.ErrTooManyPairs) {
+		return nil, 0, nil
+	}
 	if err != nil {
 		return nil, 0, err
-	}
-	if len(c) > maxPairs {
-		return nil, 0, nil
 	}
 	if c == nil {
 		c = []uint64{}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/dedupstudio/dedupstudio/internal/errkind"
 	"github.com/dedupstudio/dedupstudio/internal/par"
 )
 
@@ -22,6 +23,17 @@ import (
 // band. On the demo sample's default grid that halves the candidate time of a sweep and
 // removes most of its allocation. It stops with ctx.Err() when ctx ends.
 func CandidateKeys(ctx context.Context, sigs []Signature, sh Shape, maxBucket int) (keys []uint64, skipped int, err error) {
+	return CandidateKeysUpTo(ctx, sigs, sh, maxBucket, 0)
+}
+
+// ErrTooManyPairs is CandidateKeysUpTo's answer for a shape that proposes more pairs
+// than its limit.
+var ErrTooManyPairs = errkind.New(errkind.Invalid, "the shape proposes more candidate pairs than the limit")
+
+// CandidateKeysUpTo is CandidateKeys for at most limit pairs (limit <= 0: any number):
+// as soon as the shape has proposed more, it stops and returns ErrTooManyPairs and no
+// keys, having made little more than limit pairs instead of all of them.
+func CandidateKeysUpTo(ctx context.Context, sigs []Signature, sh Shape, maxBucket, limit int) (keys []uint64, skipped int, err error) {
 	n := len(sigs)
 	if n == 0 {
 		return nil, 0, nil
@@ -50,8 +62,10 @@ func CandidateKeys(ctx context.Context, sigs []Signature, sh Shape, maxBucket in
 	// so band emitted no pair with it. Marked by the first pass; only when some bucket
 	// was cut does a second pass need them.
 	tail := make([]bool, n*b)
-	var cut atomic.Bool
+	var cut, over atomic.Bool
+	var made atomic.Int64 // pairs made so far by every worker, when limit > 0
 	pass := func(useTails bool) ([]uint64, int) {
+		made.Store(0)
 		emittedEarlier := func(x, y uint32, band int) bool {
 			kx, ky := bandKeys[int(x)*b:int(x)*b+band], bandKeys[int(y)*b:int(y)*b+band]
 			for i := range band {
@@ -75,7 +89,7 @@ func CandidateKeys(ctx context.Context, sigs []Signature, sh Shape, maxBucket in
 				entries, buf := make([]keyEntry, n), make([]keyEntry, n)
 				var out []uint64
 				for band := range next {
-					if ctx.Err() != nil {
+					if ctx.Err() != nil || over.Load() {
 						return
 					}
 					for doc := range n {
@@ -87,7 +101,7 @@ func CandidateKeys(ctx context.Context, sigs []Signature, sh Shape, maxBucket in
 						for j < n && entries[j].key == entries[i].key {
 							j++
 						}
-						end := j
+						end, before := j, len(out)
 						if maxBucket > 0 && end-i > maxBucket {
 							end = i + maxBucket
 							skippedPer[w] += (j-i)*(j-i-1)/2 - maxBucket*(maxBucket-1)/2
@@ -107,6 +121,10 @@ func CandidateKeys(ctx context.Context, sigs []Signature, sh Shape, maxBucket in
 							}
 						}
 						i = j
+						if limit > 0 && len(out) > before && made.Add(int64(len(out)-before)) > int64(limit) {
+							over.Store(true)
+							return
+						}
 					}
 				}
 				perWorker[w] = out
@@ -125,11 +143,17 @@ func CandidateKeys(ctx context.Context, sigs []Signature, sh Shape, maxBucket in
 		return keys, skipped
 	}
 	keys, skipped = pass(false)
-	if cut.Load() && ctx.Err() == nil {
+	// The first pass emits a subset of the second's pairs (a pair whose first colliding
+	// band cut it is emitted by a later band only in the second), so over the limit in
+	// the first is over in the second.
+	if cut.Load() && ctx.Err() == nil && !over.Load() {
 		keys, skipped = pass(true)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, 0, err
+	}
+	if over.Load() {
+		return nil, 0, ErrTooManyPairs
 	}
 	slices.Sort(keys)
 	return keys, skipped, nil

@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -41,6 +42,17 @@ func TestCandidatePairsMatchLSH(t *testing.T) {
 					cut = cut || wantSkipped > 0
 					if !slices.Equal(got, wantKeys) || skipped != wantSkipped {
 						t.Errorf("lsh.CandidateKeys = %d pairs, %d skipped; lsh.CandidatesBounded = %d, %d", len(got), skipped, len(wantKeys), wantSkipped)
+					}
+					// A limit of exactly the pairs gives them all; one fewer gives up.
+					if len(wantKeys) == 0 {
+						return
+					}
+					upTo, skippedUpTo, err := lsh.CandidateKeysUpTo(t.Context(), sigs, sh, maxBucket, len(wantKeys))
+					if err != nil || !slices.Equal(upTo, wantKeys) || skippedUpTo != wantSkipped {
+						t.Errorf("lsh.CandidateKeysUpTo(limit %d) = %d pairs, %d skipped, %v; want them all", len(wantKeys), len(upTo), skippedUpTo, err)
+					}
+					if upTo, _, err := lsh.CandidateKeysUpTo(t.Context(), sigs, sh, maxBucket, len(wantKeys)-1); !errors.Is(err, lsh.ErrTooManyPairs) || upTo != nil {
+						t.Errorf("lsh.CandidateKeysUpTo(limit %d) = %d pairs, %v; want lsh.ErrTooManyPairs", len(wantKeys)-1, len(upTo), err)
 					}
 				})
 			}

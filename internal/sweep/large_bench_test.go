@@ -46,8 +46,14 @@ func (c *largeCorpus) text(i int) string {
 		return src
 	}
 	rng := rand.New(rand.NewPCG(uint64(i), 0xed17))
-	words := strings.Fields(src)
-	for range 1 + rng.IntN(4) {
+	return editWords(src, 1+rng.IntN(4), rng)
+}
+
+// editWords makes edits seeded word edits to text: each replaces, deletes or duplicates
+// one word.
+func editWords(text string, edits int, rng *rand.Rand) string {
+	words := strings.Fields(text)
+	for range edits {
 		if len(words) < 2 {
 			break
 		}
@@ -64,7 +70,99 @@ func (c *largeCorpus) text(i int) string {
 	return strings.Join(words, " ")
 }
 
-func readCorpusSources(path string, maxBytes int) ([]string, error) {
+// mosaicCorpus is n documents whose near-duplicates do not grow with n as largeCorpus's
+// do (there every source has n/5,092 copies, so at 1,000,000 documents each has 196 and
+// the duplicate pairs grow as n^2). Every line is real text of the team corpus; the
+// documents are not: a base document takes a source document's language and length (cut
+// to 2,000 bytes) and is filled with lines drawn at random from all lines of that
+// language, so unrelated documents share shingles as texts of one language do, and
+// lines now and then (a line is drawn about n*lines/pool times). A share of the
+// documents (mosaicCopyShare, past the first 1,000) are copies of a base document drawn
+// uniformly from those before them, with 0 to 4 seeded word edits (0: an exact copy):
+// clusters of a base document and its copies, about 1.4 documents on average, a handful
+// at most. Texts are rebuilt on demand from the seed.
+type mosaicCorpus struct {
+	pools   [][]string // lines of the corpus, by language
+	poolOf  []int      // each source document's pool
+	lengths []int      // each source document's length, cut to 2,000 bytes
+	n       int
+}
+
+// mosaicCopyShare is the share of mosaicCorpus's documents that are edited copies.
+const mosaicCopyShare = 0.3
+
+func newMosaic(sources []corpusSource, n int) *mosaicCorpus {
+	c := &mosaicCorpus{n: n}
+	pool := map[string]int{}
+	for _, s := range sources {
+		p, ok := pool[s.lang]
+		if !ok {
+			p = len(c.pools)
+			pool[s.lang] = p
+			c.pools = append(c.pools, nil)
+		}
+		for line := range strings.SplitSeq(s.text, "\n") {
+			if line = strings.TrimSpace(line); line != "" {
+				c.pools[p] = append(c.pools[p], line)
+			}
+		}
+		c.poolOf = append(c.poolOf, p)
+		c.lengths = append(c.lengths, min(len(s.text), 2000))
+	}
+	return c
+}
+
+// parent returns the base document i copies and the edits it makes, or -1 when i is a
+// base document.
+func (c *mosaicCorpus) parent(i int) (int, int) {
+	rng := rand.New(rand.NewPCG(uint64(i), 0x5e17))
+	if i < 1000 || rng.Float64() >= mosaicCopyShare {
+		return -1, 0
+	}
+	for {
+		j := rng.IntN(i)
+		if p, _ := c.parent(j); p < 0 {
+			return j, rng.IntN(5)
+		}
+	}
+}
+
+func (c *mosaicCorpus) text(i int) string {
+	if p, edits := c.parent(i); p >= 0 {
+		rng := rand.New(rand.NewPCG(uint64(i), 0xed17))
+		if edits == 0 {
+			return c.text(p)
+		}
+		return editWords(c.text(p), edits, rng)
+	}
+	rng := rand.New(rand.NewPCG(uint64(i), 0xba5e))
+	src := rng.IntN(len(c.poolOf))
+	lines := c.pools[c.poolOf[src]]
+	var b strings.Builder
+	for b.Len() < c.lengths[src] {
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(lines[rng.IntN(len(lines))])
+	}
+	return cutValid(b.String(), 2000)
+}
+
+// cutValid cuts s to at most max bytes, at a UTF-8 boundary.
+func cutValid(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	s = s[:max]
+	for len(s) > 0 && !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+type corpusSource struct{ text, lang string }
+
+func readCorpusSources(path string, maxBytes int) ([]corpusSource, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -74,22 +172,15 @@ func readCorpusSources(path string, maxBytes int) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []string
+	var out []corpusSource
 	sc := bufio.NewScanner(zr)
 	sc.Buffer(nil, 1<<26)
 	for sc.Scan() {
-		var d struct{ Text string }
+		var d struct{ Text, Lang string }
 		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
 			return nil, err
 		}
-		t := d.Text
-		if len(t) > maxBytes {
-			t = t[:maxBytes]
-			for len(t) > 0 && !utf8.ValidString(t) {
-				t = t[:len(t)-1]
-			}
-		}
-		out = append(out, t)
+		out = append(out, corpusSource{cutValid(d.Text, maxBytes), d.Lang})
 	}
 	return out, sc.Err()
 }
@@ -175,9 +266,14 @@ func BenchmarkSweep100k(b *testing.B) {
 	if v, err := strconv.Atoi(os.Getenv("DEDUP_SWEEP_DOCS")); err == nil && v >= 1_000 {
 		n = v
 	}
-	sources, err := readCorpusSources("/work/shared/data/corpus.jsonl.gz", 2000)
+	all, err := readCorpusSources("/work/shared/data/corpus.jsonl.gz", 1<<30)
 	if err != nil {
 		b.Skip("the shared corpus is not readable here:", err)
+	}
+	mosaic := os.Getenv("DEDUP_SWEEP_CORPUS") == "mosaic"
+	var sources []string
+	for _, s := range all {
+		sources = append(sources, cutValid(s.text, 2000))
 	}
 	if n < 2*len(sources) {
 		// Fewer documents than two of every source: half as many sources, two copies
@@ -185,6 +281,12 @@ func BenchmarkSweep100k(b *testing.B) {
 		sources = sources[:n/2]
 	}
 	c := &largeCorpus{sources: sources, n: n}
+	text := c.text
+	var mc *mosaicCorpus
+	if mosaic {
+		mc = newMosaic(all, n)
+		text = mc.text
+	}
 	g := DefaultGrid()
 	if mode != "default" {
 		word5 := lsh.DefaultSpec()
@@ -213,7 +315,7 @@ func BenchmarkSweep100k(b *testing.B) {
 		for lo := 0; lo < n; lo += 5000 {
 			chunk := make([]string, 0, 5000)
 			for i := lo; i < min(lo+5000, n); i++ {
-				chunk = append(chunk, c.text(i))
+				chunk = append(chunk, text(i))
 			}
 			part, err := from.Signatures(chunk)
 			if err != nil {
@@ -229,7 +331,7 @@ func BenchmarkSweep100k(b *testing.B) {
 	hashes := make([]uint64, n)
 	norm := lsh.DefaultSpec().Norm
 	for i := range n {
-		hashes[i] = xxhash.Sum64String(norm.Normalize(c.text(i)))
+		hashes[i] = xxhash.Sum64String(norm.Normalize(text(i)))
 	}
 	// 500 pairs of copies of one source, 500 random pairs, as the studio's draws (the
 	// model pools them per bin of exact Jaccard and sizes the bins from the dataset's
@@ -240,7 +342,15 @@ func BenchmarkSweep100k(b *testing.B) {
 	for id := range 1000 {
 		var a, bb int
 		cat, dup := "minor", true
-		if id%2 == 0 {
+		if id%2 == 0 && mosaic {
+			// A copy and the base document it copies.
+			for {
+				bb = 1000 + rng.IntN(n-1000)
+				if a, _ = mc.parent(bb); a >= 0 {
+					break
+				}
+			}
+		} else if id%2 == 0 {
 			src := rng.IntN(len(sources))
 			x, y := rng.IntN(copies), rng.IntN(copies-1)
 			if y >= x {
@@ -258,7 +368,7 @@ func BenchmarkSweep100k(b *testing.B) {
 			Labels: []Label{{Annotator: "bench", Kind: "label", Category: cat, Duplicate: dup}}})
 	}
 	in := Input{
-		Docs:       Documents{Count: n, ContentHash: hashes, Text: c.text},
+		Docs:       Documents{Count: n, ContentHash: hashes, Text: text},
 		Signatures: func(_ context.Context, s lsh.Spec) ([]lsh.Signature, error) { return sign(s) },
 		Pairs:      pairs,
 		Categories: labels.DefaultCategories,

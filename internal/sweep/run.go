@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -86,11 +87,19 @@ type Options struct {
 	// MemoPairs the exact similarities remembered per representation (DefaultMemoPairs).
 	SetBudget int64
 	MemoPairs int
-	// Progress is called after each configuration with the number scored and the total;
+	// CandidateShare bounds the share of all pairs one shape may propose
+	// (DefaultCandidateShare when 0, no bound when negative); a shape may always propose
+	// MinCandidateLimit. A shape over it is declined (Report.Declined).
+	CandidateShare float64
+	// Progress is called after each configuration with the number scored and the total
+	// (declined configurations count as done);
 	// OnResult with each result as it completes, in Report.Results order. Both are
 	// called from the goroutine running the sweep.
 	Progress func(done, total int)
 	OnResult func(Result)
+	// OnDeclined is called with each shape declined (Report.Declined), before Progress
+	// counts its configurations, from the goroutine running the sweep.
+	OnDeclined func(Declined)
 }
 
 func (o Options) withDefaults() Options {
@@ -110,6 +119,42 @@ func (o Options) withDefaults() Options {
 		o.Rules = DefaultRules()
 	}
 	return o
+}
+
+// DefaultCandidateShare is the share of all pairs a shape may propose before a sweep
+// declines it: one pair in a thousand. A shape that makes more of a sample's pairs
+// candidates would compare every document of a 1M-document corpus with about a thousand
+// others and of a 100M-document one with about 100,000: no engine at scale runs it, and
+// scoring it costs a sweep more than all its other shapes (on real text, a flat shape
+// over character 3-shingles makes 15% of all pairs candidates). MinCandidateLimit keeps
+// a small sample, where a few clusters take a large share of the pairs, from declining
+// shapes for them.
+const (
+	DefaultCandidateShare = 0.001
+	MinCandidateLimit     = 250_000
+)
+
+// Declined is a shape a sweep did not score for one representation: it proposed more
+// than Limit candidate pairs (Options.CandidateShare), Share of all pairs. Configs are
+// its configurations left unscored.
+type Declined struct {
+	Spec    lsh.Spec
+	Shape   lsh.Shape
+	Limit   int
+	Share   float64
+	Configs int
+}
+
+// candidateLimit is the most pairs a shape may propose among n documents (0: any).
+func (o Options) candidateLimit(n int) int {
+	if o.CandidateShare < 0 {
+		return 0
+	}
+	share := o.CandidateShare
+	if share == 0 {
+		share = DefaultCandidateShare
+	}
+	return max(MinCandidateLimit, int(share*float64(n)*float64(n-1)/2))
 }
 
 // Scores are the figures of one way of removing duplicates (a configuration, or the
@@ -182,8 +227,10 @@ type Report struct {
 	ModelNote string  `json:",omitempty"`
 	Baseline  *Scores // exact-hash dedup alone; nil without content hashes
 	Results   []Result
-	// Configs is the number of configurations planned; len(Results) is smaller when the
-	// sweep was cancelled.
+	// Declined are the shapes not scored for proposing too many pairs, in the order met.
+	Declined []Declined `json:",omitempty"`
+	// Configs is the number of configurations planned; len(Results) is smaller by the
+	// declined shapes' configurations and when the sweep was cancelled.
 	Configs int
 }
 
@@ -249,6 +296,22 @@ func Run(ctx context.Context, in Input, g Grid, opt Options) (*Report, error) {
 		}
 		for _, ps := range grp.shapes {
 			cs, err := e.candidates(ctx, sigs, ps.shape, needExact)
+			if errors.Is(err, lsh.ErrTooManyPairs) {
+				limit := opt.candidateLimit(e.n)
+				per := len(ths) * len(g.Verifications) * len(g.Policies)
+				for _, s := range ps.specs {
+					d := Declined{Spec: s, Shape: ps.shape, Limit: limit, Share: float64(limit) / (float64(e.n) * float64(e.n-1) / 2), Configs: per}
+					rep.Declined = append(rep.Declined, d)
+					if opt.OnDeclined != nil {
+						opt.OnDeclined(d)
+					}
+					done += per
+					if opt.Progress != nil {
+						opt.Progress(done, total)
+					}
+				}
+				continue
+			}
 			if err != nil {
 				return rep, err
 			}
@@ -504,7 +567,11 @@ type shapeCands struct {
 
 func (e *engine) candidates(ctx context.Context, sigs []lsh.Signature, sh lsh.Shape, exact bool) (*shapeCands, error) {
 	start := time.Now()
-	keys, skipped, err := lsh.CandidateKeys(ctx, sigs, sh, e.opt.MaxBucket)
+	limit := e.opt.candidateLimit(e.n)
+	keys, skipped, err := lsh.CandidateKeysUpTo(ctx, sigs, sh, e.opt.MaxBucket, limit)
+	if errors.Is(err, lsh.ErrTooManyPairs) {
+		return nil, &DeclinedError{Shape: sh, Docs: e.n, Limit: limit}
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -421,8 +421,24 @@ func (s *Service) score(ctx context.Context, id int64, r *run, report jobs.Repor
 	for _, o := range have {
 		stored[o] = true
 	}
+	// The configurations of shapes an earlier run declined are done: a resume does not
+	// score them again (the limit depends on the documents alone, which a sweep keeps).
+	var declined []sweep.Declined
+	if sw.Summary != nil {
+		declined = slices.Clone(sw.Summary.Declined)
+	}
+	decline := func(d sweep.Declined) {
+		for i, c := range configs {
+			if c.Spec == d.Spec && c.Shape == d.Shape {
+				stored[i] = true
+			}
+		}
+	}
+	for _, d := range declined {
+		decline(d)
+	}
 	total := len(configs)
-	setProgress(func(p *Progress) { p.Done, p.Total = len(stored), total })
+	setProgress(func(p *Progress) { p.Done, p.Total, p.Declined = len(stored), total, sw.Summary.DeclinedConfigs() })
 	if len(stored) == total {
 		return nil
 	}
@@ -516,16 +532,22 @@ func (s *Service) score(ctx context.Context, id int64, r *run, report jobs.Repor
 			flush()
 		}
 	}
+	onDeclined := func(d sweep.Declined) {
+		declined = append(declined, d)
+		decline(d)
+		done := len(stored)
+		setProgress(func(p *Progress) { p.Done, p.Declined = done, p.Declined+d.Configs })
+	}
 	var rep *sweep.Report
 	for _, g := range remaining(sw.Grid, configs, stored) {
-		rep, err = sweep.Run(ctx, in, g, sweep.Options{Seed: Seed, OnResult: onResult})
+		rep, err = sweep.Run(ctx, in, g, sweep.Options{Seed: Seed, OnResult: onResult, OnDeclined: onDeclined})
 		if err != nil || flushErr != nil {
 			break
 		}
 	}
 	flush()
 	if rep != nil {
-		sum := Summary{Model: rep.Model, ModelNote: rep.ModelNote, Baseline: rep.Baseline}
+		sum := Summary{Model: rep.Model, ModelNote: rep.ModelNote, Baseline: rep.Baseline, Declined: declined}
 		if sw.Summary != nil {
 			sum.Labels = sw.Summary.Labels
 		}

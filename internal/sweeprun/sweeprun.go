@@ -213,6 +213,21 @@ type Summary struct {
 	Model     *sweep.Model
 	ModelNote string `json:",omitempty"`
 	Baseline  *sweep.Scores
+	// Declined are the shapes not scored for proposing too many candidate pairs
+	// (sweep.Report.Declined), over every run of the sweep.
+	Declined []sweep.Declined `json:",omitempty"`
+}
+
+// DeclinedConfigs counts the configurations of the declined shapes.
+func (s *Summary) DeclinedConfigs() int {
+	if s == nil {
+		return 0
+	}
+	n := 0
+	for _, d := range s.Declined {
+		n += d.Configs
+	}
+	return n
 }
 
 // LabelCounts are the campaign's pairs under sweep.LabelRule when the sweep started.
@@ -245,9 +260,11 @@ type Progress struct {
 	Phase string
 	// Position is the place in the queue while queued: 1 runs next.
 	Position int
-	// Done configurations of Total are stored (those stored before a resume included);
-	// Signed documents of ToSign while signing.
+	// Done configurations of Total are stored or declined (those before a resume
+	// included), Declined of them declined (sweep.Report.Declined); Signed documents of
+	// ToSign while signing.
 	Done, Total    int
+	Declined       int
 	Signed, ToSign int
 	Rate           float64       // configurations per second since this run started
 	ETA            time.Duration // at Rate; 0 when unknown
