@@ -37,7 +37,7 @@ func dedupCmd(args []string, stdout, stderr io.Writer) (err error) {
 	keep := fs.Bool("keep", false, "keep the intermediate files (signatures, shingle sets, candidate pairs, edges) in OUT")
 	memMB := fs.Int("mem-mb", 1536, "soft memory limit for the Go runtime, in MiB (0: none); the run's own buffers are bounded by -run-mb")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file (go tool pprof FILE)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *memMB > 0 {

@@ -26,7 +26,7 @@ func exportCmd(args []string, stdout, stderr io.Writer) error {
 	mf := addManifestFlags(fs)
 	format := fs.String("format", "all", "milvus, datasketch, datatrove, json or all")
 	measure := fs.Bool("measure", true, "measure on the manifest's dataset what each engine does differently (the files give the numbers)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if err := mf.required(fs); err != nil {

@@ -23,7 +23,7 @@ func gencorpusCmd(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("out", "", "output file: .jsonl, or .jsonl.gz to compress")
 	truth := fs.String("truth", "", "planted duplicates as CSV (default: OUT without its extension + .truth.csv)")
 	maxBytes := fs.Int("max-doc-bytes", 8192, "cap on a fresh document's target length")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *out == "" {

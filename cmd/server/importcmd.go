@@ -38,7 +38,7 @@ func importDocs(args []string, stdout, stderr io.Writer) error {
 	skipBad := fs.Bool("skip-bad", false, "import the good records and skip the bad ones")
 	newVersion := fs.Bool("new-version", false, "import even when the documents are identical to an earlier version's")
 	rejects := fs.String("rejects", "", "with -skip-bad: file for the rejected records, whole, with their reasons, as JSON lines\n(default: rejects-DATASET-TIME.jsonl in the current directory; the path is printed)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *in == "" {
@@ -129,7 +129,7 @@ func importLabels(args []string, stdout, stderr io.Writer) error {
 	skipBad := fs.Bool("skip-bad", false, "import the good rows and skip the bad ones")
 	rejects := fs.String("rejects", "", "with -skip-bad: file for the rejected rows, whole, with their reasons, as JSON lines\n(default: rejects-DATASET-TIME.jsonl in the current directory; the path is printed)")
 	as := fs.String("as", "", "the account the import is recorded under (else \"cli:$USER\"); rows of kind adjudication need\none that may adjudicate (a reviewer or admin) and become its adjudications")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *in == "" || *dataset == "" {

@@ -112,6 +112,20 @@ func deprecated(stderr io.Writer, old, now string) {
 }
 
 // newFlagSet returns a flag set whose -h prints the usage line, the example and the flags.
+// parseFlags parses a command's flags and refuses what is left after them: no command
+// takes arguments, and a word typed there (a value without its flag, or every flag after
+// a stray word, which the flag package stops at) would otherwise be ignored in silence.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return fmt.Errorf("unexpected argument %q: %s takes flags only", fs.Arg(0), fs.Name())
+	}
+	return nil
+}
+
 func newFlagSet(name, synopsis, example string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -27,6 +27,22 @@ func TestShapeCommand(t *testing.T) {
 	if err := run([]string{"shape", "-threshold", "1.5"}, &out, &errb); err == nil {
 		t.Error("threshold 1.5 accepted")
 	}
+	if err := run([]string{"shape", "-w-fp", "0", "-w-fn", "0"}, &out, &errb); err == nil || !strings.Contains(err.Error(), "weights of false positives 0 and of false negatives 0") {
+		t.Errorf("zero weights: %v; want them named", err)
+	}
+}
+
+// TestCommandsRefuseStrayArguments: a word after the flags (a value without its flag,
+// or a flag the flag package stopped before) is refused, not ignored.
+func TestCommandsRefuseStrayArguments(t *testing.T) {
+	for _, args := range [][]string{{"shape", "extra"}, {"shape", "0.9", "-hashes", "64"}, {"signatures", "-spec", "k=64", "x"},
+		{"gencorpus", "stray"}, {"audit", "verify", "-db", "x.db", "more"}, {"sweep", "stray"}} {
+		var out, errb bytes.Buffer
+		err := run(args, &out, &errb)
+		if err == nil || !strings.Contains(err.Error(), "unexpected argument") {
+			t.Errorf("%q: %v; want the stray argument refused", args, err)
+		}
+	}
 }
 
 func TestHelpShowsExample(t *testing.T) {

@@ -31,7 +31,7 @@ func manifestCmd(args []string, stdout, stderr io.Writer) error {
 			"removals are tombstones in the store.",
 		"go run ./cmd/server manifest export -db dedupstudio.db -manifest 3 -out export/", stderr)
 	mf := addManifestFlags(fs)
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
 	if err := mf.required(fs); err != nil {
@@ -167,11 +167,11 @@ func auditCmd(args []string, stdout, stderr io.Writer) error {
 			"and entries): every sign-off record and export publishes the head of its moment; give one kept elsewhere\n"+
 			"with -head to detect entries cut off the end, or a chain rewritten and hashed again, which a chain alone\n"+
 			"cannot show. Reads only: the file is opened read-only and left as it was.",
-		"go run ./cmd/server audit verify -db dedupstudio.db -head 3f2a…c9 -entries 948", stderr)
+		`go run ./cmd/server audit verify -db dedupstudio.db -head "$(jq -r .audit_head_at_export.hash export/signoff.json)" -entries "$(jq -r .audit_head_at_export.entries export/signoff.json)"`, stderr)
 	dbPath := fs.String("db", "dedupstudio.db", "database file")
 	head := fs.String("head", "", "a chain head kept elsewhere (a sign-off record's audit_head.hash): some entry must carry it")
 	entries := fs.Int("entries", 0, "with -head: the entries the head was published with (audit_head.entries)")
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
 	kept := review.AuditHead{Hash: strings.ToLower(strings.TrimSpace(*head)), Entries: *entries}

@@ -56,7 +56,7 @@ func importResults(args []string, stdout, stderr io.Writer) error {
 	as := fs.String("as", "", "the account the manifest is prepared by (default: none, recorded as cli:$USER, or the system's name for\nthe user running it; with neither, -as is required)")
 	maxRows := fs.Int("max-rows", engineresults.DefaultMaxRows, "most rows the file may hold, good or bad (0: no cap); a pair or membership given\nin many rows is read once, but every row takes time")
 	otherDataset := fs.Bool("other-dataset", false, "manifest: import a file whose rows name another dataset into -dataset (refused otherwise)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *in == "" || *dataset == "" || *format == "" {

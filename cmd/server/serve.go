@@ -72,7 +72,7 @@ func serveFlags(args []string, stderr io.Writer) (dbPath string, loadDemo bool, 
 	maxDocs := fs.Int("max-docs", ingest.DefaultMaxDocs, "most records one uploaded sample may hold, good or bad (0: no cap)")
 	maxResultRows := fs.Int("max-result-rows", engineresults.DefaultMaxRows, "most rows one uploaded results file may hold, good or bad (0: no cap)")
 	corpusRoot := fs.String("corpus-root", "", "folder of the corpus files whole-corpus runs started from the UI may read (default: FILE-corpora next to -db);\nthe server reads nothing outside it, and writes those runs' output to FILE-dedup")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return "", false, serveConfig{}, err
 	}
 	cfg = serveConfig{Config: server.Config{Addr: *addr, Log: newLogger(stderr), Console: stderr, TLSCert: *tlsCert, TLSKey: *tlsKey,

@@ -20,7 +20,7 @@ func shape(args []string, stdout, stderr io.Writer) error {
 	wfp := fs.Float64("w-fp", 0.5, "weight of false positives")
 	wfn := fs.Float64("w-fn", 0.5, "weight of false negatives")
 	curve := fs.Bool("curve", false, "also print P(s) for s = 0.00..1.00")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *specText != "" {

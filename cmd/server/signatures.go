@@ -39,7 +39,7 @@ func signatures(args []string, stdout, stderr io.Writer) (err error) {
 	quiet := fs.Bool("q", false, "print nothing but errors")
 	verbose := fs.Bool("v", false, "also print what the permutation kernels measured at start (ns per shingle and permutation)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file (go tool pprof FILE)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *in == "" {

@@ -58,12 +58,8 @@ func sweepCmd(args []string, stdout, stderr io.Writer) error {
 	keeper := fs.String("keeper", "", "the keeper rule false removals are counted under (earliest, longest, shortest; default: the first the sweep scored)")
 	quiet := fs.Bool("q", false, "no progress line")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		fs.Usage()
-		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	if *campaignName == "" && *resume == 0 {
 		fs.Usage()

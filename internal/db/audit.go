@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"fmt"
 	"net/url"
 	"os"
@@ -201,7 +202,9 @@ func (d *DB) VerifyAudit(ctx context.Context, kept review.AuditHead) (AuditCheck
 // it) is opened immutable, so not even the WAL index files appear beside it; one a
 // server has open is read through its WAL, read-only.
 func VerifyAuditFile(ctx context.Context, path string, kept review.AuditHead) (AuditCheck, error) {
-	if _, err := os.Stat(path); err != nil {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return AuditCheck{}, fmt.Errorf("verify the audit log of %s: no such file (-db names the store to check)", path)
+	} else if err != nil {
 		return AuditCheck{}, fmt.Errorf("verify the audit log of %s: %w", path, err)
 	}
 	q := url.Values{}

@@ -79,7 +79,7 @@ func checkOptimizerArgs(t float64, k int, w Weights) error {
 		return fmt.Errorf("number of hashes %d out of range 1..%d", k, MaxHashes)
 	}
 	if w.FP < 0 || w.FN < 0 || w.FP+w.FN == 0 || math.IsNaN(w.FP+w.FN) {
-		return fmt.Errorf("weights %v: want non-negative, not both zero", w)
+		return fmt.Errorf("weights of false positives %g and of false negatives %g: want both at least 0 and not both 0", w.FP, w.FN)
 	}
 	return nil
 }

@@ -255,6 +255,9 @@ func peakRSS() float64 {
 // the sweep, garbage included, minus the fixture's heap before it: sources and
 // content hashes), peak-live-MB (the same for the live heap the collector marked) and
 // peak-RSS-MB (the whole process's VmHWM, fixture and setup included).
+// DEDUP_SWEEP_CORPUS=mosaic sweeps mosaicCorpus instead, whose near-duplicates do not
+// grow with n; declined-configs counts the configurations of shapes the sweep declined
+// (Options.CandidateShare).
 // DEDUP_SWEEP_DUMP=file writes the results there as TestDumpDefaultResults does, to
 // compare an engine change at this scale (the file, or the sha256 it logs).
 func BenchmarkSweep100k(b *testing.B) {
@@ -416,6 +419,12 @@ func BenchmarkSweep100k(b *testing.B) {
 	b.ReportMetric(float64(live-min(live, fixture))/(1<<20), "peak-live-MB")
 	b.ReportMetric(peakRSS(), "peak-RSS-MB")
 	b.ReportMetric(float64(len(rep.Results)), "configs")
+	declined := 0
+	for _, d := range rep.Declined {
+		declined += d.Configs
+		b.Logf("declined: %s %v (%d configurations), over %d pairs", d.Spec.String(), d.Shape, d.Configs, d.Limit)
+	}
+	b.ReportMetric(float64(declined), "declined-configs")
 	maxCands := 0
 	for _, r := range rep.Results {
 		maxCands = max(maxCands, r.Candidates)
