@@ -1137,10 +1137,14 @@ func declinedView(ds []sweep.Declined) (string, []string) {
 		lines = append(lines, fmt.Sprintf("%s, %s: %s", reprWords(d.Spec), shapeWords(d.Shape), words.Count(d.Configs, "configuration", "configurations")))
 	}
 	d := ds[0]
-	line := fmt.Sprintf("Not scored: %s of %s (listed below). Each proposed more than %s candidate pairs, %s of all pairs of the documents: "+
-		"a sweep does not score a shape that makes more than one pair in a thousand a candidate (at least %s pairs are always allowed). "+
-		"At 1M documents such a shape would compare each document with a thousand others or more; no engine runs it at scale, and it would take a sweep longer than every other shape.",
-		words.Count(configs, "configuration", "configurations"), words.Count(len(ds), "representation and shape", "representations and shapes"),
+	which := "the shape below"
+	if len(ds) > 1 {
+		which = "the " + words.Thousands(len(ds)) + " shapes below"
+	}
+	line := fmt.Sprintf("Not scored: %s, of %s. Each proposes more than %s candidate pairs, %s of all pairs: "+
+		"a sweep does not score a shape that makes more than one pair in a thousand a candidate (%s pairs are always allowed). "+
+		"At 1M documents such a shape would compare each document with a thousand others or more: no engine runs it at scale.",
+		words.Count(configs, "configuration", "configurations"), which,
 		words.Thousands(d.Limit), sweep.ShareText(d.Share), words.Thousands(sweep.MinCandidateLimit))
 	return line, lines
 }
