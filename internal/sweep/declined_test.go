@@ -2,9 +2,12 @@ package sweep
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
+	"github.com/dedupstudio/dedupstudio/internal/errkind"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 )
 
@@ -66,5 +69,23 @@ func TestDeclinesShapesOverTheLimit(t *testing.T) {
 				t.Errorf("%v: %d removals, recall %v with the flat shape declined; %d, %v scored", r.Config, got.Removals, got.Recall, r.Removals, r.Recall)
 			}
 		}
+	}
+}
+
+// TestPrepareRefusesDeclinedShape: one configuration of a shape a sweep would decline is
+// refused with the reason, as an invalid request, and is still lsh.ErrTooManyPairs.
+func TestPrepareRefusesDeclinedShape(t *testing.T) {
+	d := loadDemo(t)
+	spec, err := lsh.ParseSpec("level=char size=3 k=128")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Config{Spec: spec, Shape: lsh.Shape{Bands: 37, Rows: 3}, Threshold: 0.5, Verification: MinHashEstimate, Policy: cluster.Components}
+	in := textInput(d.texts, d.design, precompute(t, d.texts, []lsh.Spec{spec}))
+	_, err = Prepare(context.Background(), in, c, Options{Seed: 1})
+	var de *DeclinedError
+	if !errors.As(err, &de) || !errors.Is(err, lsh.ErrTooManyPairs) || errkind.Of(err) != errkind.Invalid ||
+		!strings.Contains(err.Error(), "37 bands × 3 rows proposes more than 250,000 candidate pairs among 2,136 documents (11% of all pairs)") {
+		t.Fatalf("Prepare = %v; want a DeclinedError naming the shape, the limit and the share", err)
 	}
 }
