@@ -255,6 +255,7 @@ func peakRSS() float64 {
 // the sweep, garbage included, minus the fixture's heap before it: sources and
 // content hashes), peak-live-MB (the same for the live heap the collector marked) and
 // peak-RSS-MB (the whole process's VmHWM, fixture and setup included).
+// DEDUP_SWEEP_SPECS="level=char size=3 k=128;..." sweeps those representations instead.
 // DEDUP_SWEEP_CORPUS=mosaic sweeps mosaicCorpus instead, whose near-duplicates do not
 // grow with n; declined-configs counts the configurations of shapes the sweep declined
 // (Options.CandidateShare).
@@ -296,6 +297,18 @@ func BenchmarkSweep100k(b *testing.B) {
 		word256 := word5
 		word256.Hashes = 256
 		g.Specs = []lsh.Spec{word5, word256}
+	}
+	if list := os.Getenv("DEDUP_SWEEP_SPECS"); list != "" {
+		// Representations of the default grid's form, ';' between them, in place of the
+		// grid's: one representation's share of a sweep, alone.
+		g.Specs = nil
+		for text := range strings.SplitSeq(list, ";") {
+			spec, err := lsh.ParseSpec(text)
+			if err != nil {
+				b.Fatal(err)
+			}
+			g.Specs = append(g.Specs, spec)
+		}
 	}
 	if _, err := g.Configs(); err != nil {
 		b.Fatal(err)
