@@ -59,6 +59,61 @@ type exactJaccard struct {
 	// which keeper-star and complete-link ask for (pair, through engine.simFunc): the
 	// same pairs at every threshold, keeper rule and shape of the representation.
 	sims pairMemo
+	// recent holds the sets pair shingled once the sets no longer fit (block mode), in
+	// half the budget: keeper-star compares each keeper with every member of its part,
+	// and without it every comparison shingled both documents again (98% of the CPU of
+	// character 3-shingles at 60,000 documents).
+	recent setCache
+}
+
+// setCache keeps recently made shingle sets, one slot per document modulo the slots (a
+// set takes its slot from the one there), and at most about budget bytes of them (a set
+// that would pass the budget is not kept). It is safe for concurrent use.
+type setCache struct {
+	slots  []atomic.Pointer[cachedSet]
+	used   atomic.Int64
+	budget int64
+}
+
+type cachedSet struct {
+	doc int
+	set []uint64
+}
+
+func setBytes(s []uint64) int64 { return 8*int64(cap(s)) + 48 }
+
+func (c *setCache) get(doc int) []uint64 {
+	if len(c.slots) == 0 {
+		return nil
+	}
+	if e := c.slots[doc%len(c.slots)].Load(); e != nil && e.doc == doc {
+		return e.set
+	}
+	return nil
+}
+
+func newSetCache(budget, slots int64) setCache {
+	return setCache{slots: make([]atomic.Pointer[cachedSet], max(1, slots)), budget: budget}
+}
+
+// put keeps set in doc's slot, in place of what the slot held, unless that would take
+// the cache past its budget.
+func (c *setCache) put(doc int, set []uint64) {
+	if len(c.slots) == 0 {
+		return
+	}
+	slot := &c.slots[doc%len(c.slots)]
+	old := slot.Load()
+	delta := setBytes(set)
+	if old != nil {
+		delta -= setBytes(old.set)
+	}
+	if c.used.Load()+delta > c.budget {
+		return
+	}
+	if slot.CompareAndSwap(old, &cachedSet{doc, set}) {
+		c.used.Add(delta)
+	}
 }
 
 // DefaultSimMemo bounds the similarities a pairMemo remembers (about 40 bytes each in
@@ -131,12 +186,26 @@ func (x *exactJaccard) pair(a, b int) float64 {
 		sa, sb = x.sets[a], x.sets[b]
 	}
 	if sa == nil {
-		sa = x.shingle(a)
+		sa = x.recentSet(a)
 	}
 	if sb == nil {
-		sb = x.shingle(b)
+		sb = x.recentSet(b)
 	}
 	return jaccardAtLeast(sa, sb, x.floor)
+}
+
+// recentSet returns document i's shingle set from the cache of recent ones, shingling
+// and caching it when it is not there.
+func (x *exactJaccard) recentSet(i int) []uint64 {
+	if s := x.recent.get(i); s != nil {
+		return s
+	}
+	s := x.shingle(i)
+	if s == nil {
+		s = []uint64{}
+	}
+	x.recent.put(i, s)
+	return s
 }
 
 // of returns the exact Jaccard similarity of each pair key, keys sorted and distinct.
@@ -244,6 +313,15 @@ func (x *exactJaccard) compute(ctx context.Context, keys []uint64) ([]float64, e
 			return nil, err
 		}
 		if x.used.Load() > x.budget {
+			held := 0
+			for _, s := range x.sets {
+				if s != nil {
+					held++
+				}
+			}
+			// Half the budget, in about as many slots as sets of the sizes seen fit in it
+			// (blockJoin holds the other half while of runs, and of never runs with pair).
+			x.recent = newSetCache(x.budget/2, x.budget/2/max(1, x.used.Load()/int64(max(held, 1))))
 			clear(x.sets)
 			x.sets = nil
 			x.used.Store(0)

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"sync"
 	"testing"
 
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
@@ -220,6 +221,28 @@ func TestExactJaccardBlocks(t *testing.T) {
 			t.Fatalf("pair (%d, %d): block mode %v; resident %v", a, b, got[i], want[i])
 		}
 	}
+	// pair, as the clusterings ask it from several goroutines, agrees in block mode (its
+	// cache of recent sets within half the budget, and used: a second round shingles
+	// fewer documents) with the resident sets.
+	pairs := func() {
+		var wg sync.WaitGroup
+		for w := range 4 {
+			wg.Go(func() {
+				for i := w; i < len(keys); i += 4 {
+					a, b := unpair(keys[i])
+					if got := blocks.pair(int(a), int(b)); got != want[i] && !(got < blocks.floor && want[i] < blocks.floor) {
+						t.Errorf("pair(%d, %d) in block mode = %v; resident %v", a, b, got, want[i])
+					}
+				}
+			})
+		}
+		wg.Wait()
+	}
+	pairs()
+	if used := blocks.recent.used.Load(); used <= 0 || used > blocks.budget/2 {
+		t.Errorf("the cache of recent sets holds %d bytes; want some, at most %d", used, blocks.budget/2)
+	}
+	pairs()
 	// And the memo answers the second time without computing.
 	again, _ := resident.of(t.Context(), keys)
 	for i := range keys {
