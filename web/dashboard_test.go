@@ -28,6 +28,8 @@ func TestProgressSentences(t *testing.T) {
 		{templates.SweepProgress{State: string(sweeprun.Running), Elapsed: "0s"}, "loading", "Reading the labels and the documents."},
 		{templates.SweepProgress{State: string(sweeprun.Running), Elapsed: "5s"}, "Computing signatures: 10 of 20 documents.", "Computing signatures: 10 of 20 documents, 5s so far."},
 		{templates.SweepProgress{State: string(sweeprun.Running), Done: 5, Total: 20, Percent: 25, Elapsed: "30s"}, "scoring", "5 of 20 configurations scored (25%), 30s so far."},
+		// Declined configurations are done but not scored: said apart.
+		{templates.SweepProgress{State: string(sweeprun.Running), Done: 100, Total: 200, Declined: 84, Percent: 50, Elapsed: "30s"}, "scoring", "16 of 200 configurations scored and 84 declined (50%), 30s so far."},
 	} {
 		if got := progressLine(tc.p, tc.phase); got != tc.want {
 			t.Errorf("progressLine(%+v, %q) = %q; want %q", tc.p, tc.phase, got, tc.want)
