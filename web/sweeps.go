@@ -971,7 +971,7 @@ func shapeChoice(c lsh.ShapeChoice) string {
 	if c.Shape.Bands == 0 {
 		return "–"
 	}
-	return fmt.Sprintf("%d bands × %d rows (steepest near %.2f)", c.Shape.Bands, c.Shape.Rows, c.Threshold)
+	return fmt.Sprintf("%s (steepest near %.2f)", templates.ShapeWords(c.Shape.Bands, c.Shape.Rows), c.Threshold)
 }
 
 func docCount(n int64) string {
@@ -1134,22 +1134,13 @@ func declinedView(ds []sweep.Declined) (string, []string) {
 	var lines []string
 	for _, d := range ds {
 		configs += d.Configs
-		lines = append(lines, fmt.Sprintf("%s, %s: %s", reprWords(d.Spec), shapeWords(d.Shape), words.Count(d.Configs, "configuration", "configurations")))
+		lines = append(lines, fmt.Sprintf("%s, %s: %s", reprWords(d.Spec), templates.ShapeWords(d.Shape.Bands, d.Shape.Rows), words.Count(d.Configs, "configuration", "configurations")))
 	}
 	d := ds[0]
 	which := "the shape below"
 	if len(ds) > 1 {
 		which = "the " + words.Thousands(len(ds)) + " shapes below"
 	}
-	line := fmt.Sprintf("Not scored: %s, of %s. Each proposes more than %s candidate pairs, %s of all pairs: "+
-		"a sweep does not score a shape that makes more than one pair in a thousand a candidate (%s pairs are always allowed). "+
-		"At 1M documents such a shape would compare each document with a thousand others or more: no engine runs it at scale.",
-		words.Count(configs, "configuration", "configurations"), which,
-		words.Thousands(d.Limit), sweep.ShareText(d.Share), words.Thousands(sweep.MinCandidateLimit))
+	line := fmt.Sprintf("Not scored: %s, of %s. Each %s: %s.", words.Count(configs, "configuration", "configurations"), which, d.Reason(), sweep.DeclineRule())
 	return line, lines
-}
-
-// shapeWords writes a shape for people: "37 bands × 3 rows", "1 band × 128 rows".
-func shapeWords(sh lsh.Shape) string {
-	return words.Count(sh.Bands, "band", "bands") + " × " + words.Count(sh.Rows, "row", "rows")
 }

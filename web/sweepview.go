@@ -62,7 +62,7 @@ func reprWords(s lsh.Spec) string {
 
 // configWords names a configuration in plain words, the hover text of its point.
 func configWords(c sweep.Config) string {
-	return fmt.Sprintf("%s, %d bands × %d rows, threshold %.2f, %s, %s", reprWords(c.Spec), c.Shape.Bands, c.Shape.Rows,
+	return fmt.Sprintf("%s, %s, threshold %.2f, %s, %s", reprWords(c.Spec), templates.ShapeWords(c.Shape.Bands, c.Shape.Rows),
 		c.Threshold, verificationWords(c.Verification), policyWords(c.Policy))
 }
 
@@ -230,7 +230,7 @@ func scurveFigure(sel sweep.Result, outs []sweep.Outcome, threshold float64) (*c
 	sc := chart.SCurves{Title: fmt.Sprintf("S-curve of %d × %d, measured on labeled pairs", sel.Config.Shape.Bands, sel.Config.Shape.Rows),
 		Curves: []chart.ShapeCurve{curve}, Threshold: threshold}
 	if opt := sel.Optimal.Shape; opt.Bands > 0 && opt != sel.Config.Shape {
-		sc.Curves = append(sc.Curves, chart.ShapeCurve{Shape: opt, Label: fmt.Sprintf("%d bands × %d rows (datasketch optimum)", opt.Bands, opt.Rows)})
+		sc.Curves = append(sc.Curves, chart.ShapeCurve{Shape: opt, Label: templates.ShapeWords(opt.Bands, opt.Rows) + " (datasketch optimum)"})
 	}
 	return sc.Figure()
 }

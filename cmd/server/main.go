@@ -111,7 +111,6 @@ func deprecated(stderr io.Writer, old, now string) {
 	fmt.Fprintf(stderr, "note: \"server %s\" is now \"server %s\"; the old name still works for now\n", old, now)
 }
 
-// newFlagSet returns a flag set whose -h prints the usage line, the example and the flags.
 // parseFlags parses a command's flags and refuses what is left after them: no command
 // takes arguments, and a word typed there (a value without its flag, or every flag after
 // a stray word, which the flag package stops at) would otherwise be ignored in silence.
@@ -126,6 +125,7 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
+// newFlagSet returns a flag set whose -h prints the usage line, the example and the flags.
 func newFlagSet(name, synopsis, example string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -263,8 +263,8 @@ func printSweep(w io.Writer, a *sweeprun.Analysis, top int) {
 				rateCI(h.Recall), rateCI(h.FalseRemovalRate), b.Removals)
 		}
 		for _, d := range s.Declined {
-			fmt.Fprintf(w, "declined, not scored: %s%d k%d %v (%s): it proposes more than %s candidate pairs, %s of all pairs\n",
-				d.Spec.Level, d.Spec.Size, d.Spec.Hashes, d.Shape, words.Count(d.Configs, "configuration", "configurations"), words.Thousands(d.Limit), sweep.ShareText(d.Share))
+			fmt.Fprintf(w, "declined, not scored: %s%d k%d %v (%s): it %s\n",
+				d.Spec.Level, d.Spec.Size, d.Spec.Hashes, d.Shape, words.Count(d.Configs, "configuration", "configurations"), d.Reason())
 		}
 	}
 	// The configurations that meet the target (upper end of the false-removal interval),

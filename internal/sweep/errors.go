@@ -2,9 +2,9 @@ package sweep
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/percent"
 	"github.com/dedupstudio/dedupstudio/internal/words"
 )
 
@@ -48,17 +48,18 @@ type DeclinedError struct {
 }
 
 func (e *DeclinedError) Error() string {
-	pairs := float64(e.Docs) * float64(e.Docs-1) / 2
-	return fmt.Sprintf("%d bands × %d rows proposes more than %s candidate pairs among %s (%s of all pairs): a sweep does not score a shape that makes more than one pair in a thousand candidates (at least %s), which no engine could run at scale; choose one with more rows",
-		e.Shape.Bands, e.Shape.Rows, words.Thousands(e.Limit), words.Count(e.Docs, "document", "documents"), ShareText(float64(e.Limit)/pairs), words.Thousands(MinCandidateLimit))
+	return fmt.Sprintf("%d bands × %d rows proposes more than %s candidate pairs among %s (%s of all pairs): %s; choose one with more rows",
+		e.Shape.Bands, e.Shape.Rows, words.Thousands(e.Limit), words.Count(e.Docs, "document", "documents"), percent.Short(e.share()), DeclineRule())
 }
 
 func (e *DeclinedError) Unwrap() error { return lsh.ErrTooManyPairs }
 
-// ShareText writes a share of all pairs for people: 11%, 0.1%, 0.0042%.
-func ShareText(s float64) string {
-	if s >= 0.1 {
-		return fmt.Sprintf("%.0f%%", 100*s)
-	}
-	return strconv.FormatFloat(100*s, 'g', 2, 64) + "%"
+// share is the limit's share of all pairs of the documents.
+func (e *DeclinedError) share() float64 { return float64(e.Limit) / allPairs(e.Docs) }
+
+// DeclineRule says which shapes a sweep declines and why, for the pages and the command
+// line that report them.
+func DeclineRule() string {
+	return "a sweep does not score a shape that makes more than one pair in a thousand a candidate (" + words.Thousands(MinCandidateLimit) +
+		" pairs are always allowed): at 1M documents it would compare each document with a thousand others or more, which no engine runs at scale"
 }

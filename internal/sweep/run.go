@@ -13,6 +13,8 @@ import (
 	"github.com/dedupstudio/dedupstudio/internal/labels"
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
 	"github.com/dedupstudio/dedupstudio/internal/par"
+	"github.com/dedupstudio/dedupstudio/internal/percent"
+	"github.com/dedupstudio/dedupstudio/internal/words"
 )
 
 // Documents is the dataset a sweep runs over.
@@ -145,6 +147,15 @@ type Declined struct {
 	Configs int
 }
 
+// Reason says why d was declined: "proposes more than 250,000 candidate pairs, 11% of
+// all pairs".
+func (d Declined) Reason() string {
+	return "proposes more than " + words.Thousands(d.Limit) + " candidate pairs, " + percent.Short(d.Share) + " of all pairs"
+}
+
+// allPairs is the number of pairs of n documents.
+func allPairs(n int) float64 { return float64(n) * float64(n-1) / 2 }
+
 // candidateLimit is the most pairs a shape may propose among n documents (0: any).
 func (o Options) candidateLimit(n int) int {
 	if o.CandidateShare < 0 {
@@ -154,7 +165,7 @@ func (o Options) candidateLimit(n int) int {
 	if share == 0 {
 		share = DefaultCandidateShare
 	}
-	return max(MinCandidateLimit, int(share*float64(n)*float64(n-1)/2))
+	return max(MinCandidateLimit, int(share*allPairs(n)))
 }
 
 // Scores are the figures of one way of removing duplicates (a configuration, or the
@@ -296,11 +307,10 @@ func Run(ctx context.Context, in Input, g Grid, opt Options) (*Report, error) {
 		}
 		for _, ps := range grp.shapes {
 			cs, err := e.candidates(ctx, sigs, ps.shape, needExact)
-			if errors.Is(err, lsh.ErrTooManyPairs) {
-				limit := opt.candidateLimit(e.n)
+			if de := (*DeclinedError)(nil); errors.As(err, &de) {
 				per := len(ths) * len(g.Verifications) * len(g.Policies)
 				for _, s := range ps.specs {
-					d := Declined{Spec: s, Shape: ps.shape, Limit: limit, Share: float64(limit) / (float64(e.n) * float64(e.n-1) / 2), Configs: per}
+					d := Declined{Spec: s, Shape: ps.shape, Limit: de.Limit, Share: de.share(), Configs: per}
 					rep.Declined = append(rep.Declined, d)
 					if opt.OnDeclined != nil {
 						opt.OnDeclined(d)

@@ -2,11 +2,11 @@ package sweeprun
 
 import (
 	"context"
-	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"slices"
 	"sync"
 	"sync/atomic"
 
+	"github.com/dedupstudio/dedupstudio/internal/cluster"
 	"github.com/dedupstudio/dedupstudio/internal/sweep"
 )
 

@@ -47,3 +47,9 @@ func liveText(f RunForm) string {
 
 // Num writes a whole number for people, with thousands separators: 14,780.
 func Num[T ~int | ~int64 | ~int32](n T) string { return words.Thousands(int(n)) }
+
+// ShapeWords writes an LSH shape for people, the nouns agreeing with the numbers:
+// "37 bands × 3 rows", "128 bands × 1 row".
+func ShapeWords(bands, rows int) string {
+	return Plural(bands, "band", "bands") + " × " + Plural(rows, "row", "rows")
+}
