@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/dedupstudio/dedupstudio/internal/demo"
@@ -41,46 +40,31 @@ func gencorpusCmd(args []string, stdout, stderr io.Writer) error {
 	for i, d := range docs {
 		sample[i] = gencorpus.Doc{Text: d.Text, Source: d.Source, Lang: d.Lang}
 	}
-	err = writeOut(*out, func(w io.Writer) error {
-		return writeOut(*truth, func(tw io.Writer) error {
-			var dst io.Writer = w
-			var zw *gzip.Writer
-			if strings.HasSuffix(*out, ".gz") {
-				zw, _ = gzip.NewWriterLevel(w, gzip.BestSpeed)
-				dst = zw
-			}
-			sum, err := gencorpus.Write(dst, tw, sample, gencorpus.Options{N: *n, Seed: *seed, MaxBytes: *maxBytes})
-			if err != nil {
-				return err
-			}
-			if zw != nil {
-				if err := zw.Close(); err != nil {
-					return err
-				}
-			}
-			fmt.Fprintf(stdout, "%d documents (%d fresh, %d planted near-duplicates, %d exact copies), %.1f MB of JSONL\n",
-				sum.Docs, sum.Fresh, sum.Near, sum.Exact, float64(sum.Bytes)/1e6)
-			return nil
-		})
-	})
-	return err
-}
-
-// writeOut writes name whole or not at all.
-func writeOut(name string, fill func(io.Writer) error) error {
-	tmp := name + ".tmp"
-	f, err := os.Create(tmp)
+	// Both files are written whole or not at all, and named together.
+	files, err := createWhole(*out, *truth)
 	if err != nil {
 		return err
 	}
-	if err := fill(f); err != nil {
-		f.Close()
-		os.Remove(tmp)
+	defer files.abort()
+	var dst io.Writer = files.files[0]
+	var zw *gzip.Writer
+	if strings.HasSuffix(*out, ".gz") {
+		zw, _ = gzip.NewWriterLevel(dst, gzip.BestSpeed)
+		dst = zw
+	}
+	sum, err := gencorpus.Write(dst, files.files[1], sample, gencorpus.Options{N: *n, Seed: *seed, MaxBytes: *maxBytes})
+	if err != nil {
 		return err
 	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
+	if zw != nil {
+		if err := zw.Close(); err != nil {
+			return err
+		}
+	}
+	if err := files.commit(); err != nil {
 		return err
 	}
-	return os.Rename(tmp, name)
+	fmt.Fprintf(stdout, "%d documents (%d fresh, %d planted near-duplicates, %d exact copies), %.1f MB of JSONL\n",
+		sum.Docs, sum.Fresh, sum.Near, sum.Exact, float64(sum.Bytes)/1e6)
+	return nil
 }

@@ -108,36 +108,48 @@ func signatures(args []string, stdout, stderr io.Writer) (err error) {
 
 // createOutputs opens where the signatures go: out, or stdout for "" and "-"; with the
 // binary format also OUT.ids for the ids, which needs a named file. Named files are
-// written under a temporary name beside them and take their names only at commit: a run
-// a bad record or a failure stops leaves no file that looks whole.
+// written whole (createWhole): a run a bad record or a failure stops leaves no file that
+// looks whole.
 func createOutputs(out string, format sigio.Format, stdout io.Writer) (io.Writer, *outputs, error) {
-	o := &outputs{}
 	if out == "" || out == "-" {
 		if format == sigio.Binary {
-			return nil, o, fmt.Errorf("-format binary needs -out FILE (the ids go to FILE.ids)")
+			return nil, &outputs{}, fmt.Errorf("-format binary needs -out FILE (the ids go to FILE.ids)")
 		}
-		return stdout, o, nil
+		return stdout, &outputs{}, nil
 	}
 	names := []string{out}
 	if format == sigio.Binary {
 		names = append(names, out+".ids")
 	}
-	for _, name := range names {
-		f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*.partial")
-		if err != nil {
-			o.abort()
-			return nil, o, err
-		}
-		o.files, o.names = append(o.files, f), append(o.names, name)
-		if err := f.Chmod(0o644); err != nil { // as os.Create would leave it under a usual umask
-			o.abort()
-			return nil, o, err
-		}
+	o, err := createWhole(names...)
+	if err != nil {
+		return nil, o, err
 	}
 	return o.files[0], o, nil
 }
 
-// outputs are the files a signatures run writes, under temporary names until commit.
+// createWhole opens files to be written whole or not at all: each under a temporary
+// name beside its own until commit gives them all their names; abort (deferred) removes
+// what was not committed. The one way the commands write a file a failure must not leave
+// half written (manifest export writes inside an os.Root with writeWhole).
+func createWhole(names ...string) (*outputs, error) {
+	o := &outputs{}
+	for _, name := range names {
+		f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*.partial")
+		if err != nil {
+			o.abort()
+			return o, err
+		}
+		o.files, o.names = append(o.files, f), append(o.names, name)
+		if err := f.Chmod(0o644); err != nil { // as os.Create would leave it under a usual umask
+			o.abort()
+			return o, err
+		}
+	}
+	return o, nil
+}
+
+// outputs are files written whole (createWhole), under temporary names until commit.
 type outputs struct {
 	files     []*os.File
 	names     []string

@@ -10,7 +10,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -336,17 +335,12 @@ func rateCI(iv sweep.Interval) string {
 // so a failure never leaves half a file under the real name.
 func writeResultsCSV(path string, a *sweeprun.Analysis) (err error) {
 	rs, front := a.Results, a.Front
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	files, err := createWhole(path)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	cw := csv.NewWriter(tmp)
+	defer files.abort()
+	cw := csv.NewWriter(files.files[0])
 	num := func(v float64) string {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return ""
@@ -389,8 +383,5 @@ func writeResultsCSV(path string, a *sweeprun.Analysis) (err error) {
 	if err := cw.Error(); err != nil {
 		return err
 	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return files.commit()
 }
