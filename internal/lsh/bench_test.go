@@ -1,6 +1,7 @@
 package lsh
 
 import (
+	"strings"
 	"sync"
 	"testing"
 )
@@ -214,5 +215,24 @@ func BenchmarkExactJaccard(b *testing.B) {
 	b.SetBytes(bytes)
 	for b.Loop() {
 		ExactJaccard(sets[0], sets[1])
+	}
+}
+
+// BenchmarkShingleSet measures what exact Jaccard pays per document and representation:
+// the sorted distinct shingle hashes (Hasher.ShingleSet) of the sample's real documents,
+// cut to 2,000 bytes as a sweep's large benchmarks cut them, on one core.
+func BenchmarkShingleSet(b *testing.B) {
+	texts, n := benchCorpus(b)
+	for _, spec := range []string{"size=1", "size=5", "level=char size=3", "level=char size=7"} {
+		b.Run(strings.NewReplacer("level=", "", "size=", "", " ", "").Replace(spec), func(b *testing.B) {
+			h, _ := NewHasher(mustSpec(b, spec))
+			b.SetBytes(n)
+			for b.Loop() {
+				for _, t := range texts {
+					h.ShingleSet(t)
+				}
+			}
+			reportDocs(b, len(texts))
+		})
 	}
 }

@@ -131,6 +131,14 @@ func checkFastPath(t *testing.T, h *Hasher, text string) {
 	if got, want := h.Signature(text, nil), h.SignatureOfShingles(ref, nil); !slices.Equal(got, want) {
 		t.Fatalf("[%v] Signature(%q) differs from the signature of its reference shingles", s, text)
 	}
+	var set []uint64
+	for _, sh := range ref {
+		set = append(set, h.baseHash([]byte(sh)))
+	}
+	slices.Sort(set)
+	if got, want := h.ShingleSet(text), slices.Compact(set); !slices.Equal(got, want) {
+		t.Fatalf("[%v] ShingleSet(%q) = %x\nwant the sorted distinct hashes of its reference shingles %x", s, text, got, want)
+	}
 	h.Signature(text, nil)
 	if got, want := string(h.Normalized()), referenceNormalize(s.Norm, text); got != want {
 		t.Fatalf("[%v] after Signature(%q), Normalized() =\n%q\nwant\n%q", s, text, got, want)

@@ -227,4 +227,3 @@ func (s Spec) Signatures(texts []string) ([]Signature, error) {
 	return out, nil
 }
 
-func sortUint64s(s []uint64) { slices.Sort(s) }
