@@ -10,6 +10,7 @@ import (
 	"sort"
 
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
+	"github.com/dedupstudio/dedupstudio/internal/par"
 )
 
 // Options tune Build; the zero value is usable.
@@ -159,9 +160,18 @@ func Build(ctx context.Context, sigs []lsh.Signature, sets *Sets, scheme Scheme,
 			break
 		}
 	}
-	for _, c := range cands {
+	// Each class pair once, so nothing is remembered (Sets.CountsOnce); on every core.
+	inters := make([]int32, len(cands))
+	if err := par.Chunks(ctx, len(cands), 4096, func(lo, hi int) {
+		for i, c := range cands[lo:hi] {
+			inters[lo+i] = int32(intersect(sets.sets[c>>32], sets.sets[uint32(c)]))
+		}
+	}); err != nil {
+		return nil, err
+	}
+	for i, c := range cands {
 		x, y := int32(c>>32), int32(uint32(c))
-		inter := sets.classInter(x, y)
+		inter := int(inters[i])
 		union := len(sets.Set(int(x))) + len(sets.Set(int(y))) - inter
 		b := scheme.Bin(inter, union)
 		if b == 0 {

@@ -173,6 +173,19 @@ func (s *Sets) Counts(a, b int) (inter, union int) {
 	return inter, len(s.sets[x]) + len(s.sets[y]) - inter
 }
 
+// CountsOnce returns what Counts does without remembering it, for callers that keep
+// their own memo or ask for a pair once: the remembered pairs are a locked map that
+// costs more to search, once large, than two sets of word shingles to intersect.
+func (s *Sets) CountsOnce(a, b int) (inter, union int) {
+	x, y := s.class[a], s.class[b]
+	if x == y {
+		inter = len(s.sets[x])
+	} else {
+		inter = intersect(s.sets[x], s.sets[y])
+	}
+	return inter, len(s.sets[x]) + len(s.sets[y]) - inter
+}
+
 // Jaccard returns the exact Jaccard similarity of documents a and b (two empty sets: 1).
 func (s *Sets) Jaccard(a, b int) float64 {
 	inter, union := s.Counts(a, b)

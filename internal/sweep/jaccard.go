@@ -261,12 +261,12 @@ func (x *exactJaccard) remember(keys []uint64, sims []float64) {
 		}
 		keys, sims = k, s
 	}
-	x.memo, x.memoSim = mergeMemo(x.memo, x.memoSim, keys, sims)
+	x.memo, x.memoSim = mergeSorted(x.memo, x.memoSim, keys, sims)
 }
 
-// mergeMemo merges the sorted (bk, bv) into the sorted (ak, av), in place from the back
-// (the arrays grow once; no second copy of the memo).
-func mergeMemo(ak []uint64, av []float64, bk []uint64, bv []float64) ([]uint64, []float64) {
+// mergeSorted merges the sorted (bk, bv) into the sorted (ak, av), in place from the
+// back (the arrays grow once; no second copy of the memo).
+func mergeSorted[V any](ak []uint64, av []V, bk []uint64, bv []V) ([]uint64, []V) {
 	i, j := len(ak)-1, len(bk)-1
 	n := len(ak) + len(bk)
 	ak, av = slices.Grow(ak, len(bk))[:n], slices.Grow(av, len(bv))[:n]

@@ -28,16 +28,21 @@ func (e *engine) modelBins(ctx context.Context, cs *shapeCands) ([]uint8, error)
 	if cs.bins != nil {
 		return cs.bins, nil
 	}
-	out := make([]uint8, len(cs.keys))
-	err := par.Chunks(ctx, len(cs.keys), 1024, func(lo, hi int) {
+	out, missing, at := e.bin.known(cs.keys)
+	bins := make([]uint8, len(missing))
+	err := par.Chunks(ctx, len(missing), 1024, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			a, b := unpair(cs.keys[i])
-			out[i] = uint8(e.bin.of(int(a), int(b)))
+			a, b := unpair(missing[i])
+			bins[i] = uint8(e.bin.ofOnce(int(a), int(b)))
 		}
 	})
 	if err != nil {
 		return nil, err
 	}
+	for n, i := range at {
+		out[i] = bins[n]
+	}
+	e.bin.remember(missing, bins)
 	cs.bins = out
 	return out, nil
 }
