@@ -226,4 +226,3 @@ func (s Spec) Signatures(texts []string) ([]Signature, error) {
 	wg.Wait()
 	return out, nil
 }
-
