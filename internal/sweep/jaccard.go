@@ -16,8 +16,9 @@ import (
 // Memory defaults of the exact-Jaccard engine.
 const (
 	// DefaultSetBudget bounds the bytes of shingle sets held at once (8 bytes per
-	// distinct shingle).
-	DefaultSetBudget = 256 << 20
+	// distinct shingle, 4 while they are numbered): character 3-shingles of 100,000
+	// documents of 2,000 bytes, numbered, take about 380 MB.
+	DefaultSetBudget = 512 << 20
 	// DefaultMemoPairs bounds the exact similarities remembered per representation
 	// across shapes (16 bytes each).
 	DefaultMemoPairs = 16 << 20
@@ -42,16 +43,26 @@ func unpair(k uint64) (a, b int32) { return int32(k >> 32), int32(uint32(k)) }
 // compares. Similarities already computed for the representation are remembered (up to
 // memoCap pairs), so shapes that propose the same pairs pay once.
 type exactJaccard struct {
-	key     lsh.Spec
-	text    func(int) string
-	budget  int64
-	sets    [][]uint64
-	used    atomic.Int64
-	block   bool
-	hashers chan *lsh.Hasher
-	memo    []uint64 // sorted pair keys
-	memoSim []float64
-	memoCap int
+	key    lsh.Spec
+	text   func(int) string
+	budget int64
+	sets   [][]uint64
+	// ids numbers the representation's distinct shingles when the sets of hashes pass
+	// the budget and numbered they would fit (number), and while the distinct shingles
+	// are few (at most maxShingleIDs: character 3-shingles of 100,000 documents have
+	// about 350,000); sets32 then holds the resident sets as sorted ids, half the bytes
+	// of the hashes: the same intersections (the numbering is one to one), and twice
+	// the documents within the budget. nil otherwise, and once the numbered sets pass
+	// the budget too (block mode).
+	ids         *shingleIDs
+	sets32      [][]uint32
+	numberTried bool
+	used        atomic.Int64
+	block       bool
+	hashers     chan *lsh.Hasher
+	memo        []uint64 // sorted pair keys
+	memoSim     []float64
+	memoCap     int
 	// floor is the least similarity anyone will compare: pairs below it get some value
 	// below it (computed no further than needed to know); 0 computes every value.
 	floor float64
@@ -181,6 +192,11 @@ func (x *exactJaccard) shingle(i int) []uint64 {
 // and complete-link's tests), never below the least of them. It is safe for concurrent
 // use with itself (not with of).
 func (x *exactJaccard) pair(a, b int) float64 {
+	if x.sets32 != nil {
+		sa, na := x.set32(a)
+		sb, nb := x.set32(b)
+		return jaccardAtLeast(sa, sb, na, nb, x.floor)
+	}
 	var sa, sb []uint64
 	if !x.block && x.sets != nil {
 		sa, sb = x.sets[a], x.sets[b]
@@ -191,7 +207,19 @@ func (x *exactJaccard) pair(a, b int) float64 {
 	if sb == nil {
 		sb = x.recentSet(b)
 	}
-	return jaccardAtLeast(sa, sb, x.floor)
+	return jaccardAtLeast(sa, sb, len(sa), len(sb), x.floor)
+}
+
+// set32 returns document i's resident set of ids and its size; for a document without
+// one (no candidate pair named it), the ids of those of its shingles that have one and
+// the number of its distinct shingles: a shingle without an id is in no resident set, so
+// the intersection with a resident set is the same.
+func (x *exactJaccard) set32(i int) ([]uint32, int) {
+	if s := x.sets32[i]; s != nil {
+		return s, len(s)
+	}
+	s := x.shingle(i)
+	return x.ids.known(s), len(s)
 }
 
 // recentSet returns document i's shingle set from the cache of recent ones, shingling
@@ -289,21 +317,32 @@ func (x *exactJaccard) compute(ctx context.Context, keys []uint64) ([]float64, e
 		for _, k := range keys {
 			a, b := unpair(k)
 			for _, d := range [2]int32{a, b} {
-				if x.sets[d] == nil && !seen[d] {
+				if x.sets[d] == nil && (x.sets32 == nil || x.sets32[d] == nil) && !seen[d] {
 					seen[d] = true
 					need = append(need, int(d))
 				}
 			}
 		}
 		slices.Sort(need)
+		var full atomic.Bool // the numbering passed its bound
 		err := par.Chunks(ctx, len(need), 8, func(lo, hi int) {
 			for _, d := range need[lo:hi] {
-				if x.used.Load() > x.budget {
+				if x.used.Load() > x.budget || full.Load() {
 					return
 				}
 				s := x.shingle(d)
 				if s == nil {
 					s = []uint64{}
+				}
+				if x.sets32 != nil {
+					s32, ok := x.ids.number(s)
+					if !ok {
+						full.Store(true)
+						return
+					}
+					x.sets32[d] = s32
+					x.used.Add(4*int64(cap(s32)) + 24)
+					continue
 				}
 				x.sets[d] = s
 				x.used.Add(8*int64(cap(s)) + 24)
@@ -312,13 +351,29 @@ func (x *exactJaccard) compute(ctx context.Context, keys []uint64) ([]float64, e
 		if err != nil {
 			return nil, err
 		}
+		if full.Load() {
+			// Too many distinct shingles to number: block mode.
+			x.used.Store(x.budget + 1)
+		}
 		if x.used.Load() > x.budget {
 			held := 0
-			for _, s := range x.sets {
-				if s != nil {
+			for i, s := range x.sets {
+				if s != nil || x.sets32 != nil && x.sets32[i] != nil {
 					held++
 				}
 			}
+			if !x.numberTried && x.used.Load()/2*int64(len(x.sets)) <= x.budget*int64(max(held, 1)) {
+				// Numbered, the sets of every document would fit: number those held and go on.
+				if err := x.number(ctx); err != nil {
+					return nil, err
+				}
+				return x.compute(ctx, keys)
+			}
+			if x.sets32 != nil {
+				// The ids took half the bytes of the hashes block mode holds.
+				x.used.Store(2 * x.used.Load())
+			}
+			x.ids, x.sets32 = nil, nil
 			// Half the budget, in about as many slots as sets of the sizes seen fit in it
 			// (blockJoin holds the other half while of runs, and of never runs with pair).
 			x.recent = newSetCache(x.budget/2, x.budget/2/max(1, x.used.Load()/int64(max(held, 1))))
@@ -331,13 +386,59 @@ func (x *exactJaccard) compute(ctx context.Context, keys []uint64) ([]float64, e
 			err := par.Chunks(ctx, len(keys), 256, func(lo, hi int) {
 				for i := lo; i < hi; i++ {
 					a, b := unpair(keys[i])
-					out[i] = jaccardAtLeast(x.sets[a], x.sets[b], x.floor)
+					if x.sets32 != nil {
+						sa, sb := x.sets32[a], x.sets32[b]
+						out[i] = jaccardAtLeast(sa, sb, len(sa), len(sb), x.floor)
+						continue
+					}
+					sa, sb := x.sets[a], x.sets[b]
+					out[i] = jaccardAtLeast(sa, sb, len(sa), len(sb), x.floor)
 				}
 			})
 			return out, err
 		}
 	}
 	return x.blockJoin(ctx, keys)
+}
+
+// number replaces the resident sets of hashes by sets of ids (see exactJaccard.ids);
+// past maxShingleIDs it leaves them as they were. Numbering is tried once per
+// representation, when the sets of hashes pass the budget.
+func (x *exactJaccard) number(ctx context.Context) error {
+	var held []int
+	for i, s := range x.sets {
+		if s != nil {
+			held = append(held, i)
+		}
+	}
+	ids := newShingleIDs(maxShingleIDs)
+	sets32 := make([][]uint32, len(x.sets))
+	var full atomic.Bool
+	var used atomic.Int64
+	if err := par.Chunks(ctx, len(held), 64, func(lo, hi int) {
+		for _, d := range held[lo:hi] {
+			if full.Load() {
+				return
+			}
+			s32, ok := ids.number(x.sets[d])
+			if !ok {
+				full.Store(true)
+				return
+			}
+			sets32[d] = s32
+			used.Add(4*int64(cap(s32)) + 24)
+		}
+	}); err != nil {
+		return err
+	}
+	x.numberTried = true
+	if full.Load() {
+		return nil
+	}
+	x.ids, x.sets32 = ids, sets32
+	clear(x.sets)
+	x.used.Store(used.Load())
+	return nil
 }
 
 // blockJoin computes keys (sorted by (A, B)) in blocks: the sets of a run of first
@@ -413,7 +514,7 @@ func (x *exactJaccard) blockJoin(ctx context.Context, keys []uint64) ([]float64,
 				}
 				for _, i := range group {
 					a, _ := unpair(keys[i])
-					out[i] = jaccardAtLeast(block[a], sb, x.floor)
+					out[i] = jaccardAtLeast(block[a], sb, len(block[a]), len(sb), x.floor)
 				}
 			}
 		}); err != nil {
@@ -430,18 +531,19 @@ func (x *exactJaccard) blockJoin(ctx context.Context, keys []uint64) ([]float64,
 // floor: once the overlap found plus the most the rest could add cannot reach the
 // overlap floor needs, the rest is not read. The merge is branch-free (the next element
 // is chosen with comparisons turned into increments), which on mixed sets is about
-// three times faster than a branching merge.
-func jaccardAtLeast(a, b []uint64, floor float64) float64 {
-	if len(a) == 0 && len(b) == 0 {
+// three times faster than a branching merge. na and nb are the sets' sizes: len(a) and
+// len(b), except for a set that lists only the shingles that can be shared (set32).
+func jaccardAtLeast[T uint32 | uint64](a, b []T, na, nb int, floor float64) float64 {
+	if na == 0 && nb == 0 {
 		return 1
 	}
-	total := len(a) + len(b)
+	total := na + nb
 	// J >= f  <=>  I >= f/(1+f) * (|A|+|B|).
 	need := 0
 	if floor > 0 {
 		need = int(math.Ceil(floor / (1 + floor) * float64(total) * (1 - 1e-12)))
-		if min(len(a), len(b)) < need {
-			bound := float64(min(len(a), len(b))) / float64(max(len(a), len(b)))
+		if min(na, nb) < need {
+			bound := float64(min(na, nb)) / float64(max(na, nb))
 			return min(bound, math.Nextafter(floor, 0))
 		}
 	}
@@ -470,4 +572,70 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// maxShingleIDs bounds the distinct shingles shingleIDs numbers (about 20 bytes each in
+// its maps).
+const maxShingleIDs = 1 << 22
+
+// shingleIDs numbers distinct shingle hashes 0, 1, 2, ... in the order met, up to a
+// bound. Safe for concurrent use.
+type shingleIDs struct {
+	shards [64]struct {
+		sync.Mutex
+		m map[uint64]uint32
+		_ [40]byte // a shard per cache line
+	}
+	next  atomic.Int64
+	bound int64
+}
+
+func newShingleIDs(bound int64) *shingleIDs {
+	ids := &shingleIDs{bound: bound}
+	for i := range ids.shards {
+		ids.shards[i].m = map[uint64]uint32{}
+	}
+	return ids
+}
+
+func (ids *shingleIDs) shard(h uint64) int { return int((h * 0x9e3779b97f4a7c15) >> 58) }
+
+// number returns the ids of set's hashes, sorted, numbering those not met before; false
+// when that would pass the bound.
+func (ids *shingleIDs) number(set []uint64) ([]uint32, bool) {
+	out := make([]uint32, len(set))
+	for i, h := range set {
+		sh := &ids.shards[ids.shard(h)]
+		sh.Lock()
+		id, ok := sh.m[h]
+		if !ok {
+			n := ids.next.Add(1) - 1
+			if n >= ids.bound {
+				sh.Unlock()
+				return nil, false
+			}
+			id = uint32(n)
+			sh.m[h] = id
+		}
+		sh.Unlock()
+		out[i] = id
+	}
+	slices.Sort(out)
+	return out, true
+}
+
+// known returns the ids of those of set's hashes that have one, sorted.
+func (ids *shingleIDs) known(set []uint64) []uint32 {
+	var out []uint32
+	for _, h := range set {
+		sh := &ids.shards[ids.shard(h)]
+		sh.Lock()
+		id, ok := sh.m[h]
+		sh.Unlock()
+		if ok {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

@@ -402,6 +402,11 @@ func BenchmarkSweep100k(b *testing.B) {
 		Pairs:      pairs,
 		Categories: labels.DefaultCategories,
 	}
+	// DEDUP_SWEEP_SET_MB sets Options.SetBudget, in MB.
+	var setBudget int64
+	if v, err := strconv.Atoi(os.Getenv("DEDUP_SWEEP_SET_MB")); err == nil && v > 0 {
+		setBudget = int64(v) << 20
+	}
 	runtime.GC()
 	base := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
 	metrics.Read(base)
@@ -412,13 +417,15 @@ func BenchmarkSweep100k(b *testing.B) {
 		stop := heapPeak()
 		t0 := time.Now()
 		last := 0
-		rep, err = Run(context.Background(), in, g, Options{Progress: func(done, total int) {
+		opt := Options{SetBudget: setBudget}
+		opt.Progress = func(done, total int) {
 			if done*10/total != last*10/total {
 				b.Logf("%d of %d configurations after %v (%.0f cpu-s, heap %.0f MB)", done, total, time.Since(t0).Round(time.Second),
 					(cpuTime(b) - start).Seconds(), heapNow()/(1<<20))
 			}
 			last = done
-		}})
+		}
+		rep, err = Run(context.Background(), in, g, opt)
 		if err != nil {
 			b.Fatal(err)
 		}

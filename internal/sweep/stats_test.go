@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/dedupstudio/dedupstudio/internal/lsh"
@@ -151,17 +152,52 @@ func TestJaccardAtLeast(t *testing.T) {
 		b := set(rng.IntN(300), 600)
 		floor := []float64{0, 0.1, 0.3, 0.5, 0.8, 1}[i%6]
 		want := lsh.ExactJaccard(a, b)
-		got := jaccardAtLeast(a, b, floor)
+		got := jaccardAtLeast(a, b, len(a), len(b), floor)
 		if want >= floor && got != want {
 			t.Fatalf("jaccardAtLeast(|%d|, |%d|, %v) = %v; want exactly %v", len(a), len(b), floor, got, want)
 		}
 		if want < floor && !(got < floor && got >= want) {
 			t.Fatalf("jaccardAtLeast(|%d|, |%d|, %v) = %v; want a bound in [%v, %v)", len(a), len(b), floor, got, want, floor)
 		}
+		// The same through numbered shingles (exactJaccard.sets32): a's numbered, b a
+		// document without a resident set, of which only the shingles with a number are
+		// listed (set32): the same value, or a bound below floor.
+		ids := newShingleIDs(1 << 20)
+		a32, ok := ids.number(a)
+		if !ok {
+			t.Fatal("numbering 300 shingles passed a bound of 2^20")
+		}
+		got32 := jaccardAtLeast(a32, ids.known(b), len(a), len(b), floor)
+		if want >= floor && got32 != want || want < floor && !(got32 < floor && got32 >= want) {
+			t.Fatalf("jaccardAtLeast over ids (|%d|, |%d|, %v) = %v; exact %v", len(a), len(b), floor, got32, want)
+		}
 	}
-	if got := jaccardAtLeast(nil, nil, 0.5); got != 1 {
+	if got := jaccardAtLeast[uint64](nil, nil, 0, 0, 0.5); got != 1 {
 		t.Errorf("jaccardAtLeast(empty, empty) = %v; want 1", got)
 	}
+}
+
+// hashedBytes is what exactJaccard counts for the sets of hashes of texts under spec.
+func hashedBytes(t *testing.T, spec lsh.Spec, texts []string) int64 {
+	h, err := lsh.NewHasher(shingleKey(spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for _, text := range texts {
+		n += 8*int64(len(h.ShingleSet(text))) + 24
+	}
+	return n
+}
+
+// firstDifferent describes where two lists of similarities first differ.
+func firstDifferent(got, want []float64) string {
+	for i := range min(len(got), len(want)) {
+		if got[i] != want[i] {
+			return fmt.Sprintf("at %d: %v, want %v", i, got[i], want[i])
+		}
+	}
+	return fmt.Sprintf("%d values, want %d", len(got), len(want))
 }
 
 func sortedCopy(xs []uint64) []uint64 {
@@ -212,8 +248,51 @@ func TestExactJaccardBlocks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resident.block || !blocks.block {
-		t.Fatalf("modes: resident.block=%v blocks.block=%v; want false, true", resident.block, blocks.block)
+	if resident.block || resident.sets32 != nil || !blocks.block {
+		t.Fatalf("modes: resident.block=%v, resident numbered %v, blocks.block=%v; want false, false, true", resident.block, resident.sets32 != nil, blocks.block)
+	}
+	// A budget the sets of hashes pass and numbered sets fit: numbered, the same values
+	// to the bit, from of and from pair (for a document with a resident set and for one
+	// without).
+	// They name most documents (numbering is tried when the sets of every document,
+	// numbered, would fit); pair then meets documents with no resident set too.
+	all := slices.Clone(keys)
+	for i := range int32(380) {
+		all = append(all, pairKey(i, i+1))
+	}
+	slices.Sort(all)
+	all = slices.Compact(all)
+	hashes, _ := newExactJaccard(shingleKey(spec), 400, text, DefaultSetBudget, DefaultMemoPairs)
+	wantAll, err := hashes.of(t.Context(), all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	numbered, _ := newExactJaccard(shingleKey(spec), 400, text, hashedBytes(t, spec, d.texts[:400])*7/10, DefaultMemoPairs)
+	if byID, err := numbered.of(t.Context(), all); err != nil || !slices.Equal(byID, wantAll) {
+		t.Fatalf("numbered sets: %v; want the resident hashes' values (err %v)", firstDifferent(byID, wantAll), err)
+	}
+	if numbered.block || numbered.sets32 == nil {
+		t.Fatalf("numbered: block mode %v, numbered %v; want false, true", numbered.block, numbered.sets32 != nil)
+	}
+	for i, k := range all {
+		if a, b := unpair(k); numbered.pair(int(a), int(b)) != wantAll[i] {
+			t.Fatalf("pair(%d, %d) over numbered sets = %v; of gave %v", a, b, numbered.pair(int(a), int(b)), wantAll[i])
+		}
+	}
+	without := 0
+	for a := 0; a < 400; a += 7 {
+		for b := 380; b < 400; b++ {
+			if numbered.sets32[a] == nil || numbered.sets32[b] == nil {
+				without++
+			}
+			got, want := numbered.pair(a, b), hashes.pair(a, b)
+			if got != want {
+				t.Fatalf("pair(%d, %d) over numbered sets = %v, over hashes %v", a, b, got, want)
+			}
+		}
+	}
+	if without == 0 {
+		t.Fatal("every pair compared had resident sets: the documents without one went untested")
 	}
 	for i := range keys {
 		if got[i] != want[i] {
@@ -415,4 +494,53 @@ func tableOptima(sims []float64, k int, w lsh.Weights, thresholds []float64) []l
 		best[j].Threshold = lsh.ThresholdApprox(best[j].Shape)
 	}
 	return best
+}
+
+// A document's resident set is made once per representation: a second batch of pairs
+// shingles only the documents the first did not name, numbered or not.
+func TestExactJaccardShinglesOnce(t *testing.T) {
+	t.Parallel()
+	d := loadDemo(t)
+	spec, err := lsh.ParseSpec("level=char size=3 k=64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, numbered := range []bool{true, false} {
+		var calls sync.Map
+		text := func(i int) string {
+			n, _ := calls.LoadOrStore(i, new(atomic.Int32))
+			n.(*atomic.Int32).Add(1)
+			return d.texts[i]
+		}
+		budget := int64(DefaultSetBudget)
+		if numbered {
+			// Less than the sets of hashes take, more than numbered sets do.
+			budget = hashedBytes(t, spec, d.texts[:300]) * 7 / 10
+		}
+		x, err := newExactJaccard(shingleKey(spec), 300, text, budget, DefaultMemoPairs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var first, second []uint64
+		for a := range int32(150) {
+			first = append(first, pairKey(a, a+1))
+			second = append(second, pairKey(a, a+150))
+		}
+		for _, keys := range [][]uint64{first, second} {
+			if _, err := x.of(t.Context(), keys); err != nil {
+				t.Fatal(err)
+			}
+		}
+		docs := 0
+		calls.Range(func(k, v any) bool {
+			docs++
+			if n := v.(*atomic.Int32).Load(); n != 1 {
+				t.Errorf("numbered %v: document %v shingled %d times", numbered, k, n)
+			}
+			return true
+		})
+		if docs != 300 || x.block || (x.sets32 != nil) != numbered {
+			t.Fatalf("numbered %v: %d documents shingled, block mode %v, numbered sets %v; want 300, false, %v", numbered, docs, x.block, x.sets32 != nil, numbered)
+		}
+	}
 }
