@@ -584,7 +584,7 @@ type shingleIDs struct {
 	shards [64]struct {
 		sync.Mutex
 		m map[uint64]uint32
-		_ [40]byte // a shard per cache line
+		_ [48]byte // a shard per cache line
 	}
 	next  atomic.Int64
 	bound int64
