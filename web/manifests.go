@@ -638,8 +638,10 @@ func (s *server) diffManifests(w http.ResponseWriter, r *http.Request) {
 		s.chooseDiff(w, r, a, b, fmt.Sprintf("Choose two different manifests to compare: a and b are both manifest %d.", a))
 		return
 	}
+	missing := a
 	ma, err := s.store.Manifest(ctx, a)
 	if err == nil {
+		missing = b
 		var mb db.Manifest
 		if mb, err = s.store.Manifest(ctx, b); err == nil {
 			s.renderDiff(w, r, ma, mb)
@@ -647,7 +649,9 @@ func (s *server) diffManifests(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if errors.Is(err, db.ErrNotFound) {
-		err = notFound("manifest")
+		// The chooser, so that the other manifest and the list are a click away.
+		s.chooseDiffStatus(w, r, http.StatusNotFound, a, b, fmt.Sprintf("There is no manifest %d: choose two manifests that exist.", missing))
+		return
 	}
 	s.fail(w, r, err)
 }
@@ -655,6 +659,11 @@ func (s *server) diffManifests(w http.ResponseWriter, r *http.Request) {
 // chooseDiff refuses a comparison it cannot make (422, msg) with the form that chooses
 // two manifests, a and b preselected when they are ids, and the way to the manifests list.
 func (s *server) chooseDiff(w http.ResponseWriter, r *http.Request, a, b int64, msg string) {
+	s.chooseDiffStatus(w, r, http.StatusUnprocessableEntity, a, b, msg)
+}
+
+// chooseDiffStatus is chooseDiff with another status: 404 for a manifest that does not exist.
+func (s *server) chooseDiffStatus(w http.ResponseWriter, r *http.Request, status int, a, b int64, msg string) {
 	list, err := s.store.Manifests(r.Context(), 0)
 	if err != nil {
 		s.fail(w, r, err)
@@ -663,7 +672,7 @@ func (s *server) chooseDiff(w http.ResponseWriter, r *http.Request, a, b int64, 
 	v := templates.DiffPage{Page: s.page(r, "Compare two manifests"), Choosing: true, Manifests: len(list)}
 	v.Notice = templates.Notice{Text: msg, Error: true}
 	v.Choices, v.ChoicesB = diffChoices(list, a, b)
-	s.render(w, r, http.StatusUnprocessableEntity, templates.DiffManifestsPage(v))
+	s.render(w, r, status, templates.DiffManifestsPage(v))
 }
 
 // diffChoices are the comparison form's options, a and b selected in its two lists.

@@ -107,6 +107,15 @@ func TestDiffIDsOneAnswer(t *testing.T) {
 		if tc.status == http.StatusUnprocessableEntity && !strings.Contains(body, "Choose two manifests to compare") {
 			t.Errorf("GET %s does not say what to choose", path)
 		}
+		// A manifest that does not exist is named, with the chooser (the other one kept).
+		if tc.status == http.StatusNotFound && (!strings.Contains(body, "There is no manifest 99999") ||
+			!strings.Contains(body, `value="`+b+`" selected`)) {
+			t.Errorf("GET %s does not name the missing manifest with the chooser, the other selected:\n%.2000s", path, body)
+		}
+	}
+	if res, body := get(t, f.h, "/manifests/diff?a="+a+"&b=88888", f.admin); res.StatusCode != http.StatusNotFound ||
+		!strings.Contains(body, "There is no manifest 88888") {
+		t.Errorf("GET /manifests/diff?a=%s&b=88888: %d, naming 88888 %v; want 404 naming it", a, res.StatusCode, strings.Contains(body, "88888"))
 	}
 }
 
