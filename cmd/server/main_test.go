@@ -207,6 +207,7 @@ func TestExitStatus(t *testing.T) {
 		want string
 	}{
 		{"-h", 0, "Flags:"},
+		{"-h", 0, `run "server help"`}, // serve's flags, and where the other commands are
 		{"serve -help", 0, "Flags:"},
 		{"shape -h", 0, "Example:"},
 		{"help", 0, ""},

@@ -72,6 +72,12 @@ func serveFlags(args []string, stderr io.Writer) (dbPath string, loadDemo bool, 
 	maxDocs := fs.Int("max-docs", ingest.DefaultMaxDocs, "most records one uploaded sample may hold, good or bad (0: no cap)")
 	maxResultRows := fs.Int("max-result-rows", engineresults.DefaultMaxRows, "most rows one uploaded results file may hold, good or bad (0: no cap)")
 	corpusRoot := fs.String("corpus-root", "", "folder of the corpus files whole-corpus runs started from the UI may read (default: FILE-corpora next to -db);\nthe server reads nothing outside it, and writes those runs' output to FILE-dedup")
+	// "server -h" lands here (serve is the default command): say where the others are.
+	usage := fs.Usage
+	fs.Usage = func() {
+		usage()
+		fmt.Fprintln(stderr, "\nThe other commands (signatures, sweep, import, handoff, audit verify, ...): run \"server help\".")
+	}
 	if err := parseFlags(fs, args); err != nil {
 		return "", false, serveConfig{}, err
 	}
