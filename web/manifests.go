@@ -675,11 +675,18 @@ func (s *server) chooseDiffStatus(w http.ResponseWriter, r *http.Request, status
 	s.render(w, r, status, templates.DiffManifestsPage(v))
 }
 
+// manifestLabel tells manifests apart in a comparison and its chooser: the dataset, and
+// the settings that made the manifest.
+func manifestLabel(m db.Manifest) string {
+	return fmt.Sprintf("%s: %s %s t=%s %s, keeper %s", datasetLabel(m), m.Params.Spec.ID(), m.Params.Shape, fmtNum(m.Params.Threshold, 2),
+		m.Params.Policy, m.Params.Rule)
+}
+
 // diffChoices are the comparison form's options, a and b selected in its two lists.
 func diffChoices(list []db.ManifestSummary, a, b int64) (as, bs []templates.Option) {
 	for _, m := range list {
 		id := strconv.FormatInt(m.ID, 10)
-		l := fmt.Sprintf("%d: %s, %s", m.ID, datasetLabel(m.Manifest), m.Params.Policy)
+		l := fmt.Sprintf("%d: %s", m.ID, manifestLabel(m.Manifest))
 		as = append(as, templates.Option{Value: id, Label: l, Selected: m.ID == a})
 		bs = append(bs, templates.Option{Value: id, Label: l, Selected: m.ID == b})
 	}
@@ -698,11 +705,7 @@ func (s *server) renderDiff(w http.ResponseWriter, r *http.Request, ma, mb db.Ma
 		s.fail(w, r, err)
 		return
 	}
-	label := func(m db.Manifest) string {
-		return fmt.Sprintf("%s: %s %s t=%s %s, keeper %s", datasetLabel(m), m.Params.Spec.ID(), m.Params.Shape, fmtNum(m.Params.Threshold, 2),
-			m.Params.Policy, m.Params.Rule)
-	}
-	v := templates.DiffPage{Page: s.page(r, fmt.Sprintf("Manifest %d → %d", ma.ID, mb.ID)), A: ma.ID, B: mb.ID, LabelA: label(ma), LabelB: label(mb)}
+	v := templates.DiffPage{Page: s.page(r, fmt.Sprintf("Manifest %d → %d", ma.ID, mb.ID)), A: ma.ID, B: mb.ID, LabelA: manifestLabel(ma), LabelB: manifestLabel(mb)}
 	if ma.DatasetID != mb.DatasetID {
 		v.Note = "The two manifests are on different datasets (or versions): documents are matched by external id, and links go to the second's documents."
 	}

@@ -113,9 +113,13 @@ func TestDiffIDsOneAnswer(t *testing.T) {
 			t.Errorf("GET %s does not name the missing manifest with the chooser, the other selected:\n%.2000s", path, body)
 		}
 	}
-	if res, body := get(t, f.h, "/manifests/diff?a="+a+"&b=88888", f.admin); res.StatusCode != http.StatusNotFound ||
-		!strings.Contains(body, "There is no manifest 88888") {
+	res, body := get(t, f.h, "/manifests/diff?a="+a+"&b=88888", f.admin)
+	if res.StatusCode != http.StatusNotFound || !strings.Contains(body, "There is no manifest 88888") {
 		t.Errorf("GET /manifests/diff?a=%s&b=88888: %d, naming 88888 %v; want 404 naming it", a, res.StatusCode, strings.Contains(body, "88888"))
+	}
+	// The chooser tells manifests of one dataset apart: their settings, threshold included.
+	if want := "</option>"; strings.Count(body, " t=") < 2 || !strings.Contains(body, want) {
+		t.Errorf("the chooser's manifests are not labelled with their settings (t=...):\n%.3000s", body)
 	}
 }
 
