@@ -27,7 +27,7 @@ func (h *Hasher) sortedSet(s []uint64) []uint64 {
 	}
 	b := min(bits.Len(uint(n))-1, 16)
 	hiShift, loShift, mask := 64-b, 64-2*b, uint64(1)<<b-1
-	count := resize32(h.count, 2<<b)
+	count := resize(h.count, 2<<b)
 	h.count = count
 	lo, hi := count[:1<<b], count[1<<b:]
 	for _, v := range s {
@@ -59,7 +59,7 @@ func (h *Hasher) sortedSet(s []uint64) []uint64 {
 	k, prev := 1, s[0]
 	for _, v := range s[1:] {
 		s[k] = v
-		k += b2u(v != prev)
+		k += b2i(v != prev)
 		prev = v
 	}
 	out := make([]uint64, k)
@@ -84,18 +84,9 @@ func insertionSortUpTo(s []uint64, moves int) bool {
 	return true
 }
 
-func b2u(b bool) int {
+func b2i(b bool) int {
 	if b {
 		return 1
 	}
 	return 0
-}
-
-func resize32(s []int32, size int) []int32 {
-	if cap(s) < size {
-		return make([]int32, size)
-	}
-	s = s[:size]
-	clear(s)
-	return s
 }

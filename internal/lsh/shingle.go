@@ -193,9 +193,10 @@ func (h *Hasher) resetSet(n int) {
 	h.set = resize(h.set, size)
 }
 
-func resize(s []uint64, size int) []uint64 {
+// resize returns s with length size, zeroed, reusing its memory when it is large enough.
+func resize[T any](s []T, size int) []T {
 	if cap(s) < size {
-		return make([]uint64, size)
+		return make([]T, size)
 	}
 	s = s[:size]
 	clear(s)

@@ -60,9 +60,7 @@ type exactJaccard struct {
 	used        atomic.Int64
 	block       bool
 	hashers     chan *lsh.Hasher
-	memo        []uint64 // sorted pair keys
-	memoSim     []float64
-	memoCap     int
+	memo        sortedMemo[float64]
 	// floor is the least similarity anyone will compare: pairs below it get some value
 	// below it (computed no further than needed to know); 0 computes every value.
 	floor float64
@@ -134,18 +132,25 @@ const DefaultSimMemo = 1 << 22
 // pairMemo is a map of pair keys to similarities, safe for concurrent use, in shards so
 // that the clusterings of concurrent policies do not queue on one lock; it holds at most
 // DefaultSimMemo pairs.
-type pairMemo struct {
-	shards [64]struct {
-		sync.Mutex
-		m map[uint64]float64
-		_ [48]byte // a shard per cache line
-	}
+type pairMemo struct{ shards lockedShards[float64] }
+
+// lockedShards are 64 maps of 64-bit keys (pairs, shingle hashes), each behind its own
+// lock on its own cache line, so that goroutines meet on one lock seldom.
+type lockedShards[V any] [64]lockedShard[V]
+
+type lockedShard[V any] struct {
+	sync.Mutex
+	m map[uint64]V
+	_ [48]byte
 }
 
-func (p *pairMemo) shard(key uint64) int { return int((key * 0x9e3779b97f4a7c15) >> 58) }
+// of returns key's shard.
+func (s *lockedShards[V]) of(key uint64) *lockedShard[V] {
+	return &s[int((key*0x9e3779b97f4a7c15)>>58)]
+}
 
 func (p *pairMemo) get(key uint64) (float64, bool) {
-	sh := &p.shards[p.shard(key)]
+	sh := p.shards.of(key)
 	sh.Lock()
 	v, ok := sh.m[key]
 	sh.Unlock()
@@ -153,7 +158,7 @@ func (p *pairMemo) get(key uint64) (float64, bool) {
 }
 
 func (p *pairMemo) put(key uint64, v float64) {
-	sh := &p.shards[p.shard(key)]
+	sh := p.shards.of(key)
 	sh.Lock()
 	if sh.m == nil {
 		sh.m = map[uint64]float64{}
@@ -167,7 +172,7 @@ func (p *pairMemo) put(key uint64, v float64) {
 func newExactJaccard(key lsh.Spec, docs int, text func(int) string, budget int64, memoCap int) (*exactJaccard, error) {
 	workers := runtime.GOMAXPROCS(0)
 	x := &exactJaccard{key: key, text: text, budget: budget, sets: make([][]uint64, docs),
-		hashers: make(chan *lsh.Hasher, workers), memoCap: memoCap}
+		hashers: make(chan *lsh.Hasher, workers), memo: sortedMemo[float64]{bound: memoCap}}
 	for range workers {
 		h, err := lsh.NewHasher(key)
 		if err != nil {
@@ -238,21 +243,7 @@ func (x *exactJaccard) recentSet(i int) []uint64 {
 
 // of returns the exact Jaccard similarity of each pair key, keys sorted and distinct.
 func (x *exactJaccard) of(ctx context.Context, keys []uint64) ([]float64, error) {
-	out := make([]float64, len(keys))
-	var missing []uint64
-	var at []int32
-	j := 0
-	for i, k := range keys {
-		for j < len(x.memo) && x.memo[j] < k {
-			j++
-		}
-		if j < len(x.memo) && x.memo[j] == k {
-			out[i] = x.memoSim[j]
-			continue
-		}
-		missing = append(missing, k)
-		at = append(at, int32(i))
-	}
+	out, missing, at := x.memo.known(keys)
 	if len(missing) == 0 {
 		return out, nil
 	}
@@ -263,16 +254,46 @@ func (x *exactJaccard) of(ctx context.Context, keys []uint64) ([]float64, error)
 	for n, i := range at {
 		out[i] = sims[n]
 	}
-	x.remember(missing, sims)
+	// Past its bound the memo keeps the most similar: those are the pairs every shape
+	// proposes again, while the dissimilar ones come from the generous shapes alone.
+	x.memo.remember(missing, sims)
 	return out, nil
 }
 
-// remember adds computed similarities to the memo. When they do not all fit, it keeps
-// the most similar: those are the pairs every shape proposes again, while the
-// dissimilar ones come from the generous shapes alone.
-func (x *exactJaccard) remember(keys []uint64, sims []float64) {
-	room := x.memoCap - len(x.memo)
-	if room <= 0 {
+// sortedMemo remembers values of pair keys in two arrays sorted by key, read by a merge
+// with the sorted keys a shape's candidates are: no hashing, no lock, 8 bytes a key
+// beside the value. It holds at most bound pairs; past it, remember keeps those of the
+// highest values. Not safe for concurrent use.
+type sortedMemo[V cmp.Ordered] struct {
+	keys  []uint64
+	vals  []V
+	bound int
+}
+
+// known returns the remembered values of keys (sorted, distinct) in out, and the keys
+// not remembered with their indexes in keys.
+func (m *sortedMemo[V]) known(keys []uint64) (out []V, missing []uint64, at []int32) {
+	out = make([]V, len(keys))
+	j := 0
+	for i, k := range keys {
+		for j < len(m.keys) && m.keys[j] < k {
+			j++
+		}
+		if j < len(m.keys) && m.keys[j] == k {
+			out[i] = m.vals[j]
+			continue
+		}
+		missing = append(missing, k)
+		at = append(at, int32(i))
+	}
+	return out, missing, at
+}
+
+// remember adds the values of keys (sorted, distinct, none remembered); when they do
+// not all fit the bound, those of the highest values.
+func (m *sortedMemo[V]) remember(keys []uint64, vals []V) {
+	room := m.bound - len(m.keys)
+	if room <= 0 || len(keys) == 0 {
 		return
 	}
 	if len(keys) > room {
@@ -280,16 +301,16 @@ func (x *exactJaccard) remember(keys []uint64, sims []float64) {
 		for i := range idx {
 			idx[i] = int32(i)
 		}
-		slices.SortFunc(idx, func(a, b int32) int { return cmp.Compare(sims[b], sims[a]) })
+		slices.SortStableFunc(idx, func(a, b int32) int { return cmp.Compare(vals[b], vals[a]) })
 		idx = idx[:room]
 		slices.Sort(idx)
-		k, s := make([]uint64, room), make([]float64, room)
+		k, v := make([]uint64, room), make([]V, room)
 		for n, i := range idx {
-			k[n], s[n] = keys[i], sims[i]
+			k[n], v[n] = keys[i], vals[i]
 		}
-		keys, sims = k, s
+		keys, vals = k, v
 	}
-	x.memo, x.memoSim = mergeSorted(x.memo, x.memoSim, keys, sims)
+	m.keys, m.vals = mergeSorted(m.keys, m.vals, keys, vals)
 }
 
 // mergeSorted merges the sorted (bk, bv) into the sorted (ak, av), in place from the
@@ -581,13 +602,9 @@ const maxShingleIDs = 1 << 22
 // shingleIDs numbers distinct shingle hashes 0, 1, 2, ... in the order met, up to a
 // bound. Safe for concurrent use.
 type shingleIDs struct {
-	shards [64]struct {
-		sync.Mutex
-		m map[uint64]uint32
-		_ [48]byte // a shard per cache line
-	}
-	next  atomic.Int64
-	bound int64
+	shards lockedShards[uint32]
+	next   atomic.Int64
+	bound  int64
 }
 
 func newShingleIDs(bound int64) *shingleIDs {
@@ -598,14 +615,12 @@ func newShingleIDs(bound int64) *shingleIDs {
 	return ids
 }
 
-func (ids *shingleIDs) shard(h uint64) int { return int((h * 0x9e3779b97f4a7c15) >> 58) }
-
 // number returns the ids of set's hashes, sorted, numbering those not met before; false
 // when that would pass the bound.
 func (ids *shingleIDs) number(set []uint64) ([]uint32, bool) {
 	out := make([]uint32, len(set))
 	for i, h := range set {
-		sh := &ids.shards[ids.shard(h)]
+		sh := ids.shards.of(h)
 		sh.Lock()
 		id, ok := sh.m[h]
 		if !ok {
@@ -628,7 +643,7 @@ func (ids *shingleIDs) number(set []uint64) ([]uint32, bool) {
 func (ids *shingleIDs) known(set []uint64) []uint32 {
 	var out []uint32
 	for _, h := range set {
-		sh := &ids.shards[ids.shard(h)]
+		sh := ids.shards.of(h)
 		sh.Lock()
 		id, ok := sh.m[h]
 		sh.Unlock()

@@ -30,71 +30,35 @@ type binner struct {
 	keptOnce sync.Once
 	kept     [][]atomic.Uint64
 
-	// memo remembers the bins of candidate pairs (sorted keys, their bins), at most
-	// memoCap of them (DefaultBinMemo when 0): the bins are those of the model's
-	// representation, whatever representation proposed the pairs, so the shapes of every
-	// representation propose many of the same pairs again. Read by a merge with a
-	// shape's sorted candidates: a locked map of them (frame.Sets.Counts) cost more to
-	// search than the sets to intersect, and 280 MB at 100,000 documents.
-	mu       sync.Mutex
-	memoKeys []uint64
-	memoBins []uint8
-	memoCap  int
+	// memo remembers the bins of candidate pairs, at most DefaultBinMemo of them (the
+	// highest bins first): the bins are those of the model's representation, whatever
+	// representation proposed the pairs, so the shapes of every representation propose
+	// many of the same pairs again. Read by a merge with a shape's sorted candidates: a
+	// locked map of them (frame.Sets.Counts) cost more to search than the sets to
+	// intersect, and 280 MB at 100,000 documents.
+	mu   sync.Mutex
+	memo sortedMemo[uint8]
 }
 
 // DefaultBinMemo bounds the candidate pairs a binner remembers (9 bytes each).
 const DefaultBinMemo = 1 << 24
 
-// known returns the remembered bins of keys (sorted, distinct) in out, and the keys
-// not remembered with their indexes in keys.
+// known returns the remembered bins of keys (sorted, distinct), and the keys not
+// remembered with their indexes in keys (sortedMemo.known).
 func (b *binner) known(keys []uint64) (out []uint8, missing []uint64, at []int32) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	out = make([]uint8, len(keys))
-	j := 0
-	for i, k := range keys {
-		for j < len(b.memoKeys) && b.memoKeys[j] < k {
-			j++
-		}
-		if j < len(b.memoKeys) && b.memoKeys[j] == k {
-			out[i] = b.memoBins[j]
-			continue
-		}
-		missing = append(missing, k)
-		at = append(at, int32(i))
-	}
-	return out, missing, at
+	return b.memo.known(keys)
 }
 
-// remember adds bins of keys (sorted, distinct, none remembered) to the memo; past
-// its bound it keeps those of the highest bins, the near-duplicates every shape
-// proposes, as exactJaccard.remember does.
+// remember adds bins of keys (sorted, distinct, none remembered) to the memo.
 func (b *binner) remember(keys []uint64, bins []uint8) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	capacity := b.memoCap
-	if capacity <= 0 {
-		capacity = DefaultBinMemo
+	if b.memo.bound == 0 {
+		b.memo.bound = DefaultBinMemo
 	}
-	room := capacity - len(b.memoKeys)
-	if room <= 0 || len(keys) == 0 {
-		return
-	}
-	if len(keys) > room {
-		idx := make([]int32, len(keys))
-		for i := range idx {
-			idx[i] = int32(i)
-		}
-		slices.SortStableFunc(idx, func(x, y int32) int { return int(bins[y]) - int(bins[x]) })
-		idx = idx[:room]
-		slices.Sort(idx)
-		k, v := make([]uint64, room), make([]uint8, room)
-		for n, i := range idx {
-			k[n], v[n] = keys[i], bins[i]
-		}
-		keys, bins = k, v
-	}
-	b.memoKeys, b.memoBins = mergeSorted(b.memoKeys, b.memoBins, keys, bins)
+	b.memo.remember(keys, bins)
 }
 
 // ofOnce is of without frame.Sets' map of remembered pairs: modelBins remembers

@@ -9,7 +9,7 @@ import (
 // it does not hold come back with their places, and past its bound it keeps the pairs of
 // the highest bins.
 func TestBinMemo(t *testing.T) {
-	b := &binner{memoCap: 4}
+	b := &binner{memo: sortedMemo[uint8]{bound: 4}}
 	b.remember([]uint64{pairKey(1, 2), pairKey(1, 5), pairKey(3, 4)}, []uint8{7, 2, 9})
 	keys := []uint64{pairKey(0, 1), pairKey(1, 2), pairKey(1, 3), pairKey(3, 4)}
 	out, missing, at := b.known(keys)
@@ -22,11 +22,11 @@ func TestBinMemo(t *testing.T) {
 	// One place left: of the two new pairs, the one of the higher bin is kept.
 	b.remember(missing, []uint8{1, 5})
 	want := []uint64{pairKey(1, 2), pairKey(1, 3), pairKey(1, 5), pairKey(3, 4)}
-	if !slices.Equal(b.memoKeys, want) || !slices.Equal(b.memoBins, []uint8{7, 5, 2, 9}) {
-		t.Fatalf("memo %x %v, want %x [7 5 2 9]", b.memoKeys, b.memoBins, want)
+	if !slices.Equal(b.memo.keys, want) || !slices.Equal(b.memo.vals, []uint8{7, 5, 2, 9}) {
+		t.Fatalf("memo %x %v, want %x [7 5 2 9]", b.memo.keys, b.memo.vals, want)
 	}
 	b.remember([]uint64{pairKey(8, 9)}, []uint8{11})
-	if len(b.memoKeys) != 4 {
-		t.Fatalf("memo grew past its bound: %d pairs", len(b.memoKeys))
+	if len(b.memo.keys) != 4 {
+		t.Fatalf("memo grew past its bound: %d pairs", len(b.memo.keys))
 	}
 }

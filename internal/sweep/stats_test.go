@@ -329,17 +329,17 @@ func TestExactJaccardBlocks(t *testing.T) {
 			t.Fatalf("memo: pair %d = %v; want %v", i, again[i], want[i])
 		}
 	}
-	if len(resident.memo) != len(keys) {
-		t.Errorf("memo holds %d pairs; want %d", len(resident.memo), len(keys))
+	if len(resident.memo.keys) != len(keys) {
+		t.Errorf("memo holds %d pairs; want %d", len(resident.memo.keys), len(keys))
 	}
 	// A memo too small for them all keeps the most similar pairs, and answers stay the same.
 	small, _ := newExactJaccard(shingleKey(spec), 400, text, DefaultSetBudget, 50)
 	got, _ = small.of(t.Context(), keys)
 	again, _ = small.of(t.Context(), keys)
-	if len(small.memo) != 50 || !slices.IsSorted(small.memo) {
-		t.Fatalf("small memo holds %d pairs (sorted %v); want 50", len(small.memo), slices.IsSorted(small.memo))
+	if len(small.memo.keys) != 50 || !slices.IsSorted(small.memo.keys) {
+		t.Fatalf("small memo holds %d pairs (sorted %v); want 50", len(small.memo.keys), slices.IsSorted(small.memo.keys))
 	}
-	least := slices.Min(small.memoSim)
+	least := slices.Min(small.memo.vals)
 	above := 0
 	for i := range keys {
 		if got[i] != want[i] || again[i] != want[i] {
