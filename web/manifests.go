@@ -628,6 +628,11 @@ func (s *server) serveFigure(w http.ResponseWriter, r *http.Request, fig *chart.
 func (s *server) diffManifests(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	q := r.URL.Query()
+	if q.Get("a") == "" && q.Get("b") == "" {
+		// The page opened as it is linked, without a choice yet: no error.
+		s.chooseDiffStatus(w, r, http.StatusOK, 0, 0, "")
+		return
+	}
 	a, okA := parseID(q.Get("a"))
 	b, okB := parseID(q.Get("b"))
 	if !okA || !okB {
@@ -670,7 +675,13 @@ func (s *server) chooseDiffStatus(w http.ResponseWriter, r *http.Request, status
 		return
 	}
 	v := templates.DiffPage{Page: s.page(r, "Compare two manifests"), Choosing: true, Manifests: len(list)}
-	v.Notice = templates.Notice{Text: msg, Error: true}
+	if msg != "" {
+		v.Notice = templates.Notice{Text: msg, Error: true}
+	}
+	if a == 0 && b == 0 && len(list) >= 2 {
+		// Nothing chosen yet: the two latest, older first, so that Compare compares.
+		a, b = list[1].ID, list[0].ID
+	}
 	v.Choices, v.ChoicesB = diffChoices(list, a, b)
 	s.render(w, r, status, templates.DiffManifestsPage(v))
 }

@@ -191,11 +191,27 @@ func TestSweepQueryRefusalsOneStatus(t *testing.T) {
 func TestDiffRefusalOffersAChoice(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 1<<20)
+	// No manifest, then one: the page says so in words ("There 0 are fewer than two
+	// manifests" before) and what to do.
+	tooFew := func(want string) {
+		t.Helper()
+		res, body := get(t, f.h, "/manifests/diff", f.admin)
+		if res.StatusCode != http.StatusOK || !strings.Contains(body, want) {
+			t.Errorf("GET /manifests/diff: %d; want 200 saying %q:\n%.2000s", res.StatusCode, want, body)
+		}
+	}
+	tooFew("There is no manifest yet: run a configuration")
 	m := f.withRun(chainRun)
+	tooFew("There is one manifest: nothing to compare it with yet.")
 	other := f.runOn(m.DatasetID, chainRun, "reviewer")
 	a, b := itoa64(m.ID), itoa64(other.ID)
+	// Without a query the page is the chooser, no error, the two latest chosen (older first).
+	res, body := get(t, f.h, "/manifests/diff", f.admin)
+	if res.StatusCode != http.StatusOK || strings.Contains(body, "Choose two manifests to compare (a and b).") ||
+		!strings.Contains(body, `<option value="`+a+`" selected>`) || !strings.Contains(body, `data-testid="diff-form"`) {
+		t.Errorf("GET /manifests/diff: %d; want 200, the chooser with no error and manifest %s first:\n%.3000s", res.StatusCode, a, body)
+	}
 	for _, tc := range []struct{ query, want string }{
-		{"", "Choose two manifests to compare (a and b)."},
 		{"?a=" + a, "Choose two manifests to compare (a and b)."},
 		{"?a=abc&b=" + b, "Choose two manifests to compare (a and b)."},
 		{"?a=" + a + "&b=" + a, "Choose two different manifests to compare: a and b are both manifest " + a + "."},
@@ -216,7 +232,7 @@ func TestDiffRefusalOffersAChoice(t *testing.T) {
 		}
 	}
 	// The form keeps the id that was given: a=M&b=M has M chosen in the first list.
-	_, body := get(t, f.h, "/manifests/diff?a="+a+"&b="+a, f.admin)
+	_, body = get(t, f.h, "/manifests/diff?a="+a+"&b="+a, f.admin)
 	if !strings.Contains(body, `<option value="`+a+`" selected>`) {
 		t.Errorf("the chooser does not keep manifest %s chosen", a)
 	}
