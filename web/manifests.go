@@ -686,8 +686,8 @@ func (s *server) chooseDiffStatus(w http.ResponseWriter, r *http.Request, status
 	s.render(w, r, status, templates.DiffManifestsPage(v))
 }
 
-// manifestLabel tells manifests apart in a comparison and its chooser: the dataset, and
-// the settings that made the manifest.
+// manifestLabel tells the two manifests of a comparison apart: the dataset, and the
+// settings that made the manifest.
 func manifestLabel(m db.Manifest) string {
 	return fmt.Sprintf("%s: %s %s t=%s %s, keeper %s", datasetLabel(m), m.Params.Spec.ID(), m.Params.Shape, fmtNum(m.Params.Threshold, 2),
 		m.Params.Policy, m.Params.Rule)
@@ -697,7 +697,9 @@ func manifestLabel(m db.Manifest) string {
 func diffChoices(list []db.ManifestSummary, a, b int64) (as, bs []templates.Option) {
 	for _, m := range list {
 		id := strconv.FormatInt(m.ID, 10)
-		l := fmt.Sprintf("%d: %s", m.ID, manifestLabel(m.Manifest))
+		// Short enough for a phone's select: the dataset, threshold and policy tell
+		// manifests apart (the comparison's header gives every setting).
+		l := fmt.Sprintf("%d: %s, t=%s %s", m.ID, datasetLabel(m.Manifest), fmtNum(m.Params.Threshold, 2), m.Params.Policy)
 		as = append(as, templates.Option{Value: id, Label: l, Selected: m.ID == a})
 		bs = append(bs, templates.Option{Value: id, Label: l, Selected: m.ID == b})
 	}
