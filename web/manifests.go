@@ -630,17 +630,17 @@ func (s *server) diffManifests(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	if q.Get("a") == "" && q.Get("b") == "" {
 		// The page opened as it is linked, without a choice yet: no error.
-		s.chooseDiffStatus(w, r, http.StatusOK, 0, 0, "")
+		s.chooseDiff(w, r, http.StatusOK, 0, 0, "")
 		return
 	}
 	a, okA := parseID(q.Get("a"))
 	b, okB := parseID(q.Get("b"))
 	if !okA || !okB {
-		s.chooseDiff(w, r, a, b, "Choose two manifests to compare (a and b).")
+		s.chooseDiff(w, r, http.StatusUnprocessableEntity, a, b, "Choose two manifests to compare (a and b).")
 		return
 	}
 	if a == b {
-		s.chooseDiff(w, r, a, b, fmt.Sprintf("Choose two different manifests to compare: a and b are both manifest %d.", a))
+		s.chooseDiff(w, r, http.StatusUnprocessableEntity, a, b, fmt.Sprintf("Choose two different manifests to compare: a and b are both manifest %d.", a))
 		return
 	}
 	missing := a
@@ -655,20 +655,16 @@ func (s *server) diffManifests(w http.ResponseWriter, r *http.Request) {
 	}
 	if errors.Is(err, db.ErrNotFound) {
 		// The chooser, so that the other manifest and the list are a click away.
-		s.chooseDiffStatus(w, r, http.StatusNotFound, a, b, fmt.Sprintf("There is no manifest %d: choose two manifests that exist.", missing))
+		s.chooseDiff(w, r, http.StatusNotFound, a, b, fmt.Sprintf("There is no manifest %d: choose two manifests that exist.", missing))
 		return
 	}
 	s.fail(w, r, err)
 }
 
-// chooseDiff refuses a comparison it cannot make (422, msg) with the form that chooses
-// two manifests, a and b preselected when they are ids, and the way to the manifests list.
-func (s *server) chooseDiff(w http.ResponseWriter, r *http.Request, a, b int64, msg string) {
-	s.chooseDiffStatus(w, r, http.StatusUnprocessableEntity, a, b, msg)
-}
-
-// chooseDiffStatus is chooseDiff with another status: 404 for a manifest that does not exist.
-func (s *server) chooseDiffStatus(w http.ResponseWriter, r *http.Request, status int, a, b int64, msg string) {
+// chooseDiff answers with the form that chooses two manifests (status, msg as an error
+// when there is one: 422 for a comparison it cannot make, 404 for a manifest that does
+// not exist), a and b preselected when they are ids, and the way to the manifests list.
+func (s *server) chooseDiff(w http.ResponseWriter, r *http.Request, status int, a, b int64, msg string) {
 	list, err := s.store.Manifests(r.Context(), 0)
 	if err != nil {
 		s.fail(w, r, err)

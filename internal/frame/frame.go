@@ -160,7 +160,8 @@ func Build(ctx context.Context, sigs []lsh.Signature, sets *Sets, scheme Scheme,
 			break
 		}
 	}
-	// Each class pair once, so nothing is remembered (Sets.CountsOnce); on every core.
+	// Each class pair is asked once here, so its intersection is not remembered (the
+	// Sets' memo is for later questions); on every core.
 	inters := make([]int32, len(cands))
 	if err := par.Chunks(ctx, len(cands), 4096, func(lo, hi int) {
 		for i, c := range cands[lo:hi] {
