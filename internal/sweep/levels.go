@@ -2,7 +2,9 @@ package sweep
 
 import (
 	"context"
+	"errors"
 	"slices"
+	"sync"
 
 	"github.com/dedupstudio/dedupstudio/internal/cluster"
 )
@@ -59,10 +61,8 @@ func (e *engine) passLevels(ctx context.Context, cs *shapeCands, sims similariti
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		for _, f := range fs {
-			if err := f.lower(ths[j]); err != nil {
-				return nil, err
-			}
+		if err := lowerAll(fs, ths[j]); err != nil {
+			return nil, err
 		}
 		var profs []RuleProfile
 		if e.bin != nil {
@@ -102,6 +102,10 @@ type follower struct {
 	// docs, when kept, is each document's cluster (an index into sizes) or -1.
 	docs  []int32
 	sizes []int32
+	// bySize counts the components by their largest cluster; top is at least the
+	// largest size with a count (largest lowers it to that).
+	bySize []int32
+	top    int
 }
 
 // compCounts is what one component's clusters add to the totals.
@@ -150,6 +154,7 @@ func (f *follower) drop(id int32) {
 	}
 	f.removals -= cc.removals
 	f.clusters -= cc.clusters
+	f.bySize[cc.largest]--
 	for r, ps := range cc.pairs {
 		for b, n := range ps {
 			f.pairs[r][b] -= n
@@ -213,15 +218,38 @@ func (f *follower) add(c cluster.Component) {
 		}
 	}
 	f.comps[c.ID] = cc
+	if cc.largest >= len(f.bySize) {
+		f.bySize = append(f.bySize, make([]int32, cc.largest+1-len(f.bySize))...)
+	}
+	f.bySize[cc.largest]++
+	f.top = max(f.top, cc.largest)
 }
 
-// largest is the largest cluster over the components.
+// largest is the largest cluster over the components. It reads the count of components
+// by largest cluster from the top down instead of every component: a sweep asks at
+// every threshold, and a large sample has tens of thousands of components.
 func (f *follower) largest() int {
-	l := 0
-	for _, cc := range f.comps {
-		l = max(l, cc.largest)
+	for f.top > 0 && f.bySize[f.top] == 0 {
+		f.top--
 	}
-	return l
+	return f.top
+}
+
+// lowerAll moves the followers to threshold t, each on its own goroutine: they share
+// only the graph (whose Sim is safe for concurrent use) and the binner, and keeper-star's
+// followers (one per rule) are the longest part of a sweep, which would otherwise leave a
+// core idle while they run one after the other.
+func lowerAll(fs []*follower, t float64) error {
+	if len(fs) == 1 {
+		return fs[0].lower(t)
+	}
+	errs := make([]error, len(fs))
+	var wg sync.WaitGroup
+	for i, f := range fs {
+		wg.Go(func() { errs[i] = f.lower(t) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // profiles returns the totals as rule profiles.
