@@ -1,6 +1,7 @@
 package lsh
 
 import (
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -234,5 +235,57 @@ func BenchmarkShingleSet(b *testing.B) {
 			}
 			reportDocs(b, len(texts))
 		})
+	}
+}
+
+// BenchmarkSetKernels measures the comparisons a sweep's clustering makes per pair of
+// documents, with the set kernels and without: the overlap of character 3-shingle sets
+// (64-bit hashes, and the same sets numbered as 32-bit ids, as a sweep numbers them) and
+// the equal positions of two k=256 signatures, over pairs of neighbouring real documents
+// of the sample (cut to 2,000 bytes, as a sweep's large benchmarks cut them).
+func BenchmarkSetKernels(b *testing.B) {
+	texts, _ := benchCorpus(b)
+	texts = texts[:1000]
+	h, _ := NewHasher(mustSpec(b, "level=char size=3 k=256"))
+	var sets64 [][]uint64
+	var sets32 [][]uint32
+	var sigs []Signature
+	ids := map[uint64]uint32{}
+	for _, t := range texts {
+		t = t[:min(len(t), 2000)]
+		s := h.ShingleSet(t)
+		sets64 = append(sets64, s)
+		var s32 []uint32
+		for _, v := range s {
+			id, ok := ids[v]
+			if !ok {
+				id = uint32(len(ids))
+				ids[v] = id
+			}
+			s32 = append(s32, id)
+		}
+		slices.Sort(s32)
+		sets32 = append(sets32, s32)
+		sigs = append(sigs, h.Signature(t, nil))
+	}
+	was := setsAVX2
+	defer func() { setsAVX2 = was }()
+	for _, on := range []bool{false, true} {
+		if on && !was {
+			continue
+		}
+		name := map[bool]string{false: "generic", true: "avx2"}[on]
+		setsAVX2 = on
+		pairs := func(b *testing.B, f func(i int)) {
+			for b.Loop() {
+				for i := range len(texts) - 1 {
+					f(i)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*(len(texts)-1)), "ns/pair")
+		}
+		b.Run("overlap64/"+name, func(b *testing.B) { pairs(b, func(i int) { Overlap64(sets64[i], sets64[i+1], 0) }) })
+		b.Run("overlap32/"+name, func(b *testing.B) { pairs(b, func(i int) { Overlap32(sets32[i], sets32[i+1], 0) }) })
+		b.Run("estimate256/"+name, func(b *testing.B) { pairs(b, func(i int) { Estimate(sigs[i], sigs[i+1]) }) })
 	}
 }

@@ -43,13 +43,7 @@ func Estimate(a, b Signature) float64 {
 	if len(a) != len(b) || len(a) == 0 {
 		return math.NaN()
 	}
-	eq := 0
-	for i := range a {
-		if a[i] == b[i] {
-			eq++
-		}
-	}
-	return float64(eq) / float64(len(a))
+	return float64(countEqual(a, b)) / float64(len(a))
 }
 
 // ExactJaccard returns |A ∩ B| / |A ∪ B| for two sorted sets of distinct shingle hashes
@@ -64,23 +58,7 @@ func ExactJaccard(a, b []uint64) float64 {
 
 // Intersection counts the hashes two sorted sets share (a merge, linear time); with
 // the set sizes it gives Jaccard and containment.
-func Intersection(a, b []uint64) int {
-	inter := 0
-	i, j := 0, 0
-	for i < len(a) && j < len(b) {
-		switch {
-		case a[i] < b[j]:
-			i++
-		case a[i] > b[j]:
-			j++
-		default:
-			inter++
-			i++
-			j++
-		}
-	}
-	return inter
-}
+func Intersection(a, b []uint64) int { return Overlap64(a, b, 0) }
 
 // Signature computes text's signature into dst (grown if needed) and returns it. A document
 // with no shingles (empty after normalization) gets all 0xFFFFFFFF.

@@ -550,9 +550,8 @@ func (x *exactJaccard) blockJoin(ctx context.Context, keys []uint64) ([]float64,
 // distinct hashes (lsh.ExactJaccard's definition, two empty sets 1) when it is at least
 // floor. Below floor it may stop early and return an upper bound that is still below
 // floor: once the overlap found plus the most the rest could add cannot reach the
-// overlap floor needs, the rest is not read. The merge is branch-free (the next element
-// is chosen with comparisons turned into increments), which on mixed sets is about
-// three times faster than a branching merge. na and nb are the sets' sizes: len(a) and
+// overlap floor needs, the rest is not read (lsh.Overlap32 and Overlap64, with their
+// AVX2 kernels). na and nb are the sets' sizes: len(a) and
 // len(b), except for a set that lists only the shingles that can be shared (set32).
 func jaccardAtLeast[T uint32 | uint64](a, b []T, na, nb int, floor float64) float64 {
 	if na == 0 && nb == 0 {
@@ -568,24 +567,23 @@ func jaccardAtLeast[T uint32 | uint64](a, b []T, na, nb int, floor float64) floa
 			return min(bound, math.Nextafter(floor, 0))
 		}
 	}
-	inter, i, j := 0, 0, 0
-	for i < len(a) && j < len(b) {
-		// Check reachability every 64 steps.
-		stop := min(len(a)-i, len(b)-j, 64)
-		for range stop {
-			x, y := a[i], b[j]
-			inter += b2i(x == y)
-			i += b2i(x <= y)
-			j += b2i(y <= x)
-		}
-		if need > 0 {
-			if reach := inter + min(len(a)-i, len(b)-j); reach < need {
-				bound := float64(reach) / float64(total-reach)
-				return min(bound, math.Nextafter(floor, 0))
-			}
-		}
+	inter := overlap(a, b, need)
+	if inter < need {
+		// Stopped early (or the whole overlap, under the floor either way).
+		return min(float64(inter)/float64(total-inter), math.Nextafter(floor, 0))
 	}
 	return float64(inter) / float64(total-inter)
+}
+
+// overlap is lsh.Overlap32 or lsh.Overlap64, whichever T is.
+func overlap[T uint32 | uint64](a, b []T, need int) int {
+	switch a := any(a).(type) {
+	case []uint32:
+		return lsh.Overlap32(a, any(b).([]uint32), need)
+	case []uint64:
+		return lsh.Overlap64(a, any(b).([]uint64), need)
+	}
+	panic("unreachable")
 }
 
 func b2i(b bool) int {

@@ -609,13 +609,7 @@ func (cs *shapeCands) estimates(ctx context.Context, sigs []lsh.Signature, k int
 	err := par.Chunks(ctx, len(cs.keys), 4096, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			a, b := unpair(cs.keys[i])
-			sa, sb := sigs[a][:k], sigs[b][:k]
-			sb = sb[:len(sa)]
-			n := 0
-			for j := range sa {
-				n += b2i(sa[j] == sb[j]) // branch-free: agreement is a coin flip at J near 1/2
-			}
-			agree[i] = uint16(n)
+			agree[i] = uint16(lsh.Agreement(sigs[a][:k], sigs[b][:k]))
 		}
 	})
 	return similarities{agree: agree, k: float64(k), sigs: sigs}, err

@@ -1,0 +1,153 @@
+package lsh
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// naiveOverlap is the definition: the values in both sets.
+func naiveOverlap[T uint32 | uint64](a, b []T) int {
+	n := 0
+	for _, x := range a {
+		if _, ok := slices.BinarySearch(b, x); ok {
+			n++
+		}
+	}
+	return n
+}
+
+// randomSets draws two sorted sets of distinct values from a universe of u values
+// (spread over the whole type's range, top bits included), sharing about share of them.
+func randomSets(rng *rand.Rand, na, nb int, share float64, wide bool) ([]uint64, []uint64) {
+	seen := map[uint64]bool{}
+	draw := func() uint64 {
+		for {
+			v := rng.Uint64()
+			if !wide {
+				v >>= 32
+			}
+			if rng.IntN(4) == 0 {
+				v = uint64(rng.IntN(64)) // crowd the small values too
+				if !wide {
+					v |= 1 << 31 // and values whose top bit a signed compare would read wrong
+				}
+			}
+			if !seen[v] {
+				seen[v] = true
+				return v
+			}
+		}
+	}
+	var a, b []uint64
+	for range na {
+		a = append(a, draw())
+	}
+	for range nb {
+		if len(a) > 0 && rng.Float64() < share {
+			b = append(b, a[rng.IntN(len(a))])
+		} else {
+			b = append(b, draw())
+		}
+	}
+	slices.Sort(a)
+	slices.Sort(b)
+	return a, slices.Compact(b)
+}
+
+func to32(s []uint64) []uint32 {
+	out := make([]uint32, len(s))
+	for i, v := range s {
+		out[i] = uint32(v)
+	}
+	return out
+}
+
+// withSets runs f with the set kernels on (where the CPU has them) and off.
+func withSets(t *testing.T, f func(t *testing.T)) {
+	t.Helper()
+	was := setsAVX2
+	defer func() { setsAVX2 = was }()
+	for _, on := range []bool{false, true} {
+		if on && !was {
+			t.Log("this CPU lacks AVX2 or POPCNT: the kernels are not tested here")
+			continue
+		}
+		setsAVX2 = on
+		name := "generic"
+		if on {
+			name = "avx2"
+		}
+		t.Run(name, f)
+	}
+}
+
+func TestSetKernels(t *testing.T) {
+	withSets(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(7, 11))
+		sizes := []int{0, 1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100, 257, 1000}
+		for trial := range 3000 {
+			na, nb := sizes[rng.IntN(len(sizes))], sizes[rng.IntN(len(sizes))]
+			share := []float64{0, 0.1, 0.5, 0.9, 1}[trial%5]
+			a64, b64 := randomSets(rng, na, nb, share, true)
+			a32s, b32s := randomSets(rng, na, nb, share, false)
+			a32, b32 := to32(a32s), to32(b32s)
+			want64, want32 := naiveOverlap(a64, b64), naiveOverlap(a32, b32)
+			if got := Overlap64(a64, b64, 0); got != want64 {
+				t.Fatalf("Overlap64 of %d and %d values: %d, want %d", len(a64), len(b64), got, want64)
+			}
+			if got := Overlap64(b64, a64, 0); got != want64 {
+				t.Fatalf("Overlap64 swapped: %d, want %d", got, want64)
+			}
+			if got := Overlap32(a32, b32, 0); got != want32 {
+				t.Fatalf("Overlap32 of %d and %d values: %d, want %d", len(a32), len(b32), got, want32)
+			}
+			if got := Intersection(a64, b64); got != want64 {
+				t.Fatalf("Intersection: %d, want %d", got, want64)
+			}
+			// With a need: the count itself when it reaches need, else an upper bound
+			// under need.
+			for _, need := range []int{1, want32, want32 + 1, want32 + 9, min(na, nb)} {
+				got := Overlap32(a32, b32, need)
+				switch {
+				case want32 >= need && got != want32:
+					t.Fatalf("Overlap32 need %d: %d, want %d", need, got, want32)
+				case want32 < need && (got >= need || got < want32):
+					t.Fatalf("Overlap32 need %d: %d, want a bound in [%d, %d)", need, got, want32, need)
+				}
+				got = Overlap64(a64, b64, need)
+				switch {
+				case want64 >= need && got != want64:
+					t.Fatalf("Overlap64 need %d: %d, want %d", need, got, want64)
+				case want64 < need && (got >= need || got < want64):
+					t.Fatalf("Overlap64 need %d: %d, want a bound in [%d, %d)", need, got, want64, need)
+				}
+			}
+		}
+	})
+}
+
+func TestEstimateKernel(t *testing.T) {
+	withSets(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(3, 5))
+		for _, k := range []int{1, 7, 15, 16, 17, 31, 32, 64, 100, 128, 256, 1000} {
+			for range 50 {
+				a, b := make(Signature, k), make(Signature, k)
+				want := 0
+				for i := range a {
+					a[i] = rng.Uint32()
+					b[i] = rng.Uint32()
+					if rng.IntN(3) == 0 {
+						b[i] = a[i]
+					}
+					if a[i] == b[i] {
+						want++
+					}
+				}
+				if got := Estimate(a, b); got != float64(want)/float64(k) {
+					t.Fatalf("k=%d: Estimate %v, want %d/%d", k, got, want, k)
+				}
+			}
+		}
+	})
+}
