@@ -239,4 +239,3 @@ func (s *Sets) classInter(x, y int32) int {
 // so the merge walks both sets to the end, and a mispredicted branch per step would cost
 // more than the step).
 func intersect(a, b []uint64) int { return lsh.Overlap64(a, b, 0) }
-
