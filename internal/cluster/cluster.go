@@ -2,10 +2,13 @@ package cluster
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"math"
 	"slices"
 	"sync"
+
+	"github.com/dedupstudio/dedupstudio/internal/par"
 )
 
 // Edge is a pair of documents and their similarity: a verified LSH candidate (MinHash
@@ -59,6 +62,10 @@ type Config struct {
 	// Size, Result.Chained): a sweep scoring thousands of configurations needs only who
 	// is removed in favour of whom.
 	Lean bool
+	// ConcurrentSim says Input.Sim is safe for concurrent use: keeper-star then asks it
+	// for a large part's tests on every core (the clusters are the same; only the wall
+	// time differs). A sweep sets it.
+	ConcurrentSim bool
 }
 
 // DefaultBudget is Config.Budget when none is given: 1024 pair checks per node.
@@ -249,10 +256,24 @@ func (g *Graph) sortedEdges() []cedge {
 				}
 			}
 		}
-		slices.SortFunc(es, func(a, b placed) int { return compareEdges(a.cedge, b.cedge) })
+		// Two halves sorted at once, then merged into place: the policies that share
+		// the graph wait for it.
+		by := func(a, b placed) int { return compareEdges(a.cedge, b.cedge) }
+		half := len(es) / 2
+		var wg sync.WaitGroup
+		wg.Go(func() { slices.SortFunc(es[:half], by) })
+		slices.SortFunc(es[half:], by)
+		wg.Wait()
 		g.sorted = make([]cedge, len(es))
 		g.rank = make([]int32, len(g.adj))
-		for i, e := range es {
+		a, b := es[:half], es[half:]
+		for i := range g.sorted {
+			var e placed
+			if len(b) == 0 || len(a) > 0 && by(a[0], b[0]) <= 0 {
+				e, a = a[0], a[1:]
+			} else {
+				e, b = b[0], b[1:]
+			}
 			g.sorted[i] = e.cedge
 			g.rank[e.at] = int32(i)
 		}
@@ -395,22 +416,31 @@ func NewGraph(in Input) (*Graph, error) {
 		}
 	}
 	// Sort each list by neighbour and keep one entry per neighbour (the largest
-	// similarity), compacting in place.
+	// similarity): each list on its own, on every core (a sweep's graphs have millions of
+	// edges, and the policies wait for them), then the lists compacted in place.
+	kept := make([]int32, nodes)
+	_ = par.Chunks(context.Background(), int(nodes), 4096, func(lo, hi int) {
+		for u := lo; u < hi; u++ {
+			seg := adj[g.adjOff[u]:g.adjOff[u+1]]
+			slices.SortFunc(seg, func(a, b nb) int {
+				return cmp.Or(cmp.Compare(a.v, b.v), cmp.Compare(b.s, a.s))
+			})
+			w, prev := 0, int32(-1)
+			for _, x := range seg {
+				if x.v != prev {
+					seg[w] = x
+					w++
+					prev = x.v
+				}
+			}
+			kept[u] = int32(w)
+		}
+	})
 	w := int32(0)
 	for u := range nodes {
-		seg := adj[g.adjOff[u]:g.adjOff[u+1]]
-		slices.SortFunc(seg, func(a, b nb) int {
-			return cmp.Or(cmp.Compare(a.v, b.v), cmp.Compare(b.s, a.s))
-		})
+		from := g.adjOff[u]
 		g.adjOff[u] = w
-		prev := int32(-1)
-		for _, x := range seg {
-			if x.v != prev {
-				adj[w] = x
-				w++
-				prev = x.v
-			}
-		}
+		w += int32(copy(adj[w:], adj[from:from+kept[u]]))
 	}
 	g.adjOff[nodes] = w
 	g.adj = adj[:w:w]

@@ -1,6 +1,9 @@
 package cluster
 
-import "slices"
+import (
+	"math"
+	"slices"
+)
 
 func init() {
 	register(PolicyInfo{Name: KeeperStar, Title: "keeper-star", KeeperDependent: true,
@@ -35,7 +38,13 @@ type keeperStar struct {
 	// accepted (the prefix of its list there). part then reads only accepted edges
 	// instead of every edge a node has, accepted or not.
 	byRank, accepted []int32
+	// seen marks nodes for part in one array, read once per edge: seen[v] < seenCur
+	// for a free node that the search under way has not found, maxSeen for a node taken.
+	seen    []int32
+	seenCur int32
 }
+
+const maxSeen = math.MaxInt32
 
 func (ks *keeperStar) component(r *run, nodes []int32) {
 	g := r.g
@@ -46,17 +55,21 @@ func (ks *keeperStar) component(r *run, nodes []int32) {
 		ks.owner = make([]int32, r.g.nodes())
 	}
 	owner := ks.owner
-	for _, u := range nodes {
-		owner[u] = free
+	if ks.seen == nil {
+		ks.seen = make([]int32, r.g.nodes())
 	}
+	for _, u := range nodes {
+		owner[u], ks.seen[u] = free, 0
+	}
+	ks.seenCur = 0
+	free0 := len(nodes) // nodes still free
 	limit := r.cfg.budget() * len(nodes)
 	used, limited := 0, false
-	free0 := len(nodes) // nodes still free
 	for _, k := range ks.order {
 		if owner[k] != free {
 			continue
 		}
-		owner[k] = k
+		owner[k], ks.seen[k] = k, maxSeen
 		free0--
 		r.load(k)
 		off := len(r.pnodes)
@@ -64,18 +77,24 @@ func (ks *keeperStar) component(r *run, nodes []int32) {
 		r.psims = append(r.psims, 1)
 		if !limited {
 			q := ks.part(r, k, free0)
-			for _, m := range q[1:] {
-				if used >= limit {
-					limited = true
-					break
-				}
+			tests := q[1:]
+			if len(tests) > limit-used {
+				// The budget runs out on this keeper: the tests it pays for, then no more.
+				tests, limited = tests[:limit-used], true
+			}
+			pre := r.presim(k, tests)
+			for i, m := range tests {
 				used++
 				s := r.known[m]
 				if r.stamp[m] != r.cur {
-					s = r.sim(k, m)
+					if pre != nil {
+						s = r.took(pre[i])
+					} else {
+						s = r.sim(k, m)
+					}
 				}
 				if s >= r.t {
-					owner[m] = k
+					owner[m], ks.seen[m] = k, maxSeen
 					free0--
 					r.pnodes = append(r.pnodes, m)
 					r.psims = append(r.psims, s)
@@ -85,7 +104,7 @@ func (ks *keeperStar) component(r *run, nodes []int32) {
 		if limited {
 			for _, x := range g.neighbours(k) {
 				if x.s >= r.t && owner[x.v] == free {
-					owner[x.v] = k
+					owner[x.v], ks.seen[x.v] = k, maxSeen
 					free0--
 					r.pnodes = append(r.pnodes, x.v)
 					r.psims = append(r.psims, x.s)
@@ -121,10 +140,18 @@ func (r *run) compareNodes(u, v int32) int {
 // nothing left to find: a dense part would otherwise scan every member's neighbours for
 // nothing.
 func (ks *keeperStar) part(r *run, k int32, free int) []int32 {
-	g, owner := r.g, ks.owner
-	const isFree = -1
-	r.markCur++
-	r.mark[k] = r.markCur
+	g, seen := r.g, ks.seen
+	if ks.seenCur == maxSeen-1 {
+		// Start the marks again (a long Levels searches billions of times).
+		for _, u := range ks.order {
+			if seen[u] != maxSeen {
+				seen[u] = 0
+			}
+		}
+		ks.seenCur = 0
+	}
+	ks.seenCur++
+	cur := ks.seenCur
 	q := append(r.queue[:0], k)
 	for i := 0; i < len(q) && len(q)-1 < free; i++ {
 		u := q[i]
@@ -133,8 +160,8 @@ func (ks *keeperStar) part(r *run, k int32, free int) []int32 {
 			// accepted edges are the first accepted[u] of u's list by rank.
 			from, off := len(q), g.adjOff[u]
 			for _, v := range ks.byRank[off : off+ks.accepted[u]] {
-				if owner[v] == isFree && r.mark[v] != r.markCur {
-					r.mark[v] = r.markCur
+				if seen[v] < cur {
+					seen[v] = cur
 					q = append(q, v)
 				}
 			}
@@ -144,8 +171,8 @@ func (ks *keeperStar) part(r *run, k int32, free int) []int32 {
 			continue
 		}
 		for _, x := range g.neighbours(u) {
-			if x.s >= r.t && owner[x.v] == isFree && r.mark[x.v] != r.markCur {
-				r.mark[x.v] = r.markCur
+			if x.s >= r.t && seen[x.v] < cur {
+				seen[x.v] = cur
 				q = append(q, x.v)
 			}
 		}

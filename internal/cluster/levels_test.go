@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -181,5 +183,105 @@ func TestLevelsKeeperStarBudgetOrder(t *testing.T) {
 					strings.Join(got, "; "), strings.Join(want, "; "))
 			}
 		}
+	}
+}
+
+// TestKeeperStarConcurrentSim: keeper-star asking Sim for a large part's tests on every
+// core (Config.ConcurrentSim) makes the clusters, Sim calls and budget stops it makes
+// asking one at a time, through Graph.Cluster and through Levels: one component of 3,000
+// documents joined by a chain of accepted edges, whose other pairs pass about one time in
+// five, so each keeper's part is far above presimMin.
+func TestKeeperStarConcurrentSim(t *testing.T) {
+	const n = 3000
+	var inFlight, most atomic.Int32
+	sim := func(a, b int) float64 {
+		if a == b {
+			return 1
+		}
+		c := inFlight.Add(1)
+		for {
+			m := most.Load()
+			if c <= m || most.CompareAndSwap(m, c) {
+				break
+			}
+		}
+		defer inFlight.Add(-1)
+		a, b = min(a, b), max(a, b)
+		h := uint64(a)*0x9E3779B97F4A7C15 ^ uint64(b)*0xC2B2AE3D27D4EB4F
+		h ^= h >> 29
+		h *= 0xBF58476D1CE4E5B9
+		h ^= h >> 32
+		return float64(h%1000) / 1000
+	}
+	docs := make([]Doc, n)
+	var edges []Edge
+	for d := range n {
+		docs[d] = Doc{Len: d % 17}
+		if d > 0 {
+			edges = append(edges, Edge{A: d - 1, B: d, Sim: 0.9})
+		}
+	}
+	rule, _ := ParseRule("longest")
+	g, err := NewGraph(Input{Docs: docs, Edges: edges, Sim: sim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	describe := func(res Result) string {
+		var b strings.Builder
+		for _, c := range res.Clusters {
+			fmt.Fprint(&b, c.Keeper, c.Members, ";")
+		}
+		fmt.Fprint(&b, " calls ", res.SimCalls, " limited ", res.Limited)
+		return b.String()
+	}
+	for _, budget := range []int{0, 1, 40} {
+		for _, th := range []float64{0.8, 0.5} {
+			cfg := Config{Threshold: th, Policy: KeeperStar, Rule: rule, Budget: budget, Lean: true}
+			want, err := g.Cluster(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.ConcurrentSim = true
+			got, err := g.Cluster(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if describe(got) != describe(want) {
+				t.Fatalf("budget %d at %v: concurrent Sim clusters differ:\n%.300s\nwant\n%.300s", budget, th, describe(got), describe(want))
+			}
+			if budget == 1 && want.Limited == 0 {
+				t.Fatalf("budget 1 at %v did not run out: the test does not reach the budget's stop", th)
+			}
+			l, err := g.Levels(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, lt := range []float64{0.95, th} {
+				lv, err := l.Lower(lt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if lt != th {
+					continue
+				}
+				var lc, wc []string
+				for _, c := range lv.Changed {
+					for _, cl := range c.Clusters {
+						lc = append(lc, fmt.Sprint(cl.Keeper, cl.Members))
+					}
+				}
+				for _, c := range want.Clusters {
+					wc = append(wc, fmt.Sprint(c.Keeper, c.Members))
+				}
+				slices.Sort(lc)
+				slices.Sort(wc)
+				if !slices.Equal(lc, wc) {
+					t.Fatalf("budget %d at %v: Levels with concurrent Sim differs from Cluster", budget, th)
+				}
+			}
+		}
+	}
+	if runtime.GOMAXPROCS(0) >= 2 && most.Load() < 2 {
+		t.Fatalf("Sim was never called concurrently (at most %d in flight)", most.Load())
 	}
 }

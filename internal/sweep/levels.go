@@ -116,7 +116,7 @@ type compCounts struct {
 }
 
 func (e *engine) newFollower(g *cluster.Graph, pol cluster.Policy, lo, hi int) (*follower, error) {
-	l, err := g.Levels(cluster.Config{Policy: pol, Rule: e.opt.Rules[lo], Lean: true})
+	l, err := g.Levels(cluster.Config{Policy: pol, Rule: e.opt.Rules[lo], Lean: true, ConcurrentSim: true})
 	if err != nil {
 		return nil, err
 	}
