@@ -256,29 +256,49 @@ func (g *Graph) sortedEdges() []cedge {
 				}
 			}
 		}
-		// Two halves sorted at once, then merged into place: the policies that share
-		// the graph wait for it.
-		by := func(a, b placed) int { return compareEdges(a.cedge, b.cedge) }
-		half := len(es) / 2
-		var wg sync.WaitGroup
-		wg.Go(func() { slices.SortFunc(es[:half], by) })
-		slices.SortFunc(es[half:], by)
-		wg.Wait()
+		// es is in (u, v) order already, so a stable sort by similarity, highest first,
+		// gives compareEdges' order: a radix sort on the similarity's bits, in linear
+		// time (a sweep's graphs have millions of edges, and the policies that share the
+		// graph wait for it).
+		es = radixBySim(es, make([]placed, len(es)), func(p placed) float64 { return p.s })
 		g.sorted = make([]cedge, len(es))
 		g.rank = make([]int32, len(g.adj))
-		a, b := es[:half], es[half:]
-		for i := range g.sorted {
-			var e placed
-			if len(b) == 0 || len(a) > 0 && by(a[0], b[0]) <= 0 {
-				e, a = a[0], a[1:]
-			} else {
-				e, b = b[0], b[1:]
-			}
+		for i, e := range es {
 			g.sorted[i] = e.cedge
 			g.rank[e.at] = int32(i)
 		}
 	})
 	return g.sorted
+}
+
+// radixBySim sorts xs by sim (in [0, 1], not NaN), highest first, stably: a radix sort
+// on 16-bit digits of the similarity's bits (which order non-negative floats as they
+// compare), skipping the digits every value shares (estimates k/n leave most low bits
+// zero). tmp is scratch of len(xs); the result is xs or tmp.
+func radixBySim[T any](xs, tmp []T, sim func(T) float64) []T {
+	count := make([]int, 1<<16)
+	key := func(x T, shift uint) int { return int(^math.Float64bits(sim(x)+0) >> shift & 0xFFFF) } // +0: -0 as 0
+	for shift := uint(0); shift < 64; shift += 16 {
+		clear(count)
+		for _, x := range xs {
+			count[key(x, shift)]++
+		}
+		if len(xs) == 0 || count[key(xs[0], shift)] == len(xs) {
+			continue
+		}
+		at := 0
+		for d, c := range count {
+			count[d] = at
+			at += c
+		}
+		for _, x := range xs {
+			d := key(x, shift)
+			tmp[count[d]] = x
+			count[d]++
+		}
+		xs, tmp = tmp, xs
+	}
+	return xs
 }
 
 // rankAdjacency returns g.byRank, building it on the first call.

@@ -285,3 +285,49 @@ func TestKeeperStarConcurrentSim(t *testing.T) {
 		t.Fatalf("Sim was never called concurrently (at most %d in flight)", most.Load())
 	}
 }
+
+// TestSortedEdgesOrder: the graph's edges by compareEdges (similarity highest first, then
+// u, then v), as a comparison sort gives them, for similarities with many ties (tenths,
+// estimates k/128), spread over every bit (exact values), and -0.
+func TestSortedEdgesOrder(t *testing.T) {
+	for seed := range uint64(60) {
+		rng := rand.New(rand.NewPCG(seed, 3))
+		n := 2 + rng.IntN(300)
+		var edges []Edge
+		for range rng.IntN(3000) {
+			a, b := rng.IntN(n), rng.IntN(n)
+			if a == b {
+				continue
+			}
+			s := rng.Float64()
+			switch seed % 4 {
+			case 0:
+				s = math.Round(s*10) / 10
+			case 1:
+				s = float64(rng.IntN(129)) / 128
+			case 2:
+				if rng.IntN(5) == 0 {
+					s = math.Copysign(0, -1)
+				}
+			}
+			edges = append(edges, Edge{A: a, B: b, Sim: s})
+		}
+		g, err := NewGraph(Input{Docs: make([]Doc, n), Edges: edges, Sim: func(int, int) float64 { return 0 }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := g.sortedEdges()
+		want := slices.Clone(got)
+		slices.SortFunc(want, compareEdges)
+		if !slices.Equal(got, want) {
+			t.Fatalf("seed %d: edges out of compareEdges' order", seed)
+		}
+		for u := range int32(g.nodes()) {
+			for i, x := range g.neighbours(u) {
+				if e := got[g.rank[g.adjOff[u]+int32(i)]]; x.v > u && (e.u != u || e.v != x.v) {
+					t.Fatalf("seed %d: rank of (%d, %d) points at (%d, %d)", seed, u, x.v, e.u, e.v)
+				}
+			}
+		}
+	}
+}
