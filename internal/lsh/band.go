@@ -36,6 +36,20 @@ func (sh Shape) Validate(k int) error {
 // never share a key.
 func (sh Shape) BandKeys(sig Signature, dst []uint64) []uint64 {
 	var buf [4 + 4*64]byte
+	if sh.Rows <= 64 {
+		// The whole band fits the buffer: one Sum64 call, the same value as the
+		// streaming digest below at a fraction of its cost (a sweep computes the keys of
+		// every document for every shape).
+		for band := range sh.Bands {
+			binary.LittleEndian.PutUint32(buf[:4], uint32(band))
+			row := sig[band*sh.Rows : (band+1)*sh.Rows]
+			for r, v := range row {
+				binary.LittleEndian.PutUint32(buf[4+4*r:], v)
+			}
+			dst = append(dst, xxhash.Sum64(buf[:4+4*len(row)]))
+		}
+		return dst
+	}
 	var d xxhash.Digest
 	for band := range sh.Bands {
 		d.Reset()

@@ -76,7 +76,9 @@ func CandidateKeysUpTo(ctx context.Context, sigs []Signature, sh Shape, maxBucke
 			return false
 		}
 		workers := min(runtime.GOMAXPROCS(0), b)
-		perWorker := make([][]uint64, workers)
+		// Each worker's pairs in blocks of pairBlock: appending to one slice copied it
+		// again at every doubling (millions of pairs for the widest shapes).
+		perWorker := make([][][]uint64, workers)
 		skippedPer := make([]int, workers)
 		next := make(chan int, b)
 		for band := range b {
@@ -87,7 +89,18 @@ func CandidateKeysUpTo(ctx context.Context, sigs []Signature, sh Shape, maxBucke
 		for w := range workers {
 			wg.Go(func() {
 				entries, buf := make([]keyEntry, n), make([]keyEntry, n)
+				var blocks [][]uint64
 				var out []uint64
+				emit := func(k uint64) {
+					if len(out) == cap(out) {
+						if out != nil {
+							blocks = append(blocks, out)
+						}
+						out = make([]uint64, 0, pairBlock)
+					}
+					out = append(out, k)
+				}
+				made1 := 0 // pairs this worker made
 				for band := range next {
 					if ctx.Err() != nil || over.Load() {
 						return
@@ -101,7 +114,7 @@ func CandidateKeysUpTo(ctx context.Context, sigs []Signature, sh Shape, maxBucke
 						for j < n && entries[j].key == entries[i].key {
 							j++
 						}
-						end, before := j, len(out)
+						end, before := j, made1
 						if maxBucket > 0 && end-i > maxBucket {
 							end = i + maxBucket
 							skippedPer[w] += (j-i)*(j-i-1)/2 - maxBucket*(maxBucket-1)/2
@@ -116,29 +129,37 @@ func CandidateKeysUpTo(ctx context.Context, sigs []Signature, sh Shape, maxBucke
 							for y := x + 1; y < end; y++ {
 								dx, dy := entries[x].doc, entries[y].doc
 								if !emittedEarlier(dx, dy, band) {
-									out = append(out, uint64(dx)<<32|uint64(dy))
+									emit(uint64(dx)<<32 | uint64(dy))
+									made1++
 								}
 							}
 						}
 						i = j
-						if limit > 0 && len(out) > before && made.Add(int64(len(out)-before)) > int64(limit) {
+						if limit > 0 && made1 > before && made.Add(int64(made1-before)) > int64(limit) {
 							over.Store(true)
 							return
 						}
 					}
 				}
-				perWorker[w] = out
+				if out != nil {
+					blocks = append(blocks, out)
+				}
+				perWorker[w] = blocks
 			})
 		}
 		wg.Wait()
 		total, skipped := 0, 0
-		for w, p := range perWorker {
-			total += len(p)
+		for w, blocks := range perWorker {
+			for _, p := range blocks {
+				total += len(p)
+			}
 			skipped += skippedPer[w]
 		}
 		keys := make([]uint64, 0, total)
-		for _, p := range perWorker {
-			keys = append(keys, p...)
+		for _, blocks := range perWorker {
+			for _, p := range blocks {
+				keys = append(keys, p...)
+			}
 		}
 		return keys, skipped
 	}
@@ -158,6 +179,9 @@ func CandidateKeysUpTo(ctx context.Context, sigs []Signature, sh Shape, maxBucke
 	slices.Sort(keys)
 	return keys, skipped, nil
 }
+
+// pairBlock is the pairs a candidate worker collects in one block.
+const pairBlock = 1 << 16
 
 // keyEntry is a document's key in one band.
 type keyEntry struct {

@@ -1,9 +1,12 @@
 package lsh
 
 import (
+	"encoding/binary"
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/cespare/xxhash/v2"
 )
 
 // naiveOverlap is the definition: the values in both sets.
@@ -150,4 +153,27 @@ func TestEstimateKernel(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestBandKeysDefinition: each band key is XXH64 of the band index (4 bytes little-endian)
+// followed by the band's values (4 bytes each), for rows that fit BandKeys' one-call
+// buffer and rows past it.
+func TestBandKeysDefinition(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	for _, sh := range []Shape{{1, 1}, {3, 2}, {5, 4}, {2, 13}, {2, 63}, {2, 64}, {2, 65}, {1, 100}, {3, 130}} {
+		sig := make(Signature, sh.Bands*sh.Rows)
+		for i := range sig {
+			sig[i] = rng.Uint32()
+		}
+		got := sh.BandKeys(sig, nil)
+		for band := range sh.Bands {
+			b := binary.LittleEndian.AppendUint32(nil, uint32(band))
+			for _, v := range sig[band*sh.Rows : (band+1)*sh.Rows] {
+				b = binary.LittleEndian.AppendUint32(b, v)
+			}
+			if want := xxhash.Sum64(b); got[band] != want {
+				t.Fatalf("shape %v band %d: key %x, want %x", sh, band, got[band], want)
+			}
+		}
+	}
 }
