@@ -106,6 +106,9 @@ type follower struct {
 	// largest size with a count (largest lowers it to that).
 	bySize []int32
 	top    int
+	// spare holds the counts of dropped components for add to reuse: a sweep adds
+	// millions of components, each with a count per rule and bin.
+	spare []*compCounts
 }
 
 // compCounts is what one component's clusters add to the totals.
@@ -164,15 +167,25 @@ func (f *follower) drop(id int32) {
 		f.docs[d] = -1
 	}
 	delete(f.comps, id)
+	f.spare = append(f.spare, cc)
 }
 
 func (f *follower) add(c cluster.Component) {
 	e := f.e
-	cc := &compCounts{}
-	if e.bin != nil {
-		cc.pairs = make([][]int64, f.hi-f.lo)
-		for r := range cc.pairs {
-			cc.pairs[r] = make([]int64, e.bin.bins()+1)
+	var cc *compCounts
+	if n := len(f.spare); n > 0 {
+		cc, f.spare = f.spare[n-1], f.spare[:n-1]
+		for _, ps := range cc.pairs {
+			clear(ps)
+		}
+		cc.removals, cc.clusters, cc.largest, cc.docs = 0, 0, 0, cc.docs[:0]
+	} else {
+		cc = &compCounts{}
+		if e.bin != nil {
+			cc.pairs = make([][]int64, f.hi-f.lo)
+			for r := range cc.pairs {
+				cc.pairs[r] = make([]int64, e.bin.bins()+1)
+			}
 		}
 	}
 	for _, cl := range c.Clusters {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -289,6 +288,9 @@ func Run(ctx context.Context, in Input, g Grid, opt Options) (*Report, error) {
 		}
 	}
 	needExact := slices.Contains(g.Verifications, ExactJaccard)
+	// The goroutine proposing the current representation's pairs ahead (proposeAhead).
+	stopAhead := func() {}
+	defer func() { stopAhead() }()
 	needEstimate := slices.Contains(g.Verifications, MinHashEstimate)
 	for _, grp := range plan {
 		if err := ctx.Err(); err != nil {
@@ -305,8 +307,11 @@ func Run(ctx context.Context, in Input, g Grid, opt Options) (*Report, error) {
 		for _, s := range grp.specs {
 			optima[s.Hashes] = observedOptima(e.labJ, s.Hashes, lsh.EqualWeights, ths)
 		}
+		stopAhead()
+		next := e.proposeAhead(ctx, sigs, grp.shapes)
+		stopAhead = next.stop
 		for _, ps := range grp.shapes {
-			cs, err := e.candidates(ctx, sigs, ps.shape, needExact)
+			cs, err := e.candidatesOf(ctx, ps.shape, next.next(ctx), needExact)
 			if de := (*DeclinedError)(nil); errors.As(err, &de) {
 				per := len(ths) * len(g.Verifications) * len(g.Policies)
 				for _, s := range ps.specs {
@@ -340,8 +345,9 @@ func Run(ctx context.Context, in Input, g Grid, opt Options) (*Report, error) {
 					if v == ExactJaccard {
 						sims = similarities{exact: cs.jac}
 					}
-					// The policies cluster the same candidates independently: on every core,
-					// emitted in the grid's order.
+					// The policies cluster the same candidates independently, all at once (the
+					// cheap ones run while the first to need the cluster graph builds it, and
+					// keeper-star's followers fill the cores), emitted in the grid's order.
 					type passOut struct {
 						scores   []Scores
 						accepted []int
@@ -350,11 +356,8 @@ func Run(ctx context.Context, in Input, g Grid, opt Options) (*Report, error) {
 					}
 					outs := make([]passOut, len(g.Policies))
 					var wg sync.WaitGroup
-					sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
 					for i, pol := range g.Policies {
 						wg.Go(func() {
-							sem <- struct{}{}
-							defer func() { <-sem }()
 							start := time.Now()
 							o := &outs[i]
 							o.scores, o.accepted, o.err = e.pass(ctx, cs, sims, ths, pol)
@@ -576,16 +579,35 @@ type shapeCands struct {
 }
 
 func (e *engine) candidates(ctx context.Context, sigs []lsh.Signature, sh lsh.Shape, exact bool) (*shapeCands, error) {
+	return e.candidatesOf(ctx, sh, e.propose(ctx, sigs, sh), exact)
+}
+
+// proposed are the pairs lsh proposes for one shape, and how long that took.
+type proposed struct {
+	keys    []uint64
+	skipped int
+	took    time.Duration
+	err     error
+}
+
+func (e *engine) propose(ctx context.Context, sigs []lsh.Signature, sh lsh.Shape) proposed {
 	start := time.Now()
-	limit := e.opt.candidateLimit(e.n)
-	keys, skipped, err := lsh.CandidateKeysUpTo(ctx, sigs, sh, e.opt.MaxBucket, limit)
-	if errors.Is(err, lsh.ErrTooManyPairs) {
-		return nil, &DeclinedError{Shape: sh, Docs: e.n, Limit: limit}
+	keys, skipped, err := lsh.CandidateKeysUpTo(ctx, sigs, sh, e.opt.MaxBucket, e.opt.candidateLimit(e.n))
+	return proposed{keys: keys, skipped: skipped, took: time.Since(start), err: err}
+}
+
+// candidatesOf makes sh's candidates of what lsh proposed: their exact similarities when
+// exact (a configuration verifies with them) and where the counted pairs are among them.
+func (e *engine) candidatesOf(ctx context.Context, sh lsh.Shape, p proposed, exact bool) (*shapeCands, error) {
+	start := time.Now()
+	if errors.Is(p.err, lsh.ErrTooManyPairs) {
+		return nil, &DeclinedError{Shape: sh, Docs: e.n, Limit: e.opt.candidateLimit(e.n)}
 	}
-	if err != nil {
-		return nil, err
+	if p.err != nil {
+		return nil, p.err
 	}
-	cs := &shapeCands{shape: sh, skipped: skipped, keys: keys}
+	cs := &shapeCands{shape: sh, skipped: p.skipped, keys: p.keys}
+	var err error
 	if exact {
 		if cs.jac, err = e.jac.of(ctx, cs.keys); err != nil {
 			return nil, err
@@ -598,8 +620,51 @@ func (e *engine) candidates(ctx context.Context, sigs []lsh.Signature, sh lsh.Sh
 			cs.labCand[i] = int32(j)
 		}
 	}
-	cs.time = time.Since(start)
+	cs.time = p.took + time.Since(start)
 	return cs, nil
+}
+
+// ahead proposes the pairs of a list of shapes on its own goroutine, one shape ahead of
+// the sweep: lsh's work for the next shape fills the core the clustering of this one
+// leaves idle (its last keeper rule or threshold runs alone). At most one shape's pairs
+// wait to be taken.
+type ahead struct {
+	out    chan proposed
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func (e *engine) proposeAhead(ctx context.Context, sigs []lsh.Signature, shapes []planShape) *ahead {
+	ctx, cancel := context.WithCancel(ctx)
+	a := &ahead{out: make(chan proposed), cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(a.done)
+		for _, ps := range shapes {
+			p := e.propose(ctx, sigs, ps.shape)
+			select {
+			case a.out <- p:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return a
+}
+
+// next returns the next shape's pairs.
+func (a *ahead) next(ctx context.Context) proposed {
+	select {
+	case p := <-a.out:
+		return p
+	case <-ctx.Done():
+		return proposed{err: ctx.Err()}
+	}
+}
+
+// stop ends the goroutine, whether or not every shape was taken.
+func (a *ahead) stop() {
+	a.cancel()
+	<-a.done
 }
 
 // estimates returns the MinHash estimates of every candidate from the first k values of
