@@ -1,6 +1,7 @@
 package lsh
 
 import (
+	"cmp"
 	"encoding/binary"
 	"math/rand/v2"
 	"slices"
@@ -174,6 +175,36 @@ func TestBandKeysDefinition(t *testing.T) {
 			if want := xxhash.Sum64(b); got[band] != want {
 				t.Fatalf("shape %v band %d: key %x, want %x", sh, band, got[band], want)
 			}
+		}
+	}
+}
+
+// TestRadixSortEntries: the band keys' sort orders entries by key, documents in order
+// within a key, as a stable comparison sort does: for uniform keys, repeated keys, and
+// keys that share their top 32 bits (the part the radix passes read) but not the rest.
+func TestRadixSortEntries(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 2))
+	for trial := range 200 {
+		n := rng.IntN(3000)
+		es := make([]keyEntry, n)
+		tops := []uint64{rng.Uint64() >> 32, rng.Uint64() >> 32, rng.Uint64() >> 32}
+		for i := range es {
+			k := rng.Uint64()
+			switch rng.IntN(4) {
+			case 0: // a shared top half, several bottoms
+				k = tops[rng.IntN(len(tops))]<<32 | uint64(rng.IntN(5))
+			case 1: // a repeat of an earlier key
+				if i > 0 {
+					k = es[rng.IntN(i)].key
+				}
+			}
+			es[i] = keyEntry{key: k, doc: uint32(i)}
+		}
+		want := slices.Clone(es)
+		slices.SortStableFunc(want, func(a, b keyEntry) int { return cmp.Compare(a.key, b.key) })
+		radixSortEntries(es, make([]keyEntry, n))
+		if !slices.Equal(es, want) {
+			t.Fatalf("trial %d (%d entries): not the stable order by key", trial, n)
 		}
 	}
 }
