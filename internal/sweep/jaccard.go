@@ -598,7 +598,8 @@ func b2i(b bool) int {
 const maxShingleIDs = 1 << 22
 
 // shingleIDs numbers distinct shingle hashes 0, 1, 2, ... in the order met, up to a
-// bound. Safe for concurrent use.
+// bound. Safe for concurrent use. Its shards go by a hash's top six bits (shingle hashes
+// are uniform), so a sorted set takes each shard's lock once.
 type shingleIDs struct {
 	shards lockedShards[uint32]
 	next   atomic.Int64
@@ -617,37 +618,44 @@ func newShingleIDs(bound int64) *shingleIDs {
 // when that would pass the bound.
 func (ids *shingleIDs) number(set []uint64) ([]uint32, bool) {
 	out := make([]uint32, len(set))
-	for i, h := range set {
-		sh := ids.shards.of(h)
+	for i := 0; i < len(set); {
+		// The set is sorted and shards go by the top bits: one lock per run of a shard.
+		j, sh := i, &ids.shards[set[i]>>58]
 		sh.Lock()
-		id, ok := sh.m[h]
-		if !ok {
-			n := ids.next.Add(1) - 1
-			if n >= ids.bound {
-				sh.Unlock()
-				return nil, false
+		for ; j < len(set) && set[j]>>58 == set[i]>>58; j++ {
+			h := set[j]
+			id, ok := sh.m[h]
+			if !ok {
+				n := ids.next.Add(1) - 1
+				if n >= ids.bound {
+					sh.Unlock()
+					return nil, false
+				}
+				id = uint32(n)
+				sh.m[h] = id
 			}
-			id = uint32(n)
-			sh.m[h] = id
+			out[j] = id
 		}
 		sh.Unlock()
-		out[i] = id
+		i = j
 	}
 	slices.Sort(out)
 	return out, true
 }
 
-// known returns the ids of those of set's hashes that have one, sorted.
+// known returns the ids of those of set's hashes (sorted) that have one, sorted.
 func (ids *shingleIDs) known(set []uint64) []uint32 {
 	var out []uint32
-	for _, h := range set {
-		sh := ids.shards.of(h)
+	for i := 0; i < len(set); {
+		j, sh := i, &ids.shards[set[i]>>58]
 		sh.Lock()
-		id, ok := sh.m[h]
-		sh.Unlock()
-		if ok {
-			out = append(out, id)
+		for ; j < len(set) && set[j]>>58 == set[i]>>58; j++ {
+			if id, ok := sh.m[set[j]]; ok {
+				out = append(out, id)
+			}
 		}
+		sh.Unlock()
+		i = j
 	}
 	slices.Sort(out)
 	return out
