@@ -63,8 +63,9 @@ type Config struct {
 	// is removed in favour of whom.
 	Lean bool
 	// ConcurrentSim says Input.Sim is safe for concurrent use: keeper-star then asks it
-	// for a large part's tests on every core (the clusters are the same; only the wall
-	// time differs). A sweep sets it.
+	// for a large part's tests on every core, and the rule's order is taken from
+	// Rule.RankedOrder's cache (the clusters are the same; only the time differs). A
+	// sweep sets it.
 	ConcurrentSim bool
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestLevelsAgreesWithCluster follows random graphs down random falling thresholds with
@@ -193,19 +194,28 @@ func TestLevelsKeeperStarBudgetOrder(t *testing.T) {
 // five, so each keeper's part is far above presimMin.
 func TestKeeperStarConcurrentSim(t *testing.T) {
 	const n = 3000
+	// probe, once set, makes the next call wait (up to a second) for a second call to
+	// be in flight: presim's goroutines are then seen together however fast Sim is.
 	var inFlight, most atomic.Int32
+	var probe atomic.Bool
 	sim := func(a, b int) float64 {
 		if a == b {
 			return 1
 		}
 		c := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		if probe.CompareAndSwap(true, false) {
+			for deadline := time.Now().Add(time.Second); inFlight.Load() < 2 && time.Now().Before(deadline); {
+				runtime.Gosched()
+			}
+			c = inFlight.Load()
+		}
 		for {
 			m := most.Load()
 			if c <= m || most.CompareAndSwap(m, c) {
 				break
 			}
 		}
-		defer inFlight.Add(-1)
 		a, b = min(a, b), max(a, b)
 		h := uint64(a)*0x9E3779B97F4A7C15 ^ uint64(b)*0xC2B2AE3D27D4EB4F
 		h ^= h >> 29
@@ -242,6 +252,7 @@ func TestKeeperStarConcurrentSim(t *testing.T) {
 				t.Fatal(err)
 			}
 			cfg.ConcurrentSim = true
+			probe.Store(budget == 0 && th == 0.8)
 			got, err := g.Cluster(cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -326,6 +337,38 @@ func TestSortedEdgesOrder(t *testing.T) {
 			for i, x := range g.neighbours(u) {
 				if e := got[g.rank[g.adjOff[u]+int32(i)]]; x.v > u && (e.u != u || e.v != x.v) {
 					t.Fatalf("seed %d: rank of (%d, %d) points at (%d, %d)", seed, u, x.v, e.u, e.v)
+				}
+			}
+		}
+	}
+}
+
+// TestRankedOrder: RankedOrder's Less answers as Order's for every pair, under rules
+// of every kind, for two document lists (the cache tells them apart) asked twice.
+func TestRankedOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 8))
+	lists := make([][]Doc, 2)
+	for l := range lists {
+		docs := make([]Doc, 60)
+		for i := range docs {
+			docs[i] = Doc{Len: rng.IntN(4), Source: []string{"a", "b", "c"}[rng.IntN(3)]}
+		}
+		lists[l] = docs
+	}
+	for range 2 {
+		for _, text := range randomRules {
+			rule, err := ParseRule(text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for l, docs := range lists {
+				plain, ranked := rule.Order(docs), rule.RankedOrder(docs)
+				for a := range docs {
+					for b := range docs {
+						if plain.Less(a, b) != ranked.Less(a, b) {
+							t.Fatalf("rule %s, list %d: Less(%d, %d) ranked %v, want %v", text, l, a, b, ranked.Less(a, b), plain.Less(a, b))
+						}
+					}
 				}
 			}
 		}

@@ -66,8 +66,13 @@ type proto struct {
 // of its group the keeper rule ranks first.
 func (g *Graph) newRun(cfg Config, t float64) *run {
 	nn := g.nodes()
+	o := newOrder(cfg.Rule, g.in.Docs)
+	if cfg.ConcurrentSim {
+		// A sweep: the same documents ordered by the same rules in thousands of runs.
+		o = rankedOrder(cfg.Rule, g.in.Docs)
+	}
 	r := &run{
-		g: g, cfg: cfg, t: t, order: newOrder(cfg.Rule, g.in.Docs), forced: -1,
+		g: g, cfg: cfg, t: t, order: o, forced: -1,
 		rep:   make([]int32, nn),
 		stamp: make([]int32, nn), known: make([]float64, nn),
 		mark: make([]int32, nn),

@@ -501,7 +501,7 @@ func newEngine(in Input, opt Options) (*engine, error) {
 		if err := r.Validate(); err != nil {
 			return nil, &InputError{Field: "rules", Index: i, Msg: err.Error()}
 		}
-		e.orders = append(e.orders, r.Order(e.keep))
+		e.orders = append(e.orders, r.RankedOrder(e.keep))
 		e.ruleNames = append(e.ruleNames, r.String())
 	}
 	return e, nil
