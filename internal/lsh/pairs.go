@@ -69,6 +69,9 @@ func CandidateKeysUpTo(ctx context.Context, sigs []Signature, sh Shape, maxBucke
 		made.Store(0)
 		emittedEarlier := func(x, y uint32, band int) bool {
 			kx, ky := bandKeys[int(x)*b:int(x)*b+band], bandKeys[int(y)*b:int(y)*b+band]
+			if !useTails {
+				return anyEqual64(kx, ky)
+			}
 			for i := range band {
 				if kx[i] == ky[i] && (!useTails || !tail[i*n+int(x)] && !tail[i*n+int(y)]) {
 					return true

@@ -65,3 +65,24 @@ func mergeOverlap[T uint32 | uint64](a, b []T, need, n, i, j int) int {
 	}
 	return n
 }
+
+// anyEqual64 reports whether a and b hold the same value at some position; len(b) >=
+// len(a). Candidate generation asks it for every pair a band proposes: did an earlier
+// band propose the pair already?
+func anyEqual64(a, b []uint64) bool {
+	b = b[:len(a)]
+	i := 0
+	if setsAVX2 && len(a) >= 4 {
+		blocks := len(a) / 4
+		if anyEqual64AVX2(&a[0], &b[0], blocks) {
+			return true
+		}
+		i = blocks * 4
+	}
+	for ; i < len(a); i++ {
+		if a[i] == b[i] {
+			return true
+		}
+	}
+	return false
+}

@@ -13,3 +13,6 @@ func overlap32AVX2(a, b []uint32, need int) (n, i, j int)
 
 //go:noescape
 func overlap64AVX2(a, b []uint64, need int) (n, i, j int)
+
+//go:noescape
+func anyEqual64AVX2(a, b *uint64, blocks int) bool

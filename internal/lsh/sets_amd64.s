@@ -192,3 +192,28 @@ done64:
 	MOVQ BX, i+64(FP)
 	MOVQ CX, j+72(FP)
 	RET
+
+// func anyEqual64AVX2(a, b *uint64, blocks int) bool
+// Reports whether a[i] == b[i] for some i < 4*blocks; blocks > 0.
+TEXT ·anyEqual64AVX2(SB), NOSPLIT, $0-25
+	MOVQ a+0(FP), SI
+	MOVQ b+8(FP), DI
+	MOVQ blocks+16(FP), CX
+
+anyloop:
+	VMOVDQU  (SI), Y0
+	VPCMPEQQ (DI), Y0, Y1
+	VPTEST   Y1, Y1
+	JNZ      anyfound
+	ADDQ     $32, SI
+	ADDQ     $32, DI
+	DECQ     CX
+	JNZ      anyloop
+	VZEROUPPER
+	MOVB     $0, ret+24(FP)
+	RET
+
+anyfound:
+	VZEROUPPER
+	MOVB $1, ret+24(FP)
+	RET

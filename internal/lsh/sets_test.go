@@ -208,3 +208,26 @@ func TestRadixSortEntries(t *testing.T) {
 		}
 	}
 }
+
+func TestAnyEqual64(t *testing.T) {
+	withSets(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(1, 6))
+		for n := range 70 {
+			for range 40 {
+				a, b := make([]uint64, n), make([]uint64, n)
+				want := false
+				for i := range a {
+					a[i], b[i] = rng.Uint64(), rng.Uint64()
+				}
+				if n > 0 && rng.IntN(2) == 0 {
+					i := rng.IntN(n)
+					b[i] = a[i]
+					want = true
+				}
+				if got := anyEqual64(a, b); got != want {
+					t.Fatalf("%d values: anyEqual64 %v, want %v", n, got, want)
+				}
+			}
+		}
+	})
+}
