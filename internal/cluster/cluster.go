@@ -63,10 +63,13 @@ type Config struct {
 	// is removed in favour of whom.
 	Lean bool
 	// ConcurrentSim says Input.Sim is safe for concurrent use: keeper-star then asks it
-	// for a large part's tests on every core, and the rule's order is taken from
-	// Rule.RankedOrder's cache (the clusters are the same; only the time differs). A
-	// sweep sets it.
+	// for a large part's tests on every core (the clusters are the same; only the wall
+	// time differs). A sweep sets it.
 	ConcurrentSim bool
+	// Order, when set, is Rule compiled over the graph's documents (Rule.Order or
+	// RankedOrder of Input.Docs), used instead of compiling Rule again: a sweep passes
+	// each rule's RankedOrder to thousands of clusterings. It must be Rule's.
+	Order Order `json:"-"`
 }
 
 // DefaultBudget is Config.Budget when none is given: 1024 pair checks per node.
@@ -93,7 +96,7 @@ func (c Config) budget() int {
 	case c.Budget < 0:
 		return math.MaxInt / (1 << 32) // no bound that a product with a node count can overflow
 	}
-	return c.Budget
+	return min(c.Budget, math.MaxInt/(1<<32)) // nor a huge one
 }
 
 // Reason says why a document is removed.

@@ -5,9 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
-	"unsafe"
 )
 
 // Doc is what the keeper rule knows about a document. Its position in Input.Docs is its
@@ -196,10 +194,9 @@ type Order struct{ o *order }
 func (r Rule) Order(docs []Doc) Order { return Order{newOrder(r, docs)} }
 
 // RankedOrder is Order with every document's place in the rule's order computed up
-// front (a sort of the documents, remembered for the last few rules and document lists
-// asked for): Less is then one comparison of two places. For a sweep, which orders the
-// same documents under the same rules in thousands of clusterings. docs must not change
-// afterwards.
+// front (one sort of the documents): Less is then one comparison of two places. For a
+// sweep, which orders the same documents under the same rules in thousands of
+// clusterings (Config.Order). docs must not change afterwards.
 func (r Rule) RankedOrder(docs []Doc) Order { return Order{rankedOrder(r, docs)} }
 
 // Less reports whether document a is kept rather than document b.
@@ -215,30 +212,7 @@ type order struct {
 	rank []int32
 }
 
-// rankCache remembers the places of the last few (documents, rule) rankedOrder computed;
-// an entry holds its document list, so that its address is not reused while it is kept.
-var rankCache struct {
-	sync.Mutex
-	entries []rankEntry
-}
-
-type rankEntry struct {
-	docs []Doc
-	rule string
-	o    *order
-}
-
-const rankCacheSize = 8
-
 func rankedOrder(r Rule, docs []Doc) *order {
-	key := r.String()
-	rankCache.Lock()
-	defer rankCache.Unlock()
-	for _, e := range rankCache.entries {
-		if e.rule == key && len(e.docs) == len(docs) && unsafe.SliceData(e.docs) == unsafe.SliceData(docs) {
-			return e.o
-		}
-	}
 	o := newOrder(r, docs)
 	byPlace := make([]int32, len(docs))
 	for i := range byPlace {
@@ -253,15 +227,11 @@ func rankedOrder(r Rule, docs []Doc) *order {
 		}
 		return 1 // a total order (ties go by index)
 	})
-	rank := make([]int32, len(docs))
+	o.rank = make([]int32, len(docs))
 	for place, d := range byPlace {
-		rank[d] = int32(place)
+		o.rank[d] = int32(place)
 	}
-	o.rank = rank
-	if len(rankCache.entries) == rankCacheSize {
-		rankCache.entries = rankCache.entries[1:]
-	}
-	rankCache.entries = append(rankCache.entries, rankEntry{docs: docs, rule: key, o: o})
+	o.docs = nil // less reads the places only
 	return o
 }
 

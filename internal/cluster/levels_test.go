@@ -344,7 +344,8 @@ func TestSortedEdgesOrder(t *testing.T) {
 }
 
 // TestRankedOrder: RankedOrder's Less answers as Order's for every pair, under rules
-// of every kind, for two document lists (the cache tells them apart) asked twice.
+// of every kind, for two document lists; and a clustering given it (Config.Order)
+// makes the clusters it makes without.
 func TestRankedOrder(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 8))
 	lists := make([][]Doc, 2)
@@ -370,7 +371,47 @@ func TestRankedOrder(t *testing.T) {
 						}
 					}
 				}
+				var edges []Edge
+				for range 80 {
+					a, b := rng.IntN(len(docs)), rng.IntN(len(docs))
+					if a != b {
+						edges = append(edges, Edge{A: a, B: b, Sim: 0.5 + rng.Float64()/2})
+					}
+				}
+				g, err := NewGraph(Input{Docs: docs, Edges: edges, Sim: func(a, b int) float64 { return float64((a*7+b*7)%10) / 10 }})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, pol := range Policies() {
+					cfg := Config{Threshold: 0.6, Policy: pol, Rule: rule, Lean: true}
+					want, _ := g.Cluster(cfg)
+					cfg.Order = ranked
+					got, _ := g.Cluster(cfg)
+					if fmt.Sprint(got.Clusters) != fmt.Sprint(want.Clusters) {
+						t.Fatalf("rule %s, %s: clusters with the ranked order differ", text, pol)
+					}
+				}
 			}
+		}
+	}
+}
+
+// TestHugeBudget: a budget so large that its product with a component's size would
+// overflow is no bound, not a panic or a negative one.
+func TestHugeBudget(t *testing.T) {
+	g, err := NewGraph(Input{Docs: make([]Doc, 3), Edges: []Edge{{A: 0, B: 1, Sim: 0.9}, {A: 1, B: 2, Sim: 0.9}},
+		Sim: func(int, int) float64 { return 0.1 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rule, _ := ParseRule("longest")
+	for _, pol := range Policies() {
+		res, err := g.Cluster(Config{Threshold: 0.5, Policy: pol, Rule: rule, Budget: 1 << 62})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Limited != 0 || res.Removed == 0 {
+			t.Fatalf("%s with budget 2^62: %d limited, %d removed", pol, res.Limited, res.Removed)
 		}
 	}
 }

@@ -66,10 +66,9 @@ type proto struct {
 // of its group the keeper rule ranks first.
 func (g *Graph) newRun(cfg Config, t float64) *run {
 	nn := g.nodes()
-	o := newOrder(cfg.Rule, g.in.Docs)
-	if cfg.ConcurrentSim {
-		// A sweep: the same documents ordered by the same rules in thousands of runs.
-		o = rankedOrder(cfg.Rule, g.in.Docs)
+	o := cfg.Order.o
+	if o == nil {
+		o = newOrder(cfg.Rule, g.in.Docs)
 	}
 	r := &run{
 		g: g, cfg: cfg, t: t, order: o, forced: -1,

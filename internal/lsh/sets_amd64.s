@@ -44,8 +44,8 @@ eqloop:
 // halves swapped: eight alignments cover the 64 pairs), the matches counted, and the
 // block with the lesser last value passed (both when equal), as a merge passes a value.
 // It stops early when need > 0 and the count cannot reach it (count plus the shorter
-// remainder under need). n counts the values shared by a[:i] and b[:j]; none of those
-// is shared with b[j:] or a[i:] respectively.
+// remainder under need). n counts every value a and b share at a place before i in a or
+// before j in b (some of them can lie in b[j:], with a[:i]); a[i:] and b[:j] share none.
 TEXT ·overlap32AVX2(SB), NOSPLIT, $0-80
 	MOVQ a_base+0(FP), SI
 	MOVQ a_len+8(FP), R8

@@ -106,6 +106,9 @@ func TestSetKernels(t *testing.T) {
 			if got := Overlap32(a32, b32, 0); got != want32 {
 				t.Fatalf("Overlap32 of %d and %d values: %d, want %d", len(a32), len(b32), got, want32)
 			}
+			if got := Overlap32(b32, a32, 0); got != want32 {
+				t.Fatalf("Overlap32 swapped: %d, want %d", got, want32)
+			}
 			if got := Intersection(a64, b64); got != want64 {
 				t.Fatalf("Intersection: %d, want %d", got, want64)
 			}

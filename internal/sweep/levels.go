@@ -119,7 +119,7 @@ type compCounts struct {
 }
 
 func (e *engine) newFollower(g *cluster.Graph, pol cluster.Policy, lo, hi int) (*follower, error) {
-	l, err := g.Levels(cluster.Config{Policy: pol, Rule: e.opt.Rules[lo], Lean: true, ConcurrentSim: true})
+	l, err := g.Levels(cluster.Config{Policy: pol, Rule: e.opt.Rules[lo], Order: e.orders[lo], Lean: true, ConcurrentSim: true})
 	if err != nil {
 		return nil, err
 	}
