@@ -415,3 +415,123 @@ func TestHugeBudget(t *testing.T) {
 		}
 	}
 }
+
+// TestKeeperStarLargeAgainstDefinition holds keeper-star, with its tests spread over the
+// cores (Config.ConcurrentSim) and without, to its definition on one component of 2,000
+// documents whose parts stay large (each document has six accepted edges; about one
+// other document in five passes a keeper): keep the best document of a part, take what
+// passes it, split the rest into its connected parts, repeat. The budget does not bind.
+func TestKeeperStarLargeAgainstDefinition(t *testing.T) {
+	const n, th = 2000, 0.8
+	rng := rand.New(rand.NewPCG(21, 3))
+	adj := make([][]int, n)
+	edgeSet := map[[2]int]bool{}
+	var edges []Edge
+	link := func(a, b int) {
+		a, b = min(a, b), max(a, b)
+		if a == b || edgeSet[[2]int{a, b}] {
+			return
+		}
+		edgeSet[[2]int{a, b}] = true
+		adj[a], adj[b] = append(adj[a], b), append(adj[b], a)
+		edges = append(edges, Edge{A: a, B: b, Sim: 0.9})
+	}
+	for d := range n {
+		if d > 0 {
+			link(d-1, d) // one component
+		}
+		for range 5 {
+			link(d, rng.IntN(n))
+		}
+	}
+	sim := func(a, b int) float64 {
+		if a == b || edgeSet[[2]int{min(a, b), max(a, b)}] {
+			return map[bool]float64{true: 1, false: 0.9}[a == b]
+		}
+		h := uint64(min(a, b))*0x9E3779B97F4A7C15 ^ uint64(max(a, b))*0xC2B2AE3D27D4EB4F
+		h ^= h >> 31
+		h *= 0xBF58476D1CE4E5B9
+		h ^= h >> 29
+		return float64(h%1000) / 1000
+	}
+	docs := make([]Doc, n)
+	for d := range docs {
+		docs[d] = Doc{Len: rng.IntN(50)}
+	}
+	rule, _ := ParseRule("longest")
+	o := newOrder(rule, docs)
+
+	// The definition.
+	var want []Cluster
+	var split func(part []int)
+	split = func(part []int) {
+		k := part[0]
+		for _, d := range part[1:] {
+			if o.less(d, k) {
+				k = d
+			}
+		}
+		cl, rest := []int{k}, map[int]bool{}
+		for _, d := range part {
+			if d != k {
+				if sim(k, d) >= th {
+					cl = append(cl, d)
+				} else {
+					rest[d] = true
+				}
+			}
+		}
+		if len(cl) > 1 {
+			slices.Sort(cl)
+			want = append(want, Cluster{Keeper: k, Members: cl})
+		}
+		for _, s := range part {
+			if !rest[s] {
+				continue
+			}
+			delete(rest, s)
+			sub := []int{s}
+			for i := 0; i < len(sub); i++ {
+				for _, y := range adj[sub[i]] {
+					if rest[y] {
+						delete(rest, y)
+						sub = append(sub, y)
+					}
+				}
+			}
+			split(sub)
+		}
+	}
+	all := make([]int, n)
+	for d := range all {
+		all[d] = d
+	}
+	split(all)
+	slices.SortFunc(want, func(a, b Cluster) int { return a.Members[0] - b.Members[0] })
+	if len(want) < 10 {
+		t.Fatalf("the definition made %d clusters: the case is too easy to test anything", len(want))
+	}
+
+	g, err := NewGraph(Input{Docs: docs, Edges: edges, Sim: sim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, concurrent := range []bool{false, true} {
+		cfg := Config{Threshold: th, Policy: KeeperStar, Rule: rule, Budget: -1, ConcurrentSim: concurrent}
+		res, err := g.Cluster(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, w := summary(res.Clusters), summary(want); !slices.Equal(got, w) {
+			t.Fatalf("concurrent %v: %d clusters, the definition %d; first difference at %d", concurrent, len(got), len(w),
+				func() int {
+					for i := range min(len(got), len(w)) {
+						if got[i] != w[i] {
+							return i
+						}
+					}
+					return min(len(got), len(w))
+				}())
+		}
+	}
+}
