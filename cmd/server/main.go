@@ -71,6 +71,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 	case "gencorpus":
 		return gencorpusCmd(args, stdout, stderr)
 	case "help":
+		// "server help COMMAND" is "server COMMAND -h": its flags and an example.
+		if len(args) > 0 && args[0] != "help" && args[0] != "" && args[0][0] != '-' {
+			return run([]string{args[0], "-h"}, stdout, stderr)
+		}
 		usage(stdout)
 		return nil
 	default:
@@ -97,7 +101,7 @@ Usage:
   server corpus-run -config F -in F -out DIR  run a settings.json over a whole corpus: a manifest to review
   server gencorpus -n N -seed S -out F      a synthetic corpus of real text with planted duplicates
 
-Run "server COMMAND -h" for a command's flags and an example. "export" and "dedup", the
+Run "server COMMAND -h" (or "server help COMMAND") for a command's flags and an example. "export" and "dedup", the
 old names of "handoff" and "corpus-run", still work and say so.
 `)
 }

@@ -211,6 +211,8 @@ func TestExitStatus(t *testing.T) {
 		{"serve -help", 0, "Flags:"},
 		{"shape -h", 0, "Example:"},
 		{"help", 0, ""},
+		{"help sweep", 0, "Example:"}, // the command's own help, not the general one
+		{"help no-such-command", 2, `error: unknown command "no-such-command"`},
 		{"-no-such-flag", 2, "flag provided but not defined"},
 		{"no-such-command", 2, `error: unknown command "no-such-command"`},
 	} {
