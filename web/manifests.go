@@ -636,29 +636,49 @@ func (s *server) diffManifests(w http.ResponseWriter, r *http.Request) {
 	a, okA := parseID(q.Get("a"))
 	b, okB := parseID(q.Get("b"))
 	if !okA || !okB {
-		s.chooseDiff(w, r, http.StatusUnprocessableEntity, a, b, "Choose two manifests to compare (a and b).")
+		// Say which of the two is wrong, and how.
+		var what []string
+		for _, p := range []struct {
+			name string
+			ok   bool
+		}{{"a", okA}, {"b", okB}} {
+			switch {
+			case p.ok:
+			case q.Get(p.name) == "":
+				what = append(what, p.name+" is missing")
+			default:
+				what = append(what, p.name+" is not a manifest ID (a whole number from 1)")
+			}
+		}
+		s.chooseDiff(w, r, http.StatusUnprocessableEntity, a, b, "Choose two manifests to compare: "+strings.Join(what, "; ")+".")
 		return
 	}
 	if a == b {
 		s.chooseDiff(w, r, http.StatusUnprocessableEntity, a, b, fmt.Sprintf("Choose two different manifests to compare: a and b are both manifest %d.", a))
 		return
 	}
-	missing := a
-	ma, err := s.store.Manifest(ctx, a)
-	if err == nil {
-		missing = b
-		var mb db.Manifest
-		if mb, err = s.store.Manifest(ctx, b); err == nil {
-			s.renderDiff(w, r, ma, mb)
+	ma, errA := s.store.Manifest(ctx, a)
+	mb, errB := s.store.Manifest(ctx, b)
+	if errA == nil && errB == nil {
+		s.renderDiff(w, r, ma, mb)
+		return
+	}
+	for _, err := range []error{errA, errB} {
+		if err != nil && !errors.Is(err, db.ErrNotFound) {
+			s.fail(w, r, err)
 			return
 		}
 	}
-	if errors.Is(err, db.ErrNotFound) {
-		// The chooser, so that the other manifest and the list are a click away.
-		s.chooseDiff(w, r, http.StatusNotFound, a, b, fmt.Sprintf("There is no manifest %d: choose two manifests that exist.", missing))
-		return
+	// The chooser, so that the other manifest and the list are a click away; every
+	// missing one named.
+	msg := fmt.Sprintf("There is no manifest %d: choose two manifests that exist.", a)
+	switch {
+	case errA != nil && errB != nil:
+		msg = fmt.Sprintf("There are no manifests %d and %d: choose two manifests that exist.", a, b)
+	case errB != nil:
+		msg = fmt.Sprintf("There is no manifest %d: choose two manifests that exist.", b)
 	}
-	s.fail(w, r, err)
+	s.chooseDiff(w, r, http.StatusNotFound, a, b, msg)
 }
 
 // chooseDiff answers with the form that chooses two manifests (status, msg as an error

@@ -113,6 +113,17 @@ func TestDiffIDsOneAnswer(t *testing.T) {
 			t.Errorf("GET %s does not name the missing manifest with the chooser, the other selected:\n%.2000s", path, body)
 		}
 	}
+	// Which of the two is wrong, and how; every missing manifest named.
+	for path, want := range map[string]string{
+		"/manifests/diff?a=abc&b=" + b:    "a is not a manifest ID",
+		"/manifests/diff?a=" + a + "&b=":  "b is missing",
+		"/manifests/diff?a=x&b=-2":        "a is not a manifest ID (a whole number from 1); b is not a manifest ID",
+		"/manifests/diff?a=77777&b=88888": "There are no manifests 77777 and 88888",
+	} {
+		if _, body := get(t, f.h, path, f.admin); !strings.Contains(body, want) {
+			t.Errorf("GET %s does not say %q:\n%.1500s", path, want, body)
+		}
+	}
 	res, body := get(t, f.h, "/manifests/diff?a="+a+"&b=88888", f.admin)
 	if res.StatusCode != http.StatusNotFound || !strings.Contains(body, "There is no manifest 88888") {
 		t.Errorf("GET /manifests/diff?a=%s&b=88888: %d, naming 88888 %v; want 404 naming it", a, res.StatusCode, strings.Contains(body, "88888"))

@@ -207,13 +207,13 @@ func TestDiffRefusalOffersAChoice(t *testing.T) {
 	a, b := itoa64(m.ID), itoa64(other.ID)
 	// Without a query the page is the chooser, no error, the two latest chosen (older first).
 	res, body := get(t, f.h, "/manifests/diff", f.admin)
-	if res.StatusCode != http.StatusOK || strings.Contains(body, "Choose two manifests to compare (a and b).") ||
+	if res.StatusCode != http.StatusOK || strings.Contains(body, "Choose two manifests to compare:") ||
 		!strings.Contains(body, `<option value="`+a+`" selected>`) || !strings.Contains(body, `data-testid="diff-form"`) {
 		t.Errorf("GET /manifests/diff: %d; want 200, the chooser with no error and manifest %s first:\n%.3000s", res.StatusCode, a, body)
 	}
 	for _, tc := range []struct{ query, want string }{
-		{"?a=" + a, "Choose two manifests to compare (a and b)."},
-		{"?a=abc&b=" + b, "Choose two manifests to compare (a and b)."},
+		{"?a=" + a, "Choose two manifests to compare: b is missing."},
+		{"?a=abc&b=" + b, "Choose two manifests to compare: a is not a manifest ID (a whole number from 1)."},
 		{"?a=" + a + "&b=" + a, "Choose two different manifests to compare: a and b are both manifest " + a + "."},
 	} {
 		path := "/manifests/diff" + tc.query
