@@ -247,10 +247,6 @@ type cedge struct {
 // sortedEdges returns g.sorted, sorting it on the first call.
 func (g *Graph) sortedEdges() []cedge {
 	g.sortOnce.Do(func() {
-		type placed struct {
-			cedge
-			at int32 // the (u, v) entry's index in adj
-		}
 		es := make([]placed, 0, len(g.adj)/2)
 		for u := range int32(g.nodes()) {
 			off := g.adjOff[u]
@@ -264,7 +260,7 @@ func (g *Graph) sortedEdges() []cedge {
 		// gives compareEdges' order: a radix sort on the similarity's bits, in linear
 		// time (a sweep's graphs have millions of edges, and the policies that share the
 		// graph wait for it).
-		es = radixBySim(es, make([]placed, len(es)), func(p placed) float64 { return p.s })
+		es = radixBySim(es, make([]placed, len(es)))
 		g.sorted = make([]cedge, len(es))
 		g.rank = make([]int32, len(g.adj))
 		for i, e := range es {
@@ -275,13 +271,19 @@ func (g *Graph) sortedEdges() []cedge {
 	return g.sorted
 }
 
-// radixBySim sorts xs by sim (in [0, 1], not NaN), highest first, stably: a radix sort
-// on 16-bit digits of the similarity's bits (which order non-negative floats as they
+// placed is an edge and the index of its (u, v) entry in Graph.adj.
+type placed struct {
+	cedge
+	at int32
+}
+
+// radixBySim sorts xs by similarity (in [0, 1], not NaN), highest first, stably: a radix
+// sort on 16-bit digits of the similarity's bits (which order non-negative floats as they
 // compare), skipping the digits every value shares (estimates k/n leave most low bits
 // zero). tmp is scratch of len(xs); the result is xs or tmp.
-func radixBySim[T any](xs, tmp []T, sim func(T) float64) []T {
+func radixBySim(xs, tmp []placed) []placed {
 	count := make([]int, 1<<16)
-	key := func(x T, shift uint) int { return int(^math.Float64bits(sim(x)+0) >> shift & 0xFFFF) } // +0: -0 as 0
+	key := func(x placed, shift uint) int { return int(^math.Float64bits(x.s+0) >> shift & 0xFFFF) } // +0: -0 as 0
 	for shift := uint(0); shift < 64; shift += 16 {
 		clear(count)
 		for _, x := range xs {

@@ -33,43 +33,40 @@ func (k *keeperStarRun) component(_ int32, nodes []int32) { k.ks.component(k.r, 
 // spent, each later keeper takes only the free nodes an accepted edge links it to.
 type keeperStar struct {
 	order []int32
-	owner []int32 // each node's keeper node, or free
 	// Under Levels: Graph.rankAdjacency, and per node how many of its edges are
 	// accepted (the prefix of its list there). part then reads only accepted edges
 	// instead of every edge a node has, accepted or not.
 	byRank, accepted []int32
-	// seen marks nodes for part in one array, read once per edge: seen[v] < seenCur
-	// for a free node that the search under way has not found, maxSeen for a node taken.
+	// seen is each node's state in one array, which part reads once per edge: taken
+	// (in a cluster), or free, and then seenCur when the search under way found it.
 	seen    []int32
 	seenCur int32
 }
 
-const maxSeen = math.MaxInt32
+// taken marks a node in a cluster in keeperStar.seen; free nodes hold search marks,
+// always below it.
+const taken = math.MaxInt32
 
 func (ks *keeperStar) component(r *run, nodes []int32) {
 	g := r.g
 	ks.order = append(ks.order[:0], nodes...)
 	slices.SortFunc(ks.order, r.compareNodes)
-	const free = -1
-	if ks.owner == nil {
-		ks.owner = make([]int32, r.g.nodes())
-	}
-	owner := ks.owner
 	if ks.seen == nil {
 		ks.seen = make([]int32, r.g.nodes())
 	}
+	seen := ks.seen
 	for _, u := range nodes {
-		owner[u], ks.seen[u] = free, 0
+		seen[u] = 0 // free
 	}
 	ks.seenCur = 0
 	free0 := len(nodes) // nodes still free
 	limit := r.cfg.budget() * len(nodes)
 	used, limited := 0, false
 	for _, k := range ks.order {
-		if owner[k] != free {
+		if seen[k] == taken {
 			continue
 		}
-		owner[k], ks.seen[k] = k, maxSeen
+		seen[k] = taken
 		free0--
 		r.load(k)
 		off := len(r.pnodes)
@@ -94,7 +91,7 @@ func (ks *keeperStar) component(r *run, nodes []int32) {
 					}
 				}
 				if s >= r.t {
-					owner[m], ks.seen[m] = k, maxSeen
+					seen[m] = taken
 					free0--
 					r.pnodes = append(r.pnodes, m)
 					r.psims = append(r.psims, s)
@@ -103,8 +100,8 @@ func (ks *keeperStar) component(r *run, nodes []int32) {
 		}
 		if limited {
 			for _, x := range g.neighbours(k) {
-				if x.s >= r.t && owner[x.v] == free {
-					owner[x.v], ks.seen[x.v] = k, maxSeen
+				if x.s >= r.t && seen[x.v] != taken {
+					seen[x.v] = taken
 					free0--
 					r.pnodes = append(r.pnodes, x.v)
 					r.psims = append(r.psims, x.s)
@@ -141,10 +138,10 @@ func (r *run) compareNodes(u, v int32) int {
 // nothing.
 func (ks *keeperStar) part(r *run, k int32, free int) []int32 {
 	g, seen := r.g, ks.seen
-	if ks.seenCur == maxSeen-1 {
+	if ks.seenCur == taken-1 {
 		// Start the marks again (a long Levels searches billions of times).
 		for _, u := range ks.order {
-			if seen[u] != maxSeen {
+			if seen[u] != taken {
 				seen[u] = 0
 			}
 		}
