@@ -165,7 +165,7 @@ func Build(ctx context.Context, sigs []lsh.Signature, sets *Sets, scheme Scheme,
 	inters := make([]int32, len(cands))
 	if err := par.Chunks(ctx, len(cands), 4096, func(lo, hi int) {
 		for i, c := range cands[lo:hi] {
-			inters[lo+i] = int32(intersect(sets.sets[c>>32], sets.sets[uint32(c)]))
+			inters[lo+i] = int32(lsh.Intersection(sets.sets[c>>32], sets.sets[uint32(c)]))
 		}
 	}); err != nil {
 		return nil, err

@@ -181,7 +181,7 @@ func (s *Sets) CountsOnce(a, b int) (inter, union int) {
 	if x == y {
 		inter = len(s.sets[x])
 	} else {
-		inter = intersect(s.sets[x], s.sets[y])
+		inter = lsh.Intersection(s.sets[x], s.sets[y])
 	}
 	return inter, len(s.sets[x]) + len(s.sets[y]) - inter
 }
@@ -214,7 +214,7 @@ func (s *Sets) classInter(x, y int32) int {
 		if v := atomic.LoadUint32(&s.dense[at]); v != 0 {
 			return int(v - 1)
 		}
-		v := intersect(s.sets[x], s.sets[y])
+		v := lsh.Intersection(s.sets[x], s.sets[y])
 		atomic.StoreUint32(&s.dense[at], uint32(v+1))
 		return v
 	}
@@ -225,7 +225,7 @@ func (s *Sets) classInter(x, y int32) int {
 		return int(v)
 	}
 	s.mu.Unlock()
-	v := intersect(s.sets[x], s.sets[y])
+	v := lsh.Intersection(s.sets[x], s.sets[y])
 	s.mu.Lock()
 	if len(s.memo) < memoCap {
 		s.memo[key] = uint32(v)
@@ -233,9 +233,3 @@ func (s *Sets) classInter(x, y int32) int {
 	s.mu.Unlock()
 	return v
 }
-
-// intersect counts the values two sorted sets share (lsh.Overlap64: an AVX2 kernel where
-// the CPU has one, else a branch-free merge: pairs of unrelated documents share nothing,
-// so the merge walks both sets to the end, and a mispredicted branch per step would cost
-// more than the step).
-func intersect(a, b []uint64) int { return lsh.Overlap64(a, b, 0) }

@@ -73,7 +73,7 @@ func CandidateKeysUpTo(ctx context.Context, sigs []Signature, sh Shape, maxBucke
 				return anyEqual64(kx, ky)
 			}
 			for i := range band {
-				if kx[i] == ky[i] && (!useTails || !tail[i*n+int(x)] && !tail[i*n+int(y)]) {
+				if kx[i] == ky[i] && !tail[i*n+int(x)] && !tail[i*n+int(y)] {
 					return true
 				}
 			}

@@ -6,12 +6,9 @@ package lsh
 // count (TestSetKernels compares them on random and real sets).
 
 // Agreement counts the positions where two signatures hold the same value (Estimate
-// without the division); b is read to len(a).
-func Agreement(a, b Signature) int { return countEqual(a, b) }
-
-// countEqual counts the positions where a and b hold the same value; len(b) >= len(a).
-// The generic loop is branch-free: agreement is a coin flip at J near 1/2.
-func countEqual(a, b []uint32) int {
+// without the division); b is read to len(a). The generic loop is branch-free:
+// agreement is a coin flip at J near 1/2.
+func Agreement(a, b Signature) int {
 	b = b[:len(a)]
 	eq, i := 0, 0
 	if setsAVX2 && len(a) >= 16 {

@@ -43,7 +43,7 @@ func Estimate(a, b Signature) float64 {
 	if len(a) != len(b) || len(a) == 0 {
 		return math.NaN()
 	}
-	return float64(countEqual(a, b)) / float64(len(a))
+	return float64(Agreement(a, b)) / float64(len(a))
 }
 
 // ExactJaccard returns |A ∩ B| / |A ∪ B| for two sorted sets of distinct shingle hashes
