@@ -108,7 +108,7 @@ func (e *engine) buildModel(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	e.bin = &binner{sets: sets, scheme: m.Scheme}
+	e.bin = &binner{sets: sets, scheme: m.Scheme, memo: sortedMemo[uint8]{bound: DefaultBinMemo}}
 	gone, err := e.goneSets(ctx, m.Rep)
 	if err != nil {
 		return err

@@ -618,26 +618,23 @@ func newShingleIDs(bound int64) *shingleIDs {
 // when that would pass the bound.
 func (ids *shingleIDs) number(set []uint64) ([]uint32, bool) {
 	out := make([]uint32, len(set))
-	for i := 0; i < len(set); {
-		// The set is sorted and shards go by the top bits: one lock per run of a shard.
-		j, sh := i, &ids.shards[set[i]>>58]
-		sh.Lock()
-		for ; j < len(set) && set[j]>>58 == set[i]>>58; j++ {
-			h := set[j]
-			id, ok := sh.m[h]
+	ok := ids.byShard(set, func(m map[uint64]uint32, at int, run []uint64) bool {
+		for i, h := range run {
+			id, ok := m[h]
 			if !ok {
 				n := ids.next.Add(1) - 1
 				if n >= ids.bound {
-					sh.Unlock()
-					return nil, false
+					return false
 				}
 				id = uint32(n)
-				sh.m[h] = id
+				m[h] = id
 			}
-			out[j] = id
+			out[at+i] = id
 		}
-		sh.Unlock()
-		i = j
+		return true
+	})
+	if !ok {
+		return nil, false
 	}
 	slices.Sort(out)
 	return out, true
@@ -646,17 +643,36 @@ func (ids *shingleIDs) number(set []uint64) ([]uint32, bool) {
 // known returns the ids of those of set's hashes (sorted) that have one, sorted.
 func (ids *shingleIDs) known(set []uint64) []uint32 {
 	var out []uint32
-	for i := 0; i < len(set); {
-		j, sh := i, &ids.shards[set[i]>>58]
-		sh.Lock()
-		for ; j < len(set) && set[j]>>58 == set[i]>>58; j++ {
-			if id, ok := sh.m[set[j]]; ok {
+	ids.byShard(set, func(m map[uint64]uint32, _ int, run []uint64) bool {
+		for _, h := range run {
+			if id, ok := m[h]; ok {
 				out = append(out, id)
 			}
 		}
-		sh.Unlock()
-		i = j
-	}
+		return true
+	})
 	slices.Sort(out)
 	return out
+}
+
+// byShard calls f on each run of set (sorted) whose hashes fall in one shard, with the
+// shard's map locked and the run's place in set, until f returns false (then so does
+// byShard): the shards go by a hash's top bits, so a set takes each lock once.
+func (ids *shingleIDs) byShard(set []uint64, f func(m map[uint64]uint32, at int, run []uint64) bool) bool {
+	for i := 0; i < len(set); {
+		top := set[i] >> 58
+		j := i + 1
+		for j < len(set) && set[j]>>58 == top {
+			j++
+		}
+		sh := &ids.shards[top]
+		sh.Lock()
+		ok := f(sh.m, i, set[i:j])
+		sh.Unlock()
+		if !ok {
+			return false
+		}
+		i = j
+	}
+	return true
 }

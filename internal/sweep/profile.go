@@ -55,9 +55,6 @@ func (b *binner) known(keys []uint64) (out []uint8, missing []uint64, at []int32
 func (b *binner) remember(keys []uint64, bins []uint8) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.memo.bound == 0 {
-		b.memo.bound = DefaultBinMemo
-	}
 	b.memo.remember(keys, bins)
 }
 
