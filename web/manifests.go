@@ -671,14 +671,14 @@ func (s *server) diffManifests(w http.ResponseWriter, r *http.Request) {
 	}
 	// The chooser, so that the other manifest and the list are a click away; every
 	// missing one named.
-	msg := fmt.Sprintf("There is no manifest %d: choose two manifests that exist.", a)
+	missing := fmt.Sprintf("There is no manifest %d", a)
 	switch {
 	case errA != nil && errB != nil:
-		msg = fmt.Sprintf("There are no manifests %d and %d: choose two manifests that exist.", a, b)
-	case errB != nil:
-		msg = fmt.Sprintf("There is no manifest %d: choose two manifests that exist.", b)
+		missing = fmt.Sprintf("There are no manifests %d and %d", a, b)
+	case errA == nil:
+		missing = fmt.Sprintf("There is no manifest %d", b)
 	}
-	s.chooseDiff(w, r, http.StatusNotFound, a, b, msg)
+	s.chooseDiff(w, r, http.StatusNotFound, a, b, missing+": choose two manifests that exist.")
 }
 
 // chooseDiff answers with the form that chooses two manifests (status, msg as an error

@@ -101,8 +101,8 @@ Usage:
   server corpus-run -config F -in F -out DIR  run a settings.json over a whole corpus: a manifest to review
   server gencorpus -n N -seed S -out F      a synthetic corpus of real text with planted duplicates
 
-Run "server COMMAND -h" (or "server help COMMAND") for a command's flags and an example. "export" and "dedup", the
-old names of "handoff" and "corpus-run", still work and say so.
+Run "server COMMAND -h" (or "server help COMMAND") for a command's flags and an example.
+"export" and "dedup", the old names of "handoff" and "corpus-run", still work and say so.
 `)
 }
 
