@@ -89,7 +89,7 @@ func routePages(ids walkIDs) map[string][]string {
 		"/shape.svg":                            notAPage,
 		"/shape.csv":                            notAPage,
 		"/manifests":                            {"/manifests"},
-		"/manifests/diff":                       {fmt.Sprintf("/manifests/diff?a=%d&b=%d", ids.exported, ids.inReview)},
+		"/manifests/diff":                       {fmt.Sprintf("/manifests/diff?a=%d&b=%d", ids.exported, ids.inReview), "/manifests/diff?a=x&b=-2", "/manifests/diff?a=77777&b=88888"},
 		"/manifests/{manifest}":                 {fmt.Sprintf("/manifests/%d", m), fmt.Sprintf("/manifests/%d?bulk=0.9", m), fmt.Sprintf("/manifests/%d", ids.inReview), fmt.Sprintf("/manifests/%d", ids.signed), fmt.Sprintf("/manifests/%d", ids.exported)},
 		"/manifests/{manifest}/impact.{format}": notAPage,
 		"/manifests/{manifest}/clusters":        {fmt.Sprintf("/manifests/%d/clusters", m)},
