@@ -49,13 +49,15 @@ type Levels struct {
 	clDirty   []int32   // per cluster root: the Lower call in which it stopped being a cluster of the record
 
 	// What Lower returns, kept for the next call's reuse.
-	level   Level
-	roots   []int32
-	nodes   []int32
-	ranks   []int32
-	edges   []cedge
-	spare   []int32 // sortRanks' scratch
-	members []int32
+	level Level
+	roots []int32
+	nodes []int32
+	ranks []int32
+	edges []cedge
+	spare []int32 // sortRanks' scratch
+	// Lower's scratch: the new roots, and the other buffer of live.
+	fresh, spareLive []int32
+	members          []int32
 }
 
 // Level is what changed at one threshold of Levels: the components clustered anew and
@@ -172,13 +174,23 @@ func (l *Levels) Lower(t float64) (*Level, error) {
 			lv.Gone = append(lv.Gone, u) // reported before, merged now
 		}
 	}
+	// The new roots, sorted, merged into the old ones still live (sorted already: a
+	// sweep's graphs have tens of thousands of components, and sorting them all at
+	// every threshold of every clustering took 10 of the 390 CPU seconds of the default
+	// grid on 100,000 documents).
+	fresh := l.fresh[:0]
 	for _, u := range roots {
 		if l.comp.Find(u) == u {
-			live = append(live, u)
+			fresh = append(fresh, u)
 		}
 	}
-	slices.Sort(live)
-	live = slices.Compact(live)
+	slices.Sort(fresh)
+	fresh = slices.Compact(fresh)
+	l.fresh = fresh
+	if len(fresh) > 0 {
+		merged := mergeUnique(l.spareLive[:0], live, fresh)
+		l.spareLive, live = live, merged
+	}
 	l.live, l.roots = live, roots
 
 	for _, root := range live {
@@ -366,4 +378,26 @@ func sortRanks(ranks, spare []int32) (sorted, buf []int32) {
 		src, dst = dst, src
 	}
 	return src, dst
+}
+
+// mergeUnique appends to dst the union of a and b (each sorted, without repeats), sorted,
+// each value once.
+func mergeUnique(dst, a, b []int32) []int32 {
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] < b[j]:
+			dst = append(dst, a[i])
+			i++
+		case a[i] > b[j]:
+			dst = append(dst, b[j])
+			j++
+		default:
+			dst = append(dst, a[i])
+			i++
+			j++
+		}
+	}
+	dst = append(dst, a[i:]...)
+	return append(dst, b[j:]...)
 }
