@@ -427,9 +427,9 @@ type engine struct {
 	jacKey lsh.Spec
 	jac    *exactJaccard
 	labJ   []float64 // exact J of each counted pair under jacKey
-	// exact holds the current representation's exact groups (exactGroups).
+	// exact holds the exact groups under the normalization exactKey (exactGroups).
 	exact    [][]int
-	exactKey lsh.Spec
+	exactKey lsh.Norm
 }
 
 func newEngine(in Input, opt Options) (*engine, error) {
@@ -744,18 +744,21 @@ func (e *engine) shapeResult(s lsh.Spec, sh lsh.Shape, cs *shapeCands) Result {
 }
 
 // exactGroups returns the documents whose texts are equal after the current
-// representation's normalization (cluster.ExactGroups), computed once per
-// representation: the cluster graphs treat each group as one node, as a manifest's run
-// does.
+// representation's normalization (cluster.ExactGroups), computed once per normalization
+// (the groups depend on nothing else, and a grid's representations mostly share one):
+// the cluster graphs treat each group as one node, as a manifest's run does.
 func (e *engine) exactGroups() [][]int {
-	if e.exact != nil && e.exactKey == e.jacKey {
+	if e.exact != nil && e.exactKey == e.jacKey.Norm {
 		return e.exact
 	}
 	texts := make([]string, e.n)
 	for i := range texts {
 		texts[i] = e.in.Docs.Text(i)
 	}
-	e.exact, e.exactKey = cluster.ExactGroups(texts, e.jacKey.Norm), e.jacKey
+	e.exact, e.exactKey = cluster.ExactGroups(texts, e.jacKey.Norm), e.jacKey.Norm
+	if e.exact == nil {
+		e.exact = [][]int{} // none: remembered too
+	}
 	return e.exact
 }
 
