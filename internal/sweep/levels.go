@@ -82,7 +82,7 @@ func (e *engine) passLevels(ctx context.Context, cs *shapeCands, sims similariti
 			largest = min(e.n, 1)
 		}
 		acc := step(j)
-		scores[j] = e.scores(acc, merged, first.removals, first.clusters, largest, profileOf(profs))
+		scores[j] = e.scores(acc, merged, first.removalsAll, first.clustersAll, largest, profileOf(profs))
 	}
 	return scores, nil
 }
@@ -95,10 +95,21 @@ type follower struct {
 	e      *engine
 	l      *cluster.Levels
 	lo, hi int
-	comps  map[int32]*compCounts
+	// Per component (by its ID, a graph node): its slot in the counts below, -1 for
+	// none. A sweep adds millions of components; slots of dropped ones are reused
+	// (free), instead of a map of counts allocated one by one.
+	slot []int32
+	free []int32
+	// Per slot: what the component's clusters add to the totals, its pairs per rule
+	// and bin (nb a rule: the bins, identical last) and its clustered documents when
+	// docs are kept.
+	removals, clusters, largestOf []int32
+	pairsOf                       []int32
+	docsOf                        [][]int32
+	nb                            int
 	// Totals over the components.
-	removals, clusters int
-	pairs              [][]int64 // per rule lo..hi-1, per bin (identical last)
+	removalsAll, clustersAll int
+	pairs                    [][]int64 // per rule lo..hi-1, per bin (identical last)
 	// docs, when kept, is each document's cluster (an index into sizes) or -1.
 	docs  []int32
 	sizes []int32
@@ -106,16 +117,6 @@ type follower struct {
 	// largest size with a count (largest lowers it to that).
 	bySize []int32
 	top    int
-	// spare holds the counts of dropped components for add to reuse: a sweep adds
-	// millions of components, each with a count per rule and bin.
-	spare []*compCounts
-}
-
-// compCounts is what one component's clusters add to the totals.
-type compCounts struct {
-	removals, clusters, largest int
-	pairs                       [][]int64 // per rule, per bin
-	docs                        []int32   // its clustered documents, when docs are kept
 }
 
 func (e *engine) newFollower(g *cluster.Graph, pol cluster.Policy, lo, hi int) (*follower, error) {
@@ -123,11 +124,16 @@ func (e *engine) newFollower(g *cluster.Graph, pol cluster.Policy, lo, hi int) (
 	if err != nil {
 		return nil, err
 	}
-	f := &follower{e: e, l: l, lo: lo, hi: hi, comps: map[int32]*compCounts{}}
+	// Component IDs are graph nodes, one per document or exact group: below e.n.
+	f := &follower{e: e, l: l, lo: lo, hi: hi, slot: make([]int32, e.n)}
+	for i := range f.slot {
+		f.slot[i] = -1
+	}
 	if e.bin != nil {
+		f.nb = e.bin.bins() + 1
 		f.pairs = make([][]int64, hi-lo)
 		for r := range f.pairs {
-			f.pairs[r] = make([]int64, e.bin.bins()+1)
+			f.pairs[r] = make([]int64, f.nb)
 		}
 	}
 	return f, nil
@@ -150,60 +156,64 @@ func (f *follower) lower(t float64) error {
 	return nil
 }
 
+// countsOf returns slot s's pair counts under rule r (of lo..hi-1).
+func (f *follower) countsOf(s int32, r int) []int32 {
+	at := (int(s)*(f.hi-f.lo) + r) * f.nb
+	return f.pairsOf[at : at+f.nb]
+}
+
 func (f *follower) drop(id int32) {
-	cc := f.comps[id]
-	if cc == nil {
+	s := f.slot[id]
+	if s < 0 {
 		return
 	}
-	f.removals -= cc.removals
-	f.clusters -= cc.clusters
-	f.bySize[cc.largest]--
-	for r, ps := range cc.pairs {
-		for b, n := range ps {
-			f.pairs[r][b] -= n
+	f.removalsAll -= int(f.removals[s])
+	f.clustersAll -= int(f.clusters[s])
+	f.bySize[f.largestOf[s]]--
+	for r := range f.pairs {
+		for b, n := range f.countsOf(s, r) {
+			f.pairs[r][b] -= int64(n)
 		}
 	}
-	for _, d := range cc.docs {
+	for _, d := range f.docsOf[s] {
 		f.docs[d] = -1
 	}
-	delete(f.comps, id)
-	f.spare = append(f.spare, cc)
+	f.slot[id] = -1
+	f.free = append(f.free, s)
 }
 
 func (f *follower) add(c cluster.Component) {
 	e := f.e
-	var cc *compCounts
-	if n := len(f.spare); n > 0 {
-		cc, f.spare = f.spare[n-1], f.spare[:n-1]
-		for _, ps := range cc.pairs {
-			clear(ps)
+	var s int32
+	if n := len(f.free); n > 0 {
+		s, f.free = f.free[n-1], f.free[:n-1]
+		if f.nb > 0 {
+			clear(f.pairsOf[int(s)*(f.hi-f.lo)*f.nb : int(s+1)*(f.hi-f.lo)*f.nb])
 		}
-		cc.removals, cc.clusters, cc.largest, cc.docs = 0, 0, 0, cc.docs[:0]
+		f.removals[s], f.clusters[s], f.largestOf[s], f.docsOf[s] = 0, 0, 0, f.docsOf[s][:0]
 	} else {
-		cc = &compCounts{}
-		if e.bin != nil {
-			cc.pairs = make([][]int64, f.hi-f.lo)
-			for r := range cc.pairs {
-				cc.pairs[r] = make([]int64, e.bin.bins()+1)
-			}
-		}
+		s = int32(len(f.removals))
+		f.removals, f.clusters, f.largestOf = append(f.removals, 0), append(f.clusters, 0), append(f.largestOf, 0)
+		f.docsOf = append(f.docsOf, nil)
+		f.pairsOf = append(f.pairsOf, make([]int32, (f.hi-f.lo)*f.nb)...)
 	}
+	f.slot[c.ID] = s
 	for _, cl := range c.Clusters {
-		cc.removals += len(cl.Members) - 1
-		cc.clusters++
-		cc.largest = max(cc.largest, len(cl.Members))
+		f.removals[s] += int32(len(cl.Members) - 1)
+		f.clusters[s]++
+		f.largestOf[s] = max(f.largestOf[s], int32(len(cl.Members)))
 		if f.docs != nil {
 			id := int32(len(f.sizes))
 			f.sizes = append(f.sizes, int32(len(cl.Members)))
 			for _, d := range cl.Members {
 				f.docs[d] = id
 			}
-			cc.docs = append(cc.docs, cl.Members...)
+			f.docsOf[s] = append(f.docsOf[s], cl.Members...)
 		}
 		if e.bin == nil {
 			continue
 		}
-		for r := range cc.pairs {
+		for r := range f.hi - f.lo {
 			k := int32(cl.Keeper)
 			if f.lo+r > 0 && f.hi-f.lo > 1 {
 				// Complete link's other rules keep the least member by their order.
@@ -215,7 +225,7 @@ func (f *follower) add(c cluster.Component) {
 					}
 				}
 			}
-			ps := cc.pairs[r]
+			ps := f.countsOf(s, r)
 			for _, d := range cl.Members {
 				if d != k {
 					ps[e.bin.keptBin(len(e.orders), f.lo+r, d, k)]++
@@ -223,19 +233,19 @@ func (f *follower) add(c cluster.Component) {
 			}
 		}
 	}
-	f.removals += cc.removals
-	f.clusters += cc.clusters
-	for r, ps := range cc.pairs {
-		for b, n := range ps {
-			f.pairs[r][b] += n
+	f.removalsAll += int(f.removals[s])
+	f.clustersAll += int(f.clusters[s])
+	for r := range f.pairs {
+		for b, n := range f.countsOf(s, r) {
+			f.pairs[r][b] += int64(n)
 		}
 	}
-	f.comps[c.ID] = cc
-	if cc.largest >= len(f.bySize) {
-		f.bySize = append(f.bySize, make([]int32, cc.largest+1-len(f.bySize))...)
+	largest := int(f.largestOf[s])
+	if largest >= len(f.bySize) {
+		f.bySize = append(f.bySize, make([]int32, largest+1-len(f.bySize))...)
 	}
-	f.bySize[cc.largest]++
-	f.top = max(f.top, cc.largest)
+	f.bySize[largest]++
+	f.top = max(f.top, largest)
 }
 
 // largest is the largest cluster over the components. It reads the count of components
@@ -271,7 +281,7 @@ func (f *follower) profiles() []RuleProfile {
 	largest := f.largest()
 	out := make([]RuleProfile, len(f.pairs))
 	for r, ps := range f.pairs {
-		out[r] = RuleProfile{Rule: f.e.ruleNames[f.lo+r], Removals: f.removals, Clusters: f.clusters, Largest: largest,
+		out[r] = RuleProfile{Rule: f.e.ruleNames[f.lo+r], Removals: f.removalsAll, Clusters: f.clustersAll, Largest: largest,
 			Pairs: slices.Clone(ps[:nb]), Identical: int(ps[nb])}
 	}
 	return out

@@ -107,75 +107,112 @@ func (b *binner) keptBin(rules, r int, d, k int32) int {
 // cluster's keeper and its (removed, keeper) pairs per bin. A rule is a total order, so
 // the keeper of two clusters merged is the lesser of their keepers; only the members of
 // the cluster whose keeper lost get a new keeper, and their pairs are binned again.
+//
+// Its state is in arrays by root document: a document alone is its own keeper under
+// every rule with no pairs, and only clusters of two documents or more hold a slot of
+// keepers and pair counts (a sweep merges millions of clusters, and a map of them with
+// their counts allocated one by one took a third of the tracker's time).
 type keeperTracker struct {
 	b      *binner
 	orders []cluster.Order
 	next   []int32 // members as linked lists: next[d], -1 at the end
-	comps  map[int32]*trackedComp
+	// head and tail of each root's list; slot is its cluster's slot, -1 for a
+	// document alone.
+	head, tail, slot []int32
+	// Per slot: keepers (a keeper per rule) and pairs (per rule, per bin, identical
+	// last); free lists the slots of clusters merged away.
+	keepers []int32
+	pairs   []int32
+	free    []int32
+	nb      int // bins + 1
 	// totals[rule][bin] counts the removal pairs of every cluster.
 	totals [][]int64
 }
 
-type trackedComp struct {
-	head, tail int32
-	size       int
-	keeper     []int32   // per rule
-	pairs      [][]int32 // per rule, per bin (identical last)
-}
-
 func newKeeperTracker(b *binner, orders []cluster.Order, n int) *keeperTracker {
-	t := &keeperTracker{b: b, orders: orders, next: make([]int32, n), comps: map[int32]*trackedComp{}}
+	t := &keeperTracker{b: b, orders: orders, next: make([]int32, n), head: make([]int32, n), tail: make([]int32, n),
+		slot: make([]int32, n), nb: b.bins() + 1}
 	for i := range t.next {
-		t.next[i] = -1
+		t.next[i], t.head[i], t.tail[i], t.slot[i] = -1, int32(i), int32(i), -1
 	}
 	t.totals = make([][]int64, len(orders))
 	for r := range t.totals {
-		t.totals[r] = make([]int64, b.bins()+1)
+		t.totals[r] = make([]int64, t.nb)
 	}
 	return t
 }
 
-func (t *keeperTracker) comp(root int32) *trackedComp {
-	if c := t.comps[root]; c != nil {
-		return c
+// slotOf returns root's slot, taking one for a document alone (its own keeper under
+// every rule, no pairs).
+func (t *keeperTracker) slotOf(root int32) int32 {
+	if s := t.slot[root]; s >= 0 {
+		return s
 	}
-	c := &trackedComp{head: root, tail: root, size: 1, keeper: make([]int32, len(t.orders)), pairs: make([][]int32, len(t.orders))}
+	var s int32
+	if n := len(t.free); n > 0 {
+		s, t.free = t.free[n-1], t.free[:n-1]
+		clear(t.pairs[int(s)*len(t.orders)*t.nb : int(s+1)*len(t.orders)*t.nb])
+	} else {
+		s = int32(len(t.keepers) / len(t.orders))
+		t.keepers = append(t.keepers, make([]int32, len(t.orders))...)
+		t.pairs = append(t.pairs, make([]int32, len(t.orders)*t.nb)...)
+	}
 	for r := range t.orders {
-		c.keeper[r] = root
-		c.pairs[r] = make([]int32, t.b.bins()+1)
+		t.keepers[int(s)*len(t.orders)+r] = root
 	}
-	return c
+	t.slot[root] = s
+	return s
+}
+
+// pairsOf returns the pair counts of slot s under rule r.
+func (t *keeperTracker) pairsOf(s int32, r int) []int32 {
+	at := (int(s)*len(t.orders) + r) * t.nb
+	return t.pairs[at : at+t.nb]
 }
 
 // merge joins the clusters whose roots are keep and gone (unionfind.Union's answer).
 func (t *keeperTracker) merge(keep, gone int32) {
-	x, y := t.comp(keep), t.comp(gone)
+	sx := t.slotOf(keep)
+	sy := t.slot[gone] // -1: gone is a document alone
+	nr := len(t.orders)
 	for r, o := range t.orders {
-		kx, ky := x.keeper[r], y.keeper[r]
-		win, lose := x, y
-		if o.Less(int(ky), int(kx)) {
-			win, lose = y, x
+		kx, ky := t.keepers[int(sx)*nr+r], gone
+		if sy >= 0 {
+			ky = t.keepers[int(sy)*nr+r]
 		}
-		k := win.keeper[r]
+		// The loser's members are binned again against the winner's keeper; the merged
+		// cluster keeps keep's slot, so when gone wins, its counts move there first.
+		px := t.pairsOf(sx, r)
+		k, lose := kx, gone
 		tot := t.totals[r]
-		for bin, c := range lose.pairs[r] {
-			tot[bin] -= int64(c)
+		if o.Less(int(ky), int(kx)) {
+			k, lose = ky, keep
+			for bin, c := range px {
+				tot[bin] -= int64(c)
+			}
+			if sy >= 0 {
+				copy(px, t.pairsOf(sy, r))
+			} else {
+				clear(px)
+			}
+			t.keepers[int(sx)*nr+r] = k
+		} else if sy >= 0 {
+			for bin, c := range t.pairsOf(sy, r) {
+				tot[bin] -= int64(c)
+			}
 		}
-		for d := lose.head; d >= 0; d = t.next[d] {
-			bin := t.b.keptBin(len(t.orders), r, d, k)
-			win.pairs[r][bin]++
+		for d := t.head[lose]; d >= 0; d = t.next[d] {
+			bin := t.b.keptBin(nr, r, d, k)
+			px[bin]++
 			tot[bin]++
 		}
-		if win != x {
-			x.keeper[r] = k
-			x.pairs[r], y.pairs[r] = y.pairs[r], x.pairs[r]
-		}
 	}
-	t.next[x.tail] = y.head
-	x.tail = y.tail
-	x.size += y.size
-	delete(t.comps, gone)
-	t.comps[keep] = x
+	t.next[t.tail[keep]] = t.head[gone]
+	t.tail[keep] = t.tail[gone]
+	if sy >= 0 {
+		t.free = append(t.free, sy)
+		t.slot[gone] = -1
+	}
 }
 
 // rules returns the removal pairs per rule as RuleProfiles (Rule names from names).
