@@ -331,9 +331,11 @@ func BenchmarkSweep100k(b *testing.B) {
 	// request at a time (signing-s reports the time they took). The model's
 	// representation, which bands the studio's frame, is a prefix of a longer one.
 	var signing atomic.Int64
+	var signingNow atomic.Int32
 	sign := func(s lsh.Spec) ([]lsh.Signature, error) {
 		t0 := time.Now()
-		defer func() { signing.Add(int64(time.Since(t0))) }()
+		signingNow.Add(1)
+		defer func() { signing.Add(int64(time.Since(t0))); signingNow.Add(-1) }()
 		from := s
 		for _, l := range Requests(append(slices.Clone(g.Specs), lsh.DefaultSpec())) {
 			if l.Hashes > from.Hashes && CanPrefix(s, l) {
@@ -424,6 +426,28 @@ func BenchmarkSweep100k(b *testing.B) {
 					(cpuTime(b) - start).Seconds(), heapNow()/(1<<20))
 			}
 			last = done
+		}
+		var doneNow atomic.Int64
+		if os.Getenv("DEDUP_SWEEP_SAMPLE") != "" {
+			// One line a second on stderr: configurations done, CPU used in that second,
+			// and whether signatures were being computed.
+			stopSample := make(chan struct{})
+			defer close(stopSample)
+			prog := opt.Progress
+			opt.Progress = func(done, total int) { doneNow.Store(int64(done)); prog(done, total) }
+			go func() {
+				prev := cpuTime(b)
+				for i := 1; ; i++ {
+					select {
+					case <-stopSample:
+						return
+					case <-time.After(time.Second):
+					}
+					c := cpuTime(b)
+					fmt.Fprintf(os.Stderr, "sample %3d s: %5d done, %.2f cores, signing %d\n", i, doneNow.Load(), (c - prev).Seconds(), signingNow.Load())
+					prev = c
+				}
+			}()
 		}
 		rep, err = Run(context.Background(), in, g, opt)
 		if err != nil {
