@@ -202,6 +202,34 @@ func BenchmarkCandidates(b *testing.B) {
 	}
 }
 
+// BenchmarkBandKeys measures the keys of every band of a document's signature, for a
+// shape of many short bands and one of a few long ones: BandKeys' XXH64 definition
+// (what indexes store) against the in-memory keys candidate generation buckets by.
+func BenchmarkBandKeys(b *testing.B) {
+	texts, _ := benchCorpus(b)
+	sigs, err := mustSpec(b, "size=5 k=256").Signatures(texts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, sh := range []Shape{{64, 4}, {5, 51}} {
+		for _, kind := range []string{"xxh64", "bucket"} {
+			b.Run(sh.String()+"-"+kind, func(b *testing.B) {
+				var dst []uint64
+				for b.Loop() {
+					for _, sig := range sigs {
+						if kind == "xxh64" {
+							dst = sh.BandKeys(sig, dst[:0])
+						} else {
+							dst = sh.bucketKeys(sig, dst[:0])
+						}
+					}
+				}
+				reportDocs(b, len(sigs))
+			})
+		}
+	}
+}
+
 // BenchmarkExactJaccard measures the merge intersection of two shingle sets of real
 // documents (the pair of the sample's two longest texts).
 func BenchmarkExactJaccard(b *testing.B) {

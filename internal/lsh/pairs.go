@@ -48,12 +48,12 @@ func CandidateKeysUpTo(ctx context.Context, sigs []Signature, sh Shape, maxBucke
 		}
 	}
 	b := sh.Bands
-	// keys[doc*b+band], band keys as Shape.BandKeys computes them.
+	// keys[doc*b+band], band keys as Shape.bucketKeys computes them.
 	bandKeys := make([]uint64, n*b)
 	if err := par.Chunks(ctx, n, 256, func(lo, hi int) {
 		var tmp []uint64
 		for doc := lo; doc < hi; doc++ {
-			tmp = sh.BandKeys(sigs[doc], tmp[:0])
+			tmp = sh.bucketKeys(sigs[doc], tmp[:0])
 			copy(bandKeys[doc*b:], tmp)
 		}
 	}); err != nil {

@@ -3,6 +3,7 @@ package lsh
 import (
 	"cmp"
 	"encoding/binary"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -179,6 +180,79 @@ func TestBandKeysDefinition(t *testing.T) {
 				t.Fatalf("shape %v band %d: key %x, want %x", sh, band, got[band], want)
 			}
 		}
+	}
+}
+
+// TestBucketKeys: the keys candidate generation buckets by are equal for equal bands
+// and differ when any value of a band differs, or the band index does; and they do not
+// collide on low-entropy bands (small counters) nor on many random ones.
+func TestBucketKeys(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 1))
+	for _, sh := range []Shape{{1, 1}, {3, 2}, {5, 3}, {4, 4}, {2, 13}, {2, 64}, {1, 65}, {2, 100}} {
+		sig := make(Signature, sh.Bands*sh.Rows)
+		for i := range sig {
+			sig[i] = rng.Uint32()
+		}
+		keys := sh.bucketKeys(sig, nil)
+		if len(keys) != sh.Bands {
+			t.Fatalf("shape %v: %d keys", sh, len(keys))
+		}
+		// The same band values under another band index, the others changed.
+		for band := range sh.Bands {
+			other := slices.Clone(sig)
+			for i := range other {
+				if i/sh.Rows != band {
+					other[i] = rng.Uint32()
+				}
+			}
+			if got := sh.bucketKeys(other, nil); got[band] != keys[band] {
+				t.Fatalf("shape %v band %d: equal values, keys %x and %x", sh, band, got[band], keys[band])
+			}
+			for i := band * sh.Rows; i < (band+1)*sh.Rows; i++ {
+				for _, flip := range []uint32{1, 1 << 31, rng.Uint32() | 1} {
+					changed := slices.Clone(sig)
+					changed[i] ^= flip
+					if got := sh.bucketKeys(changed, nil); got[band] == keys[band] {
+						t.Fatalf("shape %v band %d: value %d changed (^%x), key unchanged", sh, band, i, flip)
+					}
+				}
+			}
+		}
+		if sh.Bands > 1 {
+			same := make(Signature, len(sig))
+			for i := range same {
+				same[i] = sig[i%sh.Rows] // every band holds the first band's values
+			}
+			if ks := sh.bucketKeys(same, nil); ks[0] == ks[1] {
+				t.Fatalf("shape %v: equal values in bands 0 and 1 share a key", sh)
+			}
+		}
+	}
+	seen := map[uint64]string{}
+	add := func(sh Shape, sig Signature) {
+		for band, k := range sh.bucketKeys(sig, nil) {
+			id := fmt.Sprint(sh, band, sig[band*sh.Rows:(band+1)*sh.Rows])
+			if prev, ok := seen[k]; ok && prev != id {
+				t.Fatalf("key %x for %s and %s", k, prev, id)
+			}
+			seen[k] = id
+		}
+	}
+	for _, rows := range []int{1, 2, 3, 4, 7} {
+		sh := Shape{Bands: 1, Rows: rows}
+		for c := range 20000 {
+			sig := make(Signature, rows) // counters: all but the low bits zero
+			sig[0], sig[rows-1] = uint32(c), sig[rows-1]+uint32(c>>8)
+			add(sh, sig)
+		}
+	}
+	for range 100000 {
+		sh := Shape{Bands: 2, Rows: 4}
+		sig := make(Signature, 8)
+		for i := range sig {
+			sig[i] = rng.Uint32()
+		}
+		add(sh, sig)
 	}
 }
 
