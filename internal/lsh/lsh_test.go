@@ -685,3 +685,76 @@ func TestCandidatesBounded(t *testing.T) {
 		t.Errorf("full %d vs bounded %d pairs", len(full), len(bounded))
 	}
 }
+
+// TestCandidateBandsWithin: the pairs of a shape's first bands, taken from the wider
+// shape's banded keys, are those CandidateKeysUpTo proposes for the narrower shape,
+// with the same skipped count and the same refusal over a limit: with no bucket cut,
+// with cuts in early bands only, in late bands only, and everywhere.
+func TestCandidateBandsWithin(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(6, 7))
+	const k = 48
+	base := randomSignatures(rng, 400, k)
+	same := make(Signature, k)
+	for i := range same {
+		same[i] = rng.Uint32()
+	}
+	// A crowd of documents that agree with same on bands [from, to) of 2 rows.
+	crowd := func(from, to int) []Signature {
+		out := slices.Clone(base)
+		for range 60 {
+			s := make(Signature, k)
+			for i := range s {
+				s[i] = rng.Uint32()
+			}
+			copy(s[2*from:2*to], same[2*from:2*to])
+			out = append(out, s)
+		}
+		return out
+	}
+	// Documents past a cut bucket's first maxBucket in the early bands that meet again,
+	// uncut, in a later band: their pairs' first band is the later one.
+	again := crowd(0, 3)
+	shared := make(Signature, 2)
+	shared[0], shared[1] = rng.Uint32(), rng.Uint32()
+	for _, d := range again[len(base)+40 : len(base)+46] {
+		copy(d[20:22], shared) // band 10
+	}
+	sets := map[string][]Signature{"no crowd": base, "early crowd": crowd(0, 3), "late crowd": crowd(15, 24),
+		"crowd everywhere": crowd(0, 24), "tails meet again": again}
+	for name, sigs := range sets {
+		for _, maxBucket := range []int{0, 20} {
+			wide := Shape{Bands: 24, Rows: 2}
+			bk, err := CandidateBands(t.Context(), sigs, wide, maxBucket, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cutSome := false
+			for bands := 1; bands <= wide.Bands; bands++ {
+				want, wantSkipped, err := CandidateKeysUpTo(t.Context(), sigs, Shape{Bands: bands, Rows: 2}, maxBucket, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cutSome = cutSome || wantSkipped > 0
+				got, skipped, err := bk.Within(bands, 0)
+				if err != nil || !slices.Equal(got, want) || skipped != wantSkipped {
+					t.Fatalf("%s, max bucket %d, %d bands: %d pairs, %d skipped, %v; want %d, %d", name, maxBucket, bands, len(got), skipped, err, len(want), wantSkipped)
+				}
+				if len(want) > 0 {
+					if _, _, err := bk.Within(bands, len(want)-1); !errors.Is(err, ErrTooManyPairs) {
+						t.Fatalf("%s, %d bands, limit %d of %d pairs: %v; want ErrTooManyPairs", name, bands, len(want)-1, len(want), err)
+					}
+					if got, _, err := bk.Within(bands, len(want)); err != nil || len(got) != len(want) {
+						t.Fatalf("%s, %d bands, limit %d: %d pairs, %v", name, bands, len(want), len(got), err)
+					}
+				}
+			}
+			if maxBucket > 0 && name != "no crowd" && !cutSome {
+				t.Fatalf("%s: no bucket was cut; the case is not tested", name)
+			}
+		}
+	}
+	if _, _, err := (&BandedKeys{Shape: Shape{Bands: 2, Rows: 2}, skipped: make([]int, 2)}).Within(3, 0); err == nil {
+		t.Error("Within(3) of a 2-band shape: no error")
+	}
+}

@@ -35,16 +35,82 @@ var ErrTooManyPairs = errkind.New(errkind.Invalid, "the shape proposes more cand
 // as soon as the shape has proposed more, it stops and returns ErrTooManyPairs and no
 // keys, having made little more than limit pairs instead of all of them.
 func CandidateKeysUpTo(ctx context.Context, sigs []Signature, sh Shape, maxBucket, limit int) (keys []uint64, skipped int, err error) {
+	bk, err := candidateKeys(ctx, sigs, sh, maxBucket, limit, false)
+	if err != nil {
+		return nil, 0, err
+	}
+	for _, s := range bk.skipped {
+		skipped += s
+	}
+	return bk.Keys, skipped, nil
+}
+
+// BandedKeys are the candidate pairs of a shape with, for each pair, the first band
+// that proposes it: so they hold the pairs of every shape made of the shape's first
+// bands (same rows, fewer bands), which a sweep tries too (32x4 and 61x4 beside 64x4).
+type BandedKeys struct {
+	Shape Shape
+	// Keys are the sorted pair keys, as CandidateKeysUpTo returns them; First[i] is the
+	// first band in which Keys[i]'s documents share a key, neither past the first
+	// maxBucket documents of that band's bucket.
+	Keys    []uint64
+	First   []uint16
+	skipped []int // per band: collisions left out of buckets past maxBucket
+}
+
+// CandidateBands is CandidateKeysUpTo with each pair's first band (BandedKeys). sh may
+// have at most 65,536 bands.
+func CandidateBands(ctx context.Context, sigs []Signature, sh Shape, maxBucket, limit int) (*BandedKeys, error) {
+	if sh.Bands > 1<<16 {
+		return nil, fmt.Errorf("shape %v: CandidateBands takes at most 65536 bands", sh)
+	}
+	return candidateKeys(ctx, sigs, sh, maxBucket, limit, true)
+}
+
+// Within returns what CandidateKeysUpTo(sigs, Shape{bands, Rows}, maxBucket, limit)
+// does, from the pairs of the wider shape: a pair is proposed by the first bands of a
+// shape exactly when its first band is one of them (a bucket cut at maxBucket is cut
+// the same in every shape that has the band, and the bands before it decide whether a
+// pair was proposed before), and each band leaves out the same collisions. The keys
+// are a new slice, or Keys itself when bands is every band.
+func (bk *BandedKeys) Within(bands, limit int) (keys []uint64, skipped int, err error) {
+	if bands < 1 || bands > bk.Shape.Bands {
+		return nil, 0, fmt.Errorf("%d bands of shape %v", bands, bk.Shape)
+	}
+	for _, s := range bk.skipped[:bands] {
+		skipped += s
+	}
+	if bands == bk.Shape.Bands {
+		keys = bk.Keys
+	} else {
+		n := 0
+		for _, f := range bk.First {
+			n += b2i(int(f) < bands)
+		}
+		keys = make([]uint64, 0, n)
+		for i, f := range bk.First {
+			if int(f) < bands {
+				keys = append(keys, bk.Keys[i])
+			}
+		}
+	}
+	if limit > 0 && len(keys) > limit {
+		return nil, 0, ErrTooManyPairs
+	}
+	return keys, skipped, nil
+}
+
+func candidateKeys(ctx context.Context, sigs []Signature, sh Shape, maxBucket, limit int, withBands bool) (*BandedKeys, error) {
 	n := len(sigs)
 	if n == 0 {
-		return nil, 0, nil
+		return &BandedKeys{Shape: sh, skipped: make([]int, sh.Bands)}, nil
 	}
 	if n >= 1<<31 {
-		return nil, 0, fmt.Errorf("%d signatures: at most 2^31-1", n)
+		return nil, fmt.Errorf("%d signatures: at most 2^31-1", n)
 	}
 	for i, s := range sigs {
 		if err := sh.Validate(len(s)); err != nil {
-			return nil, 0, fmt.Errorf("signature %d: %w", i, err)
+			return nil, fmt.Errorf("signature %d: %w", i, err)
 		}
 	}
 	b := sh.Bands
@@ -57,7 +123,7 @@ func CandidateKeysUpTo(ctx context.Context, sigs []Signature, sh Shape, maxBucke
 			copy(bandKeys[doc*b:], tmp)
 		}
 	}); err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	// tail[band*n+doc]: doc is past the first maxBucket documents of its bucket in band,
 	// so band emitted no pair with it. Marked by the first pass; only when some bucket
@@ -65,7 +131,7 @@ func CandidateKeysUpTo(ctx context.Context, sigs []Signature, sh Shape, maxBucke
 	tail := make([]bool, n*b)
 	var cut, over atomic.Bool
 	var made atomic.Int64 // pairs made so far by every worker, when limit > 0
-	pass := func(useTails bool) ([]uint64, int) {
+	pass := func(useTails bool) ([]uint64, []int) {
 		made.Store(0)
 		emittedEarlier := func(x, y uint32, band int) bool {
 			kx, ky := bandKeys[int(x)*b:int(x)*b+band], bandKeys[int(y)*b:int(y)*b+band]
@@ -83,7 +149,7 @@ func CandidateKeysUpTo(ctx context.Context, sigs []Signature, sh Shape, maxBucke
 		// Each worker's pairs in blocks of pairBlock: appending to one slice copied it
 		// again at every doubling (millions of pairs for the widest shapes).
 		perWorker := make([][][]uint64, workers)
-		skippedPer := make([]int, workers)
+		skippedPer := make([]int, b) // per band
 		next := make(chan int, b)
 		for band := range b {
 			next <- band
@@ -121,7 +187,7 @@ func CandidateKeysUpTo(ctx context.Context, sigs []Signature, sh Shape, maxBucke
 						end, before := j, made1
 						if maxBucket > 0 && end-i > maxBucket {
 							end = i + maxBucket
-							skippedPer[w] += (j-i)*(j-i-1)/2 - maxBucket*(maxBucket-1)/2
+							skippedPer[band] += (j-i)*(j-i-1)/2 - maxBucket*(maxBucket-1)/2
 							if !useTails { // the second pass reads what the first marked
 								for x := end; x < j; x++ {
 									tail[band*n+int(entries[x].doc)] = true
@@ -152,12 +218,11 @@ func CandidateKeysUpTo(ctx context.Context, sigs []Signature, sh Shape, maxBucke
 			})
 		}
 		wg.Wait()
-		total, skipped := 0, 0
-		for w, blocks := range perWorker {
+		total := 0
+		for _, blocks := range perWorker {
 			for _, p := range blocks {
 				total += len(p)
 			}
-			skipped += skippedPer[w]
 		}
 		keys := make([]uint64, 0, total)
 		for _, blocks := range perWorker {
@@ -165,9 +230,9 @@ func CandidateKeysUpTo(ctx context.Context, sigs []Signature, sh Shape, maxBucke
 				keys = append(keys, p...)
 			}
 		}
-		return keys, skipped
+		return keys, skippedPer
 	}
-	keys, skipped = pass(false)
+	keys, skipped := pass(false)
 	// The first pass emits a subset of the second's pairs (a pair whose first colliding
 	// band cut it is emitted by a later band only in the second), so over the limit in
 	// the first is over in the second.
@@ -175,14 +240,37 @@ func CandidateKeysUpTo(ctx context.Context, sigs []Signature, sh Shape, maxBucke
 		keys, skipped = pass(true)
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	if over.Load() {
-		return nil, 0, ErrTooManyPairs
+		return nil, ErrTooManyPairs
 	}
 	slices.Sort(keys)
-	return keys, skipped, nil
+	bk := &BandedKeys{Shape: sh, Keys: keys, skipped: skipped}
+	if withBands {
+		// Each pair's first band: the first in which the two share a key, neither in its
+		// bucket's tail when the second pass ran (the band that emitted it).
+		useTails := cut.Load()
+		bk.First = make([]uint16, len(keys))
+		if err := par.Chunks(ctx, len(keys), 4096, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				x, y := unpairKey(keys[i])
+				kx, ky := bandKeys[x*b:(x+1)*b], bandKeys[y*b:(y+1)*b]
+				for band := range b {
+					if kx[band] == ky[band] && (!useTails || !tail[band*n+x] && !tail[band*n+y]) {
+						bk.First[i] = uint16(band)
+						break
+					}
+				}
+			}
+		}); err != nil {
+			return nil, err
+		}
+	}
+	return bk, nil
 }
+
+func unpairKey(k uint64) (a, b int) { return int(k >> 32), int(uint32(k)) }
 
 // pairBlock is the pairs a candidate worker collects in one block.
 const pairBlock = 1 << 16
