@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -220,5 +221,73 @@ func TestSharedShapeClustersEachK(t *testing.T) {
 		if shared[name] != r {
 			t.Errorf("%s: its figures change when k=64 shares its shape", name)
 		}
+	}
+}
+
+// TestWidestShapeServesNarrower: shapes that share their rows take their pairs from the
+// widest of them (widest); every result and every declined shape is the same as when
+// each shape is swept alone, with buckets cut at a small bound and the widest shapes
+// of some rows over the candidate limit while narrower ones are not.
+func TestWidestShapeServesNarrower(t *testing.T) {
+	if testing.Short() {
+		t.Skip("eight sweeps of the demo")
+	}
+	d := loadDemo(t)
+	spec, err := lsh.ParseSpec("level=char size=3 k=128")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shapes := []lsh.Shape{{Bands: 8, Rows: 4}, {Bands: 120, Rows: 1}, {Bands: 20, Rows: 4}, {Bands: 5, Rows: 1},
+		{Bands: 6, Rows: 5}, {Bands: 32, Rows: 4}, {Bands: 40, Rows: 1}}
+	g := Grid{Specs: []lsh.Spec{spec}, Shapes: shapes, Thresholds: Steps(0.3, 0.9, 0.2),
+		Verifications: []Verification{MinHashEstimate, ExactJaccard}, Policies: cluster.Policies()}
+	in := textInput(d.texts, d.design, precompute(t, d.texts, g.Specs))
+	opt := Options{Seed: 3, MaxBucket: 50, CandidateShare: 0.01}
+	together, err := Run(context.Background(), in, g, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	encode := func(rs []Result) []string {
+		var out []string
+		for _, r := range rs {
+			r.CandidateTime, r.ScoreTime = 0, 0
+			b, err := json.Marshal(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, string(b))
+		}
+		return out
+	}
+	var alone []Result
+	var declined []Declined
+	for _, sh := range shapes {
+		g1 := g
+		g1.Shapes = []lsh.Shape{sh}
+		rep, err := Run(context.Background(), in, g1, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		alone = append(alone, rep.Results...)
+		declined = append(declined, rep.Declined...)
+	}
+	if !slices.Equal(encode(together.Results), encode(alone)) {
+		t.Errorf("%d results swept together differ from %d swept shape by shape", len(together.Results), len(alone))
+	}
+	if !slices.Equal(together.Declined, declined) {
+		t.Errorf("declined together %v; shape by shape %v", together.Declined, declined)
+	}
+	// The cases this is about: cut buckets, and the widest of some rows declined while
+	// a narrower one is swept.
+	skipped, declinedWide, sweptNarrow := false, false, false
+	for _, r := range together.Results {
+		skipped = skipped || r.BucketSkipped > 0
+		sweptNarrow = sweptNarrow || r.Config.Shape == lsh.Shape{Bands: 5, Rows: 1}
+	}
+	for _, dc := range together.Declined {
+		declinedWide = declinedWide || dc.Shape == lsh.Shape{Bands: 120, Rows: 1}
+	}
+	if !skipped || !declinedWide || !sweptNarrow {
+		t.Errorf("cases not reached: buckets cut %v, 120x1 declined %v, 5x1 swept %v", skipped, declinedWide, sweptNarrow)
 	}
 }

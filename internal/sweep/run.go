@@ -639,8 +639,9 @@ func (e *engine) proposeAhead(ctx context.Context, sigs []lsh.Signature, shapes 
 	a := &ahead{out: make(chan proposed), cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(a.done)
+		w := newWidest(shapes)
 		for _, ps := range shapes {
-			p := e.propose(ctx, sigs, ps.shape)
+			p := w.propose(ctx, e, sigs, ps.shape)
 			select {
 			case a.out <- p:
 			case <-ctx.Done():
@@ -649,6 +650,83 @@ func (e *engine) proposeAhead(ctx context.Context, sigs []lsh.Signature, shapes 
 		}
 	}()
 	return a
+}
+
+// widest proposes the pairs of shapes that share their rows from the widest of them
+// (lsh.BandedKeys): a pair is proposed by a shape's first bands exactly when its first
+// band is one of them, so 32x4, 61x4 and 64x4 are banded once, not three times (a
+// third of the default grid's bands). The widest shape's keys are made at the first
+// of its rows' shapes and dropped after the last.
+type widest struct {
+	wide map[int]lsh.Shape // by rows, when two shapes or more have them
+	left map[int]int       // shapes of those rows still to propose
+	keys map[int]bandedKeys
+}
+
+type bandedKeys struct {
+	bk   *lsh.BandedKeys
+	err  error
+	took time.Duration
+}
+
+func newWidest(shapes []planShape) *widest {
+	w := &widest{wide: map[int]lsh.Shape{}, left: map[int]int{}, keys: map[int]bandedKeys{}}
+	for _, ps := range shapes {
+		r := ps.shape.Rows
+		w.left[r]++
+		if ps.shape.Bands > w.wide[r].Bands {
+			w.wide[r] = ps.shape
+		}
+	}
+	for r, n := range w.left {
+		if n < 2 {
+			delete(w.wide, r)
+			delete(w.left, r)
+		}
+	}
+	return w
+}
+
+func (w *widest) propose(ctx context.Context, e *engine, sigs []lsh.Signature, sh lsh.Shape) proposed {
+	wide, ok := w.wide[sh.Rows]
+	if !ok {
+		return e.propose(ctx, sigs, sh)
+	}
+	w.left[sh.Rows]--
+	defer func() {
+		if w.left[sh.Rows] == 0 {
+			delete(w.keys, sh.Rows) // its last shape: the keys go
+		}
+	}()
+	limit := e.opt.candidateLimit(e.n)
+	start := time.Now()
+	bk, made := w.keys[sh.Rows]
+	if !made {
+		bk.bk, bk.err = lsh.CandidateBands(ctx, sigs, wide, e.opt.MaxBucket, limit)
+		bk.took = time.Since(start)
+		if ctx.Err() != nil {
+			return proposed{err: ctx.Err()}
+		}
+		w.keys[sh.Rows] = bk
+	}
+	switch {
+	case errors.Is(bk.err, lsh.ErrTooManyPairs) && sh != wide:
+		// The widest shape proposes too many pairs; this one may not.
+		return e.propose(ctx, sigs, sh)
+	case bk.err != nil:
+		return proposed{err: bk.err, took: bk.took}
+	}
+	keys, skipped, err := bk.bk.Within(sh.Bands, limit)
+	if err == nil && sh.Bands == wide.Bands && w.left[sh.Rows] > 0 {
+		// Within returned the widest shape's keys themselves, which the shapes after
+		// this one still read.
+		keys = slices.Clone(keys)
+	}
+	took := time.Since(start)
+	if !made {
+		took = bk.took + took
+	}
+	return proposed{keys: keys, skipped: skipped, took: took, err: err}
 }
 
 // next returns the next shape's pairs.
