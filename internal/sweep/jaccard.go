@@ -463,16 +463,20 @@ func (x *exactJaccard) number(ctx context.Context) error {
 }
 
 // blockJoin computes keys (sorted by (A, B)) in blocks: the sets of a run of first
-// documents filling half the budget, then each second document of the run's pairs
-// shingled once, in parallel.
+// documents filling what of the budget the recent sets do not hold (at least half),
+// then each second document of the run's pairs shingled once, in parallel. The first
+// call after the switch to block mode, the largest (every pair of the shape), finds the
+// recent sets empty and takes the whole budget: half the blocks, and second documents
+// shingled less often (the first call of character 6-shingles at 100,000 documents: 4
+// blocks and 197,000 second sets became 2 and 126,000).
 func (x *exactJaccard) blockJoin(ctx context.Context, keys []uint64) ([]float64, error) {
 	out := make([]float64, len(keys))
-	half := max(x.budget/2, 1)
+	room := max(x.budget-x.recent.used.Load(), 1) // the recent sets hold at most half
 	for pos := 0; pos < len(keys); {
 		block := map[int32][]uint64{}
 		var bytes int64
 		end := pos
-		for end < len(keys) && bytes < half {
+		for end < len(keys) && bytes < room {
 			// The next (up to) 64 first documents, shingled in parallel.
 			var as []int32
 			stop := end
