@@ -720,6 +720,7 @@ func TestCandidateBandsWithin(t *testing.T) {
 	for _, d := range again[len(base)+40 : len(base)+46] {
 		copy(d[20:22], shared) // band 10
 	}
+	copy(again[len(base)][20:22], shared) // and one from the head of the early buckets
 	sets := map[string][]Signature{"no crowd": base, "early crowd": crowd(0, 3), "late crowd": crowd(15, 24),
 		"crowd everywhere": crowd(0, 24), "tails meet again": again}
 	for name, sigs := range sets {
@@ -751,6 +752,15 @@ func TestCandidateBandsWithin(t *testing.T) {
 			}
 			if maxBucket > 0 && name != "no crowd" && !cutSome {
 				t.Fatalf("%s: no bucket was cut; the case is not tested", name)
+			}
+			// The wide shape's own limit.
+			if all := len(bk.Keys); all > 0 {
+				if _, err := CandidateBands(t.Context(), sigs, wide, maxBucket, all-1); !errors.Is(err, ErrTooManyPairs) {
+					t.Fatalf("%s: CandidateBands with limit %d of %d pairs: %v; want ErrTooManyPairs", name, all-1, all, err)
+				}
+				if got, err := CandidateBands(t.Context(), sigs, wide, maxBucket, all); err != nil || !slices.Equal(got.Keys, bk.Keys) || !slices.Equal(got.First, bk.First) {
+					t.Fatalf("%s: CandidateBands with limit %d = its pairs: %v", name, all, err)
+				}
 			}
 		}
 	}

@@ -207,7 +207,8 @@
 // Exact Jaccard is computed for the candidates that need it, each pair once per
 // representation (a memo shared by its shapes and ks), in document order, with the
 // shingle sets kept while they fit a budget and otherwise shingled in blocks (a run of
-// first documents whose sets fill half the budget, then each second document once).
+// first documents whose sets fill what of the budget the recent sets leave, then each
+// second document once).
 // Similarities below the grid's lowest threshold are not computed in full: the merge
 // stops once that threshold is out of reach. The labeled pairs' similarities are always
 // exact.

@@ -5,10 +5,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"hash"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -289,5 +291,56 @@ func TestWidestShapeServesNarrower(t *testing.T) {
 	}
 	if !skipped || !declinedWide || !sweptNarrow {
 		t.Errorf("cases not reached: buckets cut %v, 120x1 declined %v, 5x1 swept %v", skipped, declinedWide, sweptNarrow)
+	}
+}
+
+// TestWidestProposes: widest gives each shape the pairs, skipped count and refusal that
+// proposing it alone gives, in an order where the widest of some rows comes before a
+// narrower one (its keys then stay shared with the cache and are copied), with cut
+// buckets among shared rows, and a widest shape over the limit; it bands each shared
+// rows once and holds nothing after the last of them.
+func TestWidestProposes(t *testing.T) {
+	d := loadDemo(t)
+	spec, err := lsh.ParseSpec("level=char size=3 k=128")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sigs, err := spec.Signatures(d.texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &engine{n: len(sigs), opt: Options{MaxBucket: 30, CandidateShare: 0.01}.withDefaults()}
+	var shapes []planShape
+	for _, sh := range []lsh.Shape{{Bands: 8, Rows: 4}, {Bands: 30, Rows: 4}, {Bands: 5, Rows: 1}, {Bands: 12, Rows: 4},
+		{Bands: 120, Rows: 1}, {Bands: 9, Rows: 13}, {Bands: 30, Rows: 1}} {
+		shapes = append(shapes, planShape{shape: sh})
+	}
+	w := newWidest(shapes)
+	if len(w.wide) != 2 || w.wide[4] != (lsh.Shape{Bands: 30, Rows: 4}) || w.wide[1] != (lsh.Shape{Bands: 120, Rows: 1}) {
+		t.Fatalf("widest shapes %v; want 30x4 and 120x1", w.wide)
+	}
+	cut, declined := false, false
+	for _, ps := range shapes {
+		got := w.propose(t.Context(), e, sigs, ps.shape)
+		want := e.propose(t.Context(), sigs, ps.shape)
+		if !slices.Equal(got.keys, want.keys) || got.skipped != want.skipped || !errors.Is(got.err, want.err) && got.err != want.err {
+			t.Fatalf("%v: %d pairs, %d skipped, %v; alone %d, %d, %v", ps.shape, len(got.keys), got.skipped, got.err, len(want.keys), want.skipped, want.err)
+		}
+		if ps.shape.Rows == 4 {
+			cut = cut || got.skipped > 0
+			if _, ok := w.keys[4]; !ok && ps.shape != (lsh.Shape{Bands: 12, Rows: 4}) {
+				t.Fatalf("%v: rows 4 not banded once for its three shapes", ps.shape)
+			}
+			if ps.shape.Bands == 30 && len(got.keys) > 0 && &got.keys[0] == &w.keys[4].bk.Keys[0] {
+				t.Fatal("30x4 took the cache's own keys while 12x4 still reads them")
+			}
+		}
+		declined = declined || ps.shape.Bands == 120 && errors.Is(got.err, lsh.ErrTooManyPairs)
+	}
+	if !cut || !declined {
+		t.Errorf("cases not reached: a bucket cut among 4-row shapes %v, 120x1 declined %v", cut, declined)
+	}
+	if len(w.keys) != 0 {
+		t.Errorf("keys still held after the last shape: rows %v", slices.Collect(maps.Keys(w.keys)))
 	}
 }

@@ -39,8 +39,8 @@ func unpair(k uint64) (a, b int32) { return int32(k >> 32), int32(uint32(k)) }
 // key, within a memory budget. While every set it has needed fits the budget, sets are
 // kept (resident mode: each document shingled once per representation). When they no
 // longer fit, it drops them and works in blocks: for each run of pairs whose first
-// documents' sets fill half the budget, it shingles each second document once and
-// compares. Similarities already computed for the representation are remembered (up to
+// documents' sets fill the budget the recent sets leave (blockJoin), it shingles each
+// second document once and compares. Similarities already computed for the representation are remembered (up to
 // memoCap pairs), so shapes that propose the same pairs pay once.
 type exactJaccard struct {
 	key    lsh.Spec
@@ -396,7 +396,7 @@ func (x *exactJaccard) compute(ctx context.Context, keys []uint64) ([]float64, e
 			}
 			x.ids, x.sets32 = nil, nil
 			// Half the budget, in about as many slots as sets of the sizes seen fit in it
-			// (blockJoin holds the other half while of runs, and of never runs with pair).
+			// (blockJoin holds what it leaves while of runs, and of never runs with pair).
 			x.recent = newSetCache(x.budget/2, x.budget/2/max(1, x.used.Load()/int64(max(held, 1))))
 			clear(x.sets)
 			x.sets = nil
@@ -463,12 +463,14 @@ func (x *exactJaccard) number(ctx context.Context) error {
 }
 
 // blockJoin computes keys (sorted by (A, B)) in blocks: the sets of a run of first
-// documents filling what of the budget the recent sets do not hold (at least half),
-// then each second document of the run's pairs shingled once, in parallel. The first
-// call after the switch to block mode, the largest (every pair of the shape), finds the
-// recent sets empty and takes the whole budget: half the blocks, and second documents
-// shingled less often (the first call of character 6-shingles at 100,000 documents: 4
-// blocks and 197,000 second sets became 2 and 126,000).
+// documents filling what of the budget the recent sets do not hold (about half once
+// keeper-star has filled them), then each second document of the run's pairs shingled
+// once, in parallel. The first call after the switch to block mode (every pair of the
+// shape whose sets passed the budget, usually the largest call) finds the recent sets
+// empty and takes the whole budget: half the blocks, and second documents shingled
+// less often (the first call of character 6-shingles at 100,000 documents: 4 blocks and
+// 197,000 second sets became 2 and 126,000). The resident sets just dropped may not be
+// collected yet then: up to about twice the budget for a moment.
 func (x *exactJaccard) blockJoin(ctx context.Context, keys []uint64) ([]float64, error) {
 	out := make([]float64, len(keys))
 	room := max(x.budget-x.recent.used.Load(), 1) // the recent sets hold at most half

@@ -428,11 +428,10 @@ func BenchmarkSweep100k(b *testing.B) {
 			last = done
 		}
 		var doneNow atomic.Int64
+		stopSample := make(chan struct{})
 		if os.Getenv("DEDUP_SWEEP_SAMPLE") != "" {
 			// One line a second on stderr: configurations done, CPU used in that second,
 			// and whether signatures were being computed.
-			stopSample := make(chan struct{})
-			defer close(stopSample)
 			prog := opt.Progress
 			opt.Progress = func(done, total int) { doneNow.Store(int64(done)); prog(done, total) }
 			go func() {
@@ -450,6 +449,7 @@ func BenchmarkSweep100k(b *testing.B) {
 			}()
 		}
 		rep, err = Run(context.Background(), in, g, opt)
+		close(stopSample)
 		if err != nil {
 			b.Fatal(err)
 		}

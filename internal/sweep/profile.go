@@ -116,9 +116,10 @@ type keeperTracker struct {
 	b      *binner
 	orders []cluster.Order
 	next   []int32 // members as linked lists: next[d], -1 at the end
-	// head and tail of each root's list; slot is its cluster's slot, -1 for a
-	// document alone.
-	head, tail, slot []int32
+	// tail is the last member of each root's list (which starts at the root: merge
+	// appends gone's list to keep's); slot is its cluster's slot, -1 for a document
+	// alone.
+	tail, slot []int32
 	// Per slot: keepers (a keeper per rule) and pairs (per rule, per bin, identical
 	// last); free lists the slots of clusters merged away.
 	keepers []int32
@@ -130,10 +131,9 @@ type keeperTracker struct {
 }
 
 func newKeeperTracker(b *binner, orders []cluster.Order, n int) *keeperTracker {
-	t := &keeperTracker{b: b, orders: orders, next: make([]int32, n), head: make([]int32, n), tail: make([]int32, n),
-		slot: make([]int32, n), nb: b.bins() + 1}
+	t := &keeperTracker{b: b, orders: orders, next: make([]int32, n), tail: make([]int32, n), slot: make([]int32, n), nb: b.bins() + 1}
 	for i := range t.next {
-		t.next[i], t.head[i], t.tail[i], t.slot[i] = -1, int32(i), int32(i), -1
+		t.next[i], t.tail[i], t.slot[i] = -1, int32(i), -1
 	}
 	t.totals = make([][]int64, len(orders))
 	for r := range t.totals {
@@ -201,13 +201,13 @@ func (t *keeperTracker) merge(keep, gone int32) {
 				tot[bin] -= int64(c)
 			}
 		}
-		for d := t.head[lose]; d >= 0; d = t.next[d] {
+		for d := lose; d >= 0; d = t.next[d] {
 			bin := t.b.keptBin(nr, r, d, k)
 			px[bin]++
 			tot[bin]++
 		}
 	}
-	t.next[t.tail[keep]] = t.head[gone]
+	t.next[t.tail[keep]] = gone
 	t.tail[keep] = t.tail[gone]
 	if sy >= 0 {
 		t.free = append(t.free, sy)
