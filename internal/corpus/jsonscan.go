@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	asmutf8 "github.com/segmentio/asm/utf8"
 )
 
 // A JSONL line is scanned once, in place, by a small validating scanner instead of being
@@ -318,7 +320,7 @@ func (s *lineScanner) array(depth int) bool {
 // of them is a quote, a backslash or a control character (the bit tricks of "Bit Twiddling
 // Hacks": a byte is zero after XOR with '"' or '\\', or below 0x20; the tests are exact
 // for "is there such a byte"). Bytes from 0x80 are only noted; a string that has any is
-// then checked by utf8.Valid.
+// then checked by validUTF8.
 func (s *lineScanner) string() (escaped, ok bool) {
 	const (
 		ones   = 0x0101010101010101
@@ -351,7 +353,7 @@ func (s *lineScanner) string() (escaped, ok bool) {
 		switch c := b[i]; {
 		case c == '"':
 			s.i = i + 1
-			if high&highs != 0 && !utf8.Valid(b[start:i]) && s.badUTF8 < 0 {
+			if high&highs != 0 && !validUTF8(b[start:i]) && s.badUTF8 < 0 {
 				s.badUTF8 = start + firstInvalid(b[start:i])
 			}
 			return escaped, true
@@ -712,3 +714,10 @@ func metaValue(raw []byte, f *jsonField) (any, error) {
 	err := dec.Decode(&v)
 	return v, err
 }
+
+// validUTF8 is utf8.Valid, 32 bytes a step with AVX2 where the CPU has it
+// (github.com/segmentio/asm/utf8; the same answer, TestValidUTF8): text in other
+// scripts than Latin has a byte from 0x80 in nearly every word, and unicode/utf8
+// checks those a rune at a time (2.2 GB/s against 7.7 on the shared corpus's texts, a
+// twentieth of the signatures command's CPU).
+func validUTF8(b []byte) bool { return asmutf8.Valid(b) }
