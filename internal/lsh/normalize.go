@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math/bits"
 	"slices"
+	"runtime"
 	"sync"
 	"unicode"
 	"unicode/utf8"
@@ -394,17 +395,28 @@ func (n Norm) mapRune(r rune) uint32 {
 // (no combining class, never composes with what precedes it). A string of such runes is
 // already in NFKC, since normalization works segment by segment between boundaries.
 var nfkcSafe = sync.OnceValue(func() *[1 << 16 / 64]uint64 {
+	// On every core, each taking whole words of the bitset (x/text's checks of 65,536
+	// runes are milliseconds that a run's start waits for).
 	var bits [1 << 16 / 64]uint64
-	var buf [4]byte
-	for r := rune(0); r < 1<<16; r++ {
-		if r >= 0xD800 && r <= 0xDFFF {
-			continue
-		}
-		s := buf[:utf8.EncodeRune(buf[:], r)]
-		if norm.NFKC.Properties(s).BoundaryBefore() && norm.NFKC.IsNormal(s) {
-			bits[r/64] |= 1 << (r % 64)
-		}
+	workers := min(runtime.GOMAXPROCS(0), 8)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			var buf [4]byte
+			for word := w; word < len(bits); word += workers {
+				for r := rune(word * 64); r < rune(word*64+64); r++ {
+					if r >= 0xD800 && r <= 0xDFFF {
+						continue
+					}
+					s := buf[:utf8.EncodeRune(buf[:], r)]
+					if norm.NFKC.Properties(s).BoundaryBefore() && norm.NFKC.IsNormal(s) {
+						bits[word] |= 1 << (r % 64)
+					}
+				}
+			}
+		})
 	}
+	wg.Wait()
 	return &bits
 })
 
@@ -532,22 +544,37 @@ func entryOf(r rune, m uint32) uint32 {
 }
 
 func buildRuneTable(n Norm) runeTable {
+	// Every block's entries on every core (NFKC's checks of 65,536 runes took 7 ms, the
+	// most of a short signatures run's start), then the blocks shared in order.
+	var all [1 << 8][1 << 8]uint32
+	if n.NFKC {
+		nfkcSafe() // built on every core itself, before the workers ask for it
+	}
+	workers := min(runtime.GOMAXPROCS(0), 8)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for hi := w; hi < 1<<8; hi += workers {
+				for lo := range 1 << 8 {
+					r := rune(hi<<8 | lo) // surrogates too, never looked up
+					e := entryOf(r, n.mapRune(r))
+					if n.NFKC && !nfkcStable(r) {
+						if m, ok := nfkcAlone(r); ok {
+							e = entryOf(r, n.mapRune(m))
+						} else {
+							e |= runeUnstable
+						}
+					}
+					all[hi][lo] = e
+				}
+			}
+		})
+	}
+	wg.Wait()
 	var t runeTable
 	seen := map[[1 << 8]uint32]uint16{}
 	for hi := range 1 << 8 {
-		var block [1 << 8]uint32
-		for lo := range 1 << 8 {
-			r := rune(hi<<8 | lo) // surrogates too, never looked up
-			e := entryOf(r, n.mapRune(r))
-			if n.NFKC && !nfkcStable(r) {
-				if m, ok := nfkcAlone(r); ok {
-					e = entryOf(r, n.mapRune(m))
-				} else {
-					e |= runeUnstable
-				}
-			}
-			block[lo] = e
-		}
+		block := all[hi]
 		b, ok := seen[block]
 		if !ok {
 			b = uint16(len(t.blocks))
