@@ -42,6 +42,10 @@ const DefaultBatchSize = 256
 // batchBytes ends a batch of long documents early, so batches take similar time to sign.
 const batchBytes = 1 << 20
 
+// yieldBytes is how much text a signer signs between yields to the goroutines that
+// feed it (encodeBatch): about half a millisecond of signing.
+const yieldBytes = 64 << 10
+
 // Progress is a snapshot of a running job.
 type Progress struct {
 	Docs    int   // documents written
@@ -120,9 +124,17 @@ func startPipeline(r corpus.Reader, spec lsh.Spec, opt Options) *pipeline {
 	workers := runtime.GOMAXPROCS(0)
 	p := &pipeline{order: make(chan *batch, 2*workers+2), stop: make(chan struct{})}
 	work := make(chan *batch, workers)
+	// The reader starts first: a Hasher's normalization tables are built at the first
+	// need (milliseconds, before any document is signed), meanwhile the first batches are
+	// read.
+	p.wg.Go(func() {
+		defer close(p.order)
+		defer close(work)
+		p.read(r, work, opt)
+	})
 	for range workers {
-		h, _ := lsh.NewHasher(spec) // spec was validated
 		p.wg.Go(func() {
+			h, _ := lsh.NewHasher(spec) // spec was validated
 			var sig lsh.Signature
 			for b := range work {
 				sig = encodeBatch(h, b, opt.Format, opt.IDs != nil, sig)
@@ -130,11 +142,6 @@ func startPipeline(r corpus.Reader, spec lsh.Spec, opt Options) *pipeline {
 			}
 		})
 	}
-	p.wg.Go(func() {
-		defer close(p.order)
-		defer close(work)
-		p.read(r, work, opt)
-	})
 	return p
 }
 
@@ -197,7 +204,16 @@ func encodeBatch(h *lsh.Hasher, b *batch, f Format, ids bool, sig lsh.Signature)
 	} else {
 		b.out = make([]byte, 0, (12*k+32)*len(b.texts))
 	}
+	since := 0 // text bytes signed since this goroutine last yielded
 	for i, text := range b.texts {
+		if since >= yieldBytes {
+			// Let the reader and the parsers run: with a signer on every core they get a
+			// core only when a signer blocks, so they fell behind and the signers then
+			// waited for batches (the signatures command used 1.75-1.82 of 2 cores).
+			runtime.Gosched()
+			since = 0
+		}
+		since += len(text)
 		sig = h.Signature(text, sig)
 		if f == Binary {
 			for _, v := range sig {
@@ -262,6 +278,20 @@ const decimalPairs = "0001020304050607080910111213141516171819202122232425262728
 
 // drain writes the batches in order as they are done, reporting progress and skipped
 // records, until the input ends, the reader fails, or writing fails.
+// writeOut writes a batch's output: a large one straight to w (bw flushed first), not
+// copied through bw's buffer (a batch of 1 MB of text makes about 330 KB of JSONL).
+func writeOut(bw *bufio.Writer, w io.Writer, out []byte) error {
+	if len(out) < 64<<10 {
+		_, err := bw.Write(out)
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	_, err := w.Write(out)
+	return err
+}
+
 func (p *pipeline) drain(w io.Writer, opt Options) (Summary, error) {
 	var sum Summary
 	bw := bufio.NewWriterSize(w, 1<<20)
@@ -278,7 +308,7 @@ func (p *pipeline) drain(w io.Writer, opt Options) (Summary, error) {
 				opt.Skipped(re)
 			}
 		}
-		if _, err := bw.Write(b.out); err != nil {
+		if err := writeOut(bw, w, b.out); err != nil {
 			return sum, err
 		}
 		if idw != nil {
