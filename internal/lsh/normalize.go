@@ -3,8 +3,8 @@ package lsh
 import (
 	"encoding/binary"
 	"math/bits"
-	"slices"
 	"runtime"
+	"slices"
 	"sync"
 	"unicode"
 	"unicode/utf8"
