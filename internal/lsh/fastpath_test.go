@@ -207,14 +207,40 @@ func TestWideBlocks(t *testing.T) {
 	if !wideBlocks {
 		t.Skip("this CPU takes no 64-byte blocks (AVX-512 BW and VBMI2)")
 	}
-	rng := rand.New(rand.NewPCG(29, 4))
-	pieces := []string{"a", "word", "MiXeD", "UPPER", "42", "1999", " ", " ", "  ", "\n", "\n\n", "\t", " \r\n ",
-		"\v\f", ".", ", ", "(x)", "é", "\u0301", "日本", "\xff"}
-	var texts []string
 	n := 3000
 	if testing.Short() {
 		n = 300 // -race in CI
 	}
+	texts := blockTexts(n)
+	checkPaths(t, append(allNorms, Norm{}, Norm{Lower: true}, Norm{CollapseSpace: true}, Norm{FoldDigits: true}), texts, texts[:n/3])
+}
+
+// TestNarrowBlocks: the 32-byte blocks (AVX2, where a CPU has no 64-byte ones) against
+// the definitions, on TestWideBlocks' texts. Not parallel: it switches wideBlocks off.
+func TestNarrowBlocks(t *testing.T) {
+	if !narrowBlocks {
+		t.Skip("this CPU takes no 32-byte blocks (AVX2)")
+	}
+	n := 3000
+	if testing.Short() {
+		n = 300
+	}
+	blocks := wideBlocks
+	wideBlocks = false
+	defer func() { wideBlocks = blocks }()
+	texts := blockTexts(n)
+	checkPaths(t, append(allNorms, Norm{}, Norm{Lower: true}, Norm{CollapseSpace: true}, Norm{FoldDigits: true}), texts, texts[:n/3])
+}
+
+// blockTexts are ASCII texts built to meet every case of a block, each at every offset
+// (white space runs that cross a block's start or end, start a text, end it or fill a
+// whole block, upper case, digits, punctuation, a non-ASCII letter or combining mark at
+// every position of a block and right after it).
+func blockTexts(n int) []string {
+	rng := rand.New(rand.NewPCG(29, 4))
+	pieces := []string{"a", "word", "MiXeD", "UPPER", "42", "1999", " ", " ", "  ", "\n", "\n\n", "\t", " \r\n ",
+		"\v\f", ".", ", ", "(x)", "é", "\u0301", "日本", "\xff"}
+	var texts []string
 	for range n {
 		var b strings.Builder
 		for b.Len() < 60+rng.IntN(200) {
@@ -232,7 +258,7 @@ func TestWideBlocks(t *testing.T) {
 			texts = append(texts, body[:shift]+"é"+body[shift:], strings.Repeat(" ", shift)+body, body+strings.Repeat("\t", shift))
 		}
 	}
-	checkPaths(t, append(allNorms, Norm{}, Norm{Lower: true}, Norm{CollapseSpace: true}, Norm{FoldDigits: true}), texts, texts[:n/3])
+	return texts
 }
 
 func fastPathMatchesReference(t *testing.T) {

@@ -82,6 +82,11 @@ func (st *stepper) run(dst []byte, it *norm.Iter, text string) {
 	if !wideBlocks || n.StripPunct {
 		wide = len(text)
 	}
+	// The same for 32-byte blocks (block32), on CPUs with AVX2 and no 64-byte blocks.
+	narrow := len(text)
+	if !wideBlocks && narrowBlocks && !n.StripPunct {
+		narrow = 0
+	}
 	for i := 0; i < len(text); {
 		c := text[i]
 		if c < utf8.RuneSelf {
@@ -93,6 +98,14 @@ func (st *stepper) run(dst []byte, it *norm.Iter, text string) {
 					continue
 				} else {
 					wide = i + k + 1
+				}
+			}
+			if i >= narrow && i+32 <= len(raw) && (i+32 == len(raw) || raw[i+32] < utf8.RuneSelf) {
+				if k := st.block32(raw[i : i+32]); k == 32 {
+					i += 32
+					continue
+				} else if k >= 0 {
+					narrow = i + k + 1
 				}
 			}
 			// Eight bytes at a time while they are ASCII. A block is taken whole only when
@@ -345,6 +358,54 @@ func (st *stepper) block64(src []byte) int {
 	}
 	st.pending = flags&2 != 0 && st.wrote
 	return 64
+}
+
+// block32 is block for 32 ASCII bytes at once, on CPUs with AVX2 (narrowBlocks) and
+// without the 64-byte blocks, for every Norm but StripPunct, on the same terms as block:
+// it returns 32, or, changing nothing, the index of the first byte that is not ASCII,
+// or -1 when a white space byte needs the byte-wise path (two side by side, or one at
+// the start with a space owed or nothing written yet).
+func (st *stepper) block32(src []byte) int {
+	n := st.n
+	var mode uint64
+	if n.Lower {
+		mode |= 1
+	}
+	if n.FoldDigits {
+		mode |= 2
+	}
+	if n.CollapseSpace {
+		mode |= 4
+	}
+	var buf [32]byte
+	sp, high := block32AVX2(&src[0], &buf[0], mode)
+	if high != 0 {
+		return bits.TrailingZeros32(high)
+	}
+	if !n.CollapseSpace {
+		st.dst = append(st.dst, buf[:]...)
+		st.wrote = true
+		return 32
+	}
+	if sp&(sp<<1) != 0 || (sp&1 != 0 && (st.pending || !st.wrote)) {
+		return -1
+	}
+	if st.pending { // the block starts with a written byte
+		st.space()
+	}
+	l := len(st.dst)
+	st.dst = append(st.dst, buf[:]...)
+	if st.track {
+		for m := sp &^ (1 << 31); m != 0; m &= m - 1 { // the last byte's space is owed
+			st.spaces = append(st.spaces, int32(l+bits.TrailingZeros32(m)))
+		}
+	}
+	st.pending = sp>>31 != 0 // a trailing space is owed, not written
+	if st.pending {
+		st.dst = st.dst[:l+31]
+	}
+	st.wrote = true
+	return 32
 }
 
 // entry handles one non-ASCII rune r by its runeTable entry e.

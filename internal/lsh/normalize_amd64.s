@@ -114,3 +114,79 @@ notascii:
 	MOVQ   $0, flags+48(FP)
 	VZEROUPPER
 	RET
+
+// func block32AVX2(src, dst *byte, mode uint64) (spaces uint32, high uint32)
+// Requires AVX2; 32 bytes readable at src and writable at dst. The steps of mode (1 lower
+// A-Z, 2 fold digits to '0', 4 white space to ' ') on 32 bytes, written to dst whatever
+// they are; spaces has a bit per white space byte (mode 4), high one per byte from 0x80.
+// The caller decides what to keep (stepper.block32).
+TEXT ·block32AVX2(SB), NOSPLIT, $0-32
+	MOVQ src+0(FP), SI
+	MOVQ dst+8(FP), DI
+	MOVQ mode+16(FP), DX
+
+	VMOVDQU   (SI), Y0
+	VPMOVMSKB Y0, AX
+	MOVL      AX, high+28(FP)
+	XORL      BX, BX
+
+	// Signed byte compares: a byte from 0x80 is negative, in no range below.
+	TESTQ $2, DX
+	JEQ   nodigits32
+	MOVL         $'/', CX
+	VMOVD        CX, X1
+	VPBROADCASTB X1, Y1
+	MOVL         $':', CX
+	VMOVD        CX, X2
+	VPBROADCASTB X2, Y2
+	VPCMPGTB     Y1, Y0, Y3 // c > '/'
+	VPCMPGTB     Y0, Y2, Y4 // ':' > c
+	VPAND        Y3, Y4, Y3
+	MOVL         $'0', CX
+	VMOVD        CX, X5
+	VPBROADCASTB X5, Y5
+	VPBLENDVB    Y3, Y5, Y0, Y0
+
+nodigits32:
+	TESTQ $1, DX
+	JEQ   nolower32
+	MOVL         $'@', CX
+	VMOVD        CX, X1
+	VPBROADCASTB X1, Y1
+	MOVL         $'[', CX
+	VMOVD        CX, X2
+	VPBROADCASTB X2, Y2
+	VPCMPGTB     Y1, Y0, Y3 // c > '@'
+	VPCMPGTB     Y0, Y2, Y4 // '[' > c
+	VPAND        Y3, Y4, Y3
+	MOVL         $0x20, CX
+	VMOVD        CX, X5
+	VPBROADCASTB X5, Y5
+	VPAND        Y5, Y3, Y3
+	VPOR         Y3, Y0, Y0
+
+nolower32:
+	TESTQ $4, DX
+	JEQ   nospace32
+	MOVL         $8, CX
+	VMOVD        CX, X1
+	VPBROADCASTB X1, Y1
+	MOVL         $14, CX
+	VMOVD        CX, X2
+	VPBROADCASTB X2, Y2
+	VPCMPGTB     Y1, Y0, Y3 // c > 8
+	VPCMPGTB     Y0, Y2, Y4 // 14 > c: '\t'..'\r'
+	VPAND        Y3, Y4, Y3
+	MOVL         $' ', CX
+	VMOVD        CX, X5
+	VPBROADCASTB X5, Y5
+	VPCMPEQB     Y5, Y0, Y4
+	VPOR         Y4, Y3, Y3
+	VPBLENDVB    Y3, Y5, Y0, Y0
+	VPMOVMSKB    Y3, BX
+
+nospace32:
+	VMOVDQU Y0, (DI)
+	MOVL    BX, spaces+24(FP)
+	VZEROUPPER
+	RET

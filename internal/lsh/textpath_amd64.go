@@ -24,3 +24,12 @@ var wideHash = cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ
 //
 //go:noescape
 func xxh64x8(t *byte, s, n *[8]int64, out *[8]uint64, mask uint64)
+
+// narrowBlocks says whether this CPU takes the normalizer's 32-byte ASCII blocks
+// (block32AVX2) where it takes no 64-byte ones.
+var narrowBlocks = cpu.X86.HasAVX2
+
+// block32AVX2 applies the ASCII steps to 32 bytes: see normalize_amd64.s.
+//
+//go:noescape
+func block32AVX2(src, dst *byte, mode uint64) (spaces uint32, high uint32)
