@@ -312,14 +312,9 @@ func (st *stepper) block(w uint64) bool {
 	return true
 }
 
-// block64 is block for 64 ASCII bytes at once, on CPUs with AVX-512 BW and VBMI2
-// (wideBlocks), for every Norm but StripPunct: the steps on all 64 bytes, then the
-// white space bytes that collapsing drops (one after another, at the start with nothing
-// written yet, and the run that ends the block, whose space is owed) squeezed out with
-// VPCOMPRESSB. It returns 64, or, changing nothing, the index of the first byte that is
-// not ASCII.
-func (st *stepper) block64(src []byte) int {
-	n := st.n
+// blockMode is the steps of n the block kernels take: 1 lower A-Z, 2 fold digits, 4
+// collapse white space (block64AVX512, block32AVX2).
+func (n Norm) blockMode() uint64 {
 	var mode uint64
 	if n.Lower {
 		mode |= 1
@@ -330,6 +325,18 @@ func (st *stepper) block64(src []byte) int {
 	if n.CollapseSpace {
 		mode |= 4
 	}
+	return mode
+}
+
+// block64 is block for 64 ASCII bytes at once, on CPUs with AVX-512 BW and VBMI2
+// (wideBlocks), for every Norm but StripPunct: the steps on all 64 bytes, then the
+// white space bytes that collapsing drops (one after another, at the start with nothing
+// written yet, and the run that ends the block, whose space is owed) squeezed out with
+// VPCOMPRESSB. It returns 64, or, changing nothing, the index of the first byte that is
+// not ASCII.
+func (st *stepper) block64(src []byte) int {
+	n := st.n
+	mode := n.blockMode()
 	st.dst = slices.Grow(st.dst, 65)
 	l := len(st.dst)
 	// An owed space goes before the block when the block starts with a written byte;
@@ -367,16 +374,7 @@ func (st *stepper) block64(src []byte) int {
 // the start with a space owed or nothing written yet).
 func (st *stepper) block32(src []byte) int {
 	n := st.n
-	var mode uint64
-	if n.Lower {
-		mode |= 1
-	}
-	if n.FoldDigits {
-		mode |= 2
-	}
-	if n.CollapseSpace {
-		mode |= 4
-	}
+	mode := n.blockMode()
 	var buf [32]byte
 	sp, high := block32AVX2(&src[0], &buf[0], mode)
 	if high != 0 {
