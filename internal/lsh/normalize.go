@@ -1,15 +1,16 @@
 package lsh
 
 import (
+	"context"
 	"encoding/binary"
 	"math/bits"
-	"runtime"
 	"slices"
 	"sync"
 	"unicode"
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/dedupstudio/dedupstudio/internal/par"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -457,25 +458,20 @@ var nfkcSafe = sync.OnceValue(func() *[1 << 16 / 64]uint64 {
 	// On every core, each taking whole words of the bitset (x/text's checks of 65,536
 	// runes are milliseconds that a run's start waits for).
 	var bits [1 << 16 / 64]uint64
-	workers := min(runtime.GOMAXPROCS(0), 8)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			var buf [4]byte
-			for word := w; word < len(bits); word += workers {
-				for r := rune(word * 64); r < rune(word*64+64); r++ {
-					if r >= 0xD800 && r <= 0xDFFF {
-						continue
-					}
-					s := buf[:utf8.EncodeRune(buf[:], r)]
-					if norm.NFKC.Properties(s).BoundaryBefore() && norm.NFKC.IsNormal(s) {
-						bits[word] |= 1 << (r % 64)
-					}
+	par.Chunks(context.Background(), len(bits), 32, func(lo, hi int) {
+		var buf [4]byte
+		for word := lo; word < hi; word++ {
+			for r := rune(word * 64); r < rune(word*64+64); r++ {
+				if r >= 0xD800 && r <= 0xDFFF {
+					continue
+				}
+				s := buf[:utf8.EncodeRune(buf[:], r)]
+				if norm.NFKC.Properties(s).BoundaryBefore() && norm.NFKC.IsNormal(s) {
+					bits[word] |= 1 << (r % 64)
 				}
 			}
-		})
-	}
-	wg.Wait()
+		}
+	})
 	return &bits
 })
 
@@ -609,27 +605,22 @@ func buildRuneTable(n Norm) runeTable {
 	if n.NFKC {
 		nfkcSafe() // built on every core itself, before the workers ask for it
 	}
-	workers := min(runtime.GOMAXPROCS(0), 8)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			for hi := w; hi < 1<<8; hi += workers {
-				for lo := range 1 << 8 {
-					r := rune(hi<<8 | lo) // surrogates too, never looked up
-					e := entryOf(r, n.mapRune(r))
-					if n.NFKC && !nfkcStable(r) {
-						if m, ok := nfkcAlone(r); ok {
-							e = entryOf(r, n.mapRune(m))
-						} else {
-							e |= runeUnstable
-						}
+	par.Chunks(context.Background(), 1<<8, 8, func(from, to int) {
+		for hi := from; hi < to; hi++ {
+			for lo := range 1 << 8 {
+				r := rune(hi<<8 | lo) // surrogates too, never looked up
+				e := entryOf(r, n.mapRune(r))
+				if n.NFKC && !nfkcStable(r) {
+					if m, ok := nfkcAlone(r); ok {
+						e = entryOf(r, n.mapRune(m))
+					} else {
+						e |= runeUnstable
 					}
-					all[hi][lo] = e
 				}
+				all[hi][lo] = e
 			}
-		})
-	}
-	wg.Wait()
+		}
+	})
 	var t runeTable
 	seen := map[[1 << 8]uint32]uint16{}
 	for hi := range 1 << 8 {
