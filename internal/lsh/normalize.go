@@ -450,58 +450,20 @@ func (n Norm) mapRune(r rune) uint32 {
 	return uint32(r)
 }
 
-// nfkcSafe has a bit per Basic Multilingual Plane rune that NFKC leaves alone wherever it
-// stands: it is normalized on its own and always has a normalization boundary before it
-// (no combining class, never composes with what precedes it). A string of such runes is
-// already in NFKC, since normalization works segment by segment between boundaries.
-var nfkcSafe = sync.OnceValue(func() *[1 << 16 / 64]uint64 {
-	// On every core, each taking whole words of the bitset (x/text's checks of 65,536
-	// runes are milliseconds that a run's start waits for).
-	var bits [1 << 16 / 64]uint64
-	par.Chunks(context.Background(), len(bits), 32, func(lo, hi int) {
-		var buf [4]byte
-		for word := lo; word < hi; word++ {
-			for r := rune(word * 64); r < rune(word*64+64); r++ {
-				if r >= 0xD800 && r <= 0xDFFF {
-					continue
-				}
-				s := buf[:utf8.EncodeRune(buf[:], r)]
-				if norm.NFKC.Properties(s).BoundaryBefore() && norm.NFKC.IsNormal(s) {
-					bits[word] |= 1 << (r % 64)
-				}
-			}
-		}
-	})
-	return &bits
-})
-
-// nfkcAlone returns m when NFKC turns the BMP rune r into the single rune m in any
-// context: r has a normalization boundary before it (nothing before it composes with it
-// or with what it becomes) and so does m. What follows r may still compose with m, as
-// with any rune: run composes the segment again from r when the next rune is not
-// stable. No-break space (U+00A0, which NFKC makes a space) is most of the runes of real
-// text that are not nfkcStable, then full-width punctuation; taken from the rune table,
-// they do not need a trip through x/text's norm.Iter each.
-func nfkcAlone(r rune) (rune, bool) {
-	if r >= 0xD800 && r <= 0xDFFF {
+// nfkcAloneOf returns m when NFKC turns the BMP rune r into the single rune m in any
+// context (nfkcAloneRunes, whose definition is in unicodetables_test.go).
+func nfkcAloneOf(r rune) (rune, bool) {
+	i, ok := slices.BinarySearchFunc(nfkcAloneRunes[:], r, func(p [2]rune, r rune) int { return int(p[0] - r) })
+	if !ok {
 		return 0, false
 	}
-	s := string(r)
-	out := norm.NFKC.String(s)
-	m, size := utf8.DecodeRuneInString(out)
-	if size != len(out) || m == utf8.RuneError {
-		return 0, false
-	}
-	if !norm.NFKC.PropertiesString(s).BoundaryBefore() || !norm.NFKC.PropertiesString(out).BoundaryBefore() {
-		return 0, false
-	}
-	return m, true
+	return nfkcAloneRunes[i][1], true
 }
 
 // nfkcStable reports whether rune r is certainly unchanged by NFKC in any context.
 // Runes outside the BMP are rare in text and take the caller's slow path.
 func nfkcStable(r rune) bool {
-	return r < 1<<16 && nfkcSafe()[r/64]&(1<<(r%64)) != 0
+	return r < 1<<16 && nfkcSafeBits[r/64]&(1<<(r%64)) != 0
 }
 
 func isSpace(r rune) bool {
@@ -599,19 +561,17 @@ func entryOf(r rune, m uint32) uint32 {
 }
 
 func buildRuneTable(n Norm) runeTable {
-	// Every block's entries on every core (NFKC's checks of 65,536 runes took 7 ms, the
-	// most of a short signatures run's start), then the blocks shared in order.
+	// Every block's entries on every core, then the blocks shared in order. What NFKC makes
+	// of a rune comes from tables generated from x/text (unicodetables.go): asking x/text
+	// about 65,536 runes took 6-7 ms of every process's start.
 	var all [1 << 8][1 << 8]uint32
-	if n.NFKC {
-		nfkcSafe() // built on every core itself, before the workers ask for it
-	}
 	par.Chunks(context.Background(), 1<<8, 8, func(from, to int) {
 		for hi := from; hi < to; hi++ {
 			for lo := range 1 << 8 {
 				r := rune(hi<<8 | lo) // surrogates too, never looked up
 				e := entryOf(r, n.mapRune(r))
 				if n.NFKC && !nfkcStable(r) {
-					if m, ok := nfkcAlone(r); ok {
+					if m, ok := nfkcAloneOf(r); ok {
 						e = entryOf(r, n.mapRune(m))
 					} else {
 						e |= runeUnstable
@@ -679,7 +639,7 @@ func isAlnumRust(r rune) bool {
 		return asciiLowerAlnum[r] != 0
 	}
 	if r < 1<<16 {
-		return alnumBMP()[r/64]&(1<<(r%64)) != 0
+		return alnumBits[r/64]&(1<<(r%64)) != 0
 	}
 	return isAlnumTables(r)
 }
@@ -688,18 +648,6 @@ func isAlnumTables(r rune) bool {
 	return unicode.IsLetter(r) || unicode.IsNumber(r) ||
 		unicode.In(r, unicode.Other_Alphabetic, unicode.Other_Lowercase, unicode.Other_Uppercase)
 }
-
-// alnumBMP has a bit per Basic Multilingual Plane rune for which isAlnumTables holds:
-// one lookup instead of up to five table searches per rune of non-Latin text.
-var alnumBMP = sync.OnceValue(func() *[1 << 16 / 64]uint64 {
-	var bits [1 << 16 / 64]uint64
-	for r := rune(0); r < 1<<16; r++ {
-		if isAlnumTables(r) {
-			bits[r/64] |= 1 << (r % 64)
-		}
-	}
-	return &bits
-})
 
 // asciiLowerAlnum maps an ASCII letter or digit to its lowercase form and every other
 // ASCII byte to 0.
