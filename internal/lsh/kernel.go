@@ -95,12 +95,14 @@ func Kernels() []string {
 }
 
 // UseKernel selects the permutation kernel by name, "" for the fastest measured on this
-// CPU. It fails, keeping the current kernel, for an unknown name or a kernel the CPU or
-// build cannot run. It is meant for start-up (the DEDUP_KERNEL variable) and benchmarks,
-// not for use while signatures are being computed elsewhere.
+// CPU (measured at the first use, so that a run that never permutes, the fast scheme's,
+// does not wait for the calibration). It fails, keeping the current kernel, for an
+// unknown name or a kernel the CPU or build cannot run. It is meant for start-up (the
+// DEDUP_KERNEL variable) and benchmarks, not for use while signatures are being computed
+// elsewhere.
 func UseKernel(name string) error {
 	if name == "" {
-		active.Store(fastestChoice())
+		active.Store(nil)
 		return nil
 	}
 	k, err := kernelNamed(name)

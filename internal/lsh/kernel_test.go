@@ -192,8 +192,11 @@ func TestUseKernel(t *testing.T) {
 			t.Errorf("UseKernel(%s) = %v; want the reason %q", k.name, err, k.missing)
 		}
 	}
-	if err := UseKernel(""); err != nil || Kernel() != fastest(calibration()).name {
-		t.Errorf(`UseKernel("") = %v, Kernel() = %s; want the calibration's fastest, %s`, err, Kernel(), fastest(calibration()).name)
+	if err := UseKernel(""); err != nil || active.Load() != nil {
+		t.Errorf(`UseKernel("") = %v and chose %v before the first use; want the choice left to the first use`, err, active.Load())
+	}
+	if Kernel() != fastest(calibration()).name {
+		t.Errorf(`after UseKernel(""), Kernel() = %s; want the calibration's fastest, %s`, Kernel(), fastest(calibration()).name)
 	}
 	if KernelReason() != "fastest measured at start" {
 		t.Errorf(`after UseKernel(""), KernelReason() = %q; want "fastest measured at start"`, KernelReason())
