@@ -125,7 +125,7 @@ func createOutputs(out string, format sigio.Format, stdout io.Writer) (io.Writer
 	if err != nil {
 		return nil, o, err
 	}
-	return o.files[0], o, nil
+	return newWriteBehind(o.files[0]), o, nil
 }
 
 // createWhole opens files to be written whole or not at all: each under a temporary
