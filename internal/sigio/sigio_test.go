@@ -2,6 +2,7 @@ package sigio
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -274,4 +275,27 @@ func BenchmarkAppendJSONL(b *testing.B) {
 			buf = appendJSONL(buf, "doc-12345", sig)
 		}
 	}
+}
+
+// eightDigits is exact for every value of each of its lanes: the 4-digit halves (all
+// 10,000 values of one half beside values of the other), and random values.
+func TestEightDigits(t *testing.T) {
+	t.Parallel()
+	check := func(x uint32) {
+		var b [8]byte
+		binary.LittleEndian.PutUint64(b[:], eightDigits(x))
+		if want := fmt.Sprintf("%08d", x); string(b[:]) != want {
+			t.Fatalf("eightDigits(%d) = %q; want %q", x, b[:], want)
+		}
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for half := range uint32(10000) {
+		other := rng.Uint32N(10000)
+		check(half*10000 + other)
+		check(other*10000 + half)
+	}
+	for range 1_000_000 {
+		check(rng.Uint32N(1e8))
+	}
+	check(1e8 - 1)
 }
