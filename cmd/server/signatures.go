@@ -131,10 +131,29 @@ func createOutputs(out string, format sigio.Format, stdout io.Writer) (io.Writer
 // createWhole opens files to be written whole or not at all: each under a temporary
 // name beside its own until commit gives them all their names; abort (deferred) removes
 // what was not committed. The one way the commands write a file a failure must not leave
-// half written (manifest export writes inside an os.Root with writeWhole).
+// half written (manifest export writes inside an os.Root with writeWhole). A name that
+// is a symbolic link is written whole where the link leads, the link kept; a name that
+// is a device or a pipe (/dev/null, /dev/stdout, a FIFO) is written as it is: a file
+// renamed over it would replace it, and, run as root, replace /dev/null itself.
 func createWhole(names ...string) (*outputs, error) {
 	o := &outputs{}
 	for _, name := range names {
+		if target, err := filepath.EvalSymlinks(name); err == nil {
+			name = target
+		}
+		if st, err := os.Stat(name); err == nil && !st.Mode().IsRegular() {
+			if st.IsDir() {
+				o.abort()
+				return o, fmt.Errorf("%s is a directory; name a file to write", name)
+			}
+			f, err := os.OpenFile(name, os.O_WRONLY, 0)
+			if err != nil {
+				o.abort()
+				return o, err
+			}
+			o.files, o.names = append(o.files, f), append(o.names, "")
+			continue
+		}
 		f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*.partial")
 		if err != nil {
 			o.abort()
@@ -152,7 +171,7 @@ func createWhole(names ...string) (*outputs, error) {
 // outputs are files written whole (createWhole), under temporary names until commit.
 type outputs struct {
 	files     []*os.File
-	names     []string
+	names     []string // each file's name once committed; "" for a device or pipe written as it is
 	committed bool
 }
 
@@ -161,6 +180,9 @@ func (o *outputs) commit() error {
 	for i, f := range o.files {
 		if err := f.Close(); err != nil {
 			return err
+		}
+		if o.names[i] == "" {
+			continue
 		}
 		if err := os.Rename(f.Name(), o.names[i]); err != nil {
 			return err
@@ -175,9 +197,11 @@ func (o *outputs) abort() {
 	if o.committed {
 		return
 	}
-	for _, f := range o.files {
+	for i, f := range o.files {
 		f.Close()
-		os.Remove(f.Name())
+		if o.names[i] != "" {
+			os.Remove(f.Name())
+		}
 	}
 }
 
