@@ -473,6 +473,28 @@ func (h *Hasher) hashByLength(t []byte, b []int32, n int, base []uint64) {
 		sum += c0[l] + c1[l]
 		end[l] = sum
 	}
+	if wideHash {
+		// Placed straight into the sets of eight starts and lengths that xxh64x8 takes
+		// (hashWide); a long shingle's start is its index.
+		lanes := slices.Grow(h.lanes[:0], 16*((m+7)/8))[:16*((m+7)/8)]
+		h.lanes = lanes
+		for i, k := range keys {
+			p := at[k]
+			at[k]++
+			v := int64(b[i] + 1)
+			if k == long {
+				v = int64(i)
+			}
+			g := p/8*16 + p%8
+			lanes[g], lanes[g+8] = v, int64(k)
+		}
+		j := h.hashWide(t, lanes, int(end[long-1]), base)
+		for p := j; p < m; p++ {
+			i := lanes[p/8*16+p%8]
+			base[p] = xxhash.Sum64(t[b[i]+1 : b[int(i)+n]])
+		}
+		return
+	}
 	// order holds the start in t of each shingle shorter than long (its length is its
 	// bucket's), and the index of each longer one.
 	order := slices.Grow(h.order[:0], m)[:m]
@@ -487,22 +509,18 @@ func (h *Hasher) hashByLength(t []byte, b []int32, n int, base []uint64) {
 	}
 	j := 0
 	lo := int32(0)
-	if wideHash {
-		j, lo = h.hashWide(t, order, &end, base)
-	} else {
-		for l := range int32(long) {
-			bucket := order[lo:end[l]]
-			for ; len(bucket) >= 2; bucket = bucket[2:] {
-				s0, s1 := bucket[0], bucket[1]
-				base[j], base[j+1] = xxh64Pair(t[s0:s0+l], t[s1:s1+l])
-				j += 2
-			}
-			for _, s := range bucket {
-				base[j] = xxhash.Sum64(t[s : s+l])
-				j++
-			}
-			lo = end[l]
+	for l := range int32(long) {
+		bucket := order[lo:end[l]]
+		for ; len(bucket) >= 2; bucket = bucket[2:] {
+			s0, s1 := bucket[0], bucket[1]
+			base[j], base[j+1] = xxh64Pair(t[s0:s0+l], t[s1:s1+l])
+			j += 2
 		}
+		for _, s := range bucket {
+			base[j] = xxhash.Sum64(t[s : s+l])
+			j++
+		}
+		lo = end[l]
 	}
 	for _, i := range order[lo:] {
 		base[j] = xxhash.Sum64(t[b[i]+1 : b[int(i)+n]])
@@ -510,41 +528,29 @@ func (h *Hasher) hashByLength(t []byte, b []int32, n int, base []uint64) {
 	}
 }
 
-// hashWide is hashByLength's loop over the shingles shorter than long on a CPU that
-// hashes eight at a time (wideHash): the shingles in length order, eight per xxh64x8,
-// so that the lanes of one call differ little in length. It returns how many hashes it
-// wrote and where the long shingles start in order. The lanes read up to 7 bytes past a
-// shingle's end, so t (h.norm) gets 8 bytes of room past its end.
-func (h *Hasher) hashWide(t []byte, order []int32, end *[65]int32, base []uint64) (j int, lo int32) {
+// hashWide is hashByLength's loop over the count shingles shorter than long on a CPU
+// that hashes eight at a time (wideHash): lanes holds them in length order, in sets of
+// sixteen values, eight starts in t then their eight lengths, one set per xxh64x8 call,
+// so that the lanes of one call differ little in length. It writes their hashes to
+// base[:count] and returns count. The lanes read up to 7 bytes past a shingle's end, so
+// t (h.norm) gets 8 bytes of room past its end.
+func (h *Hasher) hashWide(t []byte, lanes []int64, count int, base []uint64) int {
 	if cap(t)-len(t) < 8 {
 		t = slices.Grow(t, 8)
 		h.norm = t
 	}
 	p := unsafe.SliceData(t)
-	// Every call's starts and lengths written first, then the calls: xxh64x8 loads each
-	// set of eight as one vector, which waited on the eight stores just made (a store
+	// Every call's starts and lengths are written before the first call: xxh64x8 loads
+	// each set of eight as one vector, which waited on the eight stores just made (a store
 	// forwarding stall, a quarter of its time) when each call's were written just before it.
-	count := int(end[len(end)-2] - lo)
-	lanes := slices.Grow(h.lanes[:0], 16*((count+7)/8))[:16*((count+7)/8)]
-	h.lanes = lanes
-	k := 0
-	for l := range int32(len(end) - 1) {
-		for _, at := range order[lo:end[l]] {
-			g := k / 8 * 16
-			lanes[g+k%8], lanes[g+8+k%8] = int64(at), int64(l)
-			k++
-		}
-		lo = end[l]
-	}
 	g := 0
-	for ; g < k/8; g++ {
-		xxh64x8(p, (*[8]int64)(lanes[16*g:]), (*[8]int64)(lanes[16*g+8:]), (*[8]uint64)(base[j:j+8]), 0xFF)
-		j += 8
+	for ; g < count/8; g++ {
+		xxh64x8(p, (*[8]int64)(lanes[16*g:]), (*[8]int64)(lanes[16*g+8:]), (*[8]uint64)(base[8*g:]), 0xFF)
 	}
-	if r := k % 8; r > 0 { // the last, short set: its other lanes masked off
+	if r := count % 8; r > 0 { // the last, short set: its other lanes masked off
 		var out [8]uint64
 		xxh64x8(p, (*[8]int64)(lanes[16*g:]), (*[8]int64)(lanes[16*g+8:]), &out, 1<<r-1)
-		j += copy(base[j:], out[:r])
+		copy(base[8*g:], out[:r])
 	}
-	return j, lo
+	return count
 }
