@@ -451,19 +451,19 @@ func (n Norm) mapRune(r rune) uint32 {
 }
 
 // nfkcAloneOf returns m when NFKC turns the BMP rune r into the single rune m in any
-// context (nfkcAloneRunes, whose definition is in unicodetables_test.go).
+// context (nfkcAloneTable; nfkcAlone is the definition).
 func nfkcAloneOf(r rune) (rune, bool) {
-	i, ok := slices.BinarySearchFunc(nfkcAloneRunes[:], r, func(p [2]rune, r rune) int { return int(p[0] - r) })
+	i, ok := slices.BinarySearchFunc(nfkcAloneTable, r, func(p [2]rune, r rune) int { return int(p[0] - r) })
 	if !ok {
 		return 0, false
 	}
-	return nfkcAloneRunes[i][1], true
+	return nfkcAloneTable[i][1], true
 }
 
 // nfkcStable reports whether rune r is certainly unchanged by NFKC in any context.
 // Runes outside the BMP are rare in text and take the caller's slow path.
 func nfkcStable(r rune) bool {
-	return r < 1<<16 && nfkcSafeBits[r/64]&(1<<(r%64)) != 0
+	return r < 1<<16 && nfkcSafeTable[r/64]&(1<<(r%64)) != 0
 }
 
 func isSpace(r rune) bool {
@@ -639,7 +639,7 @@ func isAlnumRust(r rune) bool {
 		return asciiLowerAlnum[r] != 0
 	}
 	if r < 1<<16 {
-		return alnumBits[r/64]&(1<<(r%64)) != 0
+		return alnumTable[r/64]&(1<<(r%64)) != 0
 	}
 	return isAlnumTables(r)
 }

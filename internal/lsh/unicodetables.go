@@ -3,7 +3,7 @@
 package lsh
 
 // The tables were made from Unicode 15.0.0 (golang.org/x/text/unicode/norm) and 15.0.0 (package unicode);
-// their definitions are in unicodetables_test.go.
+// their definitions are in unicodetables_def.go.
 const (
 	unicodeTablesNormVersion = "15.0.0"
 	unicodeTablesVersion     = "15.0.0"
