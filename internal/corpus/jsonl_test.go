@@ -200,6 +200,10 @@ var scannerCases = []string{
 	`{"a":1]`, `{"a":[1}`, `{"a" 1}`, `{"a":"unterminated`, `{"a":"esc\`, `{"a":"\"`, `{"a":1 2}`,
 	`{"a":true,"b":false,"c":null}`, `{"a":"\/\b\f\n\r\t"}`, `{"a":1E5}`, `{"a":-01}`, `{"a":"` + "\x7f" + `"}`,
 	`{"\u0061":1}`, `{"a":[` + strings.Repeat("[", 50) + strings.Repeat("]", 50) + `]}`,
+	// A bad byte in the 8-byte word (or 32-byte block) that holds the string's end.
+	"{\"text\":\"ab\xc3\",\"id\":\"x\"}", "{\"t\":\"\xff\"}", "{\"t\":\"abcdefg\xe2\x82\"}",
+	"{\"t\":\"" + strings.Repeat("a", 30) + "\xc3\"}", "{\"t\":\"" + strings.Repeat("a", 37) + "\xf0\x9f\"}",
+	"{\"\xc3\":1}", "{\"t\":\"ok\xc3\xa9\",\"u\":\"x\xc3\"}",
 }
 
 func checkScanner(t *testing.T, line string) {
@@ -210,6 +214,11 @@ func checkScanner(t *testing.T, line string) {
 	object := strings.HasPrefix(strings.TrimLeft(line, " \t\r"), "{")
 	if ok, want := s.syntax == "", json.Valid([]byte(line)) && object; ok != want {
 		t.Fatalf("scan(%q): well-formed %v (%s); want %v", line, ok, s.syntax, want)
+	}
+	// Outside strings a byte from 0x80 is a syntax error, so a well-formed line holds
+	// invalid UTF-8 exactly when one of its strings does, and the scan must say so.
+	if s.syntax == "" && (s.badUTF8 >= 0) != !utf8.ValidString(line) {
+		t.Fatalf("scan(%q): first invalid byte %d; the line is valid UTF-8: %v", line, s.badUTF8, utf8.ValidString(line))
 	}
 	if s.syntax != "" || !utf8.ValidString(line) || s.badEscape >= 0 {
 		return
