@@ -239,9 +239,10 @@ func appendJSONL(dst []byte, id string, sig lsh.Signature) []byte {
 	dst = append(dst, `{"id":`...)
 	dst = corpus.AppendJSONString(dst, id)
 	dst = append(dst, `,"signature":[`...)
-	// Each number takes at most 11 bytes with its comma; an 8-byte store may reach 8
-	// bytes past the last one.
-	dst = slices.Grow(dst, 11*len(sig)+3+8)
+	// Each number takes at most 11 bytes with its comma, and no store reaches past them:
+	// under 10^8 a comma and 8 bytes stored (t of them kept), above it a comma, two
+	// digits at most and 8.
+	dst = slices.Grow(dst, 11*len(sig)+3)
 	out := dst[:cap(dst)]
 	n := len(dst)
 	for i, v := range sig {
