@@ -10,7 +10,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // -out naming a device or a pipe writes to it as it is, where a temporary file renamed
@@ -26,32 +25,25 @@ func TestSignaturesOutToDevicePipeAndLink(t *testing.T) {
 		return run([]string{"signatures", "-q", "-in", in, "-out", out}, &stdout, &stderr)
 	}
 
-	// A FIFO: the signatures arrive through it and it is still a FIFO.
+	// A FIFO: refused at once while no process reads it; with a reader, the signatures
+	// arrive through it and it is still a FIFO.
 	fifo := filepath.Join(dir, "fifo")
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got := make(chan string, 1)
-	go func() {
-		f, err := os.Open(fifo)
-		if err != nil {
-			got <- err.Error()
-			return
-		}
-		defer f.Close()
-		b, _ := io.ReadAll(f)
-		got <- string(b)
-	}()
+	if err := sign(fifo); err == nil || !strings.Contains(err.Error(), "no process is reading this pipe") {
+		t.Errorf("-out FIFO without a reader: %v; want it refused, naming the pipe", err)
+	}
+	rd, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
 	if err := sign(fifo); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case s := <-got:
-		if !strings.HasPrefix(s, `{"id":"a","signature":[`) {
-			t.Errorf("read from the FIFO %.60q; want the signature line", s)
-		}
-	case <-time.After(10 * time.Second):
-		t.Errorf("nothing came through the FIFO in 10 s: the signatures went elsewhere")
+	if b, _ := io.ReadAll(rd); !strings.HasPrefix(string(b), `{"id":"a","signature":[`) {
+		t.Errorf("read from the FIFO %.60q; want the signature line", b)
 	}
 	if st, err := os.Lstat(fifo); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
 		t.Errorf("after -out FIFO: %v, %v; want it still a named pipe", st.Mode(), err)
@@ -85,6 +77,51 @@ func TestSignaturesOutToDevicePipeAndLink(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(target); !strings.HasPrefix(string(b), `{"id":"a","signature":[`) {
 		t.Errorf("the link's target holds %.60q; want the signature line", b)
+	}
+
+	// A link to a file not there yet: the file is made where it leads, the link kept.
+	dangling := filepath.Join(dir, "dangling.jsonl")
+	if err := os.Symlink("made-later.jsonl", dangling); err != nil {
+		t.Fatal(err)
+	}
+	if err := sign(dangling); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Lstat(dangling); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("after -out DANGLING-LINK: %v, %v; want it still a link", st.Mode(), err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "made-later.jsonl")); !strings.HasPrefix(string(b), `{"id":"a","signature":[`) {
+		t.Errorf("the dangling link's target holds %.60q; want the signature line", b)
+	}
+
+	// The binary format writes OUT and OUT.ids: a device is refused for it.
+	var stdout, stderr bytes.Buffer
+	if err := run([]string{"signatures", "-q", "-format", "binary", "-in", in, "-out", fifo}, &stdout, &stderr); err == nil ||
+		!strings.Contains(err.Error(), "name a file for -out") {
+		t.Errorf("-format binary -out FIFO: %v; want it refused", err)
+	}
+	if _, err := os.Lstat(fifo + ".ids"); err == nil {
+		t.Errorf("-format binary -out FIFO made %s.ids", fifo)
+	}
+
+	// A block device (as root): refused before anything is opened.
+	disk := filepath.Join(dir, "disk")
+	if err := syscall.Mknod(disk, syscall.S_IFBLK|0o600, 7<<8); err == nil {
+		if err := sign(disk); err == nil || !strings.Contains(err.Error(), "block device") {
+			t.Errorf("-out BLOCK-DEVICE: %v; want it refused", err)
+		}
+	}
+
+	// Standard output by its names: written to the command's standard output, not
+	// reopened (a redirected one would be written from its start) or followed.
+	for _, name := range []string{"/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"} {
+		var stdout, stderr bytes.Buffer
+		if err := run([]string{"signatures", "-q", "-in", in, "-out", name}, &stdout, &stderr); err != nil {
+			t.Fatalf("-out %s: %v", name, err)
+		}
+		if !strings.HasPrefix(stdout.String(), `{"id":"a","signature":[`) {
+			t.Errorf("-out %s wrote %.60q to standard output; want the signature line", name, stdout.String())
+		}
 	}
 
 	// A directory: refused, and nothing left in it.

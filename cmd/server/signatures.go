@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"strings"
 	"time"
 
 	"github.com/dedupstudio/dedupstudio/internal/corpus"
@@ -52,6 +54,11 @@ func signatures(args []string, stdout, stderr io.Writer) (err error) {
 	}
 	if err := lsh.UseKernel(os.Getenv(lsh.KernelEnv)); err != nil {
 		return fmt.Errorf("%s: %w", lsh.KernelEnv, err)
+	}
+	if spec.Scheme != lsh.Fast {
+		// Measured now, on a quiet core, not by the first signer while the reader keeps
+		// the other core busy; the fast scheme never permutes and does not wait for it.
+		lsh.Kernel()
 	}
 	if *cpuProfile != "" {
 		stop, err := startCPUProfile(*cpuProfile)
@@ -106,12 +113,12 @@ func signatures(args []string, stdout, stderr io.Writer) (err error) {
 	return nil
 }
 
-// createOutputs opens where the signatures go: out, or stdout for "" and "-"; with the
-// binary format also OUT.ids for the ids, which needs a named file. Named files are
-// written whole (createWhole): a run a bad record or a failure stops leaves no file that
-// looks whole.
+// createOutputs opens where the signatures go: out, or stdout for "", "-" and the names
+// of standard output; with the binary format also OUT.ids for the ids, which needs a
+// named file. Named files are written whole (createWhole): a run a bad record or a
+// failure stops leaves no file that looks whole.
 func createOutputs(out string, format sigio.Format, stdout io.Writer) (io.Writer, *outputs, error) {
-	if out == "" || out == "-" {
+	if out == "" || out == "-" || isStdout(out) {
 		if format == sigio.Binary {
 			return nil, &outputs{}, fmt.Errorf("-format binary needs -out FILE (the ids go to FILE.ids)")
 		}
@@ -119,34 +126,92 @@ func createOutputs(out string, format sigio.Format, stdout io.Writer) (io.Writer
 	}
 	names := []string{out}
 	if format == sigio.Binary {
+		if _, direct, err := outTarget(out); err != nil {
+			return nil, &outputs{}, err
+		} else if direct {
+			return nil, &outputs{}, fmt.Errorf("-format binary writes FILE and FILE.ids: name a file for -out, not %s", out)
+		}
 		names = append(names, out+".ids")
 	}
 	o, err := createWhole(names...)
 	if err != nil {
 		return nil, o, err
 	}
+	if o.names[0] == "" {
+		return o.files[0], o, nil // a device or a pipe: nothing to write back
+	}
 	return newWriteBehind(o.files[0]), o, nil
+}
+
+// isStdout reports whether name is one of the names of standard output, which the
+// commands write to directly: reopened by name, a redirected standard output would be
+// written from its start (or, followed as a link, replaced).
+func isStdout(name string) bool {
+	switch filepath.Clean(name) {
+	case "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1":
+		return true
+	}
+	return false
+}
+
+// outTarget says how createWhole writes name. A regular file, or a name that does not
+// exist yet, is written whole at resolved: name with the symbolic links of its last part
+// followed, a link to a missing file included, so that links stay links. A character
+// device, a pipe or a socket (/dev/null, a FIFO), and anything reached through /proc (the
+// /dev/fd names), is written as it is (direct): a file renamed over it would replace it,
+// and, run as root, replace /dev/null itself. A directory or a block device is refused.
+func outTarget(name string) (resolved string, direct bool, err error) {
+	orig := name
+	for range 40 {
+		if strings.HasPrefix(filepath.Clean(name), "/proc/") {
+			return orig, true, nil
+		}
+		st, err := os.Lstat(name)
+		if errors.Is(err, fs.ErrNotExist) {
+			return name, false, nil
+		}
+		if err != nil {
+			return "", false, err
+		}
+		mode := st.Mode()
+		switch {
+		case mode&fs.ModeSymlink != 0:
+			target, err := os.Readlink(name)
+			if err != nil {
+				return "", false, err
+			}
+			if !filepath.IsAbs(target) {
+				target = filepath.Join(filepath.Dir(name), target)
+			}
+			name = target
+		case mode.IsRegular():
+			return name, false, nil
+		case mode.IsDir():
+			return "", false, fmt.Errorf("%s is a directory; name a file to write", orig)
+		case mode&fs.ModeDevice != 0 && mode&fs.ModeCharDevice == 0:
+			return "", false, fmt.Errorf("%s is a block device: the commands do not write over disks", orig)
+		default:
+			return name, true, nil
+		}
+	}
+	return "", false, fmt.Errorf("%s: too many levels of symbolic links", orig)
 }
 
 // createWhole opens files to be written whole or not at all: each under a temporary
 // name beside its own until commit gives them all their names; abort (deferred) removes
 // what was not committed. The one way the commands write a file a failure must not leave
-// half written (manifest export writes inside an os.Root with writeWhole). A name that
-// is a symbolic link is written whole where the link leads, the link kept; a name that
-// is a device or a pipe (/dev/null, /dev/stdout, a FIFO) is written as it is: a file
-// renamed over it would replace it, and, run as root, replace /dev/null itself.
+// half written (manifest export writes inside an os.Root with writeWhole). How each name
+// is written, and what is refused, is outTarget's.
 func createWhole(names ...string) (*outputs, error) {
 	o := &outputs{}
 	for _, name := range names {
-		if target, err := filepath.EvalSymlinks(name); err == nil {
-			name = target
+		target, direct, err := outTarget(name)
+		if err != nil {
+			o.abort()
+			return o, err
 		}
-		if st, err := os.Stat(name); err == nil && !st.Mode().IsRegular() {
-			if st.IsDir() {
-				o.abort()
-				return o, fmt.Errorf("%s is a directory; name a file to write", name)
-			}
-			f, err := os.OpenFile(name, os.O_WRONLY, 0)
+		if direct {
+			f, err := openDirect(target)
 			if err != nil {
 				o.abort()
 				return o, err
@@ -154,12 +219,12 @@ func createWhole(names ...string) (*outputs, error) {
 			o.files, o.names = append(o.files, f), append(o.names, "")
 			continue
 		}
-		f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*.partial")
+		f, err := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(target)+".*.partial")
 		if err != nil {
 			o.abort()
 			return o, err
 		}
-		o.files, o.names = append(o.files, f), append(o.names, name)
+		o.files, o.names = append(o.files, f), append(o.names, target)
 		if err := f.Chmod(0o644); err != nil { // as os.Create would leave it under a usual umask
 			o.abort()
 			return o, err

@@ -64,6 +64,12 @@ func sweepCmd(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return errors.New("-campaign (or -resume) is required")
 	}
+	if *out != "" {
+		// A directory or a disk is refused before the sweep, not after it.
+		if _, _, err := outTarget(*out); err != nil {
+			return err
+		}
+	}
 	grid := sweep.DefaultGrid()
 	if *gridPath != "" {
 		var err error

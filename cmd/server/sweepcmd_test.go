@@ -154,6 +154,11 @@ func TestSweepCommandRefuses(t *testing.T) {
 	if !errors.As(err, &ge) || ge.Axis != "thresholds" || ge.Index != 1 {
 		t.Errorf("sweep with threshold 1.5 = %v; want a GridError naming thresholds[1]", err)
 	}
+	// -out naming a directory: refused before the database is even opened.
+	err = run([]string{"sweep", "-db", missing, "-campaign", "default", "-out", dir}, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "is a directory") {
+		t.Errorf("sweep -out DIR = %v; want a refusal before the sweep", err)
+	}
 	path := sweepStore(t)
 	err = run([]string{"sweep", "-db", path, "-campaign", "nope"}, &stdout, &stderr)
 	if err == nil || !strings.Contains(err.Error(), `no campaign "nope"`) {

@@ -15,7 +15,8 @@ const maxHash = 0xFFFFFFFF
 
 // KernelEnv names the environment variable that forces a permutation kernel by name
 // (see Kernels), so a machine can measure and test the paths it would not choose by
-// itself. Empty or unset: the fastest kernel, measured at start.
+// itself. Empty or unset: the fastest kernel, measured at start (at the first use, in a
+// program that does not ask for Kernel before it signs).
 const KernelEnv = "DEDUP_KERNEL"
 
 // kernel is one implementation of the classic schemes' permutation step: for every i,
@@ -95,11 +96,12 @@ func Kernels() []string {
 }
 
 // UseKernel selects the permutation kernel by name, "" for the fastest measured on this
-// CPU (measured at the first use, so that a run that never permutes, the fast scheme's,
-// does not wait for the calibration). It fails, keeping the current kernel, for an
-// unknown name or a kernel the CPU or build cannot run. It is meant for start-up (the
-// DEDUP_KERNEL variable) and benchmarks, not for use while signatures are being computed
-// elsewhere.
+// CPU. The measuring happens when Kernel is first asked or a classic signature first
+// permutes, so that a run that never permutes (the fast scheme's) does not wait for it;
+// the commands ask Kernel at start when they will permute. It fails, keeping the current
+// kernel, for an unknown name or a kernel the CPU or build cannot run. It is meant for
+// start-up (the DEDUP_KERNEL variable) and benchmarks, not for use while signatures are
+// being computed elsewhere.
 func UseKernel(name string) error {
 	if name == "" {
 		active.Store(nil)
