@@ -90,6 +90,8 @@ var fastPathSpecs = []string{
 	"norm=none size=3 k=16",
 	"norm=nfkc level=char size=4 k=16",
 	"level=char size=5 k=16 scheme=fast",
+	"level=char size=20 k=16", // shingles of 64 bytes and more in scripts of 3- and 4-byte runes
+	"norm=none level=char size=1 k=16 scheme=fast",
 	"scheme=datasketch k=16",
 	"scheme=datasketch norm=nfkc+lower+space k=16",
 	"scheme=milvus k=16",
@@ -407,4 +409,24 @@ func FuzzFastPathMatchesReference(f *testing.F) {
 		}
 		checkFastPath(t, h, text)
 	})
+}
+
+// Character shingles of 64 bytes and more, which the eight-lane hashing leaves to one
+// call each, among shorter ones: runs of 3- and 4-byte runes between ASCII.
+func TestCharShinglesLongAndShort(t *testing.T) {
+	t.Parallel()
+	texts := []string{
+		strings.Repeat("日本語のテキスト", 12),
+		"short ascii then " + strings.Repeat("😀𝔘", 30) + " and ascii again, long enough to matter",
+		strings.Repeat("a日", 40) + strings.Repeat("한국어 ", 20),
+	}
+	for _, spec := range []string{"level=char size=22 k=16", "level=char size=22 k=16 scheme=fast", "level=char size=17 k=16 norm=none"} {
+		h, err := NewHasher(mustSpec(t, spec))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, text := range texts {
+			checkFastPath(t, h, text)
+		}
+	}
 }

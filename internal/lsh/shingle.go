@@ -100,6 +100,13 @@ func (h *Hasher) ShingleSet(text string) []uint64 {
 func (h *Hasher) hashShingles(text string) {
 	h.base = h.base[:0]
 	h.resetSet(len(text))
+	if all, ok := h.charsWide(text, h.all); ok {
+		h.all = all
+		for _, v := range all {
+			h.insert(v)
+		}
+		return
+	}
 	if t, n, ok := h.wordsInPlace(text); ok {
 		b := h.bounds
 		if h.spec.Hash == XXHash {
@@ -128,6 +135,10 @@ func (h *Hasher) hashShingles(text string) {
 // for the fast scheme, whose per-bin minimum makes deduplication a no-op.
 func (h *Hasher) hashAllShingles(text string) {
 	h.base = h.base[:0]
+	if base, ok := h.charsWide(text, h.base); ok {
+		h.base = base
+		return
+	}
 	if t, n, ok := h.wordsInPlace(text); ok {
 		b := h.bounds
 		m := len(b) - n
@@ -146,6 +157,52 @@ func (h *Hasher) hashAllShingles(text string) {
 		return
 	}
 	h.eachShingle(text, h.appendShingle)
+}
+
+// charsWide is the character shingles' way on a CPU that hashes eight at a time
+// (wideHash): it normalizes text and returns the XXH64 of each of its shingles, repeats
+// included and in text order, in dst's memory; ok is false for any other representation
+// (word or Milvus shingles, another hash, no wide hashing), which eachShingle takes one
+// shingle at a time. One XXH64 call per shingle was the most of a character
+// representation's shingling in a large sweep.
+func (h *Hasher) charsWide(text string, dst []uint64) (hashes []uint64, ok bool) {
+	if !wideHash || h.spec.Level != Char || h.spec.Scheme == Milvus || h.spec.Hash != XXHash {
+		return dst, false
+	}
+	h.norm = h.spec.Norm.appendNormalized(h.norm[:0], &h.iter, h.tables, text)
+	t := h.norm
+	if len(t) == 0 {
+		return dst[:0], true
+	}
+	h.runeStarts(t)
+	starts, n := h.toks, h.spec.Size
+	if len(starts)-1 <= n {
+		return append(dst[:0], xxhash.Sum64(t)), true // the whole text, one shingle
+	}
+	m := len(starts) - n // shingle i is t[starts[i].start:starts[i+n].start]
+	const long = 64      // xxh64x8 takes shingles shorter than this
+	lanes := slices.Grow(h.lanes[:0], 16*((m+7)/8))[:16*((m+7)/8)]
+	h.lanes = lanes
+	longs := h.order[:0]
+	p := 0
+	for i := range m {
+		at, end := starts[i].start, starts[i+n].start
+		if end-at >= long {
+			longs = append(longs, int32(i))
+			continue
+		}
+		g := p/8*16 + p%8
+		lanes[g], lanes[g+8] = int64(at), int64(end-at)
+		p++
+	}
+	h.order = longs
+	hashes = slices.Grow(dst[:0], m)[:m]
+	j := h.hashWide(t, lanes, p, hashes)
+	for _, i := range longs {
+		hashes[j] = xxhash.Sum64(t[starts[i].start:starts[int(i)+n].start])
+		j++
+	}
+	return hashes, true
 }
 
 // wordsInPlace normalizes and splits text into words when its shingles are word
