@@ -180,27 +180,24 @@ func (h *Hasher) charsWide(text string, dst []uint64) (hashes []uint64, ok bool)
 		return append(dst[:0], xxhash.Sum64(t)), true // the whole text, one shingle
 	}
 	m := len(starts) - n // shingle i is t[starts[i].start:starts[i+n].start]
-	const long = 64      // xxh64x8 takes shingles shorter than this
-	lanes := slices.Grow(h.lanes[:0], 16*((m+7)/8))[:16*((m+7)/8)]
-	h.lanes = lanes
+	lanes := h.laneSets(m)
 	longs := h.order[:0]
 	p := 0
 	for i := range m {
 		at, end := starts[i].start, starts[i+n].start
-		if end-at >= long {
+		if end-at >= wideLong {
 			longs = append(longs, int32(i))
 			continue
 		}
-		g := p/8*16 + p%8
+		g := laneSlot(p)
 		lanes[g], lanes[g+8] = int64(at), int64(end-at)
 		p++
 	}
 	h.order = longs
 	hashes = slices.Grow(dst[:0], m)[:m]
-	j := h.hashWide(t, lanes, p, hashes)
-	for _, i := range longs {
-		hashes[j] = xxhash.Sum64(t[starts[i].start:starts[int(i)+n].start])
-		j++
+	h.hashWide(t, lanes, p, hashes)
+	for j, i := range longs {
+		hashes[p+j] = xxhash.Sum64(t[starts[i].start:starts[int(i)+n].start])
 	}
 	return hashes, true
 }
@@ -503,7 +500,7 @@ func unsafeString(b []byte) string {
 // length order, 20 two at a time; the counting sort costs less than the difference (see
 // the README's speed section for the end-to-end figures).
 func (h *Hasher) hashByLength(t []byte, b []int32, n int, base []uint64) {
-	const long = 64 // shingles this long or longer share the last bucket
+	const long = wideLong // shingles this long or longer share the last bucket
 	m := len(b) - n
 	// A counting sort: each shingle's bucket, then where each bucket starts. Two tables
 	// of counts, so that neighbours of one length do not wait on each other's increment.
@@ -533,8 +530,7 @@ func (h *Hasher) hashByLength(t []byte, b []int32, n int, base []uint64) {
 	if wideHash {
 		// Placed straight into the sets of eight starts and lengths that xxh64x8 takes
 		// (hashWide); a long shingle's start is its index.
-		lanes := slices.Grow(h.lanes[:0], 16*((m+7)/8))[:16*((m+7)/8)]
-		h.lanes = lanes
+		lanes := h.laneSets(m)
 		for i, k := range keys {
 			p := at[k]
 			at[k]++
@@ -542,12 +538,13 @@ func (h *Hasher) hashByLength(t []byte, b []int32, n int, base []uint64) {
 			if k == long {
 				v = int64(i)
 			}
-			g := p/8*16 + p%8
+			g := laneSlot(int(p))
 			lanes[g], lanes[g+8] = v, int64(k)
 		}
-		j := h.hashWide(t, lanes, int(end[long-1]), base)
-		for p := j; p < m; p++ {
-			i := lanes[p/8*16+p%8]
+		short := int(end[long-1])
+		h.hashWide(t, lanes, short, base)
+		for p := short; p < m; p++ {
+			i := lanes[laneSlot(p)]
 			base[p] = xxhash.Sum64(t[b[i]+1 : b[int(i)+n]])
 		}
 		return
@@ -585,13 +582,27 @@ func (h *Hasher) hashByLength(t []byte, b []int32, n int, base []uint64) {
 	}
 }
 
-// hashWide is hashByLength's loop over the count shingles shorter than long on a CPU
-// that hashes eight at a time (wideHash): lanes holds them in length order, in sets of
-// sixteen values, eight starts in t then their eight lengths, one set per xxh64x8 call,
-// so that the lanes of one call differ little in length. It writes their hashes to
-// base[:count] and returns count. The lanes read up to 7 bytes past a shingle's end, so
-// t (h.norm) gets 8 bytes of room past its end.
-func (h *Hasher) hashWide(t []byte, lanes []int64, count int, base []uint64) int {
+// wideLong is the length from which a shingle is hashed alone: xxh64x8 takes shorter ones.
+const wideLong = 64
+
+// laneSets returns h's buffer for the starts and lengths of m shingles in xxh64x8's
+// sets (laneSlot).
+func (h *Hasher) laneSets(m int) []int64 {
+	size := 16 * ((m + 7) / 8)
+	h.lanes = slices.Grow(h.lanes[:0], size)[:size]
+	return h.lanes
+}
+
+// laneSlot is where the p-th shingle's start goes in the lane sets, its length 8 after:
+// sets of sixteen values, eight starts then their eight lengths, one set per xxh64x8 call.
+func laneSlot(p int) int { return p/8*16 + p%8 }
+
+// hashWide hashes the count shingles of the lane sets (laneSets, laneSlot), all shorter
+// than wideLong, on a CPU that hashes eight at a time (wideHash), writing their hashes
+// to base[:count]: one xxh64x8 call per set, so a set's shingles should differ little in
+// length. The lanes read up to 7 bytes past a shingle's end, so t (h.norm) gets 8 bytes
+// of room past its end.
+func (h *Hasher) hashWide(t []byte, lanes []int64, count int, base []uint64) {
 	if cap(t)-len(t) < 8 {
 		t = slices.Grow(t, 8)
 		h.norm = t
@@ -609,5 +620,4 @@ func (h *Hasher) hashWide(t []byte, lanes []int64, count int, base []uint64) int
 		xxh64x8(p, (*[8]int64)(lanes[16*g:]), (*[8]int64)(lanes[16*g+8:]), &out, 1<<r-1)
 		copy(base[8*g:], out[:r])
 	}
-	return count
 }
