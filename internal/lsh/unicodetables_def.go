@@ -81,12 +81,11 @@ func alnumDef() (bits [1 << 16 / 64]uint64) {
 	return bits
 }
 
-// The tables in use: the generated ones, or those computed at start by a build with other
-// Unicode versions than the file's.
+// The tables in use (useUnicodeTables): the generated ones, or those computed at start
+// by a build with other Unicode versions than the file's.
 var (
-	nfkcSafeTable  = &nfkcSafeBits
-	alnumTable     = &alnumBits
-	nfkcAloneTable = nfkcAloneRunes[:]
+	nfkcSafeTable, alnumTable *[1 << 16 / 64]uint64
+	nfkcAloneTable            [][2]rune
 )
 
 func init() {
