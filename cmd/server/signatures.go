@@ -143,9 +143,9 @@ func createOutputs(out string, format sigio.Format, stdout io.Writer) (io.Writer
 	return newWriteBehind(o.files[0]), o, nil
 }
 
-// isStdout reports whether name is one of the names of standard output, which the
-// commands write to directly: reopened by name, a redirected standard output would be
-// written from its start (or, followed as a link, replaced).
+// isStdout reports whether name is one of the names of standard output, which
+// signatures writes to as it writes to "-": its own standard output, not the file
+// reopened (createWhole would open it to append, as any name reached through /proc).
 func isStdout(name string) bool {
 	switch filepath.Clean(name) {
 	case "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1":

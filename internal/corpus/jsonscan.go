@@ -319,10 +319,10 @@ func (s *lineScanner) array(depth int) bool {
 //
 // Text is mostly long runs of plain bytes, so the scan takes 32 bytes at a time with AVX2
 // (stringStopAVX2), then, and without AVX2, 8 at a time while none of them is a quote, a
-// backslash or a control character (the bit tricks of "Bit Twiddling
-// Hacks": a byte is zero after XOR with '"' or '\\', or below 0x20; the tests are exact
-// for "is there such a byte", and the lowest byte they mark is the first such byte). Bytes from 0x80 are only noted; a string that has any is
-// then checked by validUTF8.
+// backslash or a control character (the bit tricks of "Bit Twiddling Hacks": a byte is
+// zero after XOR with '"' or '\\', or below 0x20; the tests are exact for "is there such
+// a byte", and the lowest byte they mark is the first such byte). Bytes from 0x80 are
+// only noted; a string that has any is then checked by validUTF8.
 func (s *lineScanner) string() (escaped, ok bool) {
 	const (
 		ones   = 0x0101010101010101

@@ -40,8 +40,9 @@ func unpair(k uint64) (a, b int32) { return int32(k >> 32), int32(uint32(k)) }
 // kept (resident mode: each document shingled once per representation). When they no
 // longer fit, it drops them and works in blocks: for each run of pairs whose first
 // documents' sets fill the budget the recent sets leave (blockJoin), it shingles each
-// second document once and compares. Similarities already computed for the representation are remembered (up to
-// memoCap pairs), so shapes that propose the same pairs pay once.
+// second document once and compares. Similarities already computed for the
+// representation are remembered (up to memoCap pairs), so shapes that propose the same
+// pairs pay once.
 type exactJaccard struct {
 	key    lsh.Spec
 	text   func(int) string
