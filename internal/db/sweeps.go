@@ -359,17 +359,22 @@ func (d *DB) AddSweepResults(ctx context.Context, sweepID int64, rs []SweepResul
 		}
 		defer stmt.Close()
 		now := d.stamp()
+		added := 0
 		for i := range rs {
 			r := &rs[i]
 			r.ID = 0
 			err := stmt.QueryRowContext(ctx, sweepID, r.Ordinal, r.Spec, r.Bands, r.Rows, r.Threshold, r.Verification, r.Policy,
 				r.Metrics, now).Scan(&r.ID)
-			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			switch {
+			case err == nil:
+				added++
+			case !errors.Is(err, sql.ErrNoRows):
 				return fmt.Errorf("result %d: %w", r.Ordinal, err)
 			}
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE sweeps SET configs_done = (SELECT count(*) FROM sweep_results WHERE sweep_id = ?)
-			WHERE id = ?`, sweepID, sweepID)
+		// Counted as added, not recounted: results are only ever added (a sweep's go with
+		// it), and a count of them all per transaction made storing a grid quadratic.
+		_, err = tx.ExecContext(ctx, `UPDATE sweeps SET configs_done = configs_done + ? WHERE id = ?`, added, sweepID)
 		return err
 	})
 	if err != nil {

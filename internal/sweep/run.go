@@ -277,7 +277,9 @@ func Run(ctx context.Context, in Input, g Grid, opt Options) (*Report, error) {
 	ths := sortedThresholds(g.Thresholds)
 	e.floor = ths[0]
 	done := 0
-	emit := func(r Result) {
+	// emit reports a result; a cancel takes effect at the next (a pass's results are
+	// reported one by one, and whoever receives them may take a while).
+	emit := func(r Result) error {
 		rep.Results = append(rep.Results, r)
 		done++
 		if opt.OnResult != nil {
@@ -286,6 +288,7 @@ func Run(ctx context.Context, in Input, g Grid, opt Options) (*Report, error) {
 		if opt.Progress != nil {
 			opt.Progress(done, total)
 		}
+		return ctx.Err()
 	}
 	needExact := slices.Contains(g.Verifications, ExactJaccard)
 	// The goroutine proposing the current representation's pairs ahead (proposeAhead).
@@ -386,7 +389,9 @@ func Run(ctx context.Context, in Input, g Grid, opt Options) (*Report, error) {
 								r.Observed = &c
 							}
 							r.CandidateTime, r.ScoreTime = candTime, per
-							emit(r)
+							if err := emit(r); err != nil {
+								return rep, err
+							}
 						}
 					}
 				}

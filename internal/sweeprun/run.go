@@ -421,21 +421,14 @@ func (s *Service) score(ctx context.Context, id int64, r *run, report jobs.Repor
 	for _, o := range have {
 		stored[o] = true
 	}
-	// The configurations of shapes an earlier run declined are done: a resume does not
-	// score them again (the limit depends on the documents alone, which a sweep keeps).
-	var declined []sweep.Declined
+	// The configurations of shapes an earlier run declined are done.
+	w := &writer{s: s, id: id, setProgress: setProgress, ordinal: ordinal, configs: configs, stored: stored,
+		pending: map[int]bool{}}
 	if sw.Summary != nil {
-		declined = slices.Clone(sw.Summary.Declined)
+		w.declined = slices.Clone(sw.Summary.Declined)
 	}
-	decline := func(d sweep.Declined) {
-		for i, c := range configs {
-			if c.Spec == d.Spec && c.Shape == d.Shape {
-				stored[i] = true
-			}
-		}
-	}
-	for _, d := range declined {
-		decline(d)
+	for _, d := range w.declined {
+		w.decline(d)
 	}
 	total := len(configs)
 	setProgress(func(p *Progress) { p.Done, p.Total, p.Declined = len(stored), total, sw.Summary.DeclinedConfigs() })
@@ -465,100 +458,51 @@ func (s *Service) score(ctx context.Context, id int64, r *run, report jobs.Repor
 
 	start := time.Now()
 	setProgress(func(p *Progress) { p.Phase, p.Started = "scoring", start })
-	// lastID is the largest row ID of the sweep's results stored so far: those of a
-	// resumed sweep are read (and kept decoded) first.
-	var lastID int64
+	w.start, w.total = start, total
 	if len(stored) > 0 {
+		// A resumed sweep's results stored so far are read (and kept decoded) first.
 		before, err := s.Results(ctx, id)
 		if err != nil {
 			return err
 		}
 		for _, r := range before {
-			lastID = max(lastID, r.ID)
+			w.lastID = max(w.lastID, r.ID)
 		}
 	}
-	scored := 0
-	var buf []db.SweepResult
-	var bufRes []sweep.Result // buf's results, as scored
-	last := time.Now()
-	var flushErr error
 	// Writes are not cancelled with the sweep: what was scored before a cancel is kept.
-	wctx := context.WithoutCancel(ctx)
-	flush := func() {
-		if len(buf) == 0 || flushErr != nil {
-			return
-		}
-		if flushErr = s.store.AddSweepResults(wctx, id, buf); flushErr != nil {
-			return
-		}
-		for _, row := range buf {
-			stored[row.Ordinal] = true
-		}
-		// The results just stored are decoded already: a page that shows them reads
-		// none of them back (Results).
-		s.results.add(id, buf, bufRes, lastID)
-		for _, row := range buf {
-			lastID = max(lastID, row.ID)
-		}
-		buf, bufRes, last = buf[:0], bufRes[:0], time.Now()
-		done := len(stored)
-		if s.afterFlush != nil {
-			s.afterFlush(id, done)
-		}
-		setProgress(func(p *Progress) {
-			p.Done = done
-			if el := time.Since(start).Seconds(); el > 0 && scored > 0 {
-				p.Rate = float64(scored) / el
-				p.ETA = time.Duration(float64(total-done) / p.Rate * float64(time.Second))
-			}
-		})
-	}
-	pending := map[int]bool{}
-	onResult := func(res sweep.Result) {
-		o, ok := ordinal[res.Config]
-		if !ok || stored[o] || pending[o] || flushErr != nil {
-			return // scored again by a resume (its shape was unfinished): kept as first stored
-		}
-		row, err := resultRow(o, res)
-		if err != nil {
-			flushErr = err
-			return
-		}
-		pending[o] = true
-		scored++
-		buf = append(buf, row)
-		bufRes = append(bufRes, res)
-		if len(buf) >= s.flushEvery || time.Since(last) >= flushAfter {
-			flush()
-		}
-	}
-	onDeclined := func(d sweep.Declined) {
-		declined = append(declined, d)
-		decline(d)
-		done := len(stored)
-		setProgress(func(p *Progress) { p.Done, p.Declined = done, p.Declined+d.Configs })
-	}
+	// The engine runs in rctx, which the writer ends when a write fails.
+	w.ctx = context.WithoutCancel(ctx)
+	rctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	// The engine may run half a transaction ahead of the writer, no more: a cancel (or
+	// a failed write) stops it within that many results.
+	w.stop, w.in, w.done = stop, make(chan message, max(s.flushEvery/2, 1)), make(chan struct{})
+	grids := remaining(sw.Grid, configs, stored)
+	go w.run()
+	onResult := func(res sweep.Result) { w.in <- message{res: res} }
+	onDeclined := func(d sweep.Declined) { w.in <- message{declined: &d} }
 	var rep *sweep.Report
-	for _, g := range remaining(sw.Grid, configs, stored) {
-		rep, err = sweep.Run(ctx, in, g, sweep.Options{Seed: Seed, OnResult: onResult, OnDeclined: onDeclined})
-		if err != nil || flushErr != nil {
+	for _, g := range grids {
+		rep, err = sweep.Run(rctx, in, g, sweep.Options{Seed: Seed, OnResult: onResult, OnDeclined: onDeclined})
+		if err != nil {
 			break
 		}
 	}
-	flush()
+	close(w.in)
+	<-w.done
+	if w.err != nil { // the engine stopped because a write failed
+		return w.err
+	}
 	if rep != nil {
-		sum := Summary{Model: rep.Model, ModelNote: rep.ModelNote, Baseline: rep.Baseline, Declined: declined}
+		sum := Summary{Model: rep.Model, ModelNote: rep.ModelNote, Baseline: rep.Baseline, Declined: w.declined}
 		if sw.Summary != nil {
 			sum.Labels = sw.Summary.Labels
 		}
-		if serr := s.setSummary(wctx, id, sum); serr != nil && err == nil {
+		if serr := s.setSummary(w.ctx, id, sum); serr != nil && err == nil {
 			err = serr
 		}
 	}
-	if err != nil {
-		return err
-	}
-	return flushErr
+	return err
 }
 
 // remaining returns the sweeps that score every configuration of g not in stored: the

@@ -105,7 +105,7 @@ type Service struct {
 func New(store *db.DB, cache *sigcache.Cache, reg *jobs.Registry) *Service {
 	return &Service{store: store, cache: cache, jobs: reg, running: map[int64]*run{}, states: newStateCache(StatesKept),
 		selections: newStateCache(SelectionsKept),
-		flushEvery: 64, turn: map[int64]chan struct{}{}, volumeLimit: MaxSignatureValues}
+		flushEvery: 512, turn: map[int64]chan struct{}{}, volumeLimit: MaxSignatureValues}
 }
 
 // StartRequest is a new sweep.
