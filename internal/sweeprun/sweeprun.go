@@ -95,7 +95,7 @@ type Service struct {
 	labels      labelCache    // campaigns' labels resolved, for LabelsChanged
 
 	// flushEvery results are stored in one transaction (flushAfter at the latest);
-	// afterFlush, when set (tests), is called from the sweep's goroutine after each.
+	// afterFlush, when set (tests), is called from the sweep's writer (writer.go) after each.
 	flushEvery int
 	afterFlush func(id int64, done int)
 }
