@@ -435,6 +435,8 @@ type engine struct {
 	// exact holds the exact groups under the normalization exactKey (exactGroups).
 	exact    [][]int
 	exactKey lsh.Norm
+	// spare are followers of ended passes, whose arrays later passes reuse.
+	spare spareFollowers
 }
 
 func newEngine(in Input, opt Options) (*engine, error) {
