@@ -490,9 +490,11 @@ func (s *Service) score(ctx context.Context, id int64, r *run, report jobs.Repor
 	}
 	close(w.in)
 	<-w.done
-	if w.err != nil { // the engine stopped because a write failed
-		return w.err
+	if w.err != nil { // the engine stopped because a write failed: that is the sweep's error
+		err = w.err
 	}
+	// The summary is stored however the run ended (a failed sweep's page shows its
+	// model, and a resume skips the shapes declined so far).
 	if rep != nil {
 		sum := Summary{Model: rep.Model, ModelNote: rep.ModelNote, Baseline: rep.Baseline, Declined: w.declined}
 		if sw.Summary != nil {

@@ -98,6 +98,8 @@ type Service struct {
 	// afterFlush, when set (tests), is called from the sweep's writer (writer.go) after each.
 	flushEvery int
 	afterFlush func(id int64, done int)
+	// taken, when set (tests), is called from the writer with each result it takes.
+	taken func(id int64)
 }
 
 // New returns a Service over the store, its signature cache and the registry the sweeps

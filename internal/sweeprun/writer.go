@@ -80,6 +80,9 @@ func (w *writer) take(m message) {
 		w.setProgress(func(p *Progress) { p.Done, p.Declined = done, p.Declined+m.declined.Configs })
 		return
 	}
+	if w.s.taken != nil {
+		w.s.taken(w.id)
+	}
 	o, ok := w.ordinal[m.res.Config]
 	if !ok || w.stored[o] || w.pending[o] || w.err != nil {
 		return // scored again by a resume (its shape was unfinished): kept as first stored
