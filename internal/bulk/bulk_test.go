@@ -595,3 +595,74 @@ func TestDocLineAsEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestResumeCutsTheParts stops a run after its third signature chunk, then damages the
+// parts the chunks are appended to as a kill in the middle of a write would (bytes
+// after the last complete chunk) and as a lost file would (a part shorter than its
+// chunks): the first resume cuts the extra bytes and signs from the fourth chunk, the
+// second starts the stage over; both end with the outputs of a run never stopped.
+func TestResumeCutsTheParts(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	in, _ := generate(t, dir, 1500)
+	p := params(t, review.Exact, cluster.KeeperStar)
+	clean := filepath.Join(dir, "clean")
+	if _, err := Run(context.Background(), options(p, in, clean)); err != nil {
+		t.Fatal(err)
+	}
+	stopped := errors.New("stopped after chunk 2")
+	for _, tc := range []struct {
+		name   string
+		damage func(part string) error
+		first  int // the first chunk the resume signs
+	}{
+		{"bytes after the last chunk", func(part string) error {
+			f, err := os.OpenFile(part, os.O_WRONLY|os.O_APPEND, 0)
+			if err != nil {
+				return err
+			}
+			_, err = f.WriteString("half a chunk\n")
+			return errors.Join(err, f.Close())
+		}, 3},
+		{"a part shorter than its chunks", func(part string) error {
+			if filepath.Base(part) != "signatures.part" {
+				return nil
+			}
+			return os.Truncate(part, 100)
+		}, 0},
+	} {
+		t.Run(strings.ReplaceAll(tc.name, " ", "_"), func(t *testing.T) {
+			out := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_"))
+			opt := options(p, in, out)
+			opt.crash = func(stage string, unit int) error {
+				if stage == StageSignatures && unit == 2 {
+					return stopped
+				}
+				return nil
+			}
+			if _, err := Run(context.Background(), opt); !errors.Is(err, stopped) {
+				t.Fatalf("Run = %v; want it stopped after chunk 2", err)
+			}
+			for _, name := range partNames {
+				if err := tc.damage(filepath.Join(out, chunkDir, name)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			opt = options(p, in, out)
+			first := -1
+			opt.crash = func(stage string, unit int) error {
+				if stage == StageSignatures && first < 0 {
+					first = unit
+				}
+				return nil
+			}
+			if _, err := Run(context.Background(), opt); err != nil {
+				t.Fatal(err)
+			}
+			if first != tc.first {
+				t.Errorf("the resume signed from chunk %d; want %d", first, tc.first)
+			}
+			sameOutputs(t, clean, out)
+		})
+	}
+}

@@ -199,6 +199,11 @@ func (r *run) signatures(ctx context.Context) error {
 		return err
 	}
 	done := r.completeChunks()
+	parts, err := r.openParts(&done)
+	if err != nil {
+		return err
+	}
+	defer parts.close()
 	src, chunks, stop, err := r.stream(ctx, done)
 	if err != nil {
 		return err
@@ -250,7 +255,7 @@ func (r *run) signatures(ctx context.Context) error {
 		writing = done
 		last.n, last.docs, last.pos = c.n, len(c.docs), c.pos
 		n, rejects := c.n, c.rejects
-		go func() { done <- r.writeChunk(n, rejects, signed) }()
+		go func() { done <- r.writeChunk(parts, n, rejects, signed) }()
 	}
 	if err := finish(); err != nil {
 		return err
@@ -258,15 +263,15 @@ func (r *run) signatures(ctx context.Context) error {
 	if err := ctx.Err(); err != nil { // the reader stopped early: not the end of the input
 		return err
 	}
-	return r.joinChunks()
+	return r.joinChunks(parts)
 }
 
-// completeChunks is how many chunks from the first are complete (their .docs file,
-// renamed last, is there).
+// completeChunks is how many chunks from the first are complete (their .done marker,
+// written once the chunk is on disk, is there).
 func (r *run) completeChunks() int {
 	n := 0
 	for {
-		if _, err := os.Stat(r.path(chunkName(n, "docs"))); err != nil {
+		if _, err := os.Stat(r.path(chunkName(n, "done"))); err != nil {
 			return n
 		}
 		n++
@@ -361,29 +366,16 @@ func appendDocLine(dst []byte, rec *corpus.Record, sum, norm [sha256.Size]byte) 
 
 // writeChunk writes chunk n's three files, the .docs file last: its presence marks the
 // chunk complete.
-func (r *run) writeChunk(n int, rejects []*corpus.RecordError, s signedChunk) error {
-	if err := writeFile(r.path(chunkName(n, "sig")), func(w *bufio.Writer) error { _, err := w.Write(s.sigs); return err }); err != nil {
-		return err
-	}
-	err := writeFile(r.path(chunkName(n, "rej")), func(w *bufio.Writer) error {
-		for _, re := range rejects {
-			b, err := json.Marshal(rejectLine{Place: re.Place.String(), Field: re.Field, Reason: re.Msg})
-			if err != nil {
-				return err
-			}
-			w.Write(append(b, '\n'))
+func (r *run) writeChunk(p *parts, n int, rejects []*corpus.RecordError, s signedChunk) error {
+	var rej []byte
+	for _, re := range rejects {
+		b, err := json.Marshal(rejectLine{Place: re.Place.String(), Field: re.Field, Reason: re.Msg})
+		if err != nil {
+			return err
 		}
-		return nil
-	})
-	if err != nil {
-		return err
+		rej = append(append(rej, b...), '\n')
 	}
-	return writeFile(r.path(chunkName(n, "docs")), func(w *bufio.Writer) error {
-		for _, l := range s.lines {
-			w.Write(l)
-		}
-		return nil
-	})
+	return p.add(r, n, s.sigs, s.lines, rej, len(rejects))
 }
 
 // metaString is a metadata field's string value ("" when absent or not a string).
@@ -392,61 +384,168 @@ func metaString(m map[string]any, field string) string {
 	return s
 }
 
-// joinChunks concatenates the chunks into signatures.bin, docs.jsonl and rejects.jsonl,
-// counts the documents and the rejects, and removes the chunks.
-func (r *run) joinChunks() error {
-	n := r.completeChunks()
-	docs, rejects := 0, 0
-	for _, j := range []struct {
-		ext, out string
-		count    *int
-	}{{"sig", sigFile, nil}, {"docs", docsFile, &docs}, {"rej", RejectsJSONL, &rejects}} {
-		err := writeFile(r.path(j.out), func(w *bufio.Writer) error {
-			for i := range n {
-				f, err := os.Open(r.path(chunkName(i, j.ext)))
-				if err != nil {
-					return err
-				}
-				var rd io.Reader = f
-				if j.count != nil {
-					rd = &lineCounter{r: f, n: j.count}
-				}
-				_, err = io.Copy(w, rd)
-				f.Close()
-				if err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-	}
+// joinChunks makes the parts signatures.bin, docs.jsonl and rejects.jsonl, with the
+// counts of documents and rejects their last chunk's marker holds.
+func (r *run) joinChunks(p *parts) error {
+	docs, rejects := p.at.docs, p.at.rejects
 	k := int64(r.opt.Params.Spec.Hashes) * 4
-	if st, err := os.Stat(r.path(sigFile)); err != nil || st.Size() != int64(docs)*k {
-		return fmt.Errorf("%s: %d documents but %v bytes of signatures", sigFile, docs, st)
+	if p.at.ends[0] != docs*k {
+		return fmt.Errorf("%s: %d documents but %d bytes of signatures", sigFile, docs, p.at.ends[0])
+	}
+	if err := p.finish(r); err != nil {
+		return err
 	}
 	if docs < 1 {
 		return fmt.Errorf("%s: no documents to deduplicate (%d records refused, see %s)", r.input.Name, rejects, RejectsJSONL)
 	}
-	r.sum.Docs, r.sum.Rejected = docs, rejects
+	r.sum.Docs, r.sum.Rejected = int(docs), int(rejects)
 	r.sum.Files = append(r.sum.Files, RejectsJSONL)
 	return nil // the chunks go when the next stage starts, once this one is marked done
 }
 
-// lineCounter counts the newlines it reads.
-type lineCounter struct {
-	r io.Reader
-	n *int
+// parts are the stage's three outputs as the chunks are appended to them, in the chunk
+// folder: signatures, document lines and rejects. Chunk n is complete once its marker
+// (chunks/n.done) holds where the three files end after it and the documents and
+// rejects so far; its bytes are synced before the marker is written. A resume cuts
+// each part back to where the last complete chunk left it. The stage wrote each chunk
+// to files of its own and copied them all together at its end: 2.6 s of a 1M-document
+// run with nothing else to do (issue 29 item 5).
+type parts struct {
+	f  [3]*os.File
+	at partsAt
 }
 
-func (l *lineCounter) Read(p []byte) (int, error) {
-	n, err := l.r.Read(p)
-	for _, b := range p[:n] {
-		if b == '\n' {
-			*l.n++
+// partsAt is a chunk marker's content.
+type partsAt struct {
+	ends          [3]int64
+	docs, rejects int64
+}
+
+var partNames = [3]string{"signatures.part", "docs.part", "rejects.part"}
+
+// finalNames are what the parts become (partNames in order).
+var finalNames = [3]string{sigFile, docsFile, RejectsJSONL}
+
+// openParts opens the parts for appending after the first *done chunks, cut back to the
+// last one's marker; when a part or a marker does not agree with them, the stage starts
+// over (*done becomes 0).
+func (r *run) openParts(done *int) (*parts, error) {
+	p := &parts{}
+	if *done > 0 {
+		at, err := r.readMarker(*done - 1)
+		if err == nil {
+			for i, name := range partNames {
+				st, serr := os.Stat(r.path(filepath.Join(chunkDir, name)))
+				if serr != nil || st.Size() < at.ends[i] {
+					err = fmt.Errorf("%s: shorter than its chunks", name)
+					break
+				}
+			}
+		}
+		if err != nil { // start over
+			for n := range *done {
+				if rerr := os.Remove(r.path(chunkName(n, "done"))); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+					return nil, rerr
+				}
+			}
+			*done = 0
+		} else {
+			p.at = at
 		}
 	}
-	return n, err
+	for i, name := range partNames {
+		f, err := os.OpenFile(r.path(filepath.Join(chunkDir, name)), os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			p.close()
+			return nil, err
+		}
+		p.f[i] = f
+		if err := f.Truncate(p.at.ends[i]); err != nil {
+			p.close()
+			return nil, err
+		}
+		if _, err := f.Seek(p.at.ends[i], io.SeekStart); err != nil {
+			p.close()
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+func (r *run) readMarker(n int) (partsAt, error) {
+	var at partsAt
+	b, err := os.ReadFile(r.path(chunkName(n, "done")))
+	if err != nil {
+		return at, err
+	}
+	_, err = fmt.Sscan(string(b), &at.ends[0], &at.ends[1], &at.ends[2], &at.docs, &at.rejects)
+	return at, err
+}
+
+// add appends chunk n's signatures, document lines and rejects, syncs them and writes
+// the chunk's marker.
+func (p *parts) add(r *run, n int, sigs []byte, lines [][]byte, rej []byte, rejects int) error {
+	bw := bufio.NewWriterSize(p.f[1], 1<<20)
+	for _, l := range lines {
+		bw.Write(l)
+	}
+	for _, w := range []func() (int, error){
+		func() (int, error) { return p.f[0].Write(sigs) },
+		func() (int, error) { return 0, bw.Flush() },
+		func() (int, error) { return p.f[2].Write(rej) },
+	} {
+		if _, err := w(); err != nil {
+			return err
+		}
+	}
+	at := p.at
+	at.ends[0] += int64(len(sigs))
+	for _, l := range lines {
+		at.ends[1] += int64(len(l))
+	}
+	at.ends[2] += int64(len(rej))
+	at.docs += int64(len(lines))
+	at.rejects += int64(rejects)
+	for _, f := range p.f {
+		if err := f.Sync(); err != nil {
+			return err
+		}
+	}
+	err := writeFile(r.path(chunkName(n, "done")), func(w *bufio.Writer) error {
+		_, err := fmt.Fprintf(w, "%d %d %d %d %d\n", at.ends[0], at.ends[1], at.ends[2], at.docs, at.rejects)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	p.at = at
+	return nil
+}
+
+// finish syncs and closes the parts and gives them their final names.
+func (p *parts) finish(r *run) error {
+	for i, f := range p.f {
+		if err := f.Sync(); err != nil {
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+		p.f[i] = nil
+	}
+	for i, name := range partNames {
+		if err := os.Rename(r.path(filepath.Join(chunkDir, name)), r.path(finalNames[i])); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *parts) close() {
+	for i, f := range p.f {
+		if f != nil {
+			f.Close()
+			p.f[i] = nil
+		}
+	}
 }
