@@ -416,19 +416,13 @@ func TestResumeAfterKill(t *testing.T) {
 					skipped++
 				}
 			}
-			first := -1
-			opt.crash = func(stage string, unit int) error {
-				if stage == StageSignatures && first < 0 {
-					first = unit
-				}
-				return nil
-			}
+			first := recordFirstChunk(&opt)
 			if _, err := Run(context.Background(), opt); err != nil {
 				t.Fatal(err)
 			}
-			if skipped != tc.skipped || first != tc.firstUnit {
+			if skipped != tc.skipped || *first != tc.firstUnit {
 				t.Errorf("resume after a kill at %q skipped %d stages and signed from chunk %d; want %d and %d",
-					tc.hold, skipped, first, tc.skipped, tc.firstUnit)
+					tc.hold, skipped, *first, tc.skipped, tc.firstUnit)
 			}
 			sameOutputs(t, clean, out)
 			if tmps, _ := filepath.Glob(filepath.Join(out, ".*.tmp*")); len(tmps) > 0 {
@@ -649,20 +643,27 @@ func TestResumeCutsTheParts(t *testing.T) {
 				}
 			}
 			opt = options(p, in, out)
-			first := -1
-			opt.crash = func(stage string, unit int) error {
-				if stage == StageSignatures && first < 0 {
-					first = unit
-				}
-				return nil
-			}
+			first := recordFirstChunk(&opt)
 			if _, err := Run(context.Background(), opt); err != nil {
 				t.Fatal(err)
 			}
-			if first != tc.first {
-				t.Errorf("the resume signed from chunk %d; want %d", first, tc.first)
+			if *first != tc.first {
+				t.Errorf("the resume signed from chunk %d; want %d", *first, tc.first)
 			}
 			sameOutputs(t, clean, out)
 		})
 	}
+}
+
+// recordFirstChunk makes opt's run record the first signature chunk it signs (-1 when it
+// signs none, the stage being done already).
+func recordFirstChunk(opt *Options) *int {
+	first := -1
+	opt.crash = func(stage string, unit int) error {
+		if stage == StageSignatures && first < 0 {
+			first = unit
+		}
+		return nil
+	}
+	return &first
 }
