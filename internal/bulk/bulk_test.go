@@ -611,11 +611,12 @@ func TestResumeCutsTheParts(t *testing.T) {
 		first  int // the first chunk the resume signs
 	}{
 		{"bytes after the last chunk", func(part string) error {
+			// More than the chunks still to come write: what is not cut stays past them.
 			f, err := os.OpenFile(part, os.O_WRONLY|os.O_APPEND, 0)
 			if err != nil {
 				return err
 			}
-			_, err = f.WriteString("half a chunk\n")
+			_, err = f.WriteString(strings.Repeat("half a chunk\n", 1<<18))
 			return errors.Join(err, f.Close())
 		}, 3},
 		{"a part shorter than its chunks", func(part string) error {

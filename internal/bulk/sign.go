@@ -191,9 +191,9 @@ func chunkName(n int, ext string) string {
 }
 
 // signatures is stage 1: every document's signature, content hash and normalized hash,
-// written chunk by chunk (signatures, document lines, rejects; the .docs file renamed
-// last marks a chunk complete), then joined into signatures.bin, docs.jsonl and
-// rejects.jsonl.
+// appended chunk by chunk to the parts of signatures.bin, docs.jsonl and rejects.jsonl
+// (parts: a chunk's marker, written once its bytes are synced, marks it complete), which
+// are given those names at the end.
 func (r *run) signatures(ctx context.Context) error {
 	if err := os.MkdirAll(r.path(chunkDir), 0o755); err != nil {
 		return err
@@ -364,8 +364,7 @@ func appendDocLine(dst []byte, rec *corpus.Record, sum, norm [sha256.Size]byte) 
 	return append(dst, "}\n"...)
 }
 
-// writeChunk writes chunk n's three files, the .docs file last: its presence marks the
-// chunk complete.
+// writeChunk appends chunk n to the parts and writes its marker (parts.add).
 func (r *run) writeChunk(p *parts, n int, rejects []*corpus.RecordError, s signedChunk) error {
 	var rej []byte
 	for _, re := range rejects {
@@ -413,6 +412,7 @@ func (r *run) joinChunks(p *parts) error {
 type parts struct {
 	f  [3]*os.File
 	at partsAt
+	bw *bufio.Writer // for the document lines
 }
 
 // partsAt is a chunk marker's content.
@@ -485,7 +485,10 @@ func (r *run) readMarker(n int) (partsAt, error) {
 // add appends chunk n's signatures, document lines and rejects, syncs them and writes
 // the chunk's marker.
 func (p *parts) add(r *run, n int, sigs []byte, lines [][]byte, rej []byte, rejects int) error {
-	bw := bufio.NewWriterSize(p.f[1], 1<<20)
+	if p.bw == nil {
+		p.bw = bufio.NewWriterSize(p.f[1], 1<<20)
+	}
+	bw := p.bw
 	for _, l := range lines {
 		bw.Write(l)
 	}
@@ -522,11 +525,19 @@ func (p *parts) add(r *run, n int, sigs []byte, lines [][]byte, rej []byte, reje
 	return nil
 }
 
-// finish syncs and closes the parts and gives them their final names.
+// finish syncs and closes the parts, checks that each ends where the last marker says,
+// and gives them their final names (the output folder synced after).
 func (p *parts) finish(r *run) error {
 	for i, f := range p.f {
 		if err := f.Sync(); err != nil {
 			return err
+		}
+		st, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		if st.Size() != p.at.ends[i] {
+			return fmt.Errorf("%s: %d bytes; its chunks end at %d", partNames[i], st.Size(), p.at.ends[i])
 		}
 		if err := f.Close(); err != nil {
 			return err
@@ -538,7 +549,13 @@ func (p *parts) finish(r *run) error {
 			return err
 		}
 	}
-	return nil
+	// The renames are on disk before the stage is marked done (a filesystem that may
+	// reorder them would otherwise leave a done stage without its files).
+	dir, err := os.Open(r.path("."))
+	if err != nil {
+		return err
+	}
+	return errors.Join(dir.Sync(), dir.Close())
 }
 
 func (p *parts) close() {
