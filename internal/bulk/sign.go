@@ -435,7 +435,7 @@ func (r *run) openParts(done *int) (*parts, error) {
 		at, err := r.readMarker(*done - 1)
 		if err == nil {
 			for i, name := range partNames {
-				st, serr := os.Stat(r.path(filepath.Join(chunkDir, name)))
+				st, serr := os.Stat(r.partPath(i))
 				if serr != nil || st.Size() < at.ends[i] {
 					err = fmt.Errorf("%s: shorter than its chunks", name)
 					break
@@ -453,8 +453,8 @@ func (r *run) openParts(done *int) (*parts, error) {
 			p.at = at
 		}
 	}
-	for i, name := range partNames {
-		f, err := os.OpenFile(r.path(filepath.Join(chunkDir, name)), os.O_RDWR|os.O_CREATE, 0o644)
+	for i := range partNames {
+		f, err := os.OpenFile(r.partPath(i), os.O_RDWR|os.O_CREATE, 0o644)
 		if err != nil {
 			p.close()
 			return nil, err
@@ -472,6 +472,9 @@ func (r *run) openParts(done *int) (*parts, error) {
 	return p, nil
 }
 
+// partPath is where part i is written.
+func (r *run) partPath(i int) string { return r.path(filepath.Join(chunkDir, partNames[i])) }
+
 func (r *run) readMarker(n int) (partsAt, error) {
 	var at partsAt
 	b, err := os.ReadFile(r.path(chunkName(n, "done")))
@@ -488,18 +491,17 @@ func (p *parts) add(r *run, n int, sigs []byte, lines [][]byte, rej []byte, reje
 	if p.bw == nil {
 		p.bw = bufio.NewWriterSize(p.f[1], 1<<20)
 	}
-	bw := p.bw
 	for _, l := range lines {
-		bw.Write(l)
+		p.bw.Write(l) // an error is kept for Flush
 	}
-	for _, w := range []func() (int, error){
-		func() (int, error) { return p.f[0].Write(sigs) },
-		func() (int, error) { return 0, bw.Flush() },
-		func() (int, error) { return p.f[2].Write(rej) },
-	} {
-		if _, err := w(); err != nil {
-			return err
-		}
+	if err := p.bw.Flush(); err != nil {
+		return err
+	}
+	if _, err := p.f[0].Write(sigs); err != nil {
+		return err
+	}
+	if _, err := p.f[2].Write(rej); err != nil {
+		return err
 	}
 	at := p.at
 	at.ends[0] += int64(len(sigs))
@@ -544,8 +546,8 @@ func (p *parts) finish(r *run) error {
 		}
 		p.f[i] = nil
 	}
-	for i, name := range partNames {
-		if err := os.Rename(r.path(filepath.Join(chunkDir, name)), r.path(finalNames[i])); err != nil {
+	for i := range partNames {
+		if err := os.Rename(r.partPath(i), r.path(finalNames[i])); err != nil {
 			return err
 		}
 	}
