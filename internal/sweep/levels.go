@@ -134,7 +134,6 @@ func (e *engine) newFollower(g *cluster.Graph, pol cluster.Policy, lo, hi int) (
 	for i := range f.slot {
 		f.slot[i] = -1
 	}
-	f.nb, f.pairs = 0, nil
 	if e.bin != nil {
 		f.nb = e.bin.bins() + 1
 		f.pairs = make([][]int64, hi-lo)
